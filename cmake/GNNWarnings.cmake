@@ -1,0 +1,10 @@
+# Warning flags applied to every target of ours (not to dependencies' headers, included as SYSTEM).
+function(gnn_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-unknown-pragmas)
+  if(GNN_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(GNN_NATIVE)
+    target_compile_options(${target} PRIVATE -march=native)
+  endif()
+endfunction()
