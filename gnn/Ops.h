@@ -1,0 +1,87 @@
+// Differentiable ops on Variables. Each op checks its inputs (std::invalid_argument naming the shapes),
+// computes the forward value and records its backward closure in the same function (see ops/*.cpp).
+// Every op works on float32 and float64 (gradient checks run in float64). Index arguments are int64.
+// Parallel ops split work into fixed-size chunks so results are bit-identical for any thread count.
+#pragma once
+#include "gnn/Random.h"
+#include "gnn/SparseMatrix.h"
+#include "gnn/Variable.h"
+
+namespace gnn {
+
+// ---- dense algebra (ops/LinearOps.cpp) ----
+/// [M, K] x [K, N] -> [M, N].
+Variable matmul(const Variable& a, const Variable& b);
+/// a [M, K] x b^T where b is [N, K] -> [M, N] (Linear's weight layout [out, in]).
+Variable matmulNT(const Variable& a, const Variable& b);
+/// a + b: same shape, or b of shape [N] / [1, N] added to every row of a [M, N] (bias).
+Variable add(const Variable& a, const Variable& b);
+Variable sub(const Variable& a, const Variable& b);
+/// Elementwise a * b: same shape, or b [N] / [1, N] broadcast over rows, or b [M, 1] broadcast over columns.
+Variable mul(const Variable& a, const Variable& b);
+Variable scale(const Variable& a, double s);
+/// Concatenation along dimension 1 of rank-2 variables with equal row counts.
+Variable concatCols(const std::vector<Variable>& parts);
+/// Sum of all elements -> scalar [].
+Variable sum(const Variable& a);
+/// Mean of all elements -> scalar [].
+Variable mean(const Variable& a);
+
+// ---- elementwise (ops/ElementwiseOps.cpp) ----
+Variable relu(const Variable& a);
+/// ELU with alpha (PyTorch default 1).
+Variable elu(const Variable& a, double alpha = 1.0);
+/// GELU, exact form x * Phi(x) (PyTorch's default, approximate='none').
+Variable gelu(const Variable& a);
+Variable tanh(const Variable& a);
+Variable sigmoid(const Variable& a);
+/// Softplus log(1 + exp(beta x)) / beta, linear above `threshold` as in PyTorch.
+Variable softplus(const Variable& a, double beta = 1.0, double threshold = 20.0);
+/// Shifted softplus log(1 + e^x) - log 2 (SchNet's activation).
+Variable shiftedSoftplus(const Variable& a);
+/// Inverted dropout: zero with probability p, scale survivors by 1/(1-p). Identity when !training or p == 0.
+Variable dropout(const Variable& a, double p, Generator& gen, bool training);
+
+// ---- normalisation, embeddings, softmax (ops/NnOps.cpp) ----
+/// Row-wise log-softmax of [M, C].
+Variable logSoftmax(const Variable& a);
+/// Layer norm over the last dimension of [M, F] with affine gamma, beta [F].
+Variable layerNorm(const Variable& x, const Variable& gamma, const Variable& beta, double eps = 1e-5);
+/// Rows of weight [V, D] picked by index [N] (int64) -> [N, D].
+Variable embedding(const Variable& weight, const Tensor& index);
+
+// ---- losses (ops/LossOps.cpp); mask (uint8, 1 = counts) may be undefined = all rows count ----
+/// Mean negative log-likelihood over masked rows of logProbs [M, C] with int64 labels [M].
+Variable nllLoss(const Variable& logProbs, const Tensor& labels, const Tensor& mask = Tensor());
+/// nllLoss(logSoftmax(logits)).
+Variable crossEntropy(const Variable& logits, const Tensor& labels, const Tensor& mask = Tensor());
+/// Mean squared error over masked elements (mask shaped like target, or [M] masking whole rows).
+Variable mseLoss(const Variable& pred, const Tensor& target, const Tensor& mask = Tensor());
+/// Mean absolute error over masked elements.
+Variable l1Loss(const Variable& pred, const Tensor& target, const Tensor& mask = Tensor());
+/// Mean binary cross-entropy with logits over masked elements.
+Variable bceWithLogits(const Variable& logits, const Tensor& target, const Tensor& mask = Tensor());
+
+// ---- graph ops (ops/GraphOps.cpp) ----
+/// out[i] = x[index[i]]: [N, F] -> [E, F]. Backward scatters (deterministically) into x's gradient.
+Variable gatherRows(const Variable& x, const Tensor& index);
+/// Segment reductions over rows grouped by ptr [S+1] (int64, non-decreasing, ptr[0] = 0, ptr[S] = rows):
+/// segment s covers rows ptr[s]..ptr[s+1]-1. Empty segments give 0. Parallel over segments, no atomics.
+Variable segmentSum(const Variable& x, const Tensor& ptr);
+Variable segmentMean(const Variable& x, const Tensor& ptr);
+Variable segmentMax(const Variable& x, const Tensor& ptr);
+/// Softmax of x [E, H] within each segment (per column), e.g. attention over a node's incoming edges.
+Variable segmentSoftmax(const Variable& x, const Tensor& ptr);
+/// out[index[i]] += x[i] for unsorted index [E] into numOut rows; deterministic (stable order per row).
+Variable scatterSum(const Variable& x, const Tensor& index, int64_t numOut);
+Variable scatterMean(const Variable& x, const Tensor& index, int64_t numOut);
+Variable scatterMax(const Variable& x, const Tensor& index, int64_t numOut);
+/// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
+Variable spmm(const SparseMatrix& a, const Variable& x);
+
+/// Counts -> offsets: ptr[0] = 0, ptr[i+1] = ptr[i] + counts[i].
+Tensor countsToPtr(const std::vector<int64_t>& counts);
+/// ptr for a sorted index vector (e.g. PyG's `batch`): segment s = rows whose index is s.
+Tensor sortedIndexToPtr(const Tensor& sortedIndex, int64_t numSegments);
+
+}  // namespace gnn

@@ -1,0 +1,58 @@
+// SparseMatrix: a constant CSR matrix (float32 or float64 values) used on the left of sparse-dense products:
+// the normalised adjacency of GCN, or sparse bag-of-words node features (Cora). Its transpose, needed by
+// the backward of spmm, is built once on first use and cached.
+//
+//   SparseMatrix a = SparseMatrix::fromCoo(rows, cols, src, dst, values);   // duplicates are summed
+//   Variable y = spmm(a, x);                                                // ops/SparseOps.cpp
+#pragma once
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "gnn/Tensor.h"
+
+namespace gnn {
+
+class SparseMatrix {
+ public:
+  SparseMatrix() = default;
+  /// From coordinates (any order; duplicates summed; within a row, columns end up sorted).
+  static SparseMatrix fromCoo(int64_t rows, int64_t cols, const std::vector<int64_t>& rowIdx,
+                              const std::vector<int64_t>& colIdx, const std::vector<double>& values,
+                              DType dtype = DType::F32);
+  /// From CSR arrays (validated).
+  static SparseMatrix fromCsr(int64_t rows, int64_t cols, std::vector<int64_t> rowPtr, std::vector<int32_t> colIdx,
+                              Tensor values);
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t nnz() const { return static_cast<int64_t>(colIdx_.size()); }
+  DType dtype() const { return values_.dtype(); }
+  const std::vector<int64_t>& rowPtr() const { return rowPtr_; }
+  const std::vector<int32_t>& colIdx() const { return colIdx_; }
+  const Tensor& values() const { return values_; }
+
+  /// Same pattern, new values (e.g. dropout on the non-zeros); the cached transpose is not shared.
+  SparseMatrix withValues(Tensor values) const;
+  /// Same pattern and values in another float dtype.
+  SparseMatrix to(DType dtype) const { return withValues(values_.to(dtype)); }
+  /// Rows scaled to sum to one (PyG's NormalizeFeatures; rows summing to zero are left as they are).
+  SparseMatrix rowNormalized() const;
+  /// The transpose, built once and cached (thread-safe).
+  const SparseMatrix& transposed() const;
+  /// Dense copy, for tests.
+  Tensor toDense() const;
+
+ private:
+  int64_t rows_ = 0, cols_ = 0;
+  std::vector<int64_t> rowPtr_{0};
+  std::vector<int32_t> colIdx_;
+  Tensor values_;
+  struct Cache {
+    std::once_flag once;
+    std::shared_ptr<SparseMatrix> transpose;
+  };
+  std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
+};
+
+}  // namespace gnn
