@@ -112,7 +112,7 @@ void Adam::adamStep(bool decoupled) {
       const T b1 = static_cast<T>(beta1_), b2 = static_cast<T>(beta2_), wd = static_cast<T>(g.weightDecay);
       const T lr = static_cast<T>(lr_), stepSize = static_cast<T>(lr_ / bc1), sqrtBc2 = static_cast<T>(std::sqrt(bc2));
       const T eps = static_cast<T>(eps_);
-      parallelFor(p.value().numel(), 1 << 14, [&](int64_t b, int64_t e) {
+      parallelFor(p.value().numel(), kGrainWork, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
           T gi = gr[i];
           if (decoupled) w[i] -= lr * wd * w[i];

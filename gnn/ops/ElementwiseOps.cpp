@@ -7,7 +7,7 @@
 
 namespace gnn {
 namespace {
-constexpr int64_t kChunk = 1 << 14;
+constexpr int64_t kChunk = kGrainWork;
 
 // y = f(x); backward: gx = gy * df(x, y). The closure keeps x and y.
 template <class Fwd, class Deriv>

@@ -14,10 +14,21 @@ Tensor idx(std::vector<int64_t> v) { return Tensor::fromVector(v); }
 TEST(GradCheck, Matmul) {
   expectGradientsMatch([](const V& v) { return matmul(v[0], v[1]); }, {randomTensor({5, 3}, 1), randomTensor({3, 4}, 2)});
 }
-TEST(GradCheck, MatmulBlockedRows) {
-  // More rows than one 64-row block, so the blocked product's seams are covered.
-  expectGradientsMatch([](const V& v) { return matmul(v[0], v[1]); },
-                       {randomTensor({70, 2}, 1), randomTensor({2, 3}, 2)});
+TEST(Matmul, BlockedProductEqualsPlainProduct) {
+  // Many row blocks, so the seams of the blocked product (forward and both gradients) are covered.
+  Variable a(randomTensor({1000, 300}, 1), true), b(randomTensor({300, 40}, 2), true);
+  Tensor r = randomTensor({1000, 40}, 3);
+  sum(mul(matmul(a, b), Variable(r))).backward();
+  RowMatrix<double> am = a.value().matrix<double>(), bm = b.value().matrix<double>(), rm = r.matrix<double>();
+  EXPECT_LT((a.grad().matrix<double>() - rm * bm.transpose()).cwiseAbs().maxCoeff(), 1e-10);
+  EXPECT_LT((b.grad().matrix<double>() - am.transpose() * rm).cwiseAbs().maxCoeff(), 1e-10);
+  NoGradGuard ng;
+  EXPECT_LT((matmul(a, b).value().matrix<double>() - am * bm).cwiseAbs().maxCoeff(), 1e-10);
+  EXPECT_LT((matmulNT(a, Variable(randomTensor({40, 300}, 4))).value().matrix<double>() -
+             am * randomTensor({40, 300}, 4).matrix<double>().transpose())
+                .cwiseAbs()
+                .maxCoeff(),
+            1e-10);
 }
 TEST(GradCheck, MatmulNT) {
   expectGradientsMatch([](const V& v) { return matmulNT(v[0], v[1]); },
