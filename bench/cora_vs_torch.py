@@ -102,6 +102,12 @@ def main():
     out["torch_without_input_dropout"], out["torch_without_input_dropout_wall_s"] = run_json(
         ref + ["--no-input-dropout"], env)
     out["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    # Times taken while other work holds the cores say little: flag it (1-minute load above the core count).
+    busy = max(out["machine"]["loadavg_start"][0], out["machine"]["loadavg_end"][0]) > out["machine"]["nproc"]
+    out["machine"]["busy"] = busy
+    if busy:
+        print("cora_vs_torch: warning: the machine was busy (load average above its core count); "
+              "times are inflated and noisy, re-run on an idle machine", file=sys.stderr)
 
     tw, tn = out["torch_with_input_dropout"], out["torch_without_input_dropout"]
     faster_torch = min(tw["epoch_ms_median"], tn["epoch_ms_median"])
