@@ -5,8 +5,8 @@
 namespace gnn {
 namespace {
 // Row block for products: a multiple of 64 rows (at least 256, where Eigen runs near its peak) holding at
-// least kGrainWork multiply-adds. It depends only
-// on the shapes, so Eigen's blocking (and thus rounding) never depends on the thread count.
+// least kGrainWork multiply-adds. It depends only on the shapes, so Eigen's blocking (and thus rounding)
+// never depends on the thread count.
 int64_t rowBlock(int64_t k, int64_t n) { return ((grainFor(k * n, 256) + 63) / 64) * 64; }
 
 template <class T>
