@@ -1,6 +1,7 @@
 // Elementwise activations and dropout. Each activation gives its value and its derivative (from the input x
 // and the output y) side by side in one place.
 #include <cmath>
+#include <vector>
 
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
@@ -106,9 +107,12 @@ Variable dropout(const Variable& a, double p, Generator& gen, bool training) {
     const T* x = X.data<T>();
     T *m = M.data<T>(), *y = Y.data<T>();
     const Generator& g = gen;
+    // Chunks are multiples of 4 elements, so each 64-bit draw feeds four elements of one chunk.
     parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
+      std::vector<uint16_t> u(static_cast<size_t>(e - b));
+      g.uniform16(first, b, e, u.data());
       for (int64_t i = b; i < e; ++i) {
-        m[i] = g.keepAt(first, static_cast<uint64_t>(i), threshold) ? keep : T(0);
+        m[i] = u[i - b] >= threshold ? keep : T(0);
         y[i] = x[i] * m[i];
       }
     });

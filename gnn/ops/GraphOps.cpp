@@ -257,6 +257,30 @@ int64_t spmmRowChunk(const SparseMatrix& a, int64_t f) {
   return grainFor(perRow, 16);
 }
 
+// One row block of out = A x with the feature width fixed at compile time when W > 0 (the compiler then
+// keeps a row of out in registers), or read from F when W == 0.
+template <class T, int W>
+void spmmRows(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t F, int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; ++i) {
+    if constexpr (W > 0) {
+      // Fixed-size Eigen rows: one accumulator row in registers, vectorised along the features.
+      (void)F;
+      using Row = Eigen::Matrix<T, 1, W>;
+      Row acc = Row::Zero();
+      for (int64_t k = rp[i]; k < rp[i + 1]; ++k) acc.noalias() += v[k] * Eigen::Map<const Row>(xp + int64_t{ci[k]} * W);
+      Eigen::Map<Row>(op + i * W) = acc;
+    } else {
+      T* o = op + i * F;
+      std::fill(o, o + F, T(0));
+      for (int64_t k = rp[i]; k < rp[i + 1]; ++k) {
+        const T w = v[k];
+        const T* xr = xp + static_cast<int64_t>(ci[k]) * F;
+        for (int64_t f = 0; f < F; ++f) o[f] += w * xr[f];
+      }
+    }
+  }
+}
+
 template <class T>
 void spmmInto(const SparseMatrix& a, ConstMatrixMap<T> x, MatrixMap<T> out) {
   const int64_t* rp = a.rowPtr().data();
@@ -266,14 +290,19 @@ void spmmInto(const SparseMatrix& a, ConstMatrixMap<T> x, MatrixMap<T> out) {
   T* op = out.data();
   const int64_t F = x.cols();
   parallelFor(a.rows(), spmmRowChunk(a, F), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      T* o = op + i * F;
-      std::fill(o, o + F, T(0));
-      for (int64_t k = rp[i]; k < rp[i + 1]; ++k) {
-        const T w = v[k];
-        const T* xr = xp + static_cast<int64_t>(ci[k]) * F;
-        for (int64_t f = 0; f < F; ++f) o[f] += w * xr[f];
-      }
+    switch (F) {
+      case 1: return spmmRows<T, 1>(rp, ci, v, xp, op, F, b, e);
+      case 2: return spmmRows<T, 2>(rp, ci, v, xp, op, F, b, e);
+      case 3: return spmmRows<T, 3>(rp, ci, v, xp, op, F, b, e);
+      case 4: return spmmRows<T, 4>(rp, ci, v, xp, op, F, b, e);
+      case 5: return spmmRows<T, 5>(rp, ci, v, xp, op, F, b, e);
+      case 6: return spmmRows<T, 6>(rp, ci, v, xp, op, F, b, e);
+      case 7: return spmmRows<T, 7>(rp, ci, v, xp, op, F, b, e);
+      case 8: return spmmRows<T, 8>(rp, ci, v, xp, op, F, b, e);
+      case 16: return spmmRows<T, 16>(rp, ci, v, xp, op, F, b, e);
+      case 32: return spmmRows<T, 32>(rp, ci, v, xp, op, F, b, e);
+      case 64: return spmmRows<T, 64>(rp, ci, v, xp, op, F, b, e);
+      default: return spmmRows<T, 0>(rp, ci, v, xp, op, F, b, e);
     }
   });
 }
