@@ -47,7 +47,7 @@ SparseMatrix dropoutValues(const SparseMatrix& x, double p, Generator& gen) {
     const int64_t n = v.numel();
     std::vector<uint16_t> u(static_cast<size_t>(n));
     gen.uniform16(first, 0, n, u.data());
-    for (int64_t i = 0; i < n; ++i) d[i] = u[i] >= threshold ? d[i] * keep : T(0);
+    for (int64_t i = 0; i < n; ++i) d[i] *= static_cast<T>(u[i] >= threshold) * keep;  // branch-free
   });
   return x.withValues(std::move(v));
 }

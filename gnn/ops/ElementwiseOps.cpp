@@ -17,15 +17,17 @@ Variable unary(const Variable& a, Fwd f, Deriv df) {
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
-    const T* x = X.data<T>();
-    T* y = Y.data<T>();
+    const T* __restrict x = X.data<T>();
+    T* __restrict y = Y.data<T>();
     parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) y[i] = f(x[i]);
     });
     return Variable::record(Y, {a}, [X, Y, df](const Tensor& gy, std::vector<Variable>& in) {
       Tensor G = Tensor::empty(X.shape(), X.dtype());
-      const T *x = X.data<T>(), *y = Y.data<T>(), *g = gy.data<T>();
-      T* o = G.data<T>();
+      const T* __restrict x = X.data<T>();
+      const T* __restrict y = Y.data<T>();
+      const T* __restrict g = gy.data<T>();
+      T* __restrict o = G.data<T>();
       parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) o[i] = g[i] * df(x[i], y[i]);
       });
@@ -111,9 +113,14 @@ Variable dropout(const Variable& a, double p, Generator& gen, bool training) {
     parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
       std::vector<uint16_t> u(static_cast<size_t>(e - b));
       g.uniform16(first, b, e, u.data());
-      for (int64_t i = b; i < e; ++i) {
-        m[i] = u[i - b] >= threshold ? keep : T(0);
-        y[i] = x[i] * m[i];
+      // Branch-free and alias-free so it vectorises (a random branch here mispredicts half the time).
+      const uint16_t* __restrict ur = u.data();
+      const T* __restrict xr = x + b;
+      T* __restrict mr = m + b;
+      T* __restrict yr = y + b;
+      for (int64_t i = 0; i < e - b; ++i) {
+        mr[i] = static_cast<T>(ur[i] >= threshold) * keep;
+        yr[i] = xr[i] * mr[i];
       }
     });
     return Variable::record(Y, {a}, [M](const Tensor& gy, std::vector<Variable>& in) {
