@@ -43,7 +43,8 @@ TEST(CoraGcn, ReachesThePapersAccuracyOverTenSeeds) {
 }
 
 TEST(CoraGcn, CiteSeerReachesThePapersAccuracy) {
-  nlohmann::json j = runJson("--runs 5 --data " + std::string(GNN_SOURCE_DIR) + "/examples/data/citeseer");
+  nlohmann::json j = runJson("--runs 10 --data " + std::string(GNN_SOURCE_DIR) + "/examples/data/citeseer");
+  // Kipf & Welling 2017 report 70.3%.
   EXPECT_GE(j["test_acc_mean"].get<double>(), 0.700) << j.dump();
   EXPECT_EQ(j["dataset"], "citeseer");
 }
