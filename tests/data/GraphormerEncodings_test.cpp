@@ -90,9 +90,10 @@ TEST(GraphormerEncodings, MatchesReferenceOnRealMolecules) {
     ++i;
     if (!ok) continue;
     enc.compute(g);
-    std::vector<int64_t> sp, ei;
+    std::vector<int64_t> sp;
+    std::vector<int16_t> ei;
     for (const auto& row : r["spatial_pos"]) for (int64_t v : row) sp.push_back(v);
-    for (const auto& a : r["edge_input"]) for (const auto& b : a) for (const auto& c : b) for (int64_t v : c) ei.push_back(v);
+    for (const auto& a : r["edge_input"]) for (const auto& b : a) for (const auto& c : b) for (int64_t v : c) ei.push_back(static_cast<int16_t>(v));
     ASSERT_EQ(sp, g.spatialPos) << smiles[i - 1];
     ASSERT_EQ(r["in_degree"].get<std::vector<int64_t>>(), g.inDegree) << smiles[i - 1];
     ASSERT_EQ(ei, g.edgeInput) << smiles[i - 1];
