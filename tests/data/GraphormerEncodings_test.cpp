@@ -58,17 +58,18 @@ TEST(GraphormerEncodings, TieBreakFollowsFloydWarshall) {
 
 TEST(GraphormerEncodings, RejectsNonPositiveK) { EXPECT_THROW(GraphormerEncodings(0), std::invalid_argument); }
 
-// Against the reference script's plain-Python restatement of Graphormer's preprocess_item.
+// Against the reference script's plain-Python restatement of Graphormer's preprocess_item, on 1500 real
+// molecules (ESOL, BBBP, HIV): distances, degrees and every hop of edge_input.
 TEST(GraphormerEncodings, MatchesReferenceOnRealMolecules) {
   if (!gnn::testing::pythonRdkitAvailable()) GTEST_SKIP() << "/usr/bin/python3 with rdkit not available";
   const auto dir = gnn::testing::tempDir("graphormer");
   std::vector<std::string> smiles;
-  for (const char* f : {"moleculenet/delaney-processed.csv.gz", "moleculenet/BBBP.csv.gz"}) {
+  for (const char* f : {"moleculenet/delaney-processed.csv.gz", "moleculenet/BBBP.csv.gz", "moleculenet/HIV.csv.gz"}) {
     MoleculeSourceOptions o;
     o.path = gnn::testing::sharedData(f);
     auto src = openMoleculeSource(o);
     MoleculeRecord r;
-    for (int n = 0; n < 400 && src->next(r); ++n) smiles.push_back(r.smiles);
+    for (int n = 0; n < 500 && src->next(r); ++n) smiles.push_back(r.smiles);
   }
   const std::string file = (dir / "g.smi").string();
   {
@@ -100,6 +101,6 @@ TEST(GraphormerEncodings, MatchesReferenceOnRealMolecules) {
     ++compared;
   }
   EXPECT_EQ(i, smiles.size());
-  EXPECT_GT(compared, 700u);
+  EXPECT_GT(compared, 1400u);
   std::filesystem::remove_all(dir);
 }
