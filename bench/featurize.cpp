@@ -58,6 +58,28 @@ double loadAverage() {
   return l[0];
 }
 
+// Pure-arithmetic work done by `threads` threads in `seconds`: work(2) / work(1) is the parallel speedup the
+// machine can give right now. On a shared machine it can be far below 2; read the featurisation speedup
+// against it.
+double spinWork(int threads, double seconds) {
+  double total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+  {
+    const auto t0 = std::chrono::steady_clock::now();
+    uint64_t x = 88172645463325252ull, n = 0;
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds) {
+      for (int i = 0; i < 4096; ++i) {  // xorshift: no memory traffic, no shared state
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+      }
+      n += 4096 + (x & 1);
+    }
+    total += static_cast<double>(n);
+  }
+  return total;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,6 +172,11 @@ int main(int argc, char** argv) {
                     {"graphormer_vs_graphormer_preprocess", (n / enc) / kGraphormerPreprocess}});
   }
   out["runs"] = runs;
+  if (maxThreads >= 2) {
+    const double w1 = spinWork(1, 1.0), w2 = spinWork(2, 1.0);
+    out["machine_2_thread_speedup_now"] = w2 / w1;  // what an ideal parallel loop gets on this machine now
+    out["featurize_2_thread_speedup_over_machine"] = runs[1]["featurize_speedup_vs_1_thread"].get<double>() / (w2 / w1);
+  }
   out["anchors_molecules_per_s"] = {{"ogb_smiles2graph", kOgbSmiles2graph},
                                     {"rdkit_python_molfromsmiles", kPythonMolFromSmiles},
                                     {"graphormer_preprocess_item", kGraphormerPreprocess}};
