@@ -6,15 +6,9 @@ namespace gnn {
 
 bool SdfReader::next(MoleculeRecord& r) {
   std::string_view line;
-  // Skip blank lines between records (and after the last "$$$$").
-  bool have = false;
-  while (in_.next(line)) {
-    if (line.find_first_not_of(" \t") != std::string_view::npos) {
-      have = true;
-      break;
-    }
-  }
-  if (!have) return false;
+  // The title line may be blank (RDKit writes a blank title for unnamed molecules), so a record starts at
+  // the line after "$$$$" whatever it holds; only blank lines up to the end of the file end the input.
+  if (!in_.next(line)) return false;
   r.clear();
   r.line = in_.lineNumber();
   r.index = count_++;
@@ -28,6 +22,7 @@ bool SdfReader::next(MoleculeRecord& r) {
   long property = -2;  // -2: none open; -1: an unrequested property; else target index
   for (;;) {
     if (!in_.next(line)) {
+      if (inBlock && r.molBlock.find_first_not_of(" \t\r\n") == std::string::npos) return false;  // trailing blanks
       if (inBlock) throw InputError(in_.path(), in_.lineNumber(), "file ends inside a mol block (no 'M  END')");
       return true;  // a last record without "$$$$" is accepted
     }

@@ -1,5 +1,10 @@
 #include "data/MoleculeDatasetBuilder.h"
 
+#include <GraphMol/DistGeomHelpers/Embedder.h>
+#include <GraphMol/FileParsers/FileParsers.h>
+#include <GraphMol/GraphMol.h>
+#include <GraphMol/MolOps.h>
+#include <GraphMol/SmilesParse/SmilesParse.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -152,5 +157,40 @@ TEST(MoleculeDatasetBuilder, ConformersAreDeterministic) {
   const float* p = g.pos.data<float>();
   const float d = std::sqrt((p[0] - p[3]) * (p[0] - p[3]) + (p[1] - p[4]) * (p[1] - p[4]) + (p[2] - p[5]) * (p[2] - p[5]));
   EXPECT_NEAR(d, 1.52, 0.1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MoleculeDatasetBuilder, SdfCoordinatesAndProperties) {
+  // An SDF written by RDKit itself from an ETKDG conformer: the build must keep the heavy atoms' coordinates
+  // (hydrogens are removed, as for SMILES) and read the property as the target.
+  const auto dir = gnn::testing::tempDir("sdfbuild");
+  std::unique_ptr<RDKit::RWMol> mol(RDKit::SmilesToMol("CCO"));
+  RDKit::MolOps::addHs(*mol);
+  RDKit::DGeomHelpers::EmbedParameters params = RDKit::DGeomHelpers::ETKDGv3;
+  params.randomSeed = 7;
+  ASSERT_GE(RDKit::DGeomHelpers::EmbedMolecule(*mol, params), 0);
+  const std::string sdf = (dir / "e.sdf").string();
+  {
+    std::ofstream out(sdf);
+    out << RDKit::MolToMolBlock(*mol) << "> <energy>\n-1.25\n\n$$$$\n";
+    out << "broken\n  x\n\n  1  0  0  0  0  0  0  0  0  0999 V2000\n"
+           "    0.0000    0.0000    0.0000 Xx  0  0\nM  END\n$$$$\n";
+  }
+  BuildOptions o;
+  o.source.path = sdf;
+  o.source.targetColumns = {"energy"};
+  o.outPath = (dir / "e.npz").string();
+  BuildSummary s = MoleculeDatasetBuilder(o).run();
+  EXPECT_EQ(s.accepted, 1);
+  EXPECT_EQ(s.rejected, 1);  // the unknown element is reported, not fatal
+  NpzDataset ds(o.outPath);
+  Graph g = ds.get(0);
+  ASSERT_EQ(g.numNodes, 3);
+  ASSERT_TRUE(g.pos.defined());
+  const RDKit::Conformer& conf = mol->getConformer();
+  for (int i = 0; i < 3; ++i)
+    for (int c = 0; c < 3; ++c) EXPECT_NEAR(g.pos.data<float>()[3 * i + c], conf.getAtomPos(i)[c], 1e-3);
+  EXPECT_FLOAT_EQ(g.y.data<float>()[0], -1.25f);
+  EXPECT_EQ(g.z.data<int64_t>()[2], 8);
   std::filesystem::remove_all(dir);
 }

@@ -81,6 +81,15 @@ TEST(SmilesFeaturizer, MiscBucketsAndEdgeCases) {
   g = featurized("FS(F)(F)(F)(F)F");
   EXPECT_EQ(atom(g, 1)[2], 6);
   EXPECT_EQ(atom(g, 1)[6], 4);
+  // PCQM4Mv2's O[Si]123O[Si]3(O1)(O2)O: newer RDKit rejects it, 2022.09 accepts it; either way no crash.
+  {
+    SmilesFeaturizer f;
+    std::string why;
+    MoleculeGraph h;
+    if (!f.featurize("O[Si]123O[Si]3(O1)(O2)O", h, why)) {
+      EXPECT_FALSE(why.empty());
+    }
+  }
   // Tetrahedral CW chirality '@@'.
   g = featurized("C[C@@H](N)O");
   EXPECT_EQ(atom(g, 1)[1], 1);
