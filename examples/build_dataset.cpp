@@ -11,6 +11,7 @@
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -239,8 +240,15 @@ int build(int argc, char** argv) {
   }
   const bool showProgress = !noProgress && (progress || ::isatty(2));
   int64_t totalLines = 0;
-  if (showProgress && o.limit < 0 && o.source.format != "pcqm4mv2" && guessMoleculeFormat(o.source.path) != "pcqm4mv2")
-    totalLines = countLines(o.source.path);
+  if (showProgress && o.limit < 0) {
+    std::string counted = o.source.path;
+    for (const char* f : {"/raw/data.csv.gz", "/raw/data.csv"})
+      if (std::filesystem::is_directory(o.source.path) && std::filesystem::exists(o.source.path + f)) {
+        counted = o.source.path + f;
+        break;
+      }
+    if (!std::filesystem::is_directory(counted)) totalLines = countLines(counted);
+  }
   if (showProgress) {
     o.progress = [&](const BuildProgress& p) {
       const double rate = p.seconds > 0 ? p.records / p.seconds : 0;
