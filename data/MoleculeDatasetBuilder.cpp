@@ -264,7 +264,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
       MoleculeGraph& g = graphs[i];
       std::vector<int64_t>().swap(g.spatialPos);
       std::vector<int16_t>().swap(g.edgeInput);
-      if (g.x.capacity() > (1u << 12) || g.edgeAttr.capacity() > (1u << 12)) g = MoleculeGraph();
+      if (g.x.capacity() > (1u << 10) || g.edgeAttr.capacity() > (1u << 11)) g = MoleculeGraph();
     }
     if (options_.progress) {
       BuildProgress p;
