@@ -1,0 +1,334 @@
+#include "data/MoleculeDatasetBuilder.h"
+
+#include <GraphMol/FileParsers/FileParsers.h>
+#include <GraphMol/GraphMol.h>
+#include <omp.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <unordered_map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "data/GraphormerEncodings.h"
+#include "data/GzLineReader.h"
+#include "data/NpzDataset.h"
+#include "data/Pcqm4mv2Reader.h"
+
+namespace gnn {
+
+namespace {
+
+constexpr const char* kFormatName = "gnn-molecules-npz";
+constexpr int kFormatVersion = 1;
+
+void copyPositions(const RDKit::ROMol& mol, MoleculeGraph& g) {
+  const RDKit::Conformer& conf = mol.getConformer();
+  g.pos.resize(static_cast<size_t>(g.numNodes) * 3);
+  for (int64_t i = 0; i < g.numNodes; ++i) {
+    const RDGeom::Point3D& p = conf.getAtomPos(static_cast<unsigned>(i));
+    g.pos[3 * i] = static_cast<float>(p.x);
+    g.pos[3 * i + 1] = static_cast<float>(p.y);
+    g.pos[3 * i + 2] = static_cast<float>(p.z);
+  }
+}
+
+// Writes one --jsonl line. Hand-written rather than through nlohmann::json: it runs once per molecule.
+void writeJsonLine(std::ostream& os, const MoleculeRecord& r, const MoleculeGraph* g, const std::string& error,
+                   bool graphormer) {
+  std::string s = "{\"line\":" + std::to_string(r.line) + ",\"smiles\":" + nlohmann::json(r.label()).dump();
+  if (!g) {
+    s += ",\"error\":" + nlohmann::json(error).dump() + "}\n";
+    os << s;
+    return;
+  }
+  auto rows = [&s](const std::vector<int64_t>& v, size_t width) {
+    s += '[';
+    for (size_t i = 0; i < v.size(); i += width) {
+      if (i) s += ',';
+      s += '[';
+      for (size_t k = 0; k < width; ++k) {
+        if (k) s += ',';
+        s += std::to_string(v[i + k]);
+      }
+      s += ']';
+    }
+    s += ']';
+  };
+  auto flat = [&s](const std::vector<int64_t>& v) {
+    s += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) s += ',';
+      s += std::to_string(v[i]);
+    }
+    s += ']';
+  };
+  s += ",\"x\":";
+  rows(g->x, MoleculeGraph::kAtomFeatures);
+  s += ",\"edge_index\":[";
+  flat(g->src);
+  s += ',';
+  flat(g->dst);
+  s += "],\"edge_attr\":";
+  rows(g->edgeAttr, MoleculeGraph::kBondFeatures);
+  if (graphormer) {
+    s += ",\"spatial_pos\":";
+    if (g->numNodes == 0)
+      s += "[]";
+    else
+      rows(g->spatialPos, static_cast<size_t>(g->numNodes));
+    s += ",\"degree\":";
+    flat(g->inDegree);
+  }
+  s += "}\n";
+  os << s;
+}
+
+}  // namespace
+
+std::pair<uint32_t, uint64_t> fileChecksum(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "cannot open");
+  std::vector<char> buf(1 << 20);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  uint64_t bytes = 0;
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const std::streamsize n = in.gcount();
+    if (n <= 0) break;
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(n));
+    bytes += static_cast<uint64_t>(n);
+  }
+  return {static_cast<uint32_t>(crc), bytes};
+}
+
+double peakRssMb() {
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  while (in >> key) {
+    if (key == "VmHWM:") {
+      double kb = 0;
+      in >> kb;
+      return kb / 1024.0;
+    }
+    std::getline(in, key);
+  }
+  return -1;
+}
+
+MoleculeDatasetBuilder::MoleculeDatasetBuilder(BuildOptions options)
+    : options_(std::move(options)), featurizer_(options_.featurizer), conformers_(options_.conformer) {
+  GNN_CHECK_ARG(options_.threads >= 1, "threads must be >= 1, got ", options_.threads);
+  GNN_CHECK_ARG(options_.chunkSize >= 1, "chunk size must be >= 1");
+  GNN_CHECK_ARG(options_.graphormerMaxDist >= 0, "--graphormer-max-dist must be >= 0");
+}
+
+bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g, std::string& error) const {
+  g.clear();
+  if (!r.error.empty()) {
+    error = r.error;
+    return false;
+  }
+  try {
+    if (!r.atomicNumbers.empty() || (r.smiles.empty() && r.molBlock.empty())) {
+      // XYZ: atoms and coordinates, no bonds (OGB's other atom features need bonds; they stay 0).
+      const int64_t n = static_cast<int64_t>(r.atomicNumbers.size());
+      g.numNodes = n;
+      g.x.assign(static_cast<size_t>(n) * MoleculeGraph::kAtomFeatures, 0);
+      g.z.resize(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        const int z = r.atomicNumbers[i];
+        g.x[i * MoleculeGraph::kAtomFeatures] = (z >= 1 && z <= 118) ? z - 1 : 118;
+        g.z[i] = z;
+      }
+      g.pos = r.pos;
+    } else {
+      std::unique_ptr<RDKit::RWMol> mol;
+      if (!r.smiles.empty()) {
+        mol = featurizer_.parse(r.smiles, error);
+      } else {
+        try {
+          mol.reset(RDKit::MolBlockToMol(r.molBlock, true, !options_.featurizer.explicitHydrogens));
+        } catch (const std::exception& e) {
+          error = e.what();
+          return false;
+        }
+        if (!mol) error = "RDKit could not read the mol block";
+        if (mol && options_.featurizer.explicitHydrogens) RDKit::MolOps::addHs(*mol, false, true);
+      }
+      if (!mol) return false;
+      SmilesFeaturizer::featurizeMol(*mol, g);
+      if (positions_) {
+        g.z.resize(static_cast<size_t>(g.numNodes));
+        for (int64_t i = 0; i < g.numNodes; ++i) g.z[i] = mol->getAtomWithIdx(static_cast<unsigned>(i))->getAtomicNum();
+        const bool has3d = mol->getNumConformers() > 0 && mol->getConformer().is3D();
+        if (mol->getNumConformers() > 0 && (has3d || !options_.conformers)) {
+          copyPositions(*mol, g);
+        } else if (!conformers_.generate(*mol, g.pos, error)) {
+          g.clear();
+          return false;
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+    g.clear();
+    return false;
+  }
+  g.y = r.y;
+  g.yMask = r.yMask;
+  return true;
+}
+
+BuildSummary MoleculeDatasetBuilder::run() {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  RdkitLogSilencer quiet;
+  std::unique_ptr<MoleculeSource> source = openMoleculeSource(options_.source);
+  const std::string format = source->format();
+  positions_ = options_.conformers || format == "sdf" || format == "xyz";
+  const int k = options_.graphormerMaxDist;
+  const int numTargets = static_cast<int>(source->targetNames().size());
+
+  std::unique_ptr<NpzDatasetWriter> writer;
+  if (!options_.outPath.empty())
+    writer = std::make_unique<NpzDatasetWriter>(
+        NpzDatasetWriter::Options{options_.outPath, numTargets, positions_, k});
+
+  const int threads = options_.threads;
+  const size_t chunk = static_cast<size_t>(options_.chunkSize);
+  std::vector<MoleculeRecord> records(chunk);
+  std::vector<MoleculeGraph> graphs(chunk);
+  std::vector<std::string> errors(chunk);
+  std::vector<char> ok(chunk);
+  std::vector<std::unique_ptr<GraphormerEncodings>> encoders(static_cast<size_t>(threads));
+  if (k > 0)
+    for (auto& e : encoders) e = std::make_unique<GraphormerEncodings>(k);
+
+  BuildSummary summary;
+  summary.threads = threads;
+  // Ids of accepted molecules, in order, only when splits must be mapped to dataset positions.
+  std::map<std::string, std::vector<int64_t>> splits;
+  if (format == "pcqm4mv2") splits = Pcqm4mv2Reader::readSplits(options_.source.path);
+  std::vector<int64_t> acceptedIds;
+  int64_t seen = 0;
+  bool more = true;
+  while (more) {
+    size_t count = 0;
+    while (count < chunk && (options_.limit < 0 || seen < options_.limit)) {
+      if (!source->next(records[count])) {
+        more = false;
+        break;
+      }
+      ++count;
+      ++seen;
+    }
+    if (options_.limit >= 0 && seen >= options_.limit) more = false;
+    if (count == 0) break;
+
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 8)
+    for (long i = 0; i < static_cast<long>(count); ++i) {
+      std::string& err = errors[i];
+      err.clear();
+      ok[i] = featurize(records[i], graphs[i], err);
+      if (ok[i] && k > 0) encoders[static_cast<size_t>(omp_get_thread_num())]->compute(graphs[i]);
+    }
+
+    for (size_t i = 0; i < count; ++i) {
+      const MoleculeRecord& r = records[i];
+      if (!ok[i]) {
+        // A syntax error's reason is only in RDKit's log: fetch it now that no other thread is in RDKit.
+        if (errors[i] == "SMILES parse error") errors[i] = featurizer_.explainFailure(r.smiles);
+        summary.rejectedMolecules.push_back({r.line, r.index, r.label(), errors[i]});
+        ++summary.rejected;
+        if (options_.jsonl) writeJsonLine(*options_.jsonl, r, nullptr, errors[i], k > 0);
+        continue;
+      }
+      ++summary.accepted;
+      summary.nodes += graphs[i].numNodes;
+      summary.edges += graphs[i].numEdges();
+      if (writer) writer->add(graphs[i], r.index, r.line);
+      if (!splits.empty()) acceptedIds.push_back(r.index);
+      if (options_.jsonl) writeJsonLine(*options_.jsonl, r, &graphs[i], "", k > 0);
+    }
+    if (options_.progress) {
+      BuildProgress p;
+      p.records = seen;
+      p.line = records[count - 1].line;
+      p.accepted = summary.accepted;
+      p.rejected = summary.rejected;
+      p.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      if (options_.limit > 0) p.fraction = static_cast<double>(seen) / static_cast<double>(options_.limit);
+      options_.progress(p);
+    }
+  }
+
+  if (writer && !(options_.strict && summary.rejected > 0)) {
+    // Splits: source ids -> positions among accepted molecules (a rejected molecule drops out of its split).
+    if (!splits.empty()) {
+      std::unordered_map<int64_t, int64_t> position;
+      position.reserve(acceptedIds.size());
+      for (size_t i = 0; i < acceptedIds.size(); ++i) position.emplace(acceptedIds[i], static_cast<int64_t>(i));
+      for (const auto& [name, ids] : splits) {
+        std::vector<int64_t> pos;
+        for (int64_t id : ids) {
+          auto it = position.find(id);
+          if (it != position.end()) pos.push_back(it->second);
+        }
+        writer->addSplit(name, pos);
+      }
+    }
+    std::string checksumFile = options_.source.path;
+    if (std::filesystem::is_directory(checksumFile)) {
+      for (const char* f : {"raw/data.csv.gz", "raw/data.csv"})
+        if (std::filesystem::exists(std::filesystem::path(checksumFile) / f)) {
+          checksumFile = (std::filesystem::path(checksumFile) / f).string();
+          break;
+        }
+    }
+    const auto [crc, bytes] = fileChecksum(checksumFile);
+    char crcHex[16];
+    std::snprintf(crcHex, sizeof crcHex, "%08x", crc);
+    nlohmann::json rejected = nlohmann::json::array();
+    for (const RejectedMolecule& m : summary.rejectedMolecules)
+      rejected.push_back({{"line", m.line}, {"index", m.index}, {"smiles", m.smiles}, {"reason", m.reason}});
+    // Nothing here may depend on the thread count or the clock: the file's bytes must not.
+    nlohmann::json meta = {
+        {"format", kFormatName},
+        {"format_version", kFormatVersion},
+        {"feature_vocabulary", SmilesFeaturizer::kVocabularyVersion},
+        {"atom_feature_dims", SmilesFeaturizer::kAtomFeatureDims},
+        {"bond_feature_dims", SmilesFeaturizer::kBondFeatureDims},
+        {"rdkit_version", rdkitVersion()},
+        {"source",
+         {{"path", std::filesystem::path(checksumFile).filename().string()},
+          {"format", format},
+          {"crc32", crcHex},
+          {"bytes", bytes}}},
+        {"targets", source->targetNames()},
+        {"num_graphs", summary.accepted},
+        {"num_nodes", summary.nodes},
+        {"num_edges", summary.edges},
+        {"options",
+         {{"explicit_hydrogens", options_.featurizer.explicitHydrogens},
+          {"conformers", options_.conformers},
+          {"conformer_seed", options_.conformer.seed},
+          {"graphormer_max_dist", k},
+          {"limit", options_.limit}}},
+        {"num_rejected", summary.rejected},
+        {"rejected", rejected},
+    };
+    writer->finish(meta.dump(1));
+    summary.written = true;
+  }
+  writer.reset();  // an unfinished writer removes its temp files
+  summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return summary;
+}
+
+}  // namespace gnn

@@ -1,0 +1,196 @@
+#include "data/NpzDataset.h"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace gnn {
+
+namespace {
+constexpr int kF = MoleculeGraph::kAtomFeatures, kB = MoleculeGraph::kBondFeatures;
+}
+
+// On-disk dtypes are the narrowest that hold every value (docs/datasets.md): OGB's feature indices fit in
+// uint8, Graphormer's distances (<= 510) and offset edge features (<= 2 + 512 * 2 + 5) in int16. NpzDataset
+// widens them to int64 on get(), the dtype Graph and OGB use.
+NpzDatasetWriter::NpzDatasetWriter(Options options) : options_(std::move(options)), out_(options_.path) {
+  const int64_t t = options_.numTargets;
+  x_ = out_.addArray("x", "|u1", 1, {kF});
+  edgeIndex_ = out_.addArray("edge_index", "<i4", 4, {}, 2);
+  edgeAttr_ = out_.addArray("edge_attr", "|u1", 1, {kB});
+  nodePtr_ = out_.addArray("node_ptr", "<i8", 8);
+  edgePtr_ = out_.addArray("edge_ptr", "<i8", 8);
+  y_ = out_.addArray("y", "<f4", 4, {t});
+  yMask_ = out_.addArray("y_mask", "|u1", 1, {t});
+  index_ = out_.addArray("source_index", "<i8", 8);
+  line_ = out_.addArray("source_line", "<i8", 8);
+  if (options_.positions) {
+    pos_ = out_.addArray("pos", "<f4", 4, {3});
+    z_ = out_.addArray("z", "|u1", 1);
+  }
+  if (options_.graphormerMaxDist > 0) {
+    spatialPos_ = out_.addArray("spatial_pos", "<i2", 2);
+    pairPtr_ = out_.addArray("pair_ptr", "<i8", 8);
+    inDegree_ = out_.addArray("in_degree", "<i2", 2);
+    edgeInput_ = out_.addArray("edge_input", "<i2", 2, {options_.graphormerMaxDist, kB});
+  }
+  const int64_t zero = 0;
+  out_.append(nodePtr_, &zero, 8);
+  out_.append(edgePtr_, &zero, 8);
+  if (pairPtr_ >= 0) out_.append(pairPtr_, &zero, 8);
+}
+
+void NpzDatasetWriter::add(const MoleculeGraph& g, int64_t index, int64_t line) {
+  const int64_t n = g.numNodes, e = g.numEdges();
+  GNN_CHECK_ARG(static_cast<int>(g.y.size()) == options_.numTargets, "NpzDatasetWriter: graph has ", g.y.size(),
+                " targets, the dataset ", options_.numTargets);
+  u8_.assign(g.x.begin(), g.x.end());
+  out_.append(x_, u8_.data(), u8_.size());
+  i32_.assign(g.src.begin(), g.src.end());
+  out_.append(edgeIndex_, i32_.data(), i32_.size() * 4, 0);
+  i32_.assign(g.dst.begin(), g.dst.end());
+  out_.append(edgeIndex_, i32_.data(), i32_.size() * 4, 1);
+  u8_.assign(g.edgeAttr.begin(), g.edgeAttr.end());
+  out_.append(edgeAttr_, u8_.data(), u8_.size());
+  nodes_ += n;
+  edges_ += e;
+  out_.append(nodePtr_, &nodes_, 8);
+  out_.append(edgePtr_, &edges_, 8);
+  out_.append(y_, g.y.data(), g.y.size() * 4);
+  out_.append(yMask_, g.yMask.data(), g.yMask.size());
+  out_.append(index_, &index, 8);
+  out_.append(line_, &line, 8);
+  if (pos_ >= 0) {
+    GNN_CHECK_ARG(static_cast<int64_t>(g.pos.size()) == 3 * n, "NpzDatasetWriter: molecule at line ", line,
+                  " has no coordinates but the dataset stores pos");
+    out_.append(pos_, g.pos.data(), g.pos.size() * 4);
+    u8_.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) u8_[i] = static_cast<uint8_t>(g.z[i]);
+    out_.append(z_, u8_.data(), u8_.size());
+  }
+  if (spatialPos_ >= 0) {
+    GNN_CHECK_ARG(g.maxDist == options_.graphormerMaxDist && g.inDegree.size() == static_cast<size_t>(n),
+                  "NpzDatasetWriter: molecule at line ", line, " lacks Graphormer encodings");
+    i16_.assign(g.spatialPos.begin(), g.spatialPos.end());
+    out_.append(spatialPos_, i16_.data(), i16_.size() * 2);
+    pairs_ += n * n;
+    out_.append(pairPtr_, &pairs_, 8);
+    i16_.assign(g.inDegree.begin(), g.inDegree.end());
+    out_.append(inDegree_, i16_.data(), i16_.size() * 2);
+    i16_.assign(g.edgeInput.begin(), g.edgeInput.end());
+    out_.append(edgeInput_, i16_.data(), i16_.size() * 2);
+  }
+  ++graphs_;
+}
+
+void NpzDatasetWriter::addSplit(const std::string& name, const std::vector<int64_t>& positions) {
+  const int a = out_.addArray("split_" + name, "<i8", 8);
+  out_.append(a, positions.data(), positions.size() * 8);
+}
+
+void NpzDatasetWriter::finish(const std::string& metadataJson) {
+  const int m = out_.addArray("metadata", "|u1", 1);
+  out_.append(m, metadataJson.data(), metadataJson.size());
+  out_.finish();
+}
+
+NpzDataset::NpzDataset(const std::string& path) : file_(path) {
+  const NpzFile::Array& np = file_.get("node_ptr", "<i8", 1);
+  const NpzFile::Array& ep = file_.get("edge_ptr", "<i8", 1);
+  numGraphs_ = np.shape[0] - 1;
+  if (numGraphs_ < 0 || ep.shape[0] != np.shape[0])
+    throw std::runtime_error(path + ": node_ptr and edge_ptr disagree on the number of graphs");
+  nodePtr_ = reinterpret_cast<const int64_t*>(np.data);
+  edgePtr_ = reinterpret_cast<const int64_t*>(ep.data);
+  const NpzFile::Array& x = file_.get("x", "|u1", 2);
+  const NpzFile::Array& ei = file_.get("edge_index", "<i4", 2);
+  file_.get("edge_attr", "|u1", 2);
+  if (x.shape[0] != nodePtr_[numGraphs_] || ei.shape[1] != edgePtr_[numGraphs_])
+    throw std::runtime_error(path + ": x or edge_index length differs from node_ptr / edge_ptr totals");
+  numTargets_ = static_cast<int>(file_.get("y", "<f4", 2).shape[1]);
+  if (file_.has("edge_input")) {
+    maxDist_ = static_cast<int>(file_.get("edge_input", "<i2", 3).shape[1]);
+    pairPtr_ = reinterpret_cast<const int64_t*>(file_.get("pair_ptr", "<i8", 1).data);
+  }
+}
+
+namespace {
+template <class T>
+Tensor widen(const NpzFile::Array& a, int64_t begin, int64_t count, Shape shape) {
+  Tensor t(std::move(shape), DType::I64);
+  int64_t* out = t.data<int64_t>();
+  const T* in = reinterpret_cast<const T*>(a.data) + begin;
+  for (int64_t i = 0; i < count; ++i) {
+    T v;
+    std::memcpy(&v, in + i, sizeof(T));  // the mapped data need not be aligned for T
+    out[i] = v;
+  }
+  return t;
+}
+}  // namespace
+
+Graph NpzDataset::get(size_t i) const {
+  GNN_CHECK_ARG(i < size(), "NpzDataset::get: index ", i, " out of range for ", size(), " graphs");
+  const int64_t n0 = nodePtr_[i], n = nodePtr_[i + 1] - n0;
+  const int64_t e0 = edgePtr_[i], e = edgePtr_[i + 1] - e0;
+  const int64_t totalE = edgePtr_[numGraphs_];
+  Graph g;
+  g.numNodes = n;
+  g.x = widen<uint8_t>(file_.get("x"), n0 * kF, n * kF, {n, kF});
+  const NpzFile::Array& ei = file_.get("edge_index");
+  g.edgeIndex = Tensor({2, e}, DType::I64);
+  Tensor src = widen<int32_t>(ei, e0, e, {e}), dst = widen<int32_t>(ei, totalE + e0, e, {e});
+  std::memcpy(g.edgeIndex.data<int64_t>(), src.data<int64_t>(), static_cast<size_t>(e) * 8);
+  std::memcpy(g.edgeIndex.data<int64_t>() + e, dst.data<int64_t>(), static_cast<size_t>(e) * 8);
+  g.edgeAttr = widen<uint8_t>(file_.get("edge_attr"), e0 * kB, e * kB, {e, kB});
+  const int64_t t = numTargets_;
+  g.y = Tensor({t}, DType::F32);
+  std::memcpy(g.y.data<float>(), file_.get("y").data + static_cast<size_t>(i * t) * 4, static_cast<size_t>(t) * 4);
+  g.yMask = Tensor({t}, DType::U8);
+  std::memcpy(g.yMask.data<uint8_t>(), file_.get("y_mask").data + i * t, static_cast<size_t>(t));
+  if (file_.has("pos")) {
+    g.pos = Tensor({n, 3}, DType::F32);
+    std::memcpy(g.pos.data<float>(), file_.get("pos").data + static_cast<size_t>(n0) * 12, static_cast<size_t>(n) * 12);
+    g.z = widen<uint8_t>(file_.get("z"), n0, n, {n});
+  }
+  if (pairPtr_) {
+    const int64_t p0 = pairPtr_[i];
+    g.spatialPos = widen<int16_t>(file_.get("spatial_pos"), p0, n * n, {n, n});
+    g.inDegree = widen<int16_t>(file_.get("in_degree"), n0, n, {n});
+    g.edgeInput = widen<int16_t>(file_.get("edge_input"), p0 * maxDist_ * kB, n * n * maxDist_ * kB,
+                                 {n, n, maxDist_, kB});
+  }
+  return g;
+}
+
+int64_t NpzDataset::sourceIndex(size_t i) const {
+  int64_t v;
+  std::memcpy(&v, file_.get("source_index").data + i * 8, 8);
+  return v;
+}
+
+int64_t NpzDataset::sourceLine(size_t i) const {
+  int64_t v;
+  std::memcpy(&v, file_.get("source_line").data + i * 8, 8);
+  return v;
+}
+
+std::vector<std::string> NpzDataset::splitNames() const {
+  std::vector<std::string> names;
+  for (const auto& [name, a] : file_.arrays())
+    if (name.rfind("split_", 0) == 0) names.push_back(name.substr(6));
+  return names;
+}
+
+std::vector<int64_t> NpzDataset::split(const std::string& name) const {
+  const NpzFile::Array& a = file_.get("split_" + name, "<i8", 1);
+  std::vector<int64_t> v(static_cast<size_t>(a.shape[0]));
+  std::memcpy(v.data(), a.data, v.size() * 8);
+  return v;
+}
+
+std::string NpzDataset::metadataJson() const {
+  const NpzFile::Array& a = file_.get("metadata");
+  return std::string(reinterpret_cast<const char*>(a.data), a.bytes);
+}
+
+}  // namespace gnn

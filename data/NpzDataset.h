@@ -1,0 +1,86 @@
+// NpzDataset: a molecular dataset on disk as one NumPy .npz (docs/datasets.md documents every array), built
+// once by NpzDatasetWriter (streaming, bounded memory) and read back by NpzDataset, which memory-maps the
+// file and slices graphs out of it without parsing anything.
+//
+//   NpzDataset ds("hiv.npz");        // implements gnn::Dataset
+//   Graph g = ds.get(17);             // x int64 [N, 9], edge_index int64 [2, E], edge_attr int64 [E, 3], ...
+//
+//   import numpy as np; d = np.load("hiv.npz")   # the same arrays from Python
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/Dataset.h"
+#include "data/MoleculeGraph.h"
+#include "data/NpzFile.h"
+#include "data/NpzWriter.h"
+
+namespace gnn {
+
+class NpzDatasetWriter {
+ public:
+  struct Options {
+    std::string path;
+    int numTargets = 0;
+    bool positions = false;     // write pos and z
+    int graphormerMaxDist = 0;  // > 0: write spatial_pos, in_degree, edge_input with K = this
+  };
+  explicit NpzDatasetWriter(Options options);
+
+  /// Appends one graph; `index` is the molecule's id in its source, `line` where it starts there.
+  void add(const MoleculeGraph& g, int64_t index, int64_t line);
+  /// A named split as positions into this dataset (written as split_<name>).
+  void addSplit(const std::string& name, const std::vector<int64_t>& positions);
+  int64_t numGraphs() const { return graphs_; }
+  int64_t numNodes() const { return nodes_; }
+  int64_t numEdges() const { return edges_; }
+  /// Writes the metadata JSON (as a uint8 array "metadata"), assembles the .npz and renames it into place.
+  void finish(const std::string& metadataJson);
+
+ private:
+  Options options_;
+  NpzWriter out_;
+  int x_, edgeIndex_, edgeAttr_, nodePtr_, edgePtr_, y_, yMask_, index_, line_;
+  int pos_ = -1, z_ = -1, spatialPos_ = -1, pairPtr_ = -1, inDegree_ = -1, edgeInput_ = -1;
+  int64_t graphs_ = 0, nodes_ = 0, edges_ = 0, pairs_ = 0;
+  std::vector<uint8_t> u8_;
+  std::vector<int32_t> i32_;
+  std::vector<int16_t> i16_;
+};
+
+class NpzDataset : public Dataset {
+ public:
+  /// Throws std::runtime_error naming the file when it is not a dataset written by NpzDatasetWriter.
+  explicit NpzDataset(const std::string& path);
+
+  size_t size() const override { return static_cast<size_t>(numGraphs_); }
+  Graph get(size_t i) const override;
+  int64_t numNodes(size_t i) const override { return nodePtr_[i + 1] - nodePtr_[i]; }
+  int64_t numEdges(size_t i) const override { return edgePtr_[i + 1] - edgePtr_[i]; }
+
+  /// The molecule's id in its source (PCQM4Mv2 idx, else position in the file) and its line there.
+  int64_t sourceIndex(size_t i) const;
+  int64_t sourceLine(size_t i) const;
+  int numTargets() const { return numTargets_; }
+  bool hasPositions() const { return file_.has("pos"); }
+  int graphormerMaxDist() const { return maxDist_; }
+  /// Split names (e.g. "train") -> dataset positions, when the source had splits.
+  std::vector<std::string> splitNames() const;
+  std::vector<int64_t> split(const std::string& name) const;
+  /// The metadata JSON (format version, vocabulary, RDKit version, source and checksum, rejected molecules).
+  std::string metadataJson() const;
+  const NpzFile& file() const { return file_; }
+
+ private:
+  NpzFile file_;
+  int64_t numGraphs_ = 0;
+  int numTargets_ = 0;
+  int maxDist_ = 0;
+  const int64_t* nodePtr_ = nullptr;
+  const int64_t* edgePtr_ = nullptr;
+  const int64_t* pairPtr_ = nullptr;
+};
+
+}  // namespace gnn

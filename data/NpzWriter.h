@@ -1,0 +1,52 @@
+// NpzWriter: writes a NumPy .npz (a zip of .npy files) in bounded memory. Each array's bytes stream to a temp
+// file as they come; finish() assembles the zip, stored uncompressed (so readers can memory-map arrays), with
+// each array's data aligned to 64 bytes in the file, ZIP64 records when an array passes 4 GiB, then renames
+// the temp zip onto the destination. Destroying an unfinished writer removes every temp file: a failed build
+// leaves nothing behind. Formats: PKWARE APPNOTE.TXT (zip, ZIP64), NumPy NEP 1 (.npy).
+//
+//   NpzWriter w("out.npz");
+//   int x = w.addArray("x", "|u1", 1, {9});     // shape [rows, 9], rows counted from the bytes appended
+//   w.append(x, bytes, n);
+//   w.finish();
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace gnn {
+
+class NpzWriter {
+ public:
+  explicit NpzWriter(std::string path);
+  ~NpzWriter();
+  NpzWriter(const NpzWriter&) = delete;
+  NpzWriter& operator=(const NpzWriter&) = delete;
+
+  /// Declares an array with NumPy dtype string `descr` (e.g. "<i8", "|u1", "<f4"), element size, and the
+  /// dimensions after the first; the first is counted from the bytes appended. With parts > 1 the array is
+  /// [parts, rows, trailing...], each part appended separately (edge_index's two rows). Returns its handle.
+  int addArray(const std::string& name, const std::string& descr, size_t itemSize,
+               std::vector<int64_t> trailing = {}, int parts = 1);
+  void append(int array, const void* data, size_t bytes, int part = 0);
+  const std::string& path() const { return path_; }
+
+  /// Writes the zip and renames it onto path(). Throws std::runtime_error naming the file on I/O errors.
+  void finish();
+
+ private:
+  struct Array {
+    std::string name, descr;
+    size_t itemSize;
+    std::vector<int64_t> trailing;
+    std::vector<std::FILE*> files;
+    std::vector<std::string> paths;
+    std::vector<uint64_t> bytes;
+  };
+  void removeTemps();
+  std::string path_, tmpBase_;
+  std::vector<Array> arrays_;
+  bool finished_ = false;
+};
+
+}  // namespace gnn

@@ -1,0 +1,75 @@
+#include "data/XyzReader.h"
+
+#include <GraphMol/PeriodicTable.h>
+
+#include <cmath>
+
+namespace gnn {
+
+namespace {
+void splitWhitespace(std::string_view s, std::vector<std::string_view>& out) {
+  out.clear();
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    size_t j = i;
+    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+}
+}  // namespace
+
+bool XyzReader::next(MoleculeRecord& r) {
+  std::string_view line;
+  bool have = false;
+  while (in_.next(line)) {
+    if (line.find_first_not_of(" \t") != std::string_view::npos) {
+      have = true;
+      break;
+    }
+  }
+  if (!have) return false;
+  r.clear();
+  r.line = in_.lineNumber();
+  r.index = count_++;
+  const int64_t n = parseInt(line, in_);
+  if (n < 0) in_.fail("negative atom count");
+  if (!in_.next(line)) in_.fail("file ends before the comment line");
+  r.name.assign(line);
+  r.y.assign(targets_.size(), std::nanf(""));
+  r.yMask.assign(targets_.size(), 0);
+  splitWhitespace(line, fields_);
+  for (std::string_view f : fields_) {
+    const size_t eq = f.find('=');
+    if (eq == std::string_view::npos) continue;
+    for (size_t t = 0; t < targets_.size(); ++t) {
+      if (f.substr(0, eq) != targets_[t]) continue;
+      if (!parseLabel(f.substr(eq + 1), r.y[t])) r.error = "comment value '" + std::string(f) + "' is not a number";
+      r.yMask[t] = r.y[t] == r.y[t] ? 1 : 0;
+    }
+  }
+  const RDKit::PeriodicTable* table = RDKit::PeriodicTable::getTable();
+  r.atomicNumbers.resize(static_cast<size_t>(n));
+  r.pos.resize(static_cast<size_t>(n) * 3);
+  for (int64_t a = 0; a < n; ++a) {
+    if (!in_.next(line)) in_.fail("file ends inside a molecule: expected " + std::to_string(n) + " atom lines");
+    splitWhitespace(line, fields_);
+    if (fields_.size() < 4) in_.fail("expected 'Symbol x y z'");
+    for (int c = 0; c < 3; ++c) r.pos[static_cast<size_t>(a) * 3 + c] = static_cast<float>(parseDouble(fields_[c + 1], in_));
+    int z = 0;
+    try {
+      z = table->getAtomicNumber(std::string(fields_[0]));
+    } catch (...) {
+      z = -1;
+    }
+    if (z <= 0) {
+      r.error = "unknown element symbol '" + std::string(fields_[0]) + "' on line " + std::to_string(in_.lineNumber());
+      z = 0;
+    }
+    r.atomicNumbers[static_cast<size_t>(a)] = z;
+  }
+  return true;
+}
+
+}  // namespace gnn

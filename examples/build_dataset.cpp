@@ -1,0 +1,303 @@
+// build_dataset: molecules (PCQM4Mv2 raw layout, MoleculeNet CSV, .smi, SDF, XYZ; .gz or not) -> an .npz
+// dataset with OGB's smiles2graph features, optional 3D coordinates and Graphormer encodings.
+// `build_dataset inspect FILE.npz` summarises a built dataset. docs/datasets.md documents both.
+//
+//   build_dataset --input HIV.csv.gz --target-cols HIV_active --out hiv.npz --threads 2
+//   build_dataset inspect hiv.npz
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "data/GzLineReader.h"
+#include "data/MoleculeDatasetBuilder.h"
+#include "data/NpzDataset.h"
+
+namespace po = boost::program_options;
+using namespace gnn;
+
+namespace {
+
+std::vector<std::string> splitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, ','))
+    if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::string clock(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const long s = std::lround(seconds);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  return buf;
+}
+
+// Lines in the input, for the progress bar's ETA (one cheap decompression pass; skipped without a TTY).
+int64_t countLines(const std::string& path) {
+  try {
+    GzLineReader in(path);
+    std::string_view line;
+    while (in.next(line)) {
+    }
+    return in.lineNumber();
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+struct Stat {
+  double min = 0, mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+Stat stats(std::vector<double> v) {
+  Stat s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  auto pct = [&](double q) { return v[static_cast<size_t>(std::min<double>(v.size() - 1, std::floor(q * (v.size() - 1) + 0.5)))]; };
+  s.min = v.front();
+  s.max = v.back();
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  s.p50 = pct(0.5);
+  s.p90 = pct(0.9);
+  s.p99 = pct(0.99);
+  return s;
+}
+nlohmann::json toJson(const Stat& s) {
+  return {{"min", s.min}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
+}
+
+int inspect(int argc, char** argv) {
+  po::options_description opts("build_dataset inspect FILE.npz [options]");
+  std::string file;
+  bool json = false;
+  int maxRejected = 20;
+  opts.add_options()("help,h", "show this help")("json", po::bool_switch(&json), "print the report as JSON")(
+      "max-rejected", po::value(&maxRejected)->default_value(20), "rejected molecules to list");
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&file));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("file", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help") || file.empty()) {
+    std::cout << opts << "\n";
+    return file.empty() && !vm.count("help") ? 2 : 0;
+  }
+  NpzDataset ds(file);
+  const nlohmann::json meta = nlohmann::json::parse(ds.metadataJson());
+  std::vector<double> nodes, edges;
+  nodes.reserve(ds.size());
+  edges.reserve(ds.size());
+  for (size_t i = 0; i < ds.size(); ++i) {
+    nodes.push_back(static_cast<double>(ds.numNodes(i)));
+    edges.push_back(static_cast<double>(ds.numEdges(i)));
+  }
+  nlohmann::json report = {{"file", file},
+                           {"bytes", ds.file().fileBytes()},
+                           {"graphs", ds.size()},
+                           {"bytes_per_graph", ds.size() ? static_cast<double>(ds.file().fileBytes()) / ds.size() : 0.0},
+                           {"nodes_per_graph", toJson(stats(nodes))},
+                           {"edges_per_graph", toJson(stats(edges))},
+                           {"rdkit_version", meta.value("rdkit_version", "")},
+                           {"feature_vocabulary", meta.value("feature_vocabulary", "")},
+                           {"source", meta.value("source", nlohmann::json::object())},
+                           {"has_pos", ds.hasPositions()},
+                           {"graphormer_max_dist", ds.graphormerMaxDist()},
+                           {"splits", nlohmann::json::object()}};
+  for (const std::string& s : ds.splitNames()) report["splits"][s] = ds.split(s).size();
+  const NpzFile::Array& y = ds.file().get("y");
+  const NpzFile::Array& mask = ds.file().get("y_mask");
+  const std::vector<std::string> targets = meta.value("targets", std::vector<std::string>{});
+  nlohmann::json labels = nlohmann::json::array();
+  for (int t = 0; t < ds.numTargets(); ++t) {
+    std::vector<double> v;
+    for (size_t i = 0; i < ds.size(); ++i) {
+      if (!mask.data[i * ds.numTargets() + t]) continue;
+      float f;
+      std::memcpy(&f, y.data + (i * ds.numTargets() + t) * 4, 4);
+      v.push_back(f);
+    }
+    double sd = 0;
+    Stat s = stats(v);
+    for (double x : v) sd += (x - s.mean) * (x - s.mean);
+    sd = v.size() > 1 ? std::sqrt(sd / (v.size() - 1)) : 0;
+    nlohmann::json j = toJson(s);
+    j["name"] = t < static_cast<int>(targets.size()) ? targets[t] : std::to_string(t);
+    j["labelled"] = v.size();
+    j["missing"] = ds.size() - v.size();
+    j["sd"] = sd;
+    labels.push_back(j);
+  }
+  report["labels"] = labels;
+  report["rejected"] = meta.value("num_rejected", 0);
+  nlohmann::json listed = nlohmann::json::array();
+  for (const auto& r : meta.value("rejected", nlohmann::json::array())) {
+    if (static_cast<int>(listed.size()) >= maxRejected) break;
+    listed.push_back(r);
+  }
+  report["rejected_molecules"] = listed;
+  if (json) {
+    std::cout << report.dump(1) << "\n";
+    return 0;
+  }
+  auto line = [](const char* what, const nlohmann::json& s) {
+    std::printf("%-16s min %g  mean %.2f  p50 %g  p90 %g  p99 %g  max %g\n", what, s["min"].get<double>(),
+                s["mean"].get<double>(), s["p50"].get<double>(), s["p90"].get<double>(), s["p99"].get<double>(),
+                s["max"].get<double>());
+  };
+  std::printf("%s: %zu graphs, %.1f MB (%.0f bytes/graph)\n", file.c_str(), ds.size(),
+              ds.file().fileBytes() / 1e6, report["bytes_per_graph"].get<double>());
+  std::printf("source %s (%s, crc32 %s), RDKit %s, features %s\n",
+              report["source"].value("path", "").c_str(), report["source"].value("format", "").c_str(),
+              report["source"].value("crc32", "").c_str(), meta.value("rdkit_version", "").c_str(),
+              meta.value("feature_vocabulary", "").c_str());
+  line("nodes/graph", report["nodes_per_graph"]);
+  line("edges/graph", report["edges_per_graph"]);
+  for (const auto& l : labels) {
+    std::printf("label %-10s %zu labelled, %zu missing; ", l["name"].get<std::string>().c_str(),
+                l["labelled"].get<size_t>(), l["missing"].get<size_t>());
+    line("", l);
+  }
+  for (const auto& [name, n] : report["splits"].items()) std::printf("split %s: %zu\n", name.c_str(), n.get<size_t>());
+  if (ds.hasPositions()) std::printf("3D coordinates: yes\n");
+  if (ds.graphormerMaxDist()) std::printf("Graphormer encodings: multi_hop_max_dist %d\n", ds.graphormerMaxDist());
+  std::printf("rejected molecules: %d\n", report["rejected"].get<int>());
+  for (const auto& r : listed)
+    std::printf("  line %lld: %s: %s\n", static_cast<long long>(r["line"].get<int64_t>()),
+                r["smiles"].get<std::string>().c_str(), r["reason"].get<std::string>().c_str());
+  return 0;
+}
+
+int build(int argc, char** argv) {
+  BuildOptions o;
+  std::string targets, jsonlPath;
+  bool json = false, progress = false, noProgress = false;
+  po::options_description opts(
+      "build_dataset --input FILE [--out FILE.npz] [options]\n"
+      "build_dataset inspect FILE.npz\n\n"
+      "Molecules -> graphs with OGB's smiles2graph features (RDKit), written as a .npz dataset");
+  opts.add_options()("help,h", "show this help")(
+      "input,i", po::value(&o.source.path)->required(),
+      "input file (.csv, .smi, .sdf, .xyz, each optionally .gz) or a PCQM4Mv2 root folder")(
+      "format", po::value(&o.source.format), "pcqm4mv2|csv|smi|sdf|xyz (default: from the file name)")(
+      "smiles-col", po::value(&o.source.smilesColumn)->default_value("smiles"), "CSV column holding SMILES")(
+      "target-cols", po::value(&targets),
+      "comma-separated target columns (CSV), properties (SDF) or comment keys (XYZ)")(
+      "out,o", po::value(&o.outPath), "the .npz to write (written to a temp name, renamed when complete)")(
+      "explicit-hydrogens", po::bool_switch(&o.featurizer.explicitHydrogens),
+      "add hydrogens as atoms (OGB does not)")(
+      "conformers", po::bool_switch(&o.conformers), "generate 3D coordinates (ETKDG) where the input has none")(
+      "seed", po::value(&o.conformer.seed)->default_value(42), "random seed of conformer generation")(
+      "graphormer-max-dist", po::value(&o.graphormerMaxDist)->default_value(0),
+      "store Graphormer encodings with this multi_hop_max_dist (0: none)")(
+      "threads,j", po::value(&o.threads)->default_value(1), "featurisation threads")(
+      "limit", po::value(&o.limit)->default_value(-1), "read at most this many molecules")(
+      "chunk", po::value(&o.chunkSize)->default_value(4096), "molecules per parallel step")(
+      "jsonl", po::value(&jsonlPath), "also write one JSON object per input molecule to this file")(
+      "strict", po::bool_switch(&o.strict), "any rejected molecule fails the build (exit 1, no dataset)")(
+      "json", po::bool_switch(&json), "print a JSON summary on stdout")(
+      "progress", po::bool_switch(&progress), "show the progress bar even when stderr is not a terminal")(
+      "no-progress", po::bool_switch(&noProgress), "never show the progress bar");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, opts), vm);
+    if (vm.count("help")) {
+      std::cout << opts << "\n";
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "build_dataset: " << e.what() << "\n" << opts << "\n";
+    return 2;
+  }
+  o.source.targetColumns = splitList(targets);
+  if (o.outPath.empty() && jsonlPath.empty())
+    std::cerr << "build_dataset: note: neither --out nor --jsonl given; featurising only\n";
+
+  std::ofstream jsonl;
+  if (!jsonlPath.empty()) {
+    jsonl.open(jsonlPath);
+    if (!jsonl) {
+      std::cerr << "build_dataset: cannot write " << jsonlPath << "\n";
+      return 1;
+    }
+    o.jsonl = &jsonl;
+  }
+  const bool showProgress = !noProgress && (progress || ::isatty(2));
+  int64_t totalLines = 0;
+  if (showProgress && o.limit < 0 && o.source.format != "pcqm4mv2" && guessMoleculeFormat(o.source.path) != "pcqm4mv2")
+    totalLines = countLines(o.source.path);
+  if (showProgress) {
+    o.progress = [&](const BuildProgress& p) {
+      const double rate = p.seconds > 0 ? p.records / p.seconds : 0;
+      double fraction = p.fraction;
+      if (fraction < 0 && totalLines > 0) fraction = static_cast<double>(p.line) / static_cast<double>(totalLines);
+      const double eta = fraction > 0 ? p.seconds * (1 - fraction) / fraction : -1;
+      char bar[21] = "                    ";
+      for (int i = 0; i < 20 && fraction > 0 && i < static_cast<int>(fraction * 20 + 1e-9); ++i) bar[i] = '#';
+      std::fprintf(stderr, "\r[%s] %lld molecules (%lld rejected), %.0f/s, ETA %s   ", fraction >= 0 ? bar : "????????????????????",
+                   static_cast<long long>(p.records), static_cast<long long>(p.rejected), rate, clock(eta).c_str());
+      std::fflush(stderr);
+    };
+  }
+  BuildSummary s;
+  try {
+    s = MoleculeDatasetBuilder(o).run();
+  } catch (const std::exception& e) {
+    if (showProgress) std::fprintf(stderr, "\n");
+    std::cerr << "build_dataset: error: " << e.what() << "\n";
+    if (jsonl.is_open()) {
+      jsonl.close();
+      std::remove(jsonlPath.c_str());
+    }
+    return 1;
+  }
+  if (showProgress) std::fprintf(stderr, "\n");
+  for (const RejectedMolecule& r : s.rejectedMolecules)
+    std::cerr << o.source.path << ":" << r.line << ": rejected '" << r.smiles << "': " << r.reason << "\n";
+  const double rate = s.seconds > 0 ? (s.accepted + s.rejected) / s.seconds : 0;
+  std::fprintf(stderr, "accepted %lld, rejected %lld, %.2f s, %.0f molecules/s, %d thread%s%s\n",
+               static_cast<long long>(s.accepted), static_cast<long long>(s.rejected), s.seconds, rate, s.threads,
+               s.threads == 1 ? "" : "s", s.written ? (", wrote " + o.outPath).c_str() : "");
+  if (o.strict && s.rejected > 0)
+    std::fprintf(stderr, "build_dataset: --strict: %lld molecule(s) rejected, no dataset written\n",
+                 static_cast<long long>(s.rejected));
+  if (json) {
+    nlohmann::json j = {{"accepted", s.accepted},
+                        {"rejected", s.rejected},
+                        {"seconds", s.seconds},
+                        {"molecules_per_s", rate},
+                        {"threads", s.threads},
+                        {"peak_rss_mb", peakRssMb()},
+                        {"nodes", s.nodes},
+                        {"edges", s.edges},
+                        {"out", s.written ? o.outPath : ""}};
+    std::cout << j.dump() << "\n";
+  }
+  return o.strict && s.rejected > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc >= 2 && std::string(argv[1]) == "inspect") return inspect(argc - 1, argv + 1);
+    return build(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "build_dataset: error: " << e.what() << "\n";
+    return 1;
+  }
+}
