@@ -37,6 +37,26 @@ FixedSizeOptions FixedSizeOptions::fromDataset(const Dataset& dataset, int64_t b
   return o;
 }
 
+FixedSizeOptions FixedSizeOptions::forPacking(const Dataset& dataset, int64_t realGraphs, double headroom) {
+  GNN_CHECK_ARG(realGraphs >= 1, "FixedSizeOptions::forPacking: realGraphs = ", realGraphs, ", need >= 1");
+  GNN_CHECK_ARG(dataset.size() > 0, "FixedSizeOptions::forPacking: empty dataset");
+  double nodes = 0, edges = 0;
+  int64_t maxNodes = 0, maxEdges = 0;
+  for (size_t i = 0; i < dataset.size(); ++i) {
+    nodes += static_cast<double>(dataset.numNodes(i));
+    edges += static_cast<double>(dataset.numEdges(i));
+    maxNodes = std::max(maxNodes, dataset.numNodes(i));
+    maxEdges = std::max(maxEdges, dataset.numEdges(i));
+  }
+  double n = static_cast<double>(dataset.size()), scale = static_cast<double>(realGraphs) * (1.0 + headroom);
+  FixedSizeOptions o;
+  o.numGraphs = realGraphs + 1;
+  // Never below what the largest graph needs on its own beside the padding graphs.
+  o.numNodes = std::max(static_cast<int64_t>(std::ceil(nodes / n * scale)) + 1, maxNodes + realGraphs);
+  o.numEdges = std::max(static_cast<int64_t>(std::ceil(edges / n * scale)) + 1, maxEdges + realGraphs);
+  return o;
+}
+
 FixedSizeOptions::PercentileSizing FixedSizeOptions::fromPercentile(const Dataset& dataset, int64_t batchSize,
                                                                     double percentile) {
   GNN_CHECK_ARG(batchSize >= 2, "FixedSizeOptions::fromPercentile: batchSize = ", batchSize, ", need >= 2");

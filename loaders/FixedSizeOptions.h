@@ -33,6 +33,11 @@ struct FixedSizeOptions {
   /// numGraphs = batchSize. Nothing is ever skipped or trimmed.
   static FixedSizeOptions fromDataset(const Dataset& dataset, int64_t batchSize);
 
+  /// Sizes for packing (StreamPack, PlannedPack) about realGraphs graphs of mean size per batch: numGraphs =
+  /// realGraphs + 1, numNodes = ceil(meanNodes·realGraphs·(1+headroom)) + 1, likewise edges. With a small
+  /// headroom the node budget and the graph cap run out together, which is what lets packing waste little.
+  static FixedSizeOptions forPacking(const Dataset& dataset, int64_t realGraphs, double headroom = 0.01);
+
   struct PercentileSizing;
   /// Sizes slots for the given percentile of node and edge counts instead of the maximum:
   /// numNodes = p_nodes·(batchSize−1)+1, likewise edges. The result states how many graphs exceed a slot
