@@ -8,7 +8,7 @@ namespace gnn {
 
 class Generator {
  public:
-  explicit Generator(uint64_t seed = 0) : seed_(seed) {}
+  explicit Generator(uint64_t seed = 0) { setState(seed, 0); }
 
   /// Reserves n consecutive values and returns the first counter; use with uniformAt/normalAt.
   uint64_t reserve(uint64_t n) {
@@ -20,10 +20,23 @@ class Generator {
   float uniformAt(uint64_t c) const { return static_cast<float>(bits(c) >> 40) * (1.0f / 16777216.0f); }
   /// Uniform in [0, 1) with 53-bit resolution.
   double uniformDoubleAt(uint64_t c) const { return static_cast<double>(bits(c) >> 11) * (1.0 / 9007199254740992.0); }
+  /// Bernoulli keep-mask for dropout: element i of a draw keeps (true) with probability 1 - p, using 16 bits
+  /// of counter first + i / 4 (4 elements per hash; p resolved to 1/65536). Reserve dropoutCounters(n).
+  static uint64_t dropoutCounters(uint64_t n) { return (n + 3) / 4; }
+  static uint32_t dropoutThreshold(double p) { return static_cast<uint32_t>(p * 65536.0 + 0.5); }
+  bool keepAt(uint64_t first, uint64_t i, uint32_t threshold) const {
+    return ((bits(first + i / 4) >> (16 * (i % 4))) & 0xffff) >= threshold;
+  }
   /// Standard normal for counter c (Box-Muller on two independent streams).
   double normalAt(uint64_t c) const;
-  /// Raw 64 random bits for counter c.
-  uint64_t bits(uint64_t c) const;
+  /// Raw 64 random bits for counter c: a SplitMix64 finaliser (Steele, Lea & Flood 2014) of the counter
+  /// mixed with a key derived from the seed. Inline: dropout calls it once per element.
+  uint64_t bits(uint64_t c) const { return mix64(key_ ^ (c * 0x9e3779b97f4a7c15ULL)); }
+  static uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
 
   /// Next value of the stream, for scalar use (shuffles, sampling).
   uint64_t next() { return bits(offset_++); }
@@ -36,11 +49,13 @@ class Generator {
   void setState(uint64_t seed, uint64_t offset) {
     seed_ = seed;
     offset_ = offset;
+    key_ = mix64(seed * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);
   }
 
  private:
-  uint64_t seed_;
+  uint64_t seed_ = 0;
   uint64_t offset_ = 0;
+  uint64_t key_ = 0;
 };
 
 }  // namespace gnn

@@ -32,7 +32,7 @@ class SparseMatrix {
   const std::vector<int32_t>& colIdx() const { return colIdx_; }
   const Tensor& values() const { return values_; }
 
-  /// Same pattern, new values (e.g. dropout on the non-zeros); the cached transpose is not shared.
+  /// Same pattern, new values (e.g. dropout on the non-zeros).
   SparseMatrix withValues(Tensor values) const;
   /// Same pattern and values in another float dtype.
   SparseMatrix to(DType dtype) const { return withValues(values_.to(dtype)); }
@@ -48,11 +48,19 @@ class SparseMatrix {
   std::vector<int64_t> rowPtr_{0};
   std::vector<int32_t> colIdx_;
   Tensor values_;
-  struct Cache {
+  // The transposed pattern is shared by every matrix made from this one by withValues (dropout on the
+  // non-zeros makes a new matrix each step; its transpose then costs one gather, not a counting sort).
+  struct Pattern {
     std::once_flag once;
-    std::shared_ptr<SparseMatrix> transpose;
+    std::vector<int64_t> tRowPtr, tPerm;
+    std::vector<int32_t> tColIdx;
   };
-  std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
+  struct Transposed {
+    std::once_flag once;
+    std::shared_ptr<SparseMatrix> matrix;
+  };
+  std::shared_ptr<Pattern> pattern_ = std::make_shared<Pattern>();
+  std::shared_ptr<Transposed> transposed_ = std::make_shared<Transposed>();
 };
 
 }  // namespace gnn

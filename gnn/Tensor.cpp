@@ -1,6 +1,8 @@
 #include "gnn/Tensor.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace gnn {
 
@@ -40,13 +42,25 @@ int64_t shapeNumel(const Shape& s) {
   return n;
 }
 
-Tensor::Tensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtype) {
+Tensor::Storage::Storage(size_t n, bool zero) {
+  // 64-byte alignment suits AVX-512 loads and Eigen's aligned maps.
+  size_t bytes = ((n + 63) / 64) * 64;
+  data = static_cast<unsigned char*>(std::aligned_alloc(64, bytes ? bytes : 64));
+  if (!data) throw std::bad_alloc();
+  if (zero) std::memset(data, 0, n);
+}
+Tensor::Storage::~Storage() { std::free(data); }
+
+Tensor Tensor::empty(Shape shape, DType dtype) { return Tensor(std::move(shape), dtype, false); }
+
+Tensor::Tensor(Shape shape, DType dtype) : Tensor(std::move(shape), dtype, true) {}
+
+Tensor::Tensor(Shape shape, DType dtype, bool zero) : shape_(std::move(shape)), dtype_(dtype) {
   GNN_CHECK_ARG(shape_.size() <= 4, "Tensor: rank ", shape_.size(), " > 4 is not supported (shape ",
                 shapeString(shape_), ")");
   for (int64_t d : shape_) GNN_CHECK_ARG(d >= 0, "Tensor: negative dimension in shape ", shapeString(shape_));
   numel_ = shapeNumel(shape_);
-  storage_ = std::make_shared<Storage>();
-  storage_->bytes.assign(static_cast<size_t>(numel_) * dtypeSize(dtype_), 0);
+  storage_ = std::make_shared<Storage>(static_cast<size_t>(numel_) * dtypeSize(dtype_), zero);
 }
 
 Tensor Tensor::full(Shape shape, double value, DType dtype) {
@@ -88,7 +102,7 @@ double Tensor::at(int64_t i) const {
 
 Tensor Tensor::clone() const {
   if (!defined()) return {};
-  Tensor t(shape_, dtype_);
+  Tensor t = empty(shape_, dtype_);
   std::memcpy(t.raw(), raw(), nbytes());
   return t;
 }

@@ -57,6 +57,8 @@ class Tensor {
   explicit Tensor(Shape shape, DType dtype = DType::F32);
 
   static Tensor zeros(Shape shape, DType dtype = DType::F32) { return Tensor(std::move(shape), dtype); }
+  /// Uninitialised tensor, for outputs an op overwrites completely (saves zeroing large buffers).
+  static Tensor empty(Shape shape, DType dtype = DType::F32);
   static Tensor full(Shape shape, double value, DType dtype = DType::F32);
   static Tensor scalar(double value, DType dtype = DType::F32) { return full({}, value, dtype); }
   template <class T>
@@ -86,8 +88,8 @@ class Tensor {
     checkDtype(dtypeOf<T>());
     return reinterpret_cast<const T*>(raw());
   }
-  void* raw() { return storage_ ? storage_->bytes.data() + offset_ : nullptr; }
-  const void* raw() const { return storage_ ? storage_->bytes.data() + offset_ : nullptr; }
+  void* raw() { return storage_ ? storage_->data + offset_ : nullptr; }
+  const void* raw() const { return storage_ ? storage_->data + offset_ : nullptr; }
 
   /// Rows x columns Eigen view: rank 2 as is, rank 1 as one column, rank > 2 as [dim0, rest].
   template <class T>
@@ -128,8 +130,13 @@ class Tensor {
 
  private:
   struct Storage {
-    std::vector<unsigned char, Eigen::aligned_allocator<unsigned char>> bytes;
+    explicit Storage(size_t n, bool zero);
+    ~Storage();
+    Storage(const Storage&) = delete;
+    Storage& operator=(const Storage&) = delete;
+    unsigned char* data;
   };
+  Tensor(Shape shape, DType dtype, bool zero);
   void checkDtype(DType d) const;
   std::shared_ptr<Storage> storage_;
   size_t offset_ = 0;

@@ -77,15 +77,16 @@ void Variable::backward() {
 void Variable::backward(const Tensor& seed) {
   GNN_CHECK_ARG(requiresGrad(), "backward() on a variable that does not require a gradient");
   // Iterative post-order DFS: `order` ends up with every node after all the nodes that consume it.
-  std::vector<Node*> order;
+  // `order` holds owning pointers: releasing a node's inputs below must not free nodes still to be visited.
+  std::vector<std::shared_ptr<Node>> order;
   std::unordered_set<Node*> seen;
-  std::vector<std::pair<Node*, size_t>> stack{{node_.get(), 0}};
+  std::vector<std::pair<std::shared_ptr<Node>, size_t>> stack{{node_, 0}};
   seen.insert(node_.get());
   while (!stack.empty()) {
     auto& [n, next] = stack.back();
     if (next < n->inputs.size()) {
-      Node* child = n->inputs[next++].node_.get();
-      if (child->requiresGrad && child->backward && seen.insert(child).second) stack.push_back({child, 0});
+      const std::shared_ptr<Node>& child = n->inputs[next++].node_;
+      if (child->requiresGrad && child->backward && seen.insert(child.get()).second) stack.push_back({child, 0});
     } else {
       order.push_back(n);
       stack.pop_back();
@@ -93,7 +94,7 @@ void Variable::backward(const Tensor& seed) {
   }
   addGrad(seed);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Node* n = *it;
+    Node* n = it->get();
     if (n->grad.defined() && n->backward) n->backward(n->grad, n->inputs);
     // Release the tape as we go: intermediate gradients and captured activations are no longer needed.
     if (n != node_.get() && n->backward) n->grad = Tensor();

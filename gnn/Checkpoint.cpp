@@ -1,0 +1,172 @@
+#include "gnn/Checkpoint.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "gnn/Module.h"
+#include "gnn/Optimizer.h"
+
+namespace gnn {
+namespace {
+constexpr char kMagic[8] = {'G', 'N', 'N', 'C', 'K', 'P', 'T', '\0'};
+
+struct Fnv1a {
+  uint64_t h = 1469598103934665603ULL;
+  void add(const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ULL;
+  }
+};
+
+class Writer {
+ public:
+  explicit Writer(std::string& out) : out_(out) {}
+  template <class T>
+  void pod(T v) {
+    bytes(&v, sizeof v);
+  }
+  void bytes(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
+
+ private:
+  std::string& out_;
+};
+
+class Reader {
+ public:
+  Reader(const std::string& data, const std::string& path) : d_(data), path_(path) {}
+  template <class T>
+  T pod() {
+    T v;
+    need(sizeof v);
+    std::memcpy(&v, d_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  const char* take(size_t n) {
+    need(n);
+    const char* p = d_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+
+ private:
+  void need(size_t n) {
+    if (pos_ + n > d_.size()) throw std::runtime_error(path_ + ": checkpoint is truncated");
+  }
+  const std::string& d_;
+  const std::string& path_;
+  size_t pos_ = 0;
+};
+}  // namespace
+
+void Checkpoint::save(const std::string& path) const {
+  std::string buf;
+  Writer w(buf);
+  w.bytes(kMagic, 8);
+  w.pod<uint32_t>(kVersion);
+  w.pod<uint32_t>(static_cast<uint32_t>(tensors.size()));
+  std::string m = meta.dump();
+  w.pod<uint64_t>(m.size());
+  w.bytes(m.data(), m.size());
+  for (const auto& [name, t] : tensors) {
+    w.pod<uint32_t>(static_cast<uint32_t>(name.size()));
+    w.bytes(name.data(), name.size());
+    w.pod<uint8_t>(static_cast<uint8_t>(t.dtype()));
+    w.pod<uint8_t>(static_cast<uint8_t>(t.rank()));
+    for (int64_t d : t.shape()) w.pod<int64_t>(d);
+    w.pod<uint64_t>(t.nbytes());
+    w.bytes(t.raw(), t.nbytes());
+  }
+  Fnv1a h;
+  h.add(buf.data(), buf.size());
+  w.pod<uint64_t>(h.h);
+
+  // Atomic replace: a crash leaves either the old file or the new one, never half of one.
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw std::runtime_error(path + ": cannot write checkpoint: " + std::strerror(errno));
+  bool ok = std::fwrite(buf.data(), 1, buf.size(), f) == buf.size();
+  ok = std::fflush(f) == 0 && ok;
+  ok = ::fsync(::fileno(f)) == 0 && ok;
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": failed to write checkpoint: " + std::strerror(errno));
+  }
+}
+
+Checkpoint Checkpoint::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open checkpoint");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string data = ss.str();
+  if (data.size() < 8 + 4 + 4 + 8 + 8 || std::memcmp(data.data(), kMagic, 8) != 0)
+    throw std::runtime_error(path + ": not a gnn checkpoint (bad magic)");
+  Fnv1a h;
+  h.add(data.data(), data.size() - 8);
+  uint64_t stored;
+  std::memcpy(&stored, data.data() + data.size() - 8, 8);
+  if (stored != h.h) throw std::runtime_error(path + ": checkpoint checksum mismatch (file corrupt or truncated)");
+
+  Reader r(data, path);
+  r.take(8);
+  uint32_t version = r.pod<uint32_t>();
+  if (version != kVersion)
+    throw std::runtime_error(path + ": checkpoint version " + std::to_string(version) + ", this build reads version " +
+                             std::to_string(kVersion));
+  uint32_t count = r.pod<uint32_t>();
+  uint64_t metaBytes = r.pod<uint64_t>();
+  Checkpoint ck;
+  ck.meta = nlohmann::json::parse(std::string(r.take(metaBytes), metaBytes));
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t nameLen = r.pod<uint32_t>();
+    std::string name(r.take(nameLen), nameLen);
+    auto dtype = static_cast<DType>(r.pod<uint8_t>());
+    uint8_t rank = r.pod<uint8_t>();
+    if (rank > 4 || static_cast<uint8_t>(dtype) > 5)
+      throw std::runtime_error(path + ": tensor '" + name + "' has a bad header");
+    Shape shape(rank);
+    for (auto& d : shape) d = r.pod<int64_t>();
+    uint64_t nbytes = r.pod<uint64_t>();
+    Tensor t(shape, dtype);
+    if (nbytes != t.nbytes()) throw std::runtime_error(path + ": tensor '" + name + "' has a wrong byte count");
+    std::memcpy(t.raw(), r.take(nbytes), nbytes);
+    ck.tensors.emplace(std::move(name), std::move(t));
+  }
+  return ck;
+}
+
+void Checkpoint::addModule(const std::string& prefix, const Module& module) {
+  for (const auto& [name, v] : module.namedParameters()) tensors[prefix + "." + name] = v.value().clone();
+}
+
+void Checkpoint::loadModule(const std::string& prefix, Module& module) const {
+  for (auto& [name, v] : module.namedParameters()) {
+    auto it = tensors.find(prefix + "." + name);
+    GNN_CHECK_ARG(it != tensors.end(), "checkpoint has no parameter '", prefix, ".", name, "'");
+    GNN_CHECK_ARG(it->second.shape() == v.shape() && it->second.dtype() == v.dtype(), "checkpoint parameter '",
+                  prefix, ".", name, "' has shape ", shapeString(it->second.shape()), " (",
+                  dtypeName(it->second.dtype()), ") but the model expects ", shapeString(v.shape()), " (",
+                  dtypeName(v.dtype()), ")");
+    Variable var = v;
+    var.value() = it->second.clone();
+  }
+}
+
+void Checkpoint::addOptimizer(const Optimizer& opt) {
+  for (const auto& [name, t] : opt.state()) tensors[name] = t.clone();
+}
+
+void Checkpoint::loadOptimizer(Optimizer& opt) const {
+  std::map<std::string, Tensor> st;
+  for (const auto& [name, t] : tensors)
+    if (name.rfind("optimizer.", 0) == 0) st[name] = t;
+  opt.loadState(st);
+}
+
+}  // namespace gnn

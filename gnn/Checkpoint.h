@@ -1,0 +1,51 @@
+// Checkpoint: named tensors plus JSON metadata in one versioned binary file, written atomically
+// (temp file, fsync, rename) and read back with format, version, checksum and shape checks.
+//
+// Format "GNNCKPT", version 1, all integers little-endian:
+//   magic      8 bytes  "GNNCKPT\0"
+//   version    u32      1
+//   count      u32      number of tensors
+//   metaBytes  u64      length of the metadata
+//   metadata   bytes    UTF-8 JSON object (free-form: model config, epoch, RNG state, ...)
+//   count times:
+//     nameLen  u32, name bytes (UTF-8, e.g. "model.conv1.weight", "optimizer.m.0")
+//     dtype    u8       0 float32, 1 float64, 2 int32, 3 int64, 4 uint8, 5 float16
+//     rank     u8       0..4
+//     dims     i64 x rank
+//     nbytes   u64, raw row-major data
+//   checksum   u64      FNV-1a 64 of every byte before it
+//
+//   Checkpoint ck; ck.addModule("model", net); ck.addOptimizer(opt); ck.meta["epoch"] = 10; ck.save("run.ckpt");
+//   Checkpoint in = Checkpoint::load("run.ckpt"); in.loadModule("model", net); in.loadOptimizer(opt);
+#pragma once
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gnn/Tensor.h"
+
+namespace gnn {
+
+class Module;
+class Optimizer;
+
+class Checkpoint {
+ public:
+  static constexpr uint32_t kVersion = 1;
+
+  std::map<std::string, Tensor> tensors;
+  nlohmann::json meta = nlohmann::json::object();
+
+  void save(const std::string& path) const;
+  /// Throws std::runtime_error naming the file for a missing file, a wrong magic/version or a bad checksum.
+  static Checkpoint load(const std::string& path);
+
+  /// Stores every parameter of `module` as "<prefix>.<parameter name>".
+  void addModule(const std::string& prefix, const Module& module);
+  /// Copies the stored parameters into `module`; every parameter must be present with the same shape.
+  void loadModule(const std::string& prefix, Module& module) const;
+  void addOptimizer(const Optimizer& opt);
+  void loadOptimizer(Optimizer& opt) const;
+};
+
+}  // namespace gnn

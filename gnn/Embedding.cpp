@@ -1,0 +1,18 @@
+#include "gnn/Embedding.h"
+
+#include "gnn/Init.h"
+#include "gnn/Ops.h"
+
+namespace gnn {
+
+Embedding::Embedding(int64_t numEmbeddings, int64_t dim, Generator& gen, bool xavierInit, DType dtype)
+    : num_(numEmbeddings), dim_(dim) {
+  GNN_CHECK_ARG(numEmbeddings > 0 && dim > 0, "Embedding: sizes must be positive");
+  Tensor w = xavierInit ? init::glorotUniform({num_, dim_}, num_, dim_, gen, dtype)
+                        : init::normal({num_, dim_}, 1.0, gen, dtype);
+  weight_ = &registerParameter("weight", std::move(w));
+}
+
+Variable Embedding::forward(const Tensor& index) const { return embedding(*weight_, index); }
+
+}  // namespace gnn

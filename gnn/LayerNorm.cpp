@@ -1,0 +1,14 @@
+#include "gnn/LayerNorm.h"
+
+#include "gnn/Ops.h"
+
+namespace gnn {
+
+LayerNorm::LayerNorm(int64_t features, double eps, DType dtype) : eps_(eps) {
+  gamma_ = &registerParameter("weight", Tensor::full({features}, 1.0, dtype));
+  beta_ = &registerParameter("bias", Tensor({features}, dtype));
+}
+
+Variable LayerNorm::forward(const Variable& x) const { return layerNorm(x, *gamma_, *beta_, eps_); }
+
+}  // namespace gnn

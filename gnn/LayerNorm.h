@@ -1,0 +1,19 @@
+// LayerNorm: normalisation over the last dimension with learnable gamma (ones) and beta (zeros),
+// as torch.nn.LayerNorm.
+#pragma once
+#include "gnn/Module.h"
+
+namespace gnn {
+
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(int64_t features, double eps = 1e-5, DType dtype = DType::F32);
+  Variable forward(const Variable& x) const;
+
+ private:
+  double eps_;
+  Variable* gamma_;
+  Variable* beta_;
+};
+
+}  // namespace gnn

@@ -1,0 +1,60 @@
+// Learning-rate schedules: a factor of the base rate as a function of the step (0-based), applied with
+// schedule.apply(optimizer, baseLr). The device applies them itself each step.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+namespace gnn {
+
+class Optimizer;
+
+class LrSchedule {
+ public:
+  virtual ~LrSchedule() = default;
+  virtual double factor(int64_t step) const = 0;
+  /// Sets optimizer.lr = baseLr * factor(step).
+  void apply(Optimizer& opt, double baseLr, int64_t step) const;
+};
+
+/// Constant rate.
+class ConstantLr : public LrSchedule {
+ public:
+  double factor(int64_t) const override { return 1.0; }
+};
+
+/// Multiplies by gamma every stepSize steps (torch StepLR).
+class StepLr : public LrSchedule {
+ public:
+  StepLr(int64_t stepSize, double gamma);
+  double factor(int64_t step) const override;
+
+ private:
+  int64_t stepSize_;
+  double gamma_;
+};
+
+/// Cosine decay from 1 to minFactor over totalSteps (torch CosineAnnealingLR), optionally after a linear
+/// warmup from 0 over warmupSteps.
+class CosineLr : public LrSchedule {
+ public:
+  CosineLr(int64_t totalSteps, double minFactor = 0.0, int64_t warmupSteps = 0);
+  double factor(int64_t step) const override;
+
+ private:
+  int64_t total_, warmup_;
+  double min_;
+};
+
+/// Linear warmup from 0 to 1 over warmupSteps, then linear decay to endFactor at totalSteps (the
+/// Graphormer / BERT "polynomial decay, power 1" schedule).
+class WarmupLinearLr : public LrSchedule {
+ public:
+  WarmupLinearLr(int64_t warmupSteps, int64_t totalSteps, double endFactor = 0.0);
+  double factor(int64_t step) const override;
+
+ private:
+  int64_t warmup_, total_;
+  double end_;
+};
+
+}  // namespace gnn

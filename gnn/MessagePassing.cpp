@@ -1,0 +1,38 @@
+#include "gnn/MessagePassing.h"
+
+namespace gnn {
+
+Tensor edgeRow(const Tensor& edgeIndex, int row) {
+  GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,
+                "edge_index must be int64 [2, E], got ", dtypeName(edgeIndex.dtype()), " ",
+                shapeString(edgeIndex.shape()));
+  return edgeIndex.slice(row, row + 1).reshape({edgeIndex.dim(1)});
+}
+
+Variable MessagePassing::propagate(const Tensor& edgeIndex, const Variable& x, const Variable& edgeAttr,
+                                   int64_t numNodes) {
+  if (numNodes < 0) numNodes = x.dim(0);
+  Tensor src = edgeRow(edgeIndex, 0), dst = edgeRow(edgeIndex, 1);
+  if (edgeAttr.defined())
+    GNN_CHECK_ARG(edgeAttr.dim(0) == edgeIndex.dim(1), "propagate: edge_attr has ", edgeAttr.dim(0),
+                  " rows for ", edgeIndex.dim(1), " edges");
+  Variable xj = gatherRows(x, src);
+  Variable xi = needsXi_ ? gatherRows(x, dst) : Variable();
+  Variable m = message(xj, xi, edgeAttr);
+  return update(aggregate(m, dst, numNodes), x);
+}
+
+Variable MessagePassing::message(const Variable& xj, const Variable&, const Variable&) { return xj; }
+
+Variable MessagePassing::aggregate(const Variable& messages, const Tensor& dst, int64_t numNodes) {
+  switch (aggr_) {
+    case Aggregation::Sum: return scatterSum(messages, dst, numNodes);
+    case Aggregation::Mean: return scatterMean(messages, dst, numNodes);
+    case Aggregation::Max: return scatterMax(messages, dst, numNodes);
+  }
+  return {};
+}
+
+Variable MessagePassing::update(const Variable& aggregated, const Variable&) { return aggregated; }
+
+}  // namespace gnn

@@ -1,0 +1,129 @@
+#include "gnn/Optimizer.h"
+
+#include <cmath>
+
+#include "gnn/Parallel.h"
+
+namespace gnn {
+
+Optimizer::Optimizer(std::vector<ParamGroup> groups, double lr) : groups_(std::move(groups)), lr_(lr) {
+  GNN_CHECK_ARG(lr >= 0, "optimizer: learning rate must be >= 0, got ", lr);
+  for (auto& g : groups_)
+    for (auto& p : g.params)
+      GNN_CHECK_ARG(p.requiresGrad() && p.value().isFloating(), "optimizer: every parameter must be a float "
+                    "Variable that requires a gradient");
+}
+
+void Optimizer::zeroGrad() {
+  for (auto& g : groups_)
+    for (auto& p : g.params) p.zeroGrad();
+}
+
+size_t Optimizer::paramCount() const {
+  size_t n = 0;
+  for (const auto& g : groups_) n += g.params.size();
+  return n;
+}
+
+Tensor& Optimizer::slot(const std::string& name, size_t idx, const Tensor& like) {
+  auto& v = slots_[name];
+  if (v.size() != paramCount()) v.resize(paramCount());
+  if (!v[idx].defined()) v[idx] = Tensor(like.shape(), like.dtype());
+  return v[idx];
+}
+
+std::map<std::string, Tensor> Optimizer::state() const {
+  std::map<std::string, Tensor> out;
+  out["optimizer.step"] = Tensor::fromVector<int64_t>({steps_}, {1});
+  out["optimizer.lr"] = Tensor::fromVector<double>({lr_}, {1});
+  for (const auto& [name, v] : slots_)
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i].defined()) out["optimizer." + name + "." + std::to_string(i)] = v[i];
+  return out;
+}
+
+void Optimizer::loadState(const std::map<std::string, Tensor>& state) {
+  auto it = state.find("optimizer.step");
+  GNN_CHECK_ARG(it != state.end(), "optimizer state: 'optimizer.step' missing");
+  steps_ = static_cast<int64_t>(it->second.at(0));
+  if (auto l = state.find("optimizer.lr"); l != state.end()) lr_ = l->second.at(0);
+  slots_.clear();
+  std::vector<Variable> flat;
+  for (auto& g : groups_)
+    for (auto& p : g.params) flat.push_back(p);
+  for (const auto& [key, t] : state) {
+    if (key.rfind("optimizer.", 0) != 0 || key == "optimizer.step" || key == "optimizer.lr") continue;
+    std::string rest = key.substr(10);
+    size_t dot = rest.rfind('.');
+    GNN_CHECK_ARG(dot != std::string::npos, "optimizer state: bad entry name '", key, "'");
+    size_t idx = std::stoul(rest.substr(dot + 1));
+    GNN_CHECK_ARG(idx < flat.size(), "optimizer state: entry '", key, "' for parameter ", idx, " but the optimizer has ",
+                  flat.size());
+    GNN_CHECK_ARG(t.shape() == flat[idx].shape() && t.dtype() == flat[idx].dtype(), "optimizer state: '", key,
+                  "' has shape ", shapeString(t.shape()), " but parameter ", idx, " has ",
+                  shapeString(flat[idx].shape()));
+    slot(rest.substr(0, dot), idx, t) = t.clone();
+  }
+}
+
+SGD::SGD(std::vector<ParamGroup> groups, double lr, double momentum)
+    : Optimizer(std::move(groups), lr), momentum_(momentum) {}
+
+void SGD::step() {
+  NoGradGuard ng;
+  ++steps_;
+  forEachParam([&](ParamGroup& g, Variable& p, size_t idx) {
+    dispatchFloat(p.dtype(), [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      auto w = p.value().flat<T>();
+      auto d = (p.grad().flat<T>() + static_cast<T>(g.weightDecay) * w).eval();
+      if (momentum_ != 0) {
+        auto buf = slot("momentum", idx, p.value()).flat<T>();
+        // PyTorch: the first step initialises the buffer with the gradient.
+        if (steps_ == 1) buf = d;
+        else buf = static_cast<T>(momentum_) * buf + d;
+        w -= static_cast<T>(lr_) * buf;
+      } else {
+        w -= static_cast<T>(lr_) * d;
+      }
+    });
+  });
+}
+
+Adam::Adam(std::vector<ParamGroup> groups, double lr, double beta1, double beta2, double eps)
+    : Optimizer(std::move(groups), lr), beta1_(beta1), beta2_(beta2), eps_(eps) {
+  GNN_CHECK_ARG(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, "Adam: betas must be in [0, 1)");
+}
+
+void Adam::step() { adamStep(false); }
+
+void Adam::adamStep(bool decoupled) {
+  NoGradGuard ng;
+  ++steps_;
+  const double bc1 = 1 - std::pow(beta1_, static_cast<double>(steps_));
+  const double bc2 = 1 - std::pow(beta2_, static_cast<double>(steps_));
+  forEachParam([&](ParamGroup& g, Variable& p, size_t idx) {
+    dispatchFloat(p.dtype(), [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      T* w = p.value().data<T>();
+      const T* gr = p.grad().data<T>();
+      T* m = slot("m", idx, p.value()).data<T>();
+      T* v = slot("v", idx, p.value()).data<T>();
+      const T b1 = static_cast<T>(beta1_), b2 = static_cast<T>(beta2_), wd = static_cast<T>(g.weightDecay);
+      const T lr = static_cast<T>(lr_), stepSize = static_cast<T>(lr_ / bc1), sqrtBc2 = static_cast<T>(std::sqrt(bc2));
+      const T eps = static_cast<T>(eps_);
+      parallelFor(p.value().numel(), 1 << 14, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          T gi = gr[i];
+          if (decoupled) w[i] -= lr * wd * w[i];
+          else gi += wd * w[i];
+          m[i] = b1 * m[i] + (1 - b1) * gi;
+          v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+          w[i] -= stepSize * m[i] / (std::sqrt(v[i]) / sqrtBc2 + eps);
+        }
+      });
+    });
+  });
+}
+
+}  // namespace gnn

@@ -1,0 +1,89 @@
+// Optimizer: updates parameters from their gradients. Parameters come in groups with their own weight
+// decay (e.g. the GCN paper decays only the first layer). State (moments, step count) is exposed by name
+// for checkpoints.
+//
+//   Adam opt({{conv1.parameters(), 5e-4}, {conv2.parameters(), 0.0}}, /*lr=*/0.01);
+//   opt.zeroGrad(); loss.backward(); opt.step();
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gnn/Variable.h"
+
+namespace gnn {
+
+struct ParamGroup {
+  std::vector<Variable> params;
+  double weightDecay = 0.0;
+};
+
+class Optimizer {
+ public:
+  Optimizer(std::vector<ParamGroup> groups, double lr);
+  virtual ~Optimizer() = default;
+
+  /// One update from the current gradients (parameters without a gradient are left alone).
+  virtual void step() = 0;
+  void zeroGrad();
+  double lr() const { return lr_; }
+  void setLr(double lr) { lr_ = lr; }
+  int64_t stepCount() const { return steps_; }
+  const std::vector<ParamGroup>& groups() const { return groups_; }
+
+  /// Named state tensors ("adam.m.3") and the step count, for checkpoints.
+  virtual std::map<std::string, Tensor> state() const;
+  /// Restores state saved by state(); throws when names or shapes differ.
+  virtual void loadState(const std::map<std::string, Tensor>& state);
+
+ protected:
+  /// Calls f(group, param, index) for every parameter with a gradient; index is stable across steps.
+  template <class F>
+  void forEachParam(F&& f) {
+    size_t idx = 0;
+    for (auto& g : groups_)
+      for (auto& p : g.params) {
+        if (p.hasGrad()) f(g, p, idx);
+        ++idx;
+      }
+  }
+  size_t paramCount() const;
+  std::vector<ParamGroup> groups_;
+  double lr_;
+  int64_t steps_ = 0;
+  /// Per-parameter state slots, e.g. {"m", "v"}; allocated lazily, zero-initialised.
+  std::map<std::string, std::vector<Tensor>> slots_;
+  Tensor& slot(const std::string& name, size_t idx, const Tensor& like);
+};
+
+/// SGD with optional momentum (PyTorch semantics) and L2 weight decay added to the gradient.
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<ParamGroup> groups, double lr, double momentum = 0.0);
+  void step() override;
+
+ private:
+  double momentum_;
+};
+
+/// Adam (Kingma & Ba 2015) as torch.optim.Adam: weight decay is L2 added to the gradient.
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<ParamGroup> groups, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8);
+  void step() override;
+
+ protected:
+  /// decoupled = true gives AdamW.
+  void adamStep(bool decoupled);
+  double beta1_, beta2_, eps_;
+};
+
+/// AdamW (Loshchilov & Hutter 2019) as torch.optim.AdamW: weight decay decoupled from the gradient,
+/// p -= lr * wd * p before the Adam update.
+class AdamW : public Adam {
+ public:
+  using Adam::Adam;
+  void step() override { adamStep(true); }
+};
+
+}  // namespace gnn

@@ -1,0 +1,32 @@
+// Threading: OpenMP inside ops, with work split into fixed-size chunks that do not depend on the number of
+// threads, so every result is bit-identical for any thread count (a chunk is always computed whole, in the
+// same order, by whichever thread gets it).
+#pragma once
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace gnn {
+
+/// Threads used by ops (default: OpenMP's default, normally the number of cores).
+int numThreads();
+/// Sets the threads used by ops (and by OpenMP in general); n <= 0 restores the default.
+void setNumThreads(int n);
+
+/// Calls f(begin, end) over [0, n) in chunks of `chunk` items, in parallel when there is more than one
+/// chunk and more than one thread. Chunk boundaries depend only on n and chunk.
+template <class F>
+void parallelFor(int64_t n, int64_t chunk, F&& f) {
+  if (n <= 0) return;
+  chunk = std::max<int64_t>(chunk, 1);
+  int64_t chunks = (n + chunk - 1) / chunk;
+  if (chunks == 1 || omp_in_parallel() || numThreads() == 1) {
+    for (int64_t c = 0; c < chunks; ++c) f(c * chunk, std::min(n, (c + 1) * chunk));
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads(std::min<int64_t>(numThreads(), chunks))
+  for (int64_t c = 0; c < chunks; ++c) f(c * chunk, std::min(n, (c + 1) * chunk));
+}
+
+}  // namespace gnn

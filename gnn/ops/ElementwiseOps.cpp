@@ -1,0 +1,123 @@
+// Elementwise activations and dropout. Each activation gives its value and its derivative (from the input x
+// and the output y) side by side in one place.
+#include <cmath>
+
+#include "gnn/Ops.h"
+#include "gnn/Parallel.h"
+
+namespace gnn {
+namespace {
+constexpr int64_t kChunk = 1 << 14;
+
+// y = f(x); backward: gx = gy * df(x, y). The closure keeps x and y.
+template <class Fwd, class Deriv>
+Variable unary(const Variable& a, Fwd f, Deriv df) {
+  const Tensor& X = a.value();
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty(X.shape(), X.dtype());
+    const T* x = X.data<T>();
+    T* y = Y.data<T>();
+    parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) y[i] = f(x[i]);
+    });
+    return Variable::record(Y, {a}, [X, Y, df](const Tensor& gy, std::vector<Variable>& in) {
+      Tensor G = Tensor::empty(X.shape(), X.dtype());
+      const T *x = X.data<T>(), *y = Y.data<T>(), *g = gy.data<T>();
+      T* o = G.data<T>();
+      parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) o[i] = g[i] * df(x[i], y[i]);
+      });
+      in[0].addGrad(G);
+    });
+  });
+}
+}  // namespace
+
+Variable relu(const Variable& a) {
+  return unary(
+      a, [](auto x) { return x > 0 ? x : decltype(x)(0); },
+      [](auto x, auto) { return x > 0 ? decltype(x)(1) : decltype(x)(0); });
+}
+
+Variable elu(const Variable& a, double alpha) {
+  return unary(
+      a, [alpha](auto x) { return x > 0 ? x : static_cast<decltype(x)>(alpha * std::expm1(x)); },
+      [alpha](auto x, auto y) { return x > 0 ? decltype(x)(1) : static_cast<decltype(x)>(y + alpha); });
+}
+
+Variable gelu(const Variable& a) {
+  // x * Phi(x), Phi the standard normal CDF; d/dx = Phi(x) + x * phi(x).
+  return unary(
+      a, [](auto x) { return static_cast<decltype(x)>(0.5 * x * (1.0 + std::erf(x * M_SQRT1_2))); },
+      [](auto x, auto) {
+        double cdf = 0.5 * (1.0 + std::erf(x * M_SQRT1_2));
+        double pdf = std::exp(-0.5 * double(x) * x) * 0.3989422804014327;
+        return static_cast<decltype(x)>(cdf + x * pdf);
+      });
+}
+
+Variable tanh(const Variable& a) {
+  return unary(
+      a, [](auto x) { return std::tanh(x); }, [](auto, auto y) { return 1 - y * y; });
+}
+
+Variable sigmoid(const Variable& a) {
+  return unary(
+      a, [](auto x) { return 1 / (1 + std::exp(-x)); }, [](auto, auto y) { return y * (1 - y); });
+}
+
+Variable softplus(const Variable& a, double beta, double threshold) {
+  return unary(
+      a,
+      [beta, threshold](auto x) {
+        using T = decltype(x);
+        return x * beta > threshold ? x : static_cast<T>(std::log1p(std::exp(beta * x)) / beta);
+      },
+      [beta, threshold](auto x, auto) {
+        using T = decltype(x);
+        return x * beta > threshold ? T(1) : static_cast<T>(1 / (1 + std::exp(-beta * x)));
+      });
+}
+
+Variable shiftedSoftplus(const Variable& a) {
+  // log(1 + e^x) - log 2, written stably for large |x| (SchNet, Schuett et al. 2017).
+  return unary(
+      a,
+      [](auto x) {
+        using T = decltype(x);
+        T sp = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+        return static_cast<T>(sp - T(M_LN2));
+      },
+      [](auto x, auto) { return 1 / (1 + std::exp(-x)); });
+}
+
+Variable dropout(const Variable& a, double p, Generator& gen, bool training) {
+  GNN_CHECK_ARG(p >= 0 && p < 1, "dropout: p must be in [0, 1), got ", p);
+  if (!training || p == 0) return a;
+  const Tensor& X = a.value();
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    // The mask holds 0 or 1/(1-p) per element; element i's draw depends only on (seed, counter + i).
+    Tensor M = Tensor::empty(X.shape(), X.dtype()), Y = Tensor::empty(X.shape(), X.dtype());
+    uint64_t first = gen.reserve(Generator::dropoutCounters(static_cast<uint64_t>(X.numel())));
+    const uint32_t threshold = Generator::dropoutThreshold(p);
+    const T keep = static_cast<T>(1 / (1 - p));
+    const T* x = X.data<T>();
+    T *m = M.data<T>(), *y = Y.data<T>();
+    const Generator& g = gen;
+    parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        m[i] = g.keepAt(first, static_cast<uint64_t>(i), threshold) ? keep : T(0);
+        y[i] = x[i] * m[i];
+      }
+    });
+    return Variable::record(Y, {a}, [M](const Tensor& gy, std::vector<Variable>& in) {
+      Tensor G = Tensor::empty(gy.shape(), gy.dtype());
+      G.flat<T>() = gy.flat<T>() * M.flat<T>();
+      in[0].addGrad(G);
+    });
+  });
+}
+
+}  // namespace gnn

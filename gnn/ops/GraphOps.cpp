@@ -1,0 +1,319 @@
+// Graph ops: row gather, segment and scatter reductions, segment softmax, sparse-dense product.
+// All reductions run per output row in a fixed order (counting sort, no atomics): deterministic and
+// parallel over output rows.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "gnn/Ops.h"
+#include "gnn/Parallel.h"
+
+namespace gnn {
+namespace {
+constexpr int64_t kSegChunk = 256;
+
+std::vector<int64_t> indexValues(const char* op, const Tensor& index, int64_t limit) {
+  GNN_CHECK_ARG(index.rank() == 1, op, ": index must be rank 1, got ", shapeString(index.shape()));
+  std::vector<int64_t> v(static_cast<size_t>(index.numel()));
+  dispatchIndex(index.dtype(), [&](auto* tag) {
+    using I = std::remove_pointer_t<decltype(tag)>;
+    const I* p = index.data<I>();
+    for (int64_t i = 0; i < index.numel(); ++i) {
+      GNN_CHECK_ARG(p[i] >= 0 && p[i] < limit, op, ": index ", p[i], " at position ", i, " is outside [0, ", limit,
+                    ")");
+      v[i] = p[i];
+    }
+  });
+  return v;
+}
+
+// Rows grouped by target: bucket r holds positions perm[ptr[r]..ptr[r+1]) in increasing order (stable).
+struct IndexPlan {
+  std::vector<int64_t> ptr, perm;
+};
+IndexPlan planFor(const std::vector<int64_t>& idx, int64_t numOut) {
+  IndexPlan p;
+  p.ptr.assign(static_cast<size_t>(numOut) + 1, 0);
+  for (int64_t v : idx) ++p.ptr[v + 1];
+  for (int64_t r = 0; r < numOut; ++r) p.ptr[r + 1] += p.ptr[r];
+  p.perm.resize(idx.size());
+  std::vector<int64_t> fill(p.ptr.begin(), p.ptr.end() - 1);
+  for (size_t i = 0; i < idx.size(); ++i) p.perm[fill[idx[i]]++] = static_cast<int64_t>(i);
+  return p;
+}
+
+std::vector<int64_t> ptrValues(const char* op, const Tensor& ptr, int64_t rows) {
+  GNN_CHECK_ARG(ptr.rank() == 1 && ptr.numel() >= 1, op, ": ptr must be rank 1 with at least one entry");
+  std::vector<int64_t> v(static_cast<size_t>(ptr.numel()));
+  dispatchIndex(ptr.dtype(), [&](auto* tag) {
+    using I = std::remove_pointer_t<decltype(tag)>;
+    const I* p = ptr.data<I>();
+    for (int64_t i = 0; i < ptr.numel(); ++i) v[i] = p[i];
+  });
+  GNN_CHECK_ARG(v.front() == 0 && v.back() == rows, op, ": ptr must start at 0 and end at the row count ", rows,
+                ", got ", v.front(), " .. ", v.back());
+  for (size_t i = 1; i < v.size(); ++i)
+    GNN_CHECK_ARG(v[i] >= v[i - 1], op, ": ptr decreases at segment ", i - 1);
+  return v;
+}
+
+void checkRank2Float(const char* op, const Tensor& x) {
+  GNN_CHECK_ARG(x.rank() == 2 && x.isFloating(), op, ": expected a float [N, F] tensor, got ",
+                dtypeName(x.dtype()), " ", shapeString(x.shape()));
+}
+
+enum class Reduce { Sum, Mean, Max };
+
+// out[s] = reduce over rows rowsOf(s) of x, where bucket s lists its rows as ptr/perm (perm empty = identity).
+template <class T>
+void reduceRows(ConstMatrixMap<T> x, MatrixMap<T> out, const std::vector<int64_t>& ptr,
+                const std::vector<int64_t>& perm, Reduce mode, int64_t* argmax) {
+  const int64_t F = x.cols();
+  parallelFor(out.rows(), kSegChunk, [&](int64_t b, int64_t e) {
+    for (int64_t s = b; s < e; ++s) {
+      auto o = out.row(s);
+      int64_t lo = ptr[s], hi = ptr[s + 1];
+      if (lo == hi) {
+        o.setZero();
+        if (argmax)
+          for (int64_t f = 0; f < F; ++f) argmax[s * F + f] = -1;
+        continue;
+      }
+      if (mode == Reduce::Max) {
+        for (int64_t f = 0; f < F; ++f) {
+          T best = -std::numeric_limits<T>::infinity();
+          int64_t arg = -1;
+          for (int64_t k = lo; k < hi; ++k) {
+            int64_t r = perm.empty() ? k : perm[k];
+            if (x(r, f) > best || arg < 0) {
+              best = x(r, f);
+              arg = r;
+            }
+          }
+          o(f) = best;
+          argmax[s * F + f] = arg;
+        }
+        continue;
+      }
+      o.setZero();
+      for (int64_t k = lo; k < hi; ++k) o += x.row(perm.empty() ? k : perm[k]);
+      if (mode == Reduce::Mean) o /= static_cast<T>(hi - lo);
+    }
+  });
+}
+
+// Shared forward/backward of segment and scatter reductions. `rowOf[r]` = output row of input row r.
+Variable reduceOp(const char* op, const Variable& xv, std::vector<int64_t> ptr, std::vector<int64_t> perm,
+                  std::vector<int64_t> rowOf, Reduce mode) {
+  const Tensor& X = xv.value();
+  int64_t S = static_cast<int64_t>(ptr.size()) - 1;
+  (void)op;
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const int64_t F = X.dim(1);
+    Tensor Y = Tensor::empty({S, F}, X.dtype());
+    std::vector<int64_t> argmax(mode == Reduce::Max ? static_cast<size_t>(S * F) : 0);
+    reduceRows<T>(X.matrix<T>(), Y.matrix<T>(), ptr, perm, mode, argmax.empty() ? nullptr : argmax.data());
+    Shape xs = X.shape();
+    return Variable::record(Y, {xv}, [xs, ptr = std::move(ptr), rowOf = std::move(rowOf), argmax = std::move(argmax),
+                                      mode](const Tensor& gy, std::vector<Variable>& in) {
+      Tensor G(xs, gy.dtype());
+      auto g = G.matrix<T>();
+      auto go = gy.matrix<T>();
+      const int64_t F = go.cols();
+      if (mode == Reduce::Max) {
+        // Each (segment, feature) routes to one input row: no two writes collide.
+        for (int64_t s = 0; s < go.rows(); ++s)
+          for (int64_t f = 0; f < F; ++f)
+            if (argmax[s * F + f] >= 0) g(argmax[s * F + f], f) += go(s, f);
+      } else {
+        parallelFor(g.rows(), 1024, [&](int64_t b, int64_t e) {
+          for (int64_t r = b; r < e; ++r) {
+            int64_t s = rowOf[r];
+            if (mode == Reduce::Mean)
+              g.row(r) = go.row(s) / static_cast<T>(ptr[s + 1] - ptr[s]);
+            else
+              g.row(r) = go.row(s);
+          }
+        });
+      }
+      in[0].addGrad(G);
+    });
+  });
+}
+
+std::vector<int64_t> rowsOfSegments(const std::vector<int64_t>& ptr) {
+  std::vector<int64_t> rowOf(static_cast<size_t>(ptr.back()));
+  for (size_t s = 0; s + 1 < ptr.size(); ++s)
+    for (int64_t r = ptr[s]; r < ptr[s + 1]; ++r) rowOf[r] = static_cast<int64_t>(s);
+  return rowOf;
+}
+
+Variable segmentReduce(const char* op, const Variable& x, const Tensor& ptr, Reduce mode) {
+  checkRank2Float(op, x.value());
+  std::vector<int64_t> p = ptrValues(op, ptr, x.dim(0));
+  std::vector<int64_t> rowOf = rowsOfSegments(p);
+  return reduceOp(op, x, std::move(p), {}, std::move(rowOf), mode);
+}
+
+Variable scatterReduce(const char* op, const Variable& x, const Tensor& index, int64_t numOut, Reduce mode) {
+  checkRank2Float(op, x.value());
+  GNN_CHECK_ARG(index.numel() == x.dim(0), op, ": index has ", index.numel(), " entries for ", x.dim(0), " rows");
+  std::vector<int64_t> idx = indexValues(op, index, numOut);
+  IndexPlan plan = planFor(idx, numOut);
+  return reduceOp(op, x, std::move(plan.ptr), std::move(plan.perm), std::move(idx), mode);
+}
+}  // namespace
+
+Variable gatherRows(const Variable& x, const Tensor& index) {
+  const Tensor& X = x.value();
+  checkRank2Float("gatherRows", X);
+  std::vector<int64_t> idx = indexValues("gatherRows", index, X.dim(0));
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const int64_t E = static_cast<int64_t>(idx.size()), F = X.dim(1);
+    Tensor Y = Tensor::empty({E, F}, X.dtype());
+    const T* xp = X.data<T>();
+    T* yp = Y.data<T>();
+    parallelFor(E, 1024, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) std::copy(xp + idx[i] * F, xp + (idx[i] + 1) * F, yp + i * F);
+    });
+    Shape xs = X.shape();
+    return Variable::record(Y, {x}, [xs, idx = std::move(idx)](const Tensor& gy, std::vector<Variable>& in) {
+      // Scatter-add back, grouped by source row so each row sums its contributions in a fixed order.
+      IndexPlan plan = planFor(idx, xs[0]);
+      Tensor G(xs, gy.dtype());
+      reduceRows<T>(gy.matrix<T>(), G.matrix<T>(), plan.ptr, plan.perm, Reduce::Sum, nullptr);
+      in[0].addGrad(G);
+    });
+  });
+}
+
+Variable segmentSum(const Variable& x, const Tensor& ptr) { return segmentReduce("segmentSum", x, ptr, Reduce::Sum); }
+Variable segmentMean(const Variable& x, const Tensor& ptr) {
+  return segmentReduce("segmentMean", x, ptr, Reduce::Mean);
+}
+Variable segmentMax(const Variable& x, const Tensor& ptr) { return segmentReduce("segmentMax", x, ptr, Reduce::Max); }
+
+Variable scatterSum(const Variable& x, const Tensor& index, int64_t numOut) {
+  return scatterReduce("scatterSum", x, index, numOut, Reduce::Sum);
+}
+Variable scatterMean(const Variable& x, const Tensor& index, int64_t numOut) {
+  return scatterReduce("scatterMean", x, index, numOut, Reduce::Mean);
+}
+Variable scatterMax(const Variable& x, const Tensor& index, int64_t numOut) {
+  return scatterReduce("scatterMax", x, index, numOut, Reduce::Max);
+}
+
+Variable segmentSoftmax(const Variable& x, const Tensor& ptr) {
+  const Tensor& X = x.value();
+  checkRank2Float("segmentSoftmax", X);
+  std::vector<int64_t> p = ptrValues("segmentSoftmax", ptr, X.dim(0));
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty(X.shape(), X.dtype());
+    auto xm = X.matrix<T>();
+    auto ym = Y.matrix<T>();
+    const int64_t S = static_cast<int64_t>(p.size()) - 1;
+    parallelFor(S, kSegChunk, [&](int64_t b, int64_t e) {
+      for (int64_t s = b; s < e; ++s) {
+        int64_t lo = p[s], n = p[s + 1] - p[s];
+        if (n == 0) continue;
+        auto blk = xm.middleRows(lo, n).array();
+        auto mx = blk.colwise().maxCoeff().eval();
+        auto ex = (blk.rowwise() - mx).exp().eval();
+        ym.middleRows(lo, n).array() = ex.rowwise() / ex.colwise().sum();
+      }
+    });
+    return Variable::record(Y, {x}, [Y, p = std::move(p)](const Tensor& gy, std::vector<Variable>& in) {
+      // gx = y * (gy - sum_segment(gy * y)), per column.
+      Tensor G = Tensor::empty(Y.shape(), Y.dtype());
+      auto ym = Y.matrix<T>();
+      auto go = gy.matrix<T>();
+      auto gm = G.matrix<T>();
+      const int64_t S = static_cast<int64_t>(p.size()) - 1;
+      parallelFor(S, kSegChunk, [&](int64_t b, int64_t e) {
+        for (int64_t s = b; s < e; ++s) {
+          int64_t lo = p[s], n = p[s + 1] - p[s];
+          if (n == 0) continue;
+          auto yb = ym.middleRows(lo, n).array();
+          auto gb = go.middleRows(lo, n).array();
+          auto dot = (yb * gb).colwise().sum().eval();
+          gm.middleRows(lo, n).array() = yb * (gb.rowwise() - dot);
+        }
+      });
+      in[0].addGrad(G);
+    });
+  });
+}
+
+namespace {
+// Rows per parallel chunk so that a chunk holds ~64k multiply-adds: small products stay on one thread
+// (a parallel region costs more than they do). Depends only on the shapes, so results do not depend on
+// the thread count.
+int64_t spmmRowChunk(const SparseMatrix& a, int64_t f) {
+  int64_t perRow = std::max<int64_t>(1, a.nnz() / std::max<int64_t>(1, a.rows())) * std::max<int64_t>(f, 1);
+  return std::max<int64_t>(16, (int64_t{1} << 16) / perRow);
+}
+
+template <class T>
+void spmmInto(const SparseMatrix& a, ConstMatrixMap<T> x, MatrixMap<T> out) {
+  const int64_t* rp = a.rowPtr().data();
+  const int32_t* ci = a.colIdx().data();
+  const T* v = a.values().data<T>();
+  const T* xp = x.data();
+  T* op = out.data();
+  const int64_t F = x.cols();
+  parallelFor(a.rows(), spmmRowChunk(a, F), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      T* o = op + i * F;
+      std::fill(o, o + F, T(0));
+      for (int64_t k = rp[i]; k < rp[i + 1]; ++k) {
+        const T w = v[k];
+        const T* xr = xp + static_cast<int64_t>(ci[k]) * F;
+        for (int64_t f = 0; f < F; ++f) o[f] += w * xr[f];
+      }
+    }
+  });
+}
+}  // namespace
+
+Variable spmm(const SparseMatrix& a, const Variable& x) {
+  const Tensor& X = x.value();
+  checkRank2Float("spmm", X);
+  GNN_CHECK_ARG(a.cols() == X.dim(0), "spmm: sparse [", a.rows(), ", ", a.cols(), "] times dense ",
+                shapeString(X.shape()), " do not chain");
+  GNN_CHECK_ARG(a.dtype() == X.dtype(), "spmm: sparse values are ", dtypeName(a.dtype()), " but x is ",
+                dtypeName(X.dtype()));
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty({a.rows(), X.dim(1)}, X.dtype());
+    spmmInto<T>(a, X.matrix<T>(), Y.matrix<T>());
+    return Variable::record(Y, {x}, [a](const Tensor& gy, std::vector<Variable>& in) {
+      const SparseMatrix& at = a.transposed();
+      Tensor G = Tensor::empty({at.rows(), gy.dim(1)}, gy.dtype());
+      spmmInto<T>(at, gy.matrix<T>(), G.matrix<T>());
+      in[0].addGrad(G);
+    });
+  });
+}
+
+Tensor countsToPtr(const std::vector<int64_t>& counts) {
+  Tensor p({static_cast<int64_t>(counts.size()) + 1}, DType::I64);
+  int64_t* d = p.data<int64_t>();
+  d[0] = 0;
+  for (size_t i = 0; i < counts.size(); ++i) d[i + 1] = d[i] + counts[i];
+  return p;
+}
+
+Tensor sortedIndexToPtr(const Tensor& sortedIndex, int64_t numSegments) {
+  std::vector<int64_t> idx = indexValues("sortedIndexToPtr", sortedIndex, numSegments);
+  std::vector<int64_t> counts(static_cast<size_t>(numSegments), 0);
+  for (size_t i = 0; i < idx.size(); ++i) {
+    GNN_CHECK_ARG(i == 0 || idx[i] >= idx[i - 1], "sortedIndexToPtr: index is not sorted at position ", i);
+    ++counts[idx[i]];
+  }
+  return countsToPtr(counts);
+}
+
+}  // namespace gnn

@@ -1,0 +1,260 @@
+// Dense algebra: matmul, broadcasting add/sub/mul, scale, concat, sum, mean.
+#include "gnn/Ops.h"
+#include "gnn/Parallel.h"
+
+namespace gnn {
+namespace {
+// Row block for products: fixed so Eigen's blocking (and thus rounding) never depends on the thread count.
+constexpr int64_t kRowBlock = 64;
+
+template <class T>
+using Mat = RowMatrix<T>;
+
+// out = op(a) * op(b) for a row block range of out, a and b given as Eigen expressions producers.
+template <class T, class LhsRows, class Rhs>
+void blockedProduct(MatrixMap<T> out, LhsRows lhsRows, const Rhs& rhs) {
+  parallelFor(out.rows(), kRowBlock, [&](int64_t b, int64_t e) {
+    out.middleRows(b, e - b).noalias() = lhsRows(b, e - b) * rhs;
+  });
+}
+
+enum class Broadcast { Same, Row, Column };
+Broadcast broadcastKind(const char* op, const Tensor& a, const Tensor& b) {
+  if (a.shape() == b.shape()) return Broadcast::Same;
+  int64_t cols = a.rank() >= 2 ? a.cols() : -1;
+  if (cols >= 0 && ((b.rank() == 1 && b.dim(0) == cols) || (b.rank() == 2 && b.dim(0) == 1 && b.dim(1) == cols)))
+    return Broadcast::Row;
+  if (a.rank() == 2 && b.rank() == 2 && b.dim(0) == a.dim(0) && b.dim(1) == 1) return Broadcast::Column;
+  invalidArgument(op, ": cannot broadcast shape ", shapeString(b.shape()), " onto ", shapeString(a.shape()),
+                  " (expected equal shapes, a row [", cols, "] or a column [", a.rows(), ", 1])");
+}
+
+void checkSameFloat(const char* op, const Tensor& a, const Tensor& b) {
+  GNN_CHECK_ARG(a.isFloating() && a.dtype() == b.dtype(), op, ": dtypes differ or are not floating (",
+                dtypeName(a.dtype()), " vs ", dtypeName(b.dtype()), ")");
+}
+
+// Reduces g [M, N] to the shape of b under the broadcast kind (sums over broadcast rows/columns).
+template <class T>
+Tensor reduceTo(const Tensor& g, const Shape& bShape, Broadcast kind) {
+  if (kind == Broadcast::Same) return g;
+  Tensor r(bShape, g.dtype());
+  auto gm = g.matrix<T>();
+  if (kind == Broadcast::Row) {
+    auto rv = r.flat<T>();
+    // Column sums in fixed row order: deterministic.
+    for (int64_t j = 0; j < gm.cols(); ++j) rv[j] = 0;
+    for (int64_t i = 0; i < gm.rows(); ++i)
+      for (int64_t j = 0; j < gm.cols(); ++j) rv[j] += gm(i, j);
+  } else {
+    r.flat<T>() = gm.rowwise().sum().array();
+  }
+  return r;
+}
+}  // namespace
+
+Variable matmul(const Variable& a, const Variable& b) {
+  const Tensor &A = a.value(), &B = b.value();
+  GNN_CHECK_ARG(A.rank() == 2 && B.rank() == 2 && A.dim(1) == B.dim(0), "matmul: shapes ", shapeString(A.shape()),
+                " and ", shapeString(B.shape()), " do not chain ([M, K] x [K, N])");
+  checkSameFloat("matmul", A, B);
+  return dispatchFloat(A.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty({A.dim(0), B.dim(1)}, A.dtype());
+    auto am = A.matrix<T>();
+    auto bm = B.matrix<T>();
+    blockedProduct<T>(Y.matrix<T>(), [&](int64_t s, int64_t n) { return am.middleRows(s, n); }, bm);
+    return Variable::record(Y, {a, b}, [A, B](const Tensor& gy, std::vector<Variable>& in) {
+      auto gm = gy.matrix<T>();
+      if (in[0].requiresGrad()) {
+        Tensor ga = Tensor::empty(A.shape(), A.dtype());
+        auto bt = B.matrix<T>().transpose();
+        blockedProduct<T>(ga.matrix<T>(), [&](int64_t s, int64_t n) { return gm.middleRows(s, n); }, bt);
+        in[0].addGrad(ga);
+      }
+      if (in[1].requiresGrad()) {
+        Tensor gb = Tensor::empty(B.shape(), B.dtype());
+        auto at = A.matrix<T>().transpose();
+        blockedProduct<T>(gb.matrix<T>(), [&](int64_t s, int64_t n) { return at.middleRows(s, n); }, gm);
+        in[1].addGrad(gb);
+      }
+    });
+  });
+}
+
+Variable matmulNT(const Variable& a, const Variable& b) {
+  const Tensor &A = a.value(), &B = b.value();
+  GNN_CHECK_ARG(A.rank() == 2 && B.rank() == 2 && A.dim(1) == B.dim(1), "matmulNT: shapes ",
+                shapeString(A.shape()), " and ", shapeString(B.shape()), " do not chain ([M, K] x [N, K]^T)");
+  checkSameFloat("matmulNT", A, B);
+  return dispatchFloat(A.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty({A.dim(0), B.dim(0)}, A.dtype());
+    auto am = A.matrix<T>();
+    auto bt = B.matrix<T>().transpose();
+    blockedProduct<T>(Y.matrix<T>(), [&](int64_t s, int64_t n) { return am.middleRows(s, n); }, bt);
+    return Variable::record(Y, {a, b}, [A, B](const Tensor& gy, std::vector<Variable>& in) {
+      auto gm = gy.matrix<T>();
+      if (in[0].requiresGrad()) {
+        Tensor ga = Tensor::empty(A.shape(), A.dtype());
+        auto bm = B.matrix<T>();
+        blockedProduct<T>(ga.matrix<T>(), [&](int64_t s, int64_t n) { return gm.middleRows(s, n); }, bm);
+        in[0].addGrad(ga);
+      }
+      if (in[1].requiresGrad()) {
+        // gB [N, K] = gY^T [N, M] x A [M, K]
+        Tensor gb = Tensor::empty(B.shape(), B.dtype());
+        auto gt = gm.transpose();
+        auto am = A.matrix<T>();
+        blockedProduct<T>(gb.matrix<T>(), [&](int64_t s, int64_t n) { return gt.middleRows(s, n); }, am);
+        in[1].addGrad(gb);
+      }
+    });
+  });
+}
+
+namespace {
+// Shared body of add and sub: y = a + sign * b with broadcasting.
+Variable addSigned(const char* op, const Variable& a, const Variable& b, double sign) {
+  const Tensor &A = a.value(), &B = b.value();
+  checkSameFloat(op, A, B);
+  Broadcast kind = broadcastKind(op, A, B);
+  return dispatchFloat(A.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = A.clone();
+    T s = static_cast<T>(sign);
+    if (kind == Broadcast::Same) {
+      Y.flat<T>() += s * B.flat<T>();
+    } else {
+      auto ym = Y.matrix<T>();
+      if (kind == Broadcast::Row) {
+        auto row = (s * B.flat<T>()).matrix().transpose().eval();
+        ym.rowwise() += row;
+      } else {
+        auto col = (s * B.flat<T>()).matrix().eval();
+        ym.colwise() += col;
+      }
+    }
+    Shape bShape = B.shape();
+    return Variable::record(Y, {a, b}, [kind, bShape, s](const Tensor& gy, std::vector<Variable>& in) {
+      if (in[0].requiresGrad()) in[0].addGrad(gy);
+      if (in[1].requiresGrad()) {
+        Tensor g = reduceTo<T>(gy, bShape, kind);
+        if (s != T(1)) {
+          g = g.clone();
+          g.flat<T>() *= s;
+        }
+        in[1].addGrad(g);
+      }
+    });
+  });
+}
+}  // namespace
+
+Variable add(const Variable& a, const Variable& b) { return addSigned("add", a, b, 1.0); }
+Variable sub(const Variable& a, const Variable& b) { return addSigned("sub", a, b, -1.0); }
+
+Variable mul(const Variable& a, const Variable& b) {
+  const Tensor &A = a.value(), &B = b.value();
+  checkSameFloat("mul", A, B);
+  Broadcast kind = broadcastKind("mul", A, B);
+  return dispatchFloat(A.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    // Expands b to a's shape once; forward and backward then work elementwise.
+    Tensor Bx = B;
+    if (kind != Broadcast::Same) {
+      Bx = Tensor(A.shape(), A.dtype());
+      auto bm = Bx.matrix<T>();
+      if (kind == Broadcast::Row)
+        bm.rowwise() = B.flat<T>().matrix().transpose();
+      else
+        bm.colwise() = B.flat<T>().matrix();
+    }
+    Tensor Y = Tensor::empty(A.shape(), A.dtype());
+    Y.flat<T>() = A.flat<T>() * Bx.flat<T>();
+    Shape bShape = B.shape();
+    return Variable::record(Y, {a, b}, [A, Bx, bShape, kind](const Tensor& gy, std::vector<Variable>& in) {
+      if (in[0].requiresGrad()) {
+        Tensor g = Tensor::empty(A.shape(), A.dtype());
+        g.flat<T>() = gy.flat<T>() * Bx.flat<T>();
+        in[0].addGrad(g);
+      }
+      if (in[1].requiresGrad()) {
+        Tensor g = Tensor::empty(A.shape(), A.dtype());
+        g.flat<T>() = gy.flat<T>() * A.flat<T>();
+        in[1].addGrad(reduceTo<T>(g, bShape, kind));
+      }
+    });
+  });
+}
+
+Variable scale(const Variable& a, double s) {
+  const Tensor& A = a.value();
+  return dispatchFloat(A.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty(A.shape(), A.dtype());
+    Y.flat<T>() = A.flat<T>() * static_cast<T>(s);
+    return Variable::record(Y, {a}, [s](const Tensor& gy, std::vector<Variable>& in) {
+      Tensor g(gy.shape(), gy.dtype());
+      g.flat<T>() = gy.flat<T>() * static_cast<T>(s);
+      in[0].addGrad(g);
+    });
+  });
+}
+
+Variable concatCols(const std::vector<Variable>& parts) {
+  GNN_CHECK_ARG(!parts.empty(), "concatCols: no inputs");
+  const Tensor& first = parts[0].value();
+  int64_t rows = first.dim(0), cols = 0;
+  for (const auto& p : parts) {
+    const Tensor& t = p.value();
+    GNN_CHECK_ARG(t.rank() == 2 && t.dim(0) == rows && t.dtype() == first.dtype(), "concatCols: part of shape ",
+                  shapeString(t.shape()), " (", dtypeName(t.dtype()), ") does not match ", rows, " rows of ",
+                  dtypeName(first.dtype()));
+    cols += t.dim(1);
+  }
+  return dispatchFloat(first.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty({rows, cols}, first.dtype());
+    std::vector<int64_t> offsets;
+    int64_t off = 0;
+    for (const auto& p : parts) {
+      offsets.push_back(off);
+      Y.matrix<T>().middleCols(off, p.dim(1)) = p.value().matrix<T>();
+      off += p.dim(1);
+    }
+    return Variable::record(Y, parts, [offsets](const Tensor& gy, std::vector<Variable>& in) {
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (!in[i].requiresGrad()) continue;
+        Tensor g(in[i].shape(), gy.dtype());
+        g.matrix<T>() = gy.matrix<T>().middleCols(offsets[i], in[i].dim(1));
+        in[i].addGrad(g);
+      }
+    });
+  });
+}
+
+Variable sum(const Variable& a) {
+  const Tensor& A = a.value();
+  return dispatchFloat(A.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::scalar(0, A.dtype());
+    // Plain sequential sum: deterministic; reductions here are small (losses).
+    T acc = 0;
+    const T* p = A.data<T>();
+    for (int64_t i = 0; i < A.numel(); ++i) acc += p[i];
+    Y.data<T>()[0] = acc;
+    Shape shape = A.shape();
+    return Variable::record(Y, {a}, [shape](const Tensor& gy, std::vector<Variable>& in) {
+      in[0].addGrad(Tensor::full(shape, gy.item(), gy.dtype()));
+    });
+  });
+}
+
+Variable mean(const Variable& a) {
+  int64_t n = a.value().numel();
+  GNN_CHECK_ARG(n > 0, "mean of an empty tensor");
+  return scale(sum(a), 1.0 / static_cast<double>(n));
+}
+
+}  // namespace gnn

@@ -1,0 +1,135 @@
+// Losses: masked means over the rows (or elements) that count. A mask is uint8 with 1 = counts.
+#include <cmath>
+
+#include "gnn/Ops.h"
+
+namespace gnn {
+namespace {
+// Per-element weights (1 where counted) for a target shape, from a mask shaped like it or masking rows.
+std::vector<uint8_t> expandMask(const char* op, const Tensor& mask, const Tensor& target) {
+  std::vector<uint8_t> m(static_cast<size_t>(target.numel()), 1);
+  if (!mask.defined()) return m;
+  GNN_CHECK_ARG(mask.dtype() == DType::U8, op, ": mask must be uint8, got ", dtypeName(mask.dtype()));
+  const uint8_t* p = mask.data<uint8_t>();
+  if (mask.numel() == target.numel()) {
+    for (int64_t i = 0; i < target.numel(); ++i) m[i] = p[i] != 0;
+  } else {
+    GNN_CHECK_ARG(mask.numel() == target.rows(), op, ": mask of shape ", shapeString(mask.shape()),
+                  " fits neither the target ", shapeString(target.shape()), " nor its rows");
+    int64_t c = target.cols();
+    for (int64_t i = 0; i < target.numel(); ++i) m[i] = p[i / c] != 0;
+  }
+  return m;
+}
+
+// Shared body for elementwise regression losses: loss = mean over counted elements of f(pred - target).
+template <class F, class DF>
+Variable elementwiseLoss(const char* op, const Variable& pred, const Tensor& target, const Tensor& mask, F f, DF df) {
+  const Tensor& P = pred.value();
+  GNN_CHECK_ARG(P.numel() == target.numel(), op, ": prediction ", shapeString(P.shape()), " and target ",
+                shapeString(target.shape()), " differ in size");
+  Tensor Tt = target.dtype() == P.dtype() ? target : target.to(P.dtype());
+  std::vector<uint8_t> m = expandMask(op, mask, target);
+  int64_t count = 0;
+  for (uint8_t v : m) count += v;
+  return dispatchFloat(P.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const T *p = P.data<T>(), *t = Tt.data<T>();
+    T acc = 0;
+    for (int64_t i = 0; i < P.numel(); ++i)
+      if (m[i]) acc += f(p[i] - t[i]);
+    Tensor Y = Tensor::scalar(count ? acc / count : 0, P.dtype());
+    return Variable::record(Y, {pred}, [P, Tt, m = std::move(m), count, df](const Tensor& gy, std::vector<Variable>& in) {
+      Tensor G(P.shape(), P.dtype());
+      if (count) {
+        T s = static_cast<T>(gy.item()) / count;
+        const T *p = P.data<T>(), *t = Tt.data<T>();
+        T* g = G.data<T>();
+        for (int64_t i = 0; i < P.numel(); ++i) g[i] = m[i] ? s * df(p[i] - t[i]) : T(0);
+      }
+      in[0].addGrad(G);
+    });
+  });
+}
+}  // namespace
+
+Variable nllLoss(const Variable& logProbs, const Tensor& labels, const Tensor& mask) {
+  const Tensor& L = logProbs.value();
+  GNN_CHECK_ARG(L.rank() == 2, "nllLoss: expected log-probabilities [M, C], got ", shapeString(L.shape()));
+  GNN_CHECK_ARG(labels.dtype() == DType::I64 && labels.numel() == L.dim(0), "nllLoss: labels must be int64 [",
+                L.dim(0), "], got ", dtypeName(labels.dtype()), " ", shapeString(labels.shape()));
+  std::vector<uint8_t> m = expandMask("nllLoss", mask, labels);
+  const int64_t* y = labels.data<int64_t>();
+  int64_t count = 0;
+  for (int64_t i = 0; i < L.dim(0); ++i) {
+    if (!m[i]) continue;
+    GNN_CHECK_ARG(y[i] >= 0 && y[i] < L.dim(1), "nllLoss: label ", y[i], " of row ", i, " is outside [0, ", L.dim(1),
+                  ")");
+    ++count;
+  }
+  return dispatchFloat(L.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    auto lp = L.matrix<T>();
+    T acc = 0;
+    for (int64_t i = 0; i < L.dim(0); ++i)
+      if (m[i]) acc -= lp(i, y[i]);
+    Tensor Y = Tensor::scalar(count ? acc / count : 0, L.dtype());
+    Shape shape = L.shape();
+    return Variable::record(Y, {logProbs},
+                            [shape, labels, m = std::move(m), count](const Tensor& gy, std::vector<Variable>& in) {
+                              Tensor G(shape, gy.dtype());
+                              auto g = G.matrix<T>();
+                              const int64_t* y = labels.data<int64_t>();
+                              T s = count ? static_cast<T>(gy.item()) / count : T(0);
+                              for (int64_t i = 0; i < g.rows(); ++i)
+                                if (m[i]) g(i, y[i]) = -s;
+                              in[0].addGrad(G);
+                            });
+  });
+}
+
+Variable crossEntropy(const Variable& logits, const Tensor& labels, const Tensor& mask) {
+  return nllLoss(logSoftmax(logits), labels, mask);
+}
+
+Variable mseLoss(const Variable& pred, const Tensor& target, const Tensor& mask) {
+  return elementwiseLoss(
+      "mseLoss", pred, target, mask, [](auto d) { return d * d; }, [](auto d) { return 2 * d; });
+}
+
+Variable l1Loss(const Variable& pred, const Tensor& target, const Tensor& mask) {
+  return elementwiseLoss(
+      "l1Loss", pred, target, mask, [](auto d) { return std::abs(d); },
+      [](auto d) { return static_cast<decltype(d)>(d > 0 ? 1 : (d < 0 ? -1 : 0)); });
+}
+
+Variable bceWithLogits(const Variable& logits, const Tensor& target, const Tensor& mask) {
+  const Tensor& P = logits.value();
+  GNN_CHECK_ARG(P.numel() == target.numel(), "bceWithLogits: logits ", shapeString(P.shape()), " and target ",
+                shapeString(target.shape()), " differ in size");
+  Tensor Tt = target.dtype() == P.dtype() ? target : target.to(P.dtype());
+  std::vector<uint8_t> m = expandMask("bceWithLogits", mask, target);
+  int64_t count = 0;
+  for (uint8_t v : m) count += v;
+  return dispatchFloat(P.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const T *z = P.data<T>(), *t = Tt.data<T>();
+    T acc = 0;
+    // max(z, 0) - z t + log(1 + e^-|z|): stable for large |z|.
+    for (int64_t i = 0; i < P.numel(); ++i)
+      if (m[i]) acc += std::max(z[i], T(0)) - z[i] * t[i] + std::log1p(std::exp(-std::abs(z[i])));
+    Tensor Y = Tensor::scalar(count ? acc / count : 0, P.dtype());
+    return Variable::record(Y, {logits}, [P, Tt, m = std::move(m), count](const Tensor& gy, std::vector<Variable>& in) {
+      Tensor G(P.shape(), P.dtype());
+      if (count) {
+        T s = static_cast<T>(gy.item()) / count;
+        const T *z = P.data<T>(), *t = Tt.data<T>();
+        T* g = G.data<T>();
+        for (int64_t i = 0; i < P.numel(); ++i) g[i] = m[i] ? s * (1 / (1 + std::exp(-z[i])) - t[i]) : T(0);
+      }
+      in[0].addGrad(G);
+    });
+  });
+}
+
+}  // namespace gnn

@@ -1,0 +1,104 @@
+// Log-softmax, layer norm and embedding lookup.
+#include <cmath>
+
+#include "gnn/Ops.h"
+#include "gnn/Parallel.h"
+
+namespace gnn {
+namespace {
+constexpr int64_t kRows = 256;
+}
+
+Variable logSoftmax(const Variable& a) {
+  const Tensor& X = a.value();
+  GNN_CHECK_ARG(X.rank() == 2, "logSoftmax: expected [M, C], got ", shapeString(X.shape()));
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty(X.shape(), X.dtype());
+    auto x = X.matrix<T>();
+    auto y = Y.matrix<T>();
+    parallelFor(x.rows(), kRows, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        T mx = x.row(i).maxCoeff();
+        T lse = mx + std::log((x.row(i).array() - mx).exp().sum());
+        y.row(i).array() = x.row(i).array() - lse;
+      }
+    });
+    return Variable::record(Y, {a}, [Y](const Tensor& gy, std::vector<Variable>& in) {
+      // gx = gy - softmax * sum(gy) per row.
+      Tensor G = Tensor::empty(Y.shape(), Y.dtype());
+      auto g = G.matrix<T>();
+      auto go = gy.matrix<T>();
+      auto yo = Y.matrix<T>();
+      parallelFor(g.rows(), kRows, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) g.row(i) = go.row(i) - yo.row(i).array().exp().matrix() * go.row(i).sum();
+      });
+      in[0].addGrad(G);
+    });
+  });
+}
+
+Variable layerNorm(const Variable& x, const Variable& gamma, const Variable& beta, double eps) {
+  const Tensor &X = x.value(), &Gm = gamma.value(), &Bt = beta.value();
+  GNN_CHECK_ARG(X.rank() == 2, "layerNorm: expected [M, F], got ", shapeString(X.shape()));
+  GNN_CHECK_ARG(Gm.numel() == X.dim(1) && Bt.numel() == X.dim(1), "layerNorm: gamma ", shapeString(Gm.shape()),
+                " and beta ", shapeString(Bt.shape()), " must have ", X.dim(1), " elements");
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const int64_t M = X.dim(0), F = X.dim(1);
+    Tensor Y = Tensor::empty(X.shape(), X.dtype()), Xhat = Tensor::empty(X.shape(), X.dtype()),
+           Rstd = Tensor::empty({M}, X.dtype());
+    auto xm = X.matrix<T>();
+    auto xh = Xhat.matrix<T>();
+    auto ym = Y.matrix<T>();
+    T* rs = Rstd.data<T>();
+    auto g = Gm.flat<T>().matrix().transpose();
+    auto bb = Bt.flat<T>().matrix().transpose();
+    parallelFor(M, kRows, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        T mu = xm.row(i).mean();
+        T var = (xm.row(i).array() - mu).square().mean();
+        rs[i] = T(1) / std::sqrt(var + static_cast<T>(eps));
+        xh.row(i) = (xm.row(i).array() - mu) * rs[i];
+        ym.row(i) = xh.row(i).cwiseProduct(g) + bb;
+      }
+    });
+    return Variable::record(Y, {x, gamma, beta}, [Xhat, Rstd, Gm, F](const Tensor& gy, std::vector<Variable>& in) {
+      auto go = gy.matrix<T>();
+      auto xh = Xhat.matrix<T>();
+      if (in[0].requiresGrad()) {
+        Tensor G = Tensor::empty(Xhat.shape(), Xhat.dtype());
+        auto gm = G.matrix<T>();
+        auto gam = Gm.flat<T>().matrix().transpose();
+        const T* rs = Rstd.data<T>();
+        parallelFor(gm.rows(), kRows, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) {
+            auto dxh = go.row(i).cwiseProduct(gam).eval();
+            T m1 = dxh.mean();
+            T m2 = dxh.cwiseProduct(xh.row(i)).mean();
+            gm.row(i) = rs[i] * (dxh.array() - m1 - xh.row(i).array() * m2).matrix();
+          }
+        });
+        in[0].addGrad(G);
+      }
+      if (in[1].requiresGrad() || in[2].requiresGrad()) {
+        Tensor gg({F}, Xhat.dtype()), gb({F}, Xhat.dtype());
+        // Column sums in row order: deterministic.
+        for (int64_t i = 0; i < go.rows(); ++i) {
+          gg.flat<T>() += (go.row(i).cwiseProduct(xh.row(i))).transpose().array();
+          gb.flat<T>() += go.row(i).transpose().array();
+        }
+        if (in[1].requiresGrad()) in[1].addGrad(gg.reshape(in[1].shape()));
+        if (in[2].requiresGrad()) in[2].addGrad(gb.reshape(in[2].shape()));
+      }
+    });
+  });
+}
+
+Variable embedding(const Variable& weight, const Tensor& index) {
+  GNN_CHECK_ARG(weight.value().rank() == 2, "embedding: weight must be [V, D], got ",
+                shapeString(weight.value().shape()));
+  return gatherRows(weight, index);
+}
+
+}  // namespace gnn
