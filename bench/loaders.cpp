@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     std::cout << opts << "\n";
     return 0;
   }
-  if (data.empty()) data = defaultMoleculeDataPath(GNN_SOURCE_DIR);
+  if (data.empty()) data = defaultMoleculeDataPath(GNN_SOURCE_DIR "/examples/data");
 
   nlohmann::json out;
   MoleculeDataOptions mo;

@@ -33,9 +33,9 @@ struct MoleculeData {
   std::vector<int64_t> train, valid, test;
 };
 
-/// The default molecule set: the PCQM4Mv2-style set shipped in examples/data, else the shared raw copy.
-inline std::string defaultMoleculeDataPath(const std::string& sourceDir = "") {
-  for (std::string p : {sourceDir.empty() ? std::string() : sourceDir + "/examples/data/pcqm4mv2_style",
+/// The default molecule set: the PCQM4Mv2-style set shipped in examples/data (dataDir), else the shared raw copy.
+inline std::string defaultMoleculeDataPath(const std::string& dataDir = "") {
+  for (std::string p : {dataDir.empty() ? std::string() : dataDir + "/pcqm4mv2_style",
                         std::string("examples/data/pcqm4mv2_style"), std::string("../examples/data/pcqm4mv2_style"),
                         std::string("/work/shared/data/pcqm4mv2_style")})
     if (!p.empty() && std::filesystem::exists(p)) return p;
