@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "gnn/Parallel.h"
 #include "gnn/Random.h"
 
 namespace gnn {
@@ -58,6 +59,23 @@ TEST(ClusterData, PartitionsAwkwardInput) {
   EXPECT_LT(cd.edgeCut(), g.numEdges() / 10);
   // Same seed, same partition.
   EXPECT_EQ(ClusterData(g, 8, 3).clusterOf(), cd.clusterOf());
+}
+
+TEST(ClusterData, SameBatchesForAnyThreadCount) {
+  Graph g = communityGraph(10, 30, 4, 3);
+  std::vector<std::vector<int64_t>> seen[2];
+  for (int threads : {1, 2}) {
+    setNumThreads(threads);
+    auto cd = std::make_shared<ClusterData>(g, 10, 5);
+    ClusterLoader::Options lo;
+    lo.clustersPerBatch = 3;
+    lo.seed = 2;
+    ClusterLoader loader(cd, cd->worstCaseOptions(3), lo);
+    loader.startEpoch(1);
+    for (Batch b; loader.next(b);) seen[threads - 1].push_back(b.nodeIndex);
+  }
+  setNumThreads(0);
+  EXPECT_EQ(seen[0], seen[1]);
 }
 
 TEST(ClusterData, SubgraphKeepsEveryEdgeBetweenChosenClusters) {
