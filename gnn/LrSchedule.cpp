@@ -7,6 +7,17 @@
 #include "gnn/Optimizer.h"
 
 namespace gnn {
+namespace {
+// Linear warmup to 1 over `warmup` steps, then the fraction t in [0, 1] of the remaining steps done.
+bool inWarmup(int64_t step, int64_t warmup, double& factor) {
+  if (step >= warmup) return false;
+  factor = static_cast<double>(step + 1) / static_cast<double>(warmup);
+  return true;
+}
+double progress(int64_t step, int64_t warmup, int64_t total) {
+  return std::min(1.0, static_cast<double>(step - warmup) / static_cast<double>(total - warmup));
+}
+}  // namespace
 
 void LrSchedule::apply(Optimizer& opt, double baseLr, int64_t step) const { opt.setLr(baseLr * factor(step)); }
 
@@ -20,9 +31,9 @@ CosineLr::CosineLr(int64_t totalSteps, double minFactor, int64_t warmupSteps)
   GNN_CHECK_ARG(totalSteps > warmupSteps && warmupSteps >= 0, "CosineLr: need totalSteps > warmupSteps >= 0");
 }
 double CosineLr::factor(int64_t step) const {
-  if (step < warmup_) return static_cast<double>(step + 1) / static_cast<double>(warmup_);
-  double t = std::min(1.0, static_cast<double>(step - warmup_) / static_cast<double>(total_ - warmup_));
-  return min_ + (1 - min_) * 0.5 * (1 + std::cos(M_PI * t));
+  double f;
+  if (inWarmup(step, warmup_, f)) return f;
+  return min_ + (1 - min_) * 0.5 * (1 + std::cos(M_PI * progress(step, warmup_, total_)));
 }
 
 WarmupLinearLr::WarmupLinearLr(int64_t warmupSteps, int64_t totalSteps, double endFactor)
@@ -30,9 +41,9 @@ WarmupLinearLr::WarmupLinearLr(int64_t warmupSteps, int64_t totalSteps, double e
   GNN_CHECK_ARG(totalSteps > warmupSteps && warmupSteps >= 0, "WarmupLinearLr: need totalSteps > warmupSteps >= 0");
 }
 double WarmupLinearLr::factor(int64_t step) const {
-  if (step < warmup_) return static_cast<double>(step + 1) / static_cast<double>(warmup_);
-  double t = std::min(1.0, static_cast<double>(step - warmup_) / static_cast<double>(total_ - warmup_));
-  return 1 + (end_ - 1) * t;
+  double f;
+  if (inWarmup(step, warmup_, f)) return f;
+  return 1 + (end_ - 1) * progress(step, warmup_, total_);
 }
 
 }  // namespace gnn

@@ -105,21 +105,22 @@ void Adam::adamStep(bool decoupled) {
   forEachParam([&](ParamGroup& g, Variable& p, size_t idx) {
     dispatchFloat(p.dtype(), [&](auto* tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
-      T* w = p.value().data<T>();
-      const T* gr = p.grad().data<T>();
-      T* m = slot("m", idx, p.value()).data<T>();
-      T* v = slot("v", idx, p.value()).data<T>();
+      T* __restrict w = p.value().data<T>();
+      const T* __restrict gr = p.grad().data<T>();
+      T* __restrict m = slot("m", idx, p.value()).data<T>();
+      T* __restrict v = slot("v", idx, p.value()).data<T>();
       const T b1 = static_cast<T>(beta1_), b2 = static_cast<T>(beta2_), wd = static_cast<T>(g.weightDecay);
       const T lr = static_cast<T>(lr_), stepSize = static_cast<T>(lr_ / bc1), sqrtBc2 = static_cast<T>(std::sqrt(bc2));
       const T eps = static_cast<T>(eps_);
-      parallelFor(p.value().numel(), 1 << 14, [&](int64_t b, int64_t e) {
+      parallelFor(p.value().numel(), kGrainWork, [&](int64_t b, int64_t e) {
+        // decoupled (AdamW): w -= lr wd w; coupled (Adam): g += wd w. Written branch-free to vectorise.
+        const T decay = decoupled ? T(1) - lr * wd : T(1), l2 = decoupled ? T(0) : wd;
         for (int64_t i = b; i < e; ++i) {
-          T gi = gr[i];
-          if (decoupled) w[i] -= lr * wd * w[i];
-          else gi += wd * w[i];
+          const T gi = gr[i] + l2 * w[i];
+          const T wi = w[i] * decay;
           m[i] = b1 * m[i] + (1 - b1) * gi;
           v[i] = b2 * v[i] + (1 - b2) * gi * gi;
-          w[i] -= stepSize * m[i] / (std::sqrt(v[i]) / sqrtBc2 + eps);
+          w[i] = wi - stepSize * m[i] / (std::sqrt(v[i]) / sqrtBc2 + eps);
         }
       });
     });

@@ -14,6 +14,14 @@ int numThreads();
 /// Sets the threads used by ops (and by OpenMP in general); n <= 0 restores the default.
 void setNumThreads(int n);
 
+/// Work (roughly multiply-adds) worth a parallel chunk: below this, forking costs more than it saves.
+constexpr int64_t kGrainWork = int64_t{1} << 16;
+
+/// Items per chunk when each item costs `workPerItem`: at least `minItems`, at least kGrainWork in total.
+inline int64_t grainFor(int64_t workPerItem, int64_t minItems = 1) {
+  return std::max<int64_t>(minItems, kGrainWork / std::max<int64_t>(workPerItem, 1));
+}
+
 /// Calls f(begin, end) over [0, n) in chunks of `chunk` items, in parallel when there is more than one
 /// chunk and more than one thread. Chunk boundaries depend only on n and chunk.
 template <class F>

@@ -20,12 +20,23 @@ class Generator {
   float uniformAt(uint64_t c) const { return static_cast<float>(bits(c) >> 40) * (1.0f / 16777216.0f); }
   /// Uniform in [0, 1) with 53-bit resolution.
   double uniformDoubleAt(uint64_t c) const { return static_cast<double>(bits(c) >> 11) * (1.0 / 9007199254740992.0); }
-  /// Bernoulli keep-mask for dropout: element i of a draw keeps (true) with probability 1 - p, using 16 bits
-  /// of counter first + i / 4 (4 elements per hash; p resolved to 1/65536). Reserve dropoutCounters(n).
+  /// Dropout draws: 16-bit uniforms, four per 64-bit counter (element i of a draw uses bits 16*(i%4) of
+  /// counter first + i/4), so a draw of n elements reserves dropoutCounters(n). An element is kept when its
+  /// value is >= dropoutThreshold(p) (p resolved to 1/65536).
   static uint64_t dropoutCounters(uint64_t n) { return (n + 3) / 4; }
   static uint32_t dropoutThreshold(double p) { return static_cast<uint32_t>(p * 65536.0 + 0.5); }
-  bool keepAt(uint64_t first, uint64_t i, uint32_t threshold) const {
-    return ((bits(first + i / 4) >> (16 * (i % 4))) & 0xffff) >= threshold;
+  /// Writes the 16-bit values of elements [begin, end) of the draw starting at `first` to out[0..end-begin);
+  /// begin must be a multiple of 4.
+  void uniform16(uint64_t first, int64_t begin, int64_t end, uint16_t* out) const {
+    int64_t i = begin;
+    for (; i + 4 <= end; i += 4) {
+      uint64_t r = bits(first + static_cast<uint64_t>(i) / 4);
+      for (int j = 0; j < 4; ++j) out[i - begin + j] = static_cast<uint16_t>(r >> (16 * j));
+    }
+    if (i < end) {
+      uint64_t r = bits(first + static_cast<uint64_t>(i) / 4);
+      for (int j = 0; i + j < end; ++j) out[i - begin + j] = static_cast<uint16_t>(r >> (16 * j));
+    }
   }
   /// Standard normal for counter c (Box-Muller on two independent streams).
   double normalAt(uint64_t c) const;

@@ -55,8 +55,8 @@ SparseMatrix SparseMatrix::fromCsr(int64_t rows, int64_t cols, std::vector<int64
   SparseMatrix m;
   m.rows_ = rows;
   m.cols_ = cols;
-  m.rowPtr_ = std::move(rowPtr);
-  m.colIdx_ = std::move(colIdx);
+  m.pattern_->rowPtr = std::move(rowPtr);
+  m.pattern_->colIdx = std::move(colIdx);
   m.values_ = std::move(values);
   return m;
 }
@@ -67,14 +67,13 @@ SparseMatrix SparseMatrix::withValues(Tensor values) const {
   SparseMatrix m;
   m.rows_ = rows_;
   m.cols_ = cols_;
-  m.rowPtr_ = rowPtr_;
-  m.colIdx_ = colIdx_;
   m.values_ = std::move(values);
   m.pattern_ = pattern_;
   return m;
 }
 
 SparseMatrix SparseMatrix::rowNormalized() const {
+  const auto& rowPtr_ = pattern_->rowPtr;
   Tensor v = values_.clone();
   dispatchFloat(v.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
@@ -92,6 +91,8 @@ SparseMatrix SparseMatrix::rowNormalized() const {
 const SparseMatrix& SparseMatrix::transposed() const {
   std::call_once(pattern_->once, [this] {
     Pattern& p = *pattern_;
+    const auto& rowPtr_ = p.rowPtr;
+    const auto& colIdx_ = p.colIdx;
     p.tRowPtr.assign(static_cast<size_t>(cols_) + 1, 0);
     for (int32_t c : colIdx_) ++p.tRowPtr[c + 1];
     for (int64_t c = 0; c < cols_; ++c) p.tRowPtr[c + 1] += p.tRowPtr[c];
@@ -108,15 +109,17 @@ const SparseMatrix& SparseMatrix::transposed() const {
   std::call_once(transposed_->once, [this] {
     const Pattern& p = *pattern_;
     Tensor tv = Tensor::empty(values_.shape(), values_.dtype());
-    size_t esz = dtypeSize(values_.dtype());
-    const auto* src = static_cast<const unsigned char*>(values_.raw());
-    auto* dst = static_cast<unsigned char*>(tv.raw());
-    for (size_t d = 0; d < p.tPerm.size(); ++d) std::memcpy(dst + d * esz, src + p.tPerm[d] * esz, esz);
+    dispatchFloat(values_.dtype(), [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      const T* src = values_.data<T>();
+      T* dst = tv.data<T>();
+      for (size_t d = 0; d < p.tPerm.size(); ++d) dst[d] = src[p.tPerm[d]];
+    });
     auto t = std::make_shared<SparseMatrix>();
     t->rows_ = cols_;
     t->cols_ = rows_;
-    t->rowPtr_ = p.tRowPtr;
-    t->colIdx_ = p.tColIdx;
+    t->pattern_->rowPtr = p.tRowPtr;
+    t->pattern_->colIdx = p.tColIdx;
     t->values_ = std::move(tv);
     transposed_->matrix = std::move(t);
   });
@@ -124,6 +127,8 @@ const SparseMatrix& SparseMatrix::transposed() const {
 }
 
 Tensor SparseMatrix::toDense() const {
+  const auto& rowPtr_ = pattern_->rowPtr;
+  const auto& colIdx_ = pattern_->colIdx;
   Tensor d({rows_, cols_}, values_.dtype());
   dispatchFloat(d.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;

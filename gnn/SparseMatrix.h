@@ -26,10 +26,10 @@ class SparseMatrix {
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
-  int64_t nnz() const { return static_cast<int64_t>(colIdx_.size()); }
+  int64_t nnz() const { return static_cast<int64_t>(pattern_->colIdx.size()); }
   DType dtype() const { return values_.dtype(); }
-  const std::vector<int64_t>& rowPtr() const { return rowPtr_; }
-  const std::vector<int32_t>& colIdx() const { return colIdx_; }
+  const std::vector<int64_t>& rowPtr() const { return pattern_->rowPtr; }
+  const std::vector<int32_t>& colIdx() const { return pattern_->colIdx; }
   const Tensor& values() const { return values_; }
 
   /// Same pattern, new values (e.g. dropout on the non-zeros).
@@ -45,12 +45,13 @@ class SparseMatrix {
 
  private:
   int64_t rows_ = 0, cols_ = 0;
-  std::vector<int64_t> rowPtr_{0};
-  std::vector<int32_t> colIdx_;
   Tensor values_;
-  // The transposed pattern is shared by every matrix made from this one by withValues (dropout on the
-  // non-zeros makes a new matrix each step; its transpose then costs one gather, not a counting sort).
+  // The pattern, and its transpose once built, are shared by every matrix made from this one by withValues
+  // (dropout on the non-zeros makes a new matrix each step: no copy of the pattern, and its transpose
+  // costs one gather, not a counting sort).
   struct Pattern {
+    std::vector<int64_t> rowPtr{0};
+    std::vector<int32_t> colIdx;
     std::once_flag once;
     std::vector<int64_t> tRowPtr, tPerm;
     std::vector<int32_t> tColIdx;

@@ -1,5 +1,7 @@
 #include "gnn/Tensor.h"
 
+#include "gnn/BufferPool.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -42,14 +44,11 @@ int64_t shapeNumel(const Shape& s) {
   return n;
 }
 
-Tensor::Storage::Storage(size_t n, bool zero) {
-  // 64-byte alignment suits AVX-512 loads and Eigen's aligned maps.
-  size_t bytes = ((n + 63) / 64) * 64;
-  data = static_cast<unsigned char*>(std::aligned_alloc(64, bytes ? bytes : 64));
-  if (!data) throw std::bad_alloc();
+// Buffers come from the BufferPool (64-byte aligned, recycled by size across steps).
+Tensor::Storage::Storage(size_t n, bool zero) : data(static_cast<unsigned char*>(BufferPool::acquire(n))), size(n) {
   if (zero) std::memset(data, 0, n);
 }
-Tensor::Storage::~Storage() { std::free(data); }
+Tensor::Storage::~Storage() { BufferPool::release(data, size); }
 
 Tensor Tensor::empty(Shape shape, DType dtype) { return Tensor(std::move(shape), dtype, false); }
 

@@ -135,6 +135,7 @@ class Tensor {
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
     unsigned char* data;
+    size_t size;
   };
   Tensor(Shape shape, DType dtype, bool zero);
   void checkDtype(DType d) const;

@@ -1,5 +1,7 @@
 #include "models/NodeGCN.h"
 
+#include <vector>
+
 namespace gnn {
 
 namespace {
@@ -42,7 +44,10 @@ SparseMatrix dropoutValues(const SparseMatrix& x, double p, Generator& gen) {
     using T = std::remove_pointer_t<decltype(tag)>;
     T* d = v.data<T>();
     const T keep = static_cast<T>(1 / (1 - p));
-    for (int64_t i = 0; i < v.numel(); ++i) d[i] = gen.keepAt(first, static_cast<uint64_t>(i), threshold) ? d[i] * keep : T(0);
+    const int64_t n = v.numel();
+    std::vector<uint16_t> u(static_cast<size_t>(n));
+    gen.uniform16(first, 0, n, u.data());
+    for (int64_t i = 0; i < n; ++i) d[i] *= static_cast<T>(u[i] >= threshold) * keep;  // branch-free
   });
   return x.withValues(std::move(v));
 }

@@ -1,13 +1,14 @@
 // Elementwise activations and dropout. Each activation gives its value and its derivative (from the input x
 // and the output y) side by side in one place.
 #include <cmath>
+#include <vector>
 
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
 
 namespace gnn {
 namespace {
-constexpr int64_t kChunk = 1 << 14;
+constexpr int64_t kChunk = kGrainWork;
 
 // y = f(x); backward: gx = gy * df(x, y). The closure keeps x and y.
 template <class Fwd, class Deriv>
@@ -16,15 +17,17 @@ Variable unary(const Variable& a, Fwd f, Deriv df) {
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
-    const T* x = X.data<T>();
-    T* y = Y.data<T>();
+    const T* __restrict x = X.data<T>();
+    T* __restrict y = Y.data<T>();
     parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) y[i] = f(x[i]);
     });
     return Variable::record(Y, {a}, [X, Y, df](const Tensor& gy, std::vector<Variable>& in) {
       Tensor G = Tensor::empty(X.shape(), X.dtype());
-      const T *x = X.data<T>(), *y = Y.data<T>(), *g = gy.data<T>();
-      T* o = G.data<T>();
+      const T* __restrict x = X.data<T>();
+      const T* __restrict y = Y.data<T>();
+      const T* __restrict g = gy.data<T>();
+      T* __restrict o = G.data<T>();
       parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) o[i] = g[i] * df(x[i], y[i]);
       });
@@ -106,10 +109,18 @@ Variable dropout(const Variable& a, double p, Generator& gen, bool training) {
     const T* x = X.data<T>();
     T *m = M.data<T>(), *y = Y.data<T>();
     const Generator& g = gen;
+    // Chunks are multiples of 4 elements, so each 64-bit draw feeds four elements of one chunk.
     parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        m[i] = g.keepAt(first, static_cast<uint64_t>(i), threshold) ? keep : T(0);
-        y[i] = x[i] * m[i];
+      std::vector<uint16_t> u(static_cast<size_t>(e - b));
+      g.uniform16(first, b, e, u.data());
+      // Branch-free and alias-free so it vectorises (a random branch here mispredicts half the time).
+      const uint16_t* __restrict ur = u.data();
+      const T* __restrict xr = x + b;
+      T* __restrict mr = m + b;
+      T* __restrict yr = y + b;
+      for (int64_t i = 0; i < e - b; ++i) {
+        mr[i] = static_cast<T>(ur[i] >= threshold) * keep;
+        yr[i] = xr[i] * mr[i];
       }
     });
     return Variable::record(Y, {a}, [M](const Tensor& gy, std::vector<Variable>& in) {

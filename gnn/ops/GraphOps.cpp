@@ -10,7 +10,6 @@
 
 namespace gnn {
 namespace {
-constexpr int64_t kSegChunk = 256;
 
 std::vector<int64_t> indexValues(const char* op, const Tensor& index, int64_t limit) {
   GNN_CHECK_ARG(index.rank() == 1, op, ": index must be rank 1, got ", shapeString(index.shape()));
@@ -69,7 +68,8 @@ template <class T>
 void reduceRows(ConstMatrixMap<T> x, MatrixMap<T> out, const std::vector<int64_t>& ptr,
                 const std::vector<int64_t>& perm, Reduce mode, int64_t* argmax) {
   const int64_t F = x.cols();
-  parallelFor(out.rows(), kSegChunk, [&](int64_t b, int64_t e) {
+  const int64_t rowsPerSegment = (ptr.back() + out.rows() - 1) / std::max<int64_t>(out.rows(), 1);
+  parallelFor(out.rows(), grainFor(rowsPerSegment * F), [&](int64_t b, int64_t e) {
     for (int64_t s = b; s < e; ++s) {
       auto o = out.row(s);
       int64_t lo = ptr[s], hi = ptr[s + 1];
@@ -127,7 +127,7 @@ Variable reduceOp(const char* op, const Variable& xv, std::vector<int64_t> ptr, 
           for (int64_t f = 0; f < F; ++f)
             if (argmax[s * F + f] >= 0) g(argmax[s * F + f], f) += go(s, f);
       } else {
-        parallelFor(g.rows(), 1024, [&](int64_t b, int64_t e) {
+        parallelFor(g.rows(), grainFor(F), [&](int64_t b, int64_t e) {
           for (int64_t r = b; r < e; ++r) {
             int64_t s = rowOf[r];
             if (mode == Reduce::Mean)
@@ -175,7 +175,7 @@ Variable gatherRows(const Variable& x, const Tensor& index) {
     Tensor Y = Tensor::empty({E, F}, X.dtype());
     const T* xp = X.data<T>();
     T* yp = Y.data<T>();
-    parallelFor(E, 1024, [&](int64_t b, int64_t e) {
+    parallelFor(E, grainFor(F), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) std::copy(xp + idx[i] * F, xp + (idx[i] + 1) * F, yp + i * F);
     });
     Shape xs = X.shape();
@@ -215,7 +215,8 @@ Variable segmentSoftmax(const Variable& x, const Tensor& ptr) {
     auto xm = X.matrix<T>();
     auto ym = Y.matrix<T>();
     const int64_t S = static_cast<int64_t>(p.size()) - 1;
-    parallelFor(S, kSegChunk, [&](int64_t b, int64_t e) {
+    const int64_t grain = grainFor((p.back() + S) / std::max<int64_t>(S, 1) * X.dim(1));
+    parallelFor(S, grain, [&](int64_t b, int64_t e) {
       for (int64_t s = b; s < e; ++s) {
         int64_t lo = p[s], n = p[s + 1] - p[s];
         if (n == 0) continue;
@@ -232,7 +233,8 @@ Variable segmentSoftmax(const Variable& x, const Tensor& ptr) {
       auto go = gy.matrix<T>();
       auto gm = G.matrix<T>();
       const int64_t S = static_cast<int64_t>(p.size()) - 1;
-      parallelFor(S, kSegChunk, [&](int64_t b, int64_t e) {
+      const int64_t grain = grainFor((p.back() + S) / std::max<int64_t>(S, 1) * ym.cols());
+      parallelFor(S, grain, [&](int64_t b, int64_t e) {
         for (int64_t s = b; s < e; ++s) {
           int64_t lo = p[s], n = p[s + 1] - p[s];
           if (n == 0) continue;
@@ -248,12 +250,35 @@ Variable segmentSoftmax(const Variable& x, const Tensor& ptr) {
 }
 
 namespace {
-// Rows per parallel chunk so that a chunk holds ~64k multiply-adds: small products stay on one thread
-// (a parallel region costs more than they do). Depends only on the shapes, so results do not depend on
-// the thread count.
+// Rows per parallel chunk so that a chunk holds ~64k multiply-adds: small products stay on one thread.
+// Depends only on the shapes, so results do not depend on the thread count.
 int64_t spmmRowChunk(const SparseMatrix& a, int64_t f) {
   int64_t perRow = std::max<int64_t>(1, a.nnz() / std::max<int64_t>(1, a.rows())) * std::max<int64_t>(f, 1);
-  return std::max<int64_t>(16, (int64_t{1} << 16) / perRow);
+  return grainFor(perRow, 16);
+}
+
+// One row block of out = A x with the feature width fixed at compile time when W > 0 (the compiler then
+// keeps a row of out in registers), or read from F when W == 0.
+template <class T, int W>
+void spmmRows(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t F, int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; ++i) {
+    if constexpr (W > 0) {
+      // Fixed-size Eigen rows: one accumulator row in registers, vectorised along the features.
+      (void)F;
+      using Row = Eigen::Matrix<T, 1, W>;
+      Row acc = Row::Zero();
+      for (int64_t k = rp[i]; k < rp[i + 1]; ++k) acc.noalias() += v[k] * Eigen::Map<const Row>(xp + int64_t{ci[k]} * W);
+      Eigen::Map<Row>(op + i * W) = acc;
+    } else {
+      T* o = op + i * F;
+      std::fill(o, o + F, T(0));
+      for (int64_t k = rp[i]; k < rp[i + 1]; ++k) {
+        const T w = v[k];
+        const T* xr = xp + static_cast<int64_t>(ci[k]) * F;
+        for (int64_t f = 0; f < F; ++f) o[f] += w * xr[f];
+      }
+    }
+  }
 }
 
 template <class T>
@@ -265,14 +290,19 @@ void spmmInto(const SparseMatrix& a, ConstMatrixMap<T> x, MatrixMap<T> out) {
   T* op = out.data();
   const int64_t F = x.cols();
   parallelFor(a.rows(), spmmRowChunk(a, F), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      T* o = op + i * F;
-      std::fill(o, o + F, T(0));
-      for (int64_t k = rp[i]; k < rp[i + 1]; ++k) {
-        const T w = v[k];
-        const T* xr = xp + static_cast<int64_t>(ci[k]) * F;
-        for (int64_t f = 0; f < F; ++f) o[f] += w * xr[f];
-      }
+    switch (F) {
+      case 1: return spmmRows<T, 1>(rp, ci, v, xp, op, F, b, e);
+      case 2: return spmmRows<T, 2>(rp, ci, v, xp, op, F, b, e);
+      case 3: return spmmRows<T, 3>(rp, ci, v, xp, op, F, b, e);
+      case 4: return spmmRows<T, 4>(rp, ci, v, xp, op, F, b, e);
+      case 5: return spmmRows<T, 5>(rp, ci, v, xp, op, F, b, e);
+      case 6: return spmmRows<T, 6>(rp, ci, v, xp, op, F, b, e);
+      case 7: return spmmRows<T, 7>(rp, ci, v, xp, op, F, b, e);
+      case 8: return spmmRows<T, 8>(rp, ci, v, xp, op, F, b, e);
+      case 16: return spmmRows<T, 16>(rp, ci, v, xp, op, F, b, e);
+      case 32: return spmmRows<T, 32>(rp, ci, v, xp, op, F, b, e);
+      case 64: return spmmRows<T, 64>(rp, ci, v, xp, op, F, b, e);
+      default: return spmmRows<T, 0>(rp, ci, v, xp, op, F, b, e);
     }
   });
 }

@@ -4,8 +4,10 @@
 
 namespace gnn {
 namespace {
-// Row block for products: fixed so Eigen's blocking (and thus rounding) never depends on the thread count.
-constexpr int64_t kRowBlock = 64;
+// Row block for products: a multiple of 64 rows (at least 256, where Eigen runs near its peak) holding at
+// least kGrainWork multiply-adds. It depends only on the shapes, so Eigen's blocking (and thus rounding)
+// never depends on the thread count.
+int64_t rowBlock(int64_t k, int64_t n) { return ((grainFor(k * n, 256) + 63) / 64) * 64; }
 
 template <class T>
 using Mat = RowMatrix<T>;
@@ -13,7 +15,8 @@ using Mat = RowMatrix<T>;
 // out = op(a) * op(b) for a row block range of out, a and b given as Eigen expressions producers.
 template <class T, class LhsRows, class Rhs>
 void blockedProduct(MatrixMap<T> out, LhsRows lhsRows, const Rhs& rhs) {
-  parallelFor(out.rows(), kRowBlock, [&](int64_t b, int64_t e) {
+  const int64_t inner = out.rows() ? static_cast<int64_t>(rhs.rows()) : 0;
+  parallelFor(out.rows(), rowBlock(inner, out.cols()), [&](int64_t b, int64_t e) {
     out.middleRows(b, e - b).noalias() = lhsRows(b, e - b) * rhs;
   });
 }

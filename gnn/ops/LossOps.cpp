@@ -22,7 +22,8 @@ std::vector<uint8_t> expandMask(const char* op, const Tensor& mask, const Tensor
   return m;
 }
 
-// Shared body for elementwise regression losses: loss = mean over counted elements of f(pred - target).
+// Shared body for elementwise losses: loss = mean over counted elements of f(pred, target); df is its
+// derivative in pred.
 template <class F, class DF>
 Variable elementwiseLoss(const char* op, const Variable& pred, const Tensor& target, const Tensor& mask, F f, DF df) {
   const Tensor& P = pred.value();
@@ -37,7 +38,7 @@ Variable elementwiseLoss(const char* op, const Variable& pred, const Tensor& tar
     const T *p = P.data<T>(), *t = Tt.data<T>();
     T acc = 0;
     for (int64_t i = 0; i < P.numel(); ++i)
-      if (m[i]) acc += f(p[i] - t[i]);
+      if (m[i]) acc += f(p[i], t[i]);
     Tensor Y = Tensor::scalar(count ? acc / count : 0, P.dtype());
     return Variable::record(Y, {pred}, [P, Tt, m = std::move(m), count, df](const Tensor& gy, std::vector<Variable>& in) {
       Tensor G(P.shape(), P.dtype());
@@ -45,7 +46,7 @@ Variable elementwiseLoss(const char* op, const Variable& pred, const Tensor& tar
         T s = static_cast<T>(gy.item()) / count;
         const T *p = P.data<T>(), *t = Tt.data<T>();
         T* g = G.data<T>();
-        for (int64_t i = 0; i < P.numel(); ++i) g[i] = m[i] ? s * df(p[i] - t[i]) : T(0);
+        for (int64_t i = 0; i < P.numel(); ++i) g[i] = m[i] ? s * df(p[i], t[i]) : T(0);
       }
       in[0].addGrad(G);
     });
@@ -94,42 +95,22 @@ Variable crossEntropy(const Variable& logits, const Tensor& labels, const Tensor
 
 Variable mseLoss(const Variable& pred, const Tensor& target, const Tensor& mask) {
   return elementwiseLoss(
-      "mseLoss", pred, target, mask, [](auto d) { return d * d; }, [](auto d) { return 2 * d; });
+      "mseLoss", pred, target, mask, [](auto p, auto t) { return (p - t) * (p - t); },
+      [](auto p, auto t) { return 2 * (p - t); });
 }
 
 Variable l1Loss(const Variable& pred, const Tensor& target, const Tensor& mask) {
   return elementwiseLoss(
-      "l1Loss", pred, target, mask, [](auto d) { return std::abs(d); },
-      [](auto d) { return static_cast<decltype(d)>(d > 0 ? 1 : (d < 0 ? -1 : 0)); });
+      "l1Loss", pred, target, mask, [](auto p, auto t) { return std::abs(p - t); },
+      [](auto p, auto t) { return static_cast<decltype(p)>(p > t ? 1 : (p < t ? -1 : 0)); });
 }
 
 Variable bceWithLogits(const Variable& logits, const Tensor& target, const Tensor& mask) {
-  const Tensor& P = logits.value();
-  GNN_CHECK_ARG(P.numel() == target.numel(), "bceWithLogits: logits ", shapeString(P.shape()), " and target ",
-                shapeString(target.shape()), " differ in size");
-  Tensor Tt = target.dtype() == P.dtype() ? target : target.to(P.dtype());
-  std::vector<uint8_t> m = expandMask("bceWithLogits", mask, target);
-  int64_t count = 0;
-  for (uint8_t v : m) count += v;
-  return dispatchFloat(P.dtype(), [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    const T *z = P.data<T>(), *t = Tt.data<T>();
-    T acc = 0;
-    // max(z, 0) - z t + log(1 + e^-|z|): stable for large |z|.
-    for (int64_t i = 0; i < P.numel(); ++i)
-      if (m[i]) acc += std::max(z[i], T(0)) - z[i] * t[i] + std::log1p(std::exp(-std::abs(z[i])));
-    Tensor Y = Tensor::scalar(count ? acc / count : 0, P.dtype());
-    return Variable::record(Y, {logits}, [P, Tt, m = std::move(m), count](const Tensor& gy, std::vector<Variable>& in) {
-      Tensor G(P.shape(), P.dtype());
-      if (count) {
-        T s = static_cast<T>(gy.item()) / count;
-        const T *z = P.data<T>(), *t = Tt.data<T>();
-        T* g = G.data<T>();
-        for (int64_t i = 0; i < P.numel(); ++i) g[i] = m[i] ? s * (1 / (1 + std::exp(-z[i])) - t[i]) : T(0);
-      }
-      in[0].addGrad(G);
-    });
-  });
+  // max(z, 0) - z t + log(1 + e^-|z|): stable for large |z|; derivative sigmoid(z) - t.
+  return elementwiseLoss(
+      "bceWithLogits", logits, target, mask,
+      [](auto z, auto t) { return std::max(z, decltype(z)(0)) - z * t + std::log1p(std::exp(-std::abs(z))); },
+      [](auto z, auto t) { return 1 / (1 + std::exp(-z)) - t; });
 }
 
 }  // namespace gnn

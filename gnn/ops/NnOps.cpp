@@ -5,9 +5,6 @@
 #include "gnn/Parallel.h"
 
 namespace gnn {
-namespace {
-constexpr int64_t kRows = 256;
-}
 
 Variable logSoftmax(const Variable& a) {
   const Tensor& X = a.value();
@@ -17,7 +14,7 @@ Variable logSoftmax(const Variable& a) {
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
     auto x = X.matrix<T>();
     auto y = Y.matrix<T>();
-    parallelFor(x.rows(), kRows, [&](int64_t b, int64_t e) {
+    parallelFor(x.rows(), grainFor(x.cols()), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         T mx = x.row(i).maxCoeff();
         T lse = mx + std::log((x.row(i).array() - mx).exp().sum());
@@ -30,7 +27,7 @@ Variable logSoftmax(const Variable& a) {
       auto g = G.matrix<T>();
       auto go = gy.matrix<T>();
       auto yo = Y.matrix<T>();
-      parallelFor(g.rows(), kRows, [&](int64_t b, int64_t e) {
+      parallelFor(g.rows(), grainFor(g.cols()), [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) g.row(i) = go.row(i) - yo.row(i).array().exp().matrix() * go.row(i).sum();
       });
       in[0].addGrad(G);
@@ -54,7 +51,7 @@ Variable layerNorm(const Variable& x, const Variable& gamma, const Variable& bet
     T* rs = Rstd.data<T>();
     auto g = Gm.flat<T>().matrix().transpose();
     auto bb = Bt.flat<T>().matrix().transpose();
-    parallelFor(M, kRows, [&](int64_t b, int64_t e) {
+    parallelFor(M, grainFor(F), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         T mu = xm.row(i).mean();
         T var = (xm.row(i).array() - mu).square().mean();
@@ -71,7 +68,7 @@ Variable layerNorm(const Variable& x, const Variable& gamma, const Variable& bet
         auto gm = G.matrix<T>();
         auto gam = Gm.flat<T>().matrix().transpose();
         const T* rs = Rstd.data<T>();
-        parallelFor(gm.rows(), kRows, [&](int64_t b, int64_t e) {
+        parallelFor(gm.rows(), grainFor(gm.cols()), [&](int64_t b, int64_t e) {
           for (int64_t i = b; i < e; ++i) {
             auto dxh = go.row(i).cwiseProduct(gam).eval();
             T m1 = dxh.mean();

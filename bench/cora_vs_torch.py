@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Cora speed bar: our GCN (examples/cora_gcn) against a plain-PyTorch GCN, in one run on one machine.
+
+  /usr/bin/python3 bench/cora_vs_torch.py --gnn-bin build/release/examples/cora_gcn [--data DIR] [--runs N]
+
+Runs, one after the other (never side by side, so they do not compete for cores):
+  1. ours:  cora_gcn --json --runs N --threads T --data DIR
+            (its stdout is one JSON object with test_acc_mean, test_acc_std, val_acc_mean, epoch_ms_median,
+            infer_ms_median, threads, peak_rss_mb)
+  2. bench/reference/cora_gcn_torch.py with PyG's example hyper-parameters (dropout on the input and hidden)
+  3. the same without the input dropout (dropout on a dense 2708 x 1433 input is a large part of its epoch)
+and prints one JSON object with the three results, the speed ratios and a description of the machine.
+
+The bar: ours at least --target (5) times faster per training epoch than the faster of the two references
+(median epoch times), with test accuracy at least the better reference's mean minus --acc-tolerance (0.01).
+Exit status 1 when the bar is missed (the reason is printed on stderr), 2 when a program fails.
+--torch-only runs the two references alone (no bar is checked).
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REFERENCE = os.path.join(REPO, "bench", "reference", "cora_gcn_torch.py")
+
+
+def fail(msg, code=2):
+    print(f"cora_vs_torch: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def run_json(cmd, env=None):
+    """Runs cmd, returns (its stdout's JSON object, wall seconds). Stderr passes through."""
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=env)
+    except OSError as e:
+        fail(f"cannot run {cmd[0]}: {e}")
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        fail(f"{' '.join(cmd)} exited with status {proc.returncode}")
+    # The JSON object is the last non-empty line (a program may print progress lines before it).
+    lines = [l for l in proc.stdout.splitlines() if l.strip()]
+    try:
+        return json.loads(lines[-1]), wall
+    except (IndexError, json.JSONDecodeError):
+        fail(f"{' '.join(cmd)} did not print a JSON object on its last line; stdout was:\n{proc.stdout[-2000:]}")
+
+
+def machine():
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem_gb = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return dict(nproc=len(os.sched_getaffinity(0)), cpu_model=model, mem_total_gb=mem_gb,
+                kernel=platform.release(), python=platform.python_version(),
+                loadavg_start=[round(x, 2) for x in os.getloadavg()])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--gnn-bin", default=os.path.join(REPO, "build", "release", "examples", "cora_gcn"))
+    p.add_argument("--data", default=os.path.join(REPO, "examples", "data", "cora"))
+    p.add_argument("--runs", type=int, default=10, help="trainings per program (different seeds)")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--python", default="/usr/bin/python3", help="interpreter for the reference (Debian's torch)")
+    p.add_argument("--target", type=float, default=5.0, help="required speedup over the faster reference")
+    p.add_argument("--acc-tolerance", type=float, default=0.01)
+    p.add_argument("--torch-only", action="store_true", help="run only the references (test the driver)")
+    args = p.parse_args()
+    if not os.path.isdir(args.data):
+        fail(f"no dataset at {args.data} (expected raw/ and split/public/ in the OGB raw layout); set --data")
+    if not args.torch_only and not os.access(args.gnn_bin, os.X_OK):
+        fail(f"no executable {args.gnn_bin}; build it with cmake --build --preset release, or set --gnn-bin")
+
+    out = dict(benchmark="cora_gcn_vs_torch", machine=machine(), data=os.path.abspath(args.data),
+               runs=args.runs, threads=args.threads)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    common = ["--data", args.data, "--runs", str(args.runs), "--threads", str(args.threads)]
+
+    if not args.torch_only:
+        out["gnn"], out["gnn_wall_s"] = run_json([args.gnn_bin, "--json"] + common, env)
+    ref = [args.python, REFERENCE] + common
+    out["torch_with_input_dropout"], out["torch_with_input_dropout_wall_s"] = run_json(ref, env)
+    out["torch_without_input_dropout"], out["torch_without_input_dropout_wall_s"] = run_json(
+        ref + ["--no-input-dropout"], env)
+    out["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    # Times taken while other work holds the cores say little: flag it (1-minute load above the core count).
+    busy = max(out["machine"]["loadavg_start"][0], out["machine"]["loadavg_end"][0]) > out["machine"]["nproc"]
+    out["machine"]["busy"] = busy
+    if busy:
+        print("cora_vs_torch: warning: the machine was busy (load average above its core count); "
+              "times are inflated and noisy, re-run on an idle machine", file=sys.stderr)
+
+    tw, tn = out["torch_with_input_dropout"], out["torch_without_input_dropout"]
+    faster_torch = min(tw["epoch_ms_median"], tn["epoch_ms_median"])
+    best_torch_acc = max(tw["test_acc_mean"], tn["test_acc_mean"])
+    problems = []
+    if not args.torch_only:
+        ours = out["gnn"]
+        for key in ("test_acc_mean", "epoch_ms_median", "infer_ms_median"):
+            if key not in ours:
+                fail(f"{args.gnn_bin} --json printed no '{key}'")
+        e, i = ours["epoch_ms_median"], ours["infer_ms_median"]
+        out["speedup_vs_torch_with_input_dropout"] = tw["epoch_ms_median"] / e
+        out["speedup_vs_torch_without_input_dropout"] = tn["epoch_ms_median"] / e
+        out["speedup_vs_faster_torch"] = faster_torch / e
+        out["infer_speedup_vs_torch"] = min(tw["infer_ms_median"], tn["infer_ms_median"]) / i
+        out["test_acc_minus_best_torch"] = ours["test_acc_mean"] - best_torch_acc
+        if out["speedup_vs_faster_torch"] < args.target:
+            problems.append(f"speed: ours {e:.3f} ms per epoch is {out['speedup_vs_faster_torch']:.2f}x faster than "
+                            f"the faster reference ({faster_torch:.3f} ms); the target is {args.target:g}x")
+        if ours["test_acc_mean"] < best_torch_acc - args.acc_tolerance:
+            problems.append(f"accuracy: ours {ours['test_acc_mean']:.4f} is below the reference's "
+                            f"{best_torch_acc:.4f} - {args.acc_tolerance:g}")
+        out["target_speedup"] = args.target
+        out["acc_tolerance"] = args.acc_tolerance
+        out["passed"] = not problems
+    print(json.dumps(out, indent=1))
+    for msg in problems:
+        print(f"cora_vs_torch: bar missed on {msg}", file=sys.stderr)
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs everything gnn needs to build, test and benchmark on Debian 12 (bookworm), with apt-get.
+# Run as root, or as a user with sudo. Safe to run again: packages already present are left alone.
+#
+#   sudo scripts/install-deps.sh      (or, as root: scripts/install-deps.sh)
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake git pkg-config ca-certificates
+  libeigen3-dev libboost-program-options-dev zlib1g-dev nlohmann-json3-dev
+  librdkit-dev libmetis-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # Python references in bench/ (run with /usr/bin/python3)
+  python3 python3-numpy python3-rdkit python3-torch libopenblas0-pthread
+  # replicas across processes (device/MpiReplicas)
+  libopenmpi-dev openmpi-bin
+)
+# OpenMP: g++ uses GCC's libgomp (in libgcc-12-dev, pulled in by build-essential), which is what CMake's
+# FindOpenMP finds for GCC; clang's libomp-dev is not needed.
+
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "install-deps.sh: run as root, or install sudo and run as a user allowed to use it" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps.sh: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps.sh: installing ${#missing[@]} packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+run() {
+  if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive "$@" >"$log" 2>&1; then
+    echo "install-deps.sh: failed: $*" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+}
+run apt-get update -q
+run apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "install-deps.sh: done"
