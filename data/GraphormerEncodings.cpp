@@ -70,12 +70,13 @@ void GraphormerEncodings::compute(MoleculeGraph& g) {
       appendIntermediates(i, j);
       hops_.push_back(j);
       const int numHops = std::min(static_cast<int>(hops_.size()) - 1, k_);
-      int64_t* out = g.edgeInput.data() + at * static_cast<size_t>(k_) * MoleculeGraph::kBondFeatures;
+      int16_t* out = g.edgeInput.data() + at * static_cast<size_t>(k_) * MoleculeGraph::kBondFeatures;
       for (int h = 0; h < numHops; ++h, out += MoleculeGraph::kBondFeatures) {
         const int32_t edge = edgeOf_[static_cast<size_t>(hops_[h]) * n + hops_[h + 1]];
         GNN_ASSERT(edge >= 0, "shortest path uses a missing edge");
         const int64_t* attr = g.edgeAttr.data() + static_cast<size_t>(edge) * MoleculeGraph::kBondFeatures;
-        for (int f = 0; f < MoleculeGraph::kBondFeatures; ++f) out[f] = attr[f] + 2 + kFeatureOffset * f;
+        for (int f = 0; f < MoleculeGraph::kBondFeatures; ++f)
+          out[f] = static_cast<int16_t>(attr[f] + 2 + kFeatureOffset * f);
       }
     }
   }

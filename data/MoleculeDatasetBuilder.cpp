@@ -256,6 +256,16 @@ BuildSummary MoleculeDatasetBuilder::run() {
       if (!splits.empty()) acceptedIds.push_back(r.index);
       if (options_.jsonl) writeJsonLine(*options_.jsonl, r, &graphs[i], "", k > 0);
     }
+    // Slots are reused, but a slot must not keep the capacity of the largest molecule it ever held: over a
+    // long run every slot would ratchet up to the tail of the size distribution and memory would grow with
+    // the input. Graphormer's N^2 buffers are freed after every chunk (one allocation per molecule is
+    // nothing next to RDKit's parse); the small O(N) ones only when a large molecule inflated them.
+    for (size_t i = 0; i < count; ++i) {
+      MoleculeGraph& g = graphs[i];
+      std::vector<int64_t>().swap(g.spatialPos);
+      std::vector<int16_t>().swap(g.edgeInput);
+      if (g.x.capacity() > (1u << 12) || g.edgeAttr.capacity() > (1u << 12)) g = MoleculeGraph();
+    }
     if (options_.progress) {
       BuildProgress p;
       p.records = seen;

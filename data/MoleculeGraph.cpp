@@ -38,7 +38,8 @@ Graph MoleculeGraph::toGraph() const {
   if (!inDegree.empty()) {
     g.spatialPos = Tensor::fromVector(spatialPos, {n, n});
     g.inDegree = Tensor::fromVector(inDegree, {n});
-    g.edgeInput = Tensor::fromVector(edgeInput, {n, n, maxDist, kBondFeatures});
+    g.edgeInput = Tensor({n, n, maxDist, kBondFeatures}, DType::I64);
+    std::copy(edgeInput.begin(), edgeInput.end(), g.edgeInput.data<int64_t>());
   }
   return g;
 }

@@ -24,7 +24,7 @@ struct MoleculeGraph {
   int maxDist = 0;                  // K of edgeInput
   std::vector<int64_t> spatialPos;  // [N * N]
   std::vector<int64_t> inDegree;    // [N]
-  std::vector<int64_t> edgeInput;   // [N * N * K * 3]
+  std::vector<int16_t> edgeInput;   // [N * N * K * 3]; int16 (values <= 1031): it grows as N^2
 
   int64_t numEdges() const { return static_cast<int64_t>(src.size()); }
   /// Empties every buffer but keeps its capacity, so a reused MoleculeGraph stops allocating.

@@ -76,8 +76,7 @@ void NpzDatasetWriter::add(const MoleculeGraph& g, int64_t index, int64_t line) 
     out_.append(pairPtr_, &pairs_, 8);
     i16_.assign(g.inDegree.begin(), g.inDegree.end());
     out_.append(inDegree_, i16_.data(), i16_.size() * 2);
-    i16_.assign(g.edgeInput.begin(), g.edgeInput.end());
-    out_.append(edgeInput_, i16_.data(), i16_.size() * 2);
+    out_.append(edgeInput_, g.edgeInput.data(), g.edgeInput.size() * 2);
   }
   ++graphs_;
 }

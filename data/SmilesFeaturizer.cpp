@@ -160,6 +160,12 @@ void SmilesFeaturizer::featurizeMol(const RDKit::ROMol& mol, MoleculeGraph& out)
 
 std::string SmilesFeaturizer::explainFailure(const std::string& smiles) const {
   std::lock_guard<std::mutex> lock(logMutex());
+  if (!rdErrorLog) {
+    // A C++ program has no RDKit logs until InitLogs (Python's rdkit module calls it on import). Create them
+    // once, silenced, so that only this function ever hears from them.
+    RDLog::InitLogs();
+    boost::logging::disable_logs("rdApp.*");
+  }
   std::ostringstream captured;
   std::string error;
   {
