@@ -1,0 +1,54 @@
+// Batch: several graphs concatenated into one disconnected graph, in PyTorch Geometric's layout, plus the
+// masks of PopTorch Geometric's fixed-size batches (1 = real row, 0 = padding).
+//
+//   Batch b = collator.collate(graphs);
+//   Variable h = conv(Variable(b.x), b.edgeIndex);        // node offsets already applied to edgeIndex
+//   Variable g = globalMeanPool(h, b);                     // [numGraphs, F]; padding graphs' rows are 0
+//   Variable loss = l1Loss(head(g), b.y, b.yMask);         // yMask is 0 on padding graphs
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "gnn/Tensor.h"
+
+namespace gnn {
+
+struct Batch {
+  /// Rows of each kind, padding included (the fixed sizes for fixed-size batches).
+  int64_t numNodes = 0, numEdges = 0, numGraphs = 0;
+  /// Real rows; real graphs come first, then the padding graph(s).
+  int64_t numRealNodes = 0, numRealEdges = 0, numRealGraphs = 0;
+
+  Tensor x;          // [numNodes, F] node features (float or int64), pad rows = node pad value
+  Tensor edgeIndex;  // [2, numEdges] int64, node offsets applied; pad edges are self-loops on pad nodes
+  Tensor edgeAttr;   // [numEdges, Fe] or undefined; pad rows = edge pad value
+  Tensor y;          // graph-level [numGraphs, T] (or node-level [numNodes]); pad rows = graph pad value
+  Tensor yMask;      // uint8, shaped like y: 1 = a real label (0 on padding and on missing labels)
+  Tensor pos;        // [numNodes, 3] or undefined
+  Tensor z;          // [numNodes] int64 or undefined
+  Tensor trainMask, validMask, testMask;  // [numNodes] uint8 node split masks (node-level data), 0 on pads
+
+  Tensor batch;    // [numNodes] int64 graph id of each node (sorted)
+  Tensor ptr;      // [numGraphs + 1] int64 node offsets of each graph (PyG's `ptr`); same as nodePtr
+  Tensor edgePtr;  // [numGraphs + 1] int64 edge offsets of each graph
+  Tensor graphsMask, nodesMask, edgesMask;  // uint8 [numGraphs], [numNodes], [numEdges]; 1 = real
+
+  /// Dataset index of each real graph (the order of the rows); for cluster batches, the cluster ids.
+  std::vector<int64_t> graphIndex;
+  /// For cluster batches: the original node id of each real node.
+  std::vector<int64_t> nodeIndex;
+
+  const Tensor& nodePtr() const { return ptr; }
+  /// Checks every invariant of a batch (sizes, sorted `batch`, masks match the real counts, edges stay within
+  /// their graph); throws std::invalid_argument naming the first broken one. Used by tests and debug runs.
+  void validate() const;
+};
+
+/// PopTorch's combined batching: K micro-batches stacked along dimension 0 (K·numNodes rows, ...), every
+/// micro-batch keeping its own local indices (edgeIndex, batch, ptr are not offset). One host request of a
+/// device is microBatch × deviceIterations × replicas × gradientAccumulation such micro-batches.
+Batch stackMicroBatches(const std::vector<Batch>& parts);
+/// Micro-batch k of a stack made by stackMicroBatches with `count` parts (tensors share storage).
+Batch microBatch(const Batch& stacked, int64_t k, int64_t count);
+
+}  // namespace gnn

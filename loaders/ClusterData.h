@@ -1,0 +1,61 @@
+// ClusterData: one large graph split into k clusters by METIS (Cluster-GCN, Chiang et al., KDD 2019), with
+// each cluster's nodes listed and the subgraph of any set of clusters (their nodes and every edge between
+// them, including between-cluster edges) available in O(edges of those clusters).
+//
+//   ClusterData clusters(cora, 32);                           // METIS_PartGraphKway, seeded
+//   Graph g = clusters.subgraph({3, 17, 5}, &originalIds);
+//
+// METIS needs an undirected graph without self-loops in CSR form; the input may be directed, have duplicate
+// edges, self-loops or isolated nodes: the partition is computed on the symmetrised, deduplicated,
+// self-loop-free pattern, while subgraphs keep the original edges (with their attributes) as they are.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "data/Graph.h"
+#include "loaders/FixedSizeOptions.h"
+
+namespace gnn {
+
+class ClusterData {
+ public:
+  /// seed: METIS's own random seed (METIS_OPTION_SEED), so the partition is reproducible.
+  ClusterData(Graph graph, int64_t numClusters, uint64_t seed = 0);
+
+  /// Cluster of each node from METIS_PartGraphKway on the symmetrised, self-loop-free pattern of edgeIndex.
+  /// numClusters == 1 puts everything in cluster 0 (METIS is not called). edgeCut receives METIS's cut.
+  static std::vector<int64_t> partition(int64_t numNodes, const Tensor& edgeIndex, int64_t numClusters,
+                                        uint64_t seed = 0, int64_t* edgeCut = nullptr);
+
+  int64_t numClusters() const { return numClusters_; }
+  const Graph& graph() const { return graph_; }
+  const std::vector<int64_t>& clusterOf() const { return clusterOf_; }
+  /// Nodes of cluster c, ascending.
+  std::vector<int64_t> clusterNodes(int64_t c) const;
+  int64_t clusterSize(int64_t c) const { return clusterPtr_[c + 1] - clusterPtr_[c]; }
+  /// Edges whose source lies in cluster c (an upper bound on what c adds to any subgraph).
+  int64_t clusterOutEdges(int64_t c) const { return clusterOutEdges_[c]; }
+  int64_t edgeCut() const { return edgeCut_; }
+  double partitionSeconds() const { return partitionSeconds_; }
+
+  /// The subgraph induced by the union of `clusters`: nodes cluster by cluster (ascending id within each), every
+  /// original edge with both ends inside, node features/labels/masks carried along. nodeIds (optional)
+  /// receives the original id of each subgraph node.
+  Graph subgraph(const std::vector<int64_t>& clusters, std::vector<int64_t>* nodeIds = nullptr) const;
+
+  /// Fixed sizes that hold any clustersPerBatch clusters without trimming: the largest clusters' nodes and
+  /// out-edges, plus one node and one edge for the padding graph; numGraphs = 2.
+  FixedSizeOptions worstCaseOptions(int64_t clustersPerBatch) const;
+
+ private:
+  Graph graph_;
+  int64_t numClusters_;
+  std::vector<int64_t> clusterOf_;
+  std::vector<int64_t> clusterPtr_, clusterNodes_;  // nodes grouped by cluster
+  std::vector<int64_t> outPtr_, outEdges_;           // original edge ids grouped by source node (CSR)
+  std::vector<int64_t> clusterOutEdges_;
+  int64_t edgeCut_ = 0;
+  double partitionSeconds_ = 0;
+};
+
+}  // namespace gnn

@@ -1,0 +1,61 @@
+#include "loaders/FixedSizeDataLoader.h"
+
+namespace gnn {
+namespace {
+BatchPlanner::Options plannerOptions(const FixedSizeDataLoader::Options& o) {
+  BatchPlanner::Options p;
+  p.strategy = o.strategy;
+  p.overSize = o.overSize;
+  p.packWindow = o.packWindow;
+  p.dropLast = o.dropLast;
+  p.nodeLevelTargets = o.nodeLevelTargets;
+  return p;
+}
+}  // namespace
+
+FixedSizeDataLoader::FixedSizeDataLoader(std::shared_ptr<const Dataset> dataset, FixedSizeOptions fixed, Options options)
+    : dataset_(std::move(dataset)),
+      fixed_(fixed),
+      options_(options),
+      sampler_(static_cast<int64_t>(dataset_ ? dataset_->size() : 0), options.shuffle, options.seed),
+      planner_(dataset_, fixed, plannerOptions(options)),
+      collator_(fixed, options.nodeLevelTargets) {
+  GNN_CHECK_ARG(options_.microBatchesPerRequest >= 1, "FixedSizeDataLoader: microBatchesPerRequest must be >= 1");
+}
+
+FixedSizeDataLoader::~FixedSizeDataLoader() { prefetcher_.stop(); }
+
+void FixedSizeDataLoader::startEpoch(int64_t epoch) {
+  prefetcher_.stop();  // the worker reads plan_: stop it before replacing the plan
+  plan_ = planner_.plan(sampler_.order(epoch), sampler_, epoch);
+  prefetcher_.start(numBatches(), [this](int64_t i) { return collateBatch(i); }, options_.prefetch);
+}
+
+Batch FixedSizeDataLoader::collateBatch(int64_t i) const {
+  const auto& planned = plan_.batches.at(static_cast<size_t>(i));
+  std::vector<Graph> graphs;
+  std::vector<const Graph*> ptrs;
+  std::vector<int64_t> indices;
+  graphs.reserve(planned.size());
+  for (const PlannedGraph& g : planned) {
+    graphs.push_back(g.trimmed ? *g.trimmed : dataset_->get(static_cast<size_t>(g.index)));
+    indices.push_back(g.index);
+  }
+  for (const Graph& g : graphs) ptrs.push_back(&g);
+  return collator_.collate(ptrs, indices);
+}
+
+bool FixedSizeDataLoader::next(Batch& out) { return prefetcher_.next(out); }
+
+bool FixedSizeDataLoader::nextRequest(Batch& out) {
+  int64_t k = options_.microBatchesPerRequest;
+  std::vector<Batch> parts;
+  parts.reserve(static_cast<size_t>(k));
+  Batch b;
+  while (static_cast<int64_t>(parts.size()) < k && next(b)) parts.push_back(std::move(b));
+  if (static_cast<int64_t>(parts.size()) < k) return false;
+  out = k == 1 ? std::move(parts.front()) : stackMicroBatches(parts);
+  return true;
+}
+
+}  // namespace gnn

@@ -1,0 +1,59 @@
+#include "loaders/PaddingReport.h"
+
+#include <cstdio>
+
+#include "loaders/Batch.h"
+
+namespace gnn {
+
+void PaddingReport::add(const Batch& b) {
+  ++batches;
+  realNodes += b.numRealNodes;
+  totalNodes += b.numNodes;
+  realEdges += b.numRealEdges;
+  totalEdges += b.numEdges;
+  realGraphs += b.numRealGraphs;
+  totalGraphs += b.numGraphs;
+}
+
+void PaddingReport::merge(const PaddingReport& o) {
+  batches += o.batches;
+  realNodes += o.realNodes;
+  totalNodes += o.totalNodes;
+  realEdges += o.realEdges;
+  totalEdges += o.totalEdges;
+  realGraphs += o.realGraphs;
+  totalGraphs += o.totalGraphs;
+  skipped += o.skipped;
+  trimmed += o.trimmed;
+}
+
+nlohmann::json PaddingReport::toJson() const {
+  return {{"batches", batches},
+          {"real_nodes", realNodes},
+          {"total_nodes", totalNodes},
+          {"real_edges", realEdges},
+          {"total_edges", totalEdges},
+          {"real_graphs", realGraphs},
+          {"total_graphs", totalGraphs},
+          {"node_efficiency", nodeEfficiency()},
+          {"edge_efficiency", edgeEfficiency()},
+          {"graph_efficiency", graphEfficiency()},
+          {"real_graphs_per_batch", realGraphsPerBatch()},
+          {"skipped", skipped},
+          {"trimmed", trimmed}};
+}
+
+std::string PaddingReport::toString() const {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%lld batches: nodes %.2f%% real (%lld/%lld), edges %.2f%% (%lld/%lld), graphs %.2f%% (%lld/%lld), "
+                "skipped %lld, trimmed %lld",
+                static_cast<long long>(batches), 100 * nodeEfficiency(), static_cast<long long>(realNodes),
+                static_cast<long long>(totalNodes), 100 * edgeEfficiency(), static_cast<long long>(realEdges),
+                static_cast<long long>(totalEdges), 100 * graphEfficiency(), static_cast<long long>(realGraphs),
+                static_cast<long long>(totalGraphs), static_cast<long long>(skipped), static_cast<long long>(trimmed));
+  return buf;
+}
+
+}  // namespace gnn

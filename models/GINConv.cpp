@@ -1,0 +1,29 @@
+#include "models/GINConv.h"
+
+namespace gnn {
+
+GINConv::GINConv(int64_t dim, Generator& gen, bool edgeFeatures, DType dtype)
+    : MessagePassing(Aggregation::Sum),
+      lin1_(dim, 2 * dim, gen, true, dtype),
+      lin2_(2 * dim, dim, gen, true, dtype),
+      norm_(2 * dim, 1e-5, dtype) {
+  if (edgeFeatures) {
+    bond_ = std::make_unique<BondEncoder>(dim, gen, dtype);
+    registerModule("bond_encoder", *bond_);
+  }
+  registerModule("mlp.0", lin1_);
+  registerModule("mlp.1", norm_);
+  registerModule("mlp.3", lin2_);
+}
+
+Variable GINConv::message(const Variable& xj, const Variable&, const Variable& edgeAttr) {
+  return edgeAttr.defined() ? relu(add(xj, edgeAttr)) : xj;
+}
+
+Variable GINConv::forward(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeAttr) {
+  Variable e = bond_ ? bond_->forward(edgeAttr) : Variable();
+  Variable agg = propagate(edgeIndex, h, e);
+  return lin2_.forward(relu(norm_.forward(lin1_.forward(add(h, agg)))));
+}
+
+}  // namespace gnn

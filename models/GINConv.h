@@ -1,0 +1,32 @@
+// GINConv: the graph isomorphism layer with edge features used by OGB's molecule baselines
+// (Xu et al., ICLR 2019; Hu et al., "Strategies for Pre-training GNNs", ICLR 2020; ogb/examples/graphproppred/
+// mol/conv.py):  h' = MLP(h + sum_{j -> i} ReLU(h_j + e_ji)),  MLP = Linear(D, 2D), norm, ReLU, Linear(2D, D).
+// Differences from OGB's code, for fixed-size batches: eps is fixed at 0 (PyG's GINConv default), and the norm
+// inside the MLP is LayerNorm, not BatchNorm: batch statistics would mix padding rows into real rows' outputs.
+#pragma once
+#include <memory>
+
+#include "gnn/LayerNorm.h"
+#include "gnn/Linear.h"
+#include "gnn/MessagePassing.h"
+#include "models/BondEncoder.h"
+
+namespace gnn {
+
+class GINConv : public MessagePassing {
+ public:
+  /// edgeFeatures: embed int64 bond features [E, 3] with a BondEncoder; false: plain GIN (messages h_j).
+  GINConv(int64_t dim, Generator& gen, bool edgeFeatures = true, DType dtype = DType::F32);
+  /// h [N, D], edge_index [2, E], edge_attr int64 [E, 3] (ignored without edge features).
+  Variable forward(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeAttr);
+
+ protected:
+  Variable message(const Variable& xj, const Variable& xi, const Variable& edgeAttr) override;
+
+ private:
+  std::unique_ptr<BondEncoder> bond_;
+  Linear lin1_, lin2_;
+  LayerNorm norm_;
+};
+
+}  // namespace gnn
