@@ -125,6 +125,8 @@ class Tensor {
   Tensor to(DType dtype) const;
   void fill(double value);
   void setZero();
+  /// True when no other tensor shares this one's storage (so it may be updated in place unseen).
+  bool uniquelyOwned() const { return storage_ && storage_.use_count() == 1; }
   /// True when dtype, shape and every byte are equal.
   bool bitEqual(const Tensor& other) const;
 

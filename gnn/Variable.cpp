@@ -54,13 +54,21 @@ void Variable::addGrad(const Tensor& g) {
   GNN_CHECK_ARG(g.shape() == v.shape() && g.dtype() == v.dtype(), "gradient of shape ", shapeString(g.shape()),
                 " (", dtypeName(g.dtype()), ") for a variable of shape ", shapeString(v.shape()), " (",
                 dtypeName(v.dtype()), ")");
+  // The first gradient is shared, not copied (ops hand over fresh tensors, or pass theirs through);
+  // accumulation writes in place only into storage nobody else holds.
   if (!node_->grad.defined()) {
-    node_->grad = g.clone();
+    node_->grad = g;
     return;
   }
   dispatchFloat(v.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    node_->grad.flat<T>() += g.flat<T>();
+    if (node_->grad.uniquelyOwned()) {
+      node_->grad.flat<T>() += g.flat<T>();
+    } else {
+      Tensor sum = Tensor::empty(v.shape(), v.dtype());
+      sum.flat<T>() = node_->grad.flat<T>() + g.flat<T>();
+      node_->grad = std::move(sum);
+    }
   });
 }
 

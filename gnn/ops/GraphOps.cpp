@@ -117,7 +117,8 @@ Variable reduceOp(const char* op, const Variable& xv, std::vector<int64_t> ptr, 
     Shape xs = X.shape();
     return Variable::record(Y, {xv}, [xs, ptr = std::move(ptr), rowOf = std::move(rowOf), argmax = std::move(argmax),
                                       mode](const Tensor& gy, std::vector<Variable>& in) {
-      Tensor G(xs, gy.dtype());
+      // Max scatters into few rows (needs zeros); sum and mean write every row.
+      Tensor G = mode == Reduce::Max ? Tensor(xs, gy.dtype()) : Tensor::empty(xs, gy.dtype());
       auto g = G.matrix<T>();
       auto go = gy.matrix<T>();
       const int64_t F = go.cols();
@@ -182,7 +183,7 @@ Variable gatherRows(const Variable& x, const Tensor& index) {
     return Variable::record(Y, {x}, [xs, idx = std::move(idx)](const Tensor& gy, std::vector<Variable>& in) {
       // Scatter-add back, grouped by source row so each row sums its contributions in a fixed order.
       IndexPlan plan = planFor(idx, xs[0]);
-      Tensor G(xs, gy.dtype());
+      Tensor G = Tensor::empty(xs, gy.dtype());  // reduceRows writes every row
       reduceRows<T>(gy.matrix<T>(), G.matrix<T>(), plan.ptr, plan.perm, Reduce::Sum, nullptr);
       in[0].addGrad(G);
     });

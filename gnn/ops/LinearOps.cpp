@@ -1,13 +1,21 @@
 // Dense algebra: matmul, broadcasting add/sub/mul, scale, concat, sum, mean.
+#include <algorithm>
+
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
 
 namespace gnn {
 namespace {
-// Row block for products: a multiple of 64 rows (at least 256, where Eigen runs near its peak) holding at
-// least kGrainWork multiply-adds. It depends only on the shapes, so Eigen's blocking (and thus rounding)
-// never depends on the thread count.
-int64_t rowBlock(int64_t k, int64_t n) { return ((grainFor(k * n, 256) + 63) / 64) * 64; }
+// Row block for products: a multiple of 32 rows holding at least kGrainWork multiply-adds, up to 256 rows
+// (where Eigen runs near its peak) but small enough for 8 blocks when the output has few rows (weight
+// gradients: 300 rows with a long reduction must still spread over the cores). It depends only on the
+// shapes, so Eigen's blocking (and thus rounding) never depends on the thread count.
+int64_t rowBlock(int64_t m, int64_t k, int64_t n) {
+  auto up32 = [](int64_t v) { return std::max<int64_t>(32, (v + 31) / 32 * 32); };
+  int64_t byWork = up32(grainFor(k * n, 1));
+  int64_t forEight = up32((m + 7) / 8);
+  return std::max(byWork, std::min<int64_t>(256, forEight));
+}
 
 template <class T>
 using Mat = RowMatrix<T>;
@@ -16,7 +24,7 @@ using Mat = RowMatrix<T>;
 template <class T, class LhsRows, class Rhs>
 void blockedProduct(MatrixMap<T> out, LhsRows lhsRows, const Rhs& rhs) {
   const int64_t inner = out.rows() ? static_cast<int64_t>(rhs.rows()) : 0;
-  parallelFor(out.rows(), rowBlock(inner, out.cols()), [&](int64_t b, int64_t e) {
+  parallelFor(out.rows(), rowBlock(out.rows(), inner, out.cols()), [&](int64_t b, int64_t e) {
     out.middleRows(b, e - b).noalias() = lhsRows(b, e - b) * rhs;
   });
 }
