@@ -4,16 +4,7 @@
 
 namespace gnn {
 
-GCN::GCN(GraphModelOptions options, Generator& gen)
-    : opt_(options), head_(options.hidden, options.tasks, gen, true, options.dtype), dropoutGen_(gen.next()) {
-  GNN_CHECK_ARG(opt_.layers >= 1 && opt_.hidden >= 1 && opt_.tasks >= 1, "GCN: layers, hidden and tasks must be >= 1");
-  if (opt_.inFeatures > 0) {
-    input_ = std::make_unique<Linear>(opt_.inFeatures, opt_.hidden, gen, true, opt_.dtype);
-    registerModule("input", *input_);
-  } else {
-    atoms_ = std::make_unique<AtomEncoder>(opt_.hidden, gen, opt_.dtype);
-    registerModule("atom_encoder", *atoms_);
-  }
+GCN::GCN(GraphModelOptions options, Generator& gen) : GraphModel("GCN", options, gen) {
   GCNConvOptions co;
   co.cached = false;  // every batch is a different graph
   co.dtype = opt_.dtype;
@@ -21,23 +12,17 @@ GCN::GCN(GraphModelOptions options, Generator& gen)
     convs_.push_back(std::make_unique<GCNConv>(opt_.hidden, opt_.hidden, gen, co));
     registerModule("convs." + std::to_string(l), *convs_.back());
   }
-  registerModule("head", head_);
+  registerHead();
 }
 
 Variable GCN::nodeEmbeddings(const Batch& b) {
-  Variable h = atoms_ ? atoms_->forward(b.x) : input_->forward(Variable(b.x.to(opt_.dtype)));
+  Variable h = embedInput(b);
   for (int64_t l = 0; l < opt_.layers; ++l) {
     h = convs_[l]->forward(h, b.edgeIndex);
     if (l + 1 < opt_.layers) h = relu(h);
     h = dropout(h, opt_.dropout, dropoutGen_, isTraining());
   }
   return h;
-}
-
-Variable GCN::forward(const Batch& b) {
-  Variable g = globalPool(opt_.pool, nodeEmbeddings(b), b.ptr, b.graphsMask);
-  Variable out = head_.forward(g);
-  return b.graphsMask.defined() ? mul(out, Variable(maskColumn(b.graphsMask, out.dtype()))) : out;
 }
 
 }  // namespace gnn

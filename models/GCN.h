@@ -17,16 +17,10 @@ class GCN : public GraphModel {
  public:
   GCN(GraphModelOptions options, Generator& gen);
   Variable nodeEmbeddings(const Batch& batch) override;
-  Variable forward(const Batch& batch) override;
   const char* name() const override { return "gcn"; }
 
  private:
-  GraphModelOptions opt_;
-  std::unique_ptr<AtomEncoder> atoms_;
-  std::unique_ptr<Linear> input_;
   std::vector<std::unique_ptr<GCNConv>> convs_;
-  Linear head_;
-  Generator dropoutGen_;
 };
 
 }  // namespace gnn

@@ -18,17 +18,11 @@ class GIN : public GraphModel {
  public:
   GIN(GraphModelOptions options, Generator& gen);
   Variable nodeEmbeddings(const Batch& batch) override;
-  Variable forward(const Batch& batch) override;
   const char* name() const override { return "gin"; }
 
  private:
-  GraphModelOptions opt_;
-  std::unique_ptr<AtomEncoder> atoms_;
-  std::unique_ptr<Linear> input_;
   std::vector<std::unique_ptr<GINConv>> convs_;
   std::vector<std::unique_ptr<LayerNorm>> norms_;
-  Linear head_;
-  Generator dropoutGen_;
 };
 
 }  // namespace gnn

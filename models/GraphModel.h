@@ -6,9 +6,13 @@
 //   Variable pred = model.forward(batch);                  // [numGraphs, tasks]
 //   Variable loss = l1Loss(pred, batch.y, batch.yMask);    // padding graphs have yMask 0
 #pragma once
+#include <memory>
+
 #include "gnn/GlobalPooling.h"
+#include "gnn/Linear.h"
 #include "gnn/Module.h"
 #include "loaders/Batch.h"
+#include "models/AtomEncoder.h"
 
 namespace gnn {
 
@@ -30,9 +34,25 @@ class GraphModel : public Module {
  public:
   /// Node embeddings after the last layer, [numNodes, hidden].
   virtual Variable nodeEmbeddings(const Batch& batch) = 0;
-  /// Graph-level outputs [numGraphs, tasks]; zero rows for padding graphs.
-  virtual Variable forward(const Batch& batch) = 0;
+  /// Graph-level outputs [numGraphs, tasks]: pooled embeddings through the head; zero rows for padding graphs.
+  Variable forward(const Batch& batch);
   virtual const char* name() const = 0;
+  const GraphModelOptions& options() const { return opt_; }
+
+ protected:
+  /// Builds the head and the input encoder (OGB atom encoder, or a linear layer for float features).
+  GraphModel(const char* what, GraphModelOptions options, Generator& gen);
+  /// Input features -> [numNodes, hidden].
+  Variable embedInput(const Batch& batch);
+  /// Subclasses call this after registering their layers, so parameters keep the order input, layers, head.
+  void registerHead() { registerModule("head", head_); }
+
+  // Declaration order is construction order: the head draws its weights first, as it always has.
+  GraphModelOptions opt_;
+  Linear head_;
+  Generator dropoutGen_;
+  std::unique_ptr<AtomEncoder> atoms_;
+  std::unique_ptr<Linear> input_;
 };
 
 }  // namespace gnn
