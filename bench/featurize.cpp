@@ -3,7 +3,7 @@
 // Anchors measured on this machine with Python (see issue 3): OGB smiles2graph 2,533 molecules/s, RDKit's
 // Python MolFromSmiles 8,093/s, Graphormer's preprocess_item 158/s.
 //
-//   bench_featurize [--input /work/shared/data/moleculenet/HIV.csv.gz] [--repeats 3] [--max-threads 2]
+//   bench_featurize [--input examples/data/moleculenet/HIV.csv.gz] [--repeats 3] [--max-threads 2]
 #include <GraphMol/GraphMol.h>
 #include <GraphMol/SmilesParse/SmilesParse.h>
 #include <omp.h>
@@ -83,7 +83,7 @@ double spinWork(int threads, double seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string input = "/work/shared/data/moleculenet/HIV.csv.gz";
+  std::string input = GNN_SOURCE_DIR "/examples/data/moleculenet/HIV.csv.gz";
   int repeats = 3, maxThreads = 2, k = 5;
   po::options_description opts("bench_featurize");
   opts.add_options()("help,h", "help")("input", po::value(&input), "CSV with a smiles column")(

@@ -66,7 +66,7 @@ TEST(GraphormerEncodings, MatchesReferenceOnRealMolecules) {
   std::vector<std::string> smiles;
   for (const char* f : {"moleculenet/delaney-processed.csv.gz", "moleculenet/BBBP.csv.gz", "moleculenet/HIV.csv.gz"}) {
     MoleculeSourceOptions o;
-    o.path = gnn::testing::sharedData(f);
+    o.path = gnn::testing::moleculeData(f);
     auto src = openMoleculeSource(o);
     MoleculeRecord r;
     for (int n = 0; n < 500 && src->next(r); ++n) smiles.push_back(r.smiles);

@@ -93,7 +93,7 @@ TEST(MoleculeDatasetBuilder, InvalidMoleculesAreReportedAndTheBuildGoesOn) {
 
 TEST(MoleculeDatasetBuilder, TruncatedGzipLeavesNoDataset) {
   const auto dir = gnn::testing::tempDir("truncbuild");
-  const std::string bytes = slurp(gnn::testing::sharedData("moleculenet/HIV.csv.gz"));
+  const std::string bytes = slurp(gnn::testing::moleculeData("moleculenet/HIV.csv.gz"));
   const std::string cut = (dir / "HIV_cut.csv.gz").string();
   std::ofstream(cut, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size() * 3 / 4));
   BuildOptions o;

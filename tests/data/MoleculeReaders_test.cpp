@@ -150,7 +150,7 @@ TEST(XyzReader, Qm7) {
 
 TEST(GzInput, TruncatedGzipNamesTheFile) {
   const auto dir = gnn::testing::tempDir("trunc");
-  const std::string src = gnn::testing::sharedData("moleculenet/HIV.csv.gz");
+  const std::string src = gnn::testing::moleculeData("moleculenet/HIV.csv.gz");
   std::ifstream in(src, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string cut = (dir / "HIV_cut.csv.gz").string();

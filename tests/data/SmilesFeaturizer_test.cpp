@@ -155,7 +155,7 @@ TEST(SmilesFeaturizer, MatchesReferenceOnRealMolecules) {
   std::vector<std::string> smiles;
   for (const Source& s : sources) {
     MoleculeSourceOptions o;
-    o.path = gnn::testing::sharedData(s.file);
+    o.path = gnn::testing::moleculeData(s.file);
     o.format = "csv";
     o.smilesColumn = s.column;
     auto src = openMoleculeSource(o);
