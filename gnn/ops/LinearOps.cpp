@@ -132,18 +132,20 @@ Variable addSigned(const char* op, const Variable& a, const Variable& b, double 
   Broadcast kind = broadcastKind(op, A, B);
   return dispatchFloat(A.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor Y = A.clone();
+    // One pass writing Y (no copy of A first).
+    Tensor Y = Tensor::empty(A.shape(), A.dtype());
     T s = static_cast<T>(sign);
     if (kind == Broadcast::Same) {
-      Y.flat<T>() += s * B.flat<T>();
+      Y.flat<T>() = A.flat<T>() + s * B.flat<T>();
     } else {
       auto ym = Y.matrix<T>();
+      auto am = A.matrix<T>();
       if (kind == Broadcast::Row) {
         auto row = (s * B.flat<T>()).matrix().transpose().eval();
-        ym.rowwise() += row;
+        ym = am.rowwise() + row;
       } else {
         auto col = (s * B.flat<T>()).matrix().eval();
-        ym.colwise() += col;
+        ym = am.colwise() + col;
       }
     }
     Shape bShape = B.shape();
