@@ -60,7 +60,9 @@ class BrokenCopy : public ::testing::Test {
     } catch (const InputError& e) {
       std::string m = e.what();
       EXPECT_NE(m.find(file), std::string::npos) << m;
-      if (line > 0) EXPECT_NE(m.find(":" + std::to_string(line) + ":"), std::string::npos) << m;
+      if (line > 0) {
+        EXPECT_NE(m.find(":" + std::to_string(line) + ":"), std::string::npos) << m;
+      }
       EXPECT_NE(m.find(fragment), std::string::npos) << m;
     }
   }
