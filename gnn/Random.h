@@ -10,14 +10,12 @@ class Generator {
  public:
   explicit Generator(uint64_t seed = 0) { setState(seed, 0); }
 
-  /// Reserves n consecutive values and returns the first counter; use with uniformAt/normalAt.
+  /// Reserves n consecutive values and returns the first counter; use with uniformDoubleAt/normalAt/bits.
   uint64_t reserve(uint64_t n) {
     uint64_t first = offset_;
     offset_ += n;
     return first;
   }
-  /// Uniform in [0, 1) for counter c (24-bit resolution, exact in float).
-  float uniformAt(uint64_t c) const { return static_cast<float>(bits(c) >> 40) * (1.0f / 16777216.0f); }
   /// Uniform in [0, 1) with 53-bit resolution.
   double uniformDoubleAt(uint64_t c) const { return static_cast<double>(bits(c) >> 11) * (1.0 / 9007199254740992.0); }
   /// Dropout draws: 16-bit uniforms, four per 64-bit counter (element i of a draw uses bits 16*(i%4) of

@@ -55,7 +55,6 @@ class Variable {
 
   /// Same value, cut off from the tape.
   Variable detach() const { return Variable(value(), false); }
-  bool sameNode(const Variable& other) const { return node_ == other.node_; }
 
  private:
   struct Node {
