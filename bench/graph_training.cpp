@@ -32,18 +32,26 @@ struct Runner {
   std::unique_ptr<GraphModel> model;
   std::unique_ptr<Adam> opt;
   int64_t epoch = 0, steps = 0, graphs = 0, nodes = 0, totalNodes = 0;
-  double seconds = 0;
+  double seconds = 0, loadSeconds = 0, forwardSeconds = 0, backwardSeconds = 0, optimizerSeconds = 0;
 
   // One training step on the next batch (a new epoch when the current one is over); returns false never.
   void step() {
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
     auto t0 = Clock::now();
     Batch b;
     while (!loader->next(b)) loader->startEpoch(++epoch);
+    loadSeconds += since(t0);
+    auto t1 = Clock::now();
     opt->zeroGrad();
     Variable loss = l1Loss(model->forward(b), b.y, b.yMask);
+    forwardSeconds += since(t1);
+    auto t2 = Clock::now();
     loss.backward();
+    backwardSeconds += since(t2);
+    auto t3 = Clock::now();
     opt->step();
-    seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    optimizerSeconds += since(t3);
+    seconds += since(t0);
     ++steps;
     graphs += b.numRealGraphs;
     nodes += b.numRealNodes;
@@ -54,7 +62,7 @@ struct Runner {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string data, modelName = "gin";
+  std::string data, modelName = "gin", strategies = "pad,stream,plan";
   int64_t layers = 5, hidden = 300, batchSize = 128, rounds = 4, stepsPerRound = 5, limit = -1;
   int threads = 0;
   po::options_description opts("bench_graph_training [options]");
@@ -65,7 +73,8 @@ int main(int argc, char** argv) {
       "rounds", po::value(&rounds)->default_value(4), "interleaved rounds")(
       "steps-per-round", po::value(&stepsPerRound)->default_value(5), "steps of each strategy per round")(
       "limit", po::value(&limit)->default_value(-1), "first N molecules only")(
-      "threads", po::value(&threads)->default_value(0), "threads (0: all cores)");
+      "threads", po::value(&threads)->default_value(0), "threads (0: all cores)")(
+      "strategies", po::value(&strategies)->default_value("pad,stream,plan"), "comma-separated subset to run");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, opts), vm);
   po::notify(vm);
@@ -88,6 +97,7 @@ int main(int argc, char** argv) {
 
   std::vector<Runner> runners;
   for (PackingStrategy s : {PackingStrategy::PadToMax, PackingStrategy::StreamPack, PackingStrategy::PlannedPack}) {
+    if (("," + strategies + ",").find(std::string(",") + packingStrategyName(s) + ",") == std::string::npos) continue;
     Runner r;
     r.strategy = s;
     r.fixed = s == PackingStrategy::PadToMax ? FixedSizeOptions::fromDataset(*all, batchSize + 1)
@@ -107,7 +117,7 @@ int main(int argc, char** argv) {
     r.opt = std::make_unique<Adam>(std::vector<ParamGroup>{{r.model->parameters(), 0.0}}, 1e-3);
     r.step();  // warm-up (first allocations), not timed below
     r.steps = r.graphs = r.nodes = r.totalNodes = 0;
-    r.seconds = 0;
+    r.seconds = r.loadSeconds = r.forwardSeconds = r.backwardSeconds = r.optimizerSeconds = 0;
     runners.push_back(std::move(r));
   }
   for (int64_t round = 0; round < rounds; ++round)
@@ -133,9 +143,14 @@ int main(int argc, char** argv) {
                                  {"real_graphs_per_step", static_cast<double>(r.graphs) / static_cast<double>(r.steps)},
                                  {"node_efficiency", static_cast<double>(r.nodes) / static_cast<double>(r.totalNodes)},
                                  {"seconds_per_step", r.seconds / static_cast<double>(r.steps)},
+                                 {"step_split_s",
+                                  {{"load", r.loadSeconds / static_cast<double>(r.steps)},
+                                   {"forward", r.forwardSeconds / static_cast<double>(r.steps)},
+                                   {"backward", r.backwardSeconds / static_cast<double>(r.steps)},
+                                   {"optimizer", r.optimizerSeconds / static_cast<double>(r.steps)}}},
                                  {"real_graphs_per_s", rate}});
   }
-  out["plan_over_pad"] = planRate / padRate;
+  if (padRate > 0 && planRate > 0) out["plan_over_pad"] = planRate / padRate;
   std::cout << out.dump(2) << std::endl;
   return 0;
 }

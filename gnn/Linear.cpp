@@ -32,8 +32,7 @@ void Linear::resetGlorot(Generator& gen) {
 Variable Linear::forward(const Variable& x) const {
   GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == in_, "Linear(", in_, " -> ", out_, "): input has shape ",
                 shapeString(x.shape()), ", expected [N, ", in_, "]");
-  Variable y = matmulNT(x, *weight_);
-  return bias_ ? add(y, *bias_) : y;
+  return linear(x, *weight_, bias_ ? *bias_ : Variable());
 }
 
 }  // namespace gnn

@@ -14,6 +14,9 @@ namespace gnn {
 Variable matmul(const Variable& a, const Variable& b);
 /// a [M, K] x b^T where b is [N, K] -> [M, N] (Linear's weight layout [out, in]).
 Variable matmulNT(const Variable& a, const Variable& b);
+/// Linear layer x [M, K] -> x W^T + b with weight [N, K] and bias [N] (undefined = none), in one pass:
+/// the bias is written into each output block before the product accumulates onto it.
+Variable linear(const Variable& x, const Variable& weight, const Variable& bias = Variable());
 /// a + b: same shape, or b of shape [N] / [1, N] added to every row of a [M, N] (bias).
 Variable add(const Variable& a, const Variable& b);
 Variable sub(const Variable& a, const Variable& b);
@@ -49,6 +52,9 @@ Variable logSoftmax(const Variable& a);
 Variable layerNorm(const Variable& x, const Variable& gamma, const Variable& beta, double eps = 1e-5);
 /// Rows of weight [V, D] picked by index [N] (int64) -> [N, D].
 Variable embedding(const Variable& weight, const Tensor& index);
+/// Sum of C rows of weight [V, D] per row of index [N, C] (int64) -> [N, D]: PyTorch's EmbeddingBag with
+/// mode="sum" and fixed bags. Same numbers as segmentSum(embedding(...)) without the [N*C, D] intermediate.
+Variable embeddingBag(const Variable& weight, const Tensor& index);
 
 // ---- losses (ops/LossOps.cpp); mask (uint8, 1 = counts) may be undefined = all rows count ----
 /// Mean negative log-likelihood over masked rows of logProbs [M, C] with int64 labels [M].
@@ -76,6 +82,10 @@ Variable segmentSoftmax(const Variable& x, const Tensor& ptr);
 Variable scatterSum(const Variable& x, const Tensor& index, int64_t numOut);
 Variable scatterMean(const Variable& x, const Tensor& index, int64_t numOut);
 Variable scatterMax(const Variable& x, const Tensor& index, int64_t numOut);
+/// GINE's message and sum aggregation fused: out[i] = sum over edges j -> i of ReLU(x[j] + edgeAttr[e]),
+/// x [N, F], edgeAttr [E, F], edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [numNodes, F]. The same
+/// numbers as scatterSum(relu(add(gatherRows(x, src), edgeAttr)), dst) without the three [E, F] intermediates.
+Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tensor& edgeIndex, int64_t numNodes);
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 

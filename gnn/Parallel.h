@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace gnn {
 
@@ -35,6 +36,12 @@ void parallelFor(int64_t n, int64_t chunk, F&& f) {
   }
 #pragma omp parallel for schedule(static) num_threads(std::min<int64_t>(numThreads(), chunks))
   for (int64_t c = 0; c < chunks; ++c) f(c * chunk, std::min(n, (c + 1) * chunk));
+}
+
+/// Elementwise (memory-bound) loops: f(begin, end) over [0, n) elements in chunks of kGrainWork elements.
+template <class F>
+void parallelElements(int64_t n, F&& f) {
+  parallelFor(n, kGrainWork, std::forward<F>(f));
 }
 
 }  // namespace gnn

@@ -2,6 +2,8 @@
 
 #include <unordered_set>
 
+#include "gnn/Parallel.h"
+
 namespace gnn {
 namespace {
 thread_local bool gGradEnabled = true;
@@ -62,13 +64,14 @@ void Variable::addGrad(const Tensor& g) {
   }
   dispatchFloat(v.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    if (node_->grad.uniquelyOwned()) {
-      node_->grad.flat<T>() += g.flat<T>();
-    } else {
-      Tensor sum = Tensor::empty(v.shape(), v.dtype());
-      sum.flat<T>() = node_->grad.flat<T>() + g.flat<T>();
-      node_->grad = std::move(sum);
-    }
+    Tensor sum = node_->grad.uniquelyOwned() ? node_->grad : Tensor::empty(v.shape(), v.dtype());
+    auto s = sum.flat<T>();
+    auto a = node_->grad.flat<T>();
+    auto b = g.flat<T>();
+    parallelElements(sum.numel(), [&](int64_t lo, int64_t hi) {
+      s.segment(lo, hi - lo) = a.segment(lo, hi - lo) + b.segment(lo, hi - lo);
+    });
+    node_->grad = std::move(sum);
   });
 }
 

@@ -32,7 +32,7 @@ Variable CategoricalEncoder::forward(const Tensor& x) const {
   GNN_CHECK_ARG(x.dtype() == DType::I64 && x.rank() == 2 && x.dim(1) == c, "CategoricalEncoder: expected int64 [N, ",
                 c, "], got ", dtypeName(x.dtype()), " ", shapeString(x.shape()));
   const int64_t n = x.dim(0);
-  Tensor idx({n * c}, DType::I64);
+  Tensor idx({n, c}, DType::I64);
   const int64_t* xp = x.data<int64_t>();
   int64_t* ip = idx.data<int64_t>();
   for (int64_t i = 0; i < n; ++i)
@@ -42,9 +42,7 @@ Variable CategoricalEncoder::forward(const Tensor& x) const {
                     " outside [0, ", dims_[k], ")");
       ip[i * c + k] = offsets_[k] + v;
     }
-  Tensor ptr({n + 1}, DType::I64);
-  for (int64_t i = 0; i <= n; ++i) ptr.data<int64_t>()[i] = i * c;
-  return segmentSum(embedding(*weight_, idx), ptr);
+  return embeddingBag(*weight_, idx);
 }
 
 }  // namespace gnn

@@ -125,7 +125,12 @@ Variable dropout(const Variable& a, double p, Generator& gen, bool training) {
     });
     return Variable::record(Y, {a}, [M](const Tensor& gy, std::vector<Variable>& in) {
       Tensor G = Tensor::empty(gy.shape(), gy.dtype());
-      G.flat<T>() = gy.flat<T>() * M.flat<T>();
+      const T* __restrict g = gy.data<T>();
+      const T* __restrict m = M.data<T>();
+      T* __restrict o = G.data<T>();
+      parallelFor(G.numel(), kChunk, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) o[i] = g[i] * m[i];
+      });
       in[0].addGrad(G);
     });
   });

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
@@ -187,6 +188,66 @@ Variable gatherRows(const Variable& x, const Tensor& index) {
       reduceRows<T>(gy.matrix<T>(), G.matrix<T>(), plan.ptr, plan.perm, Reduce::Sum, nullptr);
       in[0].addGrad(G);
     });
+  });
+}
+
+Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tensor& edgeIndex, int64_t numNodes) {
+  const Tensor &X = x.value(), &A = edgeAttr.value();
+  checkRank2Float("reluMessageSum", X);
+  GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,
+                "reluMessageSum: edge_index must be int64 [2, E], got ", dtypeName(edgeIndex.dtype()), " ",
+                shapeString(edgeIndex.shape()));
+  const int64_t E = edgeIndex.dim(1);
+  GNN_CHECK_ARG(A.rank() == 2 && A.dim(0) == E && A.dim(1) == X.dim(1) && A.dtype() == X.dtype(),
+                "reluMessageSum: edge features ", dtypeName(A.dtype()), " ", shapeString(A.shape()), " for ", E,
+                " edges of ", X.dim(1), " ", dtypeName(X.dtype()), " features");
+  std::vector<int64_t> src = indexValues("reluMessageSum (source)", edgeIndex.slice(0, 1).reshape({E}), X.dim(0));
+  std::vector<int64_t> dst = indexValues("reluMessageSum (target)", edgeIndex.slice(1, 2).reshape({E}), numNodes);
+  IndexPlan byDst = planFor(dst, numNodes);
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const int64_t F = X.dim(1);
+    Tensor Y = Tensor::empty({numNodes, F}, X.dtype());
+    auto xm = X.matrix<T>();
+    auto am = A.matrix<T>();
+    auto ym = Y.matrix<T>();
+    // Per target node, its messages in edge order starting from 0: the rounding of scatterSum of the messages.
+    parallelFor(numNodes, grainFor(std::max<int64_t>(1, E / std::max<int64_t>(numNodes, 1)) * F),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t i = b; i < e; ++i) {
+                    auto o = ym.row(i);
+                    o.setZero();
+                    for (int64_t k = byDst.ptr[i]; k < byDst.ptr[i + 1]; ++k) {
+                      int64_t edge = byDst.perm[k];
+                      auto pre = (xm.row(src[edge]) + am.row(edge)).array();
+                      o.array() += (pre > T(0)).select(pre, T(0));  // relu(x) = x > 0 ? x : 0
+                    }
+                  }
+                });
+    return Variable::record(
+        Y, {x, edgeAttr},
+        [X, A, src = std::move(src), dst = std::move(dst)](const Tensor& gy, std::vector<Variable>& in) {
+          const int64_t E = static_cast<int64_t>(src.size()), F = X.dim(1);
+          // Gradient of each message: gy at its target where the pre-activation is positive. It is both the
+          // edge features' gradient and what the sources collect.
+          Tensor GM = Tensor::empty({E, F}, X.dtype());
+          auto gm = GM.matrix<T>();
+          auto go = gy.matrix<T>();
+          auto xm = X.matrix<T>();
+          auto am = A.matrix<T>();
+          parallelFor(E, grainFor(F), [&](int64_t b, int64_t e) {
+            for (int64_t edge = b; edge < e; ++edge)
+              gm.row(edge) = ((xm.row(src[edge]) + am.row(edge)).array() > T(0))
+                                 .select(go.row(dst[edge]), T(0));
+          });
+          if (in[0].requiresGrad()) {
+            IndexPlan bySrc = planFor(src, X.dim(0));
+            Tensor G = Tensor::empty(X.shape(), X.dtype());
+            reduceRows<T>(std::as_const(GM).matrix<T>(), G.matrix<T>(), bySrc.ptr, bySrc.perm, Reduce::Sum, nullptr);
+            in[0].addGrad(G);
+          }
+          if (in[1].requiresGrad()) in[1].addGrad(GM);
+        });
   });
 }
 

@@ -46,21 +46,47 @@ void checkSameFloat(const char* op, const Tensor& a, const Tensor& b) {
 }
 
 // Reduces g [M, N] to the shape of b under the broadcast kind (sums over broadcast rows/columns).
+// Each output element sums its inputs in increasing row (or column) order whatever the thread count.
 template <class T>
 Tensor reduceTo(const Tensor& g, const Shape& bShape, Broadcast kind) {
   if (kind == Broadcast::Same) return g;
-  Tensor r(bShape, g.dtype());
+  Tensor r = Tensor::empty(bShape, g.dtype());
   auto gm = g.matrix<T>();
+  T* rv = r.data<T>();
   if (kind == Broadcast::Row) {
-    auto rv = r.flat<T>();
-    // Column sums in fixed row order: deterministic.
-    for (int64_t j = 0; j < gm.cols(); ++j) rv[j] = 0;
-    for (int64_t i = 0; i < gm.rows(); ++i)
-      for (int64_t j = 0; j < gm.cols(); ++j) rv[j] += gm(i, j);
+    // Column sums, split over column ranges so every thread streams whole rows of its range.
+    parallelFor(gm.cols(), grainFor(gm.rows(), 16), [&](int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) rv[j] = 0;
+      for (int64_t i = 0; i < gm.rows(); ++i) {
+        const T* row = g.data<T>() + i * gm.cols();
+        for (int64_t j = b; j < e; ++j) rv[j] += row[j];
+      }
+    });
   } else {
-    r.flat<T>() = gm.rowwise().sum().array();
+    parallelFor(gm.rows(), grainFor(gm.cols()), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) rv[i] = gm.row(i).sum();
+    });
   }
   return r;
+}
+// Gradients of Y = A B^T (A [M, K], B [N, K]) into a and b, for those that need them.
+template <class T>
+void matmulNTBackward(const Tensor& A, const Tensor& B, const Tensor& gy, Variable& a, Variable& b) {
+  auto gm = gy.matrix<T>();
+  if (a.requiresGrad()) {
+    Tensor ga = Tensor::empty(A.shape(), A.dtype());
+    auto bm = B.matrix<T>();
+    blockedProduct<T>(ga.matrix<T>(), [&](int64_t s, int64_t n) { return gm.middleRows(s, n); }, bm);
+    a.addGrad(ga);
+  }
+  if (b.requiresGrad()) {
+    // gB [N, K] = gY^T [N, M] x A [M, K]
+    Tensor gb = Tensor::empty(B.shape(), B.dtype());
+    auto gt = gm.transpose();
+    auto am = A.matrix<T>();
+    blockedProduct<T>(gb.matrix<T>(), [&](int64_t s, int64_t n) { return gt.middleRows(s, n); }, am);
+    b.addGrad(gb);
+  }
 }
 }  // namespace
 
@@ -105,21 +131,44 @@ Variable matmulNT(const Variable& a, const Variable& b) {
     auto bt = B.matrix<T>().transpose();
     blockedProduct<T>(Y.matrix<T>(), [&](int64_t s, int64_t n) { return am.middleRows(s, n); }, bt);
     return Variable::record(Y, {a, b}, [A, B](const Tensor& gy, std::vector<Variable>& in) {
-      auto gm = gy.matrix<T>();
-      if (in[0].requiresGrad()) {
-        Tensor ga = Tensor::empty(A.shape(), A.dtype());
-        auto bm = B.matrix<T>();
-        blockedProduct<T>(ga.matrix<T>(), [&](int64_t s, int64_t n) { return gm.middleRows(s, n); }, bm);
-        in[0].addGrad(ga);
+      matmulNTBackward<T>(A, B, gy, in[0], in[1]);
+    });
+  });
+}
+
+Variable linear(const Variable& x, const Variable& weight, const Variable& bias) {
+  const Tensor &X = x.value(), &W = weight.value();
+  GNN_CHECK_ARG(X.rank() == 2 && W.rank() == 2 && X.dim(1) == W.dim(1), "linear: input ", shapeString(X.shape()),
+                " does not match weight ", shapeString(W.shape()), " ([M, K] and [N, K])");
+  checkSameFloat("linear", X, W);
+  const bool hasBias = bias.defined();
+  if (hasBias) {
+    GNN_CHECK_ARG(bias.value().numel() == W.dim(0), "linear: bias ", shapeString(bias.shape()), " for ", W.dim(0),
+                  " outputs");
+    checkSameFloat("linear", X, bias.value());
+  }
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty({X.dim(0), W.dim(0)}, X.dtype());
+    auto xm = X.matrix<T>();
+    auto wt = W.matrix<T>().transpose();
+    auto ym = Y.matrix<T>();
+    const int64_t M = X.dim(0), K = X.dim(1), N = W.dim(0);
+    parallelFor(M, rowBlock(M, K, N), [&](int64_t b, int64_t e) {
+      auto out = ym.middleRows(b, e - b);
+      if (hasBias) {
+        out.rowwise() = bias.value().flat<T>().matrix().transpose();
+        out.noalias() += xm.middleRows(b, e - b) * wt;
+      } else {
+        out.noalias() = xm.middleRows(b, e - b) * wt;
       }
-      if (in[1].requiresGrad()) {
-        // gB [N, K] = gY^T [N, M] x A [M, K]
-        Tensor gb = Tensor::empty(B.shape(), B.dtype());
-        auto gt = gm.transpose();
-        auto am = A.matrix<T>();
-        blockedProduct<T>(gb.matrix<T>(), [&](int64_t s, int64_t n) { return gt.middleRows(s, n); }, am);
-        in[1].addGrad(gb);
-      }
+    });
+    std::vector<Variable> inputs{x, weight};
+    if (hasBias) inputs.push_back(bias);
+    return Variable::record(Y, std::move(inputs), [X, W](const Tensor& gy, std::vector<Variable>& in) {
+      matmulNTBackward<T>(X, W, gy, in[0], in[1]);
+      if (in.size() > 2 && in[2].requiresGrad())
+        in[2].addGrad(reduceTo<T>(gy, {gy.dim(1)}, Broadcast::Row).reshape(in[2].shape()));
     });
   });
 }
@@ -136,17 +185,21 @@ Variable addSigned(const char* op, const Variable& a, const Variable& b, double 
     Tensor Y = Tensor::empty(A.shape(), A.dtype());
     T s = static_cast<T>(sign);
     if (kind == Broadcast::Same) {
-      Y.flat<T>() = A.flat<T>() + s * B.flat<T>();
+      auto y = Y.flat<T>();
+      auto av = A.flat<T>(), bv = B.flat<T>();
+      parallelElements(Y.numel(), [&](int64_t b, int64_t e) {
+        y.segment(b, e - b) = av.segment(b, e - b) + s * bv.segment(b, e - b);
+      });
     } else {
       auto ym = Y.matrix<T>();
       auto am = A.matrix<T>();
-      if (kind == Broadcast::Row) {
-        auto row = (s * B.flat<T>()).matrix().transpose().eval();
-        ym = am.rowwise() + row;
-      } else {
-        auto col = (s * B.flat<T>()).matrix().eval();
-        ym = am.colwise() + col;
-      }
+      auto bv = (s * B.flat<T>()).matrix().eval();
+      parallelFor(ym.rows(), grainFor(ym.cols()), [&](int64_t b, int64_t e) {
+        if (kind == Broadcast::Row)
+          ym.middleRows(b, e - b) = am.middleRows(b, e - b).rowwise() + bv.transpose();
+        else
+          ym.middleRows(b, e - b) = am.middleRows(b, e - b).colwise() + bv.segment(b, e - b);
+      });
     }
     Shape bShape = B.shape();
     return Variable::record(Y, {a, b}, [kind, bShape, s](const Tensor& gy, std::vector<Variable>& in) {
@@ -154,8 +207,11 @@ Variable addSigned(const char* op, const Variable& a, const Variable& b, double 
       if (in[1].requiresGrad()) {
         Tensor g = reduceTo<T>(gy, bShape, kind);
         if (s != T(1)) {
-          g = g.clone();
-          g.flat<T>() *= s;
+          Tensor n = Tensor::empty(g.shape(), g.dtype());
+          auto nv = n.flat<T>();
+          auto gv = g.flat<T>();
+          parallelElements(n.numel(), [&](int64_t b, int64_t e) { nv.segment(b, e - b) = s * gv.segment(b, e - b); });
+          g = std::move(n);
         }
         in[1].addGrad(g);
       }
@@ -167,6 +223,26 @@ Variable addSigned(const char* op, const Variable& a, const Variable& b, double 
 Variable add(const Variable& a, const Variable& b) { return addSigned("add", a, b, 1.0); }
 Variable sub(const Variable& a, const Variable& b) { return addSigned("sub", a, b, -1.0); }
 
+namespace {
+// out = x * y elementwise (all of one shape).
+template <class T>
+void product(Tensor& out, const Tensor& x, const Tensor& y) {
+  auto o = out.flat<T>();
+  auto xv = x.flat<T>(), yv = y.flat<T>();
+  parallelElements(out.numel(), [&](int64_t b, int64_t e) {
+    o.segment(b, e - b) = xv.segment(b, e - b) * yv.segment(b, e - b);
+  });
+}
+
+// out = x * s elementwise.
+template <class T>
+void scaled(Tensor& out, const Tensor& x, T s) {
+  auto o = out.flat<T>();
+  auto xv = x.flat<T>();
+  parallelElements(out.numel(), [&](int64_t b, int64_t e) { o.segment(b, e - b) = xv.segment(b, e - b) * s; });
+}
+}  // namespace
+
 Variable mul(const Variable& a, const Variable& b) {
   const Tensor &A = a.value(), &B = b.value();
   checkSameFloat("mul", A, B);
@@ -176,25 +252,28 @@ Variable mul(const Variable& a, const Variable& b) {
     // Expands b to a's shape once; forward and backward then work elementwise.
     Tensor Bx = B;
     if (kind != Broadcast::Same) {
-      Bx = Tensor(A.shape(), A.dtype());
+      Bx = Tensor::empty(A.shape(), A.dtype());
       auto bm = Bx.matrix<T>();
-      if (kind == Broadcast::Row)
-        bm.rowwise() = B.flat<T>().matrix().transpose();
-      else
-        bm.colwise() = B.flat<T>().matrix();
+      auto bv = B.flat<T>();
+      parallelFor(bm.rows(), grainFor(bm.cols()), [&](int64_t b, int64_t e) {
+        if (kind == Broadcast::Row)
+          bm.middleRows(b, e - b).rowwise() = bv.matrix().transpose();
+        else
+          bm.middleRows(b, e - b).colwise() = bv.segment(b, e - b).matrix();
+      });
     }
     Tensor Y = Tensor::empty(A.shape(), A.dtype());
-    Y.flat<T>() = A.flat<T>() * Bx.flat<T>();
+    product<T>(Y, A, Bx);
     Shape bShape = B.shape();
     return Variable::record(Y, {a, b}, [A, Bx, bShape, kind](const Tensor& gy, std::vector<Variable>& in) {
       if (in[0].requiresGrad()) {
         Tensor g = Tensor::empty(A.shape(), A.dtype());
-        g.flat<T>() = gy.flat<T>() * Bx.flat<T>();
+        product<T>(g, gy, Bx);
         in[0].addGrad(g);
       }
       if (in[1].requiresGrad()) {
         Tensor g = Tensor::empty(A.shape(), A.dtype());
-        g.flat<T>() = gy.flat<T>() * A.flat<T>();
+        product<T>(g, gy, A);
         in[1].addGrad(reduceTo<T>(g, bShape, kind));
       }
     });
@@ -206,10 +285,10 @@ Variable scale(const Variable& a, double s) {
   return dispatchFloat(A.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty(A.shape(), A.dtype());
-    Y.flat<T>() = A.flat<T>() * static_cast<T>(s);
+    scaled<T>(Y, A, static_cast<T>(s));
     return Variable::record(Y, {a}, [s](const Tensor& gy, std::vector<Variable>& in) {
-      Tensor g(gy.shape(), gy.dtype());
-      g.flat<T>() = gy.flat<T>() * static_cast<T>(s);
+      Tensor g = Tensor::empty(gy.shape(), gy.dtype());
+      scaled<T>(g, gy, static_cast<T>(s));
       in[0].addGrad(g);
     });
   });

@@ -80,11 +80,19 @@ Variable layerNorm(const Variable& x, const Variable& gamma, const Variable& bet
       }
       if (in[1].requiresGrad() || in[2].requiresGrad()) {
         Tensor gg({F}, Xhat.dtype()), gb({F}, Xhat.dtype());
-        // Column sums in row order: deterministic.
-        for (int64_t i = 0; i < go.rows(); ++i) {
-          gg.flat<T>() += (go.row(i).cwiseProduct(xh.row(i))).transpose().array();
-          gb.flat<T>() += go.row(i).transpose().array();
-        }
+        T* ggp = gg.data<T>();
+        T* gbp = gb.data<T>();
+        // Column sums in row order (deterministic), split over column ranges.
+        parallelFor(F, grainFor(go.rows(), 16), [&](int64_t b, int64_t e) {
+          for (int64_t i = 0; i < go.rows(); ++i) {
+            const T* gr = gy.data<T>() + i * F;
+            const T* xr = Xhat.data<T>() + i * F;
+            for (int64_t j = b; j < e; ++j) {
+              ggp[j] += gr[j] * xr[j];
+              gbp[j] += gr[j];
+            }
+          }
+        });
         if (in[1].requiresGrad()) in[1].addGrad(gg.reshape(in[1].shape()));
         if (in[2].requiresGrad()) in[2].addGrad(gb.reshape(in[2].shape()));
       }
@@ -96,6 +104,50 @@ Variable embedding(const Variable& weight, const Tensor& index) {
   GNN_CHECK_ARG(weight.value().rank() == 2, "embedding: weight must be [V, D], got ",
                 shapeString(weight.value().shape()));
   return gatherRows(weight, index);
+}
+
+Variable embeddingBag(const Variable& weight, const Tensor& index) {
+  const Tensor& W = weight.value();
+  GNN_CHECK_ARG(W.rank() == 2 && W.isFloating(), "embeddingBag: weight must be a float [V, D], got ",
+                shapeString(W.shape()));
+  GNN_CHECK_ARG(index.rank() == 2 && index.dtype() == DType::I64, "embeddingBag: index must be int64 [N, C], got ",
+                dtypeName(index.dtype()), " ", shapeString(index.shape()));
+  const int64_t N = index.dim(0), C = index.dim(1), V = W.dim(0), D = W.dim(1);
+  const int64_t* idx = index.data<int64_t>();
+  for (int64_t i = 0; i < N * C; ++i)
+    GNN_CHECK_ARG(idx[i] >= 0 && idx[i] < V, "embeddingBag: index ", idx[i], " at row ", i / C, " column ", i % C,
+                  " is outside [0, ", V, ")");
+  return dispatchFloat(W.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty({N, D}, W.dtype());
+    auto wm = W.matrix<T>();
+    auto ym = Y.matrix<T>();
+    parallelFor(N, grainFor(C * D), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        auto o = ym.row(i);
+        o.setZero();  // 0 + w: the same rounding as a segment sum of gathered rows
+        for (int64_t k = 0; k < C; ++k) o += wm.row(idx[i * C + k]);
+      }
+    });
+    return Variable::record(Y, {weight}, [index, V, D](const Tensor& gy, std::vector<Variable>& in) {
+      // gW[v] = sum of gy[i] over the (i, k) with index[i, k] = v, in increasing (i, k): split over column
+      // ranges, so each thread reads gy once and every element keeps the same order for any thread count.
+      Tensor G({V, D}, gy.dtype());
+      const int64_t rows = index.dim(0), cols = index.dim(1);
+      const int64_t* id = index.data<int64_t>();
+      T* g = G.data<T>();
+      const T* go = gy.data<T>();
+      parallelFor(D, grainFor(rows * cols, 16), [&](int64_t b, int64_t e) {
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t k = 0; k < cols; ++k) {
+            T* dst = g + id[i * cols + k] * D;
+            const T* src = go + i * D;
+            for (int64_t j = b; j < e; ++j) dst[j] += src[j];
+          }
+      });
+      in[0].addGrad(G);
+    });
+  });
 }
 
 }  // namespace gnn

@@ -1,0 +1,137 @@
+// Fused ops (linear, embeddingBag, reluMessageSum): gradients against finite differences, and the same
+// values and gradients, bit for bit, as the chains of plain ops they replace.
+#include "GradCheck.h"
+#include "gnn/Parallel.h"
+
+namespace gnn {
+namespace {
+using testing::expectGradientsMatch;
+using testing::randomTensor;
+using V = std::vector<Variable>;
+
+Tensor randomIndex(const Shape& shape, int64_t limit, uint64_t seed) {
+  Generator g(seed);
+  Tensor t(shape, DType::I64);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = static_cast<int64_t>(g.nextBelow(limit));
+  return t;
+}
+
+Tensor edgeIndexOf(const Tensor& src, const Tensor& dst) {
+  const int64_t E = src.numel();
+  Tensor ei({2, E}, DType::I64);
+  std::copy(src.data<int64_t>(), src.data<int64_t>() + E, ei.data<int64_t>());
+  std::copy(dst.data<int64_t>(), dst.data<int64_t>() + E, ei.data<int64_t>() + E);
+  return ei;
+}
+
+void expectSameBits(const Tensor& a, const Tensor& b, const char* what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.at(i), b.at(i)) << what << " element " << i;
+}
+
+TEST(GradCheck, Linear) {
+  expectGradientsMatch([](const V& v) { return linear(v[0], v[1], v[2]); },
+                       {randomTensor({5, 3}, 1), randomTensor({4, 3}, 2), randomTensor({4}, 3)});
+  expectGradientsMatch([](const V& v) { return linear(v[0], v[1]); }, {randomTensor({5, 3}, 4), randomTensor({4, 3}, 5)});
+}
+
+TEST(GradCheck, EmbeddingBag) {
+  Tensor index = Tensor::fromVector<int64_t>({0, 3, 4, 1, 3, 4, 2, 3, 5, 0, 3, 4}, {4, 3});
+  expectGradientsMatch([&](const V& v) { return embeddingBag(v[0], index); }, {randomTensor({6, 5}, 6)});
+}
+
+TEST(GradCheck, ReluMessageSum) {
+  // Node 3 receives nothing; node 0 receives twice; one self-loop.
+  Tensor ei = Tensor::fromVector<int64_t>({0, 1, 2, 2, 4, 1, 0, 2, 0, 1, 0, 4}, {2, 6});
+  expectGradientsMatch([&](const V& v) { return reluMessageSum(v[0], v[1], ei, 5); },
+                       {randomTensor({5, 4}, 7), randomTensor({6, 4}, 8)});
+}
+
+// Large enough for several parallel chunks; run at 2 threads so chunking is exercised.
+class FusedEqualsComposite : public ::testing::Test {
+ protected:
+  void SetUp() override { setNumThreads(2); }
+  void TearDown() override { setNumThreads(0); }
+};
+
+TEST_F(FusedEqualsComposite, Linear) {
+  Generator g(11);
+  Tensor x = init::uniform({700, 96}, -1, 1, g, DType::F32), w = init::uniform({160, 96}, -1, 1, g, DType::F32);
+  Tensor b = init::uniform({160}, -1, 1, g, DType::F32), r = init::uniform({700, 160}, -1, 1, g, DType::F32);
+  auto run = [&](bool fused) {
+    Variable xv(x.clone(), true), wv(w.clone(), true), bv(b.clone(), true);
+    Variable y = fused ? linear(xv, wv, bv) : add(matmulNT(xv, wv), bv);
+    sum(mul(y, Variable(r))).backward();
+    return std::vector<Tensor>{y.value(), xv.grad(), wv.grad(), bv.grad()};
+  };
+  auto f = run(true), c = run(false);
+  // The bias is added before the product accumulates (not after), so values agree to rounding, not bits.
+  for (size_t k = 0; k < f.size(); ++k)
+    for (int64_t i = 0; i < f[k].numel(); ++i)
+      ASSERT_NEAR(f[k].at(i), c[k].at(i), 1e-4 * (1 + std::abs(c[k].at(i)))) << "output " << k << " element " << i;
+  // Weight and input gradients do not involve the bias: identical.
+  expectSameBits(f[1], c[1], "input gradient");
+  expectSameBits(f[2], c[2], "weight gradient");
+  expectSameBits(f[3], c[3], "bias gradient");
+}
+
+TEST_F(FusedEqualsComposite, EmbeddingBag) {
+  Generator g(12);
+  Tensor w = init::uniform({40, 64}, -1, 1, g, DType::F32);
+  Tensor index = randomIndex({3000, 3}, 40, 13);
+  Tensor r = init::uniform({3000, 64}, -1, 1, g, DType::F32);
+  auto run = [&](bool fused) {
+    Variable wv(w.clone(), true);
+    Variable y;
+    if (fused) {
+      y = embeddingBag(wv, index);
+    } else {
+      std::vector<int64_t> ptr(3001);
+      for (int64_t i = 0; i <= 3000; ++i) ptr[i] = 3 * i;
+      y = segmentSum(embedding(wv, index.reshape({9000})), Tensor::fromVector(ptr));
+    }
+    sum(mul(y, Variable(r))).backward();
+    return std::vector<Tensor>{y.value(), wv.grad()};
+  };
+  auto f = run(true), c = run(false);
+  expectSameBits(f[0], c[0], "output");
+  expectSameBits(f[1], c[1], "weight gradient");
+}
+
+TEST_F(FusedEqualsComposite, ReluMessageSum) {
+  Generator g(14);
+  const int64_t N = 900, E = 2500, F = 48;
+  Tensor x = init::uniform({N, F}, -1, 1, g, DType::F32), a = init::uniform({E, F}, -1, 1, g, DType::F32);
+  Tensor src = randomIndex({E}, N, 15), dst = randomIndex({E}, N, 16);
+  Tensor ei = edgeIndexOf(src, dst);
+  Tensor r = init::uniform({N, F}, -1, 1, g, DType::F32);
+  auto run = [&](bool fused) {
+    Variable xv(x.clone(), true), av(a.clone(), true);
+    Variable y = fused ? reluMessageSum(xv, av, ei, N) : scatterSum(relu(add(gatherRows(xv, src), av)), dst, N);
+    sum(mul(y, Variable(r))).backward();
+    return std::vector<Tensor>{y.value(), xv.grad(), av.grad()};
+  };
+  auto f = run(true), c = run(false);
+  expectSameBits(f[0], c[0], "output");
+  expectSameBits(f[1], c[1], "node gradient");
+  expectSameBits(f[2], c[2], "edge gradient");
+}
+
+TEST(FusedOpErrors, NameTheOffendingEntry) {
+  Variable w(Tensor({4, 2}));
+  try {
+    embeddingBag(w, Tensor::fromVector<int64_t>({0, 1, 2, 4}, {2, 2}));
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("index 4 at row 1 column 1"), std::string::npos) << e.what();
+  }
+  Variable x(Tensor({3, 2})), a(Tensor({2, 2}));
+  EXPECT_THROW(reluMessageSum(x, a, Tensor::fromVector<int64_t>({0, 1, 2, 3}, {2, 2}), 3), std::invalid_argument);
+  EXPECT_THROW(reluMessageSum(x, Variable(Tensor({3, 2})), Tensor::fromVector<int64_t>({0, 1, 2, 0}, {2, 2}), 3),
+               std::invalid_argument);
+  EXPECT_THROW(linear(x, Variable(Tensor({4, 3}))), std::invalid_argument);
+  EXPECT_THROW(linear(x, Variable(Tensor({4, 2})), Variable(Tensor({3}))), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gnn
