@@ -102,20 +102,38 @@ void Adam::adamStep(bool decoupled) {
   ++steps_;
   const double bc1 = 1 - std::pow(beta1_, static_cast<double>(steps_));
   const double bc2 = 1 - std::pow(beta2_, static_cast<double>(steps_));
+  // The update is elementwise, so any split gives the same bits. All parameters are cut into pieces of at
+  // most kPiece elements and the pieces shared out in one parallel loop: per-parameter loops would leave the
+  // many small tensors (biases, norms) to one thread.
+  constexpr int64_t kPiece = int64_t{1} << 14;
+  struct Piece {
+    ParamGroup* group;
+    Variable* param;
+    Tensor m, v;
+    int64_t begin, end;
+  };
+  std::vector<Piece> pieces;
   forEachParam([&](ParamGroup& g, Variable& p, size_t idx) {
-    dispatchFloat(p.dtype(), [&](auto* tag) {
-      using T = std::remove_pointer_t<decltype(tag)>;
-      T* __restrict w = p.value().data<T>();
-      const T* __restrict gr = p.grad().data<T>();
-      T* __restrict m = slot("m", idx, p.value()).data<T>();
-      T* __restrict v = slot("v", idx, p.value()).data<T>();
-      const T b1 = static_cast<T>(beta1_), b2 = static_cast<T>(beta2_), wd = static_cast<T>(g.weightDecay);
-      const T lr = static_cast<T>(lr_), stepSize = static_cast<T>(lr_ / bc1), sqrtBc2 = static_cast<T>(std::sqrt(bc2));
-      const T eps = static_cast<T>(eps_);
-      parallelFor(p.value().numel(), kGrainWork, [&](int64_t b, int64_t e) {
+    Tensor& m = slot("m", idx, p.value());
+    Tensor& v = slot("v", idx, p.value());
+    for (int64_t b = 0; b < p.value().numel(); b += kPiece)
+      pieces.push_back({&g, &p, m, v, b, std::min(p.value().numel(), b + kPiece)});
+  });
+  parallelFor(static_cast<int64_t>(pieces.size()), 1, [&](int64_t first, int64_t last) {
+    for (int64_t k = first; k < last; ++k) {
+      Piece& pc = pieces[static_cast<size_t>(k)];
+      dispatchFloat(pc.param->dtype(), [&](auto* tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        T* __restrict w = pc.param->value().data<T>();
+        const T* __restrict gr = pc.param->grad().data<T>();
+        T* __restrict m = pc.m.data<T>();
+        T* __restrict v = pc.v.data<T>();
+        const T b1 = static_cast<T>(beta1_), b2 = static_cast<T>(beta2_), wd = static_cast<T>(pc.group->weightDecay);
+        const T lr = static_cast<T>(lr_), stepSize = static_cast<T>(lr_ / bc1), sqrtBc2 = static_cast<T>(std::sqrt(bc2));
+        const T eps = static_cast<T>(eps_);
         // decoupled (AdamW): w -= lr wd w; coupled (Adam): g += wd w. Written branch-free to vectorise.
         const T decay = decoupled ? T(1) - lr * wd : T(1), l2 = decoupled ? T(0) : wd;
-        for (int64_t i = b; i < e; ++i) {
+        for (int64_t i = pc.begin; i < pc.end; ++i) {
           const T gi = gr[i] + l2 * w[i];
           const T wi = w[i] * decay;
           m[i] = b1 * m[i] + (1 - b1) * gi;
@@ -123,7 +141,7 @@ void Adam::adamStep(bool decoupled) {
           w[i] = wi - stepSize * m[i] / (std::sqrt(v[i]) / sqrtBc2 + eps);
         }
       });
-    });
+    }
   });
 }
 
