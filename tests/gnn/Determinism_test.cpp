@@ -31,9 +31,23 @@ Outputs runAll() {
   Variable g = gatherRows(h, index);
   Variable s = scatterSum(g, index, 3000);
   Variable y = add(spmm(a, h), s);
-  Variable loss = mean(logSoftmax(y));
+  // The fused layers of GIN: bond-style embedding bags, the ReLU message sum, linear and layer norm (its
+  // parameter gradients are column sums, the linear weight gradient a product split over the 3000 rows).
+  Variable table(init::uniform({30, 24}, -1, 1, gen), true);
+  Tensor bags({20000, 3}, DType::I64), edgeIndex({2, 20000}, DType::I64);
+  for (int64_t i = 0; i < 20000; ++i) {
+    for (int64_t k = 0; k < 3; ++k) bags.data<int64_t>()[i * 3 + k] = static_cast<int64_t>(gen.nextBelow(10)) + 10 * k;
+    edgeIndex.data<int64_t>()[i] = rows[i];
+    edgeIndex.data<int64_t>()[20000 + i] = cols[i];
+  }
+  Variable m = reluMessageSum(y, embeddingBag(table, bags), edgeIndex, 3000);
+  Variable lw(init::uniform({64, 24}, -1, 1, gen), true), lb(init::uniform({64}, -1, 1, gen), true);
+  Variable gamma(init::uniform({64}, 0.5, 1.5, gen), true), beta(init::uniform({64}, -1, 1, gen), true);
+  Variable z = layerNorm(linear(m, lw, lb), gamma, beta);
+  Variable loss = mean(logSoftmax(z));
   loss.backward();
-  return {{h.value(), s.value(), y.value(), loss.value(), x.grad(), w.grad()}};
+  return {{h.value(), s.value(), y.value(), m.value(), z.value(), loss.value(), x.grad(), w.grad(), table.grad(),
+           lw.grad(), lb.grad(), gamma.grad(), beta.grad()}};
 }
 
 TEST(Determinism, OneAndTwoThreadsGiveTheSameBits) {
