@@ -19,59 +19,12 @@ Exit status 1 when the bar is missed (the reason is printed on stderr), 2 when a
 import argparse
 import json
 import os
-import platform
-import subprocess
 import sys
-import time
+
+from benchutil import fail, machine, run_json, warn_if_busy
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFERENCE = os.path.join(REPO, "bench", "reference", "cora_gcn_torch.py")
-
-
-def fail(msg, code=2):
-    print(f"cora_vs_torch: {msg}", file=sys.stderr)
-    sys.exit(code)
-
-
-def run_json(cmd, env=None):
-    """Runs cmd, returns (its stdout's JSON object, wall seconds). Stderr passes through."""
-    t0 = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=env)
-    except OSError as e:
-        fail(f"cannot run {cmd[0]}: {e}")
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        fail(f"{' '.join(cmd)} exited with status {proc.returncode}")
-    # The JSON object is the last non-empty line (a program may print progress lines before it).
-    lines = [l for l in proc.stdout.splitlines() if l.strip()]
-    try:
-        return json.loads(lines[-1]), wall
-    except (IndexError, json.JSONDecodeError):
-        fail(f"{' '.join(cmd)} did not print a JSON object on its last line; stdout was:\n{proc.stdout[-2000:]}")
-
-
-def machine():
-    model = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    mem_gb = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    mem_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
-    except OSError:
-        pass
-    return dict(nproc=len(os.sched_getaffinity(0)), cpu_model=model, mem_total_gb=mem_gb,
-                kernel=platform.release(), python=platform.python_version(),
-                loadavg_start=[round(x, 2) for x in os.getloadavg()])
 
 
 def main():
@@ -101,13 +54,7 @@ def main():
     out["torch_with_input_dropout"], out["torch_with_input_dropout_wall_s"] = run_json(ref, env)
     out["torch_without_input_dropout"], out["torch_without_input_dropout_wall_s"] = run_json(
         ref + ["--no-input-dropout"], env)
-    out["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    # Times taken while other work holds the cores say little: flag it (1-minute load above the core count).
-    busy = max(out["machine"]["loadavg_start"][0], out["machine"]["loadavg_end"][0]) > out["machine"]["nproc"]
-    out["machine"]["busy"] = busy
-    if busy:
-        print("cora_vs_torch: warning: the machine was busy (load average above its core count); "
-              "times are inflated and noisy, re-run on an idle machine", file=sys.stderr)
+    warn_if_busy(out["machine"])
 
     tw, tn = out["torch_with_input_dropout"], out["torch_without_input_dropout"]
     faster_torch = min(tw["epoch_ms_median"], tn["epoch_ms_median"])

@@ -1,0 +1,64 @@
+"""Helpers shared by the benchmark drivers that compare a gnn program with a PyTorch reference."""
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+
+def fail(msg, code=2):
+    print(f"{os.path.basename(sys.argv[0])}: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def run_json(cmd, env=None):
+    """Runs cmd, returns (its stdout's JSON object, wall seconds). Stderr passes through."""
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=env)
+    except OSError as e:
+        fail(f"cannot run {cmd[0]}: {e}")
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        fail(f"{' '.join(cmd)} exited with status {proc.returncode}")
+    # The JSON object is the last non-empty line (a program may print progress lines before it).
+    lines = [l for l in proc.stdout.splitlines() if l.strip()]
+    try:
+        return json.loads(lines[-1]), wall
+    except (IndexError, json.JSONDecodeError):
+        fail(f"{' '.join(cmd)} did not print a JSON object on its last line; stdout was:\n{proc.stdout[-2000:]}")
+
+
+def machine():
+    """What the figures were measured on."""
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem_gb = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return dict(nproc=len(os.sched_getaffinity(0)), cpu_model=model, mem_total_gb=mem_gb,
+                kernel=platform.release(), python=platform.python_version(),
+                loadavg_start=[round(x, 2) for x in os.getloadavg()])
+
+
+def warn_if_busy(m):
+    """Records the end load in machine() dict m and flags a busy machine (1-minute load above the core count):
+    times taken while other work holds the cores say little."""
+    m["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    m["busy"] = max(m["loadavg_start"][0], m["loadavg_end"][0]) > m["nproc"]
+    if m["busy"]:
+        print(f"{os.path.basename(sys.argv[0])}: warning: the machine was busy (load average above its core count); "
+              "times are inflated and noisy, re-run on an idle machine", file=sys.stderr)
