@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "examples/MoleculeData.h"
+#include "gnn/Init.h"
 #include "gnn/Ops.h"
 #include "gnn/Optimizer.h"
 #include "gnn/Parallel.h"
@@ -59,12 +60,64 @@ struct Runner {
   }
 };
 
+// fp32 multiply-add peak of the machine with the ops' threads: independent FMA chains in registers (GCC vector
+// extensions, so the widest vectors -march allows), GFLOP/s summed over threads.
+double fmaPeakGflops() {
+  using V = float __attribute__((vector_size(64)));
+  constexpr int kChains = 12;
+  constexpr int64_t kIters = 100'000'000;
+  double total = 0;
+#pragma omp parallel num_threads(numThreads()) reduction(+ : total)
+  {
+    V acc[kChains];
+    V a, b;
+    for (int k = 0; k < 16; ++k) a[k] = 0.999f, b[k] = 1e-4f;
+    for (int c = 0; c < kChains; ++c)
+      for (int k = 0; k < 16; ++k) acc[c][k] = 0.1f * static_cast<float>(c);
+    auto t0 = Clock::now();
+    for (int64_t i = 0; i < kIters; ++i)
+      for (int c = 0; c < kChains; ++c) acc[c] = a * b + acc[c];
+    double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    float sink = 0;
+    for (int c = 0; c < kChains; ++c) sink += acc[c][0];
+    if (sink == 42.0f) std::cerr << "";  // keeps the chains alive
+    total += 2.0 * 16 * kChains * static_cast<double>(kIters) / s / 1e9;
+  }
+  return total;
+}
+
+// Time of the GEMM part of one GIN step of `nodes` rows, alone: per layer Linear(D, 2D) and Linear(2D, D)
+// forward and backward (input and weight gradients), through the same ops the model uses.
+double gemmOnlySeconds(int64_t nodes, int64_t hidden, int64_t layers, int repeats) {
+  Generator g(1);
+  Variable x(init::uniform({nodes, hidden}, -1, 1, g), true);
+  std::vector<Variable> w1, w2;
+  for (int64_t l = 0; l < layers; ++l) {
+    w1.emplace_back(init::uniform({2 * hidden, hidden}, -0.05, 0.05, g), true);
+    w2.emplace_back(init::uniform({hidden, 2 * hidden}, -0.05, 0.05, g), true);
+  }
+  Tensor seed = init::uniform({nodes, hidden}, -1, 1, g);
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = Clock::now();
+    Variable h = x;
+    for (int64_t l = 0; l < layers; ++l) h = linear(linear(h, w1[l]), w2[l]);
+    h.backward(seed);
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+    x.zeroGrad();
+    for (auto& w : w1) w.zeroGrad();
+    for (auto& w : w2) w.zeroGrad();
+  }
+  return best;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string data, modelName = "gin", strategies = "pad,stream,plan";
   int64_t layers = 5, hidden = 300, batchSize = 128, rounds = 4, stepsPerRound = 5, limit = -1;
   int threads = 0;
+  bool roofline = true;
   po::options_description opts("bench_graph_training [options]");
   opts.add_options()("help,h", "this help")("data", po::value(&data), "molecule set (default: PCQM4Mv2-style)")(
       "model", po::value(&modelName)->default_value("gin"), "gin | gcn")(
@@ -74,7 +127,9 @@ int main(int argc, char** argv) {
       "steps-per-round", po::value(&stepsPerRound)->default_value(5), "steps of each strategy per round")(
       "limit", po::value(&limit)->default_value(-1), "first N molecules only")(
       "threads", po::value(&threads)->default_value(0), "threads (0: all cores)")(
-      "strategies", po::value(&strategies)->default_value("pad,stream,plan"), "comma-separated subset to run");
+      "strategies", po::value(&strategies)->default_value("pad,stream,plan"), "comma-separated subset to run")(
+      "roofline", po::value(&roofline)->default_value(true),
+      "GIN: also time the step's GEMMs alone and the machine's FMA peak (bounds on graphs/s)");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, opts), vm);
   po::notify(vm);
@@ -151,6 +206,26 @@ int main(int argc, char** argv) {
                                  {"real_graphs_per_s", rate}});
   }
   if (padRate > 0 && planRate > 0) out["plan_over_pad"] = planRate / padRate;
+  if (roofline && modelName == "gin") {
+    // How fast could a step be? Its fp32 GEMM work alone, at the machine's FMA peak and at the speed the
+    // GEMMs actually run, for the PlannedPack batch shape.
+    for (Runner& r : runners) {
+      if (r.strategy != PackingStrategy::PlannedPack) continue;
+      const double graphsPerStep = static_cast<double>(r.graphs) / static_cast<double>(r.steps);
+      const double flop = 2.0 * 3.0 * static_cast<double>(layers) * static_cast<double>(r.fixed.numNodes) *
+                          2.0 * static_cast<double>(hidden * 2 * hidden);
+      const double peak = fmaPeakGflops();
+      const double gemmSeconds = gemmOnlySeconds(r.fixed.numNodes, hidden, layers, 5);
+      out["roofline"] = {{"batch_nodes", r.fixed.numNodes},
+                         {"gemm_gflop_per_step", flop / 1e9},
+                         {"fma_peak_gflop_per_s", peak},
+                         {"gemm_only_seconds_per_step", gemmSeconds},
+                         {"gemm_gflop_per_s", flop / 1e9 / gemmSeconds},
+                         {"step_share_in_gemm", gemmSeconds / (r.seconds / static_cast<double>(r.steps))},
+                         {"bound_graphs_per_s_at_fma_peak", graphsPerStep / (flop / 1e9 / peak)},
+                         {"bound_graphs_per_s_gemm_only", graphsPerStep / gemmSeconds}};
+    }
+  }
   std::cout << out.dump(2) << std::endl;
   return 0;
 }

@@ -10,5 +10,6 @@ LayerNorm::LayerNorm(int64_t features, double eps, DType dtype) : eps_(eps) {
 }
 
 Variable LayerNorm::forward(const Variable& x) const { return layerNorm(x, *gamma_, *beta_, eps_); }
+Variable LayerNorm::forwardRelu(const Variable& x) const { return layerNormRelu(x, *gamma_, *beta_, eps_); }
 
 }  // namespace gnn

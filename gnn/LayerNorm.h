@@ -9,6 +9,8 @@ class LayerNorm : public Module {
  public:
   explicit LayerNorm(int64_t features, double eps = 1e-5, DType dtype = DType::F32);
   Variable forward(const Variable& x) const;
+  /// relu(forward(x)), fused.
+  Variable forwardRelu(const Variable& x) const;
 
  private:
   double eps_;

@@ -50,6 +50,8 @@ Variable dropout(const Variable& a, double p, Generator& gen, bool training);
 Variable logSoftmax(const Variable& a);
 /// Layer norm over the last dimension of [M, F] with affine gamma, beta [F].
 Variable layerNorm(const Variable& x, const Variable& gamma, const Variable& beta, double eps = 1e-5);
+/// relu(layerNorm(x, gamma, beta, eps)) in one pass.
+Variable layerNormRelu(const Variable& x, const Variable& gamma, const Variable& beta, double eps = 1e-5);
 /// Rows of weight [V, D] picked by index [N] (int64) -> [N, D].
 Variable embedding(const Variable& weight, const Tensor& index);
 /// Sum of C rows of weight [V, D] per row of index [N, C] (int64) -> [N, D]: PyTorch's EmbeddingBag with

@@ -17,8 +17,8 @@ GIN::GIN(GraphModelOptions options, Generator& gen) : GraphModel("GIN", options,
 Variable GIN::nodeEmbeddings(const Batch& b) {
   Variable h = embedInput(b);
   for (int64_t l = 0; l < opt_.layers; ++l) {
-    h = norms_[l]->forward(convs_[l]->forward(h, b.edgeIndex, b.edgeAttr));
-    if (l + 1 < opt_.layers) h = relu(h);
+    Variable c = convs_[l]->forward(h, b.edgeIndex, b.edgeAttr);
+    h = l + 1 < opt_.layers ? norms_[l]->forwardRelu(c) : norms_[l]->forward(c);
     h = dropout(h, opt_.dropout, dropoutGen_, isTraining());
   }
   return h;

@@ -23,7 +23,7 @@ Variable GINConv::message(const Variable& xj, const Variable&, const Variable& e
 Variable GINConv::forward(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeAttr) {
   // With edge features, message and sum aggregation run as one fused op (same numbers as propagate()).
   Variable agg = bond_ ? reluMessageSum(h, bond_->forward(edgeAttr), edgeIndex, h.dim(0)) : propagate(edgeIndex, h);
-  return lin2_.forward(relu(norm_.forward(lin1_.forward(add(h, agg)))));
+  return lin2_.forward(norm_.forwardRelu(lin1_.forward(add(h, agg))));
 }
 
 }  // namespace gnn

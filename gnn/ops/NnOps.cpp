@@ -35,69 +35,104 @@ Variable logSoftmax(const Variable& a) {
   });
 }
 
-Variable layerNorm(const Variable& x, const Variable& gamma, const Variable& beta, double eps) {
+namespace {
+// Layer norm, optionally followed by ReLU in the same pass. Keeps the input and each row's mean and 1/std
+// (x_hat is recomputed in the backward rather than stored: one [M, F] write and read fewer); with ReLU, the
+// output too, whose sign is the ReLU's mask.
+Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma, const Variable& beta, double eps,
+                       bool withRelu) {
   const Tensor &X = x.value(), &Gm = gamma.value(), &Bt = beta.value();
-  GNN_CHECK_ARG(X.rank() == 2, "layerNorm: expected [M, F], got ", shapeString(X.shape()));
-  GNN_CHECK_ARG(Gm.numel() == X.dim(1) && Bt.numel() == X.dim(1), "layerNorm: gamma ", shapeString(Gm.shape()),
+  GNN_CHECK_ARG(X.rank() == 2, op, ": expected [M, F], got ", shapeString(X.shape()));
+  GNN_CHECK_ARG(Gm.numel() == X.dim(1) && Bt.numel() == X.dim(1), op, ": gamma ", shapeString(Gm.shape()),
                 " and beta ", shapeString(Bt.shape()), " must have ", X.dim(1), " elements");
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const int64_t M = X.dim(0), F = X.dim(1);
-    Tensor Y = Tensor::empty(X.shape(), X.dtype()), Xhat = Tensor::empty(X.shape(), X.dtype()),
-           Rstd = Tensor::empty({M}, X.dtype());
+    Tensor Y = Tensor::empty(X.shape(), X.dtype()), Stats = Tensor::empty({M, 2}, X.dtype());
     auto xm = X.matrix<T>();
-    auto xh = Xhat.matrix<T>();
     auto ym = Y.matrix<T>();
-    T* rs = Rstd.data<T>();
+    T* st = Stats.data<T>();
     auto g = Gm.flat<T>().matrix().transpose();
     auto bb = Bt.flat<T>().matrix().transpose();
     parallelFor(M, grainFor(F), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         T mu = xm.row(i).mean();
         T var = (xm.row(i).array() - mu).square().mean();
-        rs[i] = T(1) / std::sqrt(var + static_cast<T>(eps));
-        xh.row(i) = (xm.row(i).array() - mu) * rs[i];
-        ym.row(i) = xh.row(i).cwiseProduct(g) + bb;
+        T rs = T(1) / std::sqrt(var + static_cast<T>(eps));
+        st[2 * i] = mu;
+        st[2 * i + 1] = rs;
+        auto pre = ((xm.row(i).array() - mu) * rs) * g.array() + bb.array();
+        if (withRelu)
+          ym.row(i) = (pre > T(0)).select(pre, T(0)).matrix();
+        else
+          ym.row(i) = pre.matrix();
       }
     });
-    return Variable::record(Y, {x, gamma, beta}, [Xhat, Rstd, Gm, F](const Tensor& gy, std::vector<Variable>& in) {
+    Tensor Yk = withRelu ? Y : Tensor();
+    return Variable::record(Y, {x, gamma, beta}, [X, Yk, Stats, Gm, F](const Tensor& gy, std::vector<Variable>& in) {
+      const int64_t M = X.dim(0);
       auto go = gy.matrix<T>();
-      auto xh = Xhat.matrix<T>();
-      if (in[0].requiresGrad()) {
-        Tensor G = Tensor::empty(Xhat.shape(), Xhat.dtype());
-        auto gm = G.matrix<T>();
-        auto gam = Gm.flat<T>().matrix().transpose();
-        const T* rs = Rstd.data<T>();
-        parallelFor(gm.rows(), grainFor(gm.cols()), [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) {
-            auto dxh = go.row(i).cwiseProduct(gam).eval();
-            T m1 = dxh.mean();
-            T m2 = dxh.cwiseProduct(xh.row(i)).mean();
-            gm.row(i) = rs[i] * (dxh.array() - m1 - xh.row(i).array() * m2).matrix();
-          }
-        });
-        in[0].addGrad(G);
-      }
-      if (in[1].requiresGrad() || in[2].requiresGrad()) {
-        Tensor gg({F}, Xhat.dtype()), gb({F}, Xhat.dtype());
-        T* ggp = gg.data<T>();
-        T* gbp = gb.data<T>();
-        // Column sums in row order (deterministic), split over column ranges.
-        parallelFor(F, grainFor(go.rows(), 16), [&](int64_t b, int64_t e) {
-          for (int64_t i = 0; i < go.rows(); ++i) {
-            const T* gr = gy.data<T>() + i * F;
-            const T* xr = Xhat.data<T>() + i * F;
-            for (int64_t j = b; j < e; ++j) {
-              ggp[j] += gr[j] * xr[j];
-              gbp[j] += gr[j];
+      auto xm = X.matrix<T>();
+      const T* st = Stats.data<T>();
+      auto gam = Gm.flat<T>().matrix().transpose();
+      const bool needX = in[0].requiresGrad(), needParams = in[1].requiresGrad() || in[2].requiresGrad();
+      Tensor G = needX ? Tensor::empty(X.shape(), X.dtype()) : Tensor();
+      // Row chunks fixed by the shape; each chunk sums its rows' gamma/beta gradients in row order, and the
+      // chunks' partial sums are added in chunk order below: the same bits for any thread count.
+      const int64_t chunk = grainFor(F);
+      const int64_t chunks = (M + chunk - 1) / chunk;
+      Tensor partial = needParams ? Tensor({std::max<int64_t>(chunks, 1), 2 * F}, X.dtype()) : Tensor();
+      parallelFor(M, chunk, [&](int64_t b, int64_t e) {
+        T* pg = needParams ? partial.data<T>() + (b / chunk) * 2 * F : nullptr;
+        T* pb = needParams ? pg + F : nullptr;
+        Eigen::Matrix<T, 1, Eigen::Dynamic> dy(F), xh(F);
+        for (int64_t i = b; i < e; ++i) {
+          const T mu = st[2 * i], rs = st[2 * i + 1];
+          xh = (xm.row(i).array() - mu) * rs;
+          if (Yk.defined())
+            dy = (Yk.matrix<T>().row(i).array() > T(0)).select(go.row(i), T(0));
+          else
+            dy = go.row(i);
+          if (needParams)
+            for (int64_t j = 0; j < F; ++j) {
+              pg[j] += dy[j] * xh[j];
+              pb[j] += dy[j];
             }
+          if (needX) {
+            auto dxh = dy.cwiseProduct(gam);
+            T m1 = dxh.mean();
+            T m2 = dxh.cwiseProduct(xh).mean();
+            G.matrix<T>().row(i) = rs * (dxh.array() - m1 - xh.array() * m2).matrix();
           }
-        });
+        }
+      });
+      if (needX) in[0].addGrad(G);
+      if (needParams) {
+        Tensor gg = Tensor::empty({F}, X.dtype()), gb = Tensor::empty({F}, X.dtype());
+        const T* p = partial.data<T>();
+        for (int64_t j = 0; j < F; ++j) {
+          T sg = p[j], sb = p[F + j];
+          for (int64_t c = 1; c < chunks; ++c) {
+            sg += p[c * 2 * F + j];
+            sb += p[c * 2 * F + F + j];
+          }
+          gg.data<T>()[j] = sg;
+          gb.data<T>()[j] = sb;
+        }
         if (in[1].requiresGrad()) in[1].addGrad(gg.reshape(in[1].shape()));
         if (in[2].requiresGrad()) in[2].addGrad(gb.reshape(in[2].shape()));
       }
     });
   });
+}
+}  // namespace
+
+Variable layerNorm(const Variable& x, const Variable& gamma, const Variable& beta, double eps) {
+  return layerNormImpl("layerNorm", x, gamma, beta, eps, false);
+}
+
+Variable layerNormRelu(const Variable& x, const Variable& gamma, const Variable& beta, double eps) {
+  return layerNormImpl("layerNormRelu", x, gamma, beta, eps, true);
 }
 
 Variable embedding(const Variable& weight, const Tensor& index) {

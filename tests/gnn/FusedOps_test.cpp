@@ -47,6 +47,11 @@ TEST(GradCheck, ReluMessageSum) {
                        {randomTensor({5, 4}, 7), randomTensor({6, 4}, 8)});
 }
 
+TEST(GradCheck, LayerNormRelu) {
+  expectGradientsMatch([](const V& v) { return layerNormRelu(v[0], v[1], v[2]); },
+                       {randomTensor({6, 5}, 9), randomTensor({5}, 10), randomTensor({5}, 11)});
+}
+
 // Large enough for several parallel chunks; run at 2 threads so chunking is exercised.
 class FusedEqualsComposite : public ::testing::Test {
  protected:
@@ -115,6 +120,22 @@ TEST_F(FusedEqualsComposite, ReluMessageSum) {
   expectSameBits(f[0], c[0], "output");
   expectSameBits(f[1], c[1], "node gradient");
   expectSameBits(f[2], c[2], "edge gradient");
+}
+
+TEST_F(FusedEqualsComposite, LayerNormRelu) {
+  Generator g(17);
+  Tensor x = init::uniform({500, 200}, -2, 2, g, DType::F32), r = init::uniform({500, 200}, -1, 1, g, DType::F32);
+  Tensor gamma = init::uniform({200}, 0.5, 1.5, g, DType::F32), beta = init::uniform({200}, -0.5, 0.5, g, DType::F32);
+  auto run = [&](bool fused) {
+    Variable xv(x.clone(), true), gv(gamma.clone(), true), bv(beta.clone(), true);
+    Variable y = fused ? layerNormRelu(xv, gv, bv) : relu(layerNorm(xv, gv, bv));
+    sum(mul(y, Variable(r))).backward();
+    return std::vector<Tensor>{y.value(), xv.grad(), gv.grad(), bv.grad()};
+  };
+  auto f = run(true), c = run(false);
+  for (size_t k = 0; k < f.size(); ++k)
+    for (int64_t i = 0; i < f[k].numel(); ++i)
+      ASSERT_NEAR(f[k].at(i), c[k].at(i), 1e-5 * (1 + std::abs(c[k].at(i)))) << "output " << k << " element " << i;
 }
 
 TEST(FusedOpErrors, NameTheOffendingEntry) {
