@@ -1,5 +1,6 @@
 // Dense algebra: matmul, broadcasting add/sub/mul, scale, concat, sum, mean.
 #include <algorithm>
+#include <vector>
 
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
@@ -92,11 +93,13 @@ Tensor reduceTo(const Tensor& g, const Shape& bShape, Broadcast kind) {
   if (kind == Broadcast::Row) {
     // Column sums, split over column ranges so every thread streams whole rows of its range.
     parallelFor(gm.cols(), grainFor(gm.rows(), 16), [&](int64_t b, int64_t e) {
-      for (int64_t j = b; j < e; ++j) rv[j] = 0;
+      std::vector<T> acc(static_cast<size_t>(e - b), T(0));
+      T* __restrict a = acc.data();
       for (int64_t i = 0; i < gm.rows(); ++i) {
-        const T* row = g.data<T>() + i * gm.cols();
-        for (int64_t j = b; j < e; ++j) rv[j] += row[j];
+        const T* __restrict row = g.data<T>() + i * gm.cols() + b;
+        for (int64_t j = 0; j < e - b; ++j) a[j] += row[j];
       }
+      std::copy(acc.begin(), acc.end(), rv + b);
     });
   } else {
     parallelFor(gm.rows(), grainFor(gm.cols()), [&](int64_t b, int64_t e) {

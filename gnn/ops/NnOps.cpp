@@ -1,5 +1,6 @@
 // Log-softmax, layer norm and embedding lookup.
 #include <cmath>
+#include <vector>
 
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
@@ -93,11 +94,10 @@ Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma,
             dy = (Yk.matrix<T>().row(i).array() > T(0)).select(go.row(i), T(0));
           else
             dy = go.row(i);
-          if (needParams)
-            for (int64_t j = 0; j < F; ++j) {
-              pg[j] += dy[j] * xh[j];
-              pb[j] += dy[j];
-            }
+          if (needParams) {
+            Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(pg, F) += dy.cwiseProduct(xh);
+            Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(pb, F) += dy;
+          }
           if (needX) {
             auto dxh = dy.cwiseProduct(gam);
             T m1 = dxh.mean();
@@ -167,18 +167,23 @@ Variable embeddingBag(const Variable& weight, const Tensor& index) {
     return Variable::record(Y, {weight}, [index, V, D](const Tensor& gy, std::vector<Variable>& in) {
       // gW[v] = sum of gy[i] over the (i, k) with index[i, k] = v, in increasing (i, k): split over column
       // ranges, so each thread reads gy once and every element keeps the same order for any thread count.
-      Tensor G({V, D}, gy.dtype());
+      Tensor G = Tensor::empty({V, D}, gy.dtype());
       const int64_t rows = index.dim(0), cols = index.dim(1);
       const int64_t* id = index.data<int64_t>();
       T* g = G.data<T>();
       const T* go = gy.data<T>();
-      parallelFor(D, grainFor(rows * cols, 16), [&](int64_t b, int64_t e) {
-        for (int64_t i = 0; i < rows; ++i)
+      constexpr int64_t kWidth = 32;  // columns per chunk: a chunk's accumulators stay in L1
+      parallelFor(D, kWidth, [&](int64_t b, int64_t e) {
+        const int64_t w = e - b;
+        std::vector<T> acc(static_cast<size_t>(V * w), T(0));
+        for (int64_t i = 0; i < rows; ++i) {
+          const T* __restrict src = go + i * D + b;
           for (int64_t k = 0; k < cols; ++k) {
-            T* dst = g + id[i * cols + k] * D;
-            const T* src = go + i * D;
-            for (int64_t j = b; j < e; ++j) dst[j] += src[j];
+            T* __restrict dst = acc.data() + id[i * cols + k] * w;
+            for (int64_t j = 0; j < w; ++j) dst[j] += src[j];
           }
+        }
+        for (int64_t v = 0; v < V; ++v) std::copy(acc.data() + v * w, acc.data() + (v + 1) * w, g + v * D + b);
       });
       in[0].addGrad(G);
     });
