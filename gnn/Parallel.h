@@ -23,6 +23,15 @@ inline int64_t grainFor(int64_t workPerItem, int64_t minItems = 1) {
   return std::max<int64_t>(minItems, kGrainWork / std::max<int64_t>(workPerItem, 1));
 }
 
+/// The same number of chunks as `chunk` gives over n items, with sizes as equal as possible (multiples of
+/// `align`): the last chunk is not left short while the others are full, so threads finish together.
+inline int64_t evenChunk(int64_t n, int64_t chunk, int64_t align = 1) {
+  chunk = std::max<int64_t>(chunk, 1);
+  const int64_t chunks = std::max<int64_t>(1, (n + chunk - 1) / chunk);
+  const int64_t even = (n + chunks - 1) / chunks;
+  return std::max<int64_t>(align, (even + align - 1) / align * align);
+}
+
 /// Calls f(begin, end) over [0, n) in chunks of `chunk` items, in parallel when there is more than one
 /// chunk and more than one thread. Chunk boundaries depend only on n and chunk.
 template <class F>

@@ -7,15 +7,15 @@
 
 namespace gnn {
 namespace {
-// Row block for products: a multiple of 32 rows holding at least kGrainWork multiply-adds, up to 256 rows
-// (where Eigen runs near its peak) but small enough for 8 blocks when the output has few rows (weight
-// gradients: 300 rows with a long reduction must still spread over the cores). It depends only on the
-// shapes, so Eigen's blocking (and thus rounding) never depends on the thread count.
+// Row block for products: about 256 rows (where Eigen runs near its peak), at least kGrainWork multiply-adds,
+// but small enough for 8 blocks when the output has few rows; then evened out (multiples of 4 rows) so the
+// last block is not left short. It depends only on the shapes, so Eigen's blocking (and thus rounding) never
+// depends on the thread count.
 int64_t rowBlock(int64_t m, int64_t k, int64_t n) {
   auto up32 = [](int64_t v) { return std::max<int64_t>(32, (v + 31) / 32 * 32); };
   int64_t byWork = up32(grainFor(k * n, 1));
   int64_t forEight = up32((m + 7) / 8);
-  return std::max(byWork, std::min<int64_t>(256, forEight));
+  return evenChunk(m, std::max(byWork, std::min<int64_t>(256, forEight)), 4);
 }
 
 template <class T>
@@ -41,7 +41,7 @@ void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q) {
   auto pm = P.matrix<T>();
   auto qm = Q.matrix<T>();
   const int64_t M = pm.rows(), R = om.rows(), C = om.cols();
-  const int64_t chunk = std::max<int64_t>(256, (M + 8 * 32 - 1) / (8 * 32) * 32);
+  const int64_t chunk = evenChunk(M, std::max<int64_t>(256, (M + 8 * 32 - 1) / (8 * 32) * 32), 4);
   const int64_t chunks = (M + chunk - 1) / chunk;
   if (chunks < 2 || R >= 8 * 256 || R * C > (int64_t{1} << 21)) {
     auto pt = pm.transpose();
