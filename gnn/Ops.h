@@ -42,6 +42,9 @@ Variable sigmoid(const Variable& a);
 Variable softplus(const Variable& a, double beta = 1.0, double threshold = 20.0);
 /// Shifted softplus log(1 + e^x) - log 2 (SchNet's activation).
 Variable shiftedSoftplus(const Variable& a);
+/// Dropout's keep mask of the given shape: 0 with probability p, else 1/(1-p). Element i's draw depends only
+/// on gen's seed and i (16-bit resolution), never on the thread count. Advances gen.
+Tensor dropoutMask(const Shape& shape, DType dtype, double p, Generator& gen);
 /// Inverted dropout: zero with probability p, scale survivors by 1/(1-p). Identity when !training or p == 0.
 Variable dropout(const Variable& a, double p, Generator& gen, bool training);
 

@@ -36,18 +36,12 @@ Variable NodeGCN::head(const Variable& h1, const Tensor& edgeIndex, Generator& d
 }
 
 SparseMatrix dropoutValues(const SparseMatrix& x, double p, Generator& gen) {
-  GNN_CHECK_ARG(p >= 0 && p < 1, "dropout: p must be in [0, 1), got ", p);
-  Tensor v = x.values().clone();
-  uint64_t first = gen.reserve(Generator::dropoutCounters(static_cast<uint64_t>(v.numel())));
-  const uint32_t threshold = Generator::dropoutThreshold(p);
+  const Tensor& values = x.values();
+  Tensor mask = dropoutMask(values.shape(), values.dtype(), p, gen);
+  Tensor v = Tensor::empty(values.shape(), values.dtype());
   dispatchFloat(v.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    T* d = v.data<T>();
-    const T keep = static_cast<T>(1 / (1 - p));
-    const int64_t n = v.numel();
-    std::vector<uint16_t> u(static_cast<size_t>(n));
-    gen.uniform16(first, 0, n, u.data());
-    for (int64_t i = 0; i < n; ++i) d[i] *= static_cast<T>(u[i] >= threshold) * keep;  // branch-free
+    v.flat<T>() = values.flat<T>() * mask.flat<T>();
   });
   return x.withValues(std::move(v));
 }

@@ -35,6 +35,16 @@ Variable unary(const Variable& a, Fwd f, Deriv df) {
     });
   });
 }
+// out = x * m elementwise.
+template <class T>
+void multiply(Tensor& out, const Tensor& x, const Tensor& m) {
+  const T* __restrict xp = x.data<T>();
+  const T* __restrict mp = m.data<T>();
+  T* __restrict o = out.data<T>();
+  parallelFor(out.numel(), kChunk, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) o[i] = xp[i] * mp[i];
+  });
+}
 }  // namespace
 
 Variable relu(const Variable& a) {
@@ -95,42 +105,44 @@ Variable shiftedSoftplus(const Variable& a) {
       [](auto x, auto) { return 1 / (1 + std::exp(-x)); });
 }
 
+Tensor dropoutMask(const Shape& shape, DType dtype, double p, Generator& gen) {
+  GNN_CHECK_ARG(p >= 0 && p < 1, "dropout: p must be in [0, 1), got ", p);
+  Tensor M = Tensor::empty(shape, dtype);
+  const int64_t n = M.numel();
+  // Element i's draw depends only on (seed, counter + i): the same mask for any thread count.
+  uint64_t first = gen.reserve(Generator::dropoutCounters(static_cast<uint64_t>(n)));
+  const uint32_t threshold = Generator::dropoutThreshold(p);
+  const Generator& g = gen;
+  dispatchFloat(dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const T keep = static_cast<T>(1 / (1 - p));
+    T* m = M.data<T>();
+    // Chunks are multiples of 4 elements, so each 64-bit draw feeds four elements of one chunk.
+    parallelFor(n, kChunk, [&](int64_t b, int64_t e) {
+      std::vector<uint16_t> u(static_cast<size_t>(e - b));
+      g.uniform16(first, b, e, u.data());
+      // Branch-free so it vectorises (a random branch here mispredicts half the time).
+      const uint16_t* __restrict ur = u.data();
+      T* __restrict mr = m + b;
+      for (int64_t i = 0; i < e - b; ++i) mr[i] = static_cast<T>(ur[i] >= threshold) * keep;
+    });
+  });
+  return M;
+}
+
 Variable dropout(const Variable& a, double p, Generator& gen, bool training) {
   GNN_CHECK_ARG(p >= 0 && p < 1, "dropout: p must be in [0, 1), got ", p);
   if (!training || p == 0) return a;
   const Tensor& X = a.value();
+  GNN_CHECK_ARG(X.isFloating(), "dropout: expected a float tensor, got ", dtypeName(X.dtype()));
+  Tensor M = dropoutMask(X.shape(), X.dtype(), p, gen);
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    // The mask holds 0 or 1/(1-p) per element; element i's draw depends only on (seed, counter + i).
-    Tensor M = Tensor::empty(X.shape(), X.dtype()), Y = Tensor::empty(X.shape(), X.dtype());
-    uint64_t first = gen.reserve(Generator::dropoutCounters(static_cast<uint64_t>(X.numel())));
-    const uint32_t threshold = Generator::dropoutThreshold(p);
-    const T keep = static_cast<T>(1 / (1 - p));
-    const T* x = X.data<T>();
-    T *m = M.data<T>(), *y = Y.data<T>();
-    const Generator& g = gen;
-    // Chunks are multiples of 4 elements, so each 64-bit draw feeds four elements of one chunk.
-    parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
-      std::vector<uint16_t> u(static_cast<size_t>(e - b));
-      g.uniform16(first, b, e, u.data());
-      // Branch-free and alias-free so it vectorises (a random branch here mispredicts half the time).
-      const uint16_t* __restrict ur = u.data();
-      const T* __restrict xr = x + b;
-      T* __restrict mr = m + b;
-      T* __restrict yr = y + b;
-      for (int64_t i = 0; i < e - b; ++i) {
-        mr[i] = static_cast<T>(ur[i] >= threshold) * keep;
-        yr[i] = xr[i] * mr[i];
-      }
-    });
+    Tensor Y = Tensor::empty(X.shape(), X.dtype());
+    multiply<T>(Y, X, M);
     return Variable::record(Y, {a}, [M](const Tensor& gy, std::vector<Variable>& in) {
       Tensor G = Tensor::empty(gy.shape(), gy.dtype());
-      const T* __restrict g = gy.data<T>();
-      const T* __restrict m = M.data<T>();
-      T* __restrict o = G.data<T>();
-      parallelFor(G.numel(), kChunk, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) o[i] = g[i] * m[i];
-      });
+      multiply<T>(G, gy, M);
       in[0].addGrad(G);
     });
   });
