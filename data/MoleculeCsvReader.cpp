@@ -83,7 +83,7 @@ bool MoleculeCsvReader::next(MoleculeRecord& r) {
   r.yMask.resize(targetCols_.size());
   for (size_t t = 0; t < targetCols_.size(); ++t) {
     if (!parseLabel(row_[targetCols_[t]], r.y[t])) {
-      r.error = "target '" + targets_[t] + "' is not a number: '" + row_[targetCols_[t]] + "'";
+      r.error = "target '" + targets_[t] + "' is not a finite float32 number: '" + row_[targetCols_[t]] + "'";
       r.yMask[t] = 0;
       continue;
     }

@@ -60,11 +60,12 @@ bool parseLabel(std::string_view field, float& value) {
   std::string s(field);
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size()) {
+  value = static_cast<float>(v);
+  // Not a number, or a number float32 cannot hold (inf, 1e39): a bad label, not a missing one.
+  if (end != s.c_str() + s.size() || !std::isfinite(value)) {
     value = std::nanf("");
     return false;
   }
-  value = static_cast<float>(v);
   return true;
 }
 

@@ -41,7 +41,8 @@ std::string guessMoleculeFormat(const std::string& path);
 /// Opens a reader; throws InputError naming the file when it cannot be opened or its header is unusable.
 std::unique_ptr<MoleculeSource> openMoleculeSource(const MoleculeSourceOptions& options);
 
-/// Parses a label field: empty, "nan", "NA", "None" -> NaN (missing); false for text that is not a number.
+/// Parses a label field: empty, "nan", "NA", "None" -> NaN (missing); false for text that is not a number or
+/// does not fit a finite float32 ("inf", "1e39").
 bool parseLabel(std::string_view field, float& value);
 
 }  // namespace gnn

@@ -45,7 +45,7 @@ bool XyzReader::next(MoleculeRecord& r) {
     if (eq == std::string_view::npos) continue;
     for (size_t t = 0; t < targets_.size(); ++t) {
       if (f.substr(0, eq) != targets_[t]) continue;
-      if (!parseLabel(f.substr(eq + 1), r.y[t])) r.error = "comment value '" + std::string(f) + "' is not a number";
+      if (!parseLabel(f.substr(eq + 1), r.y[t])) r.error = "comment value '" + std::string(f) + "' is not a finite float32 number";
       r.yMask[t] = r.y[t] == r.y[t] ? 1 : 0;
     }
   }

@@ -110,6 +110,29 @@ EvalResult evaluate(GraphModel& model, FixedSizeDataLoader& loader, bool classif
   return r;
 }
 
+void saveCheckpoint(const Config& c, const GraphModel& model, const Optimizer& opt, int64_t epoch) {
+  Checkpoint ck;
+  ck.addModule("model", model);
+  ck.addOptimizer(opt);
+  ck.meta["epoch"] = epoch;
+  ck.meta["model"] = c.model;
+  ck.meta["layers"] = c.layers;
+  ck.meta["hidden"] = c.hidden;
+  ck.save(c.save);
+}
+
+// "<input> lines 12, 57, ... (and N more)" for the molecules of a training batch (graphIndex: training-split
+// positions).
+std::string describeMolecules(const NpzDataset& ds, const std::string& input, const std::vector<int64_t>& train,
+                              const std::vector<int64_t>& graphIndex) {
+  std::string s = input + " lines";
+  const size_t shown = std::min<size_t>(graphIndex.size(), 8);
+  for (size_t k = 0; k < shown; ++k)
+    s += (k ? ", " : " ") + std::to_string(ds.sourceLine(static_cast<size_t>(train[graphIndex[k]])));
+  if (graphIndex.size() > shown) s += " (and " + std::to_string(graphIndex.size() - shown) + " more)";
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,6 +197,12 @@ int main(int argc, char** argv) {
     mo.limit = c.limit;
     mo.threads = c.threads > 0 ? c.threads : 2;
     MoleculeData md = openMoleculeData(mo);
+    if (md.rejected > 0) {
+      std::cerr << "molecule_property: " << md.rejected << " molecule(s) of " << c.data << " rejected";
+      for (size_t k = 0; k < std::min<size_t>(md.rejectedLines.size(), 5); ++k) std::cerr << "\n  " << md.rejectedLines[k];
+      if (md.rejectedLines.size() > 5) std::cerr << "\n  ... (build_dataset inspect " << md.npzPath << " lists all)";
+      std::cerr << "\n";
+    }
     std::shared_ptr<const Dataset> all = md.dataset;
     auto train = std::make_shared<Subset>(all, std::vector<size_t>(md.train.begin(), md.train.end()));
     auto valid = std::make_shared<Subset>(all, std::vector<size_t>(md.valid.begin(), md.valid.end()));
@@ -200,6 +229,7 @@ int main(int argc, char** argv) {
     nlohmann::json out;
     out["data"] = c.data;
     out["graphs"] = all->size();
+    out["rejected"] = md.rejected;
     out["train_graphs"] = train->size();
     out["valid_graphs"] = valid->size();
     out["strategy"] = packingStrategyName(strategy);
@@ -286,6 +316,19 @@ int main(int argc, char** argv) {
         opt.zeroGrad();
         Variable pred = model->forward(b);
         Variable loss = classification ? bceWithLogits(pred, b.y, b.yMask) : l1Loss(pred, b.y, b.yMask);
+        if (!std::isfinite(loss.value().item())) {
+          // Stop before the bad step reaches the weights; keep the last good state when asked to save.
+          std::string saved = "; the model was not saved (add --save FILE to keep the last good state)";
+          if (!c.save.empty()) {
+            saveCheckpoint(c, *model, opt, epoch);
+            saved = "; the last good state (before this step) is saved in " + c.save;
+          }
+          throw std::runtime_error("training loss became " + std::to_string(loss.value().item()) + " at epoch " +
+                                   std::to_string(epoch) + ", step " + std::to_string(steps + 1) + ", on a batch of " +
+                                   std::to_string(b.numRealGraphs) + " molecules from " +
+                                   describeMolecules(*md.dataset, md.sourcePath, md.train, b.graphIndex) +
+                                   " (check their targets, or lower --lr)" + saved);
+        }
         loss.backward();
         opt.step();
         lossSum += loss.value().item() * static_cast<double>(b.numRealGraphs);
@@ -304,16 +347,7 @@ int main(int argc, char** argv) {
     EvalResult ev = evaluate(*model, validLoader, classification, tasks);
     if (c.epochs == 0) finalLoss = ev.loss;
 
-    if (!c.save.empty()) {
-      Checkpoint ck;
-      ck.addModule("model", *model);
-      ck.addOptimizer(opt);
-      ck.meta["epoch"] = startEpoch + c.epochs;
-      ck.meta["model"] = c.model;
-      ck.meta["layers"] = c.layers;
-      ck.meta["hidden"] = c.hidden;
-      ck.save(c.save);
-    }
+    if (!c.save.empty()) saveCheckpoint(c, *model, opt, startEpoch + c.epochs);
     out["epochs"] = c.epochs;
     out["steps"] = steps;
     out["train_seconds"] = trainSeconds;

@@ -38,7 +38,8 @@ TEST(MoleculeCsvReader, ColumnsByNameQuotesAndMissingLabels) {
                               "water,O,nan,2\n"
                               "\n"
                               "\"multi\nline\",C,3,4\n"
-                              "bad,CC,x,1\n");
+                              "bad,CC,x,1\n"
+                              "huge,CCC,1e39,1\n");
   MoleculeCsvReader r(f, "smiles", {"t1", "t2"});
   MoleculeRecord m;
   ASSERT_TRUE(r.next(m));
@@ -53,7 +54,9 @@ TEST(MoleculeCsvReader, ColumnsByNameQuotesAndMissingLabels) {
   EXPECT_EQ(m.smiles, "C");
   EXPECT_EQ(m.line, 5);
   ASSERT_TRUE(r.next(m));
-  EXPECT_NE(m.error.find("not a number"), std::string::npos);
+  EXPECT_NE(m.error.find("target 't1' is not a finite float32 number: 'x'"), std::string::npos) << m.error;
+  ASSERT_TRUE(r.next(m));  // 1e39 overflows float32: an error, not an infinite label
+  EXPECT_NE(m.error.find("not a finite float32 number: '1e39'"), std::string::npos) << m.error;
   EXPECT_FALSE(r.next(m));
   EXPECT_THROW(MoleculeCsvReader(f, "smiles", {"nope"}), InputError);
 }
