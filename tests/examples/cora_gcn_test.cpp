@@ -1,30 +1,18 @@
 // cora_gcn end to end: accuracy of the paper, bit-identical reruns, 1 vs 2 threads, resume, bad input.
 #include <gtest/gtest.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+
+#include "RunProgram.h"
 
 namespace {
 namespace fs = std::filesystem;
 
 const std::string kBin = std::string(GNN_BINARY_DIR) + "/examples/cora_gcn";
 
-struct Result {
-  int code;
-  std::string out;
-};
+using Result = gnn::testing::ProgramResult;
 
-Result run(const std::string& args) {
-  std::string cmd = kBin + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WEXITSTATUS(status), out};
-}
+Result run(const std::string& args) { return gnn::testing::runProgram(kBin + " " + args); }
 
 nlohmann::json runJson(const std::string& args) {
   Result r = run(args + " --json --quiet");

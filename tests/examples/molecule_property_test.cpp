@@ -3,30 +3,21 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "RunProgram.h"
 
 namespace {
 namespace fs = std::filesystem;
 
 const std::string kBin = std::string(GNN_BINARY_DIR) + "/examples/molecule_property";
 
-struct Result {
-  int code;
-  std::string out;
-};
+using Result = gnn::testing::ProgramResult;
 
 Result run(const std::string& args, bool withStderr = true) {
-  std::string cmd = kBin + " " + args + (withStderr ? " 2>&1" : " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WEXITSTATUS(status), out};
+  return gnn::testing::runProgram(kBin + " " + args, withStderr);
 }
 
 nlohmann::json runJson(const std::string& args) {
