@@ -41,4 +41,16 @@ std::map<std::string, std::vector<int64_t>> Pcqm4mv2Reader::readSplits(const std
   return splits;
 }
 
+std::string Pcqm4mv2Reader::splitHint(const std::string& path) {
+  const fs::path root = rootOf(path);
+  if (fs::is_directory(root / "split") || !fs::exists(root / "split_dict.pt")) return "";
+  return (root / "split_dict.pt").string() +
+         " holds OGB's official split as a PyTorch pickle, which is not read here; convert it once with\n"
+         "  python3 -c \"import gzip, os, sys, torch; r = sys.argv[1]; d = torch.load(os.path.join(r, 'split_dict.pt')); "
+         "os.makedirs(os.path.join(r, 'split'), exist_ok=True); "
+         "[gzip.open(os.path.join(r, 'split', k + '.csv.gz'), 'wt').write(''.join('%d\\n' % int(i) for i in v)) "
+         "for k, v in d.items()]\" " +
+         root.string() + "\n(without a split, every 10th molecule validates and the next one tests)";
+}
+
 }  // namespace gnn

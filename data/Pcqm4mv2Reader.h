@@ -22,6 +22,9 @@ class Pcqm4mv2Reader : public MoleculeSource {
   static std::string rootOf(const std::string& path);
   /// Split name -> idx values, from <root>/split/*.csv(.gz); empty when there is no split folder.
   static std::map<std::string, std::vector<int64_t>> readSplits(const std::string& path);
+  /// When the root has OGB's split_dict.pt (a PyTorch pickle, not read here) but no split/ folder: a message
+  /// with the one-line conversion to split/*.csv.gz; otherwise empty.
+  static std::string splitHint(const std::string& path);
 
  private:
   static std::string dataFile(const std::string& path);

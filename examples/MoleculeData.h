@@ -5,16 +5,19 @@
 //
 //   auto data = openMoleculeData({"examples/data/pcqm4mv2_style"});   // data.dataset, data.train, ...
 #pragma once
-#include <nlohmann/json.hpp>
-#include <filesystem>
 #include <algorithm>
+#include <filesystem>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "data/MoleculeDatasetBuilder.h"
 #include "data/NpzDataset.h"
+#include "data/Pcqm4mv2Reader.h"
 
 namespace gnn {
 
@@ -114,6 +117,7 @@ inline MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
     if (name == "test") d.test = d.dataset->split(name);
   }
   if (d.train.empty()) {
+    if (std::string hint = Pcqm4mv2Reader::splitHint(o.path); !hint.empty()) std::cerr << hint << "\n";
     // No split in the source: every 10th molecule (offset 0) validates, offset 1 tests, the rest trains.
     for (int64_t i = 0; i < static_cast<int64_t>(d.dataset->size()); ++i)
       (i % 10 == 0 ? d.valid : i % 10 == 1 ? d.test : d.train).push_back(i);

@@ -20,6 +20,7 @@
 #include "data/GzLineReader.h"
 #include "data/MoleculeDatasetBuilder.h"
 #include "data/NpzDataset.h"
+#include "data/Pcqm4mv2Reader.h"
 
 namespace po = boost::program_options;
 using namespace gnn;
@@ -262,6 +263,8 @@ int build(int argc, char** argv) {
       std::fflush(stderr);
     };
   }
+  if (std::string hint = Pcqm4mv2Reader::splitHint(o.source.path); !hint.empty())
+    std::cerr << "build_dataset: note: " << hint << "\n";
   BuildSummary s;
   try {
     s = MoleculeDatasetBuilder(o).run();

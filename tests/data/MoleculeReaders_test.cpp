@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <zlib.h>
@@ -95,6 +96,23 @@ TEST(Pcqm4mv2Reader, RawLayoutAndSplits) {
   EXPECT_EQ(splits["train"].size(), 13339u);
   EXPECT_EQ(splits["valid"].size(), 1667u);
   EXPECT_EQ(splits["test"].size(), 1668u);
+}
+
+TEST(Pcqm4mv2Reader, PointsAtTheConversionOfOgbsSplitDict) {
+  const auto root = std::filesystem::temp_directory_path() / ("gnn_pcqm_hint_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(root / "raw");
+  std::filesystem::create_directories(root / "split_later");
+  write(root / "raw" / "data.csv", "idx,smiles,homolumogap\n0,CCO,1.5\n");
+  EXPECT_EQ(Pcqm4mv2Reader::splitHint(root.string()), "");  // no split_dict.pt: nothing to say
+  write(root / "split_dict.pt", "not read");
+  std::string hint = Pcqm4mv2Reader::splitHint(root.string());
+  EXPECT_NE(hint.find("split_dict.pt"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("torch.load"), std::string::npos) << hint;
+  EXPECT_EQ(Pcqm4mv2Reader::splitHint((root / "raw" / "data.csv").string()), hint);  // the file names its root
+  std::filesystem::rename(root / "split_later", root / "split");
+  write(root / "split" / "train.csv", "0\n");
+  EXPECT_EQ(Pcqm4mv2Reader::splitHint(root.string()), "");  // converted: the CSV split is used
+  std::filesystem::remove_all(root);
 }
 
 TEST(SmiReader, NamesCommentsAndBlankLines) {
