@@ -54,6 +54,29 @@ def machine():
                 loadavg_start=[round(x, 2) for x in os.getloadavg()])
 
 
+def reference_env():
+    """Environment for a PyTorch reference: one BLAS thread (torch's own pool is the only parallelism), and
+    OpenBLAS's kernel named for this CPU. Debian's OpenBLAS 0.3.21 does not recognise recent Xeons and falls
+    back to its generic 'Prescott' kernel (about 30 GFLOP/s here instead of 130), which would make the
+    reference several times slower than PyTorch really is. A value set by the caller is kept."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    if "OPENBLAS_CORETYPE" not in env:
+        flags = ""
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith("flags"):
+                        flags = line
+                        break
+        except OSError:
+            pass
+        if " avx512f" in flags:
+            env["OPENBLAS_CORETYPE"] = "SkylakeX"
+        elif " avx2" in flags:
+            env["OPENBLAS_CORETYPE"] = "Haswell"
+    return env
+
+
 def warn_if_busy(m):
     """Records the end load in machine() dict m and flags a busy machine (1-minute load above the core count):
     times taken while other work holds the cores say little."""

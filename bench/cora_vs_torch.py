@@ -21,7 +21,7 @@ import json
 import os
 import sys
 
-from benchutil import fail, machine, run_json, warn_if_busy
+from benchutil import fail, machine, reference_env, run_json, warn_if_busy
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFERENCE = os.path.join(REPO, "bench", "reference", "cora_gcn_torch.py")
@@ -45,7 +45,8 @@ def main():
 
     out = dict(benchmark="cora_gcn_vs_torch", machine=machine(), data=os.path.abspath(args.data),
                runs=args.runs, threads=args.threads)
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    env = reference_env()
+    out["openblas_coretype"] = env.get("OPENBLAS_CORETYPE")
     common = ["--data", args.data, "--runs", str(args.runs), "--threads", str(args.threads)]
 
     if not args.torch_only:

@@ -11,8 +11,9 @@ Runs, one after the other (never side by side, so they do not compete for cores)
      parameters; PyTorch Geometric-style batches of 128 graphs, nothing padded)
 and prints one JSON object: both results, their ratio, ours against --anchor (PyTorch Geometric's 550 real
 graphs/s for this configuration, measured on this machine kind outside this run and given in the issue), and
-a description of the machine. The torch reference is Debian's python3-torch, a generic-BLAS AVX2 build: its
-ratio is a floor on what a faster PyTorch build would give, which is why the anchor is reported beside it.
+a description of the machine. The reference is Debian's python3-torch on OpenBLAS, with OpenBLAS's kernel
+named for this CPU (see benchutil.reference_env: left alone, Debian's OpenBLAS falls back to a generic kernel
+on recent Xeons and the reference would be several times slower than PyTorch is).
 Exit status 2 when a program fails; no bar is checked here.
 """
 import argparse
@@ -21,7 +22,7 @@ import os
 import sys
 import tempfile
 
-from benchutil import fail, machine, run_json, warn_if_busy
+from benchutil import fail, machine, reference_env, run_json, warn_if_busy
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFERENCE = os.path.join(REPO, "bench", "reference", "gin_torch.py")
@@ -44,7 +45,8 @@ def main():
 
     out = dict(benchmark="gin_vs_torch", machine=machine(), data=os.path.abspath(args.data),
                threads=args.threads, epochs=args.epochs)
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    env = reference_env()
+    out["openblas_coretype"] = env.get("OPENBLAS_CORETYPE")
     model = ["--model", "gin", "--layers", "5", "--hidden", "300", "--batch-size", "128"]
     out["gnn"], _ = run_json([ours_bin, "--data", args.data, "--strategy", "plan", "--epochs", str(args.epochs),
                               "--threads", str(args.threads), "--json"] + model, env)
