@@ -30,42 +30,6 @@ void blockedProduct(MatrixMap<T> out, LhsRows lhsRows, const Rhs& rhs) {
   });
 }
 
-// out [R, C] = P^T Q for P [M, R] and Q [M, C], the shape of weight gradients (M = batch rows). With few
-// output rows, row blocks are few and uneven (600 rows give 7 blocks of 96: one core idles a quarter of the
-// time) and each block re-packs all of Q. So when M is long, the product is split over M instead: fixed
-// chunks of rows (from the shapes only), partial products summed in chunk order, deterministic for any
-// thread count. The partials take at most 8 times out's size, so large outputs keep the row blocks.
-template <class T>
-void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q) {
-  auto om = out.matrix<T>();
-  auto pm = P.matrix<T>();
-  auto qm = Q.matrix<T>();
-  const int64_t M = pm.rows(), R = om.rows(), C = om.cols();
-  const int64_t chunk = evenChunk(M, std::max<int64_t>(256, (M + 8 * 32 - 1) / (8 * 32) * 32), 4);
-  const int64_t chunks = (M + chunk - 1) / chunk;
-  if (chunks < 2 || R >= 8 * 256 || R * C > (int64_t{1} << 21)) {
-    auto pt = pm.transpose();
-    blockedProduct<T>(om, [&](int64_t s, int64_t n) { return pt.middleRows(s, n); }, qm);
-    return;
-  }
-  Tensor partial = Tensor::empty({chunks, R * C}, out.dtype());
-  T* part = partial.data<T>();
-  parallelFor(chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      const int64_t lo = c * chunk, n = std::min(M, lo + chunk) - lo;
-      MatrixMap<T>(part + c * R * C, R, C).noalias() = pm.middleRows(lo, n).transpose() * qm.middleRows(lo, n);
-    }
-  });
-  T* o = out.data<T>();
-  parallelFor(R * C, grainFor(chunks, 1024), [&](int64_t b, int64_t e) {
-    std::copy(part + b, part + e, o + b);
-    for (int64_t c = 1; c < chunks; ++c) {
-      const T* __restrict pc = part + c * R * C;
-      for (int64_t i = b; i < e; ++i) o[i] += pc[i];
-    }
-  });
-}
-
 enum class Broadcast { Same, Row, Column };
 Broadcast broadcastKind(const char* op, const Tensor& a, const Tensor& b) {
   if (a.shape() == b.shape()) return Broadcast::Same;
@@ -108,9 +72,67 @@ Tensor reduceTo(const Tensor& g, const Shape& bShape, Broadcast kind) {
   }
   return r;
 }
-// Gradients of Y = A B^T (A [M, K], B [N, K]) into a and b, for those that need them.
+// out [R, C] = P^T Q for P [M, R] and Q [M, C], the shape of weight gradients (M = batch rows). With few
+// output rows, row blocks are few and uneven (600 rows give 7 blocks of 96: one core idles a quarter of the
+// time) and each block re-packs all of Q. So when M is long, the product is split over M instead: fixed
+// chunks of rows (from the shapes only), partial products summed in chunk order, deterministic for any
+// thread count. The partials take at most 8 times out's size, so large outputs keep the row blocks.
+// With colSums: also the column sums of P (a bias gradient) into colSums [R], from the same chunks while they
+// are in cache.
 template <class T>
-void matmulNTBackward(const Tensor& A, const Tensor& B, const Tensor& gy, Variable& a, Variable& b) {
+void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q, Tensor* colSums = nullptr) {
+  auto om = out.matrix<T>();
+  auto pm = P.matrix<T>();
+  auto qm = Q.matrix<T>();
+  const int64_t M = pm.rows(), R = om.rows(), C = om.cols();
+  const int64_t chunk = evenChunk(M, std::max<int64_t>(256, (M + 8 * 32 - 1) / (8 * 32) * 32), 4);
+  const int64_t chunks = (M + chunk - 1) / chunk;
+  if (chunks < 2 || R >= 8 * 256 || R * C > (int64_t{1} << 21)) {
+    auto pt = pm.transpose();
+    blockedProduct<T>(om, [&](int64_t s, int64_t n) { return pt.middleRows(s, n); }, qm);
+    if (colSums) *colSums = reduceTo<T>(P, {R}, Broadcast::Row);
+    return;
+  }
+  Tensor partial = Tensor::empty({chunks, R * C}, out.dtype());
+  Tensor partialSums = colSums ? Tensor::empty({chunks, R}, out.dtype()) : Tensor();
+  T* part = partial.data<T>();
+  parallelFor(chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t lo = c * chunk, n = std::min(M, lo + chunk) - lo;
+      MatrixMap<T>(part + c * R * C, R, C).noalias() = pm.middleRows(lo, n).transpose() * qm.middleRows(lo, n);
+      if (colSums) {
+        T* __restrict cs = partialSums.data<T>() + c * R;
+        std::fill(cs, cs + R, T(0));
+        for (int64_t i = lo; i < lo + n; ++i) {
+          const T* __restrict row = P.data<T>() + i * R;
+          for (int64_t j = 0; j < R; ++j) cs[j] += row[j];
+        }
+      }
+    }
+  });
+  if (colSums) {
+    *colSums = Tensor::empty({R}, out.dtype());
+    T* cs = colSums->data<T>();
+    const T* ps = partialSums.data<T>();
+    std::copy(ps, ps + R, cs);
+    for (int64_t c = 1; c < chunks; ++c)
+      for (int64_t j = 0; j < R; ++j) cs[j] += ps[c * R + j];
+  }
+  T* o = out.data<T>();
+  parallelFor(R * C, grainFor(chunks, 1024), [&](int64_t b, int64_t e) {
+    std::copy(part + b, part + e, o + b);
+    for (int64_t c = 1; c < chunks; ++c) {
+      const T* __restrict pc = part + c * R * C;
+      for (int64_t i = b; i < e; ++i) o[i] += pc[i];
+    }
+  });
+}
+
+// Gradients of Y = A B^T (A [M, K], B [N, K]) into a and b, for those that need them.
+// With bias: also the bias gradient (column sums of gY), computed with the weight gradient's chunks.
+template <class T>
+void matmulNTBackward(const Tensor& A, const Tensor& B, const Tensor& gy, Variable& a, Variable& b,
+                      Variable* bias = nullptr) {
   auto gm = gy.matrix<T>();
   if (a.requiresGrad()) {
     Tensor ga = Tensor::empty(A.shape(), A.dtype());
@@ -121,8 +143,13 @@ void matmulNTBackward(const Tensor& A, const Tensor& B, const Tensor& gy, Variab
   if (b.requiresGrad()) {
     // gB [N, K] = gY^T [N, M] x A [M, K]
     Tensor gb = Tensor::empty(B.shape(), B.dtype());
-    transposedProduct<T>(gb, gy, A);
+    Tensor gbias;
+    const bool withBias = bias && bias->requiresGrad();
+    transposedProduct<T>(gb, gy, A, withBias ? &gbias : nullptr);
     b.addGrad(gb);
+    if (withBias) bias->addGrad(gbias.reshape(bias->shape()));
+  } else if (bias && bias->requiresGrad()) {
+    bias->addGrad(reduceTo<T>(gy, {gy.dim(1)}, Broadcast::Row).reshape(bias->shape()));
   }
 }
 }  // namespace
@@ -202,9 +229,7 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
     std::vector<Variable> inputs{x, weight};
     if (hasBias) inputs.push_back(bias);
     return Variable::record(Y, std::move(inputs), [X, W](const Tensor& gy, std::vector<Variable>& in) {
-      matmulNTBackward<T>(X, W, gy, in[0], in[1]);
-      if (in.size() > 2 && in[2].requiresGrad())
-        in[2].addGrad(reduceTo<T>(gy, {gy.dim(1)}, Broadcast::Row).reshape(in[2].shape()));
+      matmulNTBackward<T>(X, W, gy, in[0], in[1], in.size() > 2 ? &in[2] : nullptr);
     });
   });
 }

@@ -74,10 +74,10 @@ TEST_F(FusedEqualsComposite, Linear) {
   for (size_t k = 0; k < f.size(); ++k)
     for (int64_t i = 0; i < f[k].numel(); ++i)
       ASSERT_NEAR(f[k].at(i), c[k].at(i), 1e-4 * (1 + std::abs(c[k].at(i)))) << "output " << k << " element " << i;
-  // Weight and input gradients do not involve the bias: identical.
+  // Weight and input gradients do not involve the bias: identical. (The bias gradient is summed in the weight
+  // gradient's row chunks, so it agrees to rounding, checked above.)
   expectSameBits(f[1], c[1], "input gradient");
   expectSameBits(f[2], c[2], "weight gradient");
-  expectSameBits(f[3], c[3], "bias gradient");
 }
 
 TEST_F(FusedEqualsComposite, EmbeddingBag) {
