@@ -87,10 +87,13 @@ Variable segmentSoftmax(const Variable& x, const Tensor& ptr);
 Variable scatterSum(const Variable& x, const Tensor& index, int64_t numOut);
 Variable scatterMean(const Variable& x, const Tensor& index, int64_t numOut);
 Variable scatterMax(const Variable& x, const Tensor& index, int64_t numOut);
-/// GINE's message and sum aggregation fused: out[i] = sum over edges j -> i of ReLU(x[j] + edgeAttr[e]),
-/// x [N, F], edgeAttr [E, F], edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [numNodes, F]. The same
-/// numbers as scatterSum(relu(add(gatherRows(x, src), edgeAttr)), dst) without the three [E, F] intermediates.
-Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tensor& edgeIndex, int64_t numNodes);
+/// GINE's message and sum aggregation fused: out[i] = selfWeight * x[i] + sum over edges j -> i of
+/// ReLU(x[j] + edgeAttr[e]), x [N, F], edgeAttr [E, F], edgeIndex int64 [2, E] (row 0 source, row 1 target)
+/// -> [numNodes, F]; selfWeight is GIN's 1 + eps (0: messages only; non-zero needs numNodes == N). The same
+/// numbers as add(scale(x, w), scatterSum(relu(add(gatherRows(x, src), edgeAttr)), dst)) without the [E, F]
+/// and [N, F] intermediates.
+Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tensor& edgeIndex, int64_t numNodes,
+                        double selfWeight = 0);
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 

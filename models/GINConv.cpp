@@ -21,9 +21,10 @@ Variable GINConv::message(const Variable& xj, const Variable&, const Variable& e
 }
 
 Variable GINConv::forward(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeAttr) {
-  // With edge features, message and sum aggregation run as one fused op (same numbers as propagate()).
-  Variable agg = bond_ ? reluMessageSum(h, bond_->forward(edgeAttr), edgeIndex, h.dim(0)) : propagate(edgeIndex, h);
-  return lin2_.forward(norm_.forwardRelu(lin1_.forward(add(h, agg))));
+  // With edge features, h + aggregated messages run as one fused op (same numbers as add(h, propagate())).
+  Variable z = bond_ ? reluMessageSum(h, bond_->forward(edgeAttr), edgeIndex, h.dim(0), 1.0)
+                     : add(h, propagate(edgeIndex, h));
+  return lin2_.forward(norm_.forwardRelu(lin1_.forward(z)));
 }
 
 }  // namespace gnn

@@ -191,7 +191,8 @@ Variable gatherRows(const Variable& x, const Tensor& index) {
   });
 }
 
-Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tensor& edgeIndex, int64_t numNodes) {
+Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tensor& edgeIndex, int64_t numNodes,
+                        double selfWeight) {
   const Tensor &X = x.value(), &A = edgeAttr.value();
   checkRank2Float("reluMessageSum", X);
   GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,
@@ -201,6 +202,8 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
   GNN_CHECK_ARG(A.rank() == 2 && A.dim(0) == E && A.dim(1) == X.dim(1) && A.dtype() == X.dtype(),
                 "reluMessageSum: edge features ", dtypeName(A.dtype()), " ", shapeString(A.shape()), " for ", E,
                 " edges of ", X.dim(1), " ", dtypeName(X.dtype()), " features");
+  GNN_CHECK_ARG(selfWeight == 0 || numNodes == X.dim(0), "reluMessageSum: a self term needs numNodes (", numNodes,
+                ") == the rows of x (", X.dim(0), ")");
   std::vector<int64_t> src = indexValues("reluMessageSum (source)", edgeIndex.slice(0, 1).reshape({E}), X.dim(0));
   std::vector<int64_t> dst = indexValues("reluMessageSum (target)", edgeIndex.slice(1, 2).reshape({E}), numNodes);
   IndexPlan byDst = planFor(dst, numNodes);
@@ -222,11 +225,13 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
                       auto pre = (xm.row(src[edge]) + am.row(edge)).array();
                       o.array() += (pre > T(0)).select(pre, T(0));  // relu(x) = x > 0 ? x : 0
                     }
+                    if (selfWeight != 0) o += static_cast<T>(selfWeight) * xm.row(i);  // after the sum, as add()
                   }
                 });
     return Variable::record(
         Y, {x, edgeAttr},
-        [X, A, src = std::move(src), dst = std::move(dst)](const Tensor& gy, std::vector<Variable>& in) {
+        [X, A, src = std::move(src), dst = std::move(dst), selfWeight](const Tensor& gy,
+                                                                         std::vector<Variable>& in) {
           const int64_t E = static_cast<int64_t>(src.size()), F = X.dim(1);
           // Gradient of each message: gy at its target where the pre-activation is positive. It is both the
           // edge features' gradient and what the sources collect.
@@ -244,6 +249,14 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
             IndexPlan bySrc = planFor(src, X.dim(0));
             Tensor G = Tensor::empty(X.shape(), X.dtype());
             reduceRows<T>(std::as_const(GM).matrix<T>(), G.matrix<T>(), bySrc.ptr, bySrc.perm, Reduce::Sum, nullptr);
+            if (selfWeight != 0) {
+              auto g = G.flat<T>();
+              auto gs = gy.flat<T>();
+              const T w = static_cast<T>(selfWeight);
+              parallelElements(G.numel(), [&](int64_t b, int64_t e) {
+                g.segment(b, e - b) += w * gs.segment(b, e - b);
+              });
+            }
             in[0].addGrad(G);
           }
           if (in[1].requiresGrad()) in[1].addGrad(GM);

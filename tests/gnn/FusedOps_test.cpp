@@ -45,6 +45,9 @@ TEST(GradCheck, ReluMessageSum) {
   Tensor ei = Tensor::fromVector<int64_t>({0, 1, 2, 2, 4, 1, 0, 2, 0, 1, 0, 4}, {2, 6});
   expectGradientsMatch([&](const V& v) { return reluMessageSum(v[0], v[1], ei, 5); },
                        {randomTensor({5, 4}, 7), randomTensor({6, 4}, 8)});
+  // With GIN's self term (1 + eps) x.
+  expectGradientsMatch([&](const V& v) { return reluMessageSum(v[0], v[1], ei, 5, 1.3); },
+                       {randomTensor({5, 4}, 7), randomTensor({6, 4}, 8)});
 }
 
 TEST(GradCheck, LayerNormRelu) {
@@ -110,16 +113,24 @@ TEST_F(FusedEqualsComposite, ReluMessageSum) {
   Tensor src = randomIndex({E}, N, 15), dst = randomIndex({E}, N, 16);
   Tensor ei = edgeIndexOf(src, dst);
   Tensor r = init::uniform({N, F}, -1, 1, g, DType::F32);
-  auto run = [&](bool fused) {
-    Variable xv(x.clone(), true), av(a.clone(), true);
-    Variable y = fused ? reluMessageSum(xv, av, ei, N) : scatterSum(relu(add(gatherRows(xv, src), av)), dst, N);
-    sum(mul(y, Variable(r))).backward();
-    return std::vector<Tensor>{y.value(), xv.grad(), av.grad()};
-  };
-  auto f = run(true), c = run(false);
-  expectSameBits(f[0], c[0], "output");
-  expectSameBits(f[1], c[1], "node gradient");
-  expectSameBits(f[2], c[2], "edge gradient");
+  for (double self : {0.0, 1.0}) {
+    auto run = [&](bool fused) {
+      Variable xv(x.clone(), true), av(a.clone(), true);
+      Variable y;
+      if (fused) {
+        y = reluMessageSum(xv, av, ei, N, self);
+      } else {
+        y = scatterSum(relu(add(gatherRows(xv, src), av)), dst, N);
+        if (self != 0) y = add(xv, y);  // GIN: h + aggregated
+      }
+      sum(mul(y, Variable(r))).backward();
+      return std::vector<Tensor>{y.value(), xv.grad(), av.grad()};
+    };
+    auto f = run(true), c = run(false);
+    expectSameBits(f[0], c[0], "output");
+    expectSameBits(f[1], c[1], "node gradient");
+    expectSameBits(f[2], c[2], "edge gradient");
+  }
 }
 
 TEST_F(FusedEqualsComposite, LayerNormRelu) {
@@ -150,6 +161,8 @@ TEST(FusedOpErrors, NameTheOffendingEntry) {
   EXPECT_THROW(reluMessageSum(x, a, Tensor::fromVector<int64_t>({0, 1, 2, 3}, {2, 2}), 3), std::invalid_argument);
   EXPECT_THROW(reluMessageSum(x, Variable(Tensor({3, 2})), Tensor::fromVector<int64_t>({0, 1, 2, 0}, {2, 2}), 3),
                std::invalid_argument);
+  EXPECT_THROW(reluMessageSum(x, a, Tensor::fromVector<int64_t>({0, 1, 2, 0}, {2, 2}), 4, 1.0),
+               std::invalid_argument);  // a self term needs one output row per input row
   EXPECT_THROW(linear(x, Variable(Tensor({4, 3}))), std::invalid_argument);
   EXPECT_THROW(linear(x, Variable(Tensor({4, 2})), Variable(Tensor({3}))), std::invalid_argument);
 }
