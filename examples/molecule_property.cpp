@@ -324,7 +324,8 @@ int main(int argc, char** argv) {
             saved = "; the last good state (before this step) is saved in " + c.save;
           }
           throw std::runtime_error("training loss became " + std::to_string(loss.value().item()) + " at epoch " +
-                                   std::to_string(epoch) + ", step " + std::to_string(steps + 1) + ", on a batch of " +
+                                   std::to_string(epoch) + " (training step " + std::to_string(steps + 1) +
+                                   " of the run), on a batch of " +
                                    std::to_string(b.numRealGraphs) + " molecules from " +
                                    describeMolecules(*md.dataset, md.sourcePath, md.train, b.graphIndex) +
                                    " (check their targets, or lower --lr)" + saved);
