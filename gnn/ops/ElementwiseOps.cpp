@@ -5,6 +5,7 @@
 
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
+#include "gnn/ops/OpLoops.h"
 
 namespace gnn {
 namespace {
@@ -33,16 +34,6 @@ Variable unary(const Variable& a, Fwd f, Deriv df) {
       });
       in[0].addGrad(G);
     });
-  });
-}
-// out = x * m elementwise.
-template <class T>
-void multiply(Tensor& out, const Tensor& x, const Tensor& m) {
-  const T* __restrict xp = x.data<T>();
-  const T* __restrict mp = m.data<T>();
-  T* __restrict o = out.data<T>();
-  parallelFor(out.numel(), kChunk, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) o[i] = xp[i] * mp[i];
   });
 }
 }  // namespace
@@ -139,10 +130,10 @@ Variable dropout(const Variable& a, double p, Generator& gen, bool training) {
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
-    multiply<T>(Y, X, M);
+    ops::multiplyInto<T>(Y, X, M);
     return Variable::record(Y, {a}, [M](const Tensor& gy, std::vector<Variable>& in) {
       Tensor G = Tensor::empty(gy.shape(), gy.dtype());
-      multiply<T>(G, gy, M);
+      ops::multiplyInto<T>(G, gy, M);
       in[0].addGrad(G);
     });
   });

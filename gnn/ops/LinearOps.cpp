@@ -4,6 +4,7 @@
 
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
+#include "gnn/ops/OpLoops.h"
 
 namespace gnn {
 namespace {
@@ -112,20 +113,9 @@ void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q, Tensor* co
   });
   if (colSums) {
     *colSums = Tensor::empty({R}, out.dtype());
-    T* cs = colSums->data<T>();
-    const T* ps = partialSums.data<T>();
-    std::copy(ps, ps + R, cs);
-    for (int64_t c = 1; c < chunks; ++c)
-      for (int64_t j = 0; j < R; ++j) cs[j] += ps[c * R + j];
+    ops::sumChunkPartials(partialSums.data<T>(), chunks, R, colSums->data<T>());
   }
-  T* o = out.data<T>();
-  parallelFor(R * C, grainFor(chunks, 1024), [&](int64_t b, int64_t e) {
-    std::copy(part + b, part + e, o + b);
-    for (int64_t c = 1; c < chunks; ++c) {
-      const T* __restrict pc = part + c * R * C;
-      for (int64_t i = b; i < e; ++i) o[i] += pc[i];
-    }
-  });
+  ops::sumChunkPartials(part, chunks, R * C, out.data<T>());
 }
 
 // Gradients of Y = A B^T (A [M, K], B [N, K]) into a and b, for those that need them.
@@ -284,26 +274,6 @@ Variable addSigned(const char* op, const Variable& a, const Variable& b, double 
 Variable add(const Variable& a, const Variable& b) { return addSigned("add", a, b, 1.0); }
 Variable sub(const Variable& a, const Variable& b) { return addSigned("sub", a, b, -1.0); }
 
-namespace {
-// out = x * y elementwise (all of one shape).
-template <class T>
-void product(Tensor& out, const Tensor& x, const Tensor& y) {
-  auto o = out.flat<T>();
-  auto xv = x.flat<T>(), yv = y.flat<T>();
-  parallelElements(out.numel(), [&](int64_t b, int64_t e) {
-    o.segment(b, e - b) = xv.segment(b, e - b) * yv.segment(b, e - b);
-  });
-}
-
-// out = x * s elementwise.
-template <class T>
-void scaled(Tensor& out, const Tensor& x, T s) {
-  auto o = out.flat<T>();
-  auto xv = x.flat<T>();
-  parallelElements(out.numel(), [&](int64_t b, int64_t e) { o.segment(b, e - b) = xv.segment(b, e - b) * s; });
-}
-}  // namespace
-
 Variable mul(const Variable& a, const Variable& b) {
   const Tensor &A = a.value(), &B = b.value();
   checkSameFloat("mul", A, B);
@@ -324,17 +294,17 @@ Variable mul(const Variable& a, const Variable& b) {
       });
     }
     Tensor Y = Tensor::empty(A.shape(), A.dtype());
-    product<T>(Y, A, Bx);
+    ops::multiplyInto<T>(Y, A, Bx);
     Shape bShape = B.shape();
     return Variable::record(Y, {a, b}, [A, Bx, bShape, kind](const Tensor& gy, std::vector<Variable>& in) {
       if (in[0].requiresGrad()) {
         Tensor g = Tensor::empty(A.shape(), A.dtype());
-        product<T>(g, gy, Bx);
+        ops::multiplyInto<T>(g, gy, Bx);
         in[0].addGrad(g);
       }
       if (in[1].requiresGrad()) {
         Tensor g = Tensor::empty(A.shape(), A.dtype());
-        product<T>(g, gy, A);
+        ops::multiplyInto<T>(g, gy, A);
         in[1].addGrad(reduceTo<T>(g, bShape, kind));
       }
     });
@@ -346,10 +316,10 @@ Variable scale(const Variable& a, double s) {
   return dispatchFloat(A.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty(A.shape(), A.dtype());
-    scaled<T>(Y, A, static_cast<T>(s));
+    ops::scaleInto<T>(Y, A, static_cast<T>(s));
     return Variable::record(Y, {a}, [s](const Tensor& gy, std::vector<Variable>& in) {
       Tensor g = Tensor::empty(gy.shape(), gy.dtype());
-      scaled<T>(g, gy, static_cast<T>(s));
+      ops::scaleInto<T>(g, gy, static_cast<T>(s));
       in[0].addGrad(g);
     });
   });

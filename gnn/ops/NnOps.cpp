@@ -1,9 +1,11 @@
 // Log-softmax, layer norm and embedding lookup.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
+#include "gnn/ops/OpLoops.h"
 
 namespace gnn {
 
@@ -108,19 +110,14 @@ Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma,
       });
       if (needX) in[0].addGrad(G);
       if (needParams) {
-        Tensor gg = Tensor::empty({F}, X.dtype()), gb = Tensor::empty({F}, X.dtype());
-        const T* p = partial.data<T>();
-        for (int64_t j = 0; j < F; ++j) {
-          T sg = p[j], sb = p[F + j];
-          for (int64_t c = 1; c < chunks; ++c) {
-            sg += p[c * 2 * F + j];
-            sb += p[c * 2 * F + F + j];
-          }
-          gg.data<T>()[j] = sg;
-          gb.data<T>()[j] = sb;
-        }
-        if (in[1].requiresGrad()) in[1].addGrad(gg.reshape(in[1].shape()));
-        if (in[2].requiresGrad()) in[2].addGrad(gb.reshape(in[2].shape()));
+        // [gamma gradient | beta gradient] per chunk, summed in chunk order.
+        Tensor both = Tensor::empty({2 * F}, X.dtype());
+        ops::sumChunkPartials(partial.data<T>(), std::max<int64_t>(chunks, 1), 2 * F, both.data<T>());
+        Tensor gg = Tensor::empty(in[1].shape(), X.dtype()), gb = Tensor::empty(in[2].shape(), X.dtype());
+        std::copy(both.data<T>(), both.data<T>() + F, gg.data<T>());
+        std::copy(both.data<T>() + F, both.data<T>() + 2 * F, gb.data<T>());
+        if (in[1].requiresGrad()) in[1].addGrad(gg);
+        if (in[2].requiresGrad()) in[2].addGrad(gb);
       }
     });
   });
