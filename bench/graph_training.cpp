@@ -87,11 +87,13 @@ double fmaPeakGflops() {
       for (int k = 0; k < 16; ++k) acc[c][k] = 0.1f * static_cast<float>(c);
     auto t0 = Clock::now();
     for (int64_t i = 0; i < kIters; ++i)
-      for (int c = 0; c < kChains; ++c) acc[c] = a * b + acc[c];
+      // acc * a + b: with the accumulator as a factor the product cannot be hoisted out of the loop (a * b + acc
+      // compiles to additions), so every step is one FMA per lane.
+      for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * a + b;
+    // The loop touches no memory, so the compiler may move it past the clock reads; this barrier needs its
+    // results in memory here, before the second clock read (and keeps them from being dropped).
+    asm volatile("" : "+m"(acc) : : "memory");
     double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    float sink = 0;
-    for (int c = 0; c < kChains; ++c) sink += acc[c][0];
-    if (sink == 42.0f) std::cerr << "";  // keeps the chains alive
     total += 2.0 * 16 * kChains * static_cast<double>(kIters) / s / 1e9;
   }
   return total;
