@@ -1,5 +1,6 @@
 // Differentiable ops on Variables. Each op checks its inputs (std::invalid_argument naming the shapes),
-// computes the forward value and records its backward closure in the same function (see ops/*.cpp).
+// computes the forward value and records itself in the same function (see ops/*.cpp): its OpInfo (name,
+// FLOPs, bytes), the tensors its backward saves, and the backward closure.
 // Every op works on float32 and float64 (gradient checks run in float64). Index arguments are int64.
 // Parallel ops split work into fixed-size chunks so results are bit-identical for any thread count.
 #pragma once
@@ -46,6 +47,11 @@ Variable shiftedSoftplus(const Variable& a);
 /// on gen's seed and i (16-bit resolution), never on the thread count. Advances gen.
 Tensor dropoutMask(const Shape& shape, DType dtype, double p, Generator& gen);
 /// Inverted dropout: zero with probability p, scale survivors by 1/(1-p). Identity when !training or p == 0.
+/// The mask's stream comes from the current ExecutionContext: its random key (seed, step, micro-batch) and
+/// this op's index among the random ops since the key was set, so masks do not depend on what ran before
+/// the step or on other threads.
+Variable dropout(const Variable& a, double p, bool training);
+/// Same with an explicit generator (advanced by the draw).
 Variable dropout(const Variable& a, double p, Generator& gen, bool training);
 
 // ---- normalisation, embeddings, softmax (ops/NnOps.cpp) ----

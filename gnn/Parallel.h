@@ -1,6 +1,12 @@
 // Threading: OpenMP inside ops, with work split into fixed-size chunks that do not depend on the number of
 // threads, so every result is bit-identical for any thread count (a chunk is always computed whole, in the
 // same order, by whichever thread gets it).
+//
+// Threads are budgeted at two levels. Each ExecutionContext has a thread budget (setNumThreads sets the current
+// context's). And the process has a fixed number of core slots (default: the machine's cores): a parallel loop
+// takes one slot for its calling thread (waiting if none is free) and as many more as are free, up to its
+// context's budget, and returns them when it ends. So any number of threads running ops (pipeline stages,
+// replicas) never keep more threads busy than there are cores, and none of them waits on another's team.
 #pragma once
 #include <omp.h>
 
@@ -8,12 +14,24 @@
 #include <cstdint>
 #include <utility>
 
+#include "gnn/ExecutionContext.h"
+
 namespace gnn {
 
-/// Threads used by ops (default: OpenMP's default, normally the number of cores).
+/// Threads ops use in the current execution context (its budget, else the process default).
 int numThreads();
-/// Sets the threads used by ops (and by OpenMP in general); n <= 0 restores the default.
+/// Sets the current context's thread budget; n <= 0 restores the process default.
 void setNumThreads(int n);
+/// The budget of contexts that set none: the machine's cores (or what setDefaultThreads set).
+int defaultThreads();
+void setDefaultThreads(int n);
+/// Threads that may run loop bodies at once in the whole process (default: the machine's cores); n <= 0
+/// restores the default. Changing it while loops run is allowed: it applies to slots taken afterwards.
+int coreSlots();
+void setCoreSlots(int n);
+/// Most slots ever held at once since the last reset (for tests of the budget).
+int peakCoreSlotsInUse();
+void resetPeakCoreSlotsInUse();
 
 /// Work (roughly multiply-adds) worth a parallel chunk: below this, forking costs more than it saves.
 constexpr int64_t kGrainWork = int64_t{1} << 16;
@@ -32,19 +50,63 @@ inline int64_t evenChunk(int64_t n, int64_t chunk, int64_t align = 1) {
   return std::max<int64_t>(align, (even + align - 1) / align * align);
 }
 
+namespace detail {
+/// True on a thread that holds a core slot (inside a parallel loop's body, or its caller while it runs).
+bool& holdsCoreSlot();
+/// Takes at least one core slot (waiting for it) and up to `want`; gives them back when destroyed.
+class CoreLease {
+ public:
+  explicit CoreLease(int want);
+  ~CoreLease();
+  CoreLease(const CoreLease&) = delete;
+  CoreLease& operator=(const CoreLease&) = delete;
+  int count() const { return count_; }
+
+ private:
+  int count_;
+};
+/// A worker thread of a loop: runs under the caller's context and counts as holding a slot.
+class WorkerScope {
+ public:
+  explicit WorkerScope(ExecutionContext* ctx) : previous_(currentContextSlot()), held_(holdsCoreSlot()) {
+    currentContextSlot() = ctx;
+    holdsCoreSlot() = true;
+  }
+  ~WorkerScope() {
+    currentContextSlot() = previous_;
+    holdsCoreSlot() = held_;
+  }
+  WorkerScope(const WorkerScope&) = delete;
+  WorkerScope& operator=(const WorkerScope&) = delete;
+
+ private:
+  ExecutionContext* previous_;
+  bool held_;
+};
+}  // namespace detail
+
 /// Calls f(begin, end) over [0, n) in chunks of `chunk` items, in parallel when there is more than one
-/// chunk and more than one thread. Chunk boundaries depend only on n and chunk.
+/// chunk, more than one thread in the budget and a free core slot. Chunk boundaries depend only on n and chunk.
 template <class F>
 void parallelFor(int64_t n, int64_t chunk, F&& f) {
   if (n <= 0) return;
   chunk = std::max<int64_t>(chunk, 1);
-  int64_t chunks = (n + chunk - 1) / chunk;
-  if (chunks == 1 || omp_in_parallel() || numThreads() == 1) {
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  auto serial = [&] {
     for (int64_t c = 0; c < chunks; ++c) f(c * chunk, std::min(n, (c + 1) * chunk));
-    return;
+  };
+  // Nested inside another loop's body (or another OpenMP region): that loop's threads are already counted.
+  if (detail::holdsCoreSlot() || omp_in_parallel()) return serial();
+  const int want = static_cast<int>(std::min<int64_t>(chunks, std::max(1, numThreads())));
+  detail::CoreLease lease(want);
+  if (lease.count() == 1) return serial();
+  ExecutionContext* ctx = &ExecutionContext::current();
+#pragma omp parallel num_threads(lease.count())
+  {
+    detail::WorkerScope worker(ctx);
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < chunks; ++c) f(c * chunk, std::min(n, (c + 1) * chunk));
   }
-#pragma omp parallel for schedule(static) num_threads(std::min<int64_t>(numThreads(), chunks))
-  for (int64_t c = 0; c < chunks; ++c) f(c * chunk, std::min(n, (c + 1) * chunk));
 }
 
 /// Elementwise (memory-bound) loops: f(begin, end) over [0, n) elements in chunks of kGrainWork elements.

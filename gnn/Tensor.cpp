@@ -1,6 +1,7 @@
 #include "gnn/Tensor.h"
 
 #include "gnn/BufferPool.h"
+#include "gnn/ExecutionContext.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -44,11 +45,19 @@ int64_t shapeNumel(const Shape& s) {
   return n;
 }
 
-// Buffers come from the BufferPool (64-byte aligned, recycled by size across steps).
-Tensor::Storage::Storage(size_t n, bool zero) : data(static_cast<unsigned char*>(BufferPool::acquire(n))), size(n) {
+// Buffers come from the BufferPool (64-byte aligned, recycled by size across steps) and are charged to the
+// current context's memory account until freed.
+Tensor::Storage::Storage(size_t n, bool zero)
+    : data(static_cast<unsigned char*>(BufferPool::acquire(n))),
+      size(n),
+      account(ExecutionContext::current().memoryAccount()) {
+  account->charge(static_cast<int64_t>(n));
   if (zero) std::memset(data, 0, n);
 }
-Tensor::Storage::~Storage() { BufferPool::release(data, size); }
+Tensor::Storage::~Storage() {
+  account->credit(static_cast<int64_t>(size));
+  BufferPool::release(data, size);
+}
 
 Tensor Tensor::empty(Shape shape, DType dtype) { return Tensor(std::move(shape), dtype, false); }
 

@@ -1,11 +1,15 @@
-// Tensor: a contiguous, row-major, reference-counted n-d array (rank <= 4) of float32/float64 values or
-// int32/int64 indices. Copies share storage (like torch.Tensor); clone() makes a deep copy.
+// Tensor: a contiguous, row-major, reference-counted n-d array (rank <= 4) of float32/float64 values,
+// float16 storage, or int32/int64 indices. Copies share storage (like torch.Tensor); clone() makes a deep copy.
+// Each buffer carries a version, bumped by every access that may write it (non-const data(), raw(), fill), so
+// caches key on (storage, version) and see in-place overwrites; and it is charged to the MemoryAccount of the
+// ExecutionContext it was allocated under.
 //
 //   Tensor x = Tensor::zeros({2708, 16});          // float32
 //   Tensor idx = Tensor::fromVector<int64_t>({0, 5, 7}, {3});
 //   x.matrix<float>().row(0).setOnes();            // Eigen view of a rank-2 tensor
 #pragma once
 #include <Eigen/Core>
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -13,6 +17,7 @@
 #include <vector>
 
 #include "gnn/Check.h"
+#include "gnn/MemoryAccount.h"
 
 namespace gnn {
 
@@ -83,12 +88,17 @@ class Tensor {
     checkDtype(dtypeOf<T>());
     return reinterpret_cast<T*>(raw());
   }
+
   template <class T>
   const T* data() const {
     checkDtype(dtypeOf<T>());
     return reinterpret_cast<const T*>(raw());
   }
-  void* raw() { return storage_ ? storage_->data + offset_ : nullptr; }
+  void* raw() {
+    if (!storage_) return nullptr;
+    storage_->version.fetch_add(1, std::memory_order_relaxed);
+    return storage_->data + offset_;
+  }
   const void* raw() const { return storage_ ? storage_->data + offset_ : nullptr; }
 
   /// Rows x columns Eigen view: rank 2 as is, rank 1 as one column, rank > 2 as [dim0, rest].
@@ -130,6 +140,17 @@ class Tensor {
   /// True when dtype, shape and every byte are equal.
   bool bitEqual(const Tensor& other) const;
 
+  /// Identity of the buffer (shared by every view of it) and its size in bytes: for counting memory once.
+  const void* storageId() const { return storage_.get(); }
+  size_t storageBytes() const { return storage_ ? storage_->size : 0; }
+  /// Writes seen so far by the buffer (every non-const data access counts as one): with storageId(), a key
+  /// that changes whenever the contents may have changed.
+  uint64_t version() const { return storage_ ? storage_->version.load(std::memory_order_relaxed) : 0; }
+  /// Marks the buffer as written (for code that wrote through a pointer taken earlier).
+  void bumpVersion() {
+    if (storage_) storage_->version.fetch_add(1, std::memory_order_relaxed);
+  }
+
  private:
   struct Storage {
     explicit Storage(size_t n, bool zero);
@@ -138,6 +159,8 @@ class Tensor {
     Storage& operator=(const Storage&) = delete;
     unsigned char* data;
     size_t size;
+    std::atomic<uint64_t> version{0};
+    std::shared_ptr<MemoryAccount> account;
   };
   Tensor(Shape shape, DType dtype, bool zero);
   void checkDtype(DType d) const;

@@ -2,41 +2,130 @@
 
 #include <unordered_set>
 
+#include "gnn/ExecutionContext.h"
+#include "gnn/GradientSink.h"
 #include "gnn/Parallel.h"
 
 namespace gnn {
 namespace {
 thread_local bool gGradEnabled = true;
+
+// acc += g. The first gradient is shared, not copied (ops hand over fresh tensors, or pass theirs through);
+// accumulation writes in place only into storage nobody else holds.
+void accumulate(Tensor& acc, const Tensor& g) {
+  if (!acc.defined()) {
+    acc = g;
+    return;
+  }
+  dispatchFloat(g.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor sum = acc.uniquelyOwned() ? acc : Tensor::empty(g.shape(), g.dtype());
+    auto s = sum.flat<T>();
+    auto a = acc.flat<T>();
+    auto b = g.flat<T>();
+    parallelElements(sum.numel(), [&](int64_t lo, int64_t hi) {
+      s.segment(lo, hi - lo) = a.segment(lo, hi - lo) + b.segment(lo, hi - lo);
+    });
+    acc = std::move(sum);
+  });
 }
+
+void checkGradShape(const Tensor& g, const Shape& shape, DType dtype) {
+  GNN_CHECK_ARG(g.shape() == shape && g.dtype() == dtype, "gradient of shape ", shapeString(g.shape()), " (",
+                dtypeName(g.dtype()), ") for a variable of shape ", shapeString(shape), " (", dtypeName(dtype), ")");
+}
+
+// Adds g into node's gradient, or into the context's sink for parameters (leaves).
+void accumulateNode(Variable::Node& node, const Tensor& g) {
+  GradientSink* sink = ExecutionContext::current().gradientSink();
+  if (sink && !node.backward) {
+    sink->accumulate(&node, g);
+    return;
+  }
+  struct Writer {
+    std::atomic<int>& w;
+    explicit Writer(std::atomic<int>& c) : w(c) {
+      if (w.fetch_add(1, std::memory_order_acq_rel) != 0) {
+        w.fetch_sub(1, std::memory_order_acq_rel);
+        throw std::logic_error(
+            "two threads accumulated into the same gradient at once: give each thread's ExecutionContext its own "
+            "GradientSink (gnn/GradientSink.h) and sum the sinks in a fixed order");
+      }
+    }
+    ~Writer() { w.fetch_sub(1, std::memory_order_acq_rel); }
+  } writer(node.writers);
+  accumulate(node.grad, g);
+}
+
+// Storage bytes of the distinct buffers among `tensors`, skipping those already in `seen`.
+int64_t distinctBytes(const std::vector<Tensor>& tensors, std::unordered_set<const void*>& seen, int64_t* count) {
+  int64_t bytes = 0;
+  for (const Tensor& t : tensors)
+    if (t.defined() && seen.insert(t.storageId()).second) {
+      bytes += static_cast<int64_t>(t.storageBytes());
+      if (count) ++*count;
+    }
+  return bytes;
+}
+}  // namespace
 
 bool gradEnabled() { return gGradEnabled; }
 NoGradGuard::NoGradGuard() : previous_(gGradEnabled) { gGradEnabled = false; }
 NoGradGuard::~NoGradGuard() { gGradEnabled = previous_; }
 
-Variable::Variable(Tensor value, bool requiresGrad) : node_(std::make_shared<Node>()) {
-  node_->value = std::move(value);
+Variable::Variable(Tensor value, bool requiresGrad)
+    : data_(std::make_shared<Data>()), node_(std::make_shared<Node>()) {
+  node_->shape = value.shape();
+  node_->dtype = value.dtype();
   node_->requiresGrad = requiresGrad;
+  data_->value = std::move(value);
 }
 
-Variable Variable::record(Tensor value, std::vector<Variable> inputs, BackwardFn backward) {
+Variable Variable::record(const OpInfo& info, Tensor value, std::vector<Variable> inputs, std::vector<Tensor> saved,
+                          BackwardFn backward) {
   Variable out(std::move(value), false);
-  if (!gGradEnabled) return out;
   bool any = false;
-  for (const auto& in : inputs) any = any || in.requiresGrad();
-  if (!any) return out;
-  out.node_->requiresGrad = true;
-  out.node_->inputs = std::move(inputs);
-  out.node_->backward = std::move(backward);
+  if (gGradEnabled)
+    for (const auto& in : inputs) any = any || in.requiresGrad();
+  ExecutionContext& ctx = ExecutionContext::current();
+  int64_t savedBytes = 0;
+  if (any) {
+    Node& n = *out.node_;
+    n.requiresGrad = true;
+    n.info = info;
+    n.block = ctx.block();
+    n.inputs.reserve(inputs.size());
+    for (const auto& in : inputs) {
+      GradInput g;
+      g.node_ = in.node_;
+      g.shape_ = in.shape();
+      g.dtype_ = in.dtype();
+      n.inputs.push_back(std::move(g));
+    }
+    n.saved = std::move(saved);
+    n.backward = std::move(backward);
+    if (ctx.observer()) {
+      std::unordered_set<const void*> seen;
+      savedBytes = distinctBytes(n.saved, seen, nullptr);
+    }
+  }
+  if (OpObserver* obs = ctx.observer()) {
+    auto now = std::chrono::steady_clock::now();
+    OpEvent e{&info, Pass::Forward, ctx.block(), std::chrono::duration<double>(now - ctx.lastMark()).count(),
+              info.flops, info.bytesRead + info.bytesWritten, &out.value(), savedBytes, any};
+    obs->onOp(e);
+    ctx.setMark(std::chrono::steady_clock::now());
+  }
   return out;
 }
 
 const Tensor& Variable::value() const {
-  GNN_CHECK_ARG(node_, "use of an undefined Variable");
-  return node_->value;
+  GNN_CHECK_ARG(data_, "use of an undefined Variable");
+  return data_->value;
 }
 Tensor& Variable::value() {
-  GNN_CHECK_ARG(node_, "use of an undefined Variable");
-  return node_->value;
+  GNN_CHECK_ARG(data_, "use of an undefined Variable");
+  return data_->value;
 }
 void Variable::setRequiresGrad(bool r) {
   GNN_CHECK_ARG(node_, "use of an undefined Variable");
@@ -53,30 +142,25 @@ Tensor& Variable::grad() {
 
 void Variable::addGrad(const Tensor& g) {
   const Tensor& v = value();
-  GNN_CHECK_ARG(g.shape() == v.shape() && g.dtype() == v.dtype(), "gradient of shape ", shapeString(g.shape()),
-                " (", dtypeName(g.dtype()), ") for a variable of shape ", shapeString(v.shape()), " (",
-                dtypeName(v.dtype()), ")");
-  // The first gradient is shared, not copied (ops hand over fresh tensors, or pass theirs through);
-  // accumulation writes in place only into storage nobody else holds.
-  if (!node_->grad.defined()) {
-    node_->grad = g;
-    return;
-  }
-  dispatchFloat(v.dtype(), [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor sum = node_->grad.uniquelyOwned() ? node_->grad : Tensor::empty(v.shape(), v.dtype());
-    auto s = sum.flat<T>();
-    auto a = node_->grad.flat<T>();
-    auto b = g.flat<T>();
-    parallelElements(sum.numel(), [&](int64_t lo, int64_t hi) {
-      s.segment(lo, hi - lo) = a.segment(lo, hi - lo) + b.segment(lo, hi - lo);
-    });
-    node_->grad = std::move(sum);
-  });
+  checkGradShape(g, v.shape(), v.dtype());
+  accumulateNode(*node_, g);
 }
 
 void Variable::zeroGrad() {
   if (node_) node_->grad = Tensor();
+}
+
+int64_t GradInput::dim(int i) const {
+  const int r = static_cast<int>(shape_.size());
+  if (i < 0) i += r;
+  GNN_CHECK_ARG(i >= 0 && i < r, "GradInput::dim(", i, ") out of range for shape ", shapeString(shape_));
+  return shape_[i];
+}
+
+void GradInput::addGrad(const Tensor& g) const {
+  GNN_CHECK_ARG(node_, "gradient for an undefined input");
+  checkGradShape(g, shape_, dtype_);
+  accumulateNode(*node_, g);
 }
 
 void Variable::backward() {
@@ -104,14 +188,59 @@ void Variable::backward(const Tensor& seed) {
     }
   }
   addGrad(seed);
+  ExecutionContext& ctx = ExecutionContext::current();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* n = it->get();
-    if (n->grad.defined() && n->backward) n->backward(n->grad, n->inputs);
-    // Release the tape as we go: intermediate gradients and captured activations are no longer needed.
+    if (n->grad.defined() && n->backward) {
+      OpObserver* obs = ctx.observer();
+      auto t0 = obs ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+      n->backward(n->grad, n->inputs, n->saved);
+      if (obs) {
+        auto t1 = std::chrono::steady_clock::now();
+        OpEvent e{&n->info, Pass::Backward, n->block, std::chrono::duration<double>(t1 - t0).count(),
+                  n->info.backwardFlops, 0, nullptr, 0, true};
+        obs->onOp(e);
+        ctx.setMark(std::chrono::steady_clock::now());
+      }
+    }
+    // Release the tape as we go: intermediate gradients and saved activations are no longer needed.
     if (n != node_.get() && n->backward) n->grad = Tensor();
     n->backward = nullptr;
+    n->saved.clear();
     n->inputs.clear();
   }
 }
+
+TapeStats tapeStats(const Variable& root) {
+  TapeStats st;
+  if (!root.node_) return st;
+  std::unordered_set<const Variable::Node*> visited{root.node_.get()};
+  std::unordered_set<const void*> buffers;
+  std::vector<const Variable::Node*> stack{root.node_.get()};
+  while (!stack.empty()) {
+    const Variable::Node* n = stack.back();
+    stack.pop_back();
+    if (!n->backward) continue;
+    ++st.ops;
+    st.savedBytes += distinctBytes(n->saved, buffers, &st.savedTensors);
+    for (const GradInput& in : n->inputs)
+      if (in.node_ && visited.insert(in.node_.get()).second) stack.push_back(in.node_.get());
+  }
+  return st;
+}
+
+Tensor GradientSink::grad(const Variable& param) const {
+  auto it = grads_.find(param.node_.get());
+  return it == grads_.end() ? Tensor() : it->second;
+}
+
+std::vector<Tensor> GradientSink::grads(const std::vector<Variable>& params) const {
+  std::vector<Tensor> out;
+  out.reserve(params.size());
+  for (const auto& p : params) out.push_back(grad(p));
+  return out;
+}
+
+void GradientSink::accumulate(const Variable::Node* node, const Tensor& g) { gnn::accumulate(grads_[node], g); }
 
 }  // namespace gnn

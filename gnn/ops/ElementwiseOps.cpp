@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "gnn/ExecutionContext.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
 #include "gnn/ops/OpLoops.h"
@@ -11,9 +12,13 @@ namespace gnn {
 namespace {
 constexpr int64_t kChunk = kGrainWork;
 
-// y = f(x); backward: gx = gy * df(x, y). The closure keeps x and y.
+// Which value an activation's derivative is computed from: the tape saves only that one.
+enum class From { Input, Output };
+
+// y = f(x); backward: gx = gy * df(v), v = x or y as `from` says. `cost` = FLOPs per element (a transcendental
+// function counts as 10).
 template <class Fwd, class Deriv>
-Variable unary(const Variable& a, Fwd f, Deriv df) {
+Variable unary(const char* name, int64_t cost, From from, const Variable& a, Fwd f, Deriv df) {
   const Tensor& X = a.value();
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
@@ -23,38 +28,44 @@ Variable unary(const Variable& a, Fwd f, Deriv df) {
     parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) y[i] = f(x[i]);
     });
-    return Variable::record(Y, {a}, [X, Y, df](const Tensor& gy, std::vector<Variable>& in) {
-      Tensor G = Tensor::empty(X.shape(), X.dtype());
-      const T* __restrict x = X.data<T>();
-      const T* __restrict y = Y.data<T>();
-      const T* __restrict g = gy.data<T>();
-      T* __restrict o = G.data<T>();
-      parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) o[i] = g[i] * df(x[i], y[i]);
-      });
-      in[0].addGrad(G);
-    });
+    const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
+    OpInfo info{name, cost * n, bytes, bytes, (cost + 1) * n};
+    return Variable::record(info, Y, {a}, {from == From::Input ? X : Y},
+                            [df](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+                              const Tensor& V = saved[0];
+                              Tensor G = Tensor::empty(V.shape(), V.dtype());
+                              const T* __restrict v = V.data<T>();
+                              const T* __restrict g = gy.data<T>();
+                              T* __restrict o = G.data<T>();
+                              parallelFor(V.numel(), kChunk, [&](int64_t b, int64_t e) {
+                                for (int64_t i = b; i < e; ++i) o[i] = g[i] * df(v[i]);
+                              });
+                              in[0].addGrad(G);
+                            });
   });
 }
 }  // namespace
 
 Variable relu(const Variable& a) {
+  // y > 0 exactly where x > 0, so the output serves the backward.
   return unary(
-      a, [](auto x) { return x > 0 ? x : decltype(x)(0); },
-      [](auto x, auto) { return x > 0 ? decltype(x)(1) : decltype(x)(0); });
+      "relu", 1, From::Output, a, [](auto x) { return x > 0 ? x : decltype(x)(0); },
+      [](auto y) { return y > 0 ? decltype(y)(1) : decltype(y)(0); });
 }
 
 Variable elu(const Variable& a, double alpha) {
+  // For alpha > 0, y > 0 exactly where x > 0, and below zero dy/dx = y + alpha: the output serves the backward.
+  GNN_CHECK_ARG(alpha > 0, "elu: alpha must be positive, got ", alpha);
   return unary(
-      a, [alpha](auto x) { return x > 0 ? x : static_cast<decltype(x)>(alpha * std::expm1(x)); },
-      [alpha](auto x, auto y) { return x > 0 ? decltype(x)(1) : static_cast<decltype(x)>(y + alpha); });
+      "elu", 10, From::Output, a, [alpha](auto x) { return x > 0 ? x : static_cast<decltype(x)>(alpha * std::expm1(x)); },
+      [alpha](auto y) { return y > 0 ? decltype(y)(1) : static_cast<decltype(y)>(y + alpha); });
 }
 
 Variable gelu(const Variable& a) {
   // x * Phi(x), Phi the standard normal CDF; d/dx = Phi(x) + x * phi(x).
   return unary(
-      a, [](auto x) { return static_cast<decltype(x)>(0.5 * x * (1.0 + std::erf(x * M_SQRT1_2))); },
-      [](auto x, auto) {
+      "gelu", 10, From::Input, a, [](auto x) { return static_cast<decltype(x)>(0.5 * x * (1.0 + std::erf(x * M_SQRT1_2))); },
+      [](auto x) {
         double cdf = 0.5 * (1.0 + std::erf(x * M_SQRT1_2));
         double pdf = std::exp(-0.5 * double(x) * x) * 0.3989422804014327;
         return static_cast<decltype(x)>(cdf + x * pdf);
@@ -63,22 +74,22 @@ Variable gelu(const Variable& a) {
 
 Variable tanh(const Variable& a) {
   return unary(
-      a, [](auto x) { return std::tanh(x); }, [](auto, auto y) { return 1 - y * y; });
+      "tanh", 10, From::Output, a, [](auto x) { return std::tanh(x); }, [](auto y) { return 1 - y * y; });
 }
 
 Variable sigmoid(const Variable& a) {
   return unary(
-      a, [](auto x) { return 1 / (1 + std::exp(-x)); }, [](auto, auto y) { return y * (1 - y); });
+      "sigmoid", 10, From::Output, a, [](auto x) { return 1 / (1 + std::exp(-x)); }, [](auto y) { return y * (1 - y); });
 }
 
 Variable softplus(const Variable& a, double beta, double threshold) {
   return unary(
-      a,
+      "softplus", 10, From::Input, a,
       [beta, threshold](auto x) {
         using T = decltype(x);
         return x * beta > threshold ? x : static_cast<T>(std::log1p(std::exp(beta * x)) / beta);
       },
-      [beta, threshold](auto x, auto) {
+      [beta, threshold](auto x) {
         using T = decltype(x);
         return x * beta > threshold ? T(1) : static_cast<T>(1 / (1 + std::exp(-beta * x)));
       });
@@ -87,13 +98,13 @@ Variable softplus(const Variable& a, double beta, double threshold) {
 Variable shiftedSoftplus(const Variable& a) {
   // log(1 + e^x) - log 2, written stably for large |x| (SchNet, Schuett et al. 2017).
   return unary(
-      a,
+      "shiftedSoftplus", 10, From::Input, a,
       [](auto x) {
         using T = decltype(x);
         T sp = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
         return static_cast<T>(sp - T(M_LN2));
       },
-      [](auto x, auto) { return 1 / (1 + std::exp(-x)); });
+      [](auto x) { return 1 / (1 + std::exp(-x)); });
 }
 
 Tensor dropoutMask(const Shape& shape, DType dtype, double p, Generator& gen) {
@@ -131,12 +142,22 @@ Variable dropout(const Variable& a, double p, Generator& gen, bool training) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
     ops::multiplyInto<T>(Y, X, M);
-    return Variable::record(Y, {a}, [M](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t bytes = static_cast<int64_t>(X.nbytes());
+    OpInfo info{"dropout", X.numel(), 2 * bytes, bytes, X.numel()};
+    return Variable::record(info, Y, {a}, {M}, [](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
       Tensor G = Tensor::empty(gy.shape(), gy.dtype());
-      ops::multiplyInto<T>(G, gy, M);
+      ops::multiplyInto<T>(G, gy, saved[0]);
       in[0].addGrad(G);
     });
   });
+}
+
+Variable dropout(const Variable& a, double p, bool training) {
+  GNN_CHECK_ARG(p >= 0 && p < 1, "dropout: p must be in [0, 1), got ", p);
+  if (!training || p == 0) return a;
+  // The stream comes from the context's key and this op's index in the step, not from shared state.
+  Generator gen = ExecutionContext::current().nextRandomStream();
+  return dropout(a, p, gen, training);
 }
 
 }  // namespace gnn

@@ -31,15 +31,19 @@ std::vector<int64_t> indexValues(const char* op, const Tensor& index, int64_t li
 struct IndexPlan {
   std::vector<int64_t> ptr, perm;
 };
-IndexPlan planFor(const std::vector<int64_t>& idx, int64_t numOut) {
+IndexPlan planFor(const int64_t* idx, size_t n, int64_t numOut) {
   IndexPlan p;
   p.ptr.assign(static_cast<size_t>(numOut) + 1, 0);
-  for (int64_t v : idx) ++p.ptr[v + 1];
+  for (size_t i = 0; i < n; ++i) ++p.ptr[idx[i] + 1];
   for (int64_t r = 0; r < numOut; ++r) p.ptr[r + 1] += p.ptr[r];
-  p.perm.resize(idx.size());
+  p.perm.resize(n);
   std::vector<int64_t> fill(p.ptr.begin(), p.ptr.end() - 1);
-  for (size_t i = 0; i < idx.size(); ++i) p.perm[fill[idx[i]]++] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < n; ++i) p.perm[fill[idx[i]]++] = static_cast<int64_t>(i);
   return p;
+}
+IndexPlan planFor(const std::vector<int64_t>& idx, int64_t numOut) { return planFor(idx.data(), idx.size(), numOut); }
+IndexPlan planFor(const Tensor& idx, int64_t numOut) {
+  return planFor(idx.data<int64_t>(), static_cast<size_t>(idx.numel()), numOut);
 }
 
 std::vector<int64_t> ptrValues(const char* op, const Tensor& ptr, int64_t rows) {
@@ -56,6 +60,9 @@ std::vector<int64_t> ptrValues(const char* op, const Tensor& ptr, int64_t rows) 
     GNN_CHECK_ARG(v[i] >= v[i - 1], op, ": ptr decreases at segment ", i - 1);
   return v;
 }
+
+// Index vectors a backward needs travel as int64 tensors, so the tape counts them among the saved bytes.
+Tensor indexTensor(const std::vector<int64_t>& v) { return Tensor::fromVector(v); }
 
 void checkRank2Float(const char* op, const Tensor& x) {
   GNN_CHECK_ARG(x.rank() == 2 && x.isFloating(), op, ": expected a float [N, F] tensor, got ",
@@ -108,16 +115,27 @@ Variable reduceOp(const char* op, const Variable& xv, std::vector<int64_t> ptr, 
                   std::vector<int64_t> rowOf, Reduce mode) {
   const Tensor& X = xv.value();
   int64_t S = static_cast<int64_t>(ptr.size()) - 1;
-  (void)op;
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const int64_t F = X.dim(1);
     Tensor Y = Tensor::empty({S, F}, X.dtype());
-    std::vector<int64_t> argmax(mode == Reduce::Max ? static_cast<size_t>(S * F) : 0);
-    reduceRows<T>(X.matrix<T>(), Y.matrix<T>(), ptr, perm, mode, argmax.empty() ? nullptr : argmax.data());
+    Tensor Argmax = mode == Reduce::Max ? Tensor::empty({S * F}, DType::I64) : Tensor();
+    reduceRows<T>(X.matrix<T>(), Y.matrix<T>(), ptr, perm, mode,
+                  Argmax.defined() ? Argmax.data<int64_t>() : nullptr);
     Shape xs = X.shape();
-    return Variable::record(Y, {xv}, [xs, ptr = std::move(ptr), rowOf = std::move(rowOf), argmax = std::move(argmax),
-                                      mode](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t bytes = static_cast<int64_t>(X.nbytes());
+    OpInfo info{op, X.numel(), bytes + 8 * X.dim(0), static_cast<int64_t>(Y.nbytes()), X.numel()};
+    // The backward needs, per input row, its output row (sum, mean: with the segment sizes) or the argmax.
+    std::vector<Tensor> saved;
+    if (mode == Reduce::Max)
+      saved = {Argmax};
+    else
+      saved = {indexTensor(rowOf), indexTensor(ptr)};
+    return Variable::record(info, Y, {xv}, std::move(saved), [xs, mode](const Tensor& gy, std::vector<GradInput>& in,
+                                                                        const std::vector<Tensor>& saved) {
+      const int64_t* argmax = mode == Reduce::Max ? saved[0].data<int64_t>() : nullptr;
+      const int64_t* rowOf = mode == Reduce::Max ? nullptr : saved[0].data<int64_t>();
+      const int64_t* ptr = mode == Reduce::Max ? nullptr : saved[1].data<int64_t>();
       // Max scatters into few rows (needs zeros); sum and mean write every row.
       Tensor G = mode == Reduce::Max ? Tensor(xs, gy.dtype()) : Tensor::empty(xs, gy.dtype());
       auto g = G.matrix<T>();
@@ -181,9 +199,12 @@ Variable gatherRows(const Variable& x, const Tensor& index) {
       for (int64_t i = b; i < e; ++i) std::copy(xp + idx[i] * F, xp + (idx[i] + 1) * F, yp + i * F);
     });
     Shape xs = X.shape();
-    return Variable::record(Y, {x}, [xs, idx = std::move(idx)](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t elem = static_cast<int64_t>(sizeof(T));
+    OpInfo info{"gatherRows", 0, E * (8 + F * elem), E * F * elem, E * F};
+    return Variable::record(info, Y, {x}, {indexTensor(idx)}, [xs](const Tensor& gy, std::vector<GradInput>& in,
+                                                                   const std::vector<Tensor>& saved) {
       // Scatter-add back, grouped by source row so each row sums its contributions in a fixed order.
-      IndexPlan plan = planFor(idx, xs[0]);
+      IndexPlan plan = planFor(saved[0], xs[0]);
       Tensor G = Tensor::empty(xs, gy.dtype());  // reduceRows writes every row
       reduceRows<T>(gy.matrix<T>(), G.matrix<T>(), plan.ptr, plan.perm, Reduce::Sum, nullptr);
       in[0].addGrad(G);
@@ -228,11 +249,17 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
                     if (selfWeight != 0) o += static_cast<T>(selfWeight) * xm.row(i);  // after the sum, as add()
                   }
                 });
+    const int64_t elem = static_cast<int64_t>(sizeof(T));
+    OpInfo info{"reluMessageSum", 3 * E * F + (selfWeight != 0 ? 2 * numNodes * F : 0),
+                E * (16 + 2 * F * elem) + (selfWeight != 0 ? static_cast<int64_t>(X.nbytes()) : 0),
+                static_cast<int64_t>(Y.nbytes()), 4 * E * F};
     return Variable::record(
-        Y, {x, edgeAttr},
-        [X, A, src = std::move(src), dst = std::move(dst), selfWeight](const Tensor& gy,
-                                                                         std::vector<Variable>& in) {
-          const int64_t E = static_cast<int64_t>(src.size()), F = X.dim(1);
+        info, Y, {x, edgeAttr}, {X, A, indexTensor(src), indexTensor(dst)},
+        [selfWeight](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+          const Tensor &X = saved[0], &A = saved[1];
+          const int64_t* src = saved[2].data<int64_t>();
+          const int64_t* dst = saved[3].data<int64_t>();
+          const int64_t E = saved[2].numel(), F = X.dim(1);
           // Gradient of each message: gy at its target where the pre-activation is positive. It is both the
           // edge features' gradient and what the sources collect.
           Tensor GM = Tensor::empty({E, F}, X.dtype());
@@ -246,7 +273,7 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
                                  .select(go.row(dst[edge]), T(0));
           });
           if (in[0].requiresGrad()) {
-            IndexPlan bySrc = planFor(src, X.dim(0));
+            IndexPlan bySrc = planFor(saved[2], X.dim(0));
             Tensor G = Tensor::empty(X.shape(), X.dtype());
             reduceRows<T>(std::as_const(GM).matrix<T>(), G.matrix<T>(), bySrc.ptr, bySrc.perm, Reduce::Sum, nullptr);
             if (selfWeight != 0) {
@@ -301,14 +328,19 @@ Variable segmentSoftmax(const Variable& x, const Tensor& ptr) {
         ym.middleRows(lo, n).array() = ex.rowwise() / ex.colwise().sum();
       }
     });
-    return Variable::record(Y, {x}, [Y, p = std::move(p)](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t bytes = static_cast<int64_t>(X.nbytes());
+    OpInfo info{"segmentSoftmax", 12 * X.numel(), bytes, bytes, 4 * X.numel()};
+    return Variable::record(info, Y, {x}, {Y, indexTensor(p)}, [](const Tensor& gy, std::vector<GradInput>& in,
+                                                                  const std::vector<Tensor>& saved) {
+      const Tensor& Y = saved[0];
+      const int64_t* p = saved[1].data<int64_t>();
+      const int64_t S = saved[1].numel() - 1;
       // gx = y * (gy - sum_segment(gy * y)), per column.
       Tensor G = Tensor::empty(Y.shape(), Y.dtype());
       auto ym = Y.matrix<T>();
       auto go = gy.matrix<T>();
       auto gm = G.matrix<T>();
-      const int64_t S = static_cast<int64_t>(p.size()) - 1;
-      const int64_t grain = grainFor((p.back() + S) / std::max<int64_t>(S, 1) * ym.cols());
+      const int64_t grain = grainFor((p[S] + S) / std::max<int64_t>(S, 1) * ym.cols());
       parallelFor(S, grain, [&](int64_t b, int64_t e) {
         for (int64_t s = b; s < e; ++s) {
           int64_t lo = p[s], n = p[s + 1] - p[s];
@@ -394,7 +426,13 @@ Variable spmm(const SparseMatrix& a, const Variable& x) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty({a.rows(), X.dim(1)}, X.dtype());
     spmmInto<T>(a, X.matrix<T>(), Y.matrix<T>());
-    return Variable::record(Y, {x}, [a](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t elem = static_cast<int64_t>(sizeof(T));
+    OpInfo info{"spmm", 2 * a.nnz() * X.dim(1), a.nnz() * (12 + elem) + static_cast<int64_t>(X.nbytes()),
+                static_cast<int64_t>(Y.nbytes()), 2 * a.nnz() * X.dim(1)};
+    // The sparse matrix is a constant of the graph (held by its owner, e.g. GCNConv's cache), not an
+    // activation: the closure keeps a handle to it, and its values are declared so they are counted.
+    return Variable::record(info, Y, {x}, {a.values()}, [a](const Tensor& gy, std::vector<GradInput>& in,
+                                                           const std::vector<Tensor>&) {
       const SparseMatrix& at = a.transposed();
       Tensor G = Tensor::empty({at.rows(), gy.dim(1)}, gy.dtype());
       spmmInto<T>(at, gy.matrix<T>(), G.matrix<T>());

@@ -121,18 +121,18 @@ void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q, Tensor* co
 // Gradients of Y = A B^T (A [M, K], B [N, K]) into a and b, for those that need them.
 // With bias: also the bias gradient (column sums of gY), computed with the weight gradient's chunks.
 template <class T>
-void matmulNTBackward(const Tensor& A, const Tensor& B, const Tensor& gy, Variable& a, Variable& b,
-                      Variable* bias = nullptr) {
+void matmulNTBackward(const Tensor& A, const Tensor& B, const Tensor& gy, GradInput& a, GradInput& b,
+                      GradInput* bias = nullptr) {
   auto gm = gy.matrix<T>();
   if (a.requiresGrad()) {
-    Tensor ga = Tensor::empty(A.shape(), A.dtype());
+    Tensor ga = Tensor::empty(a.shape(), gy.dtype());
     auto bm = B.matrix<T>();
     blockedProduct<T>(ga.matrix<T>(), [&](int64_t s, int64_t n) { return gm.middleRows(s, n); }, bm);
     a.addGrad(ga);
   }
   if (b.requiresGrad()) {
     // gB [N, K] = gY^T [N, M] x A [M, K]
-    Tensor gb = Tensor::empty(B.shape(), B.dtype());
+    Tensor gb = Tensor::empty(b.shape(), gy.dtype());
     Tensor gbias;
     const bool withBias = bias && bias->requiresGrad();
     transposedProduct<T>(gb, gy, A, withBias ? &gbias : nullptr);
@@ -155,16 +155,22 @@ Variable matmul(const Variable& a, const Variable& b) {
     auto am = A.matrix<T>();
     auto bm = B.matrix<T>();
     blockedProduct<T>(Y.matrix<T>(), [&](int64_t s, int64_t n) { return am.middleRows(s, n); }, bm);
-    return Variable::record(Y, {a, b}, [A, B](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t flops = 2 * A.dim(0) * A.dim(1) * B.dim(1);
+    OpInfo info{"matmul", flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
+                flops * (a.requiresGrad() + b.requiresGrad())};
+    // Each input's gradient needs the other input.
+    return Variable::record(info, Y, {a, b}, {b.requiresGrad() ? A : Tensor(), a.requiresGrad() ? B : Tensor()},
+                            [](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+      const Tensor &A = saved[0], &B = saved[1];
       auto gm = gy.matrix<T>();
       if (in[0].requiresGrad()) {
-        Tensor ga = Tensor::empty(A.shape(), A.dtype());
+        Tensor ga = Tensor::empty(in[0].shape(), gy.dtype());
         auto bt = B.matrix<T>().transpose();
         blockedProduct<T>(ga.matrix<T>(), [&](int64_t s, int64_t n) { return gm.middleRows(s, n); }, bt);
         in[0].addGrad(ga);
       }
       if (in[1].requiresGrad()) {
-        Tensor gb = Tensor::empty(B.shape(), B.dtype());
+        Tensor gb = Tensor::empty(in[1].shape(), gy.dtype());
         transposedProduct<T>(gb, A, gy);
         in[1].addGrad(gb);
       }
@@ -183,9 +189,13 @@ Variable matmulNT(const Variable& a, const Variable& b) {
     auto am = A.matrix<T>();
     auto bt = B.matrix<T>().transpose();
     blockedProduct<T>(Y.matrix<T>(), [&](int64_t s, int64_t n) { return am.middleRows(s, n); }, bt);
-    return Variable::record(Y, {a, b}, [A, B](const Tensor& gy, std::vector<Variable>& in) {
-      matmulNTBackward<T>(A, B, gy, in[0], in[1]);
-    });
+    const int64_t flops = 2 * A.dim(0) * A.dim(1) * B.dim(0);
+    OpInfo info{"matmulNT", flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
+                flops * (a.requiresGrad() + b.requiresGrad())};
+    return Variable::record(info, Y, {a, b}, {b.requiresGrad() ? A : Tensor(), a.requiresGrad() ? B : Tensor()},
+                            [](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+                              matmulNTBackward<T>(saved[0], saved[1], gy, in[0], in[1]);
+                            });
   });
 }
 
@@ -218,9 +228,17 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
     });
     std::vector<Variable> inputs{x, weight};
     if (hasBias) inputs.push_back(bias);
-    return Variable::record(Y, std::move(inputs), [X, W](const Tensor& gy, std::vector<Variable>& in) {
-      matmulNTBackward<T>(X, W, gy, in[0], in[1], in.size() > 2 ? &in[2] : nullptr);
-    });
+    const int64_t flops = 2 * M * K * N;
+    const bool biasGrad = hasBias && bias.requiresGrad();
+    OpInfo info{"linear", flops + (hasBias ? M * N : 0),
+                static_cast<int64_t>(X.nbytes() + W.nbytes() + (hasBias ? bias.value().nbytes() : 0)),
+                static_cast<int64_t>(Y.nbytes()),
+                flops * (x.requiresGrad() + weight.requiresGrad()) + (biasGrad ? M * N : 0)};
+    return Variable::record(info, Y, std::move(inputs),
+                            {weight.requiresGrad() ? X : Tensor(), x.requiresGrad() ? W : Tensor()},
+                            [](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+                              matmulNTBackward<T>(saved[0], saved[1], gy, in[0], in[1], in.size() > 2 ? &in[2] : nullptr);
+                            });
   });
 }
 
@@ -253,7 +271,10 @@ Variable addSigned(const char* op, const Variable& a, const Variable& b, double 
       });
     }
     Shape bShape = B.shape();
-    return Variable::record(Y, {a, b}, [kind, bShape, s](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t bytes = static_cast<int64_t>(Y.nbytes());
+    OpInfo info{op, Y.numel(), bytes + static_cast<int64_t>(B.nbytes()), bytes, b.requiresGrad() ? 2 * Y.numel() : 0};
+    return Variable::record(info, Y, {a, b}, {}, [kind, bShape, s](const Tensor& gy, std::vector<GradInput>& in,
+                                                                   const std::vector<Tensor>&) {
       if (in[0].requiresGrad()) in[0].addGrad(gy);
       if (in[1].requiresGrad()) {
         Tensor g = reduceTo<T>(gy, bShape, kind);
@@ -296,14 +317,19 @@ Variable mul(const Variable& a, const Variable& b) {
     Tensor Y = Tensor::empty(A.shape(), A.dtype());
     ops::multiplyInto<T>(Y, A, Bx);
     Shape bShape = B.shape();
-    return Variable::record(Y, {a, b}, [A, Bx, bShape, kind](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t bytes = static_cast<int64_t>(Y.nbytes());
+    OpInfo info{"mul", Y.numel(), bytes + static_cast<int64_t>(B.nbytes()), bytes,
+                Y.numel() * (a.requiresGrad() + 2 * b.requiresGrad())};
+    return Variable::record(info, Y, {a, b}, {b.requiresGrad() ? A : Tensor(), a.requiresGrad() ? Bx : Tensor()},
+                            [bShape, kind](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+      const Tensor &A = saved[0], &Bx = saved[1];
       if (in[0].requiresGrad()) {
-        Tensor g = Tensor::empty(A.shape(), A.dtype());
+        Tensor g = Tensor::empty(gy.shape(), gy.dtype());
         ops::multiplyInto<T>(g, gy, Bx);
         in[0].addGrad(g);
       }
       if (in[1].requiresGrad()) {
-        Tensor g = Tensor::empty(A.shape(), A.dtype());
+        Tensor g = Tensor::empty(gy.shape(), gy.dtype());
         ops::multiplyInto<T>(g, gy, A);
         in[1].addGrad(reduceTo<T>(g, bShape, kind));
       }
@@ -317,7 +343,9 @@ Variable scale(const Variable& a, double s) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty(A.shape(), A.dtype());
     ops::scaleInto<T>(Y, A, static_cast<T>(s));
-    return Variable::record(Y, {a}, [s](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t bytes = static_cast<int64_t>(Y.nbytes());
+    OpInfo info{"scale", Y.numel(), bytes, bytes, Y.numel()};
+    return Variable::record(info, Y, {a}, {}, [s](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>&) {
       Tensor g = Tensor::empty(gy.shape(), gy.dtype());
       ops::scaleInto<T>(g, gy, static_cast<T>(s));
       in[0].addGrad(g);
@@ -346,7 +374,10 @@ Variable concatCols(const std::vector<Variable>& parts) {
       Y.matrix<T>().middleCols(off, p.dim(1)) = p.value().matrix<T>();
       off += p.dim(1);
     }
-    return Variable::record(Y, parts, [offsets](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t bytes = static_cast<int64_t>(Y.nbytes());
+    OpInfo info{"concatCols", 0, bytes, bytes, 0};
+    return Variable::record(info, Y, parts, {}, [offsets](const Tensor& gy, std::vector<GradInput>& in,
+                                                          const std::vector<Tensor>&) {
       for (size_t i = 0; i < in.size(); ++i) {
         if (!in[i].requiresGrad()) continue;
         Tensor g(in[i].shape(), gy.dtype());
@@ -368,7 +399,9 @@ Variable sum(const Variable& a) {
     for (int64_t i = 0; i < A.numel(); ++i) acc += p[i];
     Y.data<T>()[0] = acc;
     Shape shape = A.shape();
-    return Variable::record(Y, {a}, [shape](const Tensor& gy, std::vector<Variable>& in) {
+    OpInfo info{"sum", A.numel(), static_cast<int64_t>(A.nbytes()), static_cast<int64_t>(Y.nbytes()), A.numel()};
+    return Variable::record(info, Y, {a}, {}, [shape](const Tensor& gy, std::vector<GradInput>& in,
+                                                      const std::vector<Tensor>&) {
       in[0].addGrad(Tensor::full(shape, gy.item(), gy.dtype()));
     });
   });

@@ -6,10 +6,12 @@
 namespace gnn {
 namespace {
 // Per-element weights (1 where counted) for a target shape, from a mask shaped like it or masking rows.
-std::vector<uint8_t> expandMask(const char* op, const Tensor& mask, const Tensor& target) {
-  std::vector<uint8_t> m(static_cast<size_t>(target.numel()), 1);
-  if (!mask.defined()) return m;
+// A tensor (not a std::vector) so the tape can count it among the saved bytes.
+Tensor expandMask(const char* op, const Tensor& mask, const Tensor& target) {
+  Tensor M = Tensor::full({target.numel()}, 1, DType::U8);
+  if (!mask.defined()) return M;
   GNN_CHECK_ARG(mask.dtype() == DType::U8, op, ": mask must be uint8, got ", dtypeName(mask.dtype()));
+  uint8_t* m = M.data<uint8_t>();
   const uint8_t* p = mask.data<uint8_t>();
   if (mask.numel() == target.numel()) {
     for (int64_t i = 0; i < target.numel(); ++i) m[i] = p[i] != 0;
@@ -19,7 +21,7 @@ std::vector<uint8_t> expandMask(const char* op, const Tensor& mask, const Tensor
     int64_t c = target.cols();
     for (int64_t i = 0; i < target.numel(); ++i) m[i] = p[i / c] != 0;
   }
-  return m;
+  return M;
 }
 
 // Shared body for elementwise losses: loss = mean over counted elements of f(pred, target); df is its
@@ -30,9 +32,10 @@ Variable elementwiseLoss(const char* op, const Variable& pred, const Tensor& tar
   GNN_CHECK_ARG(P.numel() == target.numel(), op, ": prediction ", shapeString(P.shape()), " and target ",
                 shapeString(target.shape()), " differ in size");
   Tensor Tt = target.dtype() == P.dtype() ? target : target.to(P.dtype());
-  std::vector<uint8_t> m = expandMask(op, mask, target);
+  Tensor M = expandMask(op, mask, target);
+  const uint8_t* m = M.data<uint8_t>();
   int64_t count = 0;
-  for (uint8_t v : m) count += v;
+  for (int64_t i = 0; i < M.numel(); ++i) count += m[i];
   return dispatchFloat(P.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T *p = P.data<T>(), *t = Tt.data<T>();
@@ -40,7 +43,12 @@ Variable elementwiseLoss(const char* op, const Variable& pred, const Tensor& tar
     for (int64_t i = 0; i < P.numel(); ++i)
       if (m[i]) acc += f(p[i], t[i]);
     Tensor Y = Tensor::scalar(count ? acc / count : 0, P.dtype());
-    return Variable::record(Y, {pred}, [P, Tt, m = std::move(m), count, df](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t n = P.numel(), bytes = static_cast<int64_t>(P.nbytes());
+    OpInfo info{op, 3 * n, 2 * bytes + n, static_cast<int64_t>(Y.nbytes()), 3 * n};
+    return Variable::record(info, Y, {pred}, {P, Tt, M},
+                            [count, df](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+      const Tensor &P = saved[0], &Tt = saved[1];
+      const uint8_t* m = saved[2].data<uint8_t>();
       Tensor G(P.shape(), P.dtype());
       if (count) {
         T s = static_cast<T>(gy.item()) / count;
@@ -59,7 +67,8 @@ Variable nllLoss(const Variable& logProbs, const Tensor& labels, const Tensor& m
   GNN_CHECK_ARG(L.rank() == 2, "nllLoss: expected log-probabilities [M, C], got ", shapeString(L.shape()));
   GNN_CHECK_ARG(labels.dtype() == DType::I64 && labels.numel() == L.dim(0), "nllLoss: labels must be int64 [",
                 L.dim(0), "], got ", dtypeName(labels.dtype()), " ", shapeString(labels.shape()));
-  std::vector<uint8_t> m = expandMask("nllLoss", mask, labels);
+  Tensor M = expandMask("nllLoss", mask, labels);
+  const uint8_t* m = M.data<uint8_t>();
   const int64_t* y = labels.data<int64_t>();
   int64_t count = 0;
   for (int64_t i = 0; i < L.dim(0); ++i) {
@@ -76,11 +85,14 @@ Variable nllLoss(const Variable& logProbs, const Tensor& labels, const Tensor& m
       if (m[i]) acc -= lp(i, y[i]);
     Tensor Y = Tensor::scalar(count ? acc / count : 0, L.dtype());
     Shape shape = L.shape();
-    return Variable::record(Y, {logProbs},
-                            [shape, labels, m = std::move(m), count](const Tensor& gy, std::vector<Variable>& in) {
+    OpInfo info{"nllLoss", L.dim(0), L.dim(0) * (static_cast<int64_t>(sizeof(T)) + 9), static_cast<int64_t>(Y.nbytes()),
+                L.dim(0)};
+    return Variable::record(info, Y, {logProbs}, {labels, M},
+                            [shape, count](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
                               Tensor G(shape, gy.dtype());
                               auto g = G.matrix<T>();
-                              const int64_t* y = labels.data<int64_t>();
+                              const int64_t* y = saved[0].data<int64_t>();
+                              const uint8_t* m = saved[1].data<uint8_t>();
                               T s = count ? static_cast<T>(gy.item()) / count : T(0);
                               for (int64_t i = 0; i < g.rows(); ++i)
                                 if (m[i]) g(i, y[i]) = -s;

@@ -24,7 +24,10 @@ Variable logSoftmax(const Variable& a) {
         y.row(i).array() = x.row(i).array() - lse;
       }
     });
-    return Variable::record(Y, {a}, [Y](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
+    OpInfo info{"logSoftmax", 12 * n, bytes, bytes, 13 * n};
+    return Variable::record(info, Y, {a}, {Y}, [](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+      const Tensor& Y = saved[0];
       // gx = gy - softmax * sum(gy) per row.
       Tensor G = Tensor::empty(Y.shape(), Y.dtype());
       auto g = G.matrix<T>();
@@ -72,7 +75,11 @@ Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma,
       }
     });
     Tensor Yk = withRelu ? Y : Tensor();
-    return Variable::record(Y, {x, gamma, beta}, [X, Yk, Stats, Gm, F](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t bytes = static_cast<int64_t>(X.nbytes());
+    OpInfo info{op, 8 * M * F, bytes + 2 * static_cast<int64_t>(Gm.nbytes()), bytes, 16 * M * F};
+    return Variable::record(info, Y, {x, gamma, beta}, {X, Yk, Stats, Gm},
+                            [F](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+      const Tensor &X = saved[0], &Yk = saved[1], &Stats = saved[2], &Gm = saved[3];
       const int64_t M = X.dim(0);
       auto go = gy.matrix<T>();
       auto xm = X.matrix<T>();
@@ -161,7 +168,11 @@ Variable embeddingBag(const Variable& weight, const Tensor& index) {
         for (int64_t k = 0; k < C; ++k) o += wm.row(idx[i * C + k]);
       }
     });
-    return Variable::record(Y, {weight}, [index, V, D](const Tensor& gy, std::vector<Variable>& in) {
+    const int64_t elem = static_cast<int64_t>(sizeof(T));
+    OpInfo info{"embeddingBag", N * C * D, N * C * (8 + D * elem), N * D * elem, N * C * D};
+    return Variable::record(info, Y, {weight}, {index}, [V, D](const Tensor& gy, std::vector<GradInput>& in,
+                                                             const std::vector<Tensor>& saved) {
+      const Tensor& index = saved[0];
       // gW[v] = sum of gy[i] over the (i, k) with index[i, k] = v, in increasing (i, k): split over column
       // ranges, so each thread reads gy once and every element keeps the same order for any thread count.
       Tensor G = Tensor::empty({V, D}, gy.dtype());

@@ -150,7 +150,10 @@ namespace {
 Variable wrongDouble(const Variable& a) {
   Tensor y = a.value().clone();
   y.flat<double>() *= 2.0;
-  return Variable::record(y, {a}, [](const Tensor& gy, std::vector<Variable>& in) { in[0].addGrad(gy); });
+  return Variable::record(OpInfo{"wrongDouble"}, y, {a}, {},
+                          [](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>&) {
+                            in[0].addGrad(gy);
+                          });
 }
 TEST(GradCheck, DetectsAWrongBackward) {
   EXPECT_NONFATAL_FAILURE(
