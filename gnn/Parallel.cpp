@@ -87,7 +87,9 @@ CoreLease::~CoreLease() {
     std::lock_guard<std::mutex> lock(s.mu);
     s.inUse -= count_;
   }
-  s.freed.notify_all();
+  // Wake only as many waiters as slots came free: waking all of them would make every waiting thread
+  // runnable at once just to find the slots taken.
+  for (int i = 0; i < count_; ++i) s.freed.notify_one();
 }
 }  // namespace detail
 
