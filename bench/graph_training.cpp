@@ -13,12 +13,14 @@
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "examples/MoleculeData.h"
 #include "gnn/Init.h"
 #include "gnn/Ops.h"
 #include "gnn/Optimizer.h"
 #include "gnn/Parallel.h"
+#include "gnn/Profiler.h"
 #include "loaders/FixedSizeDataLoader.h"
 #include "models/GCN.h"
 #include "models/GIN.h"
@@ -124,13 +126,62 @@ double gemmOnlySeconds(int64_t nodes, int64_t hidden, int64_t layers, int repeat
   return best;
 }
 
+// What one training step keeps in memory, measured on a step of `r` under its own memory account: the peak
+// tensor bytes of the step (activations, gradients, temporaries; parameters and optimizer state live
+// outside it), the bytes the tape saves for the backward, and the bytes the previous tape held at least
+// (it kept every recorded op's input values until the backward: every op output that fed another op).
+nlohmann::json stepMemory(Runner& r) {
+  struct Outputs : OpObserver {
+    std::unordered_map<const void*, int64_t> bytes;
+    void onOp(const OpEvent& e) override {
+      if (e.pass == Pass::Forward && e.recorded && e.output)
+        bytes.emplace(e.output->storageId(), static_cast<int64_t>(e.output->storageBytes()));
+    }
+  } outputs;
+  auto account = std::make_shared<MemoryAccount>("step");
+  ExecutionContext ctx;
+  ctx.setMemoryAccount(account);
+  ctx.setRandomKey(ExecutionContext::current().randomKey());
+  ctx.setThreads(numThreads());
+  int64_t saved = 0, afterForward = 0, peakForward = 0;
+  {
+    ContextScope use(ctx);
+    Batch b;
+    while (!r.loader->next(b)) r.loader->startEpoch(++r.epoch);
+    account->resetPeak();
+    const int64_t start = account->currentBytes();
+    r.opt->zeroGrad();
+    Variable loss;
+    {
+      ObserverScope watch(outputs);
+      loss = l1Loss(r.model->forward(b), b.y, b.yMask);
+    }
+    saved = tapeStats(loss).savedBytes;
+    afterForward = account->currentBytes() - start;
+    peakForward = account->peakBytes() - start;
+    loss.backward();
+    r.opt->step();
+  }
+  int64_t outputBytes = 0;
+  for (const auto& [id, n] : outputs.bytes) outputBytes += n;
+  auto mb = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
+  return {{"strategy", packingStrategyName(r.strategy)},
+          {"num_nodes", r.fixed.numNodes},
+          {"tape_saved_mb", mb(saved)},
+          {"held_after_forward_mb", mb(afterForward)},
+          {"peak_forward_mb", mb(peakForward)},
+          {"peak_step_mb", mb(account->peakBytes())},
+          {"previous_tape_held_at_least_mb", mb(outputBytes)},
+          {"held_after_forward_over_previous", static_cast<double>(afterForward) / static_cast<double>(outputBytes)}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string data, modelName = "gin", strategies = "pad,stream,plan";
   int64_t layers = 5, hidden = 300, batchSize = 128, rounds = 4, stepsPerRound = 5, limit = -1;
   int threads = 0;
-  bool roofline = true;
+  bool roofline = true, memory = true, profile = false;
   po::options_description opts("bench_graph_training [options]");
   opts.add_options()("help,h", "this help")("data", po::value(&data), "molecule set (default: PCQM4Mv2-style)")(
       "model", po::value(&modelName)->default_value("gin"), "gin | gcn")(
@@ -142,7 +193,10 @@ int main(int argc, char** argv) {
       "threads", po::value(&threads)->default_value(0), "threads (0: all cores)")(
       "strategies", po::value(&strategies)->default_value("pad,stream,plan"), "comma-separated subset to run")(
       "roofline", po::value(&roofline)->default_value(true),
-      "GIN: also time the step's GEMMs alone and the machine's FMA peak (bounds on graphs/s)");
+      "GIN: also time the step's GEMMs alone and the machine's FMA peak (bounds on graphs/s)")(
+      "memory", po::value(&memory)->default_value(true),
+      "also measure one step's memory: peak tensor bytes, bytes the tape saves, what the previous tape held")(
+      "profile", po::bool_switch(&profile), "profile one more step: per-op table on stderr, rows under \"profile\"");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, opts), vm);
   po::notify(vm);
@@ -241,6 +295,19 @@ int main(int argc, char** argv) {
                          {"bound_graphs_per_s_at_fma_peak", graphsPerStep / (flop / 1e9 / peak)},
                          {"bound_graphs_per_s_gemm_only", graphsPerStep / gemmSeconds}};
     }
+  }
+  if (memory && !runners.empty()) out["memory"] = stepMemory(runners.back());
+  if (profile && !runners.empty()) {
+    // One more step of the last strategy under the profiler: the per-op table, whose linear FLOPs are the
+    // roofline's GEMM FLOPs plus the head's.
+    OpProfiler prof;
+    {
+      ObserverScope watch(prof);
+      runners.back().step();
+    }
+    prof.print(std::cerr);
+    out["profile"] = prof.json();
+    out["profile_linear_gflop"] = static_cast<double>(prof.flopsOf("linear")) / 1e9;
   }
   std::cout << out.dump(2) << std::endl;
   return 0;
