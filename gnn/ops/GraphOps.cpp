@@ -235,6 +235,11 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
     auto xm = X.matrix<T>();
     auto am = A.matrix<T>();
     auto ym = Y.matrix<T>();
+    // The backward needs only where each message's pre-activation is positive: one byte per element instead of
+    // keeping x and the [E, F] edge features alive (a quarter of the edge features' bytes, and x is freed).
+    const bool keep = gradEnabled() && (x.requiresGrad() || edgeAttr.requiresGrad());
+    Tensor Positive = keep ? Tensor::empty({E, F}, DType::U8) : Tensor();
+    uint8_t* pos = keep ? Positive.data<uint8_t>() : nullptr;
     // Per target node, its messages in edge order starting from 0: the rounding of scatterSum of the messages.
     parallelFor(numNodes, grainFor(std::max<int64_t>(1, E / std::max<int64_t>(numNodes, 1)) * F),
                 [&](int64_t b, int64_t e) {
@@ -245,6 +250,9 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
                       int64_t edge = byDst.perm[k];
                       auto pre = (xm.row(src[edge]) + am.row(edge)).array();
                       o.array() += (pre > T(0)).select(pre, T(0));  // relu(x) = x > 0 ? x : 0
+                      if (pos)
+                        Eigen::Map<Eigen::Array<uint8_t, 1, Eigen::Dynamic>>(pos + edge * F, F) =
+                            (pre > T(0)).template cast<uint8_t>();
                     }
                     if (selfWeight != 0) o += static_cast<T>(selfWeight) * xm.row(i);  // after the sum, as add()
                   }
@@ -252,29 +260,28 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
     const int64_t elem = static_cast<int64_t>(sizeof(T));
     OpInfo info{"reluMessageSum", 3 * E * F + (selfWeight != 0 ? 2 * numNodes * F : 0),
                 E * (16 + 2 * F * elem) + (selfWeight != 0 ? static_cast<int64_t>(X.nbytes()) : 0),
-                static_cast<int64_t>(Y.nbytes()), 4 * E * F};
+                static_cast<int64_t>(Y.nbytes()) + (keep ? E * F : 0), 2 * E * F};
+    const int64_t numX = X.dim(0);
     return Variable::record(
-        info, Y, {x, edgeAttr}, {X, A, indexTensor(src), indexTensor(dst)},
-        [selfWeight](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
-          const Tensor &X = saved[0], &A = saved[1];
-          const int64_t* src = saved[2].data<int64_t>();
-          const int64_t* dst = saved[3].data<int64_t>();
-          const int64_t E = saved[2].numel(), F = X.dim(1);
+        info, Y, {x, edgeAttr}, {Positive, indexTensor(src), indexTensor(dst)},
+        [selfWeight, numX](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+          const uint8_t* positive = saved[0].data<uint8_t>();
+          const int64_t* dst = saved[2].data<int64_t>();
+          const int64_t E = saved[1].numel(), F = gy.dim(1);
           // Gradient of each message: gy at its target where the pre-activation is positive. It is both the
           // edge features' gradient and what the sources collect.
-          Tensor GM = Tensor::empty({E, F}, X.dtype());
+          Tensor GM = Tensor::empty({E, F}, gy.dtype());
           auto gm = GM.matrix<T>();
           auto go = gy.matrix<T>();
-          auto xm = X.matrix<T>();
-          auto am = A.matrix<T>();
           parallelFor(E, grainFor(F), [&](int64_t b, int64_t e) {
             for (int64_t edge = b; edge < e; ++edge)
-              gm.row(edge) = ((xm.row(src[edge]) + am.row(edge)).array() > T(0))
-                                 .select(go.row(dst[edge]), T(0));
+              gm.row(edge) = (Eigen::Map<const Eigen::Array<uint8_t, 1, Eigen::Dynamic>>(positive + edge * F, F) != 0)
+                                 .select(go.row(dst[edge]).array(), T(0))
+                                 .matrix();
           });
           if (in[0].requiresGrad()) {
-            IndexPlan bySrc = planFor(saved[2], X.dim(0));
-            Tensor G = Tensor::empty(X.shape(), X.dtype());
+            IndexPlan bySrc = planFor(saved[1], numX);
+            Tensor G = Tensor::empty({numX, F}, gy.dtype());
             reduceRows<T>(std::as_const(GM).matrix<T>(), G.matrix<T>(), bySrc.ptr, bySrc.perm, Reduce::Sum, nullptr);
             if (selfWeight != 0) {
               auto g = G.flat<T>();
