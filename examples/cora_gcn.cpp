@@ -13,10 +13,12 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <numeric>
 
 #include "data/GzLineReader.h"
 #include "data/OgbNodeDataset.h"
+#include "gnn/Profiler.h"
 #include "gnn/Checkpoint.h"
 #include "gnn/Ops.h"
 #include "gnn/Optimizer.h"
@@ -36,7 +38,7 @@ struct Config {
   double lr = 0.01, weightDecay = 5e-4, dropout = 0.5;
   uint64_t seed = 0;
   std::string save, load;
-  bool json = false, quiet = false;
+  bool json = false, quiet = false, profile = false;
   std::string loader = "full";  // full | cluster
   int clusters = 16, clustersPerBatch = 4;
 };
@@ -242,7 +244,10 @@ int main(int argc, char** argv) {
       "clusters", po::value(&cfg.clusters)->default_value(16), "--loader cluster: METIS clusters")(
       "clusters-per-batch", po::value(&cfg.clustersPerBatch)->default_value(4),
       "--loader cluster: clusters merged per fixed-size batch")(
-      "quiet,q", po::bool_switch(&cfg.quiet), "no per-epoch progress on stderr");
+      "quiet,q", po::bool_switch(&cfg.quiet), "no per-epoch progress on stderr")(
+      "profile", po::bool_switch(&cfg.profile),
+      "per-op table of all runs on stderr (op, pass, calls, ms, GFLOP, GFLOP/s, share); rows under \"profile\" "
+      "with --json");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -284,6 +289,9 @@ int main(int argc, char** argv) {
     }
     std::vector<RunResult> results;
     std::vector<double> epochMs, inferMs;
+    OpProfiler profiler;
+    std::optional<ObserverScope> profiling;
+    if (cfg.profile) profiling.emplace(profiler);
     for (int run = 0; run < cfg.runs; ++run) {
       RunResult r = trainOnce(cfg, ds, features, cfg.seed + static_cast<uint64_t>(run), clusters);
       if (!cfg.quiet)
@@ -293,6 +301,11 @@ int main(int argc, char** argv) {
       epochMs.insert(epochMs.end(), r.epochMs.begin(), r.epochMs.end());
       inferMs.insert(inferMs.end(), r.inferMs.begin(), r.inferMs.end());
       results.push_back(std::move(r));
+    }
+    profiling.reset();
+    if (cfg.profile) {
+      std::fprintf(stderr, "per-op profile of %d run(s) (training and evaluation forwards, backward)\n", cfg.runs);
+      profiler.print(std::cerr);
     }
     auto meanStd = [&](auto get) {
       double m = 0, s = 0;
@@ -334,6 +347,7 @@ int main(int argc, char** argv) {
         j["loss_checksum"].push_back(hex(r.lossChecksum));
         j["predictions_checksum"].push_back(hex(r.predChecksum));
       }
+      if (cfg.profile) j["profile"] = profiler.json();
       std::cout << j.dump() << std::endl;
     }
   } catch (const std::exception& e) {

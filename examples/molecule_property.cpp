@@ -16,9 +16,11 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "examples/MoleculeData.h"
+#include "gnn/Profiler.h"
 #include "gnn/Checkpoint.h"
 #include "gnn/Metrics.h"
 #include "gnn/Ops.h"
@@ -42,7 +44,7 @@ struct Config {
   double lr = 1e-3, dropout = 0.0;
   uint64_t seed = 0;
   int threads = 0;
-  bool json = false, paddingReportOnly = false;
+  bool json = false, paddingReportOnly = false, profile = false;
 };
 
 double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -166,6 +168,9 @@ int main(int argc, char** argv) {
       "save", po::value(&c.save), "write a checkpoint (model + optimizer) at the end")(
       "load", po::value(&c.load), "start from a checkpoint")(
       "json", po::bool_switch(&c.json), "print one JSON object at the end")(
+      "profile", po::bool_switch(&c.profile),
+      "per-op table of the training steps on stderr (op, pass, calls, ms, GFLOP, GFLOP/s, share); rows under "
+      "\"profile\" with --json")(
       "padding-report-only", po::bool_switch(&c.paddingReportOnly), "one pass of the loader, no training");
   po::variables_map vm;
   try {
@@ -301,6 +306,9 @@ int main(int argc, char** argv) {
     int64_t realGraphs = 0, steps = 0;
     std::vector<double> epochSeconds;
     model->train();
+    OpProfiler profiler;
+    std::optional<ObserverScope> profiling;
+    if (c.profile) profiling.emplace(profiler);
     for (int64_t e = 0; e < c.epochs; ++e) {
       int64_t epoch = startEpoch + e;
       auto t0 = Clock::now();
@@ -344,6 +352,13 @@ int main(int argc, char** argv) {
       if (!c.json)
         std::printf("epoch %lld  loss %.5f  %.1f s  %.0f real graphs/s\n", static_cast<long long>(epoch), finalLoss, sec,
                     static_cast<double>(lossGraphs) / sec);
+    }
+    profiling.reset();
+    if (c.profile) {
+      std::cerr << "per-op profile of " << steps << " training steps (forward and backward; optimizer not included)\n";
+      profiler.print(std::cerr);
+      out["profile"] = profiler.json();
+      out["profile_steps"] = steps;
     }
     EvalResult ev = evaluate(*model, validLoader, classification, tasks);
     if (c.epochs == 0) finalLoss = ev.loss;

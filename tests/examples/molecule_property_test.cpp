@@ -99,3 +99,29 @@ TEST_F(MoleculeProperty, NanLossStopsWithTheBatchLinesAndKeepsTheLastGoodState) 
 }
 
 }  // namespace
+
+namespace {
+// --profile: the per-op rows add up. The linear rows of a GIN step are its GEMMs, 24·L·N·D² FLOPs (forward,
+// input and weight gradients of Linear(D, 2D) and Linear(2D, D) per layer: bench_graph_training's roofline
+// formula), plus the bias adds (3·N·D per layer and pass) and the head (G graphs, T tasks).
+TEST_F(MoleculeProperty, ProfileLinearFlopsAreTheRooflineGemmFlops) {
+  const int64_t L = 2, D = 32;
+  nlohmann::json j = runJson("--limit 300 --epochs 1 --layers 2 --hidden 32 --threads 2 --profile");
+  ASSERT_TRUE(j.contains("profile")) << j.dump();
+  const int64_t steps = j["profile_steps"].get<int64_t>(), N = j["num_nodes"].get<int64_t>(),
+                G = j["num_graphs"].get<int64_t>(), T = 1;
+  ASSERT_GT(steps, 0);
+  int64_t linear = 0, total = 0;
+  bool sawBackward = false;
+  for (const auto& row : j["profile"]) {
+    for (const char* key : {"op", "pass", "calls", "ms", "flops"}) ASSERT_TRUE(row.contains(key)) << row.dump();
+    total += row["flops"].get<int64_t>();
+    if (row["op"] == "linear") linear += row["flops"].get<int64_t>();
+    if (row["pass"] == "backward") sawBackward = true;
+  }
+  EXPECT_TRUE(sawBackward);
+  const int64_t gemm = 24 * L * N * D * D, bias = 6 * L * N * D, head = 6 * G * D * T + 2 * G * T;
+  EXPECT_EQ(linear, steps * (gemm + bias + head));
+  EXPECT_GT(total, linear);
+}
+}  // namespace
