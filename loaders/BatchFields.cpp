@@ -79,14 +79,16 @@ const std::vector<CollatorField>& collatorFields() {
 bool hasFieldShape(const BatchField& f, const Graph& g, bool nodeLevelTargets) {
   const Tensor& t = g.*f.inGraph;
   if (!t.defined()) return true;
+  // Shapes are read directly (not through Tensor::dim's checks): this runs for every field of every graph.
+  const Shape& s = t.shape();
   const int64_t n = g.numNodes;
-  if (f.nodeIds) return t.rank() == 2 && t.dim(0) == 2 && t.dtype() == DType::I64;
-  if (f.labelMask) return g.y.defined() && t.shape() == g.y.shape();
+  if (f.nodeIds) return s.size() == 2 && s[0] == 2 && t.dtype() == DType::I64;
+  if (f.labelMask) return g.y.defined() && s == g.y.shape();
   switch (f.levelFor(nodeLevelTargets)) {
-    case FieldLevel::Node: return t.rank() >= 1 && t.dim(0) == n;
-    case FieldLevel::Edge: return t.rank() >= 1 && t.dim(0) == g.numEdges();
+    case FieldLevel::Node: return !s.empty() && s[0] == n;
+    case FieldLevel::Edge: return !s.empty() && s[0] == (g.edgeIndex.defined() ? g.edgeIndex.shape()[1] : 0);
     case FieldLevel::Graph: return true;
-    case FieldLevel::NodePair: return t.rank() >= 2 && t.dim(0) == n && t.dim(1) == n;
+    case FieldLevel::NodePair: return s.size() >= 2 && s[0] == n && s[1] == n;
   }
   return false;
 }

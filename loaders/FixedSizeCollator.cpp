@@ -48,8 +48,8 @@ const Tensor* agreeingTemplate(const BatchField& f, FieldLevel level, const std:
     if (level == FieldLevel::Graph) {
       same = same && t.numel() == tmpl->numel();
     } else if (!f.nodeIds && t.numel() > 0) {
-      same = same && t.rank() == tmpl->rank();
-      for (int d = lead; same && d < t.rank(); ++d) same = t.dim(d) == tmpl->dim(d);
+      const Shape &a = t.shape(), &b = tmpl->shape();
+      same = same && a.size() == b.size() && std::equal(a.begin() + lead, a.end(), b.begin() + lead);
     }
     GNN_CHECK_ARG(same, "collate: ", graphName(indices, i), "'s ", f.name, " (", dtypeName(t.dtype()), " ",
                   shapeString(t.shape()), ") does not match ", graphName(indices, tmplAt), "'s (",
@@ -62,7 +62,8 @@ const Tensor* agreeingTemplate(const BatchField& f, FieldLevel level, const std:
 // Copies `in` (rows of the same width) into rows starting at rowOffset.
 void copyRows(Tensor& out, int64_t rowOffset, const Tensor& in) {
   if (!in.defined() || in.numel() == 0) return;
-  size_t rowBytes = out.dim(0) ? out.nbytes() / static_cast<size_t>(out.dim(0)) : 0;
+  const int64_t rows = out.shape()[0];
+  size_t rowBytes = rows ? out.nbytes() / static_cast<size_t>(rows) : 0;
   std::memcpy(static_cast<unsigned char*>(out.raw()) + rowOffset * rowBytes, in.raw(), in.nbytes());
 }
 
@@ -106,7 +107,7 @@ Tensor collateField(const BatchField& f, const std::vector<const Graph*>& gs, co
       const int64_t row = level == FieldLevel::Node ? l.nodeOff[gi] : gi;
       const int64_t rows = level == FieldLevel::Node ? g.numNodes : 1;
       if ((g.*f.inGraph).defined())
-        copyRows(out, row, level == FieldLevel::Node ? g.*f.inGraph : (g.*f.inGraph).reshape({1, batchY.cols()}));
+        copyRows(out, row, g.*f.inGraph);  // a graph-level mask of any shape is one row's bytes
       else
         detail::fillRows(out, row, row + rows, 1, f.name);
     }
@@ -129,7 +130,7 @@ Tensor collateField(const BatchField& f, const std::vector<const Graph*>& gs, co
       // Each graph's values (shape [T], [1, T] or []) become one row of [numGraphs, T].
       const int64_t t = tmpl->numel();
       Tensor out = Tensor::empty({l.numGraphs, t}, tmpl->dtype());
-      for (int64_t gi = 0; gi < l.real; ++gi) copyRows(out, gi, (gs[gi]->*f.inGraph).reshape({1, t}));
+      for (int64_t gi = 0; gi < l.real; ++gi) copyRows(out, gi, gs[gi]->*f.inGraph);  // its bytes are one row
       detail::fillRows(out, l.real, l.numGraphs, pad, f.name);
       return out;
     }
