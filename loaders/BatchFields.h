@@ -17,8 +17,9 @@
 //
 //   * node level (one row per node) when a loader's nodeLevelTargets is set. M = maxNodesPerGraph.
 //
+//   std::vector<std::string> carried;
 //   for (const BatchField& f : batchFields())
-//     if ((graph.*f.inGraph).defined()) std::cout << f.name << " is " << fieldLevelName(f.level) << "-level\n";
+//     if ((g.*f.inGraph).defined()) carried.push_back(std::string(fieldLevelName(f.level)) + " " + f.name);
 #pragma once
 #include <string>
 #include <vector>

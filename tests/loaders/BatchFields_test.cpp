@@ -137,6 +137,26 @@ TEST(BatchFields, TableDescribesEveryFieldOnce) {
   EXPECT_EQ(FixedSizeOptions{}.pairPadValue, -1.0);
 }
 
+TEST(BatchFields, HeaderExamples) {
+  Generator gen(1);
+  Graph g = test::graphormerGraph(gen, 4, 4);
+  // loaders/BatchFields.h
+  std::vector<std::string> carried;
+  for (const BatchField& f : batchFields())
+    if ((g.*f.inGraph).defined()) carried.push_back(std::string(fieldLevelName(f.level)) + " " + f.name);
+  EXPECT_NE(std::find(carried.begin(), carried.end(), "node-pair spatial_pos"), carried.end());
+  EXPECT_EQ(carried.size(), 10u);  // all but the three split masks
+  // loaders/Batch.h
+  FixedSizeOptions opts = FixedSizeOptions::fromDataset(InMemoryDataset({g, g}), 3);
+  Batch b = FixedSizeCollator(opts).collate({g, g});
+  Tensor sp = b.spatialPos.reshape({b.numGraphs, b.maxNodesPerGraph, b.maxNodesPerGraph});
+  EXPECT_EQ(sp.shape(), (Shape{3, 4, 4}));
+  // loaders/FixedSizeOptions.h
+  int64_t nodes = 8, edges = b.numRealEdges, graphs = 2;
+  bool ok = opts.fits(nodes, edges, graphs);
+  EXPECT_TRUE(ok);
+}
+
 class GraphormerThroughLoaders : public ::testing::TestWithParam<PackingStrategy> {};
 
 TEST_P(GraphormerThroughLoaders, EveryValueOfEveryGraphExactly) {
