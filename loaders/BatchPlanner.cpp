@@ -43,11 +43,9 @@ struct Bin {
   int64_t nodes = 0, edges = 0;
 };
 
-// The stream-pack rule: after adding (n, e) one node and one edge must stay free for every padding graph.
+// Whether one more graph of (n, e) fits the open batch: FixedSizeOptions' capacity rule on the new totals.
 inline bool fits(const Bin& b, int64_t n, int64_t e, const FixedSizeOptions& o) {
-  int64_t count = static_cast<int64_t>(b.graphs.size()) + 1;
-  int64_t padGraphs = o.numGraphs - count;
-  return padGraphs >= 1 && b.nodes + n + padGraphs <= o.numNodes && b.edges + e + padGraphs <= o.numEdges;
+  return o.fits(b.nodes + n, b.edges + e, static_cast<int64_t>(b.graphs.size()) + 1);
 }
 
 inline void put(Bin& b, PlannedGraph g) {
@@ -71,13 +69,11 @@ EpochPlan BatchPlanner::plan(const std::vector<int64_t>& order, const EpochSampl
     g.index = idx;
     g.numNodes = dataset_->numNodes(static_cast<size_t>(idx));
     g.numEdges = dataset_->numEdges(static_cast<size_t>(idx));
-    if (g.numNodes > maxN || g.numEdges > maxE) {
+    if (!o.fitsGraph(g.numNodes, g.numEdges)) {
       switch (options_.overSize) {
         case OverSizeStrategy::Error:
-          invalidArgument("graph ", idx, " has ", g.numNodes, " nodes and ", g.numEdges,
-                          " edges but a batch holds at most ", maxN, " nodes and ", maxE, " edges for one graph (",
-                          o.toString(), " keeps one node and one edge for each of ", o.numGraphs - 1,
-                          " padding graphs): raise numNodes/numEdges or use OverSizeStrategy Skip or Trim*");
+          invalidArgument("graph ", idx, " has ", g.numNodes, " nodes and ", g.numEdges, " edges but a batch holds ",
+                          o.graphLimits(), ": raise numNodes/numEdges or use OverSizeStrategy Skip or Trim*");
         case OverSizeStrategy::Skip:
           plan.skipped.push_back(idx);
           continue;
@@ -141,8 +137,8 @@ EpochPlan BatchPlanner::plan(const std::vector<int64_t>& order, const EpochSampl
       sumEdges += static_cast<double>(items[k].numEdges);
     }
     double count = static_cast<double>(end - begin);
-    double targetNodes = std::max(static_cast<double>(o.numNodes - 1) / static_cast<double>(cap), sumNodes / count);
-    double targetEdges = std::max(static_cast<double>(o.numEdges - 1) / static_cast<double>(cap), sumEdges / count);
+    double targetNodes = std::max(static_cast<double>(o.nodeBudget(cap)) / static_cast<double>(cap), sumNodes / count);
+    double targetEdges = std::max(static_cast<double>(o.edgeBudget(cap)) / static_cast<double>(cap), sumEdges / count);
     std::vector<std::vector<PlannedGraph>> bins;
     constexpr int kScan = 256;  // how far to look past a graph whose edges do not fit
     while (!left.empty()) {
@@ -150,8 +146,10 @@ EpochPlan BatchPlanner::plan(const std::vector<int64_t>& order, const EpochSampl
       for (;;) {
         int64_t c = static_cast<int64_t>(bin.graphs.size());
         if (c + 1 > cap) break;
-        int64_t roomN = o.numNodes - bin.nodes - (o.numGraphs - c - 1);
-        int64_t roomE = o.numEdges - bin.edges - (o.numGraphs - c - 1);
+        // The largest graph that still fits: o.fits(bin + graph, c + 1) holds exactly when it has at most
+        // roomN nodes and roomE edges (the graphs left are all within maxGraphNodes()).
+        int64_t roomN = o.nodeBudget(c + 1) - bin.nodes;
+        int64_t roomE = o.edgeBudget(c + 1) - bin.edges;
         bool light = static_cast<double>(bin.nodes) <= targetNodes * static_cast<double>(c) &&
                      static_cast<double>(bin.edges) <= targetEdges * static_cast<double>(c);
         auto pick = left.end();

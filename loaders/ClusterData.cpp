@@ -8,7 +8,7 @@
 #include <limits>
 #include <numeric>
 
-#include "loaders/GraphTrim.h"
+#include "loaders/BatchFields.h"
 
 namespace gnn {
 
@@ -155,27 +155,13 @@ Graph ClusterData::subgraph(const std::vector<int64_t>& clusters, std::vector<in
       dst.push_back(localId(w));
     }
   }
-  Graph out;
-  out.numNodes = static_cast<int64_t>(nodes.size());
-  out.x = detail::takeRows(graph_.x, nodes);
-  out.pos = detail::takeRows(graph_.pos, nodes);
-  out.z = detail::takeRows(graph_.z, nodes);
-  out.trainMask = detail::takeRows(graph_.trainMask, nodes);
-  out.validMask = detail::takeRows(graph_.validMask, nodes);
-  out.testMask = detail::takeRows(graph_.testMask, nodes);
-  if (graph_.y.defined() && graph_.y.rank() >= 1 && graph_.y.dim(0) == graph_.numNodes) {
-    out.y = detail::takeRows(graph_.y, nodes);
-    out.yMask = detail::takeRows(graph_.yMask, nodes);
-  } else {
-    out.y = graph_.y;
-    out.yMask = graph_.yMask;
-  }
   int64_t k = static_cast<int64_t>(edges.size());
   Tensor ei({2, k}, DType::I64);
   std::copy(src.begin(), src.end(), ei.data<int64_t>());
   std::copy(dst.begin(), dst.end(), ei.data<int64_t>() + k);
-  out.edgeIndex = ei;
-  out.edgeAttr = detail::takeRows(graph_.edgeAttr, edges);
+  // Targets with one row per node are node-level (Cora's labels); anything else describes the whole graph.
+  const bool nodeLevel = graph_.y.defined() && graph_.y.rank() >= 1 && graph_.y.dim(0) == graph_.numNodes;
+  Graph out = selectSubgraph(graph_, nodes, edges, std::move(ei), nodeLevel);
   if (nodeIds) *nodeIds = std::move(nodes);
   return out;
 }
@@ -189,8 +175,8 @@ FixedSizeOptions ClusterData::worstCaseOptions(int64_t clustersPerBatch) const {
   std::sort(edges.rbegin(), edges.rend());
   FixedSizeOptions o;
   o.numGraphs = 2;
-  o.numNodes = std::accumulate(sizes.begin(), sizes.begin() + clustersPerBatch, int64_t{0}) + 1;
-  o.numEdges = std::accumulate(edges.begin(), edges.begin() + clustersPerBatch, int64_t{0}) + 1;
+  o.numNodes = o.rowsNeeded(std::accumulate(sizes.begin(), sizes.begin() + clustersPerBatch, int64_t{0}), 1);
+  o.numEdges = o.rowsNeeded(std::accumulate(edges.begin(), edges.begin() + clustersPerBatch, int64_t{0}), 1);
   return o;
 }
 

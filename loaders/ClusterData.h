@@ -39,12 +39,12 @@ class ClusterData {
   double partitionSeconds() const { return partitionSeconds_; }
 
   /// The subgraph induced by the union of `clusters`: nodes cluster by cluster (ascending id within each), every
-  /// original edge with both ends inside, node features/labels/masks carried along. nodeIds (optional)
-  /// receives the original id of each subgraph node.
+  /// original edge with both ends inside, every field carried along by its level (loaders/BatchFields.h; y is
+  /// node-level when it has one row per node). nodeIds (optional) receives the original id of each subgraph node.
   Graph subgraph(const std::vector<int64_t>& clusters, std::vector<int64_t>* nodeIds = nullptr) const;
 
   /// Fixed sizes that hold any clustersPerBatch clusters without trimming: the largest clusters' nodes and
-  /// out-edges, plus one node and one edge for the padding graph; numGraphs = 2.
+  /// out-edges, plus one node and one edge for the padding graph (FixedSizeOptions::rowsNeeded); numGraphs = 2.
   FixedSizeOptions worstCaseOptions(int64_t clustersPerBatch) const;
 
  private:

@@ -44,21 +44,18 @@ ClusterLoader::Item ClusterLoader::makeItem(int64_t i) const {
   std::vector<int64_t> nodeIds;
   Graph g = clusters_->subgraph(ids, &nodeIds);
   Item item;
-  if (g.numNodes > fixed_.maxGraphNodes() || g.numEdges() > fixed_.maxGraphEdges()) {
+  if (!fixed_.fitsGraph(g.numNodes, g.numEdges())) {
     GNN_CHECK_ARG(options_.overSize != OverSizeStrategy::Error && options_.overSize != OverSizeStrategy::Skip,
                   "ClusterLoader: clusters of batch ", i, " hold ", g.numNodes, " nodes and ", g.numEdges(),
-                  " edges, more than ", fixed_.toString(), " allows (", fixed_.maxGraphNodes(), " nodes, ",
-                  fixed_.maxGraphEdges(), " edges): raise the sizes (ClusterData::worstCaseOptions) or trim");
+                  " edges but a batch holds ", fixed_.graphLimits(),
+                  ": raise the sizes (ClusterData::worstCaseOptions) or trim");
     Generator gen = sampler_.generator(epoch_, 2);
     gen.setState(gen.seed(), gen.offset() + static_cast<uint64_t>(i) * 1048576);
-    // Trim through a graph carrying the original ids as z-like payload, so nodeIndex follows the kept nodes.
-    Graph withIds = g;
-    withIds.z = Tensor::fromVector(nodeIds);
-    Graph t = trimGraph(withIds, fixed_.maxGraphNodes(), fixed_.maxGraphEdges(), options_.overSize, gen,
-                        /*nodeLevelTargets=*/true, "cluster batch " + std::to_string(i));
-    nodeIds.assign(t.z.data<int64_t>(), t.z.data<int64_t>() + t.numNodes);
-    t.z = g.z.defined() ? detail::takeRows(clusters_->graph().z, nodeIds) : Tensor();
-    g = std::move(t);
+    std::vector<int64_t> kept;  // subgraph-local ids of the nodes that survive
+    g = trimGraph(g, fixed_.maxGraphNodes(), fixed_.maxGraphEdges(), options_.overSize, gen,
+                  /*nodeLevelTargets=*/true, "cluster batch " + std::to_string(i), &kept);
+    for (int64_t& v : kept) v = nodeIds[static_cast<size_t>(v)];
+    nodeIds = std::move(kept);
     item.trimmed = true;
   }
   item.batch = collator_.collate({&g}, ids.empty() ? std::vector<int64_t>{} : std::vector<int64_t>{ids.front()});

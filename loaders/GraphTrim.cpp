@@ -9,18 +9,6 @@
 namespace gnn {
 namespace detail {
 
-Tensor takeRows(const Tensor& t, const std::vector<int64_t>& rows) {
-  if (!t.defined()) return t;
-  Shape shape = t.shape();
-  shape[0] = static_cast<int64_t>(rows.size());
-  Tensor out(shape, t.dtype());
-  size_t rowBytes = t.dim(0) ? t.nbytes() / static_cast<size_t>(t.dim(0)) : 0;
-  const auto* src = static_cast<const unsigned char*>(t.raw());
-  auto* dst = static_cast<unsigned char*>(out.raw());
-  for (size_t i = 0; i < rows.size(); ++i) std::memcpy(dst + i * rowBytes, src + rows[i] * rowBytes, rowBytes);
-  return out;
-}
-
 Graph inducedSubgraph(const Graph& g, const std::vector<int64_t>& keptNodes, const std::vector<int64_t>* keptEdges,
                       bool nodeLevelTargets) {
   std::vector<int64_t> local(static_cast<size_t>(g.numNodes), -1);
@@ -36,21 +24,6 @@ Graph inducedSubgraph(const Graph& g, const std::vector<int64_t>& keptNodes, con
   else
     for (int64_t j = 0; j < m; ++j) consider(j);
 
-  Graph out = g;
-  out.numNodes = static_cast<int64_t>(keptNodes.size());
-  out.x = takeRows(g.x, keptNodes);
-  out.pos = takeRows(g.pos, keptNodes);
-  out.z = takeRows(g.z, keptNodes);
-  out.inDegree = Tensor();  // structural encodings no longer hold for the subgraph
-  out.spatialPos = Tensor();
-  out.edgeInput = Tensor();
-  out.trainMask = takeRows(g.trainMask, keptNodes);
-  out.validMask = takeRows(g.validMask, keptNodes);
-  out.testMask = takeRows(g.testMask, keptNodes);
-  if (nodeLevelTargets) {
-    out.y = takeRows(g.y, keptNodes);
-    out.yMask = takeRows(g.yMask, keptNodes);
-  }
   int64_t k = static_cast<int64_t>(edges.size());
   Tensor ei({2, k}, DType::I64);
   int64_t* d = ei.data<int64_t>();
@@ -58,17 +31,21 @@ Graph inducedSubgraph(const Graph& g, const std::vector<int64_t>& keptNodes, con
     d[i] = local[e[edges[i]]];
     d[k + i] = local[e[m + edges[i]]];
   }
-  out.edgeIndex = ei;
-  out.edgeAttr = takeRows(g.edgeAttr, edges);
-  return out;
+  return selectSubgraph(g, keptNodes, edges, std::move(ei), nodeLevelTargets);
 }
 
 }  // namespace detail
 
 Graph trimGraph(const Graph& g, int64_t maxNodes, int64_t maxEdges, OverSizeStrategy strategy, Generator& gen,
-                bool nodeLevelTargets, const std::string& what) {
+                bool nodeLevelTargets, const std::string& what, std::vector<int64_t>* keptNodesOut) {
   int64_t n = g.numNodes, m = g.numEdges();
-  if (n <= maxNodes && m <= maxEdges) return g;
+  if (n <= maxNodes && m <= maxEdges) {
+    if (keptNodesOut) {
+      keptNodesOut->resize(static_cast<size_t>(n));
+      std::iota(keptNodesOut->begin(), keptNodesOut->end(), int64_t{0});
+    }
+    return g;
+  }
   bool trimNodes = strategy == OverSizeStrategy::TrimNodes || strategy == OverSizeStrategy::TrimNodesAndEdges;
   bool trimEdges = strategy == OverSizeStrategy::TrimEdges || strategy == OverSizeStrategy::TrimNodesAndEdges;
   GNN_CHECK_ARG(trimNodes || trimEdges, what, " has ", n, " nodes and ", m, " edges but a batch holds at most ",
@@ -115,7 +92,9 @@ Graph trimGraph(const Graph& g, int64_t maxNodes, int64_t maxEdges, OverSizeStra
     keptEdges.resize(static_cast<size_t>(maxEdges));
     std::sort(keptEdges.begin(), keptEdges.end());
   }
-  return detail::inducedSubgraph(g, keptNodes, &keptEdges, nodeLevelTargets);
+  Graph out = detail::inducedSubgraph(g, keptNodes, &keptEdges, nodeLevelTargets);
+  if (keptNodesOut) *keptNodesOut = std::move(keptNodes);
+  return out;
 }
 
 }  // namespace gnn

@@ -1,9 +1,13 @@
 // Small random molecule-like graphs for loader tests: int64 node features [n, 3], both directions of every
 // undirected edge, int64 edge features [m, 2], one float target per graph. Seeded, so tests are reproducible.
+// graphormerGraph adds what Graphormer and SchNet read: OGB-shaped features (9 atom, 3 bond), pos, z, and the
+// encodings of data/GraphormerEncodings.h (spatial_pos, in_degree, edge_input).
 #pragma once
 #include <memory>
 
 #include "data/Dataset.h"
+#include "data/GraphormerEncodings.h"
+#include "data/MoleculeGraph.h"
 #include "gnn/Random.h"
 
 namespace gnn::test {
@@ -36,6 +40,41 @@ inline std::shared_ptr<InMemoryDataset> randomDataset(int64_t count, uint64_t se
   Generator g(seed);
   auto ds = std::make_shared<InMemoryDataset>();
   for (int64_t i = 0; i < count; ++i) ds->push(randomGraph(g, minNodes, maxNodes));
+  return ds;
+}
+
+/// A molecule-shaped graph with Graphormer's encodings (multi_hop_max_dist k), pos and z. About one graph in
+/// five is split in two (a missing chain bond), so spatial_pos holds the unreachable value 510 too. minNodes may
+/// be 0 (an empty molecule, which carries no node-pair fields, pos or z, as MoleculeGraph::toGraph makes it).
+inline Graph graphormerGraph(Generator& g, int64_t minNodes, int64_t maxNodes, int k = 3) {
+  MoleculeGraph m;
+  m.numNodes = minNodes + static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(maxNodes - minNodes + 1)));
+  const int64_t n = m.numNodes;
+  for (int64_t i = 0; i < n * MoleculeGraph::kAtomFeatures; ++i) m.x.push_back(static_cast<int64_t>(g.nextBelow(6)));
+  const int64_t cut = g.nextBelow(5) == 0 && n > 2 ? 1 + static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n - 2))) : -1;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = i + 1; j < n; ++j)
+      if ((j == i + 1 && i != cut) || (j > i + 2 && g.nextUniform() < 0.08)) {
+        int64_t a[3] = {static_cast<int64_t>(g.nextBelow(4)), static_cast<int64_t>(g.nextBelow(3)),
+                        static_cast<int64_t>(g.nextBelow(2))};
+        m.src.push_back(i), m.dst.push_back(j), m.edgeAttr.insert(m.edgeAttr.end(), a, a + 3);
+        m.src.push_back(j), m.dst.push_back(i), m.edgeAttr.insert(m.edgeAttr.end(), a, a + 3);
+      }
+  for (int64_t i = 0; i < n; ++i) {
+    for (int d = 0; d < 3; ++d) m.pos.push_back(static_cast<float>(g.nextUniform() * 4 - 2));
+    m.z.push_back(1 + static_cast<int64_t>(g.nextBelow(17)));
+  }
+  m.y.push_back(static_cast<float>(g.nextUniform() * 10));
+  m.yMask.push_back(1);
+  if (n > 0) GraphormerEncodings(k).compute(m);
+  return m.toGraph();
+}
+
+inline std::shared_ptr<InMemoryDataset> graphormerDataset(int64_t count, uint64_t seed = 1, int64_t minNodes = 1,
+                                                          int64_t maxNodes = 12, int k = 3) {
+  Generator g(seed);
+  auto ds = std::make_shared<InMemoryDataset>();
+  for (int64_t i = 0; i < count; ++i) ds->push(graphormerGraph(g, minNodes, maxNodes, k));
   return ds;
 }
 
