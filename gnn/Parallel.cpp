@@ -8,13 +8,20 @@ namespace gnn {
 namespace {
 std::atomic<int> gDefaultThreads{0};
 
+// The machine's cores, read once: omp_get_num_procs() asks the kernel for the affinity mask on every call,
+// and loops ask for it on every run.
+int machineCores() {
+  static const int cores = std::max(1, omp_get_num_procs());
+  return cores;
+}
+
 struct CoreSlots {
   std::mutex mu;
   std::condition_variable freed;
   int capacity = 0;  // 0 = the machine's cores
   int inUse = 0;
   int peak = 0;
-  int limit() const { return capacity > 0 ? capacity : omp_get_num_procs(); }
+  int limit() const { return capacity > 0 ? capacity : machineCores(); }
 };
 CoreSlots& slots() {
   static auto* s = new CoreSlots();  // never destroyed: loops may run during static destruction
@@ -31,7 +38,7 @@ const bool kEigenSingleThreaded = [] {
 
 int defaultThreads() {
   int n = gDefaultThreads.load(std::memory_order_relaxed);
-  return n > 0 ? n : omp_get_num_procs();
+  return n > 0 ? n : machineCores();
 }
 void setDefaultThreads(int n) { gDefaultThreads.store(n > 0 ? n : 0, std::memory_order_relaxed); }
 
