@@ -15,13 +15,35 @@ int machineCores() {
   return cores;
 }
 
+// Slots in use are an atomic count, so taking and returning free slots costs two atomic operations; only a
+// thread that finds none free takes the mutex and sleeps until one is returned.
 struct CoreSlots {
+  std::atomic<int> capacity{0};  // 0 = the machine's cores
+  std::atomic<int> inUse{0};
+  std::atomic<int> peak{0};
+  std::atomic<int> waiting{0};
   std::mutex mu;
   std::condition_variable freed;
-  int capacity = 0;  // 0 = the machine's cores
-  int inUse = 0;
-  int peak = 0;
-  int limit() const { return capacity > 0 ? capacity : machineCores(); }
+  int limit() const {
+    const int c = capacity.load(std::memory_order_relaxed);
+    return c > 0 ? c : machineCores();
+  }
+  // Takes between 1 and want slots if any is free; returns how many (0: none free).
+  int tryTake(int want) {
+    int cur = inUse.load(std::memory_order_relaxed);
+    for (;;) {
+      const int room = limit() - cur;
+      if (room <= 0) return 0;
+      const int take = std::max(1, std::min(want, room));
+      if (inUse.compare_exchange_weak(cur, cur + take, std::memory_order_acquire, std::memory_order_relaxed)) {
+        const int now = cur + take;
+        int p = peak.load(std::memory_order_relaxed);
+        while (now > p && !peak.compare_exchange_weak(p, now, std::memory_order_relaxed)) {
+        }
+        return take;
+      }
+    }
+  }
 };
 CoreSlots& slots() {
   static auto* s = new CoreSlots();  // never destroyed: loops may run during static destruction
@@ -51,23 +73,14 @@ void setNumThreads(int n) {
   if (n > 0) omp_set_num_threads(n);
 }
 
-int coreSlots() {
-  std::lock_guard<std::mutex> lock(slots().mu);
-  return slots().limit();
-}
+int coreSlots() { return slots().limit(); }
 void setCoreSlots(int n) {
+  slots().capacity.store(n > 0 ? n : 0);
   std::lock_guard<std::mutex> lock(slots().mu);
-  slots().capacity = n > 0 ? n : 0;
   slots().freed.notify_all();
 }
-int peakCoreSlotsInUse() {
-  std::lock_guard<std::mutex> lock(slots().mu);
-  return slots().peak;
-}
-void resetPeakCoreSlotsInUse() {
-  std::lock_guard<std::mutex> lock(slots().mu);
-  slots().peak = slots().inUse;
-}
+int peakCoreSlotsInUse() { return slots().peak.load(); }
+void resetPeakCoreSlotsInUse() { slots().peak.store(slots().inUse.load()); }
 
 namespace detail {
 bool& holdsCoreSlot() {
@@ -77,12 +90,12 @@ bool& holdsCoreSlot() {
 
 CoreLease::CoreLease(int want) {
   CoreSlots& s = slots();
-  {
+  count_ = s.tryTake(want);
+  if (count_ == 0) {
     std::unique_lock<std::mutex> lock(s.mu);
-    s.freed.wait(lock, [&] { return s.inUse < s.limit(); });
-    count_ = std::max(1, std::min(want, s.limit() - s.inUse));
-    s.inUse += count_;
-    s.peak = std::max(s.peak, s.inUse);
+    s.waiting.fetch_add(1);
+    s.freed.wait(lock, [&] { return (count_ = s.tryTake(want)) > 0; });
+    s.waiting.fetch_sub(1);
   }
   holdsCoreSlot() = true;
 }
@@ -90,13 +103,13 @@ CoreLease::CoreLease(int want) {
 CoreLease::~CoreLease() {
   holdsCoreSlot() = false;
   CoreSlots& s = slots();
-  {
+  s.inUse.fetch_sub(count_, std::memory_order_release);
+  if (s.waiting.load() > 0) {
+    // Under the mutex, so a waiter between its check and its sleep cannot miss the wake-up; only as many
+    // waiters as slots came free are woken.
     std::lock_guard<std::mutex> lock(s.mu);
-    s.inUse -= count_;
+    for (int i = 0; i < count_; ++i) s.freed.notify_one();
   }
-  // Wake only as many waiters as slots came free: waking all of them would make every waiting thread
-  // runnable at once just to find the slots taken.
-  for (int i = 0; i < count_; ++i) s.freed.notify_one();
 }
 }  // namespace detail
 
