@@ -4,7 +4,7 @@
 // Dropout draws its masks from the current ExecutionContext's random key (set it every step).
 //
 //   GIN model(opts, gen);
-//   ExecutionContext::current().setRandomKey({seed, opt.stepCount(), 0});
+//   ExecutionContext::current().setRandomKey({seed, step, 0});   // step: the optimizer's step count
 //   Variable pred = model.forward(batch);                  // [numGraphs, tasks]
 //   Variable loss = l1Loss(pred, batch.y, batch.yMask);    // padding graphs have yMask 0
 #pragma once

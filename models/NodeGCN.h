@@ -6,7 +6,7 @@
 // random key, so set it every step.
 //
 //   NodeGCN net(1433, 16, 7, gen);
-//   ExecutionContext::current().setRandomKey({seed, opt.stepCount(), 0});
+//   ExecutionContext::current().setRandomKey({seed, step, 0});    // step: the optimizer's step count
 //   Variable logits = net.forward(features, edgeIndex);     // features: SparseMatrix or Variable
 //   Variable same = net.forward(batch);                     // batch.x dense [N, 1433], batch.edgeIndex
 #pragma once

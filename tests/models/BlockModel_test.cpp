@@ -24,6 +24,23 @@ std::vector<Batch> someBatches() {
   return test::batchesOf(ds, FixedSizeOptions{64, 128, 8}, PackingStrategy::PlannedPack);
 }
 
+// A small graph with dense and sparse features for NodeGCN.
+struct NodeGraph {
+  Tensor x, edgeIndex;
+  SparseMatrix xs;
+};
+NodeGraph nodeGraph() {
+  NodeGraph g;
+  g.x = Tensor::fromVector<float>({0, 1, 0, 0.5f, 0, 0, 0, 0, 2, 0, 0, 1, 1, 0, 0, 0, 3, 0, 0, 0, 0.25f}, {7, 3});
+  std::vector<int64_t> rows, cols;
+  std::vector<double> vals;
+  for (int64_t i = 0; i < 21; ++i)
+    if (g.x.at(i) != 0) rows.push_back(i / 3), cols.push_back(i % 3), vals.push_back(g.x.at(i));
+  g.xs = SparseMatrix::fromCoo(7, 3, rows, cols, vals);
+  g.edgeIndex = Tensor::fromVector<int64_t>({0, 1, 2, 3, 4, 5, 6, 1, 1, 2, 3, 4, 5, 6, 0, 0}, {2, 8});
+  return g;
+}
+
 std::unique_ptr<GraphModel> makeModel(bool gin, DType dt, double dropout, uint64_t seed = 3) {
   Generator g(seed);
   GraphModelOptions o;
@@ -93,6 +110,32 @@ TEST(BlockModel, GinAndGcnEqualTheirOpsWrittenOutByHand) {
       }
 }
 
+// The usage examples of models/BlockModel.h, models/GraphModel.h and models/NodeGCN.h.
+TEST(BlockModel, HeaderExamples) {
+  Generator gen(2);
+  GraphModelOptions opts;
+  opts.layers = 2;
+  opts.hidden = 8;
+  opts.dropout = 0.1;
+  GIN model(opts, gen);
+  const Batch batch = someBatches().front();
+  uint64_t seed = 1, step = 0;
+  ExecutionContext::current().setRandomKey({seed, step, 0});   // step: the optimizer's step count
+  Variable pred = model.forward(batch);                  // all blocks; the state's "out"
+  Variable loss = l1Loss(pred, batch.y, batch.yMask);    // padding graphs have yMask 0
+  ExecutionContext::current().setRandomKey({seed, step, 0});
+  BlockState s = model.runBlocks({}, batch, 0, 3);       // stage 1: input, layers/0, layers/1
+  Variable same = model.runBlocks(s, batch, 3, model.numBlocks()).get("out");
+  EXPECT_TRUE(same.value().bitEqual(pred.value()));
+  EXPECT_EQ(s.names(), std::vector<std::string>{"h"});
+
+  NodeGraph g = nodeGraph();
+  NodeGCN net(3, 16, 7, gen);
+  ExecutionContext::current().setRandomKey({seed, step, 0});    // step: the optimizer's step count
+  Variable logits = net.forward(g.xs, g.edgeIndex);      // features: SparseMatrix or Variable
+  EXPECT_EQ(logits.shape(), (Shape{7, 7}));
+}
+
 TEST(BlockModel, AnySplitIntoRangesGivesTheSameBits) {
   auto m = makeModel(true, DType::F32, 0.25);
   const Batch b = someBatches().front();
@@ -153,23 +196,6 @@ TEST(BlockModel, ErrorsNameWhatIsThere) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("no entry 'h' (present: none)"), std::string::npos) << e.what();
   }
-}
-
-// A small graph with dense and sparse features for NodeGCN.
-struct NodeGraph {
-  Tensor x, edgeIndex;
-  SparseMatrix xs;
-};
-NodeGraph nodeGraph() {
-  NodeGraph g;
-  g.x = Tensor::fromVector<float>({0, 1, 0, 0.5f, 0, 0, 0, 0, 2, 0, 0, 1, 1, 0, 0, 0, 3, 0, 0, 0, 0.25f}, {7, 3});
-  std::vector<int64_t> rows, cols;
-  std::vector<double> vals;
-  for (int64_t i = 0; i < 21; ++i)
-    if (g.x.at(i) != 0) rows.push_back(i / 3), cols.push_back(i % 3), vals.push_back(g.x.at(i));
-  g.xs = SparseMatrix::fromCoo(7, 3, rows, cols, vals);
-  g.edgeIndex = Tensor::fromVector<int64_t>({0, 1, 2, 3, 4, 5, 6, 1, 1, 2, 3, 4, 5, 6, 0, 0}, {2, 8});
-  return g;
 }
 
 TEST(BlockModel, NodeGcnEqualsItsOpsWrittenOutByHand) {
