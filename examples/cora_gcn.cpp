@@ -20,6 +20,7 @@
 #include "data/OgbNodeDataset.h"
 #include "gnn/Profiler.h"
 #include "gnn/Checkpoint.h"
+#include "gnn/ExecutionContext.h"
 #include "gnn/Ops.h"
 #include "gnn/Optimizer.h"
 #include "gnn/Parallel.h"
@@ -85,7 +86,7 @@ double accuracy(const Tensor& logits, const Tensor& y, const std::vector<int64_t
 
 RunResult trainOnce(const Config& cfg, const OgbNodeDataset& ds, const SparseMatrix& features, uint64_t seed,
                     const std::shared_ptr<const ClusterData>& clusters) {
-  Generator initGen(seed), dropGen(seed ^ 0x5eedd50bULL);
+  Generator initGen(seed);
   NodeGCNOptions mo;
   mo.dropout = cfg.dropout;
   // Cluster-GCN: every step sees another subgraph, so the normalised adjacency cannot be cached.
@@ -112,7 +113,6 @@ RunResult trainOnce(const Config& cfg, const OgbNodeDataset& ds, const SparseMat
     if (m.value("hidden", -1) != cfg.hidden || m.value("num_features", int64_t{-1}) != ds.graph.x.dim(1))
       throw std::runtime_error(cfg.load + ": checkpoint was made for another model or dataset");
     startEpoch = m.at("epoch").get<int>();
-    dropGen.setState(m.at("dropout_rng_seed").get<uint64_t>(), m.at("dropout_rng_offset").get<uint64_t>());
     bestVal = m.at("best_val_acc").get<double>();
     r.testAcc = m.at("test_acc_at_best_val").get<double>();
     r.bestEpoch = m.at("best_epoch").get<int>();
@@ -122,6 +122,9 @@ RunResult trainOnce(const Config& cfg, const OgbNodeDataset& ds, const SparseMat
 
   const Tensor& ei = ds.graph.edgeIndex;
   const Tensor& y = ds.graph.y;
+  // Dropout masks come from (seed, optimizer step, micro-batch): the optimizer's step count is in the
+  // checkpoint, so a resumed run draws the masks an uninterrupted one would.
+  ExecutionContext& ctx = ExecutionContext::current();
   for (int epoch = startEpoch; epoch < cfg.epochs; ++epoch) {
     Stopwatch sw;
     net.train();
@@ -132,7 +135,8 @@ RunResult trainOnce(const Config& cfg, const OgbNodeDataset& ds, const SparseMat
       int steps = 0;
       for (Batch b; loader->next(b);) {
         if (b.trainMask.flat<uint8_t>().maxCoeff() == 0) continue;
-        Variable logits = net.forward(Variable(b.x), b.edgeIndex, dropGen);
+        ctx.setRandomKey({seed, static_cast<uint64_t>(opt.stepCount()), 0});
+        Variable logits = net.forward(b);
         Variable loss = crossEntropy(logits, b.y, b.trainMask);
         opt.zeroGrad();
         loss.backward();
@@ -142,7 +146,8 @@ RunResult trainOnce(const Config& cfg, const OgbNodeDataset& ds, const SparseMat
       }
       lossValue /= std::max(steps, 1);
     } else {
-      Variable logits = net.forward(features, ei, dropGen);
+      ctx.setRandomKey({seed, static_cast<uint64_t>(opt.stepCount()), 0});
+      Variable logits = net.forward(features, ei);
       Variable loss = crossEntropy(logits, y, ds.graph.trainMask);
       opt.zeroGrad();
       loss.backward();
@@ -161,7 +166,7 @@ RunResult trainOnce(const Config& cfg, const OgbNodeDataset& ds, const SparseMat
     Tensor out;
     {
       NoGradGuard ng;
-      out = net.forward(features, ei, dropGen).value();
+      out = net.forward(features, ei).value();
     }
     r.inferMs.push_back(sw.ms());
     double trainAcc = accuracy(out, y, ds.trainIdx, nullptr);
@@ -183,7 +188,7 @@ RunResult trainOnce(const Config& cfg, const OgbNodeDataset& ds, const SparseMat
     NoGradGuard ng;
     net.eval();
     std::vector<int64_t> pred;
-    Tensor out = net.forward(features, ei, dropGen).value();
+    Tensor out = net.forward(features, ei).value();
     accuracy(out, y, ds.testIdx, &pred);
     fnv(r.predChecksum, pred.data(), pred.size() * sizeof(int64_t));
     if (startEpoch >= cfg.epochs) {
@@ -201,8 +206,6 @@ RunResult trainOnce(const Config& cfg, const OgbNodeDataset& ds, const SparseMat
                {"num_features", ds.graph.x.dim(1)},
                {"num_classes", ds.numClasses},
                {"dataset", ds.name},
-               {"dropout_rng_seed", dropGen.seed()},
-               {"dropout_rng_offset", dropGen.offset()},
                {"best_val_acc", bestVal},
                {"best_epoch", r.bestEpoch},
                {"test_acc_at_best_val", r.testAcc},
@@ -237,7 +240,7 @@ int main(int argc, char** argv) {
       "seed", po::value(&cfg.seed)->default_value(0), "random seed of the first run")(
       "runs", po::value(&cfg.runs)->default_value(1), "independent runs with seeds seed..seed+runs-1")(
       "threads", po::value(&cfg.threads)->default_value(0), "threads (0 = all cores)")(
-      "save", po::value(&cfg.save), "write a checkpoint (model + optimizer + RNG state) at the end")(
+      "save", po::value(&cfg.save), "write a checkpoint (model + optimizer, whose step count keys dropout) at the end")(
       "load", po::value(&cfg.load), "resume from a checkpoint and train on to --epochs")(
       "json", po::bool_switch(&cfg.json), "print one JSON summary object on stdout")(
       "loader", po::value(&cfg.loader)->default_value("full"), "full (one full-graph step per epoch) | cluster")(

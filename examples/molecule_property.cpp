@@ -22,6 +22,7 @@
 #include "examples/MoleculeData.h"
 #include "gnn/Profiler.h"
 #include "gnn/Checkpoint.h"
+#include "gnn/ExecutionContext.h"
 #include "gnn/Metrics.h"
 #include "gnn/Ops.h"
 #include "gnn/Optimizer.h"
@@ -322,6 +323,9 @@ int main(int argc, char** argv) {
         waitSeconds += secondsSince(w0);
         if (!more) break;
         opt.zeroGrad();
+        // Dropout masks come from (seed, optimizer step, micro-batch); the step count is in the checkpoint, so
+        // a resumed run draws the masks an uninterrupted one would.
+        ExecutionContext::current().setRandomKey({c.seed, static_cast<uint64_t>(opt.stepCount()), 0});
         Variable pred = model->forward(b);
         Variable loss = classification ? bceWithLogits(pred, b.y, b.yMask) : l1Loss(pred, b.y, b.yMask);
         if (!std::isfinite(loss.value().item())) {

@@ -6,7 +6,7 @@
 //   version    u32      1
 //   count      u32      number of tensors
 //   metaBytes  u64      length of the metadata
-//   metadata   bytes    UTF-8 JSON object (free-form: model config, epoch, RNG state, ...)
+//   metadata   bytes    UTF-8 JSON object (free-form: model config, epoch, ...)
 //   count times:
 //     nameLen  u32, name bytes (UTF-8, e.g. "model.conv1.weight", "optimizer.m.0")
 //     dtype    u8       0 float32, 1 float64, 2 int32, 3 int64, 4 uint8, 5 float16

@@ -13,6 +13,11 @@ Embedding::Embedding(int64_t numEmbeddings, int64_t dim, Generator& gen, bool xa
   weight_ = &registerParameter("weight", std::move(w));
 }
 
+std::unique_ptr<Module> Embedding::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<Embedding>(num_, dim_, unused, false, weight_->dtype()));
+}
+
 Variable Embedding::forward(const Tensor& index) const { return embedding(*weight_, index); }
 
 }  // namespace gnn

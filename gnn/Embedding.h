@@ -11,6 +11,7 @@ class Embedding : public Module {
   Embedding(int64_t numEmbeddings, int64_t dim, Generator& gen, bool xavierInit = false, DType dtype = DType::F32);
   /// Rows for int64 indices [N] -> [N, dim].
   Variable forward(const Tensor& index) const;
+  std::unique_ptr<Module> clone() const override;
   Variable& weight() { return *weight_; }
   int64_t numEmbeddings() const { return num_; }
   int64_t dim() const { return dim_; }

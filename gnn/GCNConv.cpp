@@ -14,6 +14,11 @@ GCNConv::GCNConv(int64_t inChannels, int64_t outChannels, Generator& gen, GCNCon
   resetParameters(gen);
 }
 
+std::unique_ptr<Module> GCNConv::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<GCNConv>(in_, out_, unused, opt_));
+}
+
 void GCNConv::resetParameters(Generator& gen) {
   weight_->value() = init::glorotUniform({in_, out_}, in_, out_, gen, opt_.dtype);
   if (bias_) bias_->value() = Tensor({out_}, opt_.dtype);
@@ -21,7 +26,8 @@ void GCNConv::resetParameters(Generator& gen) {
 
 SparseMatrix GCNConv::normalizedAdjacency(const Tensor& edgeIndex, int64_t numNodes, bool addSelfLoops,
                                           bool normalize, DType dtype) {
-  Tensor src = edgeRow(edgeIndex, 0), dst = edgeRow(edgeIndex, 1);
+  // Read through const views: a non-const access would bump the buffer's version and defeat the cache.
+  const Tensor src = edgeRow(edgeIndex, 0), dst = edgeRow(edgeIndex, 1);
   const int64_t E = edgeIndex.dim(1);
   const int64_t *s = src.data<int64_t>(), *d = dst.data<int64_t>();
   std::vector<int64_t> rows, cols;
@@ -55,20 +61,31 @@ SparseMatrix GCNConv::normalizedAdjacency(const Tensor& edgeIndex, int64_t numNo
 }
 
 const SparseMatrix& GCNConv::adjacency(const Tensor& edgeIndex, int64_t numNodes) {
-  bool hit = opt_.cached && cacheEdgeIndex_.defined() && cacheEdgeIndex_.raw() == edgeIndex.raw() &&
-             cacheEdgeIndex_.shape() == edgeIndex.shape() && cacheNodes_ == numNodes;
+  // The version is read before the build: a write that races with it makes the next call rebuild.
+  const uint64_t version = edgeIndex.version();
+  const bool hit = opt_.cached && cacheEdgeIndex_.defined() && cacheEdgeIndex_.storageId() == edgeIndex.storageId() &&
+                   cacheData_ == edgeIndex.raw() && cacheVersion_ == version &&
+                   cacheEdgeIndex_.shape() == edgeIndex.shape() && cacheNodes_ == numNodes;
   if (!hit) {
     cache_ = normalizedAdjacency(edgeIndex, numNodes, opt_.addSelfLoops, opt_.normalize, opt_.dtype);
+    ++builds_;
     if (opt_.cached) {
       cacheEdgeIndex_ = edgeIndex;
+      cacheData_ = edgeIndex.raw();
+      cacheVersion_ = version;
       cacheNodes_ = numNodes;
     }
   }
   return cache_;
 }
 
+Variable GCNConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable&, int64_t numNodes) {
+  return spmm(adjacency(edgeIndex, numNodes), x);
+}
+
 Variable GCNConv::finish(const Variable& xw, const Tensor& edgeIndex, int64_t numNodes) {
-  Variable out = spmm(adjacency(edgeIndex, numNodes), xw);
+  // As PyG's GCNConv: the bias is added after propagate, not in update().
+  Variable out = propagate(edgeIndex, xw, Variable(), numNodes);
   return bias_ ? add(out, *bias_) : out;
 }
 

@@ -11,6 +11,7 @@ class LayerNorm : public Module {
   Variable forward(const Variable& x) const;
   /// relu(forward(x)), fused.
   Variable forwardRelu(const Variable& x) const;
+  std::unique_ptr<Module> clone() const override;
 
  private:
   double eps_;

@@ -29,6 +29,11 @@ void Linear::resetGlorot(Generator& gen) {
   if (bias_) bias_->value() = Tensor({out_}, dt);
 }
 
+std::unique_ptr<Module> Linear::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<Linear>(in_, out_, unused, bias_ != nullptr, weight_->dtype()));
+}
+
 Variable Linear::forward(const Variable& x) const {
   GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == in_, "Linear(", in_, " -> ", out_, "): input has shape ",
                 shapeString(x.shape()), ", expected [N, ", in_, "]");

@@ -10,6 +10,7 @@ class Linear : public Module {
  public:
   Linear(int64_t inFeatures, int64_t outFeatures, Generator& gen, bool bias = true, DType dtype = DType::F32);
   Variable forward(const Variable& x) const;
+  std::unique_ptr<Module> clone() const override;
   void resetParameters(Generator& gen);
   /// Glorot-uniform weight and zero bias (PyG's default for message-passing layers).
   void resetGlorot(Generator& gen);

@@ -12,15 +12,20 @@ Tensor edgeRow(const Tensor& edgeIndex, int row) {
 Variable MessagePassing::propagate(const Tensor& edgeIndex, const Variable& x, const Variable& edgeAttr,
                                    int64_t numNodes) {
   if (numNodes < 0) numNodes = x.dim(0);
-  Tensor src = edgeRow(edgeIndex, 0), dst = edgeRow(edgeIndex, 1);
+  const Tensor src = edgeRow(edgeIndex, 0), dst = edgeRow(edgeIndex, 1);
   if (edgeAttr.defined())
     GNN_CHECK_ARG(edgeAttr.dim(0) == edgeIndex.dim(1), "propagate: edge_attr has ", edgeAttr.dim(0),
                   " rows for ", edgeIndex.dim(1), " edges");
-  Variable xj = gatherRows(x, src);
-  Variable xi = needsXi_ ? gatherRows(x, dst) : Variable();
-  Variable m = message(xj, xi, edgeAttr);
-  return update(aggregate(m, dst, numNodes), x);
+  Variable aggregated = messageAndAggregate(edgeIndex, x, edgeAttr, numNodes);
+  if (!aggregated.defined()) {
+    Variable xj = gatherRows(x, src);
+    Variable xi = needsXi_ ? gatherRows(x, dst) : Variable();
+    aggregated = aggregate(message(xj, xi, edgeAttr), dst, numNodes);
+  }
+  return update(aggregated, x);
 }
+
+Variable MessagePassing::messageAndAggregate(const Tensor&, const Variable&, const Variable&, int64_t) { return {}; }
 
 Variable MessagePassing::message(const Variable& xj, const Variable&, const Variable&) { return xj; }
 

@@ -1,6 +1,10 @@
 // MessagePassing: the base of graph layers, as in PyTorch Geometric. propagate() gathers source (x_j) and,
 // when asked, destination (x_i) features per edge, calls message(), aggregates the messages at their
 // destination node with aggregate() (deterministic scatter, no atomics) and finishes with update().
+// A layer with a fused kernel for message + aggregation overrides messageAndAggregate() (PyG's
+// message_and_aggregate); propagate() then calls it instead of gather -> message -> aggregate, so the layer
+// keeps the contract (and update()) and skips the [E, F] intermediates. GCNConv (SpMM with the normalised
+// adjacency) and GINConv (reluMessageSum) do.
 //
 //   class MyConv : public MessagePassing {
 //     Variable message(const Variable& xj, const Variable&, const Variable& e) override { return relu(add(xj, e)); }
@@ -19,11 +23,17 @@ class MessagePassing : public Module {
   explicit MessagePassing(Aggregation aggr = Aggregation::Sum, bool needsTargetFeatures = false)
       : aggr_(aggr), needsXi_(needsTargetFeatures) {}
 
-  /// Runs message -> aggregate -> update over edgeIndex (int64 [2, E]). numNodes defaults to x's rows.
+  /// Runs message -> aggregate (or the fused messageAndAggregate) -> update over edgeIndex (int64 [2, E]).
+  /// numNodes defaults to x's rows.
   Variable propagate(const Tensor& edgeIndex, const Variable& x, const Variable& edgeAttr = Variable(),
                      int64_t numNodes = -1);
 
  protected:
+  /// Fused message + aggregation: the aggregated messages [numNodes, F], as aggregate(message(...)) would give
+  /// them. The default returns an undefined Variable, which makes propagate() run the unfused path; a layer
+  /// may also do so for inputs its kernel does not cover.
+  virtual Variable messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable& edgeAttr,
+                                       int64_t numNodes);
   /// Message along each edge; default: the source features x_j. xi is undefined unless the layer asked for it.
   virtual Variable message(const Variable& xj, const Variable& xi, const Variable& edgeAttr);
   /// Reduces messages [E, F] at their destinations dst [E] into [numNodes, F].

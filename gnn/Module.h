@@ -6,11 +6,17 @@
 //    public:
 //     Mlp(Generator& g) : a_(16, 32, g), b_(32, 1, g) { registerModule("a", a_); registerModule("b", b_); }
 //     Variable forward(const Variable& x) { return b_.forward(relu(a_.forward(x))); }
+//     std::unique_ptr<Module> clone() const override {
+//       Generator unused;                                    // the fresh weights are overwritten
+//       return cloneInto(std::make_unique<Mlp>(unused));
+//     }
 //    private:
 //     Linear a_, b_;
 //   };
+//   std::unique_ptr<Mlp> replica = cloneModule(mlp);        // deep copy, e.g. for a replica
 #pragma once
 #include <deque>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,16 +44,44 @@ class Module {
   bool isTraining() const { return training_; }
   void zeroGrad();
 
+  /// A deep copy (for replicas): the same class, structure, parameter names and training flags, every
+  /// parameter value copied into new storage (charged to the current ExecutionContext's memory account), no
+  /// gradients and no caches. Training the copy leaves this module unchanged. Every layer and model of the
+  /// library implements it; the default throws, naming the class, for a module that does not.
+  virtual std::unique_ptr<Module> clone() const;
+
  protected:
   Variable& registerParameter(const std::string& name, Tensor value);
   void registerModule(const std::string& name, Module& child);
 
+  /// Makes this module a copy of `other`, a module of the same class built from the same options: copies
+  /// every parameter value (new storage) and requires-grad flag, and every training flag of the tree. Throws
+  /// when the classes, parameter names, shapes or dtypes differ (a subclass that does not override clone()).
+  void copyStateFrom(const Module& other);
+  /// The end of a clone(): `fresh` (built from this module's options) becomes a copy of this module.
+  template <class M>
+  std::unique_ptr<Module> cloneInto(std::unique_ptr<M> fresh) const {
+    static_cast<Module&>(*fresh).copyStateFrom(*this);
+    return fresh;
+  }
+
  private:
   void collect(const std::string& prefix, std::vector<std::pair<std::string, Variable>>& out) const;
+  void copyTrainingFlags(const Module& other);
   // A deque keeps the references handed out by registerParameter valid as more are added.
   std::deque<std::pair<std::string, Variable>> params_;
   std::vector<std::pair<std::string, Module*>> children_;
   bool training_ = true;
 };
+
+/// clone() with the static type kept: std::unique_ptr<GIN> replica = cloneModule(gin).
+template <class M>
+std::unique_ptr<M> cloneModule(const M& module) {
+  std::unique_ptr<Module> copy = module.clone();
+  M* typed = dynamic_cast<M*>(copy.get());
+  GNN_ASSERT(typed, "clone() returned a module of another class");
+  copy.release();
+  return std::unique_ptr<M>(typed);
+}
 
 }  // namespace gnn

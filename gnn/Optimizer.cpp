@@ -19,6 +19,37 @@ void Optimizer::zeroGrad() {
     for (auto& p : g.params) p.zeroGrad();
 }
 
+std::vector<Variable> Optimizer::parameters() const {
+  std::vector<Variable> out;
+  for (const auto& g : groups_) out.insert(out.end(), g.params.begin(), g.params.end());
+  return out;
+}
+
+void Optimizer::step() {
+  std::vector<Tensor> grads;
+  grads.reserve(paramCount());
+  for (const auto& g : groups_)
+    for (const auto& p : g.params) grads.push_back(p.hasGrad() ? p.grad() : Tensor());
+  step(grads);
+}
+
+void Optimizer::step(const std::vector<Tensor>& grads) {
+  GNN_CHECK_ARG(grads.size() == paramCount(), "optimizer step: ", grads.size(), " gradients for ", paramCount(),
+                " parameters (one per parameter in group order, undefined for none)");
+  size_t idx = 0;
+  for (const auto& g : groups_)
+    for (const auto& p : g.params) {
+      const Tensor& gr = grads[idx];
+      GNN_CHECK_ARG(!gr.defined() || (gr.shape() == p.shape() && gr.dtype() == p.dtype()), "optimizer step: gradient ",
+                    idx, " is ", dtypeName(gr.dtype()), " ", shapeString(gr.shape()), " but parameter ", idx, " is ",
+                    dtypeName(p.dtype()), " ", shapeString(p.shape()));
+      ++idx;
+    }
+  NoGradGuard ng;
+  ++steps_;
+  apply(grads);
+}
+
 size_t Optimizer::paramCount() const {
   size_t n = 0;
   for (const auto& g : groups_) n += g.params.size();
@@ -69,14 +100,12 @@ void Optimizer::loadState(const std::map<std::string, Tensor>& state) {
 SGD::SGD(std::vector<ParamGroup> groups, double lr, double momentum)
     : Optimizer(std::move(groups), lr), momentum_(momentum) {}
 
-void SGD::step() {
-  NoGradGuard ng;
-  ++steps_;
-  forEachParam([&](ParamGroup& g, Variable& p, size_t idx) {
+void SGD::apply(const std::vector<Tensor>& grads) {
+  forEachParam(grads, [&](ParamGroup& g, Variable& p, const Tensor& grad, size_t idx) {
     dispatchFloat(p.dtype(), [&](auto* tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
       auto w = p.value().flat<T>();
-      auto d = (p.grad().flat<T>() + static_cast<T>(g.weightDecay) * w).eval();
+      auto d = (grad.flat<T>() + static_cast<T>(g.weightDecay) * w).eval();
       if (momentum_ != 0) {
         auto buf = slot("momentum", idx, p.value()).flat<T>();
         // PyTorch: the first step initialises the buffer with the gradient.
@@ -95,11 +124,7 @@ Adam::Adam(std::vector<ParamGroup> groups, double lr, double beta1, double beta2
   GNN_CHECK_ARG(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, "Adam: betas must be in [0, 1)");
 }
 
-void Adam::step() { adamStep(false); }
-
-void Adam::adamStep(bool decoupled) {
-  NoGradGuard ng;
-  ++steps_;
+void Adam::adamStep(const std::vector<Tensor>& grads, bool decoupled) {
   const double bc1 = 1 - std::pow(beta1_, static_cast<double>(steps_));
   const double bc2 = 1 - std::pow(beta2_, static_cast<double>(steps_));
   // The update is elementwise, so any split gives the same bits. All parameters are cut into pieces of at
@@ -109,15 +134,16 @@ void Adam::adamStep(bool decoupled) {
   struct Piece {
     ParamGroup* group;
     Variable* param;
+    const Tensor* grad;
     Tensor m, v;
     int64_t begin, end;
   };
   std::vector<Piece> pieces;
-  forEachParam([&](ParamGroup& g, Variable& p, size_t idx) {
+  forEachParam(grads, [&](ParamGroup& g, Variable& p, const Tensor& grad, size_t idx) {
     Tensor& m = slot("m", idx, p.value());
     Tensor& v = slot("v", idx, p.value());
     for (int64_t b = 0; b < p.value().numel(); b += kPiece)
-      pieces.push_back({&g, &p, m, v, b, std::min(p.value().numel(), b + kPiece)});
+      pieces.push_back({&g, &p, &grad, m, v, b, std::min(p.value().numel(), b + kPiece)});
   });
   parallelFor(static_cast<int64_t>(pieces.size()), 1, [&](int64_t first, int64_t last) {
     for (int64_t k = first; k < last; ++k) {
@@ -125,7 +151,7 @@ void Adam::adamStep(bool decoupled) {
       dispatchFloat(pc.param->dtype(), [&](auto* tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
         T* __restrict w = pc.param->value().data<T>();
-        const T* __restrict gr = pc.param->grad().data<T>();
+        const T* __restrict gr = pc.grad->data<T>();
         T* __restrict m = pc.m.data<T>();
         T* __restrict v = pc.v.data<T>();
         const T b1 = static_cast<T>(beta1_), b2 = static_cast<T>(beta2_), wd = static_cast<T>(pc.group->weightDecay);

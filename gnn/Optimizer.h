@@ -1,9 +1,12 @@
-// Optimizer: updates parameters from their gradients. Parameters come in groups with their own weight
-// decay (e.g. the GCN paper decays only the first layer). State (moments, step count) is exposed by name
-// for checkpoints.
+// Optimizer: updates parameters from gradients. Parameters come in groups with their own weight decay (e.g.
+// the GCN paper decays only the first layer). step() uses the gradients the parameters hold; step(grads)
+// takes them from the caller, one per parameter in group order: a device's sum over replicas and
+// micro-batches, or what a GradientSink collected. State (moments, step count) is exposed by name for
+// checkpoints.
 //
 //   Adam opt({{conv1.parameters(), 5e-4}, {conv2.parameters(), 0.0}}, /*lr=*/0.01);
 //   opt.zeroGrad(); loss.backward(); opt.step();
+//   opt.step(sink.grads(opt.parameters()));                // gradients gathered elsewhere
 #pragma once
 #include <map>
 #include <string>
@@ -24,8 +27,13 @@ class Optimizer {
   virtual ~Optimizer() = default;
 
   /// One update from the current gradients (parameters without a gradient are left alone).
-  virtual void step() = 0;
+  void step();
+  /// One update from `grads`, one per parameter in group order (parameters()); an undefined tensor means no
+  /// gradient, and that parameter is left alone. Throws when the count, a shape or a dtype differs.
+  void step(const std::vector<Tensor>& grads);
   void zeroGrad();
+  /// Every parameter, in group order: the order step(grads) expects.
+  std::vector<Variable> parameters() const;
   double lr() const { return lr_; }
   void setLr(double lr) { lr_ = lr; }
   int64_t stepCount() const { return steps_; }
@@ -37,13 +45,16 @@ class Optimizer {
   virtual void loadState(const std::map<std::string, Tensor>& state);
 
  protected:
-  /// Calls f(group, param, index) for every parameter with a gradient; index is stable across steps.
+  /// The update itself, from checked gradients (one per parameter, undefined = none); steps_ is already
+  /// counted.
+  virtual void apply(const std::vector<Tensor>& grads) = 0;
+  /// Calls f(group, param, grad, index) for every parameter with a gradient; index is stable across steps.
   template <class F>
-  void forEachParam(F&& f) {
+  void forEachParam(const std::vector<Tensor>& grads, F&& f) {
     size_t idx = 0;
     for (auto& g : groups_)
       for (auto& p : g.params) {
-        if (p.hasGrad()) f(g, p, idx);
+        if (grads[idx].defined()) f(g, p, grads[idx], idx);
         ++idx;
       }
   }
@@ -60,7 +71,9 @@ class Optimizer {
 class SGD : public Optimizer {
  public:
   SGD(std::vector<ParamGroup> groups, double lr, double momentum = 0.0);
-  void step() override;
+
+ protected:
+  void apply(const std::vector<Tensor>& grads) override;
 
  private:
   double momentum_;
@@ -70,11 +83,11 @@ class SGD : public Optimizer {
 class Adam : public Optimizer {
  public:
   Adam(std::vector<ParamGroup> groups, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8);
-  void step() override;
 
  protected:
+  void apply(const std::vector<Tensor>& grads) override { adamStep(grads, false); }
   /// decoupled = true gives AdamW.
-  void adamStep(bool decoupled);
+  void adamStep(const std::vector<Tensor>& grads, bool decoupled);
   double beta1_, beta2_, eps_;
 };
 
@@ -83,7 +96,9 @@ class Adam : public Optimizer {
 class AdamW : public Adam {
  public:
   using Adam::Adam;
-  void step() override { adamStep(true); }
+
+ protected:
+  void apply(const std::vector<Tensor>& grads) override { adamStep(grads, true); }
 };
 
 }  // namespace gnn

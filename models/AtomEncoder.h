@@ -10,6 +10,10 @@ class AtomEncoder : public CategoricalEncoder {
   static std::vector<int64_t> featureDims() { return {119, 5, 12, 12, 10, 6, 6, 2, 2}; }
   AtomEncoder(int64_t dim, Generator& gen, DType dtype = DType::F32)
       : CategoricalEncoder(featureDims(), dim, gen, dtype) {}
+  std::unique_ptr<Module> clone() const override {
+    Generator unused;  // the fresh instance's initial values are overwritten by the copy
+    return cloneInto(std::make_unique<AtomEncoder>(dim(), unused, dtype()));
+  }
 };
 
 }  // namespace gnn

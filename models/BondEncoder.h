@@ -10,6 +10,10 @@ class BondEncoder : public CategoricalEncoder {
   static std::vector<int64_t> featureDims() { return {5, 6, 2}; }
   BondEncoder(int64_t dim, Generator& gen, DType dtype = DType::F32)
       : CategoricalEncoder(featureDims(), dim, gen, dtype) {}
+  std::unique_ptr<Module> clone() const override {
+    Generator unused;  // the fresh instance's initial values are overwritten by the copy
+    return cloneInto(std::make_unique<BondEncoder>(dim(), unused, dtype()));
+  }
 };
 
 }  // namespace gnn

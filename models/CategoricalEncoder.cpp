@@ -27,6 +27,11 @@ CategoricalEncoder::CategoricalEncoder(std::vector<int64_t> dims, int64_t dim, G
   weight_ = &registerParameter("weight", w.to(dtype));
 }
 
+std::unique_ptr<Module> CategoricalEncoder::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<CategoricalEncoder>(dims_, dim_, unused, dtype()));
+}
+
 Variable CategoricalEncoder::forward(const Tensor& x) const {
   const int64_t c = static_cast<int64_t>(dims_.size());
   GNN_CHECK_ARG(x.dtype() == DType::I64 && x.rank() == 2 && x.dim(1) == c, "CategoricalEncoder: expected int64 [N, ",

@@ -18,6 +18,8 @@ class CategoricalEncoder : public Module {
   Variable forward(const Tensor& x) const;
   const std::vector<int64_t>& dims() const { return dims_; }
   int64_t dim() const { return dim_; }
+  DType dtype() const { return weight_->dtype(); }
+  std::unique_ptr<Module> clone() const override;
 
  private:
   std::vector<int64_t> dims_, offsets_;

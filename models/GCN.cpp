@@ -11,18 +11,19 @@ GCN::GCN(GraphModelOptions options, Generator& gen) : GraphModel("GCN", options,
   for (int64_t l = 0; l < opt_.layers; ++l) {
     convs_.push_back(std::make_unique<GCNConv>(opt_.hidden, opt_.hidden, gen, co));
     registerModule("convs." + std::to_string(l), *convs_.back());
+    addBlock("layers/" + std::to_string(l), [this, l](BlockState s, const Batch& b) {
+      Variable h = convs_[l]->forward(s.get("h"), b.edgeIndex);
+      if (l + 1 < opt_.layers) h = relu(h);
+      s.set("h", dropout(h, opt_.dropout, isTraining()));
+      return s;
+    });
   }
   registerHead();
 }
 
-Variable GCN::nodeEmbeddings(const Batch& b) {
-  Variable h = embedInput(b);
-  for (int64_t l = 0; l < opt_.layers; ++l) {
-    h = convs_[l]->forward(h, b.edgeIndex);
-    if (l + 1 < opt_.layers) h = relu(h);
-    h = dropout(h, opt_.dropout, dropoutGen_, isTraining());
-  }
-  return h;
+std::unique_ptr<Module> GCN::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<GCN>(opt_, unused));
 }
 
 }  // namespace gnn

@@ -2,6 +2,7 @@
 // features, else Linear), `layers` GCNConv layers (Kipf & Welling, ICLR 2017) with ReLU and dropout between
 // them, global pooling and a linear head. GCNConv's normalisation uses only a node's own in-edges, and padding
 // edges are self-loops on padding nodes, so real nodes' normalisation does not change with padding.
+// Blocks: "input", "layers/l" (conv, ReLU except after the last, dropout), "head" (models/GraphModel.h).
 #pragma once
 #include <memory>
 #include <vector>
@@ -16,8 +17,8 @@ namespace gnn {
 class GCN : public GraphModel {
  public:
   GCN(GraphModelOptions options, Generator& gen);
-  Variable nodeEmbeddings(const Batch& batch) override;
   const char* name() const override { return "gcn"; }
+  std::unique_ptr<Module> clone() const override;
 
  private:
   std::vector<std::unique_ptr<GCNConv>> convs_;

@@ -4,6 +4,8 @@ namespace gnn {
 
 GINConv::GINConv(int64_t dim, Generator& gen, bool edgeFeatures, DType dtype)
     : MessagePassing(Aggregation::Sum),
+      dim_(dim),
+      dtype_(dtype),
       lin1_(dim, 2 * dim, gen, true, dtype),
       lin2_(2 * dim, dim, gen, true, dtype),
       norm_(2 * dim, 1e-5, dtype) {
@@ -16,14 +18,28 @@ GINConv::GINConv(int64_t dim, Generator& gen, bool edgeFeatures, DType dtype)
   registerModule("mlp.3", lin2_);
 }
 
+std::unique_ptr<Module> GINConv::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  auto fresh = std::make_unique<GINConv>(dim_, unused, bond_ != nullptr, dtype_);
+  fresh->fused_ = fused_;
+  return cloneInto(std::move(fresh));
+}
+
 Variable GINConv::message(const Variable& xj, const Variable&, const Variable& edgeAttr) {
   return edgeAttr.defined() ? relu(add(xj, edgeAttr)) : xj;
 }
 
+Variable GINConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable& edgeAttr,
+                                      int64_t numNodes) {
+  // Without edge features the messages are x_j themselves: the unfused gather + scatter is already minimal.
+  if (!fused_ || !edgeAttr.defined()) return {};
+  return reluMessageSum(x, edgeAttr, edgeIndex, numNodes);
+}
+
+Variable GINConv::update(const Variable& aggregated, const Variable& x) { return add(aggregated, x); }
+
 Variable GINConv::forward(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeAttr) {
-  // With edge features, h + aggregated messages run as one fused op (same numbers as add(h, propagate())).
-  Variable z = bond_ ? reluMessageSum(h, bond_->forward(edgeAttr), edgeIndex, h.dim(0), 1.0)
-                     : add(h, propagate(edgeIndex, h));
+  Variable z = propagate(edgeIndex, h, bond_ ? bond_->forward(edgeAttr) : Variable());
   return lin2_.forward(norm_.forwardRelu(lin1_.forward(z)));
 }
 

@@ -3,6 +3,8 @@
 // mol/conv.py):  h' = MLP(h + sum_{j -> i} ReLU(h_j + e_ji)),  MLP = Linear(D, 2D), norm, ReLU, Linear(2D, D).
 // Differences from OGB's code, for fixed-size batches: eps is fixed at 0 (PyG's GINConv default), and the norm
 // inside the MLP is LayerNorm, not BatchNorm: batch statistics would mix padding rows into real rows' outputs.
+// In MessagePassing's terms: message ReLU(h_j + e_ji) (h_j without edge features), sum aggregation, update
+// h + aggregate; with edge features messageAndAggregate() runs them as the fused reluMessageSum.
 #pragma once
 #include <memory>
 
@@ -19,11 +21,22 @@ class GINConv : public MessagePassing {
   GINConv(int64_t dim, Generator& gen, bool edgeFeatures = true, DType dtype = DType::F32);
   /// h [N, D], edge_index [2, E], edge_attr int64 [E, 3] (ignored without edge features).
   Variable forward(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeAttr);
+  std::unique_ptr<Module> clone() const override;
+  /// false: messages go through gather -> message -> scatter instead of the fused op (same numbers; for tests
+  /// and per-op profiles). On by default.
+  void setFused(bool on) { fused_ = on; }
 
  protected:
   Variable message(const Variable& xj, const Variable& xi, const Variable& edgeAttr) override;
+  Variable messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable& edgeAttr,
+                               int64_t numNodes) override;
+  /// GIN's root term: (1 + eps) h + aggregate with eps = 0.
+  Variable update(const Variable& aggregated, const Variable& x) override;
 
  private:
+  int64_t dim_;
+  DType dtype_;
+  bool fused_ = true;
   std::unique_ptr<BondEncoder> bond_;
   Linear lin1_, lin2_;
   LayerNorm norm_;

@@ -4,11 +4,13 @@
 
 namespace gnn {
 
-// Members are built in declaration order (head, dropout stream, input encoder), then the subclass's layers.
 GraphModel::GraphModel(const char* what, GraphModelOptions options, Generator& gen)
-    : opt_(options), head_(options.hidden, options.tasks, gen, true, options.dtype), dropoutGen_(gen.next()) {
+    : opt_(options), head_(options.hidden, options.tasks, gen, true, options.dtype) {
   GNN_CHECK_ARG(opt_.layers >= 1 && opt_.hidden >= 1 && opt_.tasks >= 1, what,
                 ": layers, hidden and tasks must be >= 1");
+  // This draw once seeded the model's own dropout stream (dropout now draws from the ExecutionContext); it is
+  // still taken so that a seed gives the same initial weights as before.
+  gen.next();
   if (opt_.inFeatures > 0) {
     input_ = std::make_unique<Linear>(opt_.inFeatures, opt_.hidden, gen, true, opt_.dtype);
     registerModule("input", *input_);
@@ -16,17 +18,22 @@ GraphModel::GraphModel(const char* what, GraphModelOptions options, Generator& g
     atoms_ = std::make_unique<AtomEncoder>(opt_.hidden, gen, opt_.dtype);
     registerModule("atom_encoder", *atoms_);
   }
+  addBlock("input", [this](BlockState s, const Batch& b) {
+    s.set("h", atoms_ ? atoms_->forward(b.x) : input_->forward(Variable(b.x.to(opt_.dtype))));
+    return s;
+  });
 }
 
-Variable GraphModel::embedInput(const Batch& b) {
-  return atoms_ ? atoms_->forward(b.x) : input_->forward(Variable(b.x.to(opt_.dtype)));
+void GraphModel::registerHead() {
+  registerModule("head", head_);
+  addBlock("head", [this](BlockState s, const Batch& b) {
+    Variable out = head_.forward(globalPool(opt_.pool, s.get("h"), b.ptr, b.graphsMask));
+    // The head's bias would make padding rows non-zero again.
+    s.set("out", b.graphsMask.defined() ? mul(out, Variable(maskColumn(b.graphsMask, out.dtype()))) : out);
+    return s;
+  });
 }
 
-Variable GraphModel::forward(const Batch& b) {
-  Variable g = globalPool(opt_.pool, nodeEmbeddings(b), b.ptr, b.graphsMask);
-  Variable out = head_.forward(g);
-  // The head's bias would make padding rows non-zero again.
-  return b.graphsMask.defined() ? mul(out, Variable(maskColumn(b.graphsMask, out.dtype()))) : out;
-}
+Variable GraphModel::nodeEmbeddings(const Batch& b) { return runBlocks(BlockState(), b, 0, numBlocks() - 1).get("h"); }
 
 }  // namespace gnn

@@ -1,8 +1,10 @@
-// GraphModel: a graph-level model over Batches (GIN, GCN): node embeddings from message passing, pooled per
-// graph by `ptr`, then a linear head. Rows of padding graphs are zero in the output, and real graphs' outputs
-// do not depend on padding (tests/models/PaddingInvariance_test.cpp).
+// GraphModel: a graph-level model over Batches (GIN, GCN) made of blocks: "input" (the node encoder),
+// "layers/0" .. "layers/L-1" (message passing), "head" (global pooling by `ptr`, a linear head, zero rows for
+// padding graphs). Real graphs' outputs do not depend on padding (tests/models/PaddingInvariance_test.cpp).
+// Dropout draws its masks from the current ExecutionContext's random key (set it every step).
 //
 //   GIN model(opts, gen);
+//   ExecutionContext::current().setRandomKey({seed, step, 0});   // step: the optimizer's step count
 //   Variable pred = model.forward(batch);                  // [numGraphs, tasks]
 //   Variable loss = l1Loss(pred, batch.y, batch.yMask);    // padding graphs have yMask 0
 #pragma once
@@ -10,9 +12,9 @@
 
 #include "gnn/GlobalPooling.h"
 #include "gnn/Linear.h"
-#include "gnn/Module.h"
 #include "loaders/Batch.h"
 #include "models/AtomEncoder.h"
+#include "models/BlockModel.h"
 
 namespace gnn {
 
@@ -30,27 +32,24 @@ struct GraphModelOptions {
   DType dtype = DType::F32;
 };
 
-class GraphModel : public Module {
+class GraphModel : public BlockModel {
  public:
-  /// Node embeddings after the last layer, [numNodes, hidden].
-  virtual Variable nodeEmbeddings(const Batch& batch) = 0;
-  /// Graph-level outputs [numGraphs, tasks]: pooled embeddings through the head; zero rows for padding graphs.
-  Variable forward(const Batch& batch);
+  /// Node embeddings after the last layer, [numNodes, hidden]: every block but the head, the state's "h".
+  Variable nodeEmbeddings(const Batch& batch);
   virtual const char* name() const = 0;
   const GraphModelOptions& options() const { return opt_; }
 
  protected:
-  /// Builds the head and the input encoder (OGB atom encoder, or a linear layer for float features).
+  /// Builds the head and the input encoder (OGB atom encoder, or a linear layer for float features) and adds
+  /// the "input" block; the subclass adds its layer blocks, then calls registerHead().
   GraphModel(const char* what, GraphModelOptions options, Generator& gen);
-  /// Input features -> [numNodes, hidden].
-  Variable embedInput(const Batch& batch);
-  /// Subclasses call this after registering their layers, so parameters keep the order input, layers, head.
-  void registerHead() { registerModule("head", head_); }
+  /// Registers the head after the subclass's layers (parameters keep the order input, layers, head) and adds
+  /// the "head" block.
+  void registerHead();
 
   // Declaration order is construction order: the head draws its weights first, as it always has.
   GraphModelOptions opt_;
   Linear head_;
-  Generator dropoutGen_;
   std::unique_ptr<AtomEncoder> atoms_;
   std::unique_ptr<Linear> input_;
 };

@@ -2,6 +2,10 @@
 
 #include <vector>
 
+#include "gnn/Block.h"
+#include "gnn/ExecutionContext.h"
+#include "gnn/Ops.h"
+
 namespace gnn {
 
 namespace {
@@ -10,33 +14,63 @@ GCNConvOptions convOptions(bool cached) {
   o.cached = cached;
   return o;
 }
+
+// The batch a full-graph call runs its blocks on: only the edges are read from it.
+Batch graphOf(const Tensor& edgeIndex) {
+  Batch b;
+  b.edgeIndex = edgeIndex;
+  return b;
+}
 }  // namespace
 
 NodeGCN::NodeGCN(int64_t inChannels, int64_t hidden, int64_t numClasses, Generator& gen, NodeGCNOptions options)
-    : opt_(options),
+    : in_(inChannels),
+      hidden_(hidden),
+      classes_(numClasses),
+      opt_(options),
       conv1_(inChannels, hidden, gen, convOptions(options.cached)),
       conv2_(hidden, numClasses, gen, convOptions(options.cached)) {
   registerModule("conv1", conv1_);
   registerModule("conv2", conv2_);
+  // The input comes from the state's "x" when a caller put it there (forward(Variable, ...)), else from the
+  // batch's dense features.
+  addBlock("layers/0", [this](BlockState s, const Batch& b) {
+    Variable x = s.has("x") ? s.get("x") : Variable(b.x);
+    s.set("h", relu(conv1_.forward(dropout(x, opt_.dropout, isTraining()), b.edgeIndex)));
+    return s;
+  });
+  addBlock("layers/1", [this](BlockState s, const Batch& b) {
+    s.set("out", conv2_.forward(dropout(s.get("h"), opt_.dropout, isTraining()), b.edgeIndex));
+    return s;
+  });
 }
 
-Variable NodeGCN::forward(const SparseMatrix& x, const Tensor& edgeIndex, Generator& dropoutGen) {
-  const bool drop = isTraining() && opt_.dropout > 0;
-  Variable h1 = relu(conv1_.forward(drop ? dropoutValues(x, opt_.dropout, dropoutGen) : x, edgeIndex));
-  return head(h1, edgeIndex, dropoutGen);
+std::unique_ptr<Module> NodeGCN::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<NodeGCN>(in_, hidden_, classes_, unused, opt_));
 }
 
-Variable NodeGCN::forward(const Variable& x, const Tensor& edgeIndex, Generator& dropoutGen) {
-  Variable h1 = relu(conv1_.forward(dropout(x, opt_.dropout, dropoutGen, isTraining()), edgeIndex));
-  return head(h1, edgeIndex, dropoutGen);
+Variable NodeGCN::forward(const SparseMatrix& x, const Tensor& edgeIndex) {
+  // Sparse features are not a Variable and cannot travel in a BlockState: the first block's sparse form runs
+  // here, under the block's name, and the rest through runBlocks.
+  BlockState s;
+  {
+    BlockScope scope(blocks()[0].name);
+    const bool drop = isTraining() && opt_.dropout > 0;
+    s.set("h", relu(conv1_.forward(drop ? dropoutValues(x, opt_.dropout) : x, edgeIndex)));
+  }
+  return runBlocks(std::move(s), graphOf(edgeIndex), 1, numBlocks()).get("out");
 }
 
-Variable NodeGCN::head(const Variable& h1, const Tensor& edgeIndex, Generator& dropoutGen) {
-  return conv2_.forward(dropout(h1, opt_.dropout, dropoutGen, isTraining()), edgeIndex);
+Variable NodeGCN::forward(const Variable& x, const Tensor& edgeIndex) {
+  BlockState s;
+  s.set("x", x);
+  return runBlocks(std::move(s), graphOf(edgeIndex), 0, numBlocks()).get("out");
 }
 
-SparseMatrix dropoutValues(const SparseMatrix& x, double p, Generator& gen) {
+SparseMatrix dropoutValues(const SparseMatrix& x, double p) {
   const Tensor& values = x.values();
+  Generator gen = ExecutionContext::current().nextRandomStream();
   Tensor mask = dropoutMask(values.shape(), values.dtype(), p, gen);
   Tensor v = Tensor::empty(values.shape(), values.dtype());
   dispatchFloat(v.dtype(), [&](auto* tag) {

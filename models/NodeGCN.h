@@ -1,13 +1,17 @@
 // NodeGCN: the two-layer graph convolutional network of Kipf & Welling (ICLR 2017) for semi-supervised node
 // classification: dropout -> GCNConv -> ReLU -> dropout -> GCNConv, returning logits. With the paper's
 // settings (hidden 16, dropout 0.5, Adam lr 0.01, L2 5e-4 on the first layer, 200 epochs) it reaches
-// 81.5% test accuracy on Cora's public split.
+// 81.5% test accuracy on Cora's public split. Blocks: "layers/0" (dropout, conv1, ReLU; state "h") and
+// "layers/1" (dropout, conv2; state "out"). Dropout draws its masks from the current ExecutionContext's
+// random key, so set it every step.
 //
 //   NodeGCN net(1433, 16, 7, gen);
-//   Variable logits = net.forward(features, edgeIndex, dropoutGen);   // features: SparseMatrix or Variable
+//   ExecutionContext::current().setRandomKey({seed, step, 0});    // step: the optimizer's step count
+//   Variable logits = net.forward(features, edgeIndex);     // features: SparseMatrix or Variable
+//   Variable same = net.forward(batch);                     // batch.x dense [N, 1433], batch.edgeIndex
 #pragma once
 #include "gnn/GCNConv.h"
-#include "gnn/Module.h"
+#include "models/BlockModel.h"
 
 namespace gnn {
 
@@ -17,25 +21,28 @@ struct NodeGCNOptions {
   bool cached = true;
 };
 
-class NodeGCN : public Module {
+class NodeGCN : public BlockModel {
  public:
   NodeGCN(int64_t inChannels, int64_t hidden, int64_t numClasses, Generator& gen, NodeGCNOptions options = {});
 
-  /// Logits [N, numClasses]; dropout draws from `dropoutGen` when training.
-  Variable forward(const SparseMatrix& x, const Tensor& edgeIndex, Generator& dropoutGen);
-  Variable forward(const Variable& x, const Tensor& edgeIndex, Generator& dropoutGen);
+  using BlockModel::forward;
+  /// Logits [N, numClasses].
+  Variable forward(const SparseMatrix& x, const Tensor& edgeIndex);
+  Variable forward(const Variable& x, const Tensor& edgeIndex);
+  std::unique_ptr<Module> clone() const override;
 
   GCNConv& conv1() { return conv1_; }
   GCNConv& conv2() { return conv2_; }
 
  private:
-  Variable head(const Variable& h1, const Tensor& edgeIndex, Generator& dropoutGen);
+  int64_t in_, hidden_, classes_;
   NodeGCNOptions opt_;
   GCNConv conv1_, conv2_;
 };
 
-/// Inverted dropout on the non-zeros of a constant sparse matrix. Dropping an explicit zero changes nothing,
-/// so this equals dense dropout on the matrix at a fraction of the cost.
-SparseMatrix dropoutValues(const SparseMatrix& x, double p, Generator& gen);
+/// Inverted dropout on the non-zeros of a constant sparse matrix, its mask drawn from the current
+/// ExecutionContext's random stream (one random op). Dropping an explicit zero changes nothing, so this equals
+/// dense dropout on the matrix at a fraction of the cost.
+SparseMatrix dropoutValues(const SparseMatrix& x, double p);
 
 }  // namespace gnn

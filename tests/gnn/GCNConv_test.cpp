@@ -64,6 +64,73 @@ TEST(GCNConv, CacheFollowsTheGraph) {
   EXPECT_TRUE(a.bitEqual(b));
 }
 
+TEST(GCNConv, CacheSeesAnEdgeIndexOverwrittenInPlace) {
+  // A device with static input buffers writes every step's graph into the same edge_index tensor: same
+  // storage, same address, same shape. The cache must see the new contents (through the buffer's version).
+  Generator gen(8);
+  GCNConv cached(2, 2, gen), fresh(2, 2, gen);
+  fresh.weight().value() = cached.weight().value().clone();
+  Tensor x = init::uniform({5, 2}, -1, 1, gen);
+  Tensor ei = edges();
+  const void* storage = ei.storageId();
+  cached.forward(Variable(x), ei);
+  const int64_t other[14] = {4, 3, 2, 1, 0, 1, 2, 0, 0, 1, 4, 3, 3, 4};
+  int64_t* p = ei.data<int64_t>();
+  std::copy(other, other + 14, p);
+  ASSERT_EQ(ei.storageId(), storage);
+  Tensor a = cached.forward(Variable(x), ei).value();
+  Tensor b = fresh.forward(Variable(x), ei).value();
+  EXPECT_TRUE(a.bitEqual(b));
+  EXPECT_EQ(cached.adjacencyBuilds(), 2);
+}
+
+TEST(GCNConv, CacheSeesAWriteThroughAnEarlierPointerOnceMarked) {
+  Generator gen(9);
+  GCNConv cached(2, 2, gen), fresh(2, 2, gen);
+  fresh.weight().value() = cached.weight().value().clone();
+  Tensor x = init::uniform({5, 2}, -1, 1, gen);
+  Tensor ei = edges();
+  int64_t* p = ei.data<int64_t>();  // taken before the first call: the write below bumps nothing by itself
+  cached.forward(Variable(x), ei);
+  p[0] = 4;
+  ei.bumpVersion();
+  EXPECT_TRUE(cached.forward(Variable(x), ei).value().bitEqual(fresh.forward(Variable(x), ei).value()));
+}
+
+TEST(GCNConv, CacheHitsForTheSameGraphAndMissesForAnotherView) {
+  Generator gen(10);
+  GCNConv conv(2, 2, gen);
+  Tensor x = init::uniform({5, 2}, -1, 1, gen);
+  Tensor ei = edges();
+  Tensor first = conv.forward(Variable(x), ei).value();
+  Tensor again = conv.forward(Variable(x), ei).value();
+  EXPECT_EQ(conv.adjacencyBuilds(), 1);  // reading edge_index does not count as a write
+  EXPECT_TRUE(first.bitEqual(again));
+  conv.forward(Variable(x), edges());  // equal contents in another buffer: rebuilt, never confused
+  EXPECT_EQ(conv.adjacencyBuilds(), 2);
+  // Two views of one buffer (same storage and version) are different graphs.
+  Tensor both = Tensor::fromVector<int64_t>({0, 1, 1, 2, 3, 4, 4, 3}, {4, 2});
+  Tensor top = both.slice(0, 2), bottom = both.slice(2, 4);
+  ASSERT_EQ(top.storageId(), bottom.storageId());
+  GCNConv fresh(2, 2, gen);
+  fresh.weight().value() = conv.weight().value().clone();
+  conv.forward(Variable(x), top);
+  EXPECT_TRUE(conv.forward(Variable(x), bottom).value().bitEqual(fresh.forward(Variable(x), bottom).value()));
+}
+
+TEST(GCNConv, CloneHasEqualWeightsInNewStorageAndItsOwnCache) {
+  Generator gen(11);
+  GCNConvOptions opt;
+  opt.dtype = DType::F64;
+  GCNConv conv(3, 2, gen, opt);
+  conv.bias()->value() = Tensor::fromVector<double>({0.25, -0.5});
+  std::unique_ptr<GCNConv> copy = cloneModule(conv);
+  Tensor x = init::uniform({5, 3}, -1, 1, gen, DType::F64);
+  EXPECT_TRUE(copy->forward(Variable(x), edges()).value().bitEqual(conv.forward(Variable(x), edges()).value()));
+  EXPECT_NE(copy->weight().value().storageId(), conv.weight().value().storageId());
+  EXPECT_EQ(copy->adjacencyBuilds(), 1);
+}
+
 TEST(GCNConv, GradientsReachWeightAndBias) {
   Generator gen(6);
   GCNConvOptions opt;

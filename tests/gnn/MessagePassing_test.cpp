@@ -1,4 +1,5 @@
-// MessagePassing::propagate: message -> aggregate -> update against direct computations, with gradients.
+// MessagePassing::propagate: message -> aggregate -> update against direct computations, with gradients; the
+// fused messageAndAggregate hook replaces gather -> message -> aggregate when a layer provides it.
 #include "gnn/MessagePassing.h"
 
 #include <gtest/gtest.h>
@@ -69,6 +70,48 @@ TEST(MessagePassing, GradientsThroughEveryAggregation) {
         },
         {testing::randomTensor({4, 3}, 4), testing::randomTensor({5, 1}, 5)});
   }
+}
+
+// Sum aggregation through a fused SpMM; other aggregations decline (an undefined result) and run unfused.
+class FusedSumConv : public MessagePassing {
+ public:
+  explicit FusedSumConv(Aggregation a) : MessagePassing(a) {}
+  Variable forward(const Tensor& ei, const Variable& x) { return propagate(ei, x); }
+  int fusedCalls = 0, messageCalls = 0;
+
+ protected:
+  Variable message(const Variable& xj, const Variable&, const Variable&) override {
+    ++messageCalls;
+    return xj;
+  }
+  Variable messageAndAggregate(const Tensor& ei, const Variable& x, const Variable&, int64_t numNodes) override {
+    if (aggr_ != Aggregation::Sum) return {};
+    ++fusedCalls;
+    SparseMatrix a = GCNConv::normalizedAdjacency(ei, numNodes, /*addSelfLoops=*/false, /*normalize=*/false,
+                                                  x.dtype());
+    return spmm(a, x);
+  }
+  Variable update(const Variable& aggr, const Variable& x) override { return add(aggr, x); }
+};
+
+TEST(MessagePassing, FusedMessageAndAggregateReplacesTheUnfusedPath) {
+  Tensor x = testing::randomTensor({4, 3}, 6), ones = Tensor::full({5, 1}, 1.0, DType::F64);
+  FusedSumConv fused(Aggregation::Sum), declines(Aggregation::Max);
+  Tensor out = fused.forward(edges(), Variable(x)).value();
+  EXPECT_EQ(fused.fusedCalls, 1);
+  EXPECT_EQ(fused.messageCalls, 0);
+  WeightedConv unfused(Aggregation::Sum);
+  Tensor ref = unfused.forward(edges(), Variable(x), Variable(ones)).value();
+  EXPECT_LT((out.matrix<double>() - ref.matrix<double>()).cwiseAbs().maxCoeff(), 1e-12);  // update ran too
+  declines.forward(edges(), Variable(x));
+  EXPECT_EQ(declines.fusedCalls, 0);
+  EXPECT_EQ(declines.messageCalls, 1);
+  testing::expectGradientsMatch(
+      [](const std::vector<Variable>& v) {
+        FusedSumConv conv(Aggregation::Sum);
+        return conv.forward(edges(), v[0]);
+      },
+      {testing::randomTensor({4, 3}, 7)});
 }
 
 TEST(MessagePassing, RejectsEdgeAttrOfTheWrongLength) {

@@ -3,7 +3,12 @@
 
 #include <cmath>
 
+#include "gnn/ExecutionContext.h"
+#include "gnn/GradientSink.h"
+#include "gnn/Init.h"
+#include "gnn/Linear.h"
 #include "gnn/LrSchedule.h"
+#include "gnn/Ops.h"
 #include "gnn/Optimizer.h"
 
 namespace gnn {
@@ -80,6 +85,69 @@ TEST(Optimizer, StateRoundTrip) {
   b.step();
   EXPECT_TRUE(p.value().bitEqual(q.value()));
   EXPECT_EQ(b.stepCount(), 2);
+}
+
+// Two layers big enough for Adam's parallel pieces (16384 elements), plus a parameter no loss reaches.
+struct TwoLayers {
+  explicit TwoLayers(Generator& g) : a(200, 100, g), b(100, 3, g), unused(4, 4, g) {}
+  std::vector<Variable> parameters() const {
+    std::vector<Variable> p = a.parameters();
+    for (const auto& v : b.parameters()) p.push_back(v);
+    for (const auto& v : unused.parameters()) p.push_back(v);
+    return p;
+  }
+  Variable loss(const Tensor& x) const { return mean(tanh(b.forward(relu(a.forward(Variable(x)))))); }
+  Linear a, b, unused;
+};
+
+template <class Opt, class... Args>
+void expectSinkStepEqualsPlainStep(Args... args) {
+  Generator g1(7), g2(7), gx(8);
+  TwoLayers plain(g1), sunk(g2);
+  Opt optPlain({{plain.parameters(), 0.01}}, args...), optSunk({{sunk.parameters(), 0.01}}, args...);
+  for (int s = 0; s < 3; ++s) {
+    Tensor x = init::uniform({64, 200}, -1, 1, gx);
+    optPlain.zeroGrad();
+    plain.loss(x).backward();
+    optPlain.step();
+
+    GradientSink sink;
+    ExecutionContext ctx;
+    ctx.setGradientSink(&sink);
+    {
+      ContextScope use(ctx);
+      sunk.loss(x).backward();
+    }
+    std::vector<Tensor> grads = sink.grads(optSunk.parameters());
+    EXPECT_FALSE(grads.back().defined());  // the unused layer got no gradient
+    optSunk.step(grads);
+  }
+  auto a = plain.parameters(), b = sunk.parameters();
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(a[i].value().bitEqual(b[i].value())) << "parameter " << i;
+    EXPECT_FALSE(b[i].hasGrad()) << "parameter " << i;  // the sink took every gradient
+  }
+  EXPECT_EQ(optPlain.stepCount(), optSunk.stepCount());
+}
+
+TEST(Optimizer, StepWithSinkGradientsEqualsStepAfterAPlainBackward) {
+  expectSinkStepEqualsPlainStep<Adam>(1e-2);
+  expectSinkStepEqualsPlainStep<AdamW>(1e-2);
+  expectSinkStepEqualsPlainStep<SGD>(0.1, 0.9);
+}
+
+TEST(Optimizer, StepWithGradientsChecksThem) {
+  Variable p = param({1.0, 2.0}), q = param({3.0});
+  SGD opt({{{p}, 0.0}, {{q}, 0.0}}, 0.5);
+  EXPECT_THROW(opt.step({Tensor::fromVector<double>({1.0, 1.0})}), std::invalid_argument);  // one missing
+  EXPECT_THROW(opt.step({Tensor::fromVector<double>({1.0}), Tensor()}), std::invalid_argument);  // wrong shape
+  EXPECT_THROW(opt.step({Tensor::fromVector<float>({1.0f, 1.0f}), Tensor()}), std::invalid_argument);  // dtype
+  EXPECT_EQ(opt.stepCount(), 0);
+  opt.step({Tensor::fromVector<double>({1.0, -1.0}), Tensor()});
+  EXPECT_EQ(p.value().at(0), 0.5);
+  EXPECT_EQ(p.value().at(1), 2.5);
+  EXPECT_EQ(q.value().at(0), 3.0);  // undefined: no gradient, left alone
+  EXPECT_EQ(opt.stepCount(), 1);
 }
 
 TEST(LrSchedule, Shapes) {

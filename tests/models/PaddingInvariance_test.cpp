@@ -1,51 +1,20 @@
 // The invariant that fixed-size batching rests on: a model's outputs for the real graphs of a padded or packed
 // batch equal (<= 1e-6 relative) its outputs for the same graphs concatenated without padding, for every
-// packing strategy: node embeddings, pooled graph outputs and the masked loss. Checked for pooling alone,
-// GCN and GIN.
+// packing strategy and amount of padding: node embeddings, pooled graph outputs, the masked loss and its
+// parameter gradients. Checked for pooling alone and, as a typed test, for every model: a model joins by
+// adding a case (a traits struct that builds it and a dataset it can read) to ModelCases.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "Molecules.h"
 #include "gnn/GlobalPooling.h"
 #include "gnn/Ops.h"
-#include "loaders/FixedSizeDataLoader.h"
 #include "models/GCN.h"
 #include "models/GIN.h"
 
 namespace gnn {
 namespace {
-
-// Molecule-like graphs whose features are valid OGB categories (atom [N, 9], bond [E, 3]).
-std::shared_ptr<InMemoryDataset> molecules(int64_t count, uint64_t seed) {
-  Generator g(seed);
-  auto ds = std::make_shared<InMemoryDataset>();
-  const auto atomDims = AtomEncoder::featureDims();
-  const auto bondDims = BondEncoder::featureDims();
-  for (int64_t k = 0; k < count; ++k) {
-    Graph gr;
-    gr.numNodes = 1 + static_cast<int64_t>(g.nextBelow(14));
-    std::vector<int64_t> x, ea, src, dst;
-    for (int64_t i = 0; i < gr.numNodes; ++i)
-      for (int64_t c = 0; c < 9; ++c) x.push_back(static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(std::min<int64_t>(atomDims[c], 6)))));
-    for (int64_t i = 1; i < gr.numNodes; ++i) {
-      int64_t j = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(i)));  // a random tree: bonds i - j
-      std::vector<int64_t> attr;
-      for (int64_t c = 0; c < 3; ++c) attr.push_back(static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(bondDims[c]))));
-      src.push_back(i), dst.push_back(j), ea.insert(ea.end(), attr.begin(), attr.end());
-      src.push_back(j), dst.push_back(i), ea.insert(ea.end(), attr.begin(), attr.end());
-    }
-    int64_t m = static_cast<int64_t>(src.size());
-    gr.x = Tensor::fromVector(x, {gr.numNodes, 9});
-    std::vector<int64_t> ei(src);
-    ei.insert(ei.end(), dst.begin(), dst.end());
-    gr.edgeIndex = Tensor::fromVector(ei, {2, m});
-    gr.edgeAttr = Tensor::fromVector(ea, {m, 3});
-    gr.y = Tensor::fromVector<float>({static_cast<float>(g.nextUniform() * 4 - 2)}, {1});
-    gr.yMask = Tensor::fromVector<uint8_t>({static_cast<uint8_t>(k % 7 != 3)}, {1});  // some labels missing
-    ds->push(std::move(gr));
-  }
-  return ds;
-}
 
 // Relative error of the real rows: max |a - b| / max |b| over the tensor's real rows (the scale of the
 // outputs; an elementwise ratio is meaningless for values that are zero up to rounding).
@@ -74,24 +43,39 @@ Batch unpadded(const Dataset& ds, const Batch& b) {
   return FixedSizeCollator::concatenate(ptrs, b.graphIndex);
 }
 
-std::vector<Batch> batchesOf(const std::shared_ptr<InMemoryDataset>& ds, PackingStrategy s) {
-  FixedSizeOptions o = s == PackingStrategy::PadToMax ? FixedSizeOptions::fromDataset(*ds, 6) : FixedSizeOptions{64, 128, 8};
-  o.nodePadValue = 1;  // a pad value that is a valid category and not zero: it must still not leak
-  o.edgePadValue = 1;
-  FixedSizeDataLoader::Options lo;
-  lo.strategy = s;
-  lo.seed = 3;
-  FixedSizeDataLoader loader(ds, o, lo);
-  loader.startEpoch(0);
-  std::vector<Batch> out;
-  for (Batch b; loader.next(b);) out.push_back(b);
+// One way of padding a dataset into batches: a strategy and its fixed sizes.
+struct Layout {
+  std::string name;
+  PackingStrategy strategy;
+  FixedSizeOptions fixed;
+};
+
+std::vector<Layout> layouts(const Dataset& ds) {
+  FixedSizeOptions pad = FixedSizeOptions::fromDataset(ds, 6), padExtra = pad;
+  padExtra.numNodes += 37;  // more padding nodes and edges than PadToMax needs
+  padExtra.numEdges += 53;
+  std::vector<Layout> out{{"pad", PackingStrategy::PadToMax, pad},
+                          {"pad_extra", PackingStrategy::PadToMax, padExtra},
+                          {"stream", PackingStrategy::StreamPack, FixedSizeOptions{64, 128, 8}},
+                          {"plan", PackingStrategy::PlannedPack, FixedSizeOptions{64, 128, 8}},
+                          {"plan_extra", PackingStrategy::PlannedPack, FixedSizeOptions{101, 190, 13}}};
+  for (Layout& l : out) {
+    l.fixed.nodePadValue = 1;  // a pad value that is a valid category and not zero: it must still not leak
+    l.fixed.edgePadValue = 1;
+  }
   return out;
 }
 
-class PaddingInvariance : public ::testing::TestWithParam<PackingStrategy> {};
+std::vector<Batch> batchesOf(const std::shared_ptr<InMemoryDataset>& ds, PackingStrategy s) {
+  for (const Layout& l : layouts(*ds))
+    if (l.strategy == s) return test::batchesOf(ds, l.fixed, s);
+  return {};
+}
 
-TEST_P(PaddingInvariance, Pooling) {
-  auto ds = molecules(60, 1);
+class PoolingPaddingInvariance : public ::testing::TestWithParam<PackingStrategy> {};
+
+TEST_P(PoolingPaddingInvariance, Pooling) {
+  auto ds = test::molecules(60, 1);
   Generator g(5);
   for (const Batch& b : batchesOf(ds, GetParam())) {
     Batch u = unpadded(*ds, b);
@@ -108,51 +92,117 @@ TEST_P(PaddingInvariance, Pooling) {
   }
 }
 
-void checkModel(GraphModel& model, const std::shared_ptr<InMemoryDataset>& ds, PackingStrategy s, double tol) {
-  model.eval();
-  for (const Batch& b : batchesOf(ds, s)) {
-    Batch u = unpadded(*ds, b);
-    Variable hp = model.nodeEmbeddings(b), hu = model.nodeEmbeddings(u);
-    expectClose(hp.value(), hu.value(), b.numRealNodes, std::string(model.name()) + " node embeddings", tol);
-    Variable op = model.forward(b), ou = model.forward(u);
-    expectClose(op.value(), ou.value(), b.numRealGraphs, std::string(model.name()) + " graph outputs", tol);
-    double lp = l1Loss(op, b.y, b.yMask).value().item(), lu = l1Loss(ou, u.y, u.yMask).value().item();
-    EXPECT_LE(std::abs(lp - lu), tol * std::max(std::abs(lu), 1e-6)) << model.name() << " loss " << lp << " vs " << lu;
-  }
-}
-
-// float32: the matrix products of a padded batch have more rows, which can change Eigen's blocking and so the
-// rounding of real rows; 1e-6 relative still holds. float64: the same, with the rounding far below 1e-12.
-TEST_P(PaddingInvariance, GCN) {
-  for (DType dt : {DType::F32, DType::F64}) {
-    auto ds = molecules(60, 2);
-    Generator g(7);
-    GraphModelOptions o;
-    o.layers = 3;
-    o.hidden = 16;
-    o.dtype = dt;
-    GCN model(o, g);
-    checkModel(model, ds, GetParam(), dt == DType::F32 ? 1e-6 : 1e-12);
-  }
-}
-
-TEST_P(PaddingInvariance, GIN) {
-  for (DType dt : {DType::F32, DType::F64}) {
-    auto ds = molecules(60, 3);
-    Generator g(8);
-    GraphModelOptions o;
-    o.layers = 3;
-    o.hidden = 16;
-    o.dtype = dt;
-    GIN model(o, g);
-    checkModel(model, ds, GetParam(), dt == DType::F32 ? 1e-6 : 1e-12);
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Strategies, PaddingInvariance,
+INSTANTIATE_TEST_SUITE_P(Strategies, PoolingPaddingInvariance,
                          ::testing::Values(PackingStrategy::PadToMax, PackingStrategy::StreamPack,
                                            PackingStrategy::PlannedPack),
                          [](const auto& info) { return std::string(packingStrategyName(info.param)); });
+
+// ---- models ----
+// A case: kName; make(dtype) -> the model (a BlockModel whose state holds node rows in "h" before the block
+// kNodeBlock and whose forward gives one row per graph); dataset(); loss(out, batch) over real labels.
+
+GraphModelOptions smallOptions(DType dt) {
+  GraphModelOptions o;
+  o.layers = 3;
+  o.hidden = 16;
+  o.dtype = dt;
+  return o;
+}
+
+struct GcnCase {
+  static constexpr const char* kName = "GCN";
+  static constexpr const char* kNodeBlock = "head";
+  static std::unique_ptr<BlockModel> make(DType dt) {
+    Generator g(7);
+    return std::make_unique<GCN>(smallOptions(dt), g);
+  }
+  static std::shared_ptr<InMemoryDataset> dataset() { return test::molecules(60, 2); }
+  static Variable loss(const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }
+};
+
+struct GinCase {
+  static constexpr const char* kName = "GIN";
+  static constexpr const char* kNodeBlock = "head";
+  static std::unique_ptr<BlockModel> make(DType dt) {
+    Generator g(8);
+    return std::make_unique<GIN>(smallOptions(dt), g);
+  }
+  static std::shared_ptr<InMemoryDataset> dataset() { return test::molecules(60, 3); }
+  static Variable loss(const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }
+};
+
+using ModelCases = ::testing::Types<GcnCase, GinCase>;
+
+struct CaseName {
+  template <class T>
+  static std::string GetName(int) {
+    return T::kName;
+  }
+};
+
+template <class Case>
+class PaddingInvariance : public ::testing::Test {};
+TYPED_TEST_SUITE(PaddingInvariance, ModelCases, CaseName);
+
+// float32: the matrix products of a padded batch have more rows, which can change Eigen's blocking and so the
+// rounding of real rows; 1e-6 relative still holds. float64: the same, with the rounding far below 1e-12.
+double tolerance(DType dt) { return dt == DType::F32 ? 1e-6 : 1e-12; }
+
+TYPED_TEST(PaddingInvariance, NodeEmbeddingsOutputsAndLoss) {
+  using Case = TypeParam;
+  for (DType dt : {DType::F32, DType::F64}) {
+    auto ds = Case::dataset();
+    std::unique_ptr<BlockModel> model = Case::make(dt);
+    model->eval();
+    const size_t nodeBlock = model->blockIndex(Case::kNodeBlock);
+    const double tol = tolerance(dt);
+    for (const Layout& layout : layouts(*ds)) {
+      const std::string what = std::string(Case::kName) + " " + dtypeName(dt) + " " + layout.name;
+      for (const Batch& b : test::batchesOf(ds, layout.fixed, layout.strategy)) {
+        Batch u = unpadded(*ds, b);
+        Variable hp = model->runBlocks(BlockState(), b, 0, nodeBlock).get("h");
+        Variable hu = model->runBlocks(BlockState(), u, 0, nodeBlock).get("h");
+        expectClose(hp.value(), hu.value(), b.numRealNodes, what + " node embeddings", tol);
+        Variable op = model->forward(b), ou = model->forward(u);
+        expectClose(op.value(), ou.value(), b.numRealGraphs, what + " graph outputs", tol);
+        for (int64_t r = b.numRealGraphs * op.value().cols(); r < op.value().numel(); ++r)
+          EXPECT_EQ(op.value().at(r), 0.0) << what << " padding graph row";
+        double lp = Case::loss(op, b).value().item(), lu = Case::loss(ou, u).value().item();
+        EXPECT_LE(std::abs(lp - lu), tol * std::max(std::abs(lu), 1e-6)) << what << " loss " << lp << " vs " << lu;
+      }
+    }
+  }
+}
+
+// The gradients training sees: d loss / d parameter for the real graphs' loss does not depend on padding
+// either (padding rows get zero gradient; summing them in another blocking moves the sums by rounding only).
+TYPED_TEST(PaddingInvariance, ParameterGradients) {
+  using Case = TypeParam;
+  for (DType dt : {DType::F32, DType::F64}) {
+    auto ds = Case::dataset();
+    std::unique_ptr<BlockModel> model = Case::make(dt);
+    model->train();  // no dropout in these models' options: training mode, same function
+    const double tol = tolerance(dt);
+    auto grads = [&](const Batch& b) {
+      model->zeroGrad();
+      Case::loss(model->forward(b), b).backward();
+      std::vector<Tensor> out;
+      for (const auto& p : model->parameters()) out.push_back(p.hasGrad() ? p.grad().clone() : Tensor());
+      return out;
+    };
+    for (const Layout& layout : layouts(*ds)) {
+      const std::string what = std::string(Case::kName) + " " + dtypeName(dt) + " " + layout.name;
+      for (const Batch& b : test::batchesOf(ds, layout.fixed, layout.strategy)) {
+        std::vector<Tensor> gp = grads(b), gu = grads(unpadded(*ds, b));
+        auto names = model->namedParameters();
+        for (size_t i = 0; i < gp.size(); ++i) {
+          ASSERT_EQ(gp[i].defined(), gu[i].defined()) << what << " " << names[i].first;
+          if (gp[i].defined()) expectClose(gp[i], gu[i], gu[i].rows(), what + " gradient of " + names[i].first, tol);
+        }
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace gnn
