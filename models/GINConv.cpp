@@ -32,11 +32,21 @@ Variable GINConv::message(const Variable& xj, const Variable&, const Variable& e
 Variable GINConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable& edgeAttr,
                                       int64_t numNodes) {
   // Without edge features the messages are x_j themselves: the unfused gather + scatter is already minimal.
+  rootAdded_ = false;
   if (!fused_ || !edgeAttr.defined()) return {};
-  return reluMessageSum(x, edgeAttr, edgeIndex, numNodes);
+  // The kernel also adds GIN's root term (1 + eps) h with eps = 0, after the sum, with the rounding of
+  // add(aggregate, h): update's work done in the same pass.
+  rootAdded_ = numNodes == x.dim(0);
+  return reluMessageSum(x, edgeAttr, edgeIndex, numNodes, rootAdded_ ? 1.0 : 0.0);
 }
 
-Variable GINConv::update(const Variable& aggregated, const Variable& x) { return add(aggregated, x); }
+Variable GINConv::update(const Variable& aggregated, const Variable& x) {
+  if (rootAdded_) {
+    rootAdded_ = false;
+    return aggregated;
+  }
+  return add(aggregated, x);
+}
 
 Variable GINConv::forward(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeAttr) {
   Variable z = propagate(edgeIndex, h, bond_ ? bond_->forward(edgeAttr) : Variable());

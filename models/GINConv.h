@@ -37,6 +37,10 @@ class GINConv : public MessagePassing {
   int64_t dim_;
   DType dtype_;
   bool fused_ = true;
+  // Set by messageAndAggregate when its fused kernel already added update's root term h (one pass instead
+  // of an extra [N, D] add), so update() passes the aggregate through. Valid for the propagate() call that
+  // set it; a module runs on one thread at a time (replicas use clones).
+  bool rootAdded_ = false;
   std::unique_ptr<BondEncoder> bond_;
   Linear lin1_, lin2_;
   LayerNorm norm_;
