@@ -103,6 +103,21 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 
+// ---- shapes and dtypes (ops/ShapeOps.cpp); these move elements without arithmetic, so they take any dtype ----
+/// The same elements in a new shape (one dimension may be -1: inferred), sharing a's storage (a view, like
+/// torch's view). The gradient is the output's gradient reshaped back. Saves nothing.
+Variable reshape(const Variable& a, Shape shape);
+/// Copy of a (rank <= 4) with dimensions dim0 and dim1 swapped (negative dimensions count from the end).
+Variable transpose(const Variable& a, int dim0, int dim1);
+/// Copy of a (rank <= 4) with its dimensions reordered: output dimension k is a's dimension dims[k]
+/// (torch.permute). The gradient goes back through the inverse permutation.
+Variable permute(const Variable& a, const std::vector<int>& dims);
+/// a converted to float16, float32 or float64 (a itself when it has that dtype already). The gradient is the
+/// output's gradient converted back to a's dtype. float16 is a storage type: ops compute in float32 or
+/// float64 and reject float16, so mixed precision keeps weights in float32, stores activations in float16
+/// and casts around the arithmetic. Conversions round to nearest even, once (float64 -> float16 included).
+Variable cast(const Variable& a, DType dtype);
+
 /// Counts -> offsets: ptr[0] = 0, ptr[i+1] = ptr[i] + counts[i].
 Tensor countsToPtr(const std::vector<int64_t>& counts);
 /// ptr for a sorted index vector (e.g. PyG's `batch`): segment s = rows whose index is s.
