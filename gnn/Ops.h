@@ -118,6 +118,20 @@ Variable permute(const Variable& a, const std::vector<int>& dims);
 /// and casts around the arithmetic. Conversions round to nearest even, once (float64 -> float16 included).
 Variable cast(const Variable& a, DType dtype);
 
+// ---- batched products and attention softmax (ops/AttentionOps.cpp) ----
+/// Batched product a [B, M, K] x b [B, K, N] -> [B, M, N]; rank 4 [B, H, M, K] x [B, H, K, N] treats the two
+/// leading dimensions as the batch. The leading dimensions must be equal (no broadcasting).
+Variable bmm(const Variable& a, const Variable& b);
+/// Batched a x b^T for b [B, N, K] (or [B, H, N, K]) -> [B, M, N] (attention's Q K^T, without a transpose copy).
+Variable bmmNT(const Variable& a, const Variable& b);
+/// Softmax along the last axis (axis must name it: -1 or rank - 1) of x, rank 1..4. Optional additive bias
+/// (added to x before the softmax; gradient flows to it): same dtype, x's shape or broadcastable to it (numpy
+/// rules, e.g. [B, 1, N, N] or [1, H, N, N] against [B, H, N, N]; its last dimension must be x's).
+/// Optional uint8 mask broadcastable to x (its last dimension x's or 1): 1 = keep, 0 = masked out; masked
+/// entries get probability exactly 0, and a row with every entry masked gives all zeros (not NaN).
+/// Saves only the output.
+Variable softmax(const Variable& x, int axis = -1, const Variable& bias = Variable(), const Tensor& mask = Tensor());
+
 /// Counts -> offsets: ptr[0] = 0, ptr[i+1] = ptr[i] + counts[i].
 Tensor countsToPtr(const std::vector<int64_t>& counts);
 /// ptr for a sorted index vector (e.g. PyG's `batch`): segment s = rows whose index is s.
