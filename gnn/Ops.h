@@ -132,6 +132,30 @@ Variable bmmNT(const Variable& a, const Variable& b);
 /// Saves only the output.
 Variable softmax(const Variable& x, int axis = -1, const Variable& bias = Variable(), const Tensor& mask = Tensor());
 
+// ---- elementwise math and reductions along an axis (ops/MathOps.cpp) ----
+// Outside their domain these give what the C library does (as PyTorch): log of a negative number and sqrt of a
+// negative number are NaN, log(0) = -inf, sqrt'(0) = inf, reciprocal(0) = inf, and their gradients follow.
+/// e^x (saves its output).
+Variable exp(const Variable& a);
+/// Natural logarithm (saves its input).
+Variable log(const Variable& a);
+Variable sin(const Variable& a);
+Variable cos(const Variable& a);
+/// Square root (saves its output).
+Variable sqrt(const Variable& a);
+/// x^p elementwise (saves its input). p = 0 gives 1 with gradient 0 everywhere; negative x with a non-integer p
+/// gives NaN.
+Variable pow(const Variable& a, double p);
+/// -x (saves nothing).
+Variable neg(const Variable& a);
+/// 1 / x (saves its output).
+Variable reciprocal(const Variable& a);
+/// Sum along one axis of a rank 1..4 tensor (negative axis counts from the end); keepDim keeps it with size 1.
+/// Each output sums its inputs in increasing index order (the same bits for any thread count).
+Variable sumAxis(const Variable& a, int axis, bool keepDim = false);
+/// Mean along one axis (the axis must not be empty).
+Variable meanAxis(const Variable& a, int axis, bool keepDim = false);
+
 /// Counts -> offsets: ptr[0] = 0, ptr[i+1] = ptr[i] + counts[i].
 Tensor countsToPtr(const std::vector<int64_t>& counts);
 /// ptr for a sorted index vector (e.g. PyG's `batch`): segment s = rows whose index is s.
