@@ -156,6 +156,16 @@ Variable sumAxis(const Variable& a, int axis, bool keepDim = false);
 /// Mean along one axis (the axis must not be empty).
 Variable meanAxis(const Variable& a, int axis, bool keepDim = false);
 
+// ---- geometry (ops/GeometryOps.cpp) ----
+/// Length of each edge: out[e] = ||pos[dst[e]] - pos[src[e]]|| for pos [N, D] (D = 3 for SchNet) and
+/// edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [E]. Keeps pos, the edge index and the output for the
+/// backward (no [E, D] difference); a zero-length edge has gradient 0 (not NaN). Each node sums its edges'
+/// gradients in a fixed order, no atomics.
+Variable edgeDistances(const Variable& pos, const Tensor& edgeIndex);
+/// All distances within each batch entry: pos [B, N, D] -> [B, N, N] (or [N, D] -> [N, N]); the diagonal is 0
+/// with gradient 0.
+Variable pairwiseDistances(const Variable& pos);
+
 /// Counts -> offsets: ptr[0] = 0, ptr[i+1] = ptr[i] + counts[i].
 Tensor countsToPtr(const std::vector<int64_t>& counts);
 /// ptr for a sorted index vector (e.g. PyG's `batch`): segment s = rows whose index is s.
