@@ -28,7 +28,7 @@ Variable edgeDistances(const Variable& pos, const Tensor& edgeIndex) {
     Tensor Y = Tensor::empty({E}, P.dtype());
     const T* p = P.data<T>();
     T* y = Y.data<T>();
-    parallelFor(E, grainFor(3 * D + 10), [&](int64_t b, int64_t e) {
+    parallelFor(E, grainFor(3 * D + 1), [&](int64_t b, int64_t e) {
       for (int64_t k = b; k < e; ++k) {
         const T *ps = p + ei[k] * D, *pt = p + ei[E + k] * D;
         T s = T(0);
@@ -37,7 +37,9 @@ Variable edgeDistances(const Variable& pos, const Tensor& edgeIndex) {
       }
     });
     const int64_t elem = static_cast<int64_t>(sizeof(T));
-    OpInfo info{"edgeDistances", E * (3 * D + 10), E * (16 + 2 * D * elem), E * elem, E * (3 * D + 2)};
+    // FLOPs per edge: forward 3 per coordinate and a square root; backward, at each end, a division and 3 per
+    // coordinate.
+    OpInfo info{"edgeDistances", E * (3 * D + 1), E * (16 + 2 * D * elem), E * elem, E * (6 * D + 2)};
     return Variable::record(info, Y, {pos}, {P, edgeIndex, Y}, [N, D, E](const Tensor& gy, std::vector<GradInput>& in,
                                                                        const std::vector<Tensor>& saved) {
       const T* p = saved[0].data<T>();
@@ -85,7 +87,7 @@ Variable pairwiseDistances(const Variable& pos) {
     T* y = Y.data<T>();
     // One row (b, i) per item. d(i, j) and d(j, i) are computed alike ((a - b)^2 = (b - a)^2 exactly), so the
     // output is exactly symmetric, with an exact 0 diagonal.
-    parallelFor(B * N, grainFor(N * (3 * D + 10)), [&](int64_t b, int64_t e) {
+    parallelFor(B * N, grainFor(N * (3 * D + 1)), [&](int64_t b, int64_t e) {
       for (int64_t row = b; row < e; ++row) {
         const T* pb = p + (row / N) * N * D;
         const T* pi = p + row * D;
@@ -99,8 +101,8 @@ Variable pairwiseDistances(const Variable& pos) {
       }
     });
     const int64_t elem = static_cast<int64_t>(sizeof(T)), pairs = B * N * N;
-    OpInfo info{"pairwiseDistances", pairs * (3 * D + 10), static_cast<int64_t>(P.nbytes()), pairs * elem,
-                pairs * (3 * D + 3)};
+    OpInfo info{"pairwiseDistances", pairs * (3 * D + 1), static_cast<int64_t>(P.nbytes()), pairs * elem,
+                pairs * (3 * D + 2)};
     return Variable::record(info, Y, {pos}, {P, Y}, [N, D](const Tensor& gy, std::vector<GradInput>& in,
                                                          const std::vector<Tensor>& saved) {
       const T* p = saved[0].data<T>();
@@ -110,7 +112,7 @@ Variable pairwiseDistances(const Variable& pos) {
       // g_pos[i] = sum_j (gy[i, j] + gy[j, i]) (p_i - p_j) / d_ij, in increasing j, per row (b, i).
       Tensor G = Tensor::empty(in[0].shape(), gy.dtype());
       T* o = G.data<T>();
-      parallelFor(rows, grainFor(N * (3 * D + 3)), [&](int64_t b, int64_t e) {
+      parallelFor(rows, grainFor(N * (3 * D + 2)), [&](int64_t b, int64_t e) {
         for (int64_t row = b; row < e; ++row) {
           const int64_t batch = row / N, i = row % N;
           const T* pb = p + batch * N * D;

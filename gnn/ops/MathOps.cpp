@@ -14,7 +14,7 @@ namespace {
 enum class From { Input, Output };
 
 // y = f(x); backward: gx = gy * df(v) with v = x or y as `from` says. `cost` = FLOPs per element of f (a
-// transcendental function counts as 10), `dcost` of df.
+// transcendental function counts as 10, a square root or division as 1), `dcost` of df.
 template <class Fwd, class Deriv>
 Variable unaryMath(const char* name, int64_t cost, int64_t dcost, From from, const Variable& a, Fwd f, Deriv df) {
   const Tensor& X = a.value();
@@ -129,7 +129,7 @@ Variable reduceAxis(const char* op, const Variable& a, int axis, bool keepDim, b
 
 Variable exp(const Variable& a) {
   return unaryMath(
-      "exp", 10, 1, From::Output, a, [](auto x) { return std::exp(x); }, [](auto y) { return y; });
+      "exp", 10, 0, From::Output, a, [](auto x) { return std::exp(x); }, [](auto y) { return y; });
 }
 
 Variable log(const Variable& a) {
@@ -150,7 +150,7 @@ Variable cos(const Variable& a) {
 Variable sqrt(const Variable& a) {
   // d sqrt(x) / dx = 1 / (2 sqrt(x)): from the output.
   return unaryMath(
-      "sqrt", 10, 2, From::Output, a, [](auto x) { return std::sqrt(x); }, [](auto y) { return 1 / (2 * y); });
+      "sqrt", 1, 2, From::Output, a, [](auto x) { return std::sqrt(x); }, [](auto y) { return 1 / (2 * y); });
 }
 
 Variable pow(const Variable& a, double p) {
