@@ -1,6 +1,7 @@
 // Op-level speed beside the machine's own limits, measured in the same run: a plain Eigen GEMM (FLOP/s)
-// and memcpy (bytes/s) are the references; our matmul, SpMM, gather/scatter and a GCN layer step are
-// reported as achieved FLOP/s or bytes/s and as a fraction of the reference.
+// and memcpy (bytes/s) are the references; our matmul, SpMM, gather/scatter, GIN's fused ops, attention's
+// batched products and softmax, SchNet's edge distances and a GCN layer step are reported as achieved FLOP/s
+// or bytes/s and as a fraction of the reference.
 //
 //   build/release/bench/bench_core_ops --benchmark_format=json
 #include <benchmark/benchmark.h>
@@ -155,6 +156,59 @@ void BM_GinLinear(benchmark::State& st) {
                                             benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Graphormer's attention at the shapes of Graphormer-slim (80 hidden, 8 heads of 10; Ying et al. 2021) on a
+// batch of 64 molecules padded to 32 atoms: scores Q K^T, softmax with the spatial/edge bias and the padding
+// mask, and P V, forward and backward.
+constexpr int64_t kAttBatch = 64, kAttHeads = 8, kAttNodes = 32, kAttHeadDim = 10;
+
+void BM_AttentionScores(benchmark::State& st) {
+  Generator g(8);
+  const Shape s{kAttBatch, kAttHeads, kAttNodes, kAttHeadDim};
+  Variable q(init::uniform(s, -1, 1, g), true), k(init::uniform(s, -1, 1, g), true);
+  Tensor seed = init::uniform({kAttBatch, kAttHeads, kAttNodes, kAttNodes}, -1, 1, g);
+  for (auto _ : st) {
+    bmmNT(q, k).backward(seed);
+    q.zeroGrad();
+    k.zeroGrad();
+  }
+  st.counters["flops"] = benchmark::Counter(3 * 2.0 * kAttBatch * kAttHeads * kAttNodes * kAttNodes * kAttHeadDim,
+                                            benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_AttentionSoftmax(benchmark::State& st) {
+  Generator g(9);
+  const Shape s{kAttBatch, kAttHeads, kAttNodes, kAttNodes};
+  Variable x(init::uniform(s, -3, 3, g), true), bias(init::uniform(s, -1, 1, g), true);
+  // Key padding: molecule b has 16 + b % 17 atoms.
+  Tensor mask({kAttBatch, 1, 1, kAttNodes}, DType::U8);
+  for (int64_t b = 0; b < kAttBatch; ++b)
+    for (int64_t j = 0; j < kAttNodes; ++j) mask.data<uint8_t>()[b * kAttNodes + j] = j < 16 + b % 17;
+  Tensor seed = init::uniform(s, -1, 1, g);
+  for (auto _ : st) {
+    softmax(x, -1, bias, mask).backward(seed);
+    x.zeroGrad();
+    bias.zeroGrad();
+  }
+  // forward: x and bias read, y written; backward: y and seed read, one gradient written (shared by x and bias).
+  st.counters["bytes_per_s"] = benchmark::Counter(6.0 * 4 * shapeNumel(s), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// SchNet's distances: 2007 atoms (one batch of the GIN benchmarks above), 20 neighbours each.
+void BM_EdgeDistances(benchmark::State& st) {
+  RandomGraph rg = randomGraph(kGinNodes, 3);
+  Generator g(10);
+  std::vector<int64_t> idx(static_cast<size_t>(2 * 20 * kGinNodes));
+  for (auto& v : idx) v = static_cast<int64_t>(g.nextBelow(kGinNodes));
+  Tensor ei = Tensor::fromVector(idx, {2, 20 * kGinNodes});
+  Variable pos(rg.x.value(), true);
+  Tensor seed = init::uniform({20 * kGinNodes}, -1, 1, g);
+  for (auto _ : st) {
+    edgeDistances(pos, ei).backward(seed);
+    pos.zeroGrad();
+  }
+  st.counters["edges_per_s"] = benchmark::Counter(20.0 * kGinNodes, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 }  // namespace
 
 BENCHMARK(BM_ReferenceEigenGemm)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -166,6 +220,9 @@ BENCHMARK(BM_GinEmbeddingBag)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GinReluMessageSum)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GinLayerNormRelu)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GinLinear)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AttentionScores)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AttentionSoftmax)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EdgeDistances)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GcnLayerTrainStep)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char** argv) {

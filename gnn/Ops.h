@@ -103,6 +103,69 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 
+// ---- shapes and dtypes (ops/ShapeOps.cpp); these move elements without arithmetic, so they take any dtype ----
+/// The same elements in a new shape (one dimension may be -1: inferred), sharing a's storage (a view, like
+/// torch's view). The gradient is the output's gradient reshaped back. Saves nothing.
+Variable reshape(const Variable& a, Shape shape);
+/// Copy of a (rank <= 4) with dimensions dim0 and dim1 swapped (negative dimensions count from the end).
+Variable transpose(const Variable& a, int dim0, int dim1);
+/// Copy of a (rank <= 4) with its dimensions reordered: output dimension k is a's dimension dims[k]
+/// (torch.permute). The gradient goes back through the inverse permutation.
+Variable permute(const Variable& a, const std::vector<int>& dims);
+/// a converted to float16, float32 or float64 (a itself when it has that dtype already). The gradient is the
+/// output's gradient converted back to a's dtype. float16 is a storage type: ops compute in float32 or
+/// float64 and reject float16, so mixed precision keeps weights in float32, stores activations in float16
+/// and casts around the arithmetic. Conversions round to nearest even, once (float64 -> float16 included).
+Variable cast(const Variable& a, DType dtype);
+
+// ---- batched products and attention softmax (ops/AttentionOps.cpp) ----
+/// Batched product a [B, M, K] x b [B, K, N] -> [B, M, N]; rank 4 [B, H, M, K] x [B, H, K, N] treats the two
+/// leading dimensions as the batch. The leading dimensions must be equal (no broadcasting).
+Variable bmm(const Variable& a, const Variable& b);
+/// Batched a x b^T for b [B, N, K] (or [B, H, N, K]) -> [B, M, N] (attention's Q K^T, without a transpose copy).
+Variable bmmNT(const Variable& a, const Variable& b);
+/// Softmax along the last axis (axis must name it: -1 or rank - 1) of x, rank 1..4. Optional additive bias
+/// (added to x before the softmax; gradient flows to it): same dtype, x's shape or broadcastable to it (numpy
+/// rules, e.g. [B, 1, N, N] or [1, H, N, N] against [B, H, N, N]; its last dimension must be x's).
+/// Optional uint8 mask broadcastable to x (its last dimension x's or 1): 1 = keep, 0 = masked out; masked
+/// entries get probability exactly 0, and a row with every entry masked gives all zeros (not NaN).
+/// Saves only the output.
+Variable softmax(const Variable& x, int axis = -1, const Variable& bias = Variable(), const Tensor& mask = Tensor());
+
+// ---- elementwise math and reductions along an axis (ops/MathOps.cpp) ----
+// Outside their domain these give what the C library does (as PyTorch): log of a negative number and sqrt of a
+// negative number are NaN, log(0) = -inf, sqrt'(0) = inf, reciprocal(0) = inf, and their gradients follow.
+/// e^x (saves its output).
+Variable exp(const Variable& a);
+/// Natural logarithm (saves its input).
+Variable log(const Variable& a);
+Variable sin(const Variable& a);
+Variable cos(const Variable& a);
+/// Square root (saves its output).
+Variable sqrt(const Variable& a);
+/// x^p elementwise (saves its input). p = 0 gives 1 with gradient 0 everywhere; negative x with a non-integer p
+/// gives NaN.
+Variable pow(const Variable& a, double p);
+/// -x (saves nothing).
+Variable neg(const Variable& a);
+/// 1 / x (saves its output).
+Variable reciprocal(const Variable& a);
+/// Sum along one axis of a rank 1..4 tensor (negative axis counts from the end); keepDim keeps it with size 1.
+/// Each output sums its inputs in increasing index order (the same bits for any thread count).
+Variable sumAxis(const Variable& a, int axis, bool keepDim = false);
+/// Mean along one axis (the axis must not be empty).
+Variable meanAxis(const Variable& a, int axis, bool keepDim = false);
+
+// ---- geometry (ops/GeometryOps.cpp) ----
+/// Length of each edge: out[e] = ||pos[dst[e]] - pos[src[e]]|| for pos [N, D] (D = 3 for SchNet) and
+/// edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [E]. Keeps pos, the edge index and the output for the
+/// backward (no [E, D] difference); a zero-length edge has gradient 0 (not NaN). Each node sums its edges'
+/// gradients in a fixed order, no atomics.
+Variable edgeDistances(const Variable& pos, const Tensor& edgeIndex);
+/// All distances within each batch entry: pos [B, N, D] -> [B, N, N] (or [N, D] -> [N, N]); the diagonal is 0
+/// with gradient 0.
+Variable pairwiseDistances(const Variable& pos);
+
 /// Counts -> offsets: ptr[0] = 0, ptr[i+1] = ptr[i] + counts[i].
 Tensor countsToPtr(const std::vector<int64_t>& counts);
 /// ptr for a sorted index vector (e.g. PyG's `batch`): segment s = rows whose index is s.

@@ -189,6 +189,8 @@ decltype(auto) dispatchFloat(DType d, F&& f) {
       return f(static_cast<float*>(nullptr));
     case DType::F64:
       return f(static_cast<double*>(nullptr));
+    case DType::F16:
+      invalidArgument("float16 is a storage type here: cast to float32 for arithmetic (gnn::cast)");
     default:
       invalidArgument("expected a float32 or float64 tensor, got ", dtypeName(d));
   }

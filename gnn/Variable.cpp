@@ -1,6 +1,7 @@
 #include "gnn/Variable.h"
 
 #include <unordered_set>
+#include <utility>
 
 #include "gnn/ExecutionContext.h"
 #include "gnn/GradientSink.h"
@@ -15,6 +16,19 @@ thread_local bool gGradEnabled = true;
 void accumulate(Tensor& acc, const Tensor& g) {
   if (!acc.defined()) {
     acc = g;
+    return;
+  }
+  if (g.dtype() == DType::F16) {
+    // float16 is a storage type (gnn::cast): gradients are added in float32 and the sum stored as float16.
+    GNN_CHECK_ARG(acc.dtype() == DType::F16, "gradient of dtype float16 added to one of ", dtypeName(acc.dtype()));
+    Tensor sum = acc.uniquelyOwned() ? acc : Tensor::empty(g.shape(), g.dtype());
+    Eigen::half* s = sum.data<Eigen::half>();
+    const Eigen::half* a = std::as_const(acc).data<Eigen::half>();
+    const Eigen::half* b = g.data<Eigen::half>();
+    parallelElements(sum.numel(), [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) s[i] = Eigen::half(static_cast<float>(a[i]) + static_cast<float>(b[i]));
+    });
+    acc = std::move(sum);
     return;
   }
   dispatchFloat(g.dtype(), [&](auto* tag) {

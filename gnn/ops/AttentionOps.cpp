@@ -1,0 +1,320 @@
+// Attention's dense ops: batched products (Q K^T, P V) and a softmax over the last axis with an additive bias
+// (Graphormer's spatial and edge encodings) and a keep mask (padding).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "gnn/Ops.h"
+#include "gnn/Parallel.h"
+
+namespace gnn {
+namespace {
+
+// ---- batched products ----
+
+// Rows per work item of a batched product out[b] = lhs[b] x rhs[b] ([rows, inner] x [inner, cols]). With 8 or
+// more matrices (attention: batch x heads) each item is a whole matrix; with fewer, each matrix is split into
+// row blocks (at least 32 rows and kGrainWork multiply-adds) so that there are about 8 items. It depends only
+// on the shapes, so Eigen's blocking (and thus each element's rounding) never depends on the thread count.
+int64_t batchRowBlock(int64_t batches, int64_t rows, int64_t inner, int64_t cols) {
+  if (rows <= 32 || batches >= 8) return std::max<int64_t>(rows, 1);
+  const int64_t perMatrix = (8 + batches - 1) / batches;
+  const int64_t block = std::max(grainFor(inner * cols, 32), (rows + perMatrix - 1) / perMatrix);
+  return std::min(rows, evenChunk(rows, block, 4));
+}
+
+// out[b] = lhs(b) x rhs(b) for b < batches; out is [batches, rows, cols], lhs(b) an Eigen expression of
+// [rows, inner] and rhs(b) one of [inner, cols]. Work items are (matrix, row block) pairs, each computed whole
+// by one thread with Eigen single-threaded.
+template <class T, class Lhs, class Rhs>
+void batchedProduct(T* out, int64_t batches, int64_t rows, int64_t cols, int64_t inner, Lhs lhs, Rhs rhs) {
+  const int64_t block = batchRowBlock(batches, rows, inner, cols);
+  const int64_t perMatrix = (rows + block - 1) / block;
+  parallelFor(batches * perMatrix, grainFor(block * std::max<int64_t>(inner, 1) * cols), [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t m = t / perMatrix, r0 = (t % perMatrix) * block, n = std::min(block, rows - r0);
+      MatrixMap<T>(out + m * rows * cols, rows, cols).middleRows(r0, n).noalias() =
+          lhs(m).middleRows(r0, n) * rhs(m);
+    }
+  });
+}
+
+// Leading (batch) dimensions and the matrix of a rank 3 or 4 operand of a batched product.
+struct Batched {
+  Shape lead;
+  int64_t count, rows, cols;
+};
+Batched batched(const char* op, const Tensor& a, const Tensor& b) {
+  GNN_CHECK_ARG(a.rank() >= 3 && a.rank() <= 4 && b.rank() == a.rank(), op, ": expected two rank 3 or 4 tensors, got ",
+                shapeString(a.shape()), " and ", shapeString(b.shape()), " (use matmul for rank 2)");
+  Shape lead(a.shape().begin(), a.shape().end() - 2);
+  GNN_CHECK_ARG(Shape(b.shape().begin(), b.shape().end() - 2) == lead, op, ": batch dimensions of ",
+                shapeString(a.shape()), " and ", shapeString(b.shape()), " differ");
+  GNN_CHECK_ARG(a.isFloating() && a.dtype() == b.dtype(), op, ": dtypes differ or are not floating (",
+                dtypeName(a.dtype()), " vs ", dtypeName(b.dtype()), ")");
+  return {lead, shapeNumel(lead), a.dim(-2), a.dim(-1)};
+}
+
+Shape withMatrix(Shape lead, int64_t rows, int64_t cols) {
+  lead.push_back(rows);
+  lead.push_back(cols);
+  return lead;
+}
+
+// The i-th [rows, cols] matrix of a batch stored at p.
+template <class T>
+ConstMatrixMap<T> matrixAt(const T* p, int64_t i, int64_t rows, int64_t cols) {
+  return ConstMatrixMap<T>(p + i * rows * cols, rows, cols);
+}
+
+// ---- broadcasting over softmax rows ----
+
+// Where each row of x (x seen as rows of its last dimension) finds its row of a tensor broadcast to x's shape
+// (numpy rules: the tensor's shape padded with leading ones, each dimension x's or 1). Element j of x's row r
+// pairs with element offset(r) + j * colStride of the tensor.
+struct RowBroadcast {
+  int64_t dims[3] = {1, 1, 1};    // x's leading dimensions, padded to 3 with leading ones
+  int64_t stride[3] = {0, 0, 0};  // the tensor's element stride along each (0 where it is broadcast)
+  int64_t colStride = 1;          // 1, or 0 when the tensor's last dimension is 1
+  bool same = true;               // the tensor has x's shape exactly
+  int64_t offset(int64_t r) const {
+    const int64_t i2 = r % dims[2], i1 = (r / dims[2]) % dims[1], i0 = r / (dims[1] * dims[2]);
+    return i0 * stride[0] + i1 * stride[1] + i2 * stride[2];
+  }
+};
+
+RowBroadcast rowBroadcast(const char* op, const char* what, const Shape& x, const Shape& t, bool lastMayBeOne) {
+  const int r = static_cast<int>(x.size());
+  const auto fail = [&] {
+    invalidArgument(op, ": ", what, " of shape ", shapeString(t), " does not broadcast to x ", shapeString(x),
+                    " (each dimension must be x's or 1, the last ", lastMayBeOne ? "x's or 1)" : "x's)");
+  };
+  if (static_cast<int>(t.size()) > r) fail();
+  Shape padded(static_cast<size_t>(r - static_cast<int>(t.size())), 1);
+  padded.insert(padded.end(), t.begin(), t.end());
+  for (int k = 0; k < r; ++k)
+    if (padded[k] != x[k] && padded[k] != 1) fail();
+  if (padded[r - 1] != x[r - 1] && !(lastMayBeOne && padded[r - 1] == 1)) fail();
+  RowBroadcast b;
+  b.same = padded == x;
+  b.colStride = padded[r - 1] == x[r - 1] ? 1 : 0;
+  int64_t s = padded[r - 1];
+  for (int k = r - 2, slot = 2; k >= 0; --k, --slot) {
+    b.dims[slot] = x[k];
+    b.stride[slot] = padded[k] == 1 ? 0 : s;
+    s *= padded[k];
+  }
+  return b;
+}
+
+}  // namespace
+
+Variable bmm(const Variable& a, const Variable& b) {
+  const Tensor &A = a.value(), &B = b.value();
+  const Batched s = batched("bmm", A, B);
+  GNN_CHECK_ARG(B.dim(-2) == s.cols, "bmm: shapes ", shapeString(A.shape()), " and ", shapeString(B.shape()),
+                " do not chain ([.., M, K] x [.., K, N])");
+  const int64_t M = s.rows, K = s.cols, N = B.dim(-1), batches = s.count;
+  return dispatchFloat(A.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty(withMatrix(s.lead, M, N), A.dtype());
+    const T *ap = A.data<T>(), *bp = B.data<T>();
+    batchedProduct<T>(
+        Y.data<T>(), batches, M, N, K, [&](int64_t i) { return matrixAt(ap, i, M, K); },
+        [&](int64_t i) { return matrixAt(bp, i, K, N); });
+    const int64_t flops = 2 * batches * M * K * N;
+    OpInfo info{"bmm", flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
+                flops * (a.requiresGrad() + b.requiresGrad())};
+    // Each input's gradient needs the other input.
+    return Variable::record(info, Y, {a, b}, {b.requiresGrad() ? A : Tensor(), a.requiresGrad() ? B : Tensor()},
+                            [batches, M, K, N](const Tensor& gy, std::vector<GradInput>& in,
+                                               const std::vector<Tensor>& saved) {
+      const T* g = gy.data<T>();
+      if (in[0].requiresGrad()) {
+        // gA = gY B^T: [M, N] x [N, K]
+        const T* bp = saved[1].data<T>();
+        Tensor ga = Tensor::empty(in[0].shape(), gy.dtype());
+        batchedProduct<T>(
+            ga.data<T>(), batches, M, K, N, [&](int64_t i) { return matrixAt(g, i, M, N); },
+            [&](int64_t i) { return matrixAt(bp, i, K, N).transpose(); });
+        in[0].addGrad(ga);
+      }
+      if (in[1].requiresGrad()) {
+        // gB = A^T gY: [K, M] x [M, N]
+        const T* ap = saved[0].data<T>();
+        Tensor gb = Tensor::empty(in[1].shape(), gy.dtype());
+        batchedProduct<T>(
+            gb.data<T>(), batches, K, N, M, [&](int64_t i) { return matrixAt(ap, i, M, K).transpose(); },
+            [&](int64_t i) { return matrixAt(g, i, M, N); });
+        in[1].addGrad(gb);
+      }
+    });
+  });
+}
+
+Variable bmmNT(const Variable& a, const Variable& b) {
+  const Tensor &A = a.value(), &B = b.value();
+  const Batched s = batched("bmmNT", A, B);
+  GNN_CHECK_ARG(B.dim(-1) == s.cols, "bmmNT: shapes ", shapeString(A.shape()), " and ", shapeString(B.shape()),
+                " do not chain ([.., M, K] x [.., N, K]^T)");
+  const int64_t M = s.rows, K = s.cols, N = B.dim(-2), batches = s.count;
+  return dispatchFloat(A.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty(withMatrix(s.lead, M, N), A.dtype());
+    const T *ap = A.data<T>(), *bp = B.data<T>();
+    batchedProduct<T>(
+        Y.data<T>(), batches, M, N, K, [&](int64_t i) { return matrixAt(ap, i, M, K); },
+        [&](int64_t i) { return matrixAt(bp, i, N, K).transpose(); });
+    const int64_t flops = 2 * batches * M * K * N;
+    OpInfo info{"bmmNT", flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
+                flops * (a.requiresGrad() + b.requiresGrad())};
+    return Variable::record(info, Y, {a, b}, {b.requiresGrad() ? A : Tensor(), a.requiresGrad() ? B : Tensor()},
+                            [batches, M, K, N](const Tensor& gy, std::vector<GradInput>& in,
+                                               const std::vector<Tensor>& saved) {
+      const T* g = gy.data<T>();
+      if (in[0].requiresGrad()) {
+        // gA = gY B: [M, N] x [N, K]
+        const T* bp = saved[1].data<T>();
+        Tensor ga = Tensor::empty(in[0].shape(), gy.dtype());
+        batchedProduct<T>(
+            ga.data<T>(), batches, M, K, N, [&](int64_t i) { return matrixAt(g, i, M, N); },
+            [&](int64_t i) { return matrixAt(bp, i, N, K); });
+        in[0].addGrad(ga);
+      }
+      if (in[1].requiresGrad()) {
+        // gB = gY^T A: [N, M] x [M, K]
+        const T* ap = saved[0].data<T>();
+        Tensor gb = Tensor::empty(in[1].shape(), gy.dtype());
+        batchedProduct<T>(
+            gb.data<T>(), batches, N, K, M, [&](int64_t i) { return matrixAt(g, i, M, N).transpose(); },
+            [&](int64_t i) { return matrixAt(ap, i, M, K); });
+        in[1].addGrad(gb);
+      }
+    });
+  });
+}
+
+Variable softmax(const Variable& x, int axis, const Variable& bias, const Tensor& mask) {
+  const Tensor& X = x.value();
+  const int r = X.rank();
+  GNN_CHECK_ARG(r >= 1, "softmax: expected rank 1 to 4, got shape ", shapeString(X.shape()));
+  GNN_CHECK_ARG(axis == -1 || axis == r - 1, "softmax: axis ", axis, " of shape ", shapeString(X.shape()),
+                " is not the last; move it last first (transpose or permute)");
+  const bool hasBias = bias.defined(), hasMask = mask.defined();
+  RowBroadcast bb, mb;
+  if (hasBias) {
+    const Tensor& Bv = bias.value();
+    GNN_CHECK_ARG(Bv.dtype() == X.dtype(), "softmax: bias is ", dtypeName(Bv.dtype()), " but x is ",
+                  dtypeName(X.dtype()));
+    bb = rowBroadcast("softmax", "bias", X.shape(), Bv.shape(), false);
+  }
+  if (hasMask) {
+    GNN_CHECK_ARG(mask.dtype() == DType::U8, "softmax: mask must be uint8 (1 = keep), got ", dtypeName(mask.dtype()));
+    mb = rowBroadcast("softmax", "mask", X.shape(), mask.shape(), true);
+  }
+  const int64_t C = X.dim(-1), rows = C ? X.numel() / C : 0;
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    using Row = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+    Tensor Y = Tensor::empty(X.shape(), X.dtype());
+    const T* xp = X.data<T>();
+    const T* bp = hasBias ? bias.value().data<T>() : nullptr;
+    const uint8_t* mp = hasMask ? mask.data<uint8_t>() : nullptr;
+    T* yp = Y.data<T>();
+    parallelFor(rows, grainFor(16 * C), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const T* xr = xp + i * C;
+        T* yr = yp + i * C;
+        const T* br = bp ? bp + bb.offset(i) : nullptr;
+        const uint8_t* mr = mp ? mp + mb.offset(i) : nullptr;
+        // Scores (x + bias) of the kept entries into y, masked ones as -inf, and their maximum.
+        T mx = -std::numeric_limits<T>::infinity();
+        bool any = false;
+        for (int64_t j = 0; j < C; ++j) {
+          if (mr && !mr[j * mb.colStride]) {
+            yr[j] = -std::numeric_limits<T>::infinity();
+            continue;
+          }
+          const T z = br ? xr[j] + br[j] : xr[j];
+          yr[j] = z;
+          mx = std::max(mx, z);
+          any = true;
+        }
+        Row y(yr, C);
+        if (!any) {  // every entry masked: no distribution, all zeros
+          y.setZero();
+          continue;
+        }
+        y = (y - mx).exp();
+        if (mr)  // exactly 0 where masked, whatever the vectorised exp gives for -inf
+          for (int64_t j = 0; j < C; ++j)
+            if (!mr[j * mb.colStride]) yr[j] = T(0);
+        y /= y.sum();
+      }
+    });
+    std::vector<Variable> inputs{x};
+    if (hasBias) inputs.push_back(bias);
+    const bool biasGrad = hasBias && bias.requiresGrad();
+    const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
+    OpInfo info{"softmax", (hasBias ? 15 : 14) * n,
+                bytes + (hasBias ? static_cast<int64_t>(bias.value().nbytes()) : 0) + (hasMask ? mask.numel() : 0),
+                bytes, (x.requiresGrad() || biasGrad ? 4 * n : 0) + (biasGrad && !bb.same ? n : 0)};
+    Shape biasShape = hasBias ? bias.shape() : Shape();
+    return Variable::record(info, Y, std::move(inputs), {Y}, [C, bb, biasShape](const Tensor& gy, std::vector<GradInput>& in,
+                                                                               const std::vector<Tensor>& saved) {
+      const Tensor& Y = saved[0];
+      const bool needBias = in.size() > 1 && in[1].requiresGrad();
+      const int64_t rows = C ? Y.numel() / C : 0;
+      // gScores = y * (gy - sum(gy * y)) per row: the gradient of x and, reduced over broadcast rows, of the
+      // bias. Masked entries have y = 0, so they get 0.
+      Tensor G = Tensor::empty(Y.shape(), Y.dtype());
+      const T* yp = Y.data<T>();
+      const T* gp = gy.data<T>();
+      T* op = G.data<T>();
+      parallelFor(rows, grainFor(4 * C), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> y(yp + i * C, C), g(gp + i * C, C);
+          const T dot = (y * g).sum();
+          Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(op + i * C, C) = y * (g - dot);
+        }
+      });
+      if (in[0].requiresGrad()) in[0].addGrad(G);
+      if (!needBias) return;
+      if (bb.same) {
+        in[1].addGrad(G);
+        return;
+      }
+      // Each bias row sums the rows of G that broadcast from it, in increasing row order.
+      Tensor GB = Tensor::empty(biasShape, G.dtype());
+      T* gb = GB.data<T>();
+      const int64_t biasRows = C ? GB.numel() / C : 0;
+      // The bias's own leading dimensions (padded to 3) and, for each, whether x runs over it.
+      int64_t bd[3], stepX[3];
+      for (int k = 0; k < 3; ++k) {
+        bd[k] = bb.stride[k] ? bb.dims[k] : 1;
+        stepX[k] = bb.dims[k];
+      }
+      const int64_t xRowStride[3] = {stepX[1] * stepX[2], stepX[2], 1};
+      const int64_t fanIn = rows / std::max<int64_t>(biasRows, 1);
+      parallelFor(biasRows, grainFor(fanIn * C), [&](int64_t b, int64_t e) {
+        for (int64_t br = b; br < e; ++br) {
+          const int64_t j2 = br % bd[2], j1 = (br / bd[2]) % bd[1], j0 = br / (bd[1] * bd[2]);
+          const int64_t lo[3] = {j0, j1, j2};
+          Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> acc(gb + br * C, C);
+          acc.setZero();
+          // x's rows over the broadcast dimensions (all of them) and the bias's own (just this row's index).
+          for (int64_t i0 = bb.stride[0] ? lo[0] : 0; i0 < (bb.stride[0] ? lo[0] + 1 : stepX[0]); ++i0)
+            for (int64_t i1 = bb.stride[1] ? lo[1] : 0; i1 < (bb.stride[1] ? lo[1] + 1 : stepX[1]); ++i1)
+              for (int64_t i2 = bb.stride[2] ? lo[2] : 0; i2 < (bb.stride[2] ? lo[2] + 1 : stepX[2]); ++i2) {
+                const int64_t xr = i0 * xRowStride[0] + i1 * xRowStride[1] + i2 * xRowStride[2];
+                acc += Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(op + xr * C, C);
+              }
+        }
+      });
+      in[1].addGrad(GB);
+    });
+  });
+}
+
+}  // namespace gnn

@@ -1,0 +1,215 @@
+// Shape and dtype ops: reshape (a view), transpose and permute (copies), cast between float16/32/64.
+// Reshape and permute move elements without looking at them, so they work on every dtype (float16 included).
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "gnn/Ops.h"
+#include "gnn/Parallel.h"
+
+namespace gnn {
+namespace {
+
+int normaliseDim(const char* op, int d, int rank) {
+  const int n = d < 0 ? d + rank : d;
+  GNN_CHECK_ARG(n >= 0 && n < rank, op, ": dimension ", d, " is out of range for rank ", rank);
+  return n;
+}
+
+// `to` with a -1 replaced by what makes its element count equal `from`'s.
+Shape resolveShape(const Shape& from, Shape to) {
+  const int64_t n = shapeNumel(from);
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < to.size(); ++i) {
+    if (to[i] == -1) {
+      GNN_CHECK_ARG(infer < 0, "reshape: more than one -1 in ", shapeString(to));
+      infer = static_cast<int>(i);
+    } else {
+      GNN_CHECK_ARG(to[i] >= 0, "reshape: negative dimension in ", shapeString(to));
+      known *= to[i];
+    }
+  }
+  if (infer >= 0) {
+    GNN_CHECK_ARG(known > 0 && n % known == 0, "reshape: cannot infer the -1 of ", shapeString(to), " for ",
+                  shapeString(from), " (", n, " elements)");
+    to[infer] = n / known;
+  }
+  GNN_CHECK_ARG(to.size() <= 4, "reshape: rank ", to.size(), " > 4 is not supported (", shapeString(to), ")");
+  GNN_CHECK_ARG(shapeNumel(to) == n, "reshape: cannot view ", shapeString(from), " (", n, " elements) as ",
+                shapeString(to), " (", shapeNumel(to), " elements)");
+  return to;
+}
+
+// y = x with its dimensions reordered (output dimension k is x's dimension perm[k]), for elements of type E
+// (an unsigned integer of the element's size: the copy never looks at values). Shapes are padded to rank 4
+// with leading ones; each output row (last dimension) is one contiguous or strided read.
+template <class E>
+void permuteElements(const E* x, E* y, const Shape& inShape, const std::vector<int>& perm) {
+  const int r = static_cast<int>(inShape.size()), pad = 4 - r;
+  int64_t dims[4], stride[4];
+  for (int k = 0; k < 4; ++k) dims[k] = k < pad ? 1 : inShape[k - pad];
+  stride[3] = 1;
+  for (int k = 2; k >= 0; --k) stride[k] = stride[k + 1] * dims[k + 1];
+  int64_t od[4], os[4];
+  for (int k = 0; k < 4; ++k) {
+    const int src = k < pad ? k : pad + perm[k - pad];
+    od[k] = dims[src];
+    os[k] = stride[src];
+  }
+  const int64_t rows = od[0] * od[1] * od[2], n = od[3], s3 = os[3];
+  parallelFor(rows, grainFor(n), [&](int64_t b, int64_t e) {
+    for (int64_t row = b; row < e; ++row) {
+      const int64_t i2 = row % od[2], i1 = (row / od[2]) % od[1], i0 = row / (od[1] * od[2]);
+      const E* __restrict src = x + i0 * os[0] + i1 * os[1] + i2 * os[2];
+      E* __restrict dst = y + row * n;
+      if (s3 == 1)
+        std::copy(src, src + n, dst);
+      else
+        for (int64_t j = 0; j < n; ++j) dst[j] = src[j * s3];
+    }
+  });
+}
+
+void permuteInto(const Tensor& x, Tensor& y, const std::vector<int>& perm) {
+  switch (dtypeSize(x.dtype())) {
+    case 1: return permuteElements(static_cast<const uint8_t*>(x.raw()), static_cast<uint8_t*>(y.raw()), x.shape(), perm);
+    case 2:
+      return permuteElements(static_cast<const uint16_t*>(x.raw()), static_cast<uint16_t*>(y.raw()), x.shape(), perm);
+    case 4:
+      return permuteElements(static_cast<const uint32_t*>(x.raw()), static_cast<uint32_t*>(y.raw()), x.shape(), perm);
+    case 8:
+      return permuteElements(static_cast<const uint64_t*>(x.raw()), static_cast<uint64_t*>(y.raw()), x.shape(), perm);
+  }
+  GNN_ASSERT(false, "permute: element size ", dtypeSize(x.dtype()));
+}
+
+Variable permuteImpl(const char* op, const Variable& a, const std::vector<int>& dims) {
+  const Tensor& X = a.value();
+  const int r = X.rank();
+  std::string given = "[";
+  for (size_t i = 0; i < dims.size(); ++i) given += (i ? ", " : "") + std::to_string(dims[i]);
+  given += "]";
+  GNN_CHECK_ARG(static_cast<int>(dims.size()) == r, op, ": ", dims.size(), " dimensions ", given, " for shape ",
+                shapeString(X.shape()));
+  std::vector<int> perm(dims.size()), inverse(dims.size(), -1);
+  Shape outShape(dims.size());
+  for (int k = 0; k < r; ++k) {
+    perm[k] = normaliseDim(op, dims[k], r);
+    GNN_CHECK_ARG(inverse[perm[k]] < 0, op, ": dimension ", perm[k], " appears twice in ", given);
+    inverse[perm[k]] = k;
+    outShape[k] = X.dim(perm[k]);
+  }
+  Tensor Y = Tensor::empty(outShape, X.dtype());
+  permuteInto(X, Y, perm);
+  const int64_t bytes = static_cast<int64_t>(X.nbytes());
+  OpInfo info{op, 0, bytes, bytes, 0};
+  // The gradient goes back through the inverse permutation.
+  return Variable::record(info, Y, {a}, {}, [inverse](const Tensor& gy, std::vector<GradInput>& in,
+                                                      const std::vector<Tensor>&) {
+    Tensor G = Tensor::empty(in[0].shape(), gy.dtype());
+    permuteInto(gy, G, inverse);
+    in[0].addGrad(G);
+  });
+}
+
+// Calls f with a typed null pointer for a float storage dtype (float16, float32, float64).
+template <class F>
+decltype(auto) dispatchStorage(DType d, F&& f) {
+  switch (d) {
+    case DType::F16:
+      return f(static_cast<Eigen::half*>(nullptr));
+    case DType::F32:
+      return f(static_cast<float*>(nullptr));
+    case DType::F64:
+      return f(static_cast<double*>(nullptr));
+    default:
+      invalidArgument("cast: expected float16, float32 or float64, got ", dtypeName(d));
+  }
+}
+
+// double -> float16 with a single rounding. Going through float rounds twice, and the first rounding can
+// make a tie at float16 precision that was not there (1 + 2^-11 + 2^-30 would become 1 instead of
+// 1 + 2^-10). Rounding to float by round-to-odd first keeps the discarded bits' trace in the last bit, which is
+// enough for the second rounding to be exact (float has 13 more significand bits than float16).
+Eigen::half halfFromDouble(double d) {
+  float f = static_cast<float>(d);
+  if (std::isfinite(f) && static_cast<double>(f) != d) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    if ((bits & 1u) == 0) f = std::nextafter(f, d > f ? std::numeric_limits<float>::infinity()
+                                                       : -std::numeric_limits<float>::infinity());
+  }
+  return Eigen::half(f);
+}
+
+template <class Dst, class Src>
+Dst convertValue(Src s) {
+  if constexpr (std::is_same_v<Dst, Eigen::half>) {
+    if constexpr (std::is_same_v<Src, double>)
+      return halfFromDouble(s);
+    else
+      return Eigen::half(static_cast<float>(s));
+  } else {
+    return static_cast<Dst>(static_cast<std::conditional_t<std::is_same_v<Src, Eigen::half>, float, Src>>(s));
+  }
+}
+
+Tensor convertFloat(const Tensor& x, DType to) {
+  Tensor y = Tensor::empty(x.shape(), to);
+  dispatchStorage(x.dtype(), [&](auto* stag) {
+    using S = std::remove_pointer_t<decltype(stag)>;
+    dispatchStorage(to, [&](auto* dtag) {
+      using D = std::remove_pointer_t<decltype(dtag)>;
+      const S* __restrict s = x.data<S>();
+      D* __restrict d = y.data<D>();
+      parallelElements(x.numel(), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) d[i] = convertValue<D>(s[i]);
+      });
+    });
+  });
+  return y;
+}
+}  // namespace
+
+Variable reshape(const Variable& a, Shape shape) {
+  const Tensor& X = a.value();
+  Tensor Y = X.reshape(resolveShape(X.shape(), std::move(shape)));
+  // A view: no element is read or written.
+  OpInfo info{"reshape", 0, 0, 0, 0};
+  return Variable::record(info, Y, {a}, {}, [](const Tensor& gy, std::vector<GradInput>& in,
+                                               const std::vector<Tensor>&) {
+    in[0].addGrad(gy.reshape(in[0].shape()));
+  });
+}
+
+Variable transpose(const Variable& a, int dim0, int dim1) {
+  const int r = a.value().rank();
+  GNN_CHECK_ARG(r >= 1, "transpose: needs rank >= 1, got shape ", shapeString(a.shape()));
+  const int d0 = normaliseDim("transpose", dim0, r), d1 = normaliseDim("transpose", dim1, r);
+  std::vector<int> perm(static_cast<size_t>(r));
+  for (int k = 0; k < r; ++k) perm[k] = k;
+  std::swap(perm[d0], perm[d1]);
+  return permuteImpl("transpose", a, perm);
+}
+
+Variable permute(const Variable& a, const std::vector<int>& dims) { return permuteImpl("permute", a, dims); }
+
+Variable cast(const Variable& a, DType dtype) {
+  const Tensor& X = a.value();
+  GNN_CHECK_ARG(X.isFloating(), "cast: expected a float16, float32 or float64 input, got ", dtypeName(X.dtype()),
+                " ", shapeString(X.shape()));
+  GNN_CHECK_ARG(dtype == DType::F16 || dtype == DType::F32 || dtype == DType::F64,
+                "cast: the target must be float16, float32 or float64, got ", dtypeName(dtype));
+  if (X.dtype() == dtype) return a;  // as torch's .to(): the variable itself
+  Tensor Y = convertFloat(X, dtype);
+  const DType from = X.dtype();
+  OpInfo info{"cast", 0, static_cast<int64_t>(X.nbytes()), static_cast<int64_t>(Y.nbytes()), 0};
+  return Variable::record(info, Y, {a}, {}, [from](const Tensor& gy, std::vector<GradInput>& in,
+                                                   const std::vector<Tensor>&) {
+    in[0].addGrad(convertFloat(gy, from));
+  });
+}
+
+}  // namespace gnn

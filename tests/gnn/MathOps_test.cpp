@@ -1,0 +1,109 @@
+// Elementwise math and axis reductions: values, behaviour outside the domain, what the tape keeps.
+// (Gradients against finite differences, float32 and threads: the op table.)
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "GradCheck.h"
+
+namespace gnn {
+namespace {
+using testing::randomTensor;
+
+TEST(MathOps, ValuesAreTheCLibrarys) {
+  Tensor x = randomTensor({40}, 1);
+  x.flat<double>() = x.flat<double>() * 2 + 2.5;  // (0.5, 4.5)
+  const Variable v(x);
+  for (int64_t i = 0; i < 40; ++i) {
+    const double xi = x.at(i);
+    EXPECT_EQ(gnn::exp(v).value().at(i), std::exp(xi));
+    EXPECT_EQ(gnn::log(v).value().at(i), std::log(xi));
+    EXPECT_EQ(gnn::sin(v).value().at(i), std::sin(xi));
+    EXPECT_EQ(gnn::cos(v).value().at(i), std::cos(xi));
+    EXPECT_EQ(gnn::sqrt(v).value().at(i), std::sqrt(xi));
+    EXPECT_EQ(gnn::pow(v, 1.7).value().at(i), std::pow(xi, 1.7));
+    EXPECT_EQ(neg(v).value().at(i), -xi);
+    EXPECT_EQ(reciprocal(v).value().at(i), 1 / xi);
+  }
+}
+
+TEST(MathOps, OutsideTheDomainGiveNaNOrInfinityAsPyTorch) {
+  Variable x(Tensor::fromVector<double>({-1.0, 0.0, 4.0}), true);
+  Tensor l = gnn::log(x).value(), s = gnn::sqrt(x).value();
+  EXPECT_TRUE(std::isnan(l.at(0)));
+  EXPECT_EQ(l.at(1), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(s.at(0)));
+  EXPECT_EQ(s.at(1), 0.0);
+  EXPECT_EQ(s.at(2), 2.0);
+  // sqrt'(0) = inf, as torch.sqrt's backward.
+  gnn::sqrt(x).backward(Tensor::fromVector<double>({1.0, 1.0, 1.0}));
+  EXPECT_TRUE(std::isnan(x.grad().at(0)));
+  EXPECT_EQ(x.grad().at(1), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(x.grad().at(2), 0.25);
+  // Negative base, non-integer exponent: NaN; integer exponent: fine.
+  EXPECT_TRUE(std::isnan(gnn::pow(x, 0.5).value().at(0)));
+  EXPECT_EQ(gnn::pow(x, 3).value().at(0), -1.0);
+}
+
+TEST(MathOps, PowZeroHasGradientZeroEverywhere) {
+  Variable x(Tensor::fromVector<double>({-2.0, 0.0, 3.0}), true);
+  Variable y = gnn::pow(x, 0);
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(y.value().at(i), 1.0);
+  y.backward(Tensor::fromVector<double>({1.0, 1.0, 1.0}));
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(x.grad().at(i), 0.0);
+}
+
+TEST(MathOps, SaveOneTensorOrNone) {
+  Variable x(randomTensor({5, 4}, 2), true);
+  const int64_t bytes = static_cast<int64_t>(x.value().nbytes());
+  for (auto f : {+[](const Variable& v) { return gnn::exp(v); }, +[](const Variable& v) { return gnn::log(v); },
+                 +[](const Variable& v) { return gnn::sqrt(v); }, +[](const Variable& v) { return gnn::pow(v, 2.0); },
+                 +[](const Variable& v) { return reciprocal(v); }, +[](const Variable& v) { return gnn::sin(v); }}) {
+    TapeStats st = tapeStats(f(x));
+    EXPECT_EQ(st.savedTensors, 1);
+    EXPECT_EQ(st.savedBytes, bytes);
+  }
+  EXPECT_EQ(tapeStats(neg(x)).savedBytes, 0);
+  EXPECT_EQ(tapeStats(sumAxis(x, 0)).savedBytes, 0);
+  EXPECT_EQ(tapeStats(meanAxis(x, 1)).savedBytes, 0);
+}
+
+TEST(SumAxis, MatchesNaiveSumsForEveryAxisWithAndWithoutKeepDim) {
+  const Shape s{3, 4, 5, 6};
+  Tensor x = randomTensor(s, 3);
+  for (int axis = -4; axis < 4; ++axis) {
+    const int ax = axis < 0 ? axis + 4 : axis;
+    Tensor y = sumAxis(Variable(x), axis).value();
+    Tensor yk = sumAxis(Variable(x), axis, true).value();
+    Tensor ym = meanAxis(Variable(x), axis).value();
+    Shape want = s;
+    want[ax] = 1;
+    EXPECT_EQ(yk.shape(), want);
+    want.erase(want.begin() + ax);
+    EXPECT_EQ(y.shape(), want);
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < ax; ++k) outer *= s[k];
+    for (int k = ax + 1; k < 4; ++k) inner *= s[k];
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        double acc = 0;
+        for (int64_t a = 0; a < s[ax]; ++a) acc += x.at((o * s[ax] + a) * inner + i);
+        EXPECT_EQ(y.at(o * inner + i), acc);  // the same order: the same bits
+        EXPECT_EQ(yk.at(o * inner + i), acc);
+        EXPECT_EQ(ym.at(o * inner + i), acc / static_cast<double>(s[ax]));
+      }
+  }
+}
+
+TEST(SumAxis, RejectsBadAxesAndEmptyMeans) {
+  Variable x(Tensor({2, 3}));
+  EXPECT_THROW(sumAxis(x, 2), std::invalid_argument);
+  EXPECT_THROW(sumAxis(x, -3), std::invalid_argument);
+  EXPECT_THROW(sumAxis(Variable(Tensor::scalar(1)), 0), std::invalid_argument);
+  EXPECT_THROW(meanAxis(Variable(Tensor({2, 0})), 1), std::invalid_argument);
+  EXPECT_EQ(sumAxis(Variable(Tensor({2, 0})), 1).value().at(1), 0.0);
+}
+
+}  // namespace
+}  // namespace gnn

@@ -1,0 +1,448 @@
+// The cases of the op table (see OpTable.h): every op of gnn/Ops.h, with the variants that take different code
+// paths (broadcasts, ranks, options). Small shapes serve the float64 gradient check; large ones (a few hundred
+// thousand elements, several parallel chunks for every op that has them) the float32 and thread checks.
+#include "OpTable.h"
+
+#include "gnn/ExecutionContext.h"
+#include "gnn/Init.h"
+
+namespace gnn::testing {
+namespace {
+using V = std::vector<Variable>;
+using A = std::vector<Tensor>;
+using Shapes = std::vector<Shape>;
+
+// Index tensors: int64 values in [0, limit) drawn from a seed.
+Tensor randomIndex(Shape shape, int64_t limit, uint64_t seed) {
+  Generator g(seed);
+  Tensor t(std::move(shape), DType::I64);
+  int64_t* p = t.data<int64_t>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(limit)));
+  return t;
+}
+
+// Segment offsets over `rows` rows in `segments` (>= 3) segments of about equal size, segment 1 left empty.
+Tensor segmentPtr(int64_t rows, int64_t segments) {
+  std::vector<int64_t> p(static_cast<size_t>(segments) + 1);
+  for (int64_t s = 0; s <= segments; ++s) p[s] = s * rows / segments;
+  p[1] = p[2];
+  return Tensor::fromVector(p);
+}
+
+// Edge index [2, E] over n nodes, with edge 0 a self-loop (a zero distance for edgeDistances).
+Tensor edgeIndex(int64_t e, int64_t n, uint64_t seed) {
+  Tensor t = randomIndex({2, e}, n, seed);
+  if (e > 0) t.data<int64_t>()[e] = t.data<int64_t>()[0];
+  return t;
+}
+
+// uint8 tensor with a fraction ~keep of ones.
+Tensor randomMask(Shape shape, double keep, uint64_t seed) {
+  Generator g(seed);
+  Tensor t(std::move(shape), DType::U8);
+  uint8_t* p = t.data<uint8_t>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = g.nextUniform() < keep;
+  return t;
+}
+
+Tensor randomValues(Shape shape, uint64_t seed, double lo = -1, double hi = 1) {
+  Generator g(seed);
+  return init::uniform(shape, lo, hi, g, DType::F64);
+}
+
+OpCase unaryCase(std::string name, const std::string& op, std::function<Variable(const Variable&)> f, double lo = -1,
+                 double hi = 1) {
+  OpCase c;
+  c.name = std::move(name);
+  c.ops = {op};
+  c.shapes = {{6, 5}};
+  c.largeShapes = {{600, 512}};
+  c.build = [f](const V& x, const A&) { return f(x[0]); };
+  c.lo = lo;
+  c.hi = hi;
+  return c;
+}
+
+OpCase binaryCase(std::string name, const std::string& op, std::function<Variable(const Variable&, const Variable&)> f,
+                  Shapes shapes, Shapes large) {
+  OpCase c;
+  c.name = std::move(name);
+  c.ops = {op};
+  c.shapes = std::move(shapes);
+  c.largeShapes = std::move(large);
+  c.build = [f](const V& x, const A&) { return f(x[0], x[1]); };
+  return c;
+}
+
+std::vector<OpCase> makeTable() {
+  std::vector<OpCase> t;
+  auto push = [&](OpCase c) { t.push_back(std::move(c)); };
+
+  // ---- dense algebra ----
+  push(binaryCase("matmul", "matmul", gnn::matmul, {{5, 3}, {3, 4}}, {{300, 64}, {64, 48}}));
+  push(binaryCase("matmulNT", "matmulNT", gnn::matmulNT, {{5, 3}, {4, 3}}, {{300, 64}, {48, 64}}));
+  {
+    OpCase c;
+    c.name = "linear_bias";
+    c.ops = {"linear"};
+    c.shapes = {{5, 3}, {4, 3}, {4}};
+    c.largeShapes = {{600, 64}, {48, 64}, {48}};  // 600 rows: the weight gradient is split over row chunks
+    c.build = [](const V& x, const A&) { return linear(x[0], x[1], x[2]); };
+    push(c);
+    c.name = "linear_noBias";
+    c.shapes = {{5, 3}, {4, 3}};
+    c.largeShapes = {{600, 64}, {48, 64}};
+    c.build = [](const V& x, const A&) { return linear(x[0], x[1]); };
+    push(c);
+  }
+  const Shape big{600, 512};
+  push(binaryCase("add_same", "add", gnn::add, {{4, 3}, {4, 3}}, {big, big}));
+  push(binaryCase("add_row", "add", gnn::add, {{4, 3}, {3}}, {big, {512}}));
+  push(binaryCase("add_row2d", "add", gnn::add, {{4, 3}, {1, 3}}, {big, {1, 512}}));
+  push(binaryCase("add_column", "add", gnn::add, {{4, 3}, {4, 1}}, {big, {600, 1}}));
+  push(binaryCase("sub_same", "sub", gnn::sub, {{4, 3}, {4, 3}}, {big, big}));
+  push(binaryCase("sub_row", "sub", gnn::sub, {{4, 3}, {3}}, {big, {512}}));
+  push(binaryCase("mul_same", "mul", gnn::mul, {{4, 3}, {4, 3}}, {big, big}));
+  push(binaryCase("mul_row", "mul", gnn::mul, {{4, 3}, {3}}, {big, {512}}));
+  push(binaryCase("mul_column", "mul", gnn::mul, {{4, 3}, {4, 1}}, {big, {600, 1}}));
+  push(unaryCase("scale", "scale", [](const Variable& x) { return scale(x, -2.5); }));
+  push(binaryCase("concatCols", "concatCols", [](const Variable& a, const Variable& b) { return concatCols({a, b}); },
+                  {{3, 2}, {3, 4}}, {{2000, 64}, {2000, 32}}));
+  t.back().parallel = false;
+  {
+    // Sequential sums of 300k values: float32's rounding grows with the count.
+    OpCase c = unaryCase("sum", "sum", [](const Variable& x) { return sum(x); });
+    c.tolerance = 1e-3;
+    c.parallel = false;
+    push(c);
+    c = unaryCase("mean", "sum", [](const Variable& x) { return mean(x); });
+    c.ops = {"sum", "scale"};
+    c.parallel = false;
+    push(c);
+  }
+
+  // ---- elementwise activations and dropout (inputs in [-3, 3]: both sides of every kink) ----
+  push(unaryCase("relu", "relu", [](const Variable& x) { return relu(x); }, -3, 3));
+  push(unaryCase("elu", "elu", [](const Variable& x) { return elu(x, 1.3); }, -3, 3));
+  push(unaryCase("gelu", "gelu", [](const Variable& x) { return gelu(x); }, -3, 3));
+  push(unaryCase("tanh", "tanh", [](const Variable& x) { return gnn::tanh(x); }, -3, 3));
+  push(unaryCase("sigmoid", "sigmoid", [](const Variable& x) { return sigmoid(x); }, -3, 3));
+  push(unaryCase("softplus", "softplus", [](const Variable& x) { return softplus(x, 2.0, 5.0); }, -3, 3));
+  push(unaryCase("shiftedSoftplus", "shiftedSoftplus", [](const Variable& x) { return shiftedSoftplus(x); }, -3, 3));
+  push(unaryCase("dropout_generator", "dropout", [](const Variable& x) {
+    Generator g(7);  // a fresh generator per call makes the mask part of the function
+    return dropout(x, 0.4, g, true);
+  }));
+  push(unaryCase("dropout_context", "dropout", [](const Variable& x) {
+    ExecutionContext::current().setRandomKey({7, 3, 1});  // the same stream on every call
+    return dropout(x, 0.4, true);
+  }));
+
+  // ---- normalisation, embeddings ----
+  push(unaryCase("logSoftmax", "logSoftmax", [](const Variable& x) { return logSoftmax(x); }));
+  t.back().largeShapes = {{6000, 40}};
+  {
+    OpCase c;
+    c.name = "layerNorm";
+    c.ops = {"layerNorm"};
+    c.shapes = {{4, 6}, {6}, {6}};
+    c.largeShapes = {{4000, 64}, {64}, {64}};
+    c.build = [](const V& x, const A&) { return layerNorm(x[0], x[1], x[2]); };
+    push(c);
+    c.name = "layerNormRelu";
+    c.ops = {"layerNormRelu"};
+    c.build = [](const V& x, const A&) { return layerNormRelu(x[0], x[1], x[2]); };
+    push(c);
+  }
+  {
+    OpCase c;
+    c.name = "embedding";
+    c.ops = {"gatherRows"};  // embedding is a row gather
+    c.shapes = {{4, 3}};
+    c.largeShapes = {{500, 64}};
+    c.aux = [](const Shapes& s) { return A{randomIndex({s[0][0] * 5}, s[0][0], 31)}; };
+    c.build = [](const V& x, const A& a) { return embedding(x[0], a[0]); };
+    push(c);
+    c.name = "embeddingBag";
+    c.ops = {"embeddingBag"};
+    c.shapes = {{6, 3}};
+    c.largeShapes = {{300, 64}};
+    c.aux = [](const Shapes& s) { return A{randomIndex({s[0][0] * 40, 3}, s[0][0], 32)}; };
+    c.build = [](const V& x, const A& a) { return embeddingBag(x[0], a[0]); };
+    push(c);
+  }
+
+  // ---- losses ----
+  {
+    auto labelsAndMask = [](const Shapes& s) {
+      return A{randomIndex({s[0][0]}, s[0][1], 41), randomMask({s[0][0]}, 0.7, 42)};
+    };
+    OpCase c;
+    c.name = "nllLoss";
+    c.ops = {"nllLoss"};
+    c.shapes = {{6, 4}};
+    c.largeShapes = {{5000, 10}};
+    c.aux = labelsAndMask;
+    c.build = [](const V& x, const A& a) { return nllLoss(x[0], a[0], a[1]); };
+    c.parallel = false;  // the losses sum in one pass
+    push(c);
+    c.name = "crossEntropy";
+    c.ops = {"logSoftmax", "nllLoss"};
+    c.largeShapes = {{20000, 10}};  // several row chunks for logSoftmax
+    c.build = [](const V& x, const A& a) { return crossEntropy(x[0], a[0], a[1]); };
+    c.parallel = true;
+    push(c);
+    c.parallel = false;
+    auto targetAndRowMask = [](const Shapes& s) {
+      return A{randomValues(s[0], 43), randomMask({s[0][0]}, 0.7, 44)};
+    };
+    c.name = "mseLoss";
+    c.ops = {"mseLoss"};
+    c.shapes = {{4, 2}};
+    c.largeShapes = {{5000, 16}};
+    c.aux = targetAndRowMask;
+    c.build = [](const V& x, const A& a) { return mseLoss(x[0], a[0], a[1]); };
+    push(c);
+    c.name = "l1Loss";
+    c.ops = {"l1Loss"};
+    c.aux = [](const Shapes& s) { return A{randomValues(s[0], 45)}; };
+    c.build = [](const V& x, const A& a) { return l1Loss(x[0], a[0]); };
+    push(c);
+    c.name = "bceWithLogits";
+    c.ops = {"bceWithLogits"};
+    c.aux = [](const Shapes& s) { return A{randomMask(s[0], 0.5, 46).to(DType::F64), randomMask({s[0][0]}, 0.7, 47)}; };
+    c.build = [](const V& x, const A& a) { return bceWithLogits(x[0], a[0], a[1]); };
+    push(c);
+  }
+
+  // ---- graph ops ----
+  {
+    OpCase c;
+    c.name = "gatherRows";
+    c.ops = {"gatherRows"};
+    c.shapes = {{5, 3}};
+    c.largeShapes = {{2000, 32}};
+    c.aux = [](const Shapes& s) { return A{randomIndex({s[0][0] * 15}, s[0][0], 51)}; };
+    c.build = [](const V& x, const A& a) { return gatherRows(x[0], a[0]); };
+    push(c);
+
+    c.shapes = {{6, 3}};
+    c.largeShapes = {{30000, 16}};
+    c.aux = [](const Shapes& s) { return A{segmentPtr(s[0][0], std::max<int64_t>(4, s[0][0] / 15))}; };
+    const std::pair<const char*, Variable (*)(const Variable&, const Tensor&)> segments[] = {
+        {"segmentSum", segmentSum}, {"segmentMean", segmentMean}, {"segmentMax", segmentMax},
+        {"segmentSoftmax", segmentSoftmax}};
+    for (const auto& [name, f] : segments) {
+      c.name = name;
+      c.ops = {name};
+      c.build = [f = f](const V& x, const A& a) { return f(x[0], a[0]); };
+      c.compareGradients = std::string(name) != "segmentMax";
+      push(c);
+    }
+    c.aux = [](const Shapes& s) { return A{randomIndex({s[0][0]}, std::max<int64_t>(5, s[0][0] / 15), 52)}; };
+    const std::pair<const char*, Variable (*)(const Variable&, const Tensor&, int64_t)> scatters[] = {
+        {"scatterSum", scatterSum}, {"scatterMean", scatterMean}, {"scatterMax", scatterMax}};
+    for (const auto& [name, f] : scatters) {
+      c.name = name;
+      c.ops = {name};
+      c.build = [f = f](const V& x, const A& a) { return f(x[0], a[0], std::max<int64_t>(5, x[0].dim(0) / 15)); };
+      c.compareGradients = std::string(name) != "scatterMax";
+      push(c);
+    }
+  }
+  {
+    OpCase c;
+    c.name = "reluMessageSum";
+    c.ops = {"reluMessageSum"};
+    c.shapes = {{4, 3}, {7, 3}};  // x [N, F], edge features [E, F]
+    c.largeShapes = {{2000, 16}, {30000, 16}};
+    c.aux = [](const Shapes& s) { return A{edgeIndex(s[1][0], s[0][0], 53)}; };
+    c.build = [](const V& x, const A& a) { return reluMessageSum(x[0], x[1], a[0], x[0].dim(0)); };
+    push(c);
+    c.name = "reluMessageSum_self";
+    c.build = [](const V& x, const A& a) { return reluMessageSum(x[0], x[1], a[0], x[0].dim(0), 1.5); };
+    push(c);
+  }
+  {
+    // A [M, K] from coordinates (aux: rows, columns, values, {M}), built in x's dtype.
+    OpCase c;
+    c.name = "spmm";
+    c.ops = {"spmm"};
+    c.shapes = {{5, 3}};
+    c.largeShapes = {{3000, 32}};
+    c.aux = [](const Shapes& s) {
+      const int64_t k = s[0][0], m = k + 1, nnz = 4 * k;
+      return A{randomIndex({nnz}, m, 54), randomIndex({nnz}, k, 55), randomValues({nnz}, 56),
+               Tensor::fromVector<int64_t>({m})};
+    };
+    c.build = [](const V& x, const A& a) {
+      const int64_t nnz = a[0].numel();
+      std::vector<int64_t> rows(a[0].data<int64_t>(), a[0].data<int64_t>() + nnz);
+      std::vector<int64_t> cols(a[1].data<int64_t>(), a[1].data<int64_t>() + nnz);
+      std::vector<double> vals(a[2].data<double>(), a[2].data<double>() + nnz);
+      return spmm(SparseMatrix::fromCoo(a[3].data<int64_t>()[0], x[0].dim(0), rows, cols, vals, x[0].dtype()), x[0]);
+    };
+    push(c);
+  }
+
+  // ---- shapes and dtypes ----
+  {
+    OpCase c = unaryCase("reshape", "reshape", [](const Variable& x) { return reshape(x, {-1, 2}); });
+    c.parallel = false;  // a view: no loop at all
+    push(c);
+    c.parallel = true;
+    c = unaryCase("transpose_3d", "transpose", [](const Variable& x) { return transpose(x, 0, 2); });
+    c.shapes = {{2, 3, 4}};
+    c.largeShapes = {{64, 80, 60}};
+    push(c);
+    c = unaryCase("transpose_last2_4d", "transpose", [](const Variable& x) { return transpose(x, -1, -2); });
+    c.shapes = {{2, 2, 3, 4}};
+    c.largeShapes = {{8, 8, 64, 64}};
+    push(c);
+    c = unaryCase("permute_4d", "permute", [](const Variable& x) { return permute(x, {2, 0, 3, 1}); });
+    c.shapes = {{2, 3, 4, 5}};
+    c.largeShapes = {{8, 16, 48, 50}};
+    push(c);
+    // Casts are exact up to rounding: a wide finite-difference step sees through the rounding steps.
+    c = unaryCase("cast_float32", "cast", [](const Variable& x) { return cast(cast(x, DType::F32), DType::F64); });
+    c.ops = {"cast", "cast"};
+    c.gradEps = 1e-2;
+    c.gradTol = 1e-5;
+    push(c);
+    c = unaryCase("cast_float16", "cast", [](const Variable& x) { return cast(cast(x, DType::F16), DType::F64); });
+    c.ops = {"cast", "cast"};
+    c.gradEps = 0.1;
+    c.gradTol = 2e-2;
+    c.tolerance = 1e-3;  // float16's spacing near 1 is 2^-10
+    push(c);
+  }
+
+  // ---- batched products, softmax ----
+  push(binaryCase("bmm_3d", "bmm", gnn::bmm, {{2, 3, 4}, {2, 4, 5}}, {{4, 128, 64}, {4, 64, 96}}));
+  push(binaryCase("bmm_4d", "bmm", gnn::bmm, {{2, 2, 3, 4}, {2, 2, 4, 3}}, {{4, 8, 32, 16}, {4, 8, 16, 32}}));
+  push(binaryCase("bmmNT_3d", "bmmNT", gnn::bmmNT, {{2, 3, 4}, {2, 5, 4}}, {{4, 128, 64}, {4, 96, 64}}));
+  push(binaryCase("bmmNT_4d", "bmmNT", gnn::bmmNT, {{2, 2, 3, 4}, {2, 2, 3, 4}}, {{4, 8, 32, 16}, {4, 8, 32, 16}}));
+  {
+    OpCase c = unaryCase("softmax_rows", "softmax", [](const Variable& x) { return softmax(x); }, -3, 3);
+    c.shapes = {{4, 5}};
+    c.largeShapes = {{6000, 40}};
+    push(c);
+    const Shape small{2, 2, 3, 4}, large{8, 8, 32, 32};
+    c = binaryCase("softmax_bias", "softmax", [](const Variable& x, const Variable& b) { return softmax(x, -1, b); },
+                   {small, small}, {large, large});
+    c.lo = -3;
+    c.hi = 3;
+    push(c);
+    c.name = "softmax_biasPerHead";
+    c.shapes = {small, {1, 2, 3, 4}};
+    c.largeShapes = {large, {1, 8, 32, 32}};
+    push(c);
+    c.name = "softmax_biasPerGraph";
+    c.shapes = {small, {2, 1, 3, 4}};
+    c.largeShapes = {large, {8, 1, 32, 32}};
+    push(c);
+    c.name = "softmax_biasRank3";  // [H, N, N] against [B, H, N, N]: leading ones implied
+    c.shapes = {small, {2, 3, 4}};
+    c.largeShapes = {large, {8, 32, 32}};
+    push(c);
+    // Mask [B, 1, N, N] (shared by the heads), about a quarter masked out, and row 0 of each graph fully masked.
+    c.name = "softmax_biasMask";
+    c.shapes = {small, small};
+    c.largeShapes = {large, large};
+    c.aux = [](const Shapes& s) {
+      const Shape& x = s[0];
+      Tensor m = randomMask({x[0], 1, x[2], x[3]}, 0.75, 61);
+      for (int64_t b = 0; b < x[0]; ++b)
+        for (int64_t j = 0; j < x[3]; ++j) m.data<uint8_t>()[b * x[2] * x[3] + j] = 0;
+      return A{m};
+    };
+    c.build = [](const V& x, const A& a) { return softmax(x[0], -1, x[1], a[0]); };
+    push(c);
+    // Key padding [B, 1, 1, N], no bias.
+    c = unaryCase("softmax_keyMask", "softmax", [](const Variable& x) { return x; }, -3, 3);
+    c.shapes = {small};
+    c.largeShapes = {large};
+    c.aux = [](const Shapes& s) { return A{randomMask({s[0][0], 1, 1, s[0][3]}, 0.7, 62)}; };
+    c.build = [](const V& x, const A& a) { return softmax(x[0], -1, Variable(), a[0]); };
+    push(c);
+  }
+
+  // ---- elementwise math, reductions along an axis ----
+  push(unaryCase("exp", "exp", [](const Variable& x) { return gnn::exp(x); }, -3, 3));
+  push(unaryCase("log", "log", [](const Variable& x) { return gnn::log(x); }, 0.2, 3));
+  push(unaryCase("sin", "sin", [](const Variable& x) { return gnn::sin(x); }, -4, 4));
+  push(unaryCase("cos", "cos", [](const Variable& x) { return gnn::cos(x); }, -4, 4));
+  push(unaryCase("sqrt", "sqrt", [](const Variable& x) { return gnn::sqrt(x); }, 0.2, 3));
+  push(unaryCase("pow_2_5", "pow", [](const Variable& x) { return gnn::pow(x, 2.5); }, 0.2, 2));
+  push(unaryCase("pow_minus1_5", "pow", [](const Variable& x) { return gnn::pow(x, -1.5); }, 0.5, 2));
+  push(unaryCase("pow_3_negative", "pow", [](const Variable& x) { return gnn::pow(x, 3); }, -2, 2));
+  push(unaryCase("neg", "neg", [](const Variable& x) { return neg(x); }));
+  push(unaryCase("reciprocal", "reciprocal", [](const Variable& x) { return reciprocal(x); }, 0.5, 2));
+  {
+    OpCase c = unaryCase("sumAxis_first", "sumAxis", [](const Variable& x) { return sumAxis(x, 0); });
+    c.shapes = {{3, 4, 5}};
+    c.largeShapes = {{60, 80, 64}};
+    push(c);
+    c = unaryCase("sumAxis_middle_keepDim", "sumAxis", [](const Variable& x) { return sumAxis(x, 1, true); });
+    c.shapes = {{3, 4, 5}};
+    c.largeShapes = {{60, 80, 64}};
+    push(c);
+    c = unaryCase("sumAxis_last_4d", "sumAxis", [](const Variable& x) { return sumAxis(x, -1); });
+    c.shapes = {{2, 3, 4, 5}};
+    c.largeShapes = {{8, 8, 80, 60}};
+    push(c);
+    c = unaryCase("meanAxis_middle", "meanAxis", [](const Variable& x) { return meanAxis(x, 1); });
+    c.shapes = {{3, 4, 5}};
+    c.largeShapes = {{60, 80, 64}};
+    push(c);
+    c = unaryCase("meanAxis_last_keepDim", "meanAxis", [](const Variable& x) { return meanAxis(x, -1, true); });
+    push(c);
+  }
+
+  // ---- geometry ----
+  {
+    OpCase c;
+    c.name = "edgeDistances";
+    c.ops = {"edgeDistances"};
+    c.shapes = {{5, 3}};
+    c.largeShapes = {{2000, 3}};
+    c.aux = [](const Shapes& s) { return A{edgeIndex(s[0][0] * 2, s[0][0], 71)}; };  // edge 0 is a self-loop
+    c.build = [](const V& x, const A& a) { return edgeDistances(x[0], a[0]); };
+    push(c);
+    c = unaryCase("pairwiseDistances_batched", "pairwiseDistances", [](const Variable& x) { return pairwiseDistances(x); });
+    c.shapes = {{2, 4, 3}};
+    c.largeShapes = {{8, 128, 3}};
+    push(c);
+    c = unaryCase("pairwiseDistances_2d", "pairwiseDistances", [](const Variable& x) { return pairwiseDistances(x); });
+    c.shapes = {{5, 3}};
+    c.largeShapes = {{300, 3}};
+    push(c);
+  }
+  return t;
+}
+
+}  // namespace
+
+const std::vector<OpCase>& opTable() {
+  static const std::vector<OpCase> table = makeTable();
+  return table;
+}
+
+OpInputs makeInputs(const OpCase& c, bool large, DType dtype) {
+  const std::vector<Shape>& shapes = large && !c.largeShapes.empty() ? c.largeShapes : c.shapes;
+  OpInputs in;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    Tensor x = randomValues(shapes[k], 1000 + k, c.lo, c.hi);
+    in.floats.push_back(dtype == DType::F64 ? x : x.to(dtype));
+  }
+  if (c.aux) in.aux = c.aux(shapes);
+  return in;
+}
+
+std::vector<Variable> variables(const std::vector<Tensor>& tensors, bool requiresGrad) {
+  std::vector<Variable> v;
+  for (const Tensor& t : tensors) v.emplace_back(t.clone(), requiresGrad);
+  return v;
+}
+
+}  // namespace gnn::testing
