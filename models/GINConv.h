@@ -4,7 +4,7 @@
 // Differences from OGB's code, for fixed-size batches: eps is fixed at 0 (PyG's GINConv default), and the norm
 // inside the MLP is LayerNorm, not BatchNorm: batch statistics would mix padding rows into real rows' outputs.
 // In MessagePassing's terms: message ReLU(h_j + e_ji) (h_j without edge features), sum aggregation, update
-// h + aggregate; with edge features messageAndAggregate() runs them as the fused reluMessageSum.
+// h + aggregate; with edge features messageAndAggregate() runs all three as one fused reluMessageSum pass.
 #pragma once
 #include <memory>
 
