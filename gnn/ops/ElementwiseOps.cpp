@@ -12,37 +12,12 @@ namespace gnn {
 namespace {
 constexpr int64_t kChunk = kGrainWork;
 
-// Which value an activation's derivative is computed from: the tape saves only that one.
-enum class From { Input, Output };
+using ops::From;
 
-// y = f(x); backward: gx = gy * df(v), v = x or y as `from` says. `cost` = FLOPs per element (a transcendental
-// function counts as 10).
+// Activations: the derivative costs about the value's cost (cost + 1 FLOPs per element with the product).
 template <class Fwd, class Deriv>
 Variable unary(const char* name, int64_t cost, From from, const Variable& a, Fwd f, Deriv df) {
-  const Tensor& X = a.value();
-  return dispatchFloat(X.dtype(), [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor Y = Tensor::empty(X.shape(), X.dtype());
-    const T* __restrict x = X.data<T>();
-    T* __restrict y = Y.data<T>();
-    parallelFor(X.numel(), kChunk, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) y[i] = f(x[i]);
-    });
-    const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
-    OpInfo info{name, cost * n, bytes, bytes, (cost + 1) * n};
-    return Variable::record(info, Y, {a}, {from == From::Input ? X : Y},
-                            [df](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
-                              const Tensor& V = saved[0];
-                              Tensor G = Tensor::empty(V.shape(), V.dtype());
-                              const T* __restrict v = V.data<T>();
-                              const T* __restrict g = gy.data<T>();
-                              T* __restrict o = G.data<T>();
-                              parallelFor(V.numel(), kChunk, [&](int64_t b, int64_t e) {
-                                for (int64_t i = b; i < e; ++i) o[i] = g[i] * df(v[i]);
-                              });
-                              in[0].addGrad(G);
-                            });
-  });
+  return ops::unaryOp(name, cost, cost, from, a, f, df);
 }
 }  // namespace
 
