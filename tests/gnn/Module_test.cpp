@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "CloneCheck.h"
+
 #include "gnn/Embedding.h"
 #include "gnn/Init.h"
 #include "gnn/LayerNorm.h"
@@ -27,19 +29,7 @@ class Mlp : public Module {
   Linear a_, b_;
 };
 
-// Every parameter equal in value, name, shape and flag, none sharing storage.
-void expectDeepCopy(const Module& original, const Module& copy) {
-  auto a = original.namedParameters(), b = copy.namedParameters();
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].first, b[i].first);
-    EXPECT_TRUE(a[i].second.value().bitEqual(b[i].second.value())) << a[i].first;
-    EXPECT_NE(a[i].second.value().storageId(), b[i].second.value().storageId()) << a[i].first;
-    EXPECT_EQ(a[i].second.requiresGrad(), b[i].second.requiresGrad()) << a[i].first;
-    EXPECT_FALSE(b[i].second.hasGrad()) << a[i].first;
-  }
-  EXPECT_EQ(original.isTraining(), copy.isTraining());
-}
+using testing::expectDeepCopy;
 
 TEST(Module, CloneOfTheHeaderExample) {
   Generator g(1);

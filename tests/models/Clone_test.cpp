@@ -3,6 +3,7 @@
 // leaves the original unchanged.
 #include <gtest/gtest.h>
 
+#include "../gnn/CloneCheck.h"
 #include "Molecules.h"
 #include "gnn/ExecutionContext.h"
 #include "gnn/Init.h"
@@ -15,17 +16,7 @@
 namespace gnn {
 namespace {
 
-void expectDeepCopy(const Module& original, const Module& copy) {
-  EXPECT_EQ(typeid(original), typeid(copy));
-  auto a = original.namedParameters(), b = copy.namedParameters();
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].first, b[i].first);
-    EXPECT_TRUE(a[i].second.value().bitEqual(b[i].second.value())) << a[i].first;
-    EXPECT_NE(a[i].second.value().storageId(), b[i].second.value().storageId()) << a[i].first;
-  }
-  EXPECT_EQ(original.isTraining(), copy.isTraining());
-}
+using testing::expectDeepCopy;
 
 std::vector<Tensor> values(const Module& m) {
   std::vector<Tensor> out;
