@@ -12,9 +12,12 @@
 namespace gnn {
 namespace {
 
-std::vector<int64_t> indexValues(const char* op, const Tensor& index, int64_t limit) {
+// A checked int64 copy of an index: the ops read it, and their backward saves this copy (never the caller's
+// tensor, which a device may overwrite in place before the backward runs).
+Tensor indexValues(const char* op, const Tensor& index, int64_t limit) {
   GNN_CHECK_ARG(index.rank() == 1, op, ": index must be rank 1, got ", shapeString(index.shape()));
-  std::vector<int64_t> v(static_cast<size_t>(index.numel()));
+  Tensor out = Tensor::empty({index.numel()}, DType::I64);
+  int64_t* v = out.data<int64_t>();
   dispatchIndex(index.dtype(), [&](auto* tag) {
     using I = std::remove_pointer_t<decltype(tag)>;
     const I* p = index.data<I>();
@@ -24,14 +27,17 @@ std::vector<int64_t> indexValues(const char* op, const Tensor& index, int64_t li
       v[i] = p[i];
     }
   });
-  return v;
+  return out;
 }
 
 // Rows grouped by target: bucket r holds positions perm[ptr[r]..ptr[r+1]) in increasing order (stable).
 struct IndexPlan {
   std::vector<int64_t> ptr, perm;
 };
-IndexPlan planFor(const int64_t* idx, size_t n, int64_t numOut) {
+// index: int64 values already checked against numOut (indexValues).
+IndexPlan planFor(const Tensor& index, int64_t numOut) {
+  const int64_t* idx = index.data<int64_t>();
+  const size_t n = static_cast<size_t>(index.numel());
   IndexPlan p;
   p.ptr.assign(static_cast<size_t>(numOut) + 1, 0);
   for (size_t i = 0; i < n; ++i) ++p.ptr[idx[i] + 1];
@@ -40,10 +46,6 @@ IndexPlan planFor(const int64_t* idx, size_t n, int64_t numOut) {
   std::vector<int64_t> fill(p.ptr.begin(), p.ptr.end() - 1);
   for (size_t i = 0; i < n; ++i) p.perm[fill[idx[i]]++] = static_cast<int64_t>(i);
   return p;
-}
-IndexPlan planFor(const std::vector<int64_t>& idx, int64_t numOut) { return planFor(idx.data(), idx.size(), numOut); }
-IndexPlan planFor(const Tensor& idx, int64_t numOut) {
-  return planFor(idx.data<int64_t>(), static_cast<size_t>(idx.numel()), numOut);
 }
 
 std::vector<int64_t> ptrValues(const char* op, const Tensor& ptr, int64_t rows) {
@@ -112,7 +114,7 @@ void reduceRows(ConstMatrixMap<T> x, MatrixMap<T> out, const std::vector<int64_t
 
 // Shared forward/backward of segment and scatter reductions. `rowOf[r]` = output row of input row r.
 Variable reduceOp(const char* op, const Variable& xv, std::vector<int64_t> ptr, std::vector<int64_t> perm,
-                  std::vector<int64_t> rowOf, Reduce mode) {
+                  Tensor rowOf, Reduce mode) {
   const Tensor& X = xv.value();
   int64_t S = static_cast<int64_t>(ptr.size()) - 1;
   return dispatchFloat(X.dtype(), [&](auto* tag) {
@@ -130,7 +132,7 @@ Variable reduceOp(const char* op, const Variable& xv, std::vector<int64_t> ptr, 
     if (mode == Reduce::Max)
       saved = {Argmax};
     else
-      saved = {indexTensor(rowOf), indexTensor(ptr)};
+      saved = {rowOf, indexTensor(ptr)};
     return Variable::record(info, Y, {xv}, std::move(saved), [xs, mode](const Tensor& gy, std::vector<GradInput>& in,
                                                                         const std::vector<Tensor>& saved) {
       const int64_t* argmax = mode == Reduce::Max ? saved[0].data<int64_t>() : nullptr;
@@ -162,24 +164,25 @@ Variable reduceOp(const char* op, const Variable& xv, std::vector<int64_t> ptr, 
   });
 }
 
-std::vector<int64_t> rowsOfSegments(const std::vector<int64_t>& ptr) {
-  std::vector<int64_t> rowOf(static_cast<size_t>(ptr.back()));
+Tensor rowsOfSegments(const std::vector<int64_t>& ptr) {
+  Tensor out = Tensor::empty({ptr.back()}, DType::I64);
+  int64_t* rowOf = out.data<int64_t>();
   for (size_t s = 0; s + 1 < ptr.size(); ++s)
     for (int64_t r = ptr[s]; r < ptr[s + 1]; ++r) rowOf[r] = static_cast<int64_t>(s);
-  return rowOf;
+  return out;
 }
 
 Variable segmentReduce(const char* op, const Variable& x, const Tensor& ptr, Reduce mode) {
   checkRank2Float(op, x.value());
   std::vector<int64_t> p = ptrValues(op, ptr, x.dim(0));
-  std::vector<int64_t> rowOf = rowsOfSegments(p);
+  Tensor rowOf = rowsOfSegments(p);
   return reduceOp(op, x, std::move(p), {}, std::move(rowOf), mode);
 }
 
 Variable scatterReduce(const char* op, const Variable& x, const Tensor& index, int64_t numOut, Reduce mode) {
   checkRank2Float(op, x.value());
   GNN_CHECK_ARG(index.numel() == x.dim(0), op, ": index has ", index.numel(), " entries for ", x.dim(0), " rows");
-  std::vector<int64_t> idx = indexValues(op, index, numOut);
+  Tensor idx = indexValues(op, index, numOut);
   IndexPlan plan = planFor(idx, numOut);
   return reduceOp(op, x, std::move(plan.ptr), std::move(plan.perm), std::move(idx), mode);
 }
@@ -188,10 +191,11 @@ Variable scatterReduce(const char* op, const Variable& x, const Tensor& index, i
 Variable gatherRows(const Variable& x, const Tensor& index) {
   const Tensor& X = x.value();
   checkRank2Float("gatherRows", X);
-  std::vector<int64_t> idx = indexValues("gatherRows", index, X.dim(0));
+  Tensor index64 = indexValues("gatherRows", index, X.dim(0));
+  const int64_t* idx = std::as_const(index64).data<int64_t>();
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    const int64_t E = static_cast<int64_t>(idx.size()), F = X.dim(1);
+    const int64_t E = index64.numel(), F = X.dim(1);
     Tensor Y = Tensor::empty({E, F}, X.dtype());
     const T* xp = X.data<T>();
     T* yp = Y.data<T>();
@@ -201,7 +205,7 @@ Variable gatherRows(const Variable& x, const Tensor& index) {
     Shape xs = X.shape();
     const int64_t elem = static_cast<int64_t>(sizeof(T));
     OpInfo info{"gatherRows", 0, E * (8 + F * elem), E * F * elem, E * F};
-    return Variable::record(info, Y, {x}, {indexTensor(idx)}, [xs](const Tensor& gy, std::vector<GradInput>& in,
+    return Variable::record(info, Y, {x}, {index64}, [xs](const Tensor& gy, std::vector<GradInput>& in,
                                                                    const std::vector<Tensor>& saved) {
       // Scatter-add back, grouped by source row so each row sums its contributions in a fixed order.
       IndexPlan plan = planFor(saved[0], xs[0]);
@@ -225,9 +229,10 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
                 " edges of ", X.dim(1), " ", dtypeName(X.dtype()), " features");
   GNN_CHECK_ARG(selfWeight == 0 || numNodes == X.dim(0), "reluMessageSum: a self term needs numNodes (", numNodes,
                 ") == the rows of x (", X.dim(0), ")");
-  std::vector<int64_t> src = indexValues("reluMessageSum (source)", edgeIndex.slice(0, 1).reshape({E}), X.dim(0));
-  std::vector<int64_t> dst = indexValues("reluMessageSum (target)", edgeIndex.slice(1, 2).reshape({E}), numNodes);
-  IndexPlan byDst = planFor(dst, numNodes);
+  Tensor srcs = indexValues("reluMessageSum (source)", edgeIndex.slice(0, 1).reshape({E}), X.dim(0));
+  Tensor dsts = indexValues("reluMessageSum (target)", edgeIndex.slice(1, 2).reshape({E}), numNodes);
+  const int64_t* src = std::as_const(srcs).data<int64_t>();
+  IndexPlan byDst = planFor(dsts, numNodes);
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const int64_t F = X.dim(1);
@@ -263,7 +268,7 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
                 static_cast<int64_t>(Y.nbytes()) + (keep ? E * F : 0), 2 * E * F};
     const int64_t numX = X.dim(0);
     return Variable::record(
-        info, Y, {x, edgeAttr}, {Positive, indexTensor(src), indexTensor(dst)},
+        info, Y, {x, edgeAttr}, {Positive, srcs, dsts},
         [selfWeight, numX](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
           const uint8_t* positive = saved[0].data<uint8_t>();
           const int64_t* dst = saved[2].data<int64_t>();
@@ -457,9 +462,10 @@ Tensor countsToPtr(const std::vector<int64_t>& counts) {
 }
 
 Tensor sortedIndexToPtr(const Tensor& sortedIndex, int64_t numSegments) {
-  std::vector<int64_t> idx = indexValues("sortedIndexToPtr", sortedIndex, numSegments);
+  Tensor index64 = indexValues("sortedIndexToPtr", sortedIndex, numSegments);
+  const int64_t* idx = std::as_const(index64).data<int64_t>();
   std::vector<int64_t> counts(static_cast<size_t>(numSegments), 0);
-  for (size_t i = 0; i < idx.size(); ++i) {
+  for (int64_t i = 0; i < index64.numel(); ++i) {
     GNN_CHECK_ARG(i == 0 || idx[i] >= idx[i - 1], "sortedIndexToPtr: index is not sorted at position ", i);
     ++counts[idx[i]];
   }
