@@ -5,7 +5,7 @@
 #   find_package(RDKit REQUIRED)  ->  RDKit_FOUND, RDKit_INCLUDE_DIRS, RDKit_VERSION, RDKit::RDKit, RDKit::<Part>
 include(FindPackageHandleStandardArgs)
 find_path(RDKit_INCLUDE_DIR GraphMol/RDKitBase.h PATH_SUFFIXES rdkit)
-set(_rdkit_parts SmilesParse FileParsers DistGeomHelpers ForceFieldHelpers ForceField DistGeometry
+set(_rdkit_parts SmilesParse FileParsers ChemTransforms DistGeomHelpers ForceFieldHelpers ForceField DistGeometry
     MolTransforms Alignment EigenSolvers Optimizer SubstructMatch Subgraphs GraphMol RDGeometryLib
     DataStructs Catalogs RDStreams RDGeneral)
 set(_rdkit_libs)

@@ -252,7 +252,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
       ++summary.accepted;
       summary.nodes += graphs[i].numNodes;
       summary.edges += graphs[i].numEdges();
-      if (writer) writer->add(graphs[i], r.index, r.line);
+      if (writer) writer->add(graphs[i], r.index, r.line, r.smiles);
       if (!splits.empty()) acceptedIds.push_back(r.index);
       if (options_.jsonl) writeJsonLine(*options_.jsonl, r, &graphs[i], "", k > 0);
     }

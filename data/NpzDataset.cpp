@@ -1,6 +1,7 @@
 #include "data/NpzDataset.h"
 
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace gnn {
@@ -23,6 +24,8 @@ NpzDatasetWriter::NpzDatasetWriter(Options options) : options_(std::move(options
   yMask_ = out_.addArray("y_mask", "|u1", 1, {t});
   index_ = out_.addArray("source_index", "<i8", 8);
   line_ = out_.addArray("source_line", "<i8", 8);
+  smiles_ = out_.addArray("smiles", "|u1", 1);
+  smilesPtr_ = out_.addArray("smiles_ptr", "<i8", 8);
   if (options_.positions) {
     pos_ = out_.addArray("pos", "<f4", 4, {3});
     z_ = out_.addArray("z", "|u1", 1);
@@ -36,10 +39,11 @@ NpzDatasetWriter::NpzDatasetWriter(Options options) : options_(std::move(options
   const int64_t zero = 0;
   out_.append(nodePtr_, &zero, 8);
   out_.append(edgePtr_, &zero, 8);
+  out_.append(smilesPtr_, &zero, 8);
   if (pairPtr_ >= 0) out_.append(pairPtr_, &zero, 8);
 }
 
-void NpzDatasetWriter::add(const MoleculeGraph& g, int64_t index, int64_t line) {
+void NpzDatasetWriter::add(const MoleculeGraph& g, int64_t index, int64_t line, const std::string& smiles) {
   const int64_t n = g.numNodes, e = g.numEdges();
   GNN_CHECK_ARG(static_cast<int>(g.y.size()) == options_.numTargets, "NpzDatasetWriter: graph has ", g.y.size(),
                 " targets, the dataset ", options_.numTargets);
@@ -59,6 +63,9 @@ void NpzDatasetWriter::add(const MoleculeGraph& g, int64_t index, int64_t line) 
   out_.append(yMask_, g.yMask.data(), g.yMask.size());
   out_.append(index_, &index, 8);
   out_.append(line_, &line, 8);
+  out_.append(smiles_, smiles.data(), smiles.size());
+  smilesBytes_ += static_cast<int64_t>(smiles.size());
+  out_.append(smilesPtr_, &smilesBytes_, 8);
   if (pos_ >= 0) {
     GNN_CHECK_ARG(static_cast<int64_t>(g.pos.size()) == 3 * n, "NpzDatasetWriter: molecule at line ", line,
                   " has no coordinates but the dataset stores pos");
@@ -106,10 +113,40 @@ NpzDataset::NpzDataset(const std::string& path) : file_(path) {
   if (x.shape[0] != nodePtr_[numGraphs_] || ei.shape[1] != edgePtr_[numGraphs_])
     throw std::runtime_error(path + ": x or edge_index length differs from node_ptr / edge_ptr totals");
   numTargets_ = static_cast<int>(file_.get("y", "<f4", 2).shape[1]);
+  if (file_.has("smiles") && file_.has("smiles_ptr")) {
+    const NpzFile::Array& sp = file_.get("smiles_ptr", "<i8", 1);
+    const NpzFile::Array& sd = file_.get("smiles", "|u1", 1);
+    if (sp.shape[0] != numGraphs_ + 1)
+      throw std::runtime_error(path + ": smiles_ptr has " + std::to_string(sp.shape[0]) + " entries for " +
+                               std::to_string(numGraphs_) + " graphs");
+    smilesPtr_ = reinterpret_cast<const int64_t*>(sp.data);
+    smilesData_ = reinterpret_cast<const char*>(sd.data);
+    smilesSize_ = sd.shape[0];
+  }
   if (file_.has("edge_input")) {
     maxDist_ = static_cast<int>(file_.get("edge_input", "<i2", 3).shape[1]);
     pairPtr_ = reinterpret_cast<const int64_t*>(file_.get("pair_ptr", "<i8", 1).data);
   }
+}
+
+std::string NpzDataset::smiles(size_t i) const {
+  GNN_CHECK_ARG(i < size(), "NpzDataset::smiles: index ", i, " out of range for ", size(), " graphs");
+  if (!smilesPtr_) return "";
+  int64_t b = 0, e = 0;
+  std::memcpy(&b, smilesPtr_ + i, 8);  // the mapped data need not be aligned
+  std::memcpy(&e, smilesPtr_ + i + 1, 8);
+  if (b < 0 || e < b || e > smilesSize_)
+    throw std::runtime_error(file_.path() + ": smiles_ptr[" + std::to_string(i) + "] is out of range");
+  return std::string(smilesData_ + b, static_cast<size_t>(e - b));
+}
+
+std::vector<std::string> NpzDataset::targetNames() const {
+  nlohmann::json meta = nlohmann::json::parse(metadataJson(), nullptr, false);
+  std::vector<std::string> out;
+  if (meta.is_object() && meta.contains("targets") && meta["targets"].is_array())
+    for (const auto& t : meta["targets"])
+      if (t.is_string()) out.push_back(t.get<std::string>());
+  return out;
 }
 
 namespace {

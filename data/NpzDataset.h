@@ -29,8 +29,9 @@ class NpzDatasetWriter {
   };
   explicit NpzDatasetWriter(Options options);
 
-  /// Appends one graph; `index` is the molecule's id in its source, `line` where it starts there.
-  void add(const MoleculeGraph& g, int64_t index, int64_t line);
+  /// Appends one graph; `index` is the molecule's id in its source, `line` where it starts there, `smiles`
+  /// its SMILES as the input gave it ("" for SDF and XYZ records).
+  void add(const MoleculeGraph& g, int64_t index, int64_t line, const std::string& smiles = "");
   /// A named split as positions into this dataset (written as split_<name>).
   void addSplit(const std::string& name, const std::vector<int64_t>& positions);
   int64_t numGraphs() const { return graphs_; }
@@ -43,6 +44,8 @@ class NpzDatasetWriter {
   Options options_;
   NpzWriter out_;
   int x_, edgeIndex_, edgeAttr_, nodePtr_, edgePtr_, y_, yMask_, index_, line_;
+  int smiles_ = -1, smilesPtr_ = -1;
+  int64_t smilesBytes_ = 0;
   int pos_ = -1, z_ = -1, spatialPos_ = -1, pairPtr_ = -1, inDegree_ = -1, edgeInput_ = -1;
   int64_t graphs_ = 0, nodes_ = 0, edges_ = 0, pairs_ = 0;
   std::vector<uint8_t> u8_;
@@ -64,6 +67,11 @@ class NpzDataset : public Dataset {
   int64_t sourceIndex(size_t i) const;
   int64_t sourceLine(size_t i) const;
   int numTargets() const { return numTargets_; }
+  /// The target names recorded at build time (e.g. {"homolumogap"}); empty when none were recorded.
+  std::vector<std::string> targetNames() const;
+  /// The molecule's SMILES as its input gave it: `bytes(d['smiles'][p[i]:p[i+1]]).decode()` with
+  /// p = d['smiles_ptr'] in NumPy. "" for SDF/XYZ records and for datasets written before it was stored.
+  std::string smiles(size_t i) const;
   bool hasPositions() const { return file_.has("pos"); }
   int graphormerMaxDist() const { return maxDist_; }
   /// Split names (e.g. "train") -> dataset positions, when the source had splits.
@@ -81,6 +89,9 @@ class NpzDataset : public Dataset {
   const int64_t* nodePtr_ = nullptr;
   const int64_t* edgePtr_ = nullptr;
   const int64_t* pairPtr_ = nullptr;
+  const int64_t* smilesPtr_ = nullptr;
+  const char* smilesData_ = nullptr;
+  int64_t smilesSize_ = 0;
 };
 
 }  // namespace gnn

@@ -4,26 +4,23 @@
 //   cora_gcn                                  # Cora, paper settings, one run
 //   cora_gcn --runs 10 --json                 # mean/std over seeds 0..9, one JSON object on stdout
 //   cora_gcn --data examples/data/citeseer
-//   cora_gcn --epochs 100 --save run.ckpt && cora_gcn --epochs 200 --load run.ckpt   # resume
+//   cora_gcn --epochs 100 --save run.ckpt && cora_gcn --epochs 200 --load run.ckpt   # continue to 200
 //   cora_gcn --loader cluster --clusters 16 --clusters-per-batch 4   # Cluster-GCN, fixed-size batches
 #include <algorithm>
-#include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <numeric>
 
-#include "data/GzLineReader.h"
 #include "data/OgbNodeDataset.h"
-#include "gnn/Profiler.h"
-#include "gnn/Checkpoint.h"
-#include "gnn/ExecutionContext.h"
+#include "examples/common/Program.h"
+#include "examples/common/ShippedData.h"
+#include "examples/common/Trainer.h"
+#include "examples/common/TrainingFlags.h"
 #include "gnn/Ops.h"
-#include "gnn/Optimizer.h"
 #include "gnn/Parallel.h"
+#include "gnn/Profiler.h"
 #include "gnn/SystemInfo.h"
 #include "loaders/ClusterLoader.h"
 #include "models/NodeGCN.h"
@@ -34,21 +31,18 @@ using namespace gnn;
 namespace {
 
 struct Config {
-  std::string data;
-  int epochs = 200, hidden = 16, runs = 1, threads = 0;
-  double lr = 0.01, weightDecay = 5e-4, dropout = 0.5;
-  uint64_t seed = 0;
-  std::string save, load;
-  bool json = false, quiet = false, profile = false;
-  std::string loader = "full";  // full | cluster
-  int clusters = 16, clustersPerBatch = 4;
+  std::string data, loader = "full";
+  int64_t hidden = 16, runs = 1, clusters = 16, clustersPerBatch = 4;
+  double dropout = 0.5;
+  bool profile = false;
 };
 
 struct RunResult {
-  double testAcc = 0, valAcc = 0, finalTestAcc = 0, finalLoss = 0;
-  int bestEpoch = 0;
+  nlohmann::json summary;
+  double testAcc = 0, valAcc = 0, finalTestAcc = 0, paramL2 = 0;
+  int64_t bestEpoch = 0;
   std::vector<double> epochMs, inferMs;
-  uint64_t lossChecksum = 1469598103934665603ULL, predChecksum = 1469598103934665603ULL;
+  uint64_t predChecksum = 1469598103934665603ULL;
 };
 
 void fnv(uint64_t& h, const void* p, size_t n) {
@@ -63,7 +57,16 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Accuracy of argmax(logits) over the nodes in idx; also returns predictions.
+double paramL2(const Module& m) {
+  double s = 0;
+  for (const Variable& p : m.parameters()) {
+    Tensor t = p.value().to(DType::F64);
+    s += t.flat<double>().square().sum();
+  }
+  return std::sqrt(s);
+}
+
+// Accuracy of argmax(logits) over the nodes in idx; also returns every node's prediction.
 double accuracy(const Tensor& logits, const Tensor& y, const std::vector<int64_t>& idx, std::vector<int64_t>* pred) {
   auto l = logits.matrix<float>();
   const int64_t* yl = y.data<int64_t>();
@@ -78,14 +81,15 @@ double accuracy(const Tensor& logits, const Tensor& y, const std::vector<int64_t
     for (int64_t i = 0; i < l.rows(); ++i) {
       Eigen::Index arg;
       l.row(i).maxCoeff(&arg);
-      (*pred)[i] = arg;
+      (*pred)[static_cast<size_t>(i)] = arg;
     }
   }
   return idx.empty() ? 0 : static_cast<double>(correct) / static_cast<double>(idx.size());
 }
 
-RunResult trainOnce(const Config& cfg, const OgbNodeDataset& ds, const SparseMatrix& features, uint64_t seed,
-                    const std::shared_ptr<const ClusterData>& clusters) {
+RunResult trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const Config& cfg, app::RunConfig& config,
+                    const OgbNodeDataset& ds, const SparseMatrix& features, uint64_t seed,
+                    const std::shared_ptr<const ClusterData>& clusters, const Checkpoint* resumeFrom) {
   Generator initGen(seed);
   NodeGCNOptions mo;
   mo.dropout = cfg.dropout;
@@ -94,124 +98,79 @@ RunResult trainOnce(const Config& cfg, const OgbNodeDataset& ds, const SparseMat
   std::unique_ptr<ClusterLoader> loader;
   if (clusters) {
     ClusterLoader::Options lo;
-    lo.clustersPerBatch = cfg.clustersPerBatch;
+    lo.clustersPerBatch = static_cast<int>(cfg.clustersPerBatch);
     lo.seed = seed;
-    loader = std::make_unique<ClusterLoader>(clusters, clusters->worstCaseOptions(cfg.clustersPerBatch), lo);
+    loader = std::make_unique<ClusterLoader>(clusters, clusters->worstCaseOptions(lo.clustersPerBatch), lo);
   }
   NodeGCN net(ds.graph.x.dim(1), cfg.hidden, ds.numClasses, initGen, mo);
   // The paper's L2 regularisation applies to the first layer only (Kipf & Welling 2017, section 5.2).
-  Adam opt({{net.conv1().parameters(), cfg.weightDecay}, {net.conv2().parameters(), 0.0}}, cfg.lr);
+  std::unique_ptr<Optimizer> opt =
+      tf.makeOptimizer({{net.conv1().parameters(), tf.weightDecay}, {net.conv2().parameters(), 0.0}});
+  app::Trainer trainer(prog, tf, net, *opt, config, {"acc", /*higherIsBetter=*/true}, "nodes");
+  trainer.setSeed(seed);
+  if (resumeFrom) trainer.resume(*resumeFrom, tf.load);
 
   RunResult r;
-  int startEpoch = 0;
-  double bestVal = -1;
-  if (!cfg.load.empty()) {
-    Checkpoint ck = Checkpoint::load(cfg.load);
-    ck.loadModule("model", net);
-    ck.loadOptimizer(opt);
-    const auto& m = ck.meta;
-    if (m.value("hidden", -1) != cfg.hidden || m.value("num_features", int64_t{-1}) != ds.graph.x.dim(1))
-      throw std::runtime_error(cfg.load + ": checkpoint was made for another model or dataset");
-    startEpoch = m.at("epoch").get<int>();
-    bestVal = m.at("best_val_acc").get<double>();
-    r.testAcc = m.at("test_acc_at_best_val").get<double>();
-    r.bestEpoch = m.at("best_epoch").get<int>();
-    r.lossChecksum = m.at("loss_checksum").get<uint64_t>();
-    if (!cfg.quiet) std::fprintf(stderr, "resumed from %s at epoch %d\n", cfg.load.c_str(), startEpoch);
-  }
-
   const Tensor& ei = ds.graph.edgeIndex;
   const Tensor& y = ds.graph.y;
-  // Dropout masks come from (seed, optimizer step, micro-batch): the optimizer's step count is in the
-  // checkpoint, so a resumed run draws the masks an uninterrupted one would.
-  ExecutionContext& ctx = ExecutionContext::current();
-  for (int epoch = startEpoch; epoch < cfg.epochs; ++epoch) {
+  auto infer = [&] {
+    NoGradGuard ng;
+    net.eval();
+    Stopwatch sw;
+    Tensor out = net.forward(features, ei).value();
+    r.inferMs.push_back(sw.ms());
+    net.train();
+    return out;
+  };
+  app::Trainer::Hooks hooks;
+  hooks.stepsPerEpoch = [&]() -> int64_t { return loader ? loader->numBatches() : 1; };
+  hooks.trainEpoch = [&](int64_t epoch, int64_t skip) {
     Stopwatch sw;
     net.train();
-    double lossValue = 0;
     if (loader) {
       // One step per fixed-size cluster batch; batches without a labelled node give no gradient.
       loader->startEpoch(epoch);
-      int steps = 0;
       for (Batch b; loader->next(b);) {
         if (b.trainMask.flat<uint8_t>().maxCoeff() == 0) continue;
-        ctx.setRandomKey({seed, static_cast<uint64_t>(opt.stepCount()), 0});
-        Variable logits = net.forward(b);
-        Variable loss = crossEntropy(logits, b.y, b.trainMask);
-        opt.zeroGrad();
-        loss.backward();
-        opt.step();
-        lossValue += loss.value().item();
-        ++steps;
+        if (skip > 0) {
+          --skip;
+          continue;
+        }
+        trainer.step([&] { return crossEntropy(net.forward(b), b.y, b.trainMask); },
+                     b.trainMask.flat<uint8_t>().cast<int64_t>().sum());
       }
-      lossValue /= std::max(steps, 1);
     } else {
-      ctx.setRandomKey({seed, static_cast<uint64_t>(opt.stepCount()), 0});
-      Variable logits = net.forward(features, ei);
-      Variable loss = crossEntropy(logits, y, ds.graph.trainMask);
-      opt.zeroGrad();
-      loss.backward();
-      opt.step();
-      lossValue = loss.value().item();
+      trainer.step([&] { return crossEntropy(net.forward(features, ei), y, ds.graph.trainMask); },
+                   static_cast<int64_t>(ds.trainIdx.size()));
     }
     r.epochMs.push_back(sw.ms());
-    if (!std::isfinite(lossValue))
-      throw std::runtime_error("training loss became " + std::to_string(lossValue) + " at epoch " +
-                               std::to_string(epoch + 1) + " (try a lower --lr)");
-    fnv(r.lossChecksum, &lossValue, sizeof lossValue);
-    r.finalLoss = lossValue;
+  };
+  hooks.validate = [&] {
+    Tensor out = infer();
+    app::Evaluation e;
+    e.metric = accuracy(out, y, ds.validIdx, nullptr);
+    e.details = {{"train_acc", accuracy(out, y, ds.trainIdx, nullptr)}};
+    return e;
+  };
+  hooks.test = [&] {
+    Tensor out = infer();
+    app::Evaluation e;
+    e.metric = accuracy(out, y, ds.testIdx, nullptr);
+    return e;
+  };
+  trainer.run(hooks);
 
-    sw.reset();
-    net.eval();
-    Tensor out;
-    {
-      NoGradGuard ng;
-      out = net.forward(features, ei).value();
-    }
-    r.inferMs.push_back(sw.ms());
-    double trainAcc = accuracy(out, y, ds.trainIdx, nullptr);
-    double valAcc = accuracy(out, y, ds.validIdx, nullptr);
-    double testAcc = accuracy(out, y, ds.testIdx, nullptr);
-    // Model selection as in PyG's GCN example: report test accuracy at the best validation accuracy.
-    if (valAcc > bestVal) {
-      bestVal = valAcc;
-      r.testAcc = testAcc;
-      r.bestEpoch = epoch + 1;
-    }
-    r.finalTestAcc = testAcc;
-    r.valAcc = valAcc;
-    if (!cfg.quiet)
-      std::fprintf(stderr, "epoch %3d  loss %.4f  train %.4f  val %.4f  %.2f ms\n", epoch + 1, lossValue, trainAcc,
-                   valAcc, r.epochMs.back());
-  }
+  r.summary = trainer.summary();
+  r.valAcc = trainer.bestValid();
+  r.testAcc = trainer.bestTest().value("metric", NAN);
+  r.bestEpoch = trainer.bestEpoch();
+  r.paramL2 = paramL2(net);
   {
-    NoGradGuard ng;
-    net.eval();
+    // The final weights' test accuracy (beside the one at the best validation epoch) and predictions.
     std::vector<int64_t> pred;
-    Tensor out = net.forward(features, ei).value();
-    accuracy(out, y, ds.testIdx, &pred);
+    Tensor out = infer();
+    r.finalTestAcc = accuracy(out, y, ds.testIdx, &pred);
     fnv(r.predChecksum, pred.data(), pred.size() * sizeof(int64_t));
-    if (startEpoch >= cfg.epochs) {
-      r.valAcc = accuracy(out, y, ds.validIdx, nullptr);
-      r.finalTestAcc = accuracy(out, y, ds.testIdx, nullptr);
-    }
-  }
-  if (!cfg.save.empty()) {
-    Checkpoint ck;
-    ck.addModule("model", net);
-    ck.addOptimizer(opt);
-    ck.meta = {{"format", "cora_gcn"},
-               {"epoch", cfg.epochs},
-               {"hidden", cfg.hidden},
-               {"num_features", ds.graph.x.dim(1)},
-               {"num_classes", ds.numClasses},
-               {"dataset", ds.name},
-               {"best_val_acc", bestVal},
-               {"best_epoch", r.bestEpoch},
-               {"test_acc_at_best_val", r.testAcc},
-               {"loss_checksum", r.lossChecksum}};
-    ck.save(cfg.save);
-    if (!cfg.quiet) std::fprintf(stderr, "saved %s\n", cfg.save.c_str());
   }
   return r;
 }
@@ -225,89 +184,110 @@ std::string hex(uint64_t v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  app::Program prog("cora_gcn",
+                    "two-layer GCN (Kipf & Welling 2017) for node classification on a dataset in OGB's "
+                    "node-property raw layout; test accuracy at the best validation epoch");
   Config cfg;
-  std::string defaultData = (std::filesystem::path(GNN_EXAMPLES_DATA) / "cora").string();
-  po::options_description desc(
-      "cora_gcn: two-layer GCN (Kipf & Welling 2017) for node classification on an OGB-raw-format dataset\n"
-      "Options");
-  desc.add_options()("help,h", "show this help")(
-      "data", po::value(&cfg.data)->default_value(defaultData), "dataset directory (OGB node-property raw layout)")(
-      "epochs", po::value(&cfg.epochs)->default_value(200), "training epochs (full batch)")(
-      "hidden", po::value(&cfg.hidden)->default_value(16), "hidden channels")(
-      "lr", po::value(&cfg.lr)->default_value(0.01), "Adam learning rate")(
-      "weight-decay", po::value(&cfg.weightDecay)->default_value(5e-4), "L2 weight decay on the first layer")(
-      "dropout", po::value(&cfg.dropout)->default_value(0.5), "dropout probability (input and hidden)")(
-      "seed", po::value(&cfg.seed)->default_value(0), "random seed of the first run")(
-      "runs", po::value(&cfg.runs)->default_value(1), "independent runs with seeds seed..seed+runs-1")(
-      "threads", po::value(&cfg.threads)->default_value(0), "threads (0 = all cores)")(
-      "save", po::value(&cfg.save), "write a checkpoint (model + optimizer, whose step count keys dropout) at the end")(
-      "load", po::value(&cfg.load), "resume from a checkpoint and train on to --epochs")(
-      "json", po::bool_switch(&cfg.json), "print one JSON summary object on stdout")(
-      "loader", po::value(&cfg.loader)->default_value("full"), "full (one full-graph step per epoch) | cluster")(
-      "clusters", po::value(&cfg.clusters)->default_value(16), "--loader cluster: METIS clusters")(
-      "clusters-per-batch", po::value(&cfg.clustersPerBatch)->default_value(4),
+  app::TrainingFlags tf;
+  prog.flags().add_options()(
+      "data", po::value(&cfg.data)->value_name("DIR"),
+      ("dataset folder in OGB's node-property raw layout (default: the shipped " + app::shippedDataLabel("cora") + ")")
+          .c_str())("hidden", app::value(&cfg.hidden, int64_t{16}), "hidden channels")(
+      "dropout", app::value(&cfg.dropout, 0.5), "dropout probability (input and hidden layer)")(
+      "runs", app::value(&cfg.runs, int64_t{1}), "independent runs with seeds seed .. seed+runs-1")(
+      "loader", app::value(&cfg.loader, "full"), "full (one full-graph step per epoch) | cluster (Cluster-GCN)")(
+      "clusters", app::value(&cfg.clusters, int64_t{16}), "--loader cluster: METIS clusters")(
+      "clusters-per-batch", app::value(&cfg.clustersPerBatch, int64_t{4}),
       "--loader cluster: clusters merged per fixed-size batch")(
-      "quiet,q", po::bool_switch(&cfg.quiet), "no per-epoch progress on stderr")(
       "profile", po::bool_switch(&cfg.profile),
       "per-op table of all runs on stderr (op, pass, calls, ms, GFLOP, GFLOP/s, share); rows under \"profile\" "
       "with --json");
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "cora_gcn: " << e.what() << "\n" << desc << "\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
-  try {
-    if (cfg.runs < 1 || cfg.epochs < 0 || cfg.hidden < 1) throw std::invalid_argument("need --runs >= 1, --epochs >= 0, --hidden >= 1");
-    if (cfg.runs > 1 && (!cfg.save.empty() || !cfg.load.empty()))
-      throw std::invalid_argument("--save/--load work with --runs 1");
-    setNumThreads(cfg.threads);
+  app::TrainingDefaults defaults;
+  defaults.epochs = 200;
+  defaults.lr = 0.01;
+  defaults.weightDecay = 5e-4;
+  defaults.weightDecayHelp = "weight decay of the first layer (the paper's L2 on layer 1 only)";
+  tf.addTo(prog, defaults);
+  prog.setEpilog(
+      "Results go to stdout (a summary line, or one JSON object with --json); progress goes to stderr. The JSON\n"
+      "holds test_acc_mean/std (at the best validation epoch), val_acc_mean, epoch_ms_median, infer_ms_median,\n"
+      "param_l2 and per run test_acc, best_epoch, final_loss, loss_checksum and predictions_checksum.");
+  return prog.run(argc, argv, [&] {
+    tf.apply(prog);
+    app::RunConfig config;
+    config.bind("hidden", &cfg.hidden);
+    config.bind("dropout", &cfg.dropout);
+    config.bind("loader", &cfg.loader);
+    config.bind("clusters", &cfg.clusters);
+    config.bind("clusters-per-batch", &cfg.clustersPerBatch);
+    config.bind("seed", const_cast<uint64_t*>(&tf.seed));
+    std::optional<Checkpoint> ck;
+    if (!tf.load.empty()) {
+      ck = Checkpoint::load(tf.load);
+      if (ck->meta.value("program", std::string()) != "cora_gcn")
+        throw std::runtime_error(tf.load + ": not a cora_gcn checkpoint (program '" +
+                                 ck->meta.value("program", std::string("?")) + "')");
+      config.restore(ck->meta["config"], prog, tf.load);
+    }
+    app::requireAtLeast("--runs", static_cast<double>(cfg.runs), 1);
+    app::requireAtLeast("--hidden", static_cast<double>(cfg.hidden), 1);
+    app::requireRange("--dropout", cfg.dropout, 0, 0.999);
+    app::requireOneOf("--loader", cfg.loader, {"full", "cluster"});
+    app::requireAtLeast("--clusters", static_cast<double>(cfg.clusters), 1);
+    app::requireRange("--clusters-per-batch", static_cast<double>(cfg.clustersPerBatch), 1,
+                      static_cast<double>(cfg.clusters));
+    if (cfg.runs > 1 && (!tf.save.empty() || !tf.load.empty() || !tf.checkpointDir.empty()))
+      throw app::UsageError("--save, --load and --checkpoint-dir work with --runs 1");
+    if (cfg.data.empty()) cfg.data = app::shippedData("cora");
+
     Stopwatch loadTime;
     OgbNodeDataset ds = OgbNodeDataset::load(cfg.data);
     SparseMatrix features = ds.sparseFeatures();
-    if (!cfg.quiet)
-      std::fprintf(stderr, "%s: %lld nodes, %lld edges, %lld features (%.1f%% non-zero), %lld classes, split %zu/%zu/%zu, loaded in %.0f ms, %d threads\n",
+    nlohmann::json dataId = {{"dataset", ds.name}, {"num_features", ds.graph.x.dim(1)}, {"num_classes", ds.numClasses}};
+    if (ck && config.derived.contains("data") && config.derived["data"] != dataId)
+      throw app::UsageError("--data " + cfg.data + " (" + dataId.dump() + ") is not the dataset " + tf.load +
+                            " was trained on (" + config.derived["data"].dump() + ")");
+    config.derived["data"] = dataId;
+    if (!tf.quiet)
+      std::fprintf(stderr,
+                   "%s: %lld nodes, %lld edges, %lld features (%.1f%% non-zero), %lld classes, split %zu/%zu/%zu, "
+                   "loaded in %.0f ms, %d threads\n",
                    ds.name.c_str(), static_cast<long long>(ds.graph.numNodes),
                    static_cast<long long>(ds.graph.numEdges()), static_cast<long long>(ds.graph.x.dim(1)),
                    100.0 * static_cast<double>(features.nnz()) / static_cast<double>(ds.graph.x.numel()),
                    static_cast<long long>(ds.numClasses), ds.trainIdx.size(), ds.validIdx.size(), ds.testIdx.size(),
                    loadTime.ms(), numThreads());
 
-    if (cfg.loader != "full" && cfg.loader != "cluster")
-      throw std::invalid_argument("--loader must be full or cluster, got " + cfg.loader);
     std::shared_ptr<const ClusterData> clusters;
     if (cfg.loader == "cluster") {
-      clusters = std::make_shared<ClusterData>(ds.graph, cfg.clusters, cfg.seed);
-      FixedSizeOptions fo = clusters->worstCaseOptions(cfg.clustersPerBatch);
-      if (!cfg.quiet)
-        std::fprintf(stderr, "METIS: %d clusters in %.0f ms (edge cut %lld); batches of %d clusters, %s\n",
-                     cfg.clusters, 1000 * clusters->partitionSeconds(), static_cast<long long>(clusters->edgeCut()),
-                     cfg.clustersPerBatch, fo.toString().c_str());
+      clusters = std::make_shared<ClusterData>(ds.graph, static_cast<int>(cfg.clusters), tf.seed);
+      FixedSizeOptions fo = clusters->worstCaseOptions(static_cast<int>(cfg.clustersPerBatch));
+      if (!tf.quiet)
+        std::fprintf(stderr, "METIS: %lld clusters in %.0f ms (edge cut %lld); batches of %lld clusters, %s\n",
+                     static_cast<long long>(cfg.clusters), 1000 * clusters->partitionSeconds(),
+                     static_cast<long long>(clusters->edgeCut()), static_cast<long long>(cfg.clustersPerBatch),
+                     fo.toString().c_str());
     }
     std::vector<RunResult> results;
     std::vector<double> epochMs, inferMs;
     OpProfiler profiler;
     std::optional<ObserverScope> profiling;
     if (cfg.profile) profiling.emplace(profiler);
-    for (int run = 0; run < cfg.runs; ++run) {
-      RunResult r = trainOnce(cfg, ds, features, cfg.seed + static_cast<uint64_t>(run), clusters);
-      if (!cfg.quiet)
-        std::fprintf(stderr, "run %d (seed %llu): test accuracy %.4f (best val at epoch %d), final-epoch test %.4f\n",
-                     run + 1, static_cast<unsigned long long>(cfg.seed + run), r.testAcc, r.bestEpoch,
-                     r.finalTestAcc);
+    for (int64_t run = 0; run < cfg.runs; ++run) {
+      const uint64_t seed = tf.seed + static_cast<uint64_t>(run);
+      RunResult r = trainOnce(prog, tf, cfg, config, ds, features, seed, clusters, ck ? &*ck : nullptr);
+      if (!tf.quiet && cfg.runs > 1)
+        std::fprintf(stderr, "run %lld (seed %llu): test accuracy %.4f (best validation at epoch %lld)\n",
+                     static_cast<long long>(run + 1), static_cast<unsigned long long>(seed), r.testAcc,
+                     static_cast<long long>(r.bestEpoch));
       epochMs.insert(epochMs.end(), r.epochMs.begin(), r.epochMs.end());
       inferMs.insert(inferMs.end(), r.inferMs.begin(), r.inferMs.end());
       results.push_back(std::move(r));
     }
     profiling.reset();
     if (cfg.profile) {
-      std::fprintf(stderr, "per-op profile of %d run(s) (training and evaluation forwards, backward)\n", cfg.runs);
+      std::fprintf(stderr, "per-op profile of %lld run(s) (training and evaluation forwards, backward)\n",
+                   static_cast<long long>(cfg.runs));
       profiler.print(std::cerr);
     }
     auto meanStd = [&](auto get) {
@@ -322,15 +302,12 @@ int main(int argc, char** argv) {
     auto [finalMean, finalStd] = meanStd([](const RunResult& r) { return r.finalTestAcc; });
     (void)valStd;
     (void)finalStd;
-    if (!cfg.quiet)
-      std::fprintf(stderr, "%s: test accuracy %.4f +- %.4f over %d run(s); epoch %.3f ms, inference %.3f ms (medians)\n",
-                   ds.name.c_str(), testMean, testStd, cfg.runs, median(epochMs), median(inferMs));
-    if (cfg.json) {
+    if (tf.json) {
       nlohmann::json j;
       j["dataset"] = ds.name;
       j["runs"] = cfg.runs;
-      j["epochs"] = cfg.epochs;
-      j["seed"] = cfg.seed;
+      j["epochs"] = tf.epochs;
+      j["seed"] = tf.seed;
       j["loader"] = cfg.loader;
       if (clusters) {
         j["clusters"] = cfg.clusters;
@@ -346,16 +323,21 @@ int main(int argc, char** argv) {
       j["peak_rss_mb"] = peakRssMb();
       for (const auto& r : results) {
         j["test_acc"].push_back(r.testAcc);
-        j["final_loss"].push_back(r.finalLoss);
-        j["loss_checksum"].push_back(hex(r.lossChecksum));
+        j["best_epoch"].push_back(r.bestEpoch);
+        j["final_loss"].push_back(r.summary["final_loss"]);
+        j["loss_checksum"].push_back(r.summary["loss_checksum"]);
         j["predictions_checksum"].push_back(hex(r.predChecksum));
+        j["param_l2"].push_back(r.paramL2);
       }
       if (cfg.profile) j["profile"] = profiler.json();
       std::cout << j.dump() << std::endl;
+    } else {
+      std::printf("%s: test accuracy %.4f", ds.name.c_str(), testMean);
+      if (cfg.runs > 1) std::printf(" +- %.4f over %lld runs", testStd, static_cast<long long>(cfg.runs));
+      else std::printf(" (best validation accuracy %.4f at epoch %lld)", valMean, static_cast<long long>(results[0].bestEpoch));
+      std::printf("; epoch %.3f ms, inference %.3f ms (medians); param_l2 %.6f\n", median(epochMs), median(inferMs),
+                  results[0].paramL2);
     }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cora_gcn: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -1,17 +1,17 @@
 // molecule_property: graph-level property prediction on molecules with fixed-size batches. Trains GIN or GCN
 // (OGB atom/bond encoders, global pooling, linear head) with a masked loss, on the PCQM4Mv2-style set by
 // default (HOMO-LUMO gap regression, MAE) or a MoleculeNet CSV (classification with ROC-AUC when every label
-// is 0/1). Batches come from FixedSizeDataLoader: `pad` (PadToMax), `stream` (StreamPack), `plan` (PlannedPack).
+// is 0/1). Validation every epoch, the test metric at the best validation epoch (OGB's protocol), per-target
+// metrics, targets standardised for regression, predictions for the test molecules.
 //
 //   molecule_property                                        # GIN 5x300, PlannedPack, 1 epoch, batch 128
-//   molecule_property --strategy pad --json                  # same real graphs per step, PadToMax
-//   molecule_property --data examples/data/moleculenet/BBBP.csv.gz --smiles-col smiles --target-cols p_np
+//   molecule_property --data examples/data/moleculenet/BBBP.csv.gz --target-cols p_np --split scaffold
+//                     --epochs 20 --predict bbbp_test.csv --save bbbp.ckpt      (one command line)
+//   predict --checkpoint bbbp.ckpt --input new.smi --out new.csv     # the same model on new molecules
 //   molecule_property --padding-report-only --strategy stream
-//   molecule_property --epochs 2 --save run.ckpt && molecule_property --epochs 0 --load run.ckpt
+//   molecule_property --epochs 2 --save run.ckpt && molecule_property --epochs 4 --load run.ckpt
 #include <malloc.h>
 
-#include <boost/program_options.hpp>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -19,36 +19,30 @@
 #include <optional>
 #include <sstream>
 
-#include "examples/MoleculeData.h"
-#include "gnn/Profiler.h"
-#include "gnn/Checkpoint.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/Metrics.h"
+#include "examples/common/MoleculeData.h"
+#include "examples/common/MoleculeModel.h"
+#include "examples/common/MoleculePredictions.h"
+#include "examples/common/Program.h"
+#include "examples/common/ShippedData.h"
+#include "examples/common/Trainer.h"
+#include "examples/common/TrainingFlags.h"
 #include "gnn/Ops.h"
-#include "gnn/Optimizer.h"
 #include "gnn/Parallel.h"
+#include "gnn/Profiler.h"
+#include "gnn/SystemInfo.h"
 #include "loaders/FixedSizeDataLoader.h"
-#include "models/GCN.h"
-#include "models/GIN.h"
 
 namespace po = boost::program_options;
 using namespace gnn;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
 struct Config {
-  std::string data, smilesCol = "smiles", targetCols, model = "gin", strategy = "plan", pool = "mean",
-                    task = "auto", overSize = "error", save, load;
-  int64_t layers = 5, hidden = 300, numNodes = 0, numEdges = 0, numGraphs = 0, batchSize = 128, epochs = 1,
-          limit = -1, prefetch = 2, packWindow = 0;
-  double lr = 1e-3, dropout = 0.0;
-  uint64_t seed = 0;
-  int threads = 0;
-  bool json = false, paddingReportOnly = false, profile = false;
+  std::string data, smilesCol = "smiles", targetCols, split = "auto", splitFile, task = "auto",
+                    targetScaling = "standard", strategy = "plan", overSize = "error", predict;
+  int64_t numNodes = 0, numEdges = 0, numGraphs = 0, batchSize = 128, limit = -1, prefetch = 2, packWindow = 0;
+  bool paddingReportOnly = false, profile = false;
 };
-
-double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::vector<std::string> splitComma(const std::string& s) {
   std::vector<std::string> out;
@@ -56,19 +50,6 @@ std::vector<std::string> splitComma(const std::string& s) {
   for (std::string item; std::getline(ss, item, ',');)
     if (!item.empty()) out.push_back(item);
   return out;
-}
-
-// Classification when every present label is 0 or 1 (MoleculeNet's BBBP, HIV), else regression.
-bool looksBinary(const Dataset& ds, const std::vector<int64_t>& idx) {
-  for (int64_t i : idx) {
-    Graph g = ds.get(static_cast<size_t>(i));
-    for (int64_t k = 0; k < g.y.numel(); ++k) {
-      if (g.yMask.defined() && g.yMask.at(k) == 0) continue;
-      double v = g.y.at(k);
-      if (v != 0.0 && v != 1.0) return false;
-    }
-  }
-  return true;
 }
 
 double paramL2(const Module& m) {
@@ -80,314 +61,404 @@ double paramL2(const Module& m) {
   return std::sqrt(s);
 }
 
-struct EvalResult {
-  double metric = NAN, loss = NAN;
-  int64_t graphs = 0;
-};
-
-// Metric over the real graphs of every batch of one pass: MAE (regression) or ROC-AUC (classification).
-EvalResult evaluate(GraphModel& model, FixedSizeDataLoader& loader, bool classification, int64_t tasks) {
-  NoGradGuard noGrad;
-  model.eval();
-  loader.startEpoch(0);
-  std::vector<float> pred, target;
-  std::vector<uint8_t> mask;
-  for (Batch b; loader.next(b);) {
-    Tensor out = model.forward(b).value();
-    int64_t n = b.numRealGraphs * tasks;
-    for (int64_t i = 0; i < n; ++i) {
-      pred.push_back(static_cast<float>(out.at(i)));
-      target.push_back(static_cast<float>(b.y.at(i)));
-      mask.push_back(static_cast<uint8_t>(b.yMask.at(i)));
+// The first labelled value that is not 0 or 1 among the training molecules, as "line L, target T = v".
+std::string firstNonBinary(const app::MoleculeData& md) {
+  for (int64_t i : md.split.train) {
+    Graph g = md.dataset->get(static_cast<size_t>(i));
+    for (int64_t k = 0; k < g.y.numel(); ++k) {
+      if (g.yMask.defined() && g.yMask.at(k) == 0) continue;
+      const double v = g.y.at(k);
+      if (v != 0.0 && v != 1.0) {
+        std::ostringstream s;
+        s << md.sourcePath << " line " << md.dataset->sourceLine(static_cast<size_t>(i)) << ", target "
+          << (k < static_cast<int64_t>(md.targetNames.size()) ? md.targetNames[static_cast<size_t>(k)] : std::to_string(k))
+          << " = " << v;
+        return s.str();
+      }
     }
   }
-  model.train();
-  EvalResult r;
-  int64_t rows = static_cast<int64_t>(pred.size()) / tasks;
-  r.graphs = rows;
-  if (rows == 0) return r;
-  Tensor p = Tensor::fromVector(pred, {rows, tasks}), t = Tensor::fromVector(target, {rows, tasks}),
-         m = Tensor::fromVector(mask, {rows, tasks});
-  r.metric = classification ? rocAuc(p, t, m) : meanAbsoluteError(p, t, m);
-  r.loss = classification ? bceWithLogits(Variable(p), t, m).value().item() : r.metric;
-  return r;
+  return "";
 }
 
-void saveCheckpoint(const Config& c, const GraphModel& model, const Optimizer& opt, int64_t epoch) {
-  Checkpoint ck;
-  ck.addModule("model", model);
-  ck.addOptimizer(opt);
-  ck.meta["epoch"] = epoch;
-  ck.meta["model"] = c.model;
-  ck.meta["layers"] = c.layers;
-  ck.meta["hidden"] = c.hidden;
-  ck.save(c.save);
+PackingStrategy strategyFromFlag(const std::string& s) {
+  app::requireOneOf("--strategy", s, {"pad", "stream", "plan"});
+  return parsePackingStrategy(s);
 }
 
-// "<input> lines 12, 57, ... (and N more)" for the molecules of a training batch (graphIndex: training-split
-// positions).
-std::string describeMolecules(const NpzDataset& ds, const std::string& input, const std::vector<int64_t>& train,
-                              const std::vector<int64_t>& graphIndex) {
-  std::string s = input + " lines";
-  const size_t shown = std::min<size_t>(graphIndex.size(), 8);
-  for (size_t k = 0; k < shown; ++k)
-    s += (k ? ", " : " ") + std::to_string(ds.sourceLine(static_cast<size_t>(train[graphIndex[k]])));
-  if (graphIndex.size() > shown) s += " (and " + std::to_string(graphIndex.size() - shown) + " more)";
-  return s;
+OverSizeStrategy overSizeFromFlag(const std::string& s) {
+  app::requireOneOf("--oversize", s, {"error", "skip", "trim_nodes", "trim_edges", "trim"});
+  return parseOverSizeStrategy(s);
+}
+
+nlohmann::json fixedToJson(const FixedSizeOptions& f) {
+  return {{"num_nodes", f.numNodes}, {"num_edges", f.numEdges}, {"num_graphs", f.numGraphs},
+          {"max_nodes_per_graph", f.maxNodesPerGraph}};
+}
+FixedSizeOptions fixedFromJson(const nlohmann::json& j) {
+  FixedSizeOptions f;
+  f.numNodes = j.at("num_nodes").get<int64_t>();
+  f.numEdges = j.at("num_edges").get<int64_t>();
+  f.numGraphs = j.at("num_graphs").get<int64_t>();
+  f.maxNodesPerGraph = j.at("max_nodes_per_graph").get<int64_t>();
+  f.validate();
+  return f;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  app::Program prog("molecule_property",
+                    "graph-level property prediction (GIN/GCN) on molecules with fixed-size batches");
   Config c;
-  po::options_description opts(
-      "molecule_property [options]\nGraph-level property prediction (GIN/GCN) with fixed-size batches");
-  opts.add_options()("help,h", "this help")(
-      "data", po::value(&c.data), "PCQM4Mv2 layout (dir), MoleculeNet CSV or built .npz (default: the PCQM4Mv2-style set)")(
-      "smiles-col", po::value(&c.smilesCol)->default_value("smiles"), "CSV: SMILES column")(
-      "target-cols", po::value(&c.targetCols), "CSV: comma-separated target columns")(
-      "model", po::value(&c.model)->default_value("gin"), "gin | gcn")(
-      "layers", po::value(&c.layers)->default_value(5), "message-passing layers")(
-      "hidden", po::value(&c.hidden)->default_value(300), "hidden width")(
-      "pool", po::value(&c.pool)->default_value("mean"), "global pooling: sum | mean | max")(
-      "dropout", po::value(&c.dropout)->default_value(0.0), "dropout after each layer")(
-      "task", po::value(&c.task)->default_value("auto"), "regression | classification | auto (0/1 labels)")(
-      "strategy", po::value(&c.strategy)->default_value("plan"), "pad | stream | plan")(
-      "batch-size", po::value(&c.batchSize)->default_value(128),
-      "real graphs per batch (pad), cap on real graphs (stream, plan); the padding graph comes on top")(
-      "num-nodes", po::value(&c.numNodes)->default_value(0), "fixed nodes per batch (0: from the data)")(
-      "num-edges", po::value(&c.numEdges)->default_value(0), "fixed edges per batch (0: from the data)")(
-      "num-graphs", po::value(&c.numGraphs)->default_value(0), "fixed graphs per batch incl. padding (0: batch-size + 1)")(
-      "oversize", po::value(&c.overSize)->default_value("error"), "error | skip | trim_nodes | trim_edges | trim")(
-      "pack-window", po::value(&c.packWindow)->default_value(0), "PlannedPack window in graphs (0: whole epoch)")(
-      "prefetch", po::value(&c.prefetch)->default_value(2), "batches prepared ahead on a background thread")(
-      "epochs", po::value(&c.epochs)->default_value(1), "training epochs (0: evaluate only)")(
-      "lr", po::value(&c.lr)->default_value(1e-3), "Adam learning rate")(
-      "seed", po::value(&c.seed)->default_value(0), "seed for initialisation, shuffling and packing")(
-      "threads", po::value(&c.threads)->default_value(0), "threads for ops (0: all cores)")(
-      "limit", po::value(&c.limit)->default_value(-1), "use the first N molecules only")(
-      "save", po::value(&c.save), "write a checkpoint (model + optimizer) at the end")(
-      "load", po::value(&c.load), "start from a checkpoint")(
-      "json", po::bool_switch(&c.json), "print one JSON object at the end")(
+  app::MoleculeModelSpec spec;
+  app::TrainingFlags tf;
+  prog.group("Data").add_options()(
+      "data", po::value(&c.data)->value_name("PATH"),
+      ("PCQM4Mv2 layout (folder), MoleculeNet CSV, .smi, SDF, XYZ (each optionally .gz) or a built .npz "
+       "(default: the shipped " + app::shippedDataLabel("pcqm4mv2_style") + ")").c_str())(
+      "smiles-col", app::value(&c.smilesCol, "smiles"), "CSV: the SMILES column")(
+      "target-cols", po::value(&c.targetCols)->value_name("A,B"), "CSV: the columns to predict (comma-separated)")(
+      "limit", app::value(&c.limit, int64_t{-1}), "use the first N molecules only (-1: all)")(
+      "split", app::value(&c.split, "auto"),
+      "auto (the source's own split, else random) | random (seeded by --seed: 80/10/10 of a permutation) | "
+      "scaffold (Bemis-Murcko scaffolds, largest groups to train first, 80/10/10, as OGB and MoleculeNet)")(
+      "split-file", po::value(&c.splitFile)->value_name("DIR"),
+      "OGB's split layout: DIR/{train,valid,test}.csv[.gz], one 0-based molecule index of the input per line");
+  prog.group("Model and task").add_options()(
+      "task", app::value(&c.task, "auto"), "regression | classification | auto (classification when every label is 0/1)")(
+      "target-scaling", app::value(&c.targetScaling, "standard"),
+      "regression: standard (learn (y - mean) / std of the training split; reported in target units) | none");
+  spec.addTo(prog.group("Model and task"));
+  prog.group("Batches").add_options()(
+      "strategy", app::value(&c.strategy, "plan"), "pad (PadToMax) | stream (StreamPack) | plan (PlannedPack)")(
+      "batch-size", app::value(&c.batchSize, int64_t{128}),
+      "real molecules per batch (pad), at most per batch (stream, plan); the padding graph comes on top")(
+      "num-nodes", app::value(&c.numNodes, int64_t{0}), "atoms per batch (0: sized from the data)")(
+      "num-edges", app::value(&c.numEdges, int64_t{0}), "directed bonds per batch (0: sized from the data)")(
+      "num-graphs", app::value(&c.numGraphs, int64_t{0}), "graph slots per batch incl. padding (0: batch-size + 1)")(
+      "oversize", app::value(&c.overSize, "error"),
+      "a molecule larger than a batch holds: error | skip | trim_nodes | trim_edges | trim")(
+      "pack-window", app::value(&c.packWindow, int64_t{0}), "PlannedPack window in molecules (0: whole epoch)")(
+      "prefetch", app::value(&c.prefetch, int64_t{2}), "batches prepared ahead on a background thread");
+  prog.flags().add_options()(
+      "predict", po::value(&c.predict)->value_name("FILE.csv"),
+      "write the test molecules' predictions (best validation epoch's weights): line,id,smiles,prediction")(
       "profile", po::bool_switch(&c.profile),
       "per-op table of the training steps on stderr (op, pass, calls, ms, GFLOP, GFLOP/s, share); rows under "
       "\"profile\" with --json")(
       "padding-report-only", po::bool_switch(&c.paddingReportOnly), "one pass of the loader, no training");
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, opts), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "molecule_property: " << e.what() << "\n" << opts << "\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+  app::TrainingDefaults defaults;
+  defaults.epochs = 1;
+  defaults.lr = 1e-3;
+  tf.addTo(prog, defaults);
+  prog.setEpilog(
+      "Results go to stdout (a summary, or one JSON object with --json); progress and notes go to stderr.\n"
+      "The loss is in standardised units for regression with --target-scaling standard; metrics are in the\n"
+      "targets' units. Checkpoints (--save) hold the configuration above, so --load FILE alone continues a run,\n"
+      "and `predict --checkpoint FILE` applies the model to new molecules.");
+  return prog.run(argc, argv, [&] {
+    tf.apply(prog);
+    app::RunConfig config;
+    for (const char* f : {"data", "smiles-col", "target-cols", "split", "split-file", "task",
+                          "target-scaling", "strategy", "oversize"}) {
+      std::string* p = std::string(f) == "data"           ? &c.data
+                       : std::string(f) == "smiles-col"   ? &c.smilesCol
+                       : std::string(f) == "target-cols"  ? &c.targetCols
+                       : std::string(f) == "split"        ? &c.split
+                       : std::string(f) == "split-file"   ? &c.splitFile
+                       : std::string(f) == "task"         ? &c.task
+                       : std::string(f) == "target-scaling" ? &c.targetScaling
+                       : std::string(f) == "strategy"     ? &c.strategy
+                                                          : &c.overSize;
+      config.bind(f, p);
+    }
+    config.bind("limit", &c.limit);
+    config.bind("batch-size", &c.batchSize);
+    config.bind("num-nodes", &c.numNodes);
+    config.bind("num-edges", &c.numEdges);
+    config.bind("num-graphs", &c.numGraphs);
+    config.bind("pack-window", &c.packWindow);
+    config.bind("seed", const_cast<uint64_t*>(&tf.seed));
+    spec.bind(config);
+    std::optional<Checkpoint> ck;
+    if (!tf.load.empty()) {
+      ck = Checkpoint::load(tf.load);
+      if (ck->meta.value("program", std::string()) != "molecule_property")
+        throw std::runtime_error(tf.load + ": not a molecule_property checkpoint (program '" +
+                                 ck->meta.value("program", std::string("?")) + "')");
+      config.restore(ck->meta["config"], prog, tf.load);
+    }
+    // Values, in flag terms, before any work.
+    spec.validate();
+    app::requireOneOf("--task", c.task, {"auto", "regression", "classification"});
+    app::requireOneOf("--target-scaling", c.targetScaling, {"standard", "none"});
+    app::requireOneOf("--split", c.split, {"auto", "random", "scaffold"});
+    if (!c.splitFile.empty() && c.split != "auto") throw app::UsageError("--split-file and --split " + c.split + " both choose the split; give one");
+    PackingStrategy strategy = strategyFromFlag(c.strategy);
+    OverSizeStrategy overSize = overSizeFromFlag(c.overSize);
+    app::requireAtLeast("--batch-size", static_cast<double>(c.batchSize), 1);
+    app::requireAtLeast("--limit", static_cast<double>(c.limit), -1);
+    if (c.limit == 0) throw app::UsageError("--limit 0: no molecule to train on (-1 uses all)");
+    app::requireAtLeast("--num-nodes", static_cast<double>(c.numNodes), 0);
+    app::requireAtLeast("--num-edges", static_cast<double>(c.numEdges), 0);
+    app::requireAtLeast("--num-graphs", static_cast<double>(c.numGraphs), 0);
+    if (c.numGraphs == 1) throw app::UsageError("--num-graphs 1: a batch needs a slot for its padding graph (at least 2)");
+    app::requireAtLeast("--pack-window", static_cast<double>(c.packWindow), 0);
+    app::requireAtLeast("--prefetch", static_cast<double>(c.prefetch), 0);
+    if (!c.predict.empty()) app::checkWritable("--predict", c.predict);
 
-  // Every step allocates the same activation sizes; keep freed blocks in the heap instead of returning them to
-  // the kernel, which would zero fresh pages on every step (~12% of a step in perf on a 2-core machine).
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  try {
-    if (c.threads > 0) setNumThreads(c.threads);
-    if (c.data.empty()) c.data = defaultMoleculeDataPath(GNN_EXAMPLES_DATA);
-    PackingStrategy strategy = parsePackingStrategy(c.strategy);
-    GNN_CHECK_ARG(c.batchSize >= 1, "--batch-size must be >= 1");
+    // Every step allocates the same activation sizes; keep freed blocks in the heap instead of returning them
+    // to the kernel, which would zero fresh pages on every step (~12% of a step in perf on a 2-core machine).
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
 
-    MoleculeDataOptions mo;
-    mo.path = c.data;
+    app::MoleculeDataOptions mo;
+    mo.path = c.data.empty() ? app::defaultMoleculeDataPath() : c.data;
     mo.smilesColumn = c.smilesCol;
+    mo.smilesColumnGiven = prog.given("smiles-col");
     mo.targetColumns = splitComma(c.targetCols);
     mo.limit = c.limit;
-    mo.threads = c.threads > 0 ? c.threads : 2;
-    MoleculeData md = openMoleculeData(mo);
-    if (md.rejected > 0) {
-      std::cerr << "molecule_property: " << md.rejected << " molecule(s) of " << c.data << " rejected";
+    mo.threads = numThreads();
+    mo.split = c.split;
+    mo.splitFile = c.splitFile;
+    mo.seed = tf.seed;
+    if (!tf.quiet && !c.data.empty() && std::filesystem::path(mo.path).extension() != ".npz")
+      std::cerr << "molecule_property: reading " << mo.path << " (featurised once, then cached)\n";
+    app::MoleculeData md = app::openMoleculeData(mo);
+    if (md.rejected > 0 && !tf.quiet) {
+      std::cerr << "molecule_property: " << md.rejected << " molecule(s) of " << md.sourcePath << " rejected";
       for (size_t k = 0; k < std::min<size_t>(md.rejectedLines.size(), 5); ++k) std::cerr << "\n  " << md.rejectedLines[k];
       if (md.rejectedLines.size() > 5) std::cerr << "\n  ... (build_dataset inspect " << md.npzPath << " lists all)";
       std::cerr << "\n";
     }
     std::shared_ptr<const Dataset> all = md.dataset;
-    auto train = std::make_shared<Subset>(all, std::vector<size_t>(md.train.begin(), md.train.end()));
-    auto valid = std::make_shared<Subset>(all, std::vector<size_t>(md.valid.begin(), md.valid.end()));
-    int64_t tasks = std::max(md.dataset->numTargets(), 1);
-    bool classification = c.task == "classification" || (c.task == "auto" && looksBinary(*all, md.train));
+    const int64_t tasks = md.dataset->numTargets();
+    spec.tasks = tasks;
 
-    // Fixed sizes from the whole set, so validation batches share the training shapes.
-    FixedSizeOptions fixed = strategy == PackingStrategy::PadToMax ? FixedSizeOptions::fromDataset(*all, c.batchSize + 1)
-                                                                   : FixedSizeOptions::forPacking(*all, c.batchSize);
-    if (c.numGraphs > 0) fixed.numGraphs = c.numGraphs;
-    if (c.numNodes > 0) fixed.numNodes = c.numNodes;
-    if (c.numEdges > 0) fixed.numEdges = c.numEdges;
+    // The task: from the checkpoint when continuing, else from the flag and the labels.
+    app::MoleculeTask task;
+    if (config.derived.contains("task")) {
+      task = config.derived["task"] == "classification" ? app::MoleculeTask::Classification : app::MoleculeTask::Regression;
+    } else {
+      const std::string bad = firstNonBinary(md);
+      if (c.task == "classification" && !bad.empty())
+        throw app::UsageError("--task classification needs 0/1 labels, but " + bad +
+                              " (use --task regression for continuous targets)");
+      task = c.task == "classification" || (c.task == "auto" && bad.empty()) ? app::MoleculeTask::Classification
+                                                                            : app::MoleculeTask::Regression;
+    }
+    const bool classification = task == app::MoleculeTask::Classification;
+    config.derived["task"] = classification ? "classification" : "regression";
+    config.derived["targets"] = md.targetNames;
+    config.derived["featurisation"] = md.featurisation;
+    app::TargetScaling scaling;
+    if (config.derived.contains("target_scaling")) {
+      scaling = app::TargetScaling::fromJson(config.derived["target_scaling"]);
+    } else if (!classification && c.targetScaling == "standard") {
+      scaling = app::TargetScaling::fit(*all, md.split.train, static_cast<int>(tasks));
+    }
+    config.derived["target_scaling"] = scaling.toJson();
+    if (!c.predict.empty() && md.split.test.empty())
+      throw app::UsageError("--predict writes the test molecules' predictions, but the " + md.split.kind +
+                            " split has no test molecule");
+
+    // Fixed sizes from the whole set, so validation and test batches share the training shapes.
+    FixedSizeOptions fixed;
+    if (config.derived.contains("fixed")) {
+      fixed = fixedFromJson(config.derived["fixed"]);
+    } else {
+      fixed = strategy == PackingStrategy::PadToMax ? FixedSizeOptions::fromDataset(*all, c.batchSize + 1)
+                                                    : FixedSizeOptions::forPacking(*all, c.batchSize);
+      if (c.numGraphs > 0) fixed.numGraphs = c.numGraphs;
+      if (c.numNodes > 0) fixed.numNodes = c.numNodes;
+      if (c.numEdges > 0) fixed.numEdges = c.numEdges;
+      try {
+        fixed.validate();
+      } catch (const std::exception& e) {
+        throw app::UsageError("--num-nodes " + std::to_string(fixed.numNodes) + ", --num-edges " +
+                              std::to_string(fixed.numEdges) + ", --num-graphs " + std::to_string(fixed.numGraphs) +
+                              ": every batch needs at least one atom and one bond per graph slot");
+      }
+    }
+    config.derived["fixed"] = fixedToJson(fixed);
+    // Molecules larger than a batch holds, named in the flags' terms before any training.
+    {
+      int64_t over = 0, worstNodes = 0, worstEdges = 0, worstLine = 0;
+      for (size_t i = 0; i < static_cast<size_t>(md.size); ++i)
+        if (!fixed.fitsGraph(all->numNodes(i), all->numEdges(i))) {
+          ++over;
+          if (all->numNodes(i) > worstNodes || all->numEdges(i) > worstEdges) {
+            worstNodes = std::max(worstNodes, all->numNodes(i));
+            worstEdges = std::max(worstEdges, all->numEdges(i));
+            worstLine = md.dataset->sourceLine(i);
+          }
+        }
+      if (over > 0 && overSize == OverSizeStrategy::Error)
+        throw app::UsageError(std::to_string(over) + " molecule(s) are larger than a batch of " + fixed.toString() +
+                              " holds (e.g. " + md.sourcePath + " line " + std::to_string(worstLine) + "); raise " +
+                              "--num-nodes to at least " + std::to_string(worstNodes + fixed.numGraphs - 1) +
+                              " and --num-edges to at least " + std::to_string(worstEdges + fixed.numGraphs - 1) +
+                              ", or pass --oversize skip (or trim)");
+      if (over > 0 && !tf.quiet)
+        std::cerr << "molecule_property: " << over << " molecule(s) larger than a batch holds: --oversize " << c.overSize
+                  << " applies to them\n";
+    }
+
+    auto subset = [&](const std::vector<int64_t>& v) {
+      return std::make_shared<Subset>(all, std::vector<size_t>(v.begin(), v.end()));
+    };
+    auto train = subset(md.split.train);
     FixedSizeDataLoader::Options lo;
     lo.strategy = strategy;
-    lo.overSize = parseOverSizeStrategy(c.overSize);
-    lo.seed = c.seed;
-    lo.prefetch = c.prefetch;
+    lo.overSize = overSize;
+    lo.seed = tf.seed;
+    lo.prefetch = static_cast<int>(c.prefetch);
     lo.packWindow = c.packWindow;
     FixedSizeDataLoader trainLoader(train, fixed, lo);
-    FixedSizeDataLoader::Options vo = lo;
-    vo.shuffle = false;
-    FixedSizeDataLoader validLoader(valid, fixed, vo);
 
     nlohmann::json out;
-    out["data"] = c.data;
-    out["graphs"] = all->size();
+    out["data"] = mo.path;
+    out["graphs"] = md.size;
     out["rejected"] = md.rejected;
-    out["train_graphs"] = train->size();
-    out["valid_graphs"] = valid->size();
+    out["split"] = md.split.toJson();
+    out["train_graphs"] = md.split.train.size();
+    out["valid_graphs"] = md.split.valid.size();
+    out["test_graphs"] = md.split.test.size();
+    out["targets"] = md.targetNames;
     out["strategy"] = packingStrategyName(strategy);
     out["num_nodes"] = fixed.numNodes;
     out["num_edges"] = fixed.numEdges;
     out["num_graphs"] = fixed.numGraphs;
     out["batch_size"] = c.batchSize;
     out["task"] = classification ? "classification" : "regression";
+    out["target_scaling"] = scaling.toJson();
     out["threads"] = numThreads();
-
-    // Collation of the whole set, timed on this thread (no prefetch): the loader's cost per epoch.
-    double collateSeconds = 0;
-    PaddingReport fullReport;
-    {
-      FixedSizeDataLoader::Options so = lo;
-      so.prefetch = 0;
-      FixedSizeDataLoader once(all, fixed, so);
-      auto t0 = Clock::now();
-      once.startEpoch(0);
-      for (Batch b; once.next(b);) {
-      }
-      collateSeconds = secondsSince(t0);
-      fullReport = once.report();
-    }
-    out["collate_seconds_full_set"] = collateSeconds;
-    out["collate_graphs_per_s"] = static_cast<double>(fullReport.realGraphs) / collateSeconds;
 
     trainLoader.startEpoch(0);
     PaddingReport report = trainLoader.report();
     nlohmann::json reportJson = report.toJson();  // items() must not outlive the json it iterates
     for (const auto& [k, v] : reportJson.items()) out[k] = v;
     if (c.paddingReportOnly) {
-      if (c.json)
+      // Collation of the whole set, timed on this thread (no prefetch): the loader's cost per epoch.
+      FixedSizeDataLoader::Options so = lo;
+      so.prefetch = 0;
+      FixedSizeDataLoader once(all, fixed, so);
+      Stopwatch sw;
+      once.startEpoch(0);
+      for (Batch b; once.next(b);) {
+      }
+      const double collateSeconds = sw.ms() / 1000;
+      out["collate_seconds_full_set"] = collateSeconds;
+      out["collate_graphs_per_s"] = static_cast<double>(once.report().realGraphs) / collateSeconds;
+      if (tf.json)
         std::cout << out.dump() << std::endl;
       else
         std::cout << "train loader (" << c.strategy << ", " << fixed.toString() << "): " << report.toString() << "\n"
-                  << "collation of all " << all->size() << " graphs: " << collateSeconds << " s\n";
+                  << "collation of all " << all->size() << " molecules: " << collateSeconds << " s\n";
       return 0;
     }
 
-    Generator gen(c.seed);
-    GraphModelOptions mopt;
-    mopt.layers = c.layers;
-    mopt.hidden = c.hidden;
-    mopt.tasks = tasks;
-    mopt.dropout = c.dropout;
-    mopt.pool = parsePoolKind(c.pool);
-    std::unique_ptr<GraphModel> model;
-    if (c.model == "gin")
-      model = std::make_unique<GIN>(mopt, gen);
-    else if (c.model == "gcn")
-      model = std::make_unique<GCN>(mopt, gen);
-    else
-      invalidArgument("unknown --model '", c.model, "': use gin or gcn");
-    Adam opt({{model->parameters(), 0.0}}, c.lr);
-    int64_t startEpoch = 0;
-    if (!c.load.empty()) {
-      Checkpoint ck = Checkpoint::load(c.load);
-      ck.loadModule("model", *model);
-      if (c.epochs > 0) ck.loadOptimizer(opt);
-      startEpoch = ck.meta.value("epoch", int64_t{0});
-    }
-    out["model"] = c.model;
-    out["layers"] = c.layers;
-    out["hidden"] = c.hidden;
-    out["parameters"] = model->numParameters();
+    std::unique_ptr<GraphModel> model = app::makeMoleculeModel(spec, tf.seed);
+    std::unique_ptr<Optimizer> opt = tf.makeOptimizer({{model->parameters(), tf.weightDecay}});
+    const std::string metricName = app::moleculeMetricName(task, tasks);
+    app::Trainer trainer(prog, tf, *model, *opt, config, {metricName, classification}, "molecules");
+    if (ck) trainer.resume(*ck, tf.load);
+    if (!tf.quiet)
+      std::cerr << "molecule_property: " << md.size << " molecules (" << md.split.kind << " split "
+                << md.split.train.size() << "/" << md.split.valid.size() << "/" << md.split.test.size() << "), "
+                << (classification ? "classification" : "regression") << " of " << tasks << " target(s), "
+                << spec.model << " " << spec.layers << "x" << spec.hidden << " (" << model->numParameters()
+                << " parameters), batches of " << fixed.toString() << ", " << numThreads() << " thread(s)\n";
 
-    double trainSeconds = 0, waitSeconds = 0, finalLoss = NAN;
-    int64_t realGraphs = 0, steps = 0;
-    std::vector<double> epochSeconds;
-    model->train();
+    auto evaluate = [&](const std::vector<int64_t>& positions) {
+      app::MoleculePredictions p = app::predictMolecules(*model, all, positions, fixed, scaling, task);
+      return app::scoreMolecules(p, task, md.targetNames, scaling);
+    };
+    int64_t steps = 0;
+    app::Trainer::Hooks hooks;
+    hooks.stepsPerEpoch = [&] {
+      trainLoader.startEpoch(trainer.completedEpochs());
+      return trainLoader.numBatches();
+    };
     OpProfiler profiler;
-    std::optional<ObserverScope> profiling;
-    if (c.profile) profiling.emplace(profiler);
-    for (int64_t e = 0; e < c.epochs; ++e) {
-      int64_t epoch = startEpoch + e;
-      auto t0 = Clock::now();
+    hooks.trainEpoch = [&](int64_t epoch, int64_t skip) {
+      // The profile covers the training steps only, not the evaluations between epochs.
+      std::optional<ObserverScope> profiling;
+      if (c.profile) profiling.emplace(profiler);
       trainLoader.startEpoch(epoch);
-      double lossSum = 0;
-      int64_t lossGraphs = 0;
-      for (;;) {
-        Batch b;
-        auto w0 = Clock::now();
-        bool more = trainLoader.next(b);
-        waitSeconds += secondsSince(w0);
-        if (!more) break;
-        opt.zeroGrad();
-        // Dropout masks come from (seed, optimizer step, micro-batch); the step count is in the checkpoint, so
-        // a resumed run draws the masks an uninterrupted one would.
-        ExecutionContext::current().setRandomKey({c.seed, static_cast<uint64_t>(opt.stepCount()), 0});
-        Variable pred = model->forward(b);
-        Variable loss = classification ? bceWithLogits(pred, b.y, b.yMask) : l1Loss(pred, b.y, b.yMask);
-        if (!std::isfinite(loss.value().item())) {
-          // Stop before the bad step reaches the weights; keep the last good state when asked to save.
-          std::string saved = "; the model was not saved (add --save FILE to keep the last good state)";
-          if (!c.save.empty()) {
-            saveCheckpoint(c, *model, opt, epoch);
-            saved = "; the last good state (before this step) is saved in " + c.save;
-          }
-          throw std::runtime_error("training loss became " + std::to_string(loss.value().item()) + " at epoch " +
-                                   std::to_string(epoch) + " (training step " + std::to_string(steps + 1) +
-                                   " of the run), on a batch of " +
-                                   std::to_string(b.numRealGraphs) + " molecules from " +
-                                   describeMolecules(*md.dataset, md.sourcePath, md.train, b.graphIndex) +
-                                   " (check their targets, or lower --lr)" + saved);
+      for (Batch b; trainLoader.next(b);) {
+        if (skip > 0) {
+          --skip;
+          continue;
         }
-        loss.backward();
-        opt.step();
-        lossSum += loss.value().item() * static_cast<double>(b.numRealGraphs);
-        lossGraphs += b.numRealGraphs;
-        realGraphs += b.numRealGraphs;
+        trainer.step(
+            [&] {
+              Variable pred = model->forward(b);
+              return classification ? bceWithLogits(pred, b.y, b.yMask)
+                                    : l1Loss(pred, scaling.standardize(b.y), b.yMask);
+            },
+            b.numRealGraphs,
+            [&] {
+              std::vector<int64_t> pos;
+              for (int64_t g : b.graphIndex) pos.push_back(md.split.train[static_cast<size_t>(g)]);
+              return app::describeMolecules(md, pos);
+            });
         ++steps;
       }
-      double sec = secondsSince(t0);
-      epochSeconds.push_back(sec);
-      trainSeconds += sec;
-      finalLoss = lossGraphs ? lossSum / static_cast<double>(lossGraphs) : NAN;
-      if (!c.json)
-        std::printf("epoch %lld  loss %.5f  %.1f s  %.0f real graphs/s\n", static_cast<long long>(epoch), finalLoss, sec,
-                    static_cast<double>(lossGraphs) / sec);
-    }
-    profiling.reset();
+    };
+    hooks.validate = [&] { return evaluate(md.split.valid); };
+    if (!md.split.test.empty()) hooks.test = [&] { return evaluate(md.split.test); };
+
+    trainer.run(hooks);
     if (c.profile) {
       std::cerr << "per-op profile of " << steps << " training steps (forward and backward; optimizer not included)\n";
       profiler.print(std::cerr);
       out["profile"] = profiler.json();
       out["profile_steps"] = steps;
     }
-    EvalResult ev = evaluate(*model, validLoader, classification, tasks);
-    if (c.epochs == 0) finalLoss = ev.loss;
+    if (!c.predict.empty()) {
+      trainer.withBestWeights([&] {
+        app::MoleculePredictions p = app::predictMolecules(*model, all, md.split.test, fixed, scaling, task);
+        app::writePredictionsCsv(c.predict, *md.dataset, p, md.targetNames);
+        if (!tf.quiet)
+          std::cerr << "molecule_property: wrote " << p.positions.size() << " test predictions to " << c.predict << "\n";
+      });
+      out["predictions"] = c.predict;
+    }
 
-    if (!c.save.empty()) saveCheckpoint(c, *model, opt, startEpoch + c.epochs);
-    out["epochs"] = c.epochs;
-    out["steps"] = steps;
-    out["train_seconds"] = trainSeconds;
-    out["epoch_seconds"] = epochSeconds;
-    out["loader_wait_seconds"] = waitSeconds;
-    out["real_graphs_per_step"] = steps ? static_cast<double>(realGraphs) / static_cast<double>(steps) : 0.0;
-    out["real_graphs_per_s"] = trainSeconds > 0 ? static_cast<double>(realGraphs) / trainSeconds : 0.0;
-    if (!epochSeconds.empty()) out["collate_share_of_epoch"] = collateSeconds / epochSeconds.back();
-    out["valid_metric_name"] = classification ? "rocauc" : "mae";
-    out["valid_metric"] = ev.metric;
-    out["final_loss"] = finalLoss;
+    nlohmann::json sum = trainer.summary();
+    for (const auto& [k, v] : sum.items()) out[k] = v;
+    out["model"] = spec.model;
+    out["layers"] = spec.layers;
+    out["hidden"] = spec.hidden;
+    out["parameters"] = model->numParameters();
+    // Names kept from earlier versions of this program's JSON.
+    out["valid_metric_name"] = metricName;
+    out["valid_metric"] = sum["valid_" + metricName];
+    if (sum.contains("test_" + metricName)) out["test_metric"] = sum["test_" + metricName];
+    out["real_graphs_per_s"] = sum["train_samples_per_s"];
     out["param_l2"] = paramL2(*model);
-    if (c.json)
+    out["peak_rss_mb"] = peakRssMb();
+    if (tf.json) {
       std::cout << out.dump() << std::endl;
-    else
-      std::printf("valid %s %.5f, %.0f real graphs/s, node efficiency %.2f%%\n", classification ? "ROC-AUC" : "MAE",
-                  ev.metric, out["real_graphs_per_s"].get<double>(), 100 * report.nodeEfficiency());
+    } else {
+      auto shown = [](const nlohmann::json& v) {
+        if (!v.is_number()) return std::string("n/a (no labels)");
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.5g", v.get<double>());
+        return std::string(buf);
+      };
+      std::cout << "best epoch " << trainer.bestEpoch() << " of " << trainer.completedEpochs() << ": valid "
+                << metricName << " " << shown(out["valid_metric"]);
+      if (out.contains("test_metric")) std::cout << ", test " << metricName << " " << shown(out["test_metric"]);
+      std::cout << "\n";
+      const char* perKey = classification ? "rocauc_per_target" : "mae_per_target";
+      if (tasks > 1 && sum["test_details"].is_object() && sum["test_details"].contains(perKey))
+        for (const auto& [name, v] : sum["test_details"][perKey].items())
+          std::cout << "  test " << (classification ? "ROC-AUC " : "MAE ") << name << " " << shown(v) << "\n";
+      std::printf("%.0f molecules/s in training, param_l2 %.6f\n", sum["train_samples_per_s"].get<double>(),
+                  out["param_l2"].get<double>());
+    }
     return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "molecule_property: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

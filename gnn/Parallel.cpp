@@ -8,13 +8,6 @@ namespace gnn {
 namespace {
 std::atomic<int> gDefaultThreads{0};
 
-// The machine's cores, read once: omp_get_num_procs() asks the kernel for the affinity mask on every call,
-// and loops ask for it on every run.
-int machineCores() {
-  static const int cores = std::max(1, omp_get_num_procs());
-  return cores;
-}
-
 // Slots in use are an atomic count, so taking and returning free slots costs two atomic operations; only a
 // thread that finds none free takes the mutex and sleeps until one is returned.
 struct CoreSlots {
@@ -57,6 +50,13 @@ const bool kEigenSingleThreaded = [] {
   return true;
 }();
 }  // namespace
+
+// Read once: omp_get_num_procs() asks the kernel for the affinity mask on every call, and loops ask for it on
+// every run.
+int machineCores() {
+  static const int cores = std::max(1, omp_get_num_procs());
+  return cores;
+}
 
 int defaultThreads() {
   int n = gDefaultThreads.load(std::memory_order_relaxed);

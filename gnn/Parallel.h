@@ -22,6 +22,8 @@ namespace gnn {
 int numThreads();
 /// Sets the current context's thread budget; n <= 0 restores the process default.
 void setNumThreads(int n);
+/// The cores this process may run on (its CPU affinity mask).
+int machineCores();
 /// The budget of contexts that set none: the machine's cores (or what setDefaultThreads set).
 int defaultThreads();
 void setDefaultThreads(int n);

@@ -1,0 +1,203 @@
+#include "examples/common/MoleculeData.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include "data/GzLineReader.h"
+#include "data/MoleculeDatasetBuilder.h"
+#include "data/MoleculeSource.h"
+#include "data/Pcqm4mv2Reader.h"
+#include "examples/common/Program.h"
+#include "examples/common/ShippedData.h"
+
+namespace gnn::app {
+
+namespace fs = std::filesystem;
+
+std::string defaultMoleculeDataPath() { return shippedData("pcqm4mv2_style"); }
+
+namespace {
+
+/// Size and modification time of the input file, or of every file under an input folder: a cached .npz is
+/// reused only while its input is unchanged.
+std::string inputFingerprint(const std::string& path) {
+  auto stamp = [](const fs::path& p) {
+    std::error_code ec;
+    auto size = fs::file_size(p, ec);
+    auto time = fs::last_write_time(p, ec).time_since_epoch().count();
+    return p.string() + ":" + std::to_string(size) + ":" + std::to_string(time) + ";";
+  };
+  if (!fs::is_directory(path)) return stamp(path);
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(path))
+    if (e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::string f;
+  for (const auto& p : files) f += stamp(p);
+  return f;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+  return s.empty() ? "(none)" : s;
+}
+
+// The header of a CSV input, for the message that asks for --target-cols.
+std::string csvColumns(const std::string& path) {
+  try {
+    if (guessMoleculeFormat(path) != "csv") return "";
+    GzLineReader r(path);
+    std::string_view line;
+    if (r.next(line)) return std::string(line);
+  } catch (const std::exception&) {
+  }
+  return "";
+}
+
+BuildOptions buildOptionsFor(const std::string& input, const std::string& format, const std::string& smilesColumn,
+                             const std::vector<std::string>& targets,
+                             const nlohmann::json& feat, int threads, int64_t limit, const std::string& out) {
+  BuildOptions b;
+  b.source.path = input;
+  b.source.format = format;
+  b.source.smilesColumn = smilesColumn;
+  b.source.targetColumns = targets;
+  b.featurizer.explicitHydrogens = feat.value("explicit_hydrogens", false);
+  b.conformers = feat.value("conformers", false);
+  b.conformer.seed = feat.value("conformer_seed", b.conformer.seed);
+  b.graphormerMaxDist = feat.value("graphormer_max_dist", 0);
+  b.threads = threads;
+  b.limit = limit;
+  b.outPath = out;
+  return b;
+}
+
+}  // namespace
+
+void buildMoleculeDataset(const std::string& input, const std::string& format, const std::string& smilesColumn,
+                          const nlohmann::json& featurisation, int threads, const std::string& npzPath) {
+  MoleculeDatasetBuilder(buildOptionsFor(input, format, smilesColumn, {}, featurisation, threads, -1, npzPath))
+      .run();
+}
+
+MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
+  MoleculeData d;
+  const bool isNpz = fs::path(o.path).extension() == ".npz";
+  nlohmann::json wanted = {{"explicit_hydrogens", false},
+                           {"conformers", o.positions},
+                           {"graphormer_max_dist", o.graphormerMaxDist}};
+  if (isNpz) {
+    if (o.smilesColumnGiven)
+      throw UsageError("--smiles-col applies when molecules are read from a CSV; " + o.path +
+                       " is a built dataset (build_dataset chose its molecules)");
+    d.npzPath = o.path;
+  } else {
+    if (!fs::exists(o.path)) throw std::runtime_error(o.path + ": no such file or folder");
+    // The program's own file stamp too: a rebuilt program (new featuriser or reader) builds its own cache.
+    std::string key = fs::absolute(o.path).string() + "|" + o.smilesColumn + "|" + std::to_string(o.limit) + "|" +
+                      wanted.dump() + "|" + inputFingerprint(o.path) + "|" +
+                      inputFingerprint("/proc/self/exe");
+    for (const auto& t : o.targetColumns) key += "|" + t;
+    d.npzPath = (fs::temp_directory_path() / ("gnn_molecules_" + std::to_string(std::hash<std::string>{}(key)) + ".npz"))
+                    .string();
+    if (!fs::exists(d.npzPath)) {
+      BuildSummary s = MoleculeDatasetBuilder(buildOptionsFor(o.path, "", o.smilesColumn, o.targetColumns, wanted, o.threads, o.limit, d.npzPath))
+                           .run();
+      d.buildSeconds = s.seconds;
+    }
+  }
+  d.dataset = std::make_shared<NpzDataset>(d.npzPath);
+  const NpzDataset& ds = *d.dataset;
+  d.targetNames = ds.targetNames();
+  nlohmann::json meta = nlohmann::json::parse(ds.metadataJson(), nullptr, false);
+  d.sourcePath = o.path;
+  if (meta.is_object()) {
+    if (meta.contains("source") && meta["source"].is_object()) {
+      // The metadata names the file as the reader saw it (a PCQM4Mv2 folder's raw/data.csv.gz: "data.csv.gz").
+      fs::path named = meta["source"].value("path", o.path);
+      if (named.is_absolute() || fs::is_regular_file(named)) d.sourcePath = named.string();
+      for (const fs::path& p : {fs::path(o.path) / "raw" / named.filename(), fs::path(o.path) / named.filename()})
+        if (fs::is_directory(o.path) && fs::is_regular_file(p)) d.sourcePath = p.string();
+    }
+    d.rejected = meta.value("num_rejected", int64_t{0});
+    if (meta.contains("rejected") && meta["rejected"].is_array())
+      for (const auto& r : meta["rejected"])
+        d.rejectedLines.push_back("line " + std::to_string(r.value("line", int64_t{0})) + ": " +
+                                  r.value("reason", std::string()));
+    nlohmann::json opts = meta.value("options", nlohmann::json::object());
+    d.featurisation = {{"features", "ogb_smiles2graph"},
+                       {"feature_vocabulary", meta.value("feature_vocabulary", nlohmann::json())},
+                       {"explicit_hydrogens", opts.value("explicit_hydrogens", false)},
+                       {"conformers", opts.value("conformers", false)},
+                       {"conformer_seed", opts.value("conformer_seed", nlohmann::json())},
+                       {"graphormer_max_dist", opts.value("graphormer_max_dist", 0)},
+                       {"rdkit_version", meta.value("rdkit_version", std::string())}};
+  }
+  if (isNpz && !o.targetColumns.empty() && o.targetColumns != d.targetNames)
+    throw UsageError("--target-cols " + joined(o.targetColumns) + ": " + o.path + " was built with targets " +
+                     joined(d.targetNames) + "; rebuild it with build_dataset --target-cols, or drop the flag");
+  if (isNpz && o.graphormerMaxDist > 0 && ds.graphormerMaxDist() < o.graphormerMaxDist)
+    throw UsageError(o.path + " holds no Graphormer encodings up to " + std::to_string(o.graphormerMaxDist) +
+                     " hops; rebuild it with build_dataset --graphormer-max-dist " + std::to_string(o.graphormerMaxDist));
+  if (isNpz && o.positions && !ds.hasPositions())
+    throw UsageError(o.path + " holds no 3D positions; rebuild it with build_dataset --conformers");
+
+  if (o.requireTargets && ds.numTargets() == 0) {
+    std::string cols = csvColumns(d.sourcePath.empty() ? o.path : d.sourcePath);
+    throw UsageError(o.path + " has no targets to train on: pass --target-cols COL[,COL] naming the columns to predict" +
+                     (cols.empty() ? std::string() : " (its columns: " + cols + ")"));
+  }
+  // --limit: the first N molecules (raw input: the builder already stopped there).
+  d.size = static_cast<int64_t>(ds.size());
+  if (o.limit >= 0) d.size = std::min<int64_t>(d.size, o.limit);
+  if (d.size == 0) throw std::runtime_error(o.path + ": no molecule could be read (" + std::to_string(d.rejected) + " rejected)");
+  auto keepFirst = [&](std::vector<int64_t>& v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [&](int64_t i) { return i >= d.size; }), v.end());
+  };
+  if (!o.splitFile.empty()) {
+    d.split = splitFromFiles(o.splitFile, ds, isNpz ? -1 : o.limit);
+    keepFirst(d.split.train), keepFirst(d.split.valid), keepFirst(d.split.test);
+  } else if (o.split == "random") {
+    d.split = randomSplit(d.size, o.seed);
+  } else if (o.split == "scaffold") {
+    std::vector<std::string> smiles;
+    smiles.reserve(static_cast<size_t>(d.size));
+    for (int64_t i = 0; i < d.size; ++i) smiles.push_back(ds.smiles(static_cast<size_t>(i)));
+    if (!smiles.empty() && smiles[0].empty())
+      throw UsageError("--split scaffold needs each molecule's SMILES, which " + d.npzPath +
+                       " does not hold (rebuild it with this version of build_dataset)");
+    d.split = scaffoldSplit(smiles);
+  } else {
+    // "auto": the source's own split when it has one.
+    for (const std::string& name : ds.splitNames()) {
+      if (name == "train") d.split.train = ds.split(name);
+      if (name == "valid") d.split.valid = ds.split(name);
+      if (name == "test") d.split.test = ds.split(name);
+    }
+    keepFirst(d.split.train), keepFirst(d.split.valid), keepFirst(d.split.test);
+    if (!d.split.train.empty()) {
+      d.split.kind = "source";
+    } else {
+      if (std::string hint = Pcqm4mv2Reader::splitHint(o.path); !hint.empty()) std::cerr << hint << "\n";
+      d.split = randomSplit(d.size, o.seed);
+    }
+  }
+  if (d.split.train.empty()) throw std::runtime_error(o.path + ": the " + d.split.kind + " split leaves no training molecule");
+  if (d.split.valid.empty())
+    throw std::runtime_error(o.path + ": the " + d.split.kind + " split leaves no validation molecule (" +
+                             std::to_string(d.size) + " molecules in use)");
+  return d;
+}
+
+std::string describeMolecules(const MoleculeData& data, const std::vector<int64_t>& positions) {
+  std::string s = data.sourcePath + " line" + (positions.size() == 1 ? "" : "s");
+  const size_t shown = std::min<size_t>(positions.size(), 8);
+  for (size_t k = 0; k < shown; ++k)
+    s += (k ? ", " : " ") + std::to_string(data.dataset->sourceLine(static_cast<size_t>(positions[k])));
+  if (positions.size() > shown) s += " (and " + std::to_string(positions.size() - shown) + " more)";
+  return s;
+}
+
+}  // namespace gnn::app

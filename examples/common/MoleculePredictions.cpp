@@ -1,0 +1,158 @@
+#include "examples/common/MoleculePredictions.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "gnn/Metrics.h"
+#include "loaders/FixedSizeDataLoader.h"
+
+namespace gnn::app {
+
+MoleculePredictions predictMolecules(GraphModel& model, const std::shared_ptr<const Dataset>& dataset,
+                                     const std::vector<int64_t>& positions, const FixedSizeOptions& fixed,
+                                     const TargetScaling& scaling, MoleculeTask task) {
+  MoleculePredictions p;
+  std::vector<size_t> kept;
+  for (int64_t i : positions) {
+    if (fixed.fitsGraph(dataset->numNodes(static_cast<size_t>(i)), dataset->numEdges(static_cast<size_t>(i)))) {
+      kept.push_back(static_cast<size_t>(i));
+      p.positions.push_back(i);
+    } else {
+      p.skipped.push_back(i);
+    }
+  }
+  const int64_t tasks = model.options().tasks;
+  const auto n = static_cast<int64_t>(kept.size());
+  p.pred = Tensor::zeros({n, tasks});
+  p.score = Tensor::zeros({n, tasks});
+  p.target = Tensor::zeros({n, tasks});
+  p.mask = Tensor::zeros({n, tasks}, DType::U8);
+  if (n == 0) return p;
+  auto subset = std::make_shared<Subset>(dataset, kept);
+  FixedSizeDataLoader::Options lo;
+  lo.strategy = PackingStrategy::StreamPack;  // in order: the batches depend only on the molecules and their order
+  lo.shuffle = false;
+  lo.prefetch = 1;
+  FixedSizeDataLoader loader(subset, fixed, lo);
+  NoGradGuard noGrad;
+  const bool wasTraining = model.isTraining();
+  model.eval();
+  loader.startEpoch(0);
+  auto pred = p.pred.matrix<float>(), score = p.score.matrix<float>(), target = p.target.matrix<float>();
+  auto mask = p.mask.matrix<uint8_t>();
+  for (Batch b; loader.next(b);) {
+    Tensor out = model.forward(b).value();
+    Tensor restored = task == MoleculeTask::Regression ? scaling.restore(out) : out;
+    auto o = out.matrix<float>(), r = restored.matrix<float>(), y = b.y.matrix<float>();
+    auto ym = b.yMask.matrix<uint8_t>();
+    for (int64_t g = 0; g < b.numRealGraphs; ++g) {
+      const int64_t row = b.graphIndex[static_cast<size_t>(g)];
+      for (int64_t t = 0; t < tasks; ++t) {
+        const float logit = o(g, t);
+        score(row, t) = task == MoleculeTask::Regression ? r(g, t) : logit;
+        pred(row, t) = task == MoleculeTask::Regression ? r(g, t) : static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logit))));
+        if (y.cols() > t) {
+          target(row, t) = y(g, t);
+          mask(row, t) = ym(g, t);
+        }
+      }
+    }
+  }
+  model.train(wasTraining);
+  return p;
+}
+
+std::string moleculeMetricName(MoleculeTask task, int64_t tasks) {
+  if (task == MoleculeTask::Classification) return "rocauc";
+  return tasks > 1 ? "std_mae" : "mae";
+}
+
+Evaluation scoreMolecules(const MoleculePredictions& p, MoleculeTask task, const std::vector<std::string>& targetNames,
+                          const TargetScaling& scaling) {
+  Evaluation e;
+  const int64_t tasks = p.score.defined() ? p.score.dim(1) : 0;
+  const int64_t n = p.score.defined() ? p.score.dim(0) : 0;
+  e.details["molecules"] = n;
+  if (!p.skipped.empty()) e.details["skipped_too_large"] = static_cast<int64_t>(p.skipped.size());
+  if (n == 0) return e;
+  double stdMaeSum = 0;
+  int64_t counted = 0;
+  nlohmann::json per = nlohmann::json::object();
+  for (int64_t t = 0; t < tasks; ++t) {
+    Tensor s = Tensor::zeros({n, 1}), y = Tensor::zeros({n, 1}), m = Tensor::zeros({n, 1}, DType::U8);
+    for (int64_t i = 0; i < n; ++i) {
+      s.matrix<float>()(i, 0) = p.score.matrix<float>()(i, t);
+      y.matrix<float>()(i, 0) = p.target.matrix<float>()(i, t);
+      m.matrix<uint8_t>()(i, 0) = p.mask.matrix<uint8_t>()(i, t);
+    }
+    const std::string name = t < static_cast<int64_t>(targetNames.size()) ? targetNames[static_cast<size_t>(t)]
+                                                                          : "target" + std::to_string(t);
+    if (task == MoleculeTask::Classification) {
+      per[name] = rocAuc(s, y, m);
+    } else {
+      const double mae = meanAbsoluteError(s, y, m);
+      per[name] = mae;
+      if (std::isfinite(mae)) {
+        stdMaeSum += mae / (scaling.enabled() ? scaling.std[static_cast<size_t>(t)] : 1.0);
+        ++counted;
+      }
+    }
+  }
+  if (task == MoleculeTask::Classification) {
+    e.metric = rocAuc(p.score, p.target, p.mask);
+  } else {
+    e.metric = tasks == 1 ? per.begin().value().get<double>() : (counted ? stdMaeSum / static_cast<double>(counted) : NAN);
+  }
+  e.details[task == MoleculeTask::Classification ? "rocauc_per_target" : "mae_per_target"] = per;
+  return e;
+}
+
+namespace {
+std::string csvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+}  // namespace
+
+void writePredictionsCsv(const std::string& path, const NpzDataset& dataset, const MoleculePredictions& p,
+                         const std::vector<std::string>& targetNames) {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    if (!out) throw std::runtime_error("--predict " + path + ": cannot write");
+    const int64_t tasks = p.pred.defined() ? p.pred.dim(1) : 1;
+    out << "line,id,smiles";
+    if (tasks == 1) {
+      out << ",prediction";
+    } else {
+      for (int64_t t = 0; t < tasks; ++t)
+        out << ",prediction_"
+            << csvField(t < static_cast<int64_t>(targetNames.size()) ? targetNames[static_cast<size_t>(t)] : std::to_string(t));
+    }
+    out << "\n";
+    char buf[32];
+    for (size_t k = 0; k < p.positions.size(); ++k) {
+      const auto i = static_cast<size_t>(p.positions[k]);
+      out << dataset.sourceLine(i) << "," << dataset.sourceIndex(i) << "," << csvField(dataset.smiles(i));
+      for (int64_t t = 0; t < tasks; ++t) {
+        std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(p.pred.matrix<float>()(static_cast<int64_t>(k), t)));
+        out << "," << buf;
+      }
+      out << "\n";
+    }
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error(path + ": write failed (disk full?)");
+    }
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace gnn::app

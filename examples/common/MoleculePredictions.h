@@ -1,0 +1,50 @@
+// MoleculePredictions: one pass of a graph-level model over chosen molecules, in their order, in fixed-size
+// batches packed in that order (so the same molecules in the same order give the same batches and the same
+// bits, in `molecule_property --predict` and in `predict`); the metrics over them (MAE or ROC-AUC, per
+// target); and the predictions file (`line,id,smiles,prediction[_<target>]`).
+//
+//   app::MoleculePredictions p = app::predictMolecules(model, dataset, positions, fixed, scaling, task);
+//   app::Evaluation e = app::scoreMolecules(p, task, targetNames);
+//   app::writePredictionsCsv("test.csv", *dataset, p, targetNames, task);
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/NpzDataset.h"
+#include "examples/common/TargetScaling.h"
+#include "examples/common/Trainer.h"
+#include "loaders/FixedSizeOptions.h"
+#include "models/GraphModel.h"
+
+namespace gnn::app {
+
+enum class MoleculeTask { Regression, Classification };
+
+struct MoleculePredictions {
+  std::vector<int64_t> positions;  // dataset positions predicted, in order
+  std::vector<int64_t> skipped;    // positions too large for the batch shape
+  Tensor pred;                     // [n, T]: target units (regression) or probabilities (classification)
+  Tensor score;                    // [n, T]: what the metric ranks (regression: pred; classification: logits)
+  Tensor target, mask;             // [n, T] float32, uint8
+};
+
+/// Predicts `positions` in order with `model` in eval mode and no tape.
+MoleculePredictions predictMolecules(GraphModel& model, const std::shared_ptr<const Dataset>& dataset,
+                                     const std::vector<int64_t>& positions, const FixedSizeOptions& fixed,
+                                     const TargetScaling& scaling, MoleculeTask task);
+
+/// Regression: MAE per target; the metric is the MAE (one target) or the mean over targets of MAE / the
+/// target's training standard deviation ("std_mae", when there are several). Classification: ROC-AUC per
+/// target and its mean over targets with both classes (OGB's Evaluator).
+Evaluation scoreMolecules(const MoleculePredictions& p, MoleculeTask task, const std::vector<std::string>& targetNames,
+                          const TargetScaling& scaling);
+/// The metric's name for this task and target count ("mae", "std_mae", "rocauc").
+std::string moleculeMetricName(MoleculeTask task, int64_t tasks);
+
+/// CSV with a header: line,id,smiles,prediction (or prediction_<target> per target); floats printed with 9
+/// significant digits, which read back as the same float32. Written to a temporary file and renamed.
+void writePredictionsCsv(const std::string& path, const NpzDataset& dataset, const MoleculePredictions& p,
+                         const std::vector<std::string>& targetNames);
+
+}  // namespace gnn::app

@@ -1,0 +1,102 @@
+#include "examples/common/Program.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "examples/common/StopSignal.h"
+
+namespace gnn::app {
+
+std::string formatNumber(double v) {
+  char buf[64];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+namespace {
+std::string shown(double v) { return formatNumber(v); }
+}  // namespace
+
+void requireAtLeast(const std::string& flag, double v, double min) {
+  if (!(v >= min)) throw UsageError(flag + " " + shown(v) + ": must be at least " + shown(min));
+}
+void requireRange(const std::string& flag, double v, double min, double max) {
+  if (!(v >= min && v <= max))
+    throw UsageError(flag + " " + shown(v) + ": must be between " + shown(min) + " and " + shown(max));
+}
+void requirePositive(const std::string& flag, double v) {
+  if (!(std::isfinite(v) && v > 0)) throw UsageError(flag + " " + shown(v) + ": must be a finite number > 0");
+}
+void requireOneOf(const std::string& flag, const std::string& v, std::initializer_list<const char*> allowed) {
+  std::string list;
+  for (const char* a : allowed) {
+    if (v == a) return;
+    list += (list.empty() ? "" : ", ") + std::string(a);
+  }
+  throw UsageError(flag + " '" + v + "': must be one of " + list);
+}
+std::vector<std::string> requireListOf(const std::string& flag, const std::string& v,
+                                       std::initializer_list<const char*> allowed) {
+  std::vector<std::string> out;
+  std::stringstream ss(v);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty()) continue;
+    requireOneOf(flag, item, allowed);
+    out.push_back(item);
+  }
+  if (out.empty()) throw UsageError(flag + " '" + v + "': names no value");
+  return out;
+}
+
+Program::Program(std::string name, std::string summary)
+    : name_(std::move(name)), summary_(std::move(summary)), flags_("Options") {
+  flags_.add_options()("help,h", "show this help and exit");
+}
+
+po::options_description& Program::group(const std::string& title) {
+  groups_.emplace_back(title);
+  return groups_.back();
+}
+
+bool Program::given(const std::string& flag) const {
+  auto it = vm_.find(flag);
+  return it != vm_.end() && !it->second.defaulted();
+}
+
+void Program::note(const std::string& text) const { std::cerr << name_ << ": " << text << "\n"; }
+
+int Program::run(int argc, char** argv, const std::function<int()>& body) {
+  po::options_description all;
+  all.add(flags_);
+  for (const auto& g : groups_) all.add(g);
+  try {
+    po::store(po::parse_command_line(argc, argv, all), vm_);
+    po::notify(vm_);
+  } catch (const po::error& e) {
+    std::cerr << name_ << ": " << e.what() << " (see " << name_ << " --help)\n";
+    return 2;
+  }
+  if (vm_.count("help")) {
+    std::cout << name_ << ": " << summary_ << "\n\n" << all << "\n";
+    if (!epilog_.empty()) std::cout << epilog_ << "\n";
+    return 0;
+  }
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::cerr << name_ << ": " << e.what() << " (see " << name_ << " --help)\n";
+    return 2;
+  } catch (const Interrupted& e) {
+    std::cerr << name_ << ": " << e.what() << "\n";
+    return 128 + e.signal();
+  } catch (const std::exception& e) {
+    std::cerr << name_ << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace gnn::app

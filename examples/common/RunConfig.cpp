@@ -1,0 +1,55 @@
+#include "examples/common/RunConfig.h"
+
+namespace gnn::app {
+
+namespace {
+std::string keyOf(std::string flag) {
+  for (char& ch : flag)
+    if (ch == '-') ch = '_';
+  return flag;
+}
+std::string shownValue(const nlohmann::json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_number_float()) return formatNumber(j.get<double>());
+  return j.dump();
+}
+}  // namespace
+
+nlohmann::json RunConfig::toJson() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const Entry& e : entries_) std::visit([&](auto* p) { j[keyOf(e.flag)] = *p; }, e.target);
+  if (!derived.empty()) j["derived"] = derived;
+  return j;
+}
+
+void RunConfig::restore(const nlohmann::json& saved, const Program& prog, const std::string& source) {
+  if (!saved.is_object()) return;
+  for (const Entry& e : entries_) {
+    const std::string key = keyOf(e.flag);
+    if (!saved.contains(key)) continue;
+    const nlohmann::json& s = saved[key];
+    std::visit(
+        [&](auto* p) {
+          using T = std::remove_pointer_t<decltype(p)>;
+          T v;
+          try {
+            v = s.get<T>();
+          } catch (const nlohmann::json::exception&) {
+            throw std::runtime_error(source + ": configuration value '" + key + "' = " + s.dump() +
+                                     " has the wrong type");
+          }
+          if (prog.given(e.flag)) {
+            if (nlohmann::json(*p) != nlohmann::json(v))
+              throw UsageError("--" + e.flag + " " + shownValue(nlohmann::json(*p)) + " contradicts " + source + " (" +
+                               e.flag + " " + shownValue(s) +
+                               "); drop the flag to continue that run, or start a new one without --load");
+          } else {
+            *p = v;
+          }
+        },
+        e.target);
+  }
+  if (saved.contains("derived")) derived = saved["derived"];
+}
+
+}  // namespace gnn::app

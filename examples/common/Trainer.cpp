@@ -1,0 +1,329 @@
+#include "examples/common/Trainer.h"
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "examples/common/StopSignal.h"
+#include "gnn/ExecutionContext.h"
+#include "gnn/GradNorm.h"
+#include "gnn/SystemInfo.h"
+
+namespace gnn::app {
+
+namespace {
+void fnv(uint64_t& h, const void* p, size_t n) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ULL;
+}
+std::string num(double v, const char* fmt = "%.5g") {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+const char* signalName(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+}  // namespace
+
+Trainer::Trainer(const Program& prog, const TrainingFlags& flags, Module& model, Optimizer& opt, RunConfig& config,
+                 MetricSpec metric, std::string unit)
+    : prog_(prog),
+      flags_(flags),
+      model_(model),
+      opt_(opt),
+      config_(config),
+      metric_(std::move(metric)),
+      progress_(flags.quiet, unit),
+      unit_(std::move(unit)),
+      log_(flags.log, !flags.load.empty()),
+      params_(model.parameters()),
+      seed_(flags.seed) {
+  StopSignal::install();
+}
+
+bool Trainer::better(double a, double b) const {
+  if (std::isnan(a)) return false;
+  if (std::isnan(b)) return true;
+  return metric_.higherIsBetter ? a > b : a < b;
+}
+
+Checkpoint Trainer::checkpoint() const {
+  Checkpoint ck;
+  ck.addModule("model", model_);
+  ck.addOptimizer(opt_);
+  const auto named = model_.namedParameters();
+  for (size_t i = 0; i < bestWeights_.size(); ++i) ck.tensors["best." + named[i].first] = bestWeights_[i].clone();
+  ck.meta["format"] = "gnn-run";
+  ck.meta["program"] = prog_.name();
+  ck.meta["config"] = config_.toJson();
+  ck.meta["metric"] = {{"name", metric_.name}, {"higher_is_better", metric_.higherIsBetter}};
+  ck.meta["trainer"] = {{"completed_epochs", completedEpochs_},
+                        {"step_in_epoch", stepInEpoch_},
+                        {"epoch_loss_sum", epochLossSum_},
+                        {"epoch_samples", epochSamples_},
+                        {"best_epoch", bestEpoch_},
+                        {"best_valid", bestValid_},
+                        {"best_valid_details", bestValidDetails_},
+                        {"best_test", bestTest_},
+                        {"since_improvement", sinceImprovement_},
+                        {"stopped_early", stoppedEarly_},
+                        {"loss_checksum", lossChecksum_},
+                        {"last_loss", lastLoss_}};
+  // The state a person looks for first, outside the nested object.
+  ck.meta["epoch"] = completedEpochs_;
+  return ck;
+}
+
+void Trainer::save(const std::string& path) const { checkpoint().save(path); }
+
+void Trainer::resume(const Checkpoint& ck, const std::string& path) {
+  ck.loadModule("model", model_);
+  ck.loadOptimizer(opt_);
+  opt_.setLr(flags_.lr);  // the checkpoint's rate does not override --lr; the schedule sets it each step
+  if (!ck.meta.contains("trainer") || !ck.meta["trainer"].is_object())
+    throw std::runtime_error(path + ": not a checkpoint of a training run (no trainer state)");
+  const nlohmann::json& t = ck.meta["trainer"];
+  try {
+    completedEpochs_ = t.at("completed_epochs").get<int64_t>();
+    stepInEpoch_ = t.at("step_in_epoch").get<int64_t>();
+    epochLossSum_ = t.at("epoch_loss_sum").is_null() ? 0.0 : t.at("epoch_loss_sum").get<double>();
+    epochSamples_ = t.at("epoch_samples").get<int64_t>();
+    bestEpoch_ = t.at("best_epoch").get<int64_t>();
+    bestValid_ = t.at("best_valid").is_null() ? NAN : t.at("best_valid").get<double>();
+    bestValidDetails_ = t.at("best_valid_details");
+    bestTest_ = t.at("best_test");
+    sinceImprovement_ = t.at("since_improvement").get<int64_t>();
+    stoppedEarly_ = t.at("stopped_early").get<bool>();
+    lossChecksum_ = t.at("loss_checksum").get<uint64_t>();
+    lastLoss_ = t.at("last_loss").is_null() ? NAN : t.at("last_loss").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(path + ": trainer state is incomplete or malformed (" + e.what() + ")");
+  }
+  if (completedEpochs_ < 0 || stepInEpoch_ < 0 || epochSamples_ < 0 || bestEpoch_ < 0 || bestEpoch_ > completedEpochs_ ||
+      sinceImprovement_ < 0)
+    throw std::runtime_error(path + ": trainer state out of range (epoch " + std::to_string(completedEpochs_) + ", step " +
+                             std::to_string(stepInEpoch_) + ")");
+  bestWeights_.clear();
+  const auto named = model_.namedParameters();
+  bool anyBest = false;
+  for (const auto& [name, p] : named) anyBest = anyBest || ck.tensors.count("best." + name);
+  if (anyBest) {
+    for (const auto& [name, p] : named) {
+      auto it = ck.tensors.find("best." + name);
+      if (it == ck.tensors.end() || it->second.shape() != p.value().shape() || it->second.dtype() != p.value().dtype())
+        throw std::runtime_error(path + ": best weights incomplete or of the wrong shape at '" + name + "'");
+      bestWeights_.push_back(it->second.clone());
+    }
+  }
+  resumed_ = true;
+  progress_.line(prog_.name() + ": continuing " + path + " after epoch " + std::to_string(completedEpochs_) +
+                 (stepInEpoch_ > 0 ? " and " + std::to_string(stepInEpoch_) + " step(s) of the next" : "") +
+                 " (optimizer step " + std::to_string(opt_.stepCount()) + ")");
+}
+
+void Trainer::saveForStop(const std::string& why, std::string& where) const {
+  (void)why;
+  std::vector<std::string> saved;
+  if (!flags_.save.empty()) {
+    save(flags_.save);
+    saved.push_back(flags_.save);
+  }
+  if (!flags_.checkpointDir.empty()) {
+    const std::string p = (std::filesystem::path(flags_.checkpointDir) / "last.ckpt").string();
+    save(p);
+    saved.push_back(p);
+  }
+  if (saved.empty()) {
+    where = "nothing was saved (add --save FILE or --checkpoint-dir DIR to keep the state)";
+  } else {
+    where = "the state before this step is saved in " + saved[0] + (saved.size() > 1 ? " and " + saved[1] : "");
+  }
+}
+
+void Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples,
+                   const std::function<std::string()>& describe) {
+  const int64_t step = opt_.stepCount();
+  // Dropout masks come from (seed, optimizer step, micro-batch): the step count is in the checkpoint, so a
+  // continued run draws the masks an uninterrupted one would.
+  ExecutionContext::current().setRandomKey({seed_, static_cast<uint64_t>(step), 0});
+  if (schedule_) schedule_->apply(opt_, flags_.lr, step);
+  else opt_.setLr(flags_.lr);
+  opt_.zeroGrad();
+  Variable loss = forwardLoss();
+  const double lv = loss.value().item();
+  auto where = [&] {
+    return "epoch " + std::to_string(completedEpochs_ + 1) + ", step " + std::to_string(stepInEpoch_ + 1) +
+           " of the epoch (optimizer step " + std::to_string(step + 1) + ")" +
+           (describe ? ", on " + describe() : std::string());
+  };
+  if (!std::isfinite(lv)) {
+    std::string saved;
+    saveForStop("loss", saved);
+    throw std::runtime_error("training stopped: the loss is " + num(lv) + " at " + where() +
+                             "; check those inputs' targets or lower --lr; " + saved);
+  }
+  loss.backward();
+  GradNormResult g = flags_.clipNorm > 0 ? clipGradNorm(params_, flags_.clipNorm) : gradNorm(params_);
+  if (!std::isfinite(g.norm)) {
+    std::string name = g.firstNonFinite >= 0 ? model_.namedParameters()[static_cast<size_t>(g.firstNonFinite)].first
+                                             : std::string("?");
+    std::string saved;
+    saveForStop("gradient", saved);
+    throw std::runtime_error("training stopped: the gradient of '" + name + "' holds non-finite values at " + where() +
+                             " (loss " + num(lv) + "); lower --lr or set --clip-norm; " + saved);
+  }
+  lastGradNorm_ = g.norm;
+  opt_.step();
+  fnv(lossChecksum_, &lv, sizeof lv);
+  epochLossSum_ += lv * static_cast<double>(samples);
+  epochSamples_ += samples;
+  samples_ += samples;
+  ++stepInEpoch_;
+  ++steps_;
+  progress_.step(samples);
+  if (StopSignal::requested()) {
+    std::vector<std::string> saved;
+    if (!flags_.save.empty()) {
+      save(flags_.save);
+      saved.push_back(flags_.save);
+    }
+    if (!flags_.checkpointDir.empty()) {
+      const std::string p = (std::filesystem::path(flags_.checkpointDir) / "last.ckpt").string();
+      save(p);
+      saved.push_back(p);
+    }
+    progress_.clear();
+    throw Interrupted(StopSignal::signal(),
+                      std::string("interrupted by ") + signalName(StopSignal::signal()) + " after " + where() + "; " +
+                          (saved.empty() ? "nothing was saved (add --save FILE to keep the state)"
+                                         : "the state is saved in " + saved[0] + " (continue with --load " + saved[0] + ")"));
+  }
+}
+
+void Trainer::withBestWeights(const std::function<void()>& fn) {
+  if (bestWeights_.empty()) {
+    fn();
+    return;
+  }
+  auto swapAll = [&] {
+    for (size_t i = 0; i < params_.size(); ++i) std::swap(params_[i].value(), bestWeights_[i]);
+  };
+  swapAll();
+  try {
+    fn();
+  } catch (...) {
+    swapAll();
+    throw;
+  }
+  swapAll();
+}
+
+void Trainer::run(const Hooks& hooks) {
+  const int64_t spe = hooks.stepsPerEpoch ? hooks.stepsPerEpoch() : 0;
+  schedule_ = flags_.makeSchedule(flags_.epochs * std::max<int64_t>(spe, 1), spe);
+  const bool patienceSpent = flags_.earlyStopping > 0 && sinceImprovement_ >= flags_.earlyStopping;
+  if (patienceSpent && completedEpochs_ < flags_.epochs)
+    progress_.line(prog_.name() + ": no better validation " + metric_.name + " for " +
+                   std::to_string(sinceImprovement_) + " epochs (--early-stopping " +
+                   std::to_string(flags_.earlyStopping) + "): not training further");
+  for (int64_t epoch = completedEpochs_; epoch < flags_.epochs && !patienceSpent; ++epoch) {
+    progress_.startEpoch(epoch + 1, flags_.epochs, spe);
+    const int64_t skip = stepInEpoch_;
+    if (skip == 0) {
+      epochLossSum_ = 0;
+      epochSamples_ = 0;
+    }
+    const int64_t samplesBefore = samples_;
+    Stopwatch sw;
+    hooks.trainEpoch(epoch, skip);
+    const double sec = sw.ms() / 1000;
+    trainSeconds_ += sec;
+    lastLoss_ = epochSamples_ > 0 ? epochLossSum_ / static_cast<double>(epochSamples_) : NAN;
+    completedEpochs_ = epoch + 1;
+    stepInEpoch_ = 0;
+
+    sw.reset();
+    Evaluation v = hooks.validate();
+    nlohmann::json line = {{"epoch", epoch + 1}, {"loss", lastLoss_}, {"valid_" + metric_.name, v.metric}};
+    const bool improved = better(v.metric, bestValid_);
+    if (improved) {
+      bestEpoch_ = epoch + 1;
+      bestValid_ = v.metric;
+      bestValidDetails_ = v.details;
+      sinceImprovement_ = 0;
+      if (hooks.test) {
+        Evaluation t = hooks.test();
+        bestTest_ = {{"metric", t.metric}, {"details", t.details}};
+        line["test_" + metric_.name] = t.metric;
+      }
+      bestWeights_.resize(params_.size());
+      for (size_t i = 0; i < params_.size(); ++i) bestWeights_[i] = params_[i].value().clone();
+    } else {
+      ++sinceImprovement_;
+    }
+    const double evalSec = sw.ms() / 1000;
+    evalSeconds_ += evalSec;
+    const double rate = sec > 0 ? static_cast<double>(samples_ - samplesBefore) / sec : 0.0;
+    line["valid"] = v.details;
+    line["best_epoch"] = bestEpoch_;
+    line["lr"] = opt_.lr();
+    line["grad_norm"] = lastGradNorm_;
+    line["seconds"] = sec;
+    line["eval_seconds"] = evalSec;
+    line["samples_per_s"] = rate;
+    log_.write(line);
+    progress_.endEpoch("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(flags_.epochs) + "  loss " +
+                       num(lastLoss_, "%.5f") + "  valid " + metric_.name + " " + num(v.metric, "%.5f") +
+                       (improved ? " *" : "  (best " + num(bestValid_, "%.5f") + " at epoch " +
+                                              std::to_string(bestEpoch_) + ")") +
+                       "  lr " + num(opt_.lr(), "%.3g") + "  " + num(sec, "%.1f") + " s  " + num(rate, "%.0f") + " " +
+                       unit_ + "/s");
+    if (!flags_.checkpointDir.empty()) save((std::filesystem::path(flags_.checkpointDir) / "last.ckpt").string());
+    if (flags_.earlyStopping > 0 && sinceImprovement_ >= flags_.earlyStopping) {
+      stoppedEarly_ = true;
+      progress_.line("early stopping: no better validation " + metric_.name + " in " +
+                     std::to_string(sinceImprovement_) + " epochs; the best was epoch " + std::to_string(bestEpoch_));
+      break;
+    }
+  }
+  if (bestEpoch_ == 0 && std::isnan(bestValid_) && hooks.validate) {
+    // Nothing validated yet (--epochs 0 on fresh weights, or a metric that was NaN every epoch): report the
+    // current weights.
+    Evaluation v = hooks.validate();
+    bestValid_ = v.metric;
+    bestValidDetails_ = v.details;
+    if (hooks.test) {
+      Evaluation t = hooks.test();
+      bestTest_ = {{"metric", t.metric}, {"details", t.details}};
+    }
+  }
+  if (!flags_.save.empty()) {
+    save(flags_.save);
+    progress_.line(prog_.name() + ": saved " + flags_.save);
+  }
+}
+
+nlohmann::json Trainer::summary() const {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(lossChecksum_));
+  nlohmann::json j = {{"epochs", completedEpochs_},
+                      {"best_epoch", bestEpoch_},
+                      {"metric", metric_.name},
+                      {"valid_" + metric_.name, bestValid_},
+                      {"valid_details", bestValidDetails_},
+                      {"final_loss", lastLoss_},
+                      {"steps", opt_.stepCount()},
+                      {"train_seconds", trainSeconds_},
+                      {"eval_seconds", evalSeconds_},
+                      {"train_samples_per_s", trainSeconds_ > 0 ? static_cast<double>(samples_) / trainSeconds_ : 0.0},
+                      {"stopped_early", stoppedEarly_},
+                      {"loss_checksum", hex}};
+  if (bestTest_.contains("metric")) {
+    j["test_" + metric_.name] = bestTest_["metric"];
+    j["test_details"] = bestTest_["details"];
+  }
+  return j;
+}
+
+}  // namespace gnn::app

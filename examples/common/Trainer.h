@@ -1,0 +1,129 @@
+// Trainer: the epoch loop every training program shares. Per step: the dropout key, the scheduled learning
+// rate, the loss checked finite before backward, the gradients checked finite (and clipped with
+// --clip-norm), the optimizer step, progress, and a clean stop on SIGINT/SIGTERM. Per epoch: validation,
+// the best epoch's weights and test metric kept (OGB's protocol: report test at the best validation epoch),
+// early stopping, a log line, DIR/last.ckpt. Checkpoints hold the current and the best weights, the
+// optimizer, this loop's state (down to the step inside an epoch) and the run's configuration, so --load
+// continues to the same final weights as a run that was never stopped.
+//
+//   app::Trainer trainer(prog, flags, model, *opt, config, {"mae", /*higherIsBetter=*/false}, "molecules");
+//   if (resuming) trainer.resume(ck);
+//   trainer.run({.stepsPerEpoch = [&] { return loader.numBatches(); },
+//                .trainEpoch = [&](int64_t epoch, int64_t skip) {
+//                  loader.startEpoch(epoch);
+//                  for (Batch b; loader.next(b);) {
+//                    if (skip > 0) { --skip; continue; }
+//                    trainer.step([&] { return l1Loss(model.forward(b), b.y, b.yMask); }, b.numRealGraphs);
+//                  }
+//                },
+//                .validate = [&] { return evaluate(validLoader); }});
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "examples/common/Progress.h"
+#include "examples/common/RunConfig.h"
+#include "examples/common/RunLog.h"
+#include "examples/common/TrainingFlags.h"
+#include "gnn/Checkpoint.h"
+#include "gnn/LrSchedule.h"
+#include "gnn/Module.h"
+#include "gnn/Optimizer.h"
+
+namespace gnn::app {
+
+/// One evaluation: the metric models are selected by, and anything else to report (per-target metrics,
+/// loss), copied into the log and the JSON.
+struct Evaluation {
+  double metric = NAN;
+  nlohmann::json details = nlohmann::json::object();
+};
+
+struct MetricSpec {
+  std::string name;  // "mae", "rocauc", "acc"
+  bool higherIsBetter = false;
+};
+
+class Trainer {
+ public:
+  struct Hooks {
+    /// Steps the next epoch will run (for the schedule and the progress bar).
+    std::function<int64_t()> stepsPerEpoch;
+    /// Runs epoch `epoch` (0-based) through step(); the first `skip` steps' batches were already trained
+    /// before an interrupt and must be drawn but not trained on.
+    std::function<void(int64_t epoch, int64_t skip)> trainEpoch;
+    std::function<Evaluation()> validate;
+    /// Optional: evaluated whenever validation improves.
+    std::function<Evaluation()> test;
+  };
+
+  Trainer(const Program& prog, const TrainingFlags& flags, Module& model, Optimizer& opt, RunConfig& config,
+          MetricSpec metric, std::string unit);
+
+  /// The seed of the dropout key (default --seed; programs with several runs give each its own).
+  void setSeed(uint64_t seed) { seed_ = seed; }
+
+  /// Continues the run saved in `ck` (read for --load; restore the configuration from it first and build the
+  /// model from that): weights, optimizer state, best weights and metrics, epoch and step.
+  void resume(const Checkpoint& ck, const std::string& path);
+
+  /// One training step: `forwardLoss` runs the forward pass and returns the loss to minimise; `samples` real
+  /// samples were in it; `describe` names them for error messages ("data.csv lines 12, 57, ...").
+  void step(const std::function<Variable()>& forwardLoss, int64_t samples,
+            const std::function<std::string()>& describe = {});
+
+  /// Epochs from the current one to --epochs, with validation, early stopping and checkpoints; then --save.
+  void run(const Hooks& hooks);
+
+  /// Runs `fn` with the best validation epoch's weights in the model (the current ones when none was kept),
+  /// then puts the current weights back.
+  void withBestWeights(const std::function<void()>& fn);
+
+  /// Writes a checkpoint of the current state to `path` (atomic).
+  void save(const std::string& path) const;
+
+  /// Results for the program's JSON: epochs, best_epoch, valid_<metric>, test_<metric>, final_loss, ...
+  nlohmann::json summary() const;
+  int64_t completedEpochs() const { return completedEpochs_; }
+  int64_t bestEpoch() const { return bestEpoch_; }
+  double bestValid() const { return bestValid_; }
+  const nlohmann::json& bestTest() const { return bestTest_; }
+  double lastLoss() const { return lastLoss_; }
+  /// FNV-1a over the bits of every step's loss since the run began (carried through --load).
+  uint64_t lossChecksum() const { return lossChecksum_; }
+  double trainSeconds() const { return trainSeconds_; }
+  Progress& progress() { return progress_; }
+
+ private:
+  Checkpoint checkpoint() const;
+  void saveForStop(const std::string& why, std::string& where) const;
+  bool better(double a, double b) const;
+
+  const Program& prog_;
+  const TrainingFlags& flags_;
+  Module& model_;
+  Optimizer& opt_;
+  RunConfig& config_;
+  MetricSpec metric_;
+  Progress progress_;
+  std::string unit_;
+  RunLog log_;
+  std::unique_ptr<LrSchedule> schedule_;
+  std::vector<Variable> params_;
+  std::vector<Tensor> bestWeights_;
+
+  int64_t completedEpochs_ = 0, stepInEpoch_ = 0, epochSamples_ = 0, steps_ = 0, samples_ = 0;
+  double epochLossSum_ = 0, lastLoss_ = NAN, trainSeconds_ = 0, evalSeconds_ = 0, lastGradNorm_ = NAN;
+  int64_t bestEpoch_ = 0, sinceImprovement_ = 0;
+  double bestValid_ = NAN;
+  nlohmann::json bestValidDetails_ = nlohmann::json::object(), bestTest_ = nlohmann::json::object();
+  bool stoppedEarly_ = false, resumed_ = false;
+  uint64_t lossChecksum_ = 1469598103934665603ULL;
+  uint64_t seed_ = 0;
+};
+
+}  // namespace gnn::app

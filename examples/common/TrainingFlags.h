@@ -1,0 +1,59 @@
+// TrainingFlags: the flags every training program shares, with one meaning everywhere: threads, seed,
+// epochs (the total to reach, also after --load), output (--json, --quiet, --log), checkpoints (--save,
+// --load, --checkpoint-dir), and the optimisation (--lr, --optimizer, --weight-decay, --schedule, --warmup,
+// --step-size, --gamma, --early-stopping, --clip-norm). Each program gives its own defaults.
+//
+//   app::TrainingFlags tf;
+//   tf.addTo(prog, {.epochs = 100, .lr = 1e-3});
+//   return prog.run(argc, argv, [&] { tf.apply(prog); ... });
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "examples/common/Program.h"
+#include "gnn/LrSchedule.h"
+#include "gnn/Optimizer.h"
+
+namespace gnn::app {
+
+struct TrainingDefaults {
+  int64_t epochs = 1;
+  double lr = 1e-3;
+  double weightDecay = 0.0;
+  std::string weightDecayHelp = "weight decay (L2 with adam, decoupled with adamw)";
+  std::string optimizer = "adam";
+  std::string schedule = "none";
+  int64_t warmup = 0;
+  double clipNorm = 0.0;
+};
+
+struct TrainingFlags {
+  int threads = 0;
+  uint64_t seed = 0;
+  int64_t epochs = 1;
+  bool json = false, quiet = false;
+  std::string log, save, load, checkpointDir;
+  std::string optimizer = "adam", schedule = "none";
+  double lr = 1e-3, weightDecay = 0.0, gamma = 0.1, clipNorm = 0.0;
+  int64_t warmup = 0, stepSize = 0, earlyStopping = 0;
+
+  /// Adds the flags to `prog` under "Run" and "Training" headings.
+  void addTo(Program& prog, const TrainingDefaults& defaults);
+  /// Checks every value (UsageError in flag terms), sets the thread count, and checks that --save, --log and
+  /// --checkpoint-dir can be written before any work starts. Call first thing in the program's body.
+  void apply(const Program& prog) const;
+  /// The optimizer named by --optimizer over `groups` (their weight decays as given) at --lr.
+  std::unique_ptr<Optimizer> makeOptimizer(std::vector<ParamGroup> groups) const;
+  /// The --schedule over a run of `totalSteps` optimizer steps, `stepsPerEpoch` per epoch.
+  std::unique_ptr<LrSchedule> makeSchedule(int64_t totalSteps, int64_t stepsPerEpoch) const;
+};
+
+/// Throws (in flag terms) unless a file can be created at `path`: its folder exists and is writable and the
+/// path is not a folder. Nothing is left behind.
+void checkWritable(const std::string& flag, const std::string& path);
+/// --threads: 0 = every core; negative or more than the machine's cores is refused. Sets the thread count.
+void applyThreads(int threads);
+
+}  // namespace gnn::app
