@@ -20,7 +20,7 @@ std::string_view trimmed(std::string_view s) {
 
 MoleculeCsvReader::MoleculeCsvReader(const std::string& path, const std::string& smilesColumn,
                                      const std::vector<std::string>& targetColumns,
-                                     const std::string& indexColumn)
+                                     const std::string& indexColumn, const std::string& splitColumn)
     : in_(path), targets_(targetColumns) {
   std::string_view line;
   if (!in_.next(line)) in_.fail("empty file: expected a header row");
@@ -29,6 +29,7 @@ MoleculeCsvReader::MoleculeCsvReader(const std::string& path, const std::string&
   smilesCol_ = column(smilesColumn);
   for (const std::string& t : targetColumns) targetCols_.push_back(column(t));
   if (!indexColumn.empty()) indexCol_ = static_cast<long>(column(indexColumn));
+  if (!splitColumn.empty()) splitCol_ = static_cast<long>(column(splitColumn));
 }
 
 size_t MoleculeCsvReader::column(const std::string& name) const {
@@ -61,6 +62,7 @@ bool MoleculeCsvReader::next(MoleculeRecord& r) {
   }
   r.index = count_++;
   const size_t need = std::max({smilesCol_, indexCol_ < 0 ? size_t{0} : static_cast<size_t>(indexCol_),
+                                splitCol_ < 0 ? size_t{0} : static_cast<size_t>(splitCol_),
                                 targetCols_.empty() ? size_t{0}
                                                     : *std::max_element(targetCols_.begin(), targetCols_.end())});
   if (row_.size() <= need) {
@@ -88,6 +90,12 @@ bool MoleculeCsvReader::next(MoleculeRecord& r) {
       continue;
     }
     r.yMask[t] = r.y[t] == r.y[t] ? 1 : 0;
+  }
+  if (splitCol_ >= 0) {
+    const std::string& f = row_[static_cast<size_t>(splitCol_)];
+    if (!parseSplitName(f, r.split) && r.error.empty())
+      r.error = "split column '" + header_[static_cast<size_t>(splitCol_)] + "' holds '" + std::string(trimmed(f)) +
+                "', not train, valid (val, validation) or test";
   }
   if (r.smiles.empty() && r.error.empty()) r.error = "empty SMILES";
   return true;

@@ -13,9 +13,11 @@ namespace gnn {
 class MoleculeCsvReader : public MoleculeSource {
  public:
   /// Throws InputError naming the file when a requested column is missing from the header. When
-  /// `indexColumn` is given, its integer value becomes record.index (PCQM4Mv2's idx).
+  /// `indexColumn` is given, its integer value becomes record.index (PCQM4Mv2's idx); when `splitColumn` is,
+  /// its value fills record.split (parseSplitName; another value makes the record an error).
   MoleculeCsvReader(const std::string& path, const std::string& smilesColumn,
-                    const std::vector<std::string>& targetColumns, const std::string& indexColumn = "");
+                    const std::vector<std::string>& targetColumns, const std::string& indexColumn = "",
+                    const std::string& splitColumn = "");
   bool next(MoleculeRecord& record) override;
   const std::vector<std::string>& targetNames() const override { return targets_; }
   std::string format() const override { return "csv"; }
@@ -29,6 +31,7 @@ class MoleculeCsvReader : public MoleculeSource {
   std::vector<std::string> header_, targets_;
   size_t smilesCol_ = 0;
   long indexCol_ = -1;
+  long splitCol_ = -1;
   std::vector<size_t> targetCols_;
   int64_t count_ = 0;
 };

@@ -2,9 +2,11 @@
 
 #include <GraphMol/FileParsers/FileParsers.h>
 #include <GraphMol/GraphMol.h>
+#include <GraphMol/SmilesParse/SmilesWrite.h>
 #include <omp.h>
 #include <zlib.h>
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -38,10 +40,28 @@ void copyPositions(const RDKit::ROMol& mol, MoleculeGraph& g) {
   }
 }
 
+// The targets as a JSON array: float32 values in their shortest round-trip form, null when missing.
+void appendTargets(std::string& s, const MoleculeRecord& r) {
+  s += "[";
+  char buf[32];
+  for (size_t t = 0; t < r.y.size(); ++t) {
+    if (t) s += ',';
+    if (t < r.yMask.size() && r.yMask[t] && std::isfinite(r.y[t])) {
+      auto res = std::to_chars(buf, buf + sizeof buf, r.y[t]);
+      s.append(buf, res.ptr);
+    } else {
+      s += "null";
+    }
+  }
+  s += "]";
+}
+
 // Writes one --jsonl line. Hand-written rather than through nlohmann::json: it runs once per molecule.
 void writeJsonLine(std::ostream& os, const MoleculeRecord& r, const MoleculeGraph* g, const std::string& error,
                    bool graphormer) {
   std::string s = "{\"line\":" + std::to_string(r.line) + ",\"smiles\":" + nlohmann::json(r.label()).dump();
+  s += ",\"y\":";
+  appendTargets(s, r);
   if (!g) {
     s += ",\"error\":" + nlohmann::json(error).dump() + "}\n";
     os << s;
@@ -149,8 +169,10 @@ bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g
       g.pos = r.pos;
     } else {
       std::unique_ptr<RDKit::RWMol> mol;
+      std::string smiles;
       if (!r.smiles.empty()) {
         mol = featurizer_.parse(r.smiles, error);
+        smiles = r.smiles;
       } else {
         try {
           mol.reset(RDKit::MolBlockToMol(r.molBlock, true, !options_.featurizer.explicitHydrogens));
@@ -159,10 +181,13 @@ bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g
           return false;
         }
         if (!mol) error = "RDKit could not read the mol block";
+        // The record has no SMILES: store RDKit's canonical one of the molecule as read (before AddHs).
+        if (mol) smiles = RDKit::MolToSmiles(*mol);
         if (mol && options_.featurizer.explicitHydrogens) RDKit::MolOps::addHs(*mol, false, true);
       }
       if (!mol) return false;
       SmilesFeaturizer::featurizeMol(*mol, g);
+      g.smiles = std::move(smiles);
       if (positions_) {
         g.z.resize(static_cast<size_t>(g.numNodes));
         for (int64_t i = 0; i < g.numNodes; ++i) g.z[i] = mol->getAtomWithIdx(static_cast<unsigned>(i))->getAtomicNum();
@@ -189,6 +214,12 @@ BuildSummary MoleculeDatasetBuilder::run() {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   RdkitLogSilencer quiet;
+  // A stop request is read once per check and thrown from this thread only: OpenMP threads just skip the
+  // rest of their chunk, and the chunk is then abandoned here.
+  auto stopCode = [this] { return options_.stopRequested ? options_.stopRequested() : 0; };
+  auto throwIfStopped = [&] {
+    if (const int code = stopCode()) throw BuildInterrupted(code);
+  };
   std::unique_ptr<MoleculeSource> source = openMoleculeSource(options_.source);
   const std::string format = source->format();
   positions_ = options_.conformers || format == "sdf" || format == "xyz";
@@ -216,11 +247,16 @@ BuildSummary MoleculeDatasetBuilder::run() {
   std::map<std::string, std::vector<int64_t>> splits;
   if (format == "pcqm4mv2") splits = Pcqm4mv2Reader::readSplits(options_.source.path);
   std::vector<int64_t> acceptedIds;
+  // A split column: dataset positions per set, filled as molecules are accepted.
+  const bool splitColumn = !options_.source.splitColumn.empty();
+  std::map<std::string, std::vector<int64_t>> columnSplits;
+  if (splitColumn) columnSplits = {{"train", {}}, {"valid", {}}, {"test", {}}};
   int64_t seen = 0;
   bool more = true;
   while (more) {
     size_t count = 0;
     while (count < chunk && (options_.limit < 0 || seen < options_.limit)) {
+      throwIfStopped();
       if (!source->next(records[count])) {
         more = false;
         break;
@@ -233,11 +269,13 @@ BuildSummary MoleculeDatasetBuilder::run() {
 
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 8)
     for (long i = 0; i < static_cast<long>(count); ++i) {
+      if (stopCode()) continue;  // conformers or encodings can take long per molecule: stop between them
       std::string& err = errors[i];
       err.clear();
       ok[i] = featurize(records[i], graphs[i], err);
       if (ok[i] && k > 0) encoders[static_cast<size_t>(omp_get_thread_num())]->compute(graphs[i]);
     }
+    throwIfStopped();
 
     for (size_t i = 0; i < count; ++i) {
       const MoleculeRecord& r = records[i];
@@ -249,10 +287,11 @@ BuildSummary MoleculeDatasetBuilder::run() {
         if (options_.jsonl) writeJsonLine(*options_.jsonl, r, nullptr, errors[i], k > 0);
         continue;
       }
+      if (splitColumn) columnSplits[r.split].push_back(summary.accepted);
       ++summary.accepted;
       summary.nodes += graphs[i].numNodes;
       summary.edges += graphs[i].numEdges();
-      if (writer) writer->add(graphs[i], r.index, r.line, r.smiles);
+      if (writer) writer->add(graphs[i], r.index, r.line);
       if (!splits.empty()) acceptedIds.push_back(r.index);
       if (options_.jsonl) writeJsonLine(*options_.jsonl, r, &graphs[i], "", k > 0);
     }
@@ -277,6 +316,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
       options_.progress(p);
     }
   }
+  throwIfStopped();
 
   if (writer && !(options_.strict && summary.rejected > 0)) {
     // Splits: source ids -> positions among accepted molecules (a rejected molecule drops out of its split).
@@ -293,6 +333,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
         writer->addSplit(name, pos);
       }
     }
+    for (const auto& [name, positions] : columnSplits) writer->addSplit(name, positions);
     std::string checksumFile = options_.source.path;
     if (std::filesystem::is_directory(checksumFile)) {
       for (const char* f : {"raw/data.csv.gz", "raw/data.csv"})
@@ -329,11 +370,12 @@ BuildSummary MoleculeDatasetBuilder::run() {
           {"conformers", options_.conformers},
           {"conformer_seed", options_.conformer.seed},
           {"graphormer_max_dist", k},
-          {"limit", options_.limit}}},
+          {"limit", options_.limit},
+          {"split_column", options_.source.splitColumn}}},
         {"num_rejected", summary.rejected},
         {"rejected", rejected},
     };
-    writer->finish(meta.dump(1));
+    writer->finish(meta.dump(1), throwIfStopped);
     summary.written = true;
   }
   writer.reset();  // an unfinished writer removes its temp files

@@ -2,14 +2,18 @@
 // parallel (OGB features, optional conformers and Graphormer encodings), then write in input order to an
 // .npz and/or JSON lines. Output bytes do not depend on the thread count; memory does not grow with the
 // input (only the list of rejected molecules does). Rejected molecules are reported and the build goes on.
+// A build can be stopped from outside (a signal): it throws BuildInterrupted and leaves no file behind.
 //
+//   std::atomic<int> stop{0};                  // e.g. set to the signal number by a SIGINT handler
 //   BuildOptions o;
 //   o.source.path = "HIV.csv.gz";  o.outPath = "hiv.npz";  o.threads = 2;
+//   o.stopRequested = [&stop] { return stop.load(); };
 //   BuildSummary s = MoleculeDatasetBuilder(o).run();
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -48,6 +52,23 @@ struct BuildOptions {
   std::string outPath;              // .npz to write (empty: none)
   std::ostream* jsonl = nullptr;    // one JSON object per input record, in input order
   std::function<void(const BuildProgress&)> progress;  // called after each chunk
+  /// Polled between records, by the featurisation threads between molecules, and while the .npz is
+  /// assembled (so from several threads at once: it must be thread-safe, e.g. an atomic load). Nonzero
+  /// stops the build with BuildInterrupted carrying that value (e.g. the signal number).
+  std::function<int()> stopRequested;
+};
+
+/// Thrown by MoleculeDatasetBuilder::run when BuildOptions::stopRequested returns nonzero. The builder has
+/// removed its temp files by the time it reaches the caller.
+class BuildInterrupted : public std::runtime_error {
+ public:
+  explicit BuildInterrupted(int code)
+      : std::runtime_error("build interrupted (" + std::to_string(code) + ")"), code_(code) {}
+  /// What stopRequested returned: the signal number when it relays a signal.
+  int code() const { return code_; }
+
+ private:
+  int code_;
 };
 
 struct BuildSummary {
@@ -62,11 +83,12 @@ struct BuildSummary {
 class MoleculeDatasetBuilder {
  public:
   explicit MoleculeDatasetBuilder(BuildOptions options);
-  /// Throws InputError naming the file for unreadable input (e.g. a truncated .gz); then no .npz is left.
+  /// Throws InputError naming the file for unreadable input (e.g. a truncated .gz) and BuildInterrupted
+  /// when stopped; either way no .npz and no temp file is left.
   BuildSummary run();
 
-  /// Record -> graph (OGB features, targets, coordinates, encodings as the options ask). False with
-  /// `error` set when the molecule is rejected. Thread-safe for distinct `out`/`encodings` objects.
+  /// Record -> graph (OGB features, targets, coordinates, encodings as the options ask, and out.smiles).
+  /// False with `error` set when the molecule is rejected. Thread-safe for distinct `out` objects.
   bool featurize(const MoleculeRecord& record, MoleculeGraph& out, std::string& error) const;
 
  private:

@@ -6,6 +6,7 @@ namespace gnn {
 
 void MoleculeGraph::clear() {
   numNodes = 0;
+  smiles.clear();
   x.clear();
   src.clear();
   dst.clear();

@@ -2,6 +2,7 @@
 // featuriser fills it without per-atom allocations; toGraph() makes the Tensor-based gnn::Graph.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "data/Graph.h"
@@ -13,6 +14,9 @@ struct MoleculeGraph {
   static constexpr int kBondFeatures = 3;
 
   int64_t numNodes = 0;
+  /// The molecule as SMILES, stored with the graph in datasets: the input's text for SMILES sources, RDKit's
+  /// canonical SMILES for SDF records, empty for XYZ (no bonds to write one from).
+  std::string smiles;
   std::vector<int64_t> x;         // [N * 9]
   std::vector<int64_t> src, dst;  // [E] each: edge k goes src[k] -> dst[k]
   std::vector<int64_t> edgeAttr;  // [E * 3]

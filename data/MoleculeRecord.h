@@ -17,6 +17,7 @@ struct MoleculeRecord {
   std::vector<float> pos;              // XYZ records: [N * 3] Angstrom
   std::vector<float> y;                // [T] targets, NaN when missing
   std::vector<uint8_t> yMask;          // [T] 1 = label present
+  std::string split;                   // "train", "valid" or "test" from a split column; else empty
   std::string error;                   // set by the reader when the record itself is unusable (bad label...)
 
   void clear() {
@@ -28,6 +29,7 @@ struct MoleculeRecord {
     pos.clear();
     y.clear();
     yMask.clear();
+    split.clear();
     error.clear();
   }
   /// What to print in reports and --jsonl: the SMILES, else the name.

@@ -1,5 +1,6 @@
 #include "data/MoleculeSource.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -35,12 +36,18 @@ std::string guessMoleculeFormat(const std::string& path) {
 
 std::unique_ptr<MoleculeSource> openMoleculeSource(const MoleculeSourceOptions& o) {
   const std::string format = o.format.empty() ? guessMoleculeFormat(o.path) : o.format;
+  if (!o.splitColumn.empty() && format != "csv")
+    throw InputError(o.path, 0,
+                     format == "pcqm4mv2" ? "a split column applies to CSV input; PCQM4Mv2's split comes from its split/ folder"
+                                          : "a split column applies to CSV input, not " +
+                                                (format.empty() ? std::string("this file") : format));
   if (format == "pcqm4mv2") {
     if (!o.targetColumns.empty() && !(o.targetColumns.size() == 1 && o.targetColumns[0] == "homolumogap"))
       throw InputError(o.path, 0, "PCQM4Mv2 has one target, homolumogap");
     return std::make_unique<Pcqm4mv2Reader>(o.path);
   }
-  if (format == "csv") return std::make_unique<MoleculeCsvReader>(o.path, o.smilesColumn, o.targetColumns);
+  if (format == "csv")
+    return std::make_unique<MoleculeCsvReader>(o.path, o.smilesColumn, o.targetColumns, "", o.splitColumn);
   if (format == "smi") return std::make_unique<SmiReader>(o.path);
   if (format == "sdf") return std::make_unique<SdfReader>(o.path, o.targetColumns);
   if (format == "xyz") return std::make_unique<XyzReader>(o.path, o.targetColumns);
@@ -48,6 +55,22 @@ std::unique_ptr<MoleculeSource> openMoleculeSource(const MoleculeSourceOptions& 
                    format.empty() ? "cannot tell the format from the file name: pass --format "
                                     "pcqm4mv2|csv|smi|sdf|xyz"
                                   : "unknown format '" + format + "' (pcqm4mv2, csv, smi, sdf, xyz)");
+}
+
+bool parseSplitName(std::string_view field, std::string& split) {
+  while (!field.empty() && std::isspace(static_cast<unsigned char>(field.front()))) field.remove_prefix(1);
+  while (!field.empty() && std::isspace(static_cast<unsigned char>(field.back()))) field.remove_suffix(1);
+  std::string v(field);
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (v == "train" || v == "test") {
+    split = v;
+    return true;
+  }
+  if (v == "valid" || v == "val" || v == "validation") {
+    split = "valid";
+    return true;
+  }
+  return false;
 }
 
 bool parseLabel(std::string_view field, float& value) {

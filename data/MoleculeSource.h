@@ -7,6 +7,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/MoleculeRecord.h"
@@ -34,12 +35,20 @@ struct MoleculeSourceOptions {
   std::string smilesColumn = "smiles";
   /// CSV columns, SDF properties or XYZ comment keys to read as targets (PCQM4Mv2: homolumogap by default).
   std::vector<std::string> targetColumns;
+  /// CSV: a column assigning each molecule to a split, with values train, valid (or val, validation) or
+  /// test in any case; it fills record.split. Another value makes the record an error (the molecule is
+  /// rejected, the build goes on). Empty: no split column. Other formats refuse it.
+  std::string splitColumn;
 };
 
 /// The format openMoleculeSource would pick for this path (see MoleculeSourceOptions::format).
 std::string guessMoleculeFormat(const std::string& path);
 /// Opens a reader; throws InputError naming the file when it cannot be opened or its header is unusable.
 std::unique_ptr<MoleculeSource> openMoleculeSource(const MoleculeSourceOptions& options);
+
+/// Parses a split column's field: "train", "test", or "valid" / "val" / "validation" (any case, spaces
+/// around ignored) -> "train", "test", "valid"; false for anything else.
+bool parseSplitName(std::string_view field, std::string& split);
 
 /// Parses a label field: empty, "nan", "NA", "None" -> NaN (missing); false for text that is not a number or
 /// does not fit a finite float32 ("inf", "1e39").

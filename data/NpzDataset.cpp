@@ -43,7 +43,8 @@ NpzDatasetWriter::NpzDatasetWriter(Options options) : options_(std::move(options
   if (pairPtr_ >= 0) out_.append(pairPtr_, &zero, 8);
 }
 
-void NpzDatasetWriter::add(const MoleculeGraph& g, int64_t index, int64_t line, const std::string& smiles) {
+void NpzDatasetWriter::add(const MoleculeGraph& g, int64_t index, int64_t line) {
+  const std::string& smiles = g.smiles;
   const int64_t n = g.numNodes, e = g.numEdges();
   GNN_CHECK_ARG(static_cast<int>(g.y.size()) == options_.numTargets, "NpzDatasetWriter: graph has ", g.y.size(),
                 " targets, the dataset ", options_.numTargets);
@@ -93,10 +94,13 @@ void NpzDatasetWriter::addSplit(const std::string& name, const std::vector<int64
   out_.append(a, positions.data(), positions.size() * 8);
 }
 
-void NpzDatasetWriter::finish(const std::string& metadataJson) {
+void NpzDatasetWriter::finish(const std::string& metadataJson, const std::function<void()>& poll) {
+  // With no targets y's rows hold no bytes, so the writer cannot count them: [G, 0], not [0, 0].
+  out_.setRows(y_, graphs_);
+  out_.setRows(yMask_, graphs_);
   const int m = out_.addArray("metadata", "|u1", 1);
   out_.append(m, metadataJson.data(), metadataJson.size());
-  out_.finish();
+  out_.finish(poll);
 }
 
 NpzDataset::NpzDataset(const std::string& path) : file_(path) {
@@ -112,7 +116,18 @@ NpzDataset::NpzDataset(const std::string& path) : file_(path) {
   file_.get("edge_attr", "|u1", 2);
   if (x.shape[0] != nodePtr_[numGraphs_] || ei.shape[1] != edgePtr_[numGraphs_])
     throw std::runtime_error(path + ": x or edge_index length differs from node_ptr / edge_ptr totals");
-  numTargets_ = static_cast<int>(file_.get("y", "<f4", 2).shape[1]);
+  const NpzFile::Array& y = file_.get("y", "<f4", 2);
+  numTargets_ = static_cast<int>(y.shape[1]);
+  // Datasets without targets written before y's rows were fixed hold y as [0, 0]; any other count is wrong.
+  if (y.shape[0] != numGraphs_ && !(numTargets_ == 0 && y.shape[0] == 0))
+    throw std::runtime_error(path + ": y has " + std::to_string(y.shape[0]) + " rows for " +
+                             std::to_string(numGraphs_) + " graphs");
+  if (file_.has("metadata")) {
+    nlohmann::json meta = nlohmann::json::parse(metadataJson(), nullptr, false);
+    if (meta.is_object() && meta.contains("targets") && meta["targets"].is_array())
+      for (const auto& t : meta["targets"])
+        if (t.is_string()) targetNames_.push_back(t.get<std::string>());
+  }
   if (file_.has("smiles") && file_.has("smiles_ptr")) {
     const NpzFile::Array& sp = file_.get("smiles_ptr", "<i8", 1);
     const NpzFile::Array& sd = file_.get("smiles", "|u1", 1);
@@ -138,15 +153,6 @@ std::string NpzDataset::smiles(size_t i) const {
   if (b < 0 || e < b || e > smilesSize_)
     throw std::runtime_error(file_.path() + ": smiles_ptr[" + std::to_string(i) + "] is out of range");
   return std::string(smilesData_ + b, static_cast<size_t>(e - b));
-}
-
-std::vector<std::string> NpzDataset::targetNames() const {
-  nlohmann::json meta = nlohmann::json::parse(metadataJson(), nullptr, false);
-  std::vector<std::string> out;
-  if (meta.is_object() && meta.contains("targets") && meta["targets"].is_array())
-    for (const auto& t : meta["targets"])
-      if (t.is_string()) out.push_back(t.get<std::string>());
-  return out;
 }
 
 namespace {

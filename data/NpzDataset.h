@@ -4,9 +4,12 @@
 //
 //   NpzDataset ds("hiv.npz");        // implements gnn::Dataset
 //   Graph g = ds.get(17);             // x int64 [N, 9], edge_index int64 [2, E], edge_attr int64 [E, 3], ...
+//   std::string s = ds.smiles(17);    // the molecule's SMILES; ds.targetNames() names the columns of y
 //
 //   import numpy as np; d = np.load("hiv.npz")   # the same arrays from Python
+//   p = d["smiles_ptr"]; s = bytes(d["smiles"][p[17]:p[18]]).decode()
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,23 +32,24 @@ class NpzDatasetWriter {
   };
   explicit NpzDatasetWriter(Options options);
 
-  /// Appends one graph; `index` is the molecule's id in its source, `line` where it starts there, `smiles`
-  /// its SMILES as the input gave it ("" for SDF and XYZ records).
-  void add(const MoleculeGraph& g, int64_t index, int64_t line, const std::string& smiles = "");
+  /// Appends one graph and its SMILES (g.smiles); `index` is the molecule's id in its source, `line` where
+  /// it starts there.
+  void add(const MoleculeGraph& g, int64_t index, int64_t line);
   /// A named split as positions into this dataset (written as split_<name>).
   void addSplit(const std::string& name, const std::vector<int64_t>& positions);
   int64_t numGraphs() const { return graphs_; }
   int64_t numNodes() const { return nodes_; }
   int64_t numEdges() const { return edges_; }
   /// Writes the metadata JSON (as a uint8 array "metadata"), assembles the .npz and renames it into place.
-  void finish(const std::string& metadataJson);
+  /// `poll` as NpzWriter::finish: called as the file is assembled, it may throw to abandon it.
+  void finish(const std::string& metadataJson, const std::function<void()>& poll = {});
 
  private:
   Options options_;
   NpzWriter out_;
   int x_, edgeIndex_, edgeAttr_, nodePtr_, edgePtr_, y_, yMask_, index_, line_;
   int smiles_ = -1, smilesPtr_ = -1;
-  int64_t smilesBytes_ = 0;
+  int64_t smilesBytes_ = 0;  // running end of smiles_ptr
   int pos_ = -1, z_ = -1, spatialPos_ = -1, pairPtr_ = -1, inDegree_ = -1, edgeInput_ = -1;
   int64_t graphs_ = 0, nodes_ = 0, edges_ = 0, pairs_ = 0;
   std::vector<uint8_t> u8_;
@@ -67,11 +71,14 @@ class NpzDataset : public Dataset {
   int64_t sourceIndex(size_t i) const;
   int64_t sourceLine(size_t i) const;
   int numTargets() const { return numTargets_; }
-  /// The target names recorded at build time (e.g. {"homolumogap"}); empty when none were recorded.
-  std::vector<std::string> targetNames() const;
-  /// The molecule's SMILES as its input gave it: `bytes(d['smiles'][p[i]:p[i+1]]).decode()` with
-  /// p = d['smiles_ptr'] in NumPy. "" for SDF/XYZ records and for datasets written before it was stored.
+  /// The names of y's columns as the build recorded them (metadata `targets`: the CSV columns, SDF
+  /// properties or XYZ keys; PCQM4Mv2: {"homolumogap"}); empty without targets.
+  const std::vector<std::string>& targetNames() const { return targetNames_; }
+  /// Molecule i's SMILES: the input's text for SMILES sources, RDKit's canonical SMILES for SDF records, ""
+  /// for XYZ records and for datasets written before SMILES were stored. NumPy:
+  /// `p = d['smiles_ptr']; bytes(d['smiles'][p[i]:p[i+1]]).decode()`.
   std::string smiles(size_t i) const;
+  bool hasSmiles() const { return smilesPtr_ != nullptr; }
   bool hasPositions() const { return file_.has("pos"); }
   int graphormerMaxDist() const { return maxDist_; }
   /// Split names (e.g. "train") -> dataset positions, when the source had splits.
@@ -92,6 +99,7 @@ class NpzDataset : public Dataset {
   const int64_t* smilesPtr_ = nullptr;
   const char* smilesData_ = nullptr;
   int64_t smilesSize_ = 0;
+  std::vector<std::string> targetNames_;
 };
 
 }  // namespace gnn

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 
 namespace gnn {
@@ -96,30 +97,35 @@ void NpzWriter::append(int array, const void* data, size_t bytes, int part) {
   a.bytes[static_cast<size_t>(part)] += bytes;
 }
 
-void NpzWriter::finish() {
-  std::FILE* out = std::fopen(tmpBase_.c_str(), "wb");
+void NpzWriter::setRows(int array, int64_t rows) {
+  if (rows < 0) throw std::invalid_argument("NpzWriter::setRows: rows must be >= 0");
+  arrays_.at(static_cast<size_t>(array)).rows = rows;
+}
+
+void NpzWriter::finish(const std::function<void()>& poll) {
+  // Closed on every way out; an exception leaves the temp zip for removeTemps() (finished_ stays false).
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(tmpBase_.c_str(), "wb"), &std::fclose);
   if (!out) ioError(tmpBase_, "cannot create");
   std::string central;
   uint64_t offset = 0;
   std::vector<char> buf(1 << 20);
   auto write = [&](const void* p, size_t n) {
-    if (n && std::fwrite(p, 1, n, out) != n) {
-      std::fclose(out);
-      ioError(tmpBase_, "write failed");
-    }
+    if (n && std::fwrite(p, 1, n, out.get()) != n) ioError(tmpBase_, "write failed");
     offset += n;
   };
   bool zip64Dir = false;
   for (Array& a : arrays_) {
+    if (poll) poll();
     // Shape: [parts,] rows, trailing...
     int64_t perRow = static_cast<int64_t>(a.itemSize);
     for (int64_t d : a.trailing) perRow *= d;
     std::vector<int64_t> shape;
     if (a.files.size() > 1) shape.push_back(static_cast<int64_t>(a.files.size()));
-    const int64_t rows = perRow ? static_cast<int64_t>(a.bytes[0]) / perRow : 0;
+    const int64_t rows = a.rows >= 0 ? a.rows : perRow ? static_cast<int64_t>(a.bytes[0]) / perRow : 0;
     for (uint64_t b : a.bytes)
-      if (perRow && static_cast<int64_t>(b) != rows * perRow)
-        throw std::logic_error("NpzWriter: array '" + a.name + "' parts differ in size or are not whole rows");
+      if (static_cast<int64_t>(b) != rows * perRow)
+        throw std::logic_error("NpzWriter: array '" + a.name + "' parts differ in size or are not whole rows" +
+                               (a.rows >= 0 ? " (of the " + std::to_string(a.rows) + " set)" : std::string()));
     shape.push_back(rows);
     shape.insert(shape.end(), a.trailing.begin(), a.trailing.end());
     const std::string header = npyHeader(a.descr, shape);
@@ -173,7 +179,10 @@ void NpzWriter::finish() {
     for (size_t p = 0; p < a.files.size(); ++p) {
       std::rewind(a.files[p]);
       size_t n;
-      while ((n = std::fread(buf.data(), 1, buf.size(), a.files[p])) > 0) write(buf.data(), n);
+      while ((n = std::fread(buf.data(), 1, buf.size(), a.files[p])) > 0) {
+        write(buf.data(), n);
+        if (poll) poll();
+      }
       if (std::ferror(a.files[p])) ioError(a.paths[p], "read failed");
       std::fclose(a.files[p]);
       a.files[p] = nullptr;
@@ -240,11 +249,8 @@ void NpzWriter::finish() {
   put32(end, cdOffset >= k32 ? k32 : static_cast<uint32_t>(cdOffset));
   put16(end, 0);
   write(end.data(), end.size());
-  if (std::fflush(out) != 0 || ::fsync(::fileno(out)) != 0) {
-    std::fclose(out);
-    ioError(tmpBase_, "flush failed");
-  }
-  std::fclose(out);
+  if (std::fflush(out.get()) != 0 || ::fsync(::fileno(out.get())) != 0) ioError(tmpBase_, "flush failed");
+  if (std::fclose(out.release()) != 0) ioError(tmpBase_, "close failed");
   std::error_code ec;
   std::filesystem::rename(tmpBase_, path_, ec);
   if (ec) throw std::runtime_error(path_ + ": cannot rename the finished dataset into place: " + ec.message());

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,17 @@ class NpzWriter {
   int addArray(const std::string& name, const std::string& descr, size_t itemSize,
                std::vector<int64_t> trailing = {}, int parts = 1);
   void append(int array, const void* data, size_t bytes, int part = 0);
+  /// Fixes the array's first dimension: needed when its rows hold no bytes (a trailing dimension of 0, as
+  /// `y` [G, 0] of a dataset without targets), where it cannot be counted from the bytes. finish() checks
+  /// that the bytes appended fill exactly this many rows.
+  void setRows(int array, int64_t rows);
   const std::string& path() const { return path_; }
 
   /// Writes the zip and renames it onto path(). Throws std::runtime_error naming the file on I/O errors.
-  void finish();
+  /// `poll`, when given, is called between arrays and after every MB copied; it may throw to abandon the
+  /// write (a stop request), and the exception leaves finish() with the temp files still to be removed by
+  /// the destructor.
+  void finish(const std::function<void()>& poll = {});
 
  private:
   struct Array {
@@ -42,6 +50,7 @@ class NpzWriter {
     std::vector<std::FILE*> files;
     std::vector<std::string> paths;
     std::vector<uint64_t> bytes;
+    int64_t rows = -1;  // -1: counted from the bytes
   };
   void removeTemps();
   std::string path_, tmpBase_;

@@ -114,6 +114,7 @@ bool SmilesFeaturizer::featurize(const std::string& smiles, MoleculeGraph& out, 
     out.clear();
     return false;
   }
+  out.smiles = smiles;
   return true;
 }
 

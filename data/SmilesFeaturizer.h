@@ -43,7 +43,8 @@ class SmilesFeaturizer {
   /// reason only through its log, so `error` is generic then: call explainFailure() for the log text.
   std::unique_ptr<RDKit::RWMol> parse(const std::string& smiles, std::string& error) const;
 
-  /// Parse + featurise into `out` (buffers reused). False with `error` set for a rejected molecule.
+  /// Parse + featurise into `out` (buffers reused; out.smiles = smiles). False with `error` set for a
+  /// rejected molecule.
   bool featurize(const std::string& smiles, MoleculeGraph& out, std::string& error) const;
 
   /// OGB atom/bond features of an already built molecule (its atoms in order, bonds in order).

@@ -1,11 +1,16 @@
 // build_dataset: molecules (PCQM4Mv2 raw layout, MoleculeNet CSV, .smi, SDF, XYZ; .gz or not) -> an .npz
 // dataset with OGB's smiles2graph features, optional 3D coordinates and Graphormer encodings.
 // `build_dataset inspect FILE.npz` summarises a built dataset. docs/datasets.md documents both.
+// SIGINT / SIGTERM stop a build cleanly: every temp file is removed, no output is left, exit 130 / 143.
 //
 //   build_dataset --input HIV.csv.gz --target-cols HIV_active --out hiv.npz --threads 2
 //   build_dataset inspect hiv.npz
 #include <malloc.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <cstring>
 
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -21,11 +26,39 @@
 #include "data/MoleculeDatasetBuilder.h"
 #include "data/NpzDataset.h"
 #include "data/Pcqm4mv2Reader.h"
+#include "data/StagedFile.h"
 
 namespace po = boost::program_options;
 using namespace gnn;
 
 namespace {
+
+// The signal that asked the build to stop (0: none). The handler only stores it, which is async-signal-safe
+// for a lock-free atomic; the builder polls it between records and throws BuildInterrupted, and the writers'
+// destructors remove the temp files on the way out.
+std::atomic<int> gStopSignal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free flag");
+
+extern "C" void onStopSignal(int sig) { gStopSignal.store(sig, std::memory_order_relaxed); }
+
+void installStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = onStopSignal;
+  sigemptyset(&sa.sa_mask);
+  // Restart interrupted reads and writes (a gzip read cut short must not look like a truncated file). The
+  // handler stays installed: a second Ctrl-C still cleans up; Ctrl-\ (SIGQUIT) ends the process at once.
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+/// 130 for SIGINT, 143 for SIGTERM: the shell's convention for a process ended by a signal.
+int stoppedBy(int sig, bool progressShown) {
+  if (progressShown) std::fprintf(stderr, "\n");
+  std::fprintf(stderr, "build_dataset: interrupted by %s; no output written, temp files removed\n",
+               sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : ("signal " + std::to_string(sig)).c_str());
+  return 128 + sig;
+}
 
 std::vector<std::string> splitList(const std::string& s) {
   std::vector<std::string> out;
@@ -191,26 +224,38 @@ int build(int argc, char** argv) {
   po::options_description opts(
       "build_dataset --input FILE [--out FILE.npz] [options]\n"
       "build_dataset inspect FILE.npz\n\n"
-      "Molecules -> graphs with OGB's smiles2graph features (RDKit), written as a .npz dataset");
+      "Reads molecules and writes their graphs, with OGB's smiles2graph features (RDKit), as a .npz dataset");
   opts.add_options()("help,h", "show this help")(
-      "input,i", po::value(&o.source.path)->required(),
-      "input file (.csv, .smi, .sdf, .xyz, each optionally .gz) or a PCQM4Mv2 root folder")(
-      "format", po::value(&o.source.format), "pcqm4mv2|csv|smi|sdf|xyz (default: from the file name)")(
-      "smiles-col", po::value(&o.source.smilesColumn)->default_value("smiles"), "CSV column holding SMILES")(
-      "target-cols", po::value(&targets),
-      "comma-separated target columns (CSV), properties (SDF) or comment keys (XYZ)")(
-      "out,o", po::value(&o.outPath), "the .npz to write (written to a temp name, renamed when complete)")(
+      "input,i", po::value(&o.source.path)->required()->value_name("FILE"),
+      "molecules: .csv, .smi, .sdf or .xyz (each optionally .gz), or a PCQM4Mv2 folder")(
+      "format", po::value(&o.source.format)->value_name("F"),
+      "pcqm4mv2, csv, smi, sdf or xyz (default: from the file name)")(
+      "smiles-col", po::value(&o.source.smilesColumn)->default_value("smiles")->value_name("NAME"),
+      "CSV column holding the SMILES (any case)")(
+      "target-cols", po::value(&targets)->value_name("A,B"),
+      "what to predict: CSV columns, SDF properties or XYZ comment keys (PCQM4Mv2: homolumogap)")(
+      "split-col", po::value(&o.source.splitColumn)->value_name("NAME"),
+      "CSV column saying train, valid (or val, validation) or test for each molecule; stored as the "
+      "dataset's split, and a molecule with any other value is rejected")(
+      "out,o", po::value(&o.outPath)->value_name("FILE.npz"),
+      "the dataset to write (it appears only when complete)")(
       "explicit-hydrogens", po::bool_switch(&o.featurizer.explicitHydrogens),
-      "add hydrogens as atoms (OGB does not)")(
-      "conformers", po::bool_switch(&o.conformers), "generate 3D coordinates (ETKDG) where the input has none")(
-      "seed", po::value(&o.conformer.seed)->default_value(42), "random seed of conformer generation")(
-      "graphormer-max-dist", po::value(&o.graphormerMaxDist)->default_value(0),
-      "store Graphormer encodings with this multi_hop_max_dist (0: none)")(
-      "threads,j", po::value(&o.threads)->default_value(1), "featurisation threads")(
-      "limit", po::value(&o.limit)->default_value(-1), "read at most this many molecules")(
-      "chunk", po::value(&o.chunkSize)->default_value(4096), "molecules per parallel step")(
-      "jsonl", po::value(&jsonlPath), "also write one JSON object per input molecule to this file")(
-      "strict", po::bool_switch(&o.strict), "any rejected molecule fails the build (exit 1, no dataset)")(
+      "keep hydrogens as atoms of the graph (OGB does not)")(
+      "conformers", po::bool_switch(&o.conformers),
+      "compute 3D coordinates (RDKit ETKDG) for molecules the input gives none")(
+      "seed", po::value(&o.conformer.seed)->default_value(42)->value_name("N"),
+      "random seed of the 3D coordinates")(
+      "graphormer-max-dist", po::value(&o.graphormerMaxDist)->default_value(0)->value_name("K"),
+      "also store Graphormer's encodings, paths of up to K bonds (0: none)")(
+      "threads,j", po::value(&o.threads)->default_value(1)->value_name("N"),
+      "threads that featurise (the output is the same for any N)")(
+      "limit", po::value(&o.limit)->default_value(-1, "all")->value_name("N"),
+      "read only the first N molecules")(
+      "chunk", po::value(&o.chunkSize)->default_value(4096)->value_name("N"),
+      "molecules featurised per step: memory use grows with N, not with the input")(
+      "jsonl", po::value(&jsonlPath)->value_name("FILE"),
+      "also write one JSON line per input molecule: its graph and targets, or why it was rejected")(
+      "strict", po::bool_switch(&o.strict), "fail (exit 1, no dataset) if any molecule is rejected")(
       "json", po::bool_switch(&json), "print a JSON summary on stdout")(
       "progress", po::bool_switch(&progress), "show the progress bar even when stderr is not a terminal")(
       "no-progress", po::bool_switch(&noProgress), "never show the progress bar");
@@ -230,14 +275,19 @@ int build(int argc, char** argv) {
   if (o.outPath.empty() && jsonlPath.empty())
     std::cerr << "build_dataset: note: neither --out nor --jsonl given; featurising only\n";
 
-  std::ofstream jsonl;
+  installStopHandlers();
+  o.stopRequested = [] { return gStopSignal.load(std::memory_order_relaxed); };
+  // The JSON lines go to a temp file renamed into place at the end, as the .npz does: a build that fails or
+  // is interrupted leaves no truncated file that looks complete.
+  std::unique_ptr<StagedFile> jsonl;
   if (!jsonlPath.empty()) {
-    jsonl.open(jsonlPath);
-    if (!jsonl) {
-      std::cerr << "build_dataset: cannot write " << jsonlPath << "\n";
+    try {
+      jsonl = std::make_unique<StagedFile>(jsonlPath);
+    } catch (const std::exception& e) {
+      std::cerr << "build_dataset: cannot write " << jsonlPath << ": " << e.what() << "\n";
       return 1;
     }
-    o.jsonl = &jsonl;
+    o.jsonl = &jsonl->stream();
   }
   const bool showProgress = !noProgress && (progress || ::isatty(2));
   int64_t totalLines = 0;
@@ -268,14 +318,25 @@ int build(int argc, char** argv) {
   BuildSummary s;
   try {
     s = MoleculeDatasetBuilder(o).run();
+  } catch (const BuildInterrupted& e) {
+    return stoppedBy(e.code(), showProgress);  // the builder removed its files; ~StagedFile removes the jsonl's
   } catch (const std::exception& e) {
     if (showProgress) std::fprintf(stderr, "\n");
     std::cerr << "build_dataset: error: " << e.what() << "\n";
-    if (jsonl.is_open()) {
-      jsonl.close();
-      std::remove(jsonlPath.c_str());
-    }
     return 1;
+  }
+  // A signal after the builder's last check: the user still asked for no output.
+  if (const int sig = gStopSignal.load()) {
+    if (s.written) std::remove(o.outPath.c_str());
+    return stoppedBy(sig, showProgress);
+  }
+  if (jsonl) {
+    try {
+      jsonl->commit();
+    } catch (const std::exception& e) {
+      std::cerr << "build_dataset: error: " << e.what() << "\n";
+      return 1;
+    }
   }
   if (showProgress) std::fprintf(stderr, "\n");
   for (const RejectedMolecule& r : s.rejectedMolecules)
