@@ -187,3 +187,18 @@ TEST(GzInput, TruncatedGzipNamesTheFile) {
     EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
   }
 }
+
+TEST(MoleculeSource, SplitNames) {
+  std::string s;
+  for (const char* v : {"train", "TRAIN", " Train "}) {
+    ASSERT_TRUE(parseSplitName(v, s)) << v;
+    EXPECT_EQ(s, "train");
+  }
+  for (const char* v : {"valid", "val", "Validation", "VAL"}) {
+    ASSERT_TRUE(parseSplitName(v, s)) << v;
+    EXPECT_EQ(s, "valid");
+  }
+  ASSERT_TRUE(parseSplitName("Test\r", s));
+  EXPECT_EQ(s, "test");
+  for (const char* v : {"", "dev", "training", "tests", "0"}) EXPECT_FALSE(parseSplitName(v, s)) << v;
+}
