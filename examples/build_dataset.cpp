@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "data/DatasetSplit.h"
 #include "data/GzLineReader.h"
 #include "data/MoleculeDatasetBuilder.h"
 #include "data/NpzDataset.h"
@@ -151,6 +152,8 @@ int inspect(int argc, char** argv) {
                            {"feature_vocabulary", meta.value("feature_vocabulary", "")},
                            {"source", meta.value("source", nlohmann::json::object())},
                            {"has_pos", ds.hasPositions()},
+                           {"has_smiles", ds.hasSmiles()},
+                           {"split_kind", storedSplit(ds).kind},
                            {"graphormer_max_dist", ds.graphormerMaxDist()},
                            {"splits", nlohmann::json::object()}};
   for (const std::string& s : ds.splitNames()) report["splits"][s] = ds.split(s).size();
@@ -207,7 +210,10 @@ int inspect(int argc, char** argv) {
                 l["labelled"].get<size_t>(), l["missing"].get<size_t>());
     line("", l);
   }
-  for (const auto& [name, n] : report["splits"].items()) std::printf("split %s: %zu\n", name.c_str(), n.get<size_t>());
+  const DatasetSplit stored = storedSplit(ds);
+  for (const auto& [name, n] : report["splits"].items())
+    std::printf("split %s: %zu%s\n", name.c_str(), n.get<size_t>(),
+                stored.kind == "column" ? (" (column " + stored.column + ")").c_str() : "");
   if (ds.hasPositions()) std::printf("3D coordinates: yes\n");
   if (ds.graphormerMaxDist()) std::printf("Graphormer encodings: multi_hop_max_dist %d\n", ds.graphormerMaxDist());
   std::printf("rejected molecules: %d\n", report["rejected"].get<int>());
