@@ -125,7 +125,7 @@ void NpzWriter::finish(const std::function<void()>& poll) {
     for (uint64_t b : a.bytes)
       if (static_cast<int64_t>(b) != rows * perRow)
         throw std::logic_error("NpzWriter: array '" + a.name + "' parts differ in size or are not whole rows" +
-                               (a.rows >= 0 ? " (of the " + std::to_string(a.rows) + " set)" : std::string()));
+                               (a.rows >= 0 ? " (setRows: " + std::to_string(a.rows) + ")" : std::string()));
     shape.push_back(rows);
     shape.insert(shape.end(), a.trailing.begin(), a.trailing.end());
     const std::string header = npyHeader(a.descr, shape);
@@ -137,8 +137,10 @@ void NpzWriter::finish(const std::function<void()>& poll) {
       std::fflush(f);
       std::rewind(f);
       size_t n;
-      while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0)
+      while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
         crc = crc32(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(n));
+        if (poll) poll();
+      }
     }
     const std::string name = a.name + ".npy";
     const bool big = size >= k32 || offset >= k32;

@@ -37,9 +37,8 @@ class NpzWriter {
   const std::string& path() const { return path_; }
 
   /// Writes the zip and renames it onto path(). Throws std::runtime_error naming the file on I/O errors.
-  /// `poll`, when given, is called between arrays and after every MB copied; it may throw to abandon the
-  /// write (a stop request), and the exception leaves finish() with the temp files still to be removed by
-  /// the destructor.
+  /// `poll`, when given, is called before each array and after every MB read; it may throw to abandon the
+  /// write (a stop request): the exception leaves finish() and the destructor removes the temp files.
   void finish(const std::function<void()>& poll = {});
 
  private:
