@@ -38,7 +38,7 @@ using namespace gnn;
 namespace {
 
 struct Config {
-  std::string data, smilesCol = "smiles", targetCols, split = "auto", splitFile, task = "auto",
+  std::string data, format, smilesCol = "smiles", targetCols, split = "auto", splitFile, task = "auto",
                     targetScaling = "standard", strategy = "plan", overSize = "error", predict;
   int64_t numNodes = 0, numEdges = 0, numGraphs = 0, batchSize = 128, limit = -1, prefetch = 2, packWindow = 0;
   bool paddingReportOnly = false, profile = false;
@@ -116,6 +116,8 @@ int main(int argc, char** argv) {
       "data", po::value(&c.data)->value_name("PATH"),
       ("PCQM4Mv2 layout (folder), MoleculeNet CSV, .smi, SDF, XYZ (each optionally .gz) or a built .npz "
        "(default: the shipped " + app::shippedDataLabel("pcqm4mv2_style") + ")").c_str())(
+      "format", po::value(&c.format)->value_name("NAME"),
+      "pcqm4mv2 | csv | smi | sdf | xyz (default: from the file name)")(
       "smiles-col", app::value(&c.smilesCol, "smiles"), "CSV: the SMILES column")(
       "target-cols", po::value(&c.targetCols)->value_name("A,B"), "CSV: the columns to predict (comma-separated)")(
       "limit", app::value(&c.limit, int64_t{-1}), "use the first N molecules only (-1: all)")(
@@ -159,9 +161,10 @@ int main(int argc, char** argv) {
   return prog.run(argc, argv, [&] {
     tf.apply(prog);
     app::RunConfig config;
-    for (const char* f : {"data", "smiles-col", "target-cols", "split", "split-file", "task",
+    for (const char* f : {"data", "format", "smiles-col", "target-cols", "split", "split-file", "task",
                           "target-scaling", "strategy", "oversize"}) {
       std::string* p = std::string(f) == "data"           ? &c.data
+                       : std::string(f) == "format"       ? &c.format
                        : std::string(f) == "smiles-col"   ? &c.smilesCol
                        : std::string(f) == "target-cols"  ? &c.targetCols
                        : std::string(f) == "split"        ? &c.split
@@ -214,6 +217,8 @@ int main(int argc, char** argv) {
 
     app::MoleculeDataOptions mo;
     mo.path = c.data.empty() ? app::defaultMoleculeDataPath() : c.data;
+    if (!c.format.empty()) app::requireOneOf("--format", c.format, {"pcqm4mv2", "csv", "smi", "sdf", "xyz"});
+    mo.format = c.format;
     mo.smilesColumn = c.smilesCol;
     mo.smilesColumnGiven = prog.given("smiles-col");
     mo.targetColumns = splitComma(c.targetCols);
