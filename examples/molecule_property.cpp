@@ -375,6 +375,7 @@ int main(int argc, char** argv) {
                 << spec.model << " " << spec.layers << "x" << spec.hidden << " (" << model->numParameters()
                 << " parameters), batches of " << fixed.toString() << ", " << numThreads() << " thread(s)\n";
 
+    trainer.logRunStart({{"data", mo.path}, {"split", md.split.toJson()}, {"molecules", md.size}});
     auto evaluate = [&](const std::vector<int64_t>& positions) {
       app::MoleculePredictions p = app::predictMolecules(*model, all, positions, fixed, scaling, task);
       return app::scoreMolecules(p, task, md.targetNames, scaling);

@@ -122,6 +122,14 @@ void Trainer::resume(const Checkpoint& ck, const std::string& path) {
                  " (optimizer step " + std::to_string(opt_.stepCount()) + ")");
 }
 
+void Trainer::logRunStart(const nlohmann::json& what) {
+  nlohmann::json j = what;
+  j["program"] = prog_.name();
+  j["config"] = config_.toJson();
+  j["continued_from_epoch"] = completedEpochs_;
+  log_.write({{"run", j}});
+}
+
 void Trainer::saveForStop(const std::string& why, std::string& where) const {
   (void)why;
   std::vector<std::string> saved;

@@ -71,6 +71,10 @@ class Trainer {
   /// model from that): weights, optimizer state, best weights and metrics, epoch and step.
   void resume(const Checkpoint& ck, const std::string& path);
 
+  /// The first line of --log: {"run": what}, e.g. the program, its configuration and the split. Continued runs
+  /// write one too, so a log shows where each part began.
+  void logRunStart(const nlohmann::json& what);
+
   /// One training step: `forwardLoss` runs the forward pass and returns the loss to minimise; `samples` real
   /// samples were in it; `describe` names them for error messages ("data.csv lines 12, 57, ...").
   void step(const std::function<Variable()>& forwardLoss, int64_t samples,
