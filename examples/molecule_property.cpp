@@ -282,7 +282,8 @@ int main(int argc, char** argv) {
       } catch (const std::exception& e) {
         throw app::UsageError("--num-nodes " + std::to_string(fixed.numNodes) + ", --num-edges " +
                               std::to_string(fixed.numEdges) + ", --num-graphs " + std::to_string(fixed.numGraphs) +
-                              ": every batch needs at least one atom and one bond per graph slot");
+                              ": every graph slot of a batch needs at least one atom and one bond (raise --num-nodes "
+                              "and --num-edges to at least --num-graphs, or lower --batch-size)");
       }
     }
     config.derived["fixed"] = fixedToJson(fixed);
@@ -298,12 +299,20 @@ int main(int argc, char** argv) {
             worstLine = md.dataset->sourceLine(i);
           }
         }
-      if (over > 0 && overSize == OverSizeStrategy::Error)
-        throw app::UsageError(std::to_string(over) + " molecule(s) are larger than a batch of " + fixed.toString() +
-                              " holds (e.g. " + md.sourcePath + " line " + std::to_string(worstLine) + "); raise " +
-                              "--num-nodes to at least " + std::to_string(worstNodes + fixed.numGraphs - 1) +
-                              " and --num-edges to at least " + std::to_string(worstEdges + fixed.numGraphs - 1) +
+      if (over > 0 && overSize == OverSizeStrategy::Error) {
+        const int64_t needNodes = worstNodes + fixed.numGraphs - 1, needEdges = worstEdges + fixed.numGraphs - 1;
+        std::string raise;
+        if (needNodes > fixed.numNodes) raise += "--num-nodes to at least " + std::to_string(needNodes);
+        if (needEdges > fixed.numEdges)
+          raise += (raise.empty() ? "" : " and ") + std::string("--num-edges to at least ") + std::to_string(needEdges);
+        if (raise.empty() || (fixed.maxNodesPerGraph > 0 && worstNodes > fixed.maxNodesPerGraph))
+          raise = "--num-nodes / --num-edges (or lower --batch-size)";
+        throw app::UsageError(std::to_string(over) + " molecule(s) are larger than a batch of --num-nodes " +
+                              std::to_string(fixed.numNodes) + ", --num-edges " + std::to_string(fixed.numEdges) +
+                              ", --num-graphs " + std::to_string(fixed.numGraphs) + " holds (e.g. " + md.sourcePath +
+                              " line " + std::to_string(worstLine) + "); raise " + raise +
                               ", or pass --oversize skip (or trim)");
+      }
       if (over > 0 && !tf.quiet)
         std::cerr << "molecule_property: " << over << " molecule(s) larger than a batch holds: --oversize " << c.overSize
                   << " applies to them\n";

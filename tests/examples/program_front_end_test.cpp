@@ -65,6 +65,50 @@ TEST_F(FrontEnd, ValuesThatUsedToRunWithAnotherMeaningAreRefusedInFlagTerms) {
   EXPECT_NE(u.out.find("cora_gcn --help"), std::string::npos) << u.out;
 }
 
+TEST_F(FrontEnd, HelpShowsDefaultsAsTypedAndNoBuildPaths) {
+  for (const char* program : {"cora_gcn", "molecule_property", "predict"}) {
+    Result h = run(program, "--help", false);
+    EXPECT_EQ(h.code, 0) << program;
+    EXPECT_EQ(h.out.find("00000000"), std::string::npos) << program << ": " << h.out;
+    EXPECT_EQ(h.out.find(GNN_SOURCE_DIR), std::string::npos) << program << ": " << h.out;
+    EXPECT_EQ(h.out.find(GNN_BINARY_DIR), std::string::npos) << program << ": " << h.out;
+  }
+  EXPECT_NE(run("cora_gcn", "--help", false).out.find("(=0.0005)"), std::string::npos);
+}
+
+TEST_F(FrontEnd, BatchShapesTooSmallAreExplainedInFlagTerms) {
+  Result r = run("molecule_property", "--limit 300 --num-nodes 140");
+  expectUsageError(r, "raise --num-nodes to at least");
+  EXPECT_NE(r.out.find("--oversize skip"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("OverSizeStrategy"), std::string::npos) << r.out;
+  expectUsageError(run("molecule_property", "--limit 300 --num-graphs 1"), "--num-graphs 1");
+  // A format the file name does not tell: the reader's message names --format, which the program has.
+  expectUsageError(run("molecule_property", "--limit 300 --num-nodes 20"), "at least one atom and one bond");
+  std::ofstream(path("mols.dat")) << "CCO\nCCN\n";
+  Result f = run("molecule_property", "--data " + path("mols.dat"));
+  EXPECT_EQ(f.code, 1) << f.out;
+  EXPECT_NE(f.out.find("--format"), std::string::npos) << f.out;
+  EXPECT_NE(run("molecule_property", "--help", false).out.find("--format"), std::string::npos);
+}
+
+TEST_F(FrontEnd, ALearningRateGivenOnLoadTakesEffect) {
+  const std::string ck = path("c.ckpt");
+  ASSERT_EQ(run("cora_gcn", "--epochs 5 --lr 0.01 --quiet --save " + ck).code, 0);
+  ASSERT_EQ(run("cora_gcn", "--epochs 7 --lr 0.003 --quiet --load " + ck + " --log " + path("l.jsonl")).code, 0);
+  std::ifstream in(path("l.jsonl"));
+  int epochs = 0;
+  for (std::string l; std::getline(in, l);) {
+    nlohmann::json e = nlohmann::json::parse(l);
+    if (e.contains("run")) {
+      EXPECT_EQ(e["run"]["continued_from_epoch"], 5);
+      continue;
+    }
+    EXPECT_EQ(e["lr"].get<double>(), 0.003) << l;
+    ++epochs;
+  }
+  EXPECT_EQ(epochs, 2);  // --epochs is the total: 5 done, 2 more
+}
+
 TEST_F(FrontEnd, ClassificationOnContinuousTargetsIsAnErrorNamingTheLine) {
   Result r = run("molecule_property", "--limit 300 --task classification");
   expectUsageError(r, "--task classification needs 0/1 labels, but ");
