@@ -382,7 +382,8 @@ int main(int argc, char** argv) {
                 << md.split.train.size() << "/" << md.split.valid.size() << "/" << md.split.test.size() << "), "
                 << (classification ? "classification" : "regression") << " of " << tasks << " target(s), "
                 << spec.model << " " << spec.layers << "x" << spec.hidden << " (" << model->numParameters()
-                << " parameters), batches of " << fixed.toString() << ", " << numThreads() << " thread(s)\n";
+                << " parameters), batches of " << fixed.numNodes << " atoms, " << fixed.numEdges << " directed bonds, "
+                << fixed.numGraphs << " graph slots, " << numThreads() << " thread(s)\n";
 
     trainer.logRunStart({{"data", mo.path}, {"split", md.split.toJson()}, {"molecules", md.size}});
     auto evaluate = [&](const std::vector<int64_t>& positions) {
@@ -458,7 +459,7 @@ int main(int argc, char** argv) {
       std::cout << out.dump() << std::endl;
     } else {
       auto shown = [](const nlohmann::json& v) {
-        if (!v.is_number()) return std::string("n/a (no labels)");
+        if (!v.is_number() || !std::isfinite(v.get<double>())) return std::string("n/a (no labels)");
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.5g", v.get<double>());
         return std::string(buf);
