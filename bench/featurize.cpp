@@ -269,14 +269,14 @@ int main(int argc, char** argv) {
   const std::string defaultInput = "moleculenet/HIV.csv.gz";
   std::string input;
   int64_t repeats = 3, maxThreads = std::min(2, bench::machineCores()), k = 5;
-  prog.flags().add_options()(
-      "input", bench::value(&input, bench::shippedData(defaultInput), bench::shippedDataLabel(defaultInput)),
-      "CSV with a smiles column, gzipped or not")("repeats", bench::value(&repeats, int64_t{3}),
-                                                  "runs per measurement (the fastest is kept)")(
-      "max-threads", bench::value(&maxThreads, maxThreads),
-      "measure 1..N threads (at most the machine's cores)")(
-      "multi-hop-max-dist", bench::value(&k, int64_t{5}),
-      "Graphormer's multi_hop_max_dist (hops kept per path)");
+  auto flag = prog.flags().add_options();
+  flag("input", bench::value(&input, bench::shippedData(defaultInput), bench::shippedDataLabel(defaultInput)),
+       "CSV with a smiles column, gzipped or not");
+  flag("repeats", bench::value(&repeats, int64_t{3}), "runs per measurement (the fastest is kept)");
+  flag("max-threads", bench::value(&maxThreads, maxThreads),
+       "measure 1..N threads (at most the machine's cores)");
+  flag("multi-hop-max-dist", bench::value(&k, int64_t{5}),
+       "Graphormer's multi_hop_max_dist (hops kept per path)");
   return prog.run(argc, argv, [&] {
     bench::requireAtLeast("--repeats", repeats, 1);
     bench::requireRange("--max-threads", maxThreads, 1, bench::machineCores());
