@@ -182,35 +182,39 @@ nlohmann::json stepMemory(Runner& r) {
 int main(int argc, char** argv) {
   bench::BenchProgram prog(
       "bench_graph_training", "graph-level training throughput with fixed-size batches",
-      "Measures: real (not padding) graphs trained per second, graphs/s, of one model (forward, backward,\n"
-      "  Adam step) with each batching strategy at the same real graphs per step; the strategies' timed steps\n"
-      "  run interleaved in rounds, so a change of machine load hits all of them alike.\n"
-      "Compared with: the other strategies in the same run: plan_over_pad = PlannedPack graphs/s / PadToMax\n"
-      "  graphs/s. GIN roofline: graphs/s bounds from the step's GEMM work timed alone and at the machine's\n"
-      "  FMA peak, both measured in this run. memory: one step's tensor MB; held_after_forward_over_previous =\n"
-      "  MB held after the forward / MB the previous tape held at least. No stored figures are compared.");
+      "Measures: real (not padding) graphs trained per second, graphs/s, of one model (forward,\n"
+      "  backward, Adam step) with each batching strategy at the same real graphs per step; the\n"
+      "  strategies' timed steps run interleaved in rounds, so a change of machine load hits all alike.\n"
+      "Compared with: the other strategies in the same run: plan_over_pad = PlannedPack graphs/s /\n"
+      "  PadToMax graphs/s. GIN roofline: graphs/s bounds from the step's GEMM work timed alone and at the\n"
+      "  machine's FMA peak, both measured in this run. memory: one step's tensor MB;\n"
+      "  held_after_forward_over_previous = MB held after the forward / MB the previous tape held at least.\n"
+      "  No stored figures are compared.");
   const std::string defaultData = "pcqm4mv2_style";
   std::string data, modelName = "gin", strategies = "pad,stream,plan";
   int64_t layers = 5, hidden = 300, batchSize = 128, rounds = 4, stepsPerRound = 5, limit = -1, threads = 0;
   bool roofline = true, memory = true, profile = false;
-  prog.flags().add_options()(
-      "data", bench::value(&data, bench::shippedData(defaultData), bench::shippedDataLabel(defaultData)),
-      "molecule set: PCQM4Mv2 layout, MoleculeNet CSV or a built .npz")(
-      "model", bench::value(&modelName, std::string("gin")), "gin | gcn")(
-      "layers", bench::value(&layers, int64_t{5}), "message-passing layers")(
-      "hidden", bench::value(&hidden, int64_t{300}), "hidden width")(
-      "batch-size", bench::value(&batchSize, int64_t{128}), "real graphs per step (pad) / graph cap (packing)")(
-      "rounds", bench::value(&rounds, int64_t{4}), "interleaved rounds")(
-      "steps-per-round", bench::value(&stepsPerRound, int64_t{5}), "steps of each strategy per round")(
-      "limit", bench::value(&limit, int64_t{-1}), "first N molecules only (-1: all)")(
-      "threads", bench::value(&threads, int64_t{0}), "threads for ops (0: all cores)")(
-      "strategies", bench::value(&strategies, std::string("pad,stream,plan")),
-      "comma-separated subset of pad, stream, plan to run")(
-      "roofline", bench::value(&roofline, true),
-      "GIN: also time the step's GEMMs alone and the machine's FMA peak (bounds on graphs/s)")(
+  auto flag = prog.flags().add_options();
+  flag("data", bench::value(&data, bench::shippedData(defaultData), bench::shippedDataLabel(defaultData)),
+       "molecule set: PCQM4Mv2 layout, MoleculeNet CSV or a built .npz");
+  flag("model", bench::value(&modelName, std::string("gin")), "gin | gcn");
+  flag("layers", bench::value(&layers, int64_t{5}), "message-passing layers");
+  flag("hidden", bench::value(&hidden, int64_t{300}), "hidden width");
+  flag("batch-size", bench::value(&batchSize, int64_t{128}),
+       "real graphs per step (pad) / graph cap (packing)");
+  flag("rounds", bench::value(&rounds, int64_t{4}), "interleaved rounds");
+  flag("steps-per-round", bench::value(&stepsPerRound, int64_t{5}), "steps of each strategy per round");
+  flag("limit", bench::value(&limit, int64_t{-1}), "first N molecules only (-1: all)");
+  flag("threads", bench::value(&threads, int64_t{0}), "threads for ops (0: all cores)");
+  flag("strategies", bench::value(&strategies, std::string("pad,stream,plan")),
+       "comma-separated subset of pad, stream, plan to run");
+  flag("roofline", bench::value(&roofline, true),
+       "GIN: also time the step's GEMMs alone and the machine's FMA peak (bounds on graphs/s)");
+  flag(
       "memory", bench::value(&memory, true),
-      "also measure one step's memory: peak tensor bytes, bytes the tape saves, what the previous tape held")(
-      "profile", po::bool_switch(&profile), "profile one more step: per-op table on stderr, rows under \"profile\"");
+      "also measure one step's memory: peak tensor bytes, bytes the tape saves, what the previous tape held");
+  flag("profile", po::bool_switch(&profile),
+       "profile one more step: per-op table on stderr, rows under \"profile\"");
   return prog.run(argc, argv, [&] {
     bench::requireOneOf("--model", modelName, {"gin", "gcn"});
     const std::vector<std::string> chosen =

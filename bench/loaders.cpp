@@ -156,19 +156,19 @@ int main(int argc, char** argv) {
           numEdges = 0, limit = -1;
   uint64_t seed = 0;
   bool skipMetis = false;
-  prog.flags().add_options()(
-      "data", bench::value(&data, bench::shippedData(defaultData), bench::shippedDataLabel(defaultData)),
-      "molecule set: PCQM4Mv2 layout, MoleculeNet CSV or a built .npz")(
-      "batch-size", bench::value(&batchSize, int64_t{128}),
-      "real graphs per batch (PadToMax) / graph cap (packing)")(
-      "num-nodes", bench::value(&numNodes, int64_t{0}), "packing node budget (0: mean·batch·1.01 + 1)")(
-      "num-edges", bench::value(&numEdges, int64_t{0}), "packing edge budget (0: mean·batch·1.01 + 1)")(
-      "limit", bench::value(&limit, int64_t{-1}), "first N molecules only (-1: all)")(
-      "seed", bench::value(&seed, uint64_t{0}), "shuffle seed")(
-      "metis-nodes", bench::value(&metisNodes, int64_t{1000000}), "nodes of the generated METIS graph")(
-      "metis-edges", bench::value(&metisEdges, int64_t{10000000}), "directed edges of the generated graph")(
-      "clusters", bench::value(&clusters, int64_t{1024}), "METIS parts")(
-      "skip-metis", po::bool_switch(&skipMetis), "leave out the METIS timing");
+  auto flag = prog.flags().add_options();
+  flag("data", bench::value(&data, bench::shippedData(defaultData), bench::shippedDataLabel(defaultData)),
+       "molecule set: PCQM4Mv2 layout, MoleculeNet CSV or a built .npz");
+  flag("batch-size", bench::value(&batchSize, int64_t{128}),
+       "real graphs per batch (PadToMax) / graph cap (packing)");
+  flag("num-nodes", bench::value(&numNodes, int64_t{0}), "packing node budget (0: mean·batch·1.01 + 1)");
+  flag("num-edges", bench::value(&numEdges, int64_t{0}), "packing edge budget (0: mean·batch·1.01 + 1)");
+  flag("limit", bench::value(&limit, int64_t{-1}), "first N molecules only (-1: all)");
+  flag("seed", bench::value(&seed, uint64_t{0}), "shuffle seed");
+  flag("metis-nodes", bench::value(&metisNodes, int64_t{1000000}), "nodes of the generated METIS graph");
+  flag("metis-edges", bench::value(&metisEdges, int64_t{10000000}), "directed edges of the generated graph");
+  flag("clusters", bench::value(&clusters, int64_t{1024}), "METIS parts");
+  flag("skip-metis", po::bool_switch(&skipMetis), "leave out the METIS timing");
   return prog.run(argc, argv, [&] {
     bench::requireAtLeast("--batch-size", batchSize, 1);
     bench::requireAtLeast("--num-nodes", numNodes, 0);

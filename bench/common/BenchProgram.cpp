@@ -75,11 +75,13 @@ int machineCores() {
 void requireThreads(const std::string& flag, int64_t v) {
   const int cores = machineCores();
   if (v < 0 || v > cores)
-    throw UsageError(flag + " " + std::to_string(v) + ": must be between 0 (all cores) and " + std::to_string(cores) +
-                     " (the cores this machine gives the program)");
+    throw UsageError(flag + " " + std::to_string(v) + ": must be between 0 (all cores) and " +
+                     std::to_string(cores) + " (the cores this machine gives the program)");
 }
 
-std::string shippedDataLabel(const std::string& name) { return "examples/data/" + name; }
+std::string shippedDataLabel(const std::string& name) {
+  return "examples/data/" + name;
+}
 
 std::string shippedData(const std::string& name) {
   namespace fs = std::filesystem;
@@ -92,7 +94,10 @@ std::string shippedData(const std::string& name) {
 }
 
 BenchProgram::BenchProgram(std::string name, std::string summary, std::string about)
-    : name_(std::move(name)), summary_(std::move(summary)), about_(std::move(about)), flags_("Options", kLineLength, kLineLength / 2) {
+    : name_(std::move(name)),
+      summary_(std::move(summary)),
+      about_(std::move(about)),
+      flags_("Options", kLineLength, kLineLength / 2) {
   flags_.add_options()("help,h", "show this help and exit");
 }
 
@@ -101,13 +106,17 @@ bool BenchProgram::given(const std::string& flag) const {
   return it != vm_.end() && !it->second.defaulted();
 }
 
-void BenchProgram::note(const std::string& text) const { std::cerr << name_ << ": note: " << text << "\n"; }
+void BenchProgram::note(const std::string& text) const {
+  std::cerr << name_ << ": note: " << text << "\n";
+}
 
 std::string BenchProgram::helpHeader() const {
   return name_ + ": " + summary_ + "\n\n" + about_ + (about_.empty() || about_.back() == '\n' ? "" : "\n");
 }
 
-std::string BenchProgram::usageHint() const { return " (see " + name_ + " --help)"; }
+std::string BenchProgram::usageHint() const {
+  return " (see " + name_ + " --help)";
+}
 
 int BenchProgram::run(int argc, char** argv, const std::function<int()>& body) {
   try {

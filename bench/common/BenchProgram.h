@@ -1,6 +1,7 @@
-// BenchProgram: the command line of the bench_* programs: their flags (boost::program_options), a `--help` that
-// says what the program measures and what its ratios are formed from, value checks in flag terms, and exit
-// codes: 0 success, 1 an error in the input or the run (`<program>: error: <what>`), 2 a bad command line
+// BenchProgram: the command line of the bench_* programs: their flags (boost::program_options), a `--help`
+// that says what the program measures and what its ratios are formed from, value checks in flag terms, and
+// exit codes: 0 success, 1 an error in the input or the run (`<program>: error: <what>`), 2 a bad command
+// line
 // (`<program>: <what> (see <program> --help)`). The JSON result goes to stdout, messages to stderr. These are
 // the conventions of the examples, so a script treats every gnn program alike.
 //
