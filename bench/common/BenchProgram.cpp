@@ -101,11 +101,6 @@ BenchProgram::BenchProgram(std::string name, std::string summary, std::string ab
   flags_.add_options()("help,h", "show this help and exit");
 }
 
-bool BenchProgram::given(const std::string& flag) const {
-  auto it = vm_.find(flag);
-  return it != vm_.end() && !it->second.defaulted();
-}
-
 void BenchProgram::note(const std::string& text) const {
   std::cerr << name_ << ": note: " << text << "\n";
 }

@@ -90,9 +90,6 @@ class BenchProgram {
   /// Add the program's own flags here before run().
   po::options_description& flags() { return flags_; }
 
-  /// True when the user gave `flag` (without the dashes) on the command line, not just its default.
-  bool given(const std::string& flag) const;
-
   /// Parses the command line (a bad one: message + hint on stderr, exit 2), prints --help (exit 0), then runs
   /// `body`. UsageError: exit 2; any other exception: `<program>: error: <what>`, exit 1. Returns the exit
   /// code for main to return.
