@@ -13,16 +13,20 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "bench/common/BenchProgram.h"
 #include "data/GraphormerEncodings.h"
 #include "data/MoleculeSource.h"
 #include "data/SmilesFeaturizer.h"
+#include "examples/common/Program.h"
+#include "examples/common/ShippedData.h"
+#include "gnn/Parallel.h"
 
+namespace po = boost::program_options;
 using namespace gnn;
 
 namespace {
@@ -122,7 +126,7 @@ double spinWork(int threads, double seconds) {
   return total;
 }
 
-int measure(const bench::BenchProgram& prog, const std::string& input, int repeats, int maxThreads, int k) {
+int measure(const app::Program& prog, const std::string& input, int repeats, int maxThreads, int k) {
   RdkitLogSilencer quiet;
   std::vector<std::string> smiles;
   {
@@ -158,7 +162,7 @@ int measure(const bench::BenchProgram& prog, const std::string& input, int repea
                             hex(ref.fingerprint.smilesFnv1a64) + "); this input has " + std::to_string(n) +
                             " molecules, SMILES hash " + hex(fingerprint.smilesFnv1a64);
     out["reference"] = {{"applies", false}, {"reason", why}};
-    prog.note("no reference figures apply to this input: " + why +
+    prog.note("note: no reference figures apply to this input: " + why +
               "; only ratios within this run are printed");
   }
   SmilesFeaturizer featurizer;
@@ -255,8 +259,9 @@ int measure(const bench::BenchProgram& prog, const std::string& input, int repea
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::BenchProgram prog(
-      "bench_featurize", "SMILES featurisation speed: RDKit parsing, OGB features, Graphormer encodings",
+  app::Program prog(
+      "bench_featurize",
+      "SMILES featurisation speed: RDKit parsing, OGB features, Graphormer encodings.\n\n"
       "Measures: molecules per second (molecules/s), best of --repeats runs, at 1 to --max-threads\n"
       "  threads, of three passes over the input's SMILES: RDKit's SmilesToMol alone (parse only), our\n"
       "  full OGB featurisation, and Graphormer's encodings of the featurised graphs.\n"
@@ -268,20 +273,22 @@ int main(int argc, char** argv) {
       "  such ratio is printed.");
   const std::string defaultInput = "moleculenet/HIV.csv.gz";
   std::string input;
-  int64_t repeats = 3, maxThreads = std::min(2, bench::machineCores()), k = 5;
+  int64_t repeats = 3, maxThreads = std::min(2, machineCores()), k = 5;
   auto flag = prog.flags().add_options();
-  flag("input", bench::value(&input, bench::shippedData(defaultInput), bench::shippedDataLabel(defaultInput)),
+  flag("input",
+       po::value(&input)->default_value(app::shippedData(defaultInput), app::shippedDataLabel(defaultInput)),
        "CSV with a smiles column, gzipped or not");
-  flag("repeats", bench::value(&repeats, int64_t{3}), "runs per measurement (the fastest is kept)");
-  flag("max-threads", bench::value(&maxThreads, maxThreads),
+  flag("repeats", app::value(&repeats, int64_t{3}), "runs per measurement (the fastest is kept)");
+  flag("max-threads", app::value(&maxThreads, maxThreads),
        "measure 1..N threads (at most the machine's cores)");
-  flag("multi-hop-max-dist", bench::value(&k, int64_t{5}),
+  flag("multi-hop-max-dist", app::value(&k, int64_t{5}),
        "Graphormer's multi_hop_max_dist (hops kept per path)");
   return prog.run(argc, argv, [&] {
-    bench::requireAtLeast("--repeats", repeats, 1);
-    bench::requireRange("--max-threads", maxThreads, 1, bench::machineCores());
-    bench::requireAtLeast("--multi-hop-max-dist", k, 1);
-    bench::requireInput("--input", input);
+    app::requireAtLeast("--repeats", static_cast<double>(repeats), 1);
+    app::requireRange("--max-threads", static_cast<double>(maxThreads), 1, machineCores());
+    app::requireAtLeast("--multi-hop-max-dist", static_cast<double>(k), 1);
+    // Before the reader, whose message for a missing file is about guessing its format.
+    if (!std::filesystem::exists(input)) throw std::runtime_error(input + ": no such file or folder");
     return measure(prog, input, static_cast<int>(repeats), static_cast<int>(maxThreads), static_cast<int>(k));
   });
 }

@@ -12,10 +12,11 @@
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
-#include "bench/common/BenchProgram.h"
-#include "examples/MoleculeData.h"
+#include "examples/common/MoleculeData.h"
+#include "examples/common/Program.h"
+#include "examples/common/ShippedData.h"
+#include "examples/common/TrainingFlags.h"
 #include "gnn/ExecutionContext.h"
 #include "gnn/Init.h"
 #include "gnn/Ops.h"
@@ -180,8 +181,9 @@ nlohmann::json stepMemory(Runner& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::BenchProgram prog(
-      "bench_graph_training", "graph-level training throughput with fixed-size batches",
+  app::Program prog(
+      "bench_graph_training",
+      "graph-level training throughput with fixed-size batches.\n\n"
       "Measures: real (not padding) graphs trained per second, graphs/s, of one model (forward,\n"
       "  backward, Adam step) with each batching strategy at the same real graphs per step; the\n"
       "  strategies' timed steps run interleaved in rounds, so a change of machine load hits all alike.\n"
@@ -190,59 +192,57 @@ int main(int argc, char** argv) {
       "  machine's FMA peak, both measured in this run. memory: one step's tensor MB;\n"
       "  held_after_forward_over_previous = MB held after the forward / MB the previous tape held at least.\n"
       "  No stored figures are compared.");
-  const std::string defaultData = "pcqm4mv2_style";
-  std::string data, modelName = "gin", strategies = "pad,stream,plan";
-  int64_t layers = 5, hidden = 300, batchSize = 128, rounds = 4, stepsPerRound = 5, limit = -1, threads = 0;
+  std::string data, modelName, strategies;
+  int64_t layers = 5, hidden = 300, batchSize = 128, rounds = 4, stepsPerRound = 5, limit = -1;
+  int threads = 0;
   bool roofline = true, memory = true, profile = false;
   auto flag = prog.flags().add_options();
-  flag("data", bench::value(&data, bench::shippedData(defaultData), bench::shippedDataLabel(defaultData)),
+  flag("data",
+       po::value(&data)->default_value(app::defaultMoleculeDataPath(),
+                                       app::shippedDataLabel("pcqm4mv2_style")),
        "molecule set: PCQM4Mv2 layout, MoleculeNet CSV or a built .npz");
-  flag("model", bench::value(&modelName, std::string("gin")), "gin | gcn");
-  flag("layers", bench::value(&layers, int64_t{5}), "message-passing layers");
-  flag("hidden", bench::value(&hidden, int64_t{300}), "hidden width");
-  flag("batch-size", bench::value(&batchSize, int64_t{128}),
+  flag("model", app::value(&modelName, "gin"), "gin | gcn");
+  flag("layers", app::value(&layers, int64_t{5}), "message-passing layers");
+  flag("hidden", app::value(&hidden, int64_t{300}), "hidden width");
+  flag("batch-size", app::value(&batchSize, int64_t{128}),
        "real graphs per step (pad) / graph cap (packing)");
-  flag("rounds", bench::value(&rounds, int64_t{4}), "interleaved rounds");
-  flag("steps-per-round", bench::value(&stepsPerRound, int64_t{5}), "steps of each strategy per round");
-  flag("limit", bench::value(&limit, int64_t{-1}), "first N molecules only (-1: all)");
-  flag("threads", bench::value(&threads, int64_t{0}), "threads for ops (0: all cores)");
-  flag("strategies", bench::value(&strategies, std::string("pad,stream,plan")),
-       "comma-separated subset of pad, stream, plan to run");
-  flag("roofline", bench::value(&roofline, true),
+  flag("rounds", app::value(&rounds, int64_t{4}), "interleaved rounds");
+  flag("steps-per-round", app::value(&stepsPerRound, int64_t{5}), "steps of each strategy per round");
+  flag("limit", app::value(&limit, int64_t{-1}), "first N molecules only (-1: all)");
+  flag("threads", app::value(&threads, 0), "threads for ops (0: every core; at most the machine's cores)");
+  flag("strategies", app::value(&strategies, "pad,stream,plan"),
+       "comma-separated subset of pad, stream, plan");
+  flag("roofline", po::value(&roofline)->default_value(true, "true"),
        "GIN: also time the step's GEMMs alone and the machine's FMA peak (bounds on graphs/s)");
   flag(
-      "memory", bench::value(&memory, true),
+      "memory", po::value(&memory)->default_value(true, "true"),
       "also measure one step's memory: peak tensor bytes, bytes the tape saves, what the previous tape held");
   flag("profile", po::bool_switch(&profile),
        "profile one more step: per-op table on stderr, rows under \"profile\"");
   return prog.run(argc, argv, [&] {
-    bench::requireOneOf("--model", modelName, {"gin", "gcn"});
+    app::requireOneOf("--model", modelName, {"gin", "gcn"});
+    if (strategies.find_first_not_of(',') == std::string::npos)
+      throw app::UsageError("--strategies '" + strategies + "': names none of pad, stream, plan");
     const std::vector<std::string> chosen =
-        bench::requireListOf("--strategies", strategies, {"pad", "stream", "plan"});
-    bench::requireAtLeast("--layers", layers, 1);
-    bench::requireAtLeast("--hidden", hidden, 1);
-    bench::requireAtLeast("--batch-size", batchSize, 1);
-    bench::requireAtLeast("--rounds", rounds, 1);
-    bench::requireAtLeast("--steps-per-round", stepsPerRound, 1);
-    if (limit != -1) bench::requireAtLeast("--limit", limit, 1);
-    bench::requireThreads("--threads", threads);
-    bench::requireInput("--data", data);
+        app::requireListOf("--strategies", strategies, {"pad", "stream", "plan"});
+    app::requireAtLeast("--layers", static_cast<double>(layers), 1);
+    app::requireAtLeast("--hidden", static_cast<double>(hidden), 1);
+    app::requireAtLeast("--batch-size", static_cast<double>(batchSize), 1);
+    app::requireAtLeast("--rounds", static_cast<double>(rounds), 1);
+    app::requireAtLeast("--steps-per-round", static_cast<double>(stepsPerRound), 1);
+    if (limit != -1) app::requireAtLeast("--limit", static_cast<double>(limit), 1);
+    app::applyThreads(threads);
     // Every step allocates the same activation sizes; keep freed blocks in the heap instead of returning them
     // to the kernel, which would zero fresh pages on every step (~12% of a step in perf on this machine).
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    if (threads > 0) setNumThreads(static_cast<int>(threads));
-    MoleculeDataOptions mo;
+    app::MoleculeDataOptions mo;
     mo.path = data;
     mo.limit = limit;
-    MoleculeData md = openMoleculeData(mo);
+    app::MoleculeData md = app::openMoleculeData(mo);  // refuses a split without training molecules
     std::shared_ptr<const Dataset> all = md.dataset;
-    // The steps below draw batches until one comes: without training graphs they would never return.
-    if (md.train.empty())
-      throw std::runtime_error(
-          data + ": no training graphs" +
-          (limit > 0 ? " among the first " + std::to_string(limit) + " molecules (--limit)" : std::string()));
-    auto train = std::make_shared<Subset>(all, std::vector<size_t>(md.train.begin(), md.train.end()));
+    auto train =
+        std::make_shared<Subset>(all, std::vector<size_t>(md.split.train.begin(), md.split.train.end()));
 
     std::vector<Runner> runners;
     for (PackingStrategy s :

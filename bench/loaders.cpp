@@ -7,10 +7,11 @@
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
+#include <numeric>
 
-#include "bench/common/BenchProgram.h"
-#include "examples/MoleculeData.h"
+#include "examples/common/MoleculeData.h"
+#include "examples/common/Program.h"
+#include "examples/common/ShippedData.h"
 #include "loaders/ClusterData.h"
 #include "loaders/DataLoader.h"
 #include "loaders/FixedSizeDataLoader.h"
@@ -75,12 +76,18 @@ nlohmann::json runStrategy(const std::shared_ptr<const Dataset>& ds, PackingStra
 int measure(const std::string& data, int64_t batchSize, int64_t numNodes, int64_t numEdges, int64_t limit,
             uint64_t seed, int64_t metisNodes, int64_t metisEdges, int64_t clusters) {
   nlohmann::json out;
-  MoleculeDataOptions mo;
+  app::MoleculeDataOptions mo;
   mo.path = data;
   mo.limit = limit;
-  MoleculeData md = openMoleculeData(mo);
+  mo.requireTargets = false;  // batching does not look at targets
+  app::MoleculeData md = app::openMoleculeData(mo);
   std::shared_ptr<const Dataset> ds = md.dataset;
-  if (ds->size() == 0) throw std::runtime_error(data + ": no graphs");
+  // A built .npz keeps all its molecules; --limit then means its first md.size.
+  if (md.size < static_cast<int64_t>(ds->size())) {
+    std::vector<size_t> first(static_cast<size_t>(md.size));
+    std::iota(first.begin(), first.end(), size_t{0});
+    ds = std::make_shared<Subset>(ds, std::move(first));
+  }
   int64_t maxN = 0, maxE = 0, sumN = 0, sumE = 0;
   for (size_t i = 0; i < ds->size(); ++i) {
     maxN = std::max(maxN, ds->numNodes(i));
@@ -142,8 +149,9 @@ int measure(const std::string& data, int64_t batchSize, int64_t numNodes, int64_
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::BenchProgram prog(
-      "bench_loaders", "fixed-size batching: padding efficiency, collation speed, METIS partitioning",
+  app::Program prog(
+      "bench_loaders",
+      "fixed-size batching: padding efficiency, collation speed, METIS partitioning.\n\n"
       "Measures, over one epoch of the data: padding efficiency (real nodes and edges / batch capacity) of\n"
       "  PadToMax, StreamPack and PlannedPack batches; their planning + collation speed in graphs/s (one\n"
       "  thread, no prefetch); variable-size DataLoader collation in graphs/s; and METIS partitioning of a\n"
@@ -157,27 +165,30 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   bool skipMetis = false;
   auto flag = prog.flags().add_options();
-  flag("data", bench::value(&data, bench::shippedData(defaultData), bench::shippedDataLabel(defaultData)),
+  flag("data",
+       po::value(&data)->default_value(app::defaultMoleculeDataPath(), app::shippedDataLabel(defaultData)),
        "molecule set: PCQM4Mv2 layout, MoleculeNet CSV or a built .npz");
-  flag("batch-size", bench::value(&batchSize, int64_t{128}),
+  flag("batch-size", app::value(&batchSize, int64_t{128}),
        "real graphs per batch (PadToMax) / graph cap (packing)");
-  flag("num-nodes", bench::value(&numNodes, int64_t{0}), "packing node budget (0: mean·batch·1.01 + 1)");
-  flag("num-edges", bench::value(&numEdges, int64_t{0}), "packing edge budget (0: mean·batch·1.01 + 1)");
-  flag("limit", bench::value(&limit, int64_t{-1}), "first N molecules only (-1: all)");
-  flag("seed", bench::value(&seed, uint64_t{0}), "shuffle seed");
-  flag("metis-nodes", bench::value(&metisNodes, int64_t{1000000}), "nodes of the generated METIS graph");
-  flag("metis-edges", bench::value(&metisEdges, int64_t{10000000}), "directed edges of the generated graph");
-  flag("clusters", bench::value(&clusters, int64_t{1024}), "METIS parts");
+  flag("num-nodes", app::value(&numNodes, int64_t{0}), "packing node budget (0: mean·batch·1.01 + 1)");
+  flag("num-edges", app::value(&numEdges, int64_t{0}), "packing edge budget (0: mean·batch·1.01 + 1)");
+  flag("limit", app::value(&limit, int64_t{-1}), "first N molecules only (-1: all)");
+  flag("seed", app::value(&seed, uint64_t{0}), "shuffle seed");
+  flag("metis-nodes", app::value(&metisNodes, int64_t{1000000}), "nodes of the generated METIS graph");
+  flag("metis-edges", app::value(&metisEdges, int64_t{10000000}), "directed edges of the generated graph");
+  flag("clusters", app::value(&clusters, int64_t{1024}), "METIS parts");
   flag("skip-metis", po::bool_switch(&skipMetis), "leave out the METIS timing");
   return prog.run(argc, argv, [&] {
-    bench::requireAtLeast("--batch-size", batchSize, 1);
-    bench::requireAtLeast("--num-nodes", numNodes, 0);
-    bench::requireAtLeast("--num-edges", numEdges, 0);
-    if (limit != -1) bench::requireAtLeast("--limit", limit, 1);
-    bench::requireAtLeast("--metis-nodes", metisNodes, 1);
-    bench::requireAtLeast("--metis-edges", metisEdges, 1);
-    bench::requireRange("--clusters", clusters, 1, metisNodes);
-    bench::requireInput("--data", data);
+    app::requireAtLeast("--batch-size", static_cast<double>(batchSize), 1);
+    app::requireAtLeast("--num-nodes", static_cast<double>(numNodes), 0);
+    app::requireAtLeast("--num-edges", static_cast<double>(numEdges), 0);
+    if (limit != -1) app::requireAtLeast("--limit", static_cast<double>(limit), 1);
+    app::requireAtLeast("--metis-nodes", static_cast<double>(metisNodes), 1);
+    app::requireAtLeast("--metis-edges", static_cast<double>(metisEdges), 1);
+    app::requireAtLeast("--clusters", static_cast<double>(clusters), 1);
+    if (clusters > metisNodes)
+      throw app::UsageError("--clusters " + std::to_string(clusters) + ": more parts than --metis-nodes (" +
+                            std::to_string(metisNodes) + ")");
     return measure(data, batchSize, numNodes, numEdges, limit, seed, skipMetis ? 0 : metisNodes, metisEdges,
                    clusters);
   });
