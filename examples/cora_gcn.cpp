@@ -139,8 +139,9 @@ RunResult trainOnce(const app::Program& prog, const app::TrainingFlags& tf, cons
           --skip;
           continue;
         }
-        trainer.step([&] { return crossEntropy(net.forward(b), b.y, b.trainMask); },
-                     b.trainMask.flat<uint8_t>().cast<int64_t>().sum());
+        if (!trainer.step([&] { return crossEntropy(net.forward(b), b.y, b.trainMask); },
+                          b.trainMask.flat<uint8_t>().cast<int64_t>().sum()))
+          break;  // --time-budget spent
       }
     } else {
       trainer.step([&] { return crossEntropy(net.forward(features, ei), y, ds.graph.trainMask); },

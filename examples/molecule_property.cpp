@@ -407,7 +407,7 @@ int main(int argc, char** argv) {
           --skip;
           continue;
         }
-        trainer.step(
+        const bool more = trainer.step(
             [&] {
               Variable pred = model->forward(b);
               return classification ? bceWithLogits(pred, b.y, b.yMask)
@@ -420,6 +420,7 @@ int main(int argc, char** argv) {
               return app::describeMolecules(md, pos);
             });
         ++steps;
+        if (!more) break;  // --time-budget spent
       }
     };
     hooks.validate = [&] { return evaluate(md.split.valid); };

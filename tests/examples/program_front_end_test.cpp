@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -317,6 +318,18 @@ TEST_F(FrontEnd, EarlyStoppingAndSchedulesTakeEffect) {
   EXPECT_LT(lines[0]["lr"].get<double>(), 0.01);  // in warmup
   const auto best = j["best_epoch"][0].get<int64_t>();
   EXPECT_EQ(static_cast<int64_t>(lines.size()), best + 5);
+}
+
+TEST_F(FrontEnd, TimeBudgetStopsTrainingAndSaysSo) {
+  nlohmann::json j = lastJson(run("molecule_property", "--limit 600 --layers 1 --hidden 16 --epochs 100000 "
+                                                       "--time-budget 0.03 --schedule cosine --json --quiet",
+                                  false)
+                                  .out);
+  EXPECT_TRUE(j["stopped_by_time_budget"].get<bool>()) << j.dump();
+  EXPECT_LT(j["epochs"].get<int64_t>(), 100000);
+  EXPECT_GE(j["train_seconds"].get<double>(), 1.8 * 0.99);
+  EXPECT_TRUE(std::isfinite(j["valid_mae"].get<double>()));
+  expectUsageError(run("molecule_property", "--time-budget -1"), "--time-budget -1: must be");
 }
 
 }  // namespace
