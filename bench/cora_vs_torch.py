@@ -9,7 +9,8 @@ Runs, one after the other (never side by side, so they do not compete for cores)
             infer_ms_median, threads, peak_rss_mb)
   2. bench/reference/cora_gcn_torch.py with PyG's example hyper-parameters (dropout on the input and hidden)
   3. the same without the input dropout (dropout on a dense 2708 x 1433 input is a large part of its epoch)
-and prints one JSON object with the three results, the speed ratios and a description of the machine.
+and prints one JSON object with the three results, the speed ratios (speedup_vs_* = the reference's median
+epoch ms / ours; infer_speedup_vs_torch the same for inference) and a description of the machine.
 
 The bar: ours at least --target (5) times faster per training epoch than the faster of the two references
 (median epoch times), with test accuracy at least the better reference's mean minus --acc-tolerance (0.01).
@@ -28,16 +29,28 @@ REFERENCE = os.path.join(REPO, "bench", "reference", "cora_gcn_torch.py")
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--gnn-bin", default=os.path.join(REPO, "build", "release", "examples", "cora_gcn"))
-    p.add_argument("--data", default=os.path.join(REPO, "examples", "data", "cora"))
-    p.add_argument("--runs", type=int, default=10, help="trainings per program (different seeds)")
-    p.add_argument("--threads", type=int, default=2)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--gnn-bin", default=os.path.join(REPO, "build", "release", "examples", "cora_gcn"),
+                   help="our program (default: build/release/examples/cora_gcn in the source tree)")
+    p.add_argument("--data", default=os.path.join(REPO, "examples", "data", "cora"),
+                   help="dataset, OGB raw layout (default: examples/data/cora in the source tree)")
+    p.add_argument("--runs", type=int, default=10, help="trainings per program, different seeds (default: 10)")
+    p.add_argument("--threads", type=int, default=2, help="threads of every program (default: 2)")
     p.add_argument("--python", default="/usr/bin/python3", help="interpreter for the reference (Debian's torch)")
-    p.add_argument("--target", type=float, default=5.0, help="required speedup over the faster reference")
-    p.add_argument("--acc-tolerance", type=float, default=0.01)
+    p.add_argument("--target", type=float, default=5.0, help="required speedup over the faster reference (default: 5)")
+    p.add_argument("--acc-tolerance", type=float, default=0.01,
+                   help="accuracy ours may lose to the better reference (default: 0.01)")
     p.add_argument("--torch-only", action="store_true", help="run only the references (test the driver)")
     args = p.parse_args()
+    cores = len(os.sched_getaffinity(0))
+    if args.runs < 1:
+        p.error(f"--runs {args.runs}: must be at least 1")
+    if args.threads < 1 or args.threads > cores:
+        p.error(f"--threads {args.threads}: must be between 1 and {cores} (the machine's cores)")
+    if not args.target > 0:
+        p.error(f"--target {args.target:g}: must be > 0")
+    if not args.acc_tolerance >= 0:
+        p.error(f"--acc-tolerance {args.acc_tolerance:g}: must be >= 0")
     if not os.path.isdir(args.data):
         fail(f"no dataset at {args.data} (expected raw/ and split/public/ in the OGB raw layout); set --data")
     if not args.torch_only and not os.access(args.gnn_bin, os.X_OK):

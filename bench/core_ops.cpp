@@ -1,13 +1,19 @@
 // Op-level speed beside the machine's own limits, measured in the same run: a plain Eigen GEMM (FLOP/s)
 // and memcpy (bytes/s) are the references; our matmul, SpMM, gather/scatter, GIN's fused ops, attention's
 // batched products and softmax, SchNet's edge distances and a GCN layer step are reported as achieved FLOP/s
-// or bytes/s and as a fraction of the reference.
+// or bytes/s, to be divided by the reference's counter of the same run (the program prints the counters, not
+// the fractions). Flags are Google Benchmark's; values it would answer with its help and exit code 0, and an
+// output file it cannot write, are refused here as a bad command line (exit 2), as the examples do.
 //
 //   build/release/bench/bench_core_ops --benchmark_format=json
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <iostream>
+#include <string>
 
+#include "examples/common/Program.h"
+#include "examples/common/TrainingFlags.h"
 #include "gnn/GCNConv.h"
 #include "gnn/Init.h"
 #include "gnn/Ops.h"
@@ -225,10 +231,80 @@ BENCHMARK(BM_AttentionSoftmax)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EdgeDistances)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GcnLayerTrainStep)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+namespace {
+
+constexpr const char* kName = "bench_core_ops";
+
+void printHelp() {
+  std::cout
+      << kName << ": op speed beside the machine's GEMM and memcpy speed, measured in the same run.\n\n"
+      << "Measures: per op (matmul, SpMM, gather/scatter, GIN's fused ops, attention's batched products and\n"
+         "  softmax, SchNet's edge distances, a GCN layer step; forward and backward where the op has one) "
+         "the\n"
+         "  time per iteration and a rate counter: flops (FLOP/s), bytes_per_s (array bytes read and "
+         "written\n"
+         "  per second) or edges_per_s. All cores.\n"
+         "Compared with: BM_ReferenceEigenGemm (a plain Eigen GEMM, FLOP/s) and BM_ReferenceMemcpy "
+         "(bytes/s)\n"
+         "  of the same run: an op's share of the machine's limit = its counter / the reference's counter.\n"
+         "  No stored figures are compared.\n\n"
+         "Flags are Google Benchmark's, e.g. --benchmark_filter=Gin --benchmark_format=json:\n";
+  benchmark::PrintDefaultHelp();
+}
+
+int usageError(const std::string& what) {
+  std::cerr << kName << ": " << what << " (see " << kName << " --help)\n";
+  return 2;
+}
+
+// Google Benchmark answers a value it does not know with its help and exit code 0, and a file it cannot
+// write with a bare message; a script would take the first for success. Checked here in the examples' terms
+// (exit 2, message naming the flag). Returns the exit code, or -1 when the command line is fine.
+int checkFlags(int argc, char** argv) {
+  auto valueOf = [](const std::string& arg, const std::string& flag, std::string& v) {
+    if (arg.rfind(flag + "=", 0) != 0) return false;
+    v = arg.substr(flag.size() + 1);
+    return true;
+  };
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      std::string v;
+      if (valueOf(arg, "--benchmark_format", v))
+        app::requireOneOf("--benchmark_format", v, {"console", "json", "csv"});
+      if (valueOf(arg, "--benchmark_out_format", v))
+        app::requireOneOf("--benchmark_out_format", v, {"json", "console", "csv"});
+      if (valueOf(arg, "--benchmark_time_unit", v))
+        app::requireOneOf("--benchmark_time_unit", v, {"ns", "us", "ms", "s"});
+      if (valueOf(arg, "--benchmark_color", v))
+        app::requireOneOf("--benchmark_color", v, {"auto", "true", "false"});
+      if (valueOf(arg, "--benchmark_out", v)) app::checkWritable("--benchmark_out", v);
+    }
+  } catch (const app::UsageError& e) {
+    return usageError(e.what());
+  }
+  return -1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  setNumThreads(0);
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  // -h as in the other programs; Google Benchmark knows only --help.
+  static char help[] = "--help";
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "-h") == 0) argv[i] = help;
+  if (int code = checkFlags(argc, argv); code >= 0) return code;
+  benchmark::Initialize(&argc, argv, printHelp);
+  // Initialize leaves what it does not know (a misspelt flag, a value that does not parse) in argv.
+  if (argc > 1) return usageError(std::string("unrecognised option '") + argv[1] + "'");
+  try {
+    setNumThreads(0);
+    if (benchmark::RunSpecifiedBenchmarks() == 0)
+      return usageError("--benchmark_filter '" + benchmark::GetBenchmarkFilter() + "' matches no benchmark");
+    benchmark::Shutdown();
+  } catch (const std::exception& e) {
+    std::cerr << kName << ": error: " << e.what() << "\n";
+    return 1;
+  }
   return 0;
 }

@@ -9,12 +9,14 @@
 #include <malloc.h>
 
 #include <algorithm>
-#include <boost/program_options.hpp>
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "examples/MoleculeData.h"
+#include "examples/common/MoleculeData.h"
+#include "examples/common/Program.h"
+#include "examples/common/ShippedData.h"
+#include "examples/common/TrainingFlags.h"
 #include "gnn/ExecutionContext.h"
 #include "gnn/Init.h"
 #include "gnn/Ops.h"
@@ -179,137 +181,165 @@ nlohmann::json stepMemory(Runner& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string data, modelName = "gin", strategies = "pad,stream,plan";
+  app::Program prog(
+      "bench_graph_training",
+      "graph-level training throughput with fixed-size batches.\n\n"
+      "Measures: real (not padding) graphs trained per second, graphs/s, of one model (forward,\n"
+      "  backward, Adam step) with each batching strategy at the same real graphs per step; the\n"
+      "  strategies' timed steps run interleaved in rounds, so a change of machine load hits all alike.\n"
+      "Compared with: the other strategies in the same run: plan_over_pad = PlannedPack graphs/s /\n"
+      "  PadToMax graphs/s. GIN roofline: graphs/s bounds from the step's GEMM work timed alone and at the\n"
+      "  machine's FMA peak, both measured in this run. memory: one step's tensor MB;\n"
+      "  held_after_forward_over_previous = MB held after the forward / MB the previous tape held at least.\n"
+      "  No stored figures are compared.");
+  std::string data, modelName, strategies;
   int64_t layers = 5, hidden = 300, batchSize = 128, rounds = 4, stepsPerRound = 5, limit = -1;
   int threads = 0;
   bool roofline = true, memory = true, profile = false;
-  po::options_description opts("bench_graph_training [options]");
-  opts.add_options()("help,h", "this help")("data", po::value(&data), "molecule set (default: PCQM4Mv2-style)")(
-      "model", po::value(&modelName)->default_value("gin"), "gin | gcn")(
-      "layers", po::value(&layers)->default_value(5), "layers")("hidden", po::value(&hidden)->default_value(300), "width")(
-      "batch-size", po::value(&batchSize)->default_value(128), "real graphs per step (pad) / cap (packing)")(
-      "rounds", po::value(&rounds)->default_value(4), "interleaved rounds")(
-      "steps-per-round", po::value(&stepsPerRound)->default_value(5), "steps of each strategy per round")(
-      "limit", po::value(&limit)->default_value(-1), "first N molecules only")(
-      "threads", po::value(&threads)->default_value(0), "threads (0: all cores)")(
-      "strategies", po::value(&strategies)->default_value("pad,stream,plan"), "comma-separated subset to run")(
-      "roofline", po::value(&roofline)->default_value(true),
-      "GIN: also time the step's GEMMs alone and the machine's FMA peak (bounds on graphs/s)")(
-      "memory", po::value(&memory)->default_value(true),
-      "also measure one step's memory: peak tensor bytes, bytes the tape saves, what the previous tape held")(
-      "profile", po::bool_switch(&profile), "profile one more step: per-op table on stderr, rows under \"profile\"");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, opts), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
-  // Every step allocates the same activation sizes; keep freed blocks in the heap instead of returning them to
-  // the kernel, which would zero fresh pages on every step (~12% of a step in perf on this machine).
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  if (threads > 0) setNumThreads(threads);
-  if (data.empty()) data = defaultMoleculeDataPath(GNN_SOURCE_DIR "/examples/data");
-  MoleculeDataOptions mo;
-  mo.path = data;
-  mo.limit = limit;
-  MoleculeData md = openMoleculeData(mo);
-  std::shared_ptr<const Dataset> all = md.dataset;
-  auto train = std::make_shared<Subset>(all, std::vector<size_t>(md.train.begin(), md.train.end()));
+  auto flag = prog.flags().add_options();
+  flag("data",
+       po::value(&data)->default_value(app::defaultMoleculeDataPath(),
+                                       app::shippedDataLabel("pcqm4mv2_style")),
+       "molecule set: PCQM4Mv2 layout, MoleculeNet CSV or a built .npz");
+  flag("model", app::value(&modelName, "gin"), "gin | gcn");
+  flag("layers", app::value(&layers, int64_t{5}), "message-passing layers");
+  flag("hidden", app::value(&hidden, int64_t{300}), "hidden width");
+  flag("batch-size", app::value(&batchSize, int64_t{128}),
+       "real graphs per step (pad) / graph cap (packing)");
+  flag("rounds", app::value(&rounds, int64_t{4}), "interleaved rounds");
+  flag("steps-per-round", app::value(&stepsPerRound, int64_t{5}), "steps of each strategy per round");
+  flag("limit", app::value(&limit, int64_t{-1}), "first N molecules only (-1: all)");
+  flag("threads", app::value(&threads, 0), "threads for ops (0: every core; at most the machine's cores)");
+  flag("strategies", app::value(&strategies, "pad,stream,plan"),
+       "comma-separated subset of pad, stream, plan");
+  flag("roofline", po::value(&roofline)->default_value(true, "true"),
+       "GIN: also time the step's GEMMs alone and the machine's FMA peak (bounds on graphs/s)");
+  flag(
+      "memory", po::value(&memory)->default_value(true, "true"),
+      "also measure one step's memory: peak tensor bytes, bytes the tape saves, what the previous tape held");
+  flag("profile", po::bool_switch(&profile),
+       "profile one more step: per-op table on stderr, rows under \"profile\"");
+  return prog.run(argc, argv, [&] {
+    app::requireOneOf("--model", modelName, {"gin", "gcn"});
+    if (strategies.find_first_not_of(',') == std::string::npos)
+      throw app::UsageError("--strategies '" + strategies + "': names none of pad, stream, plan");
+    const std::vector<std::string> chosen =
+        app::requireListOf("--strategies", strategies, {"pad", "stream", "plan"});
+    app::requireAtLeast("--layers", static_cast<double>(layers), 1);
+    app::requireAtLeast("--hidden", static_cast<double>(hidden), 1);
+    app::requireAtLeast("--batch-size", static_cast<double>(batchSize), 1);
+    app::requireAtLeast("--rounds", static_cast<double>(rounds), 1);
+    app::requireAtLeast("--steps-per-round", static_cast<double>(stepsPerRound), 1);
+    if (limit != -1) app::requireAtLeast("--limit", static_cast<double>(limit), 1);
+    app::applyThreads(threads);
+    // Every step allocates the same activation sizes; keep freed blocks in the heap instead of returning them
+    // to the kernel, which would zero fresh pages on every step (~12% of a step in perf on this machine).
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    app::MoleculeDataOptions mo;
+    mo.path = data;
+    mo.limit = limit;
+    app::MoleculeData md = app::openMoleculeData(mo);  // refuses a split without training molecules
+    std::shared_ptr<const Dataset> all = md.dataset;
+    auto train =
+        std::make_shared<Subset>(all, std::vector<size_t>(md.split.train.begin(), md.split.train.end()));
 
-  std::vector<Runner> runners;
-  for (PackingStrategy s : {PackingStrategy::PadToMax, PackingStrategy::StreamPack, PackingStrategy::PlannedPack}) {
-    if (("," + strategies + ",").find(std::string(",") + packingStrategyName(s) + ",") == std::string::npos) continue;
-    Runner r;
-    r.strategy = s;
-    r.fixed = s == PackingStrategy::PadToMax ? FixedSizeOptions::fromDataset(*all, batchSize + 1)
-                                             : FixedSizeOptions::forPacking(*all, batchSize);
-    FixedSizeDataLoader::Options lo;
-    lo.strategy = s;
-    r.loader = std::make_unique<FixedSizeDataLoader>(train, r.fixed, lo);
-    r.loader->startEpoch(0);
-    Generator gen(0);  // same initial weights for every strategy
-    GraphModelOptions mopt;
-    mopt.layers = layers;
-    mopt.hidden = hidden;
-    if (modelName == "gcn")
-      r.model = std::make_unique<GCN>(mopt, gen);
-    else
-      r.model = std::make_unique<GIN>(mopt, gen);
-    r.opt = std::make_unique<Adam>(std::vector<ParamGroup>{{r.model->parameters(), 0.0}}, 1e-3);
-    r.step();  // warm-up (first allocations), not timed below
-    r.steps = r.graphs = r.nodes = r.totalNodes = 0;
-    r.stepSeconds.clear();
-    r.seconds = r.loadSeconds = r.forwardSeconds = r.backwardSeconds = r.optimizerSeconds = 0;
-    runners.push_back(std::move(r));
-  }
-  for (int64_t round = 0; round < rounds; ++round)
-    for (Runner& r : runners)
-      for (int64_t s = 0; s < stepsPerRound; ++s) r.step();
+    std::vector<Runner> runners;
+    for (PackingStrategy s :
+         {PackingStrategy::PadToMax, PackingStrategy::StreamPack, PackingStrategy::PlannedPack}) {
+      if (std::find(chosen.begin(), chosen.end(), packingStrategyName(s)) == chosen.end()) continue;
+      Runner r;
+      r.strategy = s;
+      r.fixed = s == PackingStrategy::PadToMax ? FixedSizeOptions::fromDataset(*all, batchSize + 1)
+                                               : FixedSizeOptions::forPacking(*all, batchSize);
+      FixedSizeDataLoader::Options lo;
+      lo.strategy = s;
+      r.loader = std::make_unique<FixedSizeDataLoader>(train, r.fixed, lo);
+      r.loader->startEpoch(0);
+      Generator gen(0);  // same initial weights for every strategy
+      GraphModelOptions mopt;
+      mopt.layers = layers;
+      mopt.hidden = hidden;
+      if (modelName == "gcn")
+        r.model = std::make_unique<GCN>(mopt, gen);
+      else
+        r.model = std::make_unique<GIN>(mopt, gen);
+      r.opt = std::make_unique<Adam>(std::vector<ParamGroup>{{r.model->parameters(), 0.0}}, 1e-3);
+      r.step();  // warm-up (first allocations), not timed below
+      r.steps = r.graphs = r.nodes = r.totalNodes = 0;
+      r.stepSeconds.clear();
+      r.seconds = r.loadSeconds = r.forwardSeconds = r.backwardSeconds = r.optimizerSeconds = 0;
+      runners.push_back(std::move(r));
+    }
+    for (int64_t round = 0; round < rounds; ++round)
+      for (Runner& r : runners)
+        for (int64_t s = 0; s < stepsPerRound; ++s) r.step();
 
-  nlohmann::json out;
-  out["model"] = modelName;
-  out["layers"] = layers;
-  out["hidden"] = hidden;
-  out["batch_size"] = batchSize;
-  out["threads"] = numThreads();
-  out["steps_per_strategy"] = rounds * stepsPerRound;
-  double padRate = 0, planRate = 0;
-  for (Runner& r : runners) {
-    double rate = static_cast<double>(r.graphs) / r.seconds;
-    if (r.strategy == PackingStrategy::PadToMax) padRate = rate;
-    if (r.strategy == PackingStrategy::PlannedPack) planRate = rate;
-    out["strategies"].push_back({{"strategy", packingStrategyName(r.strategy)},
-                                 {"num_nodes", r.fixed.numNodes},
-                                 {"num_edges", r.fixed.numEdges},
-                                 {"num_graphs", r.fixed.numGraphs},
-                                 {"real_graphs_per_step", static_cast<double>(r.graphs) / static_cast<double>(r.steps)},
-                                 {"node_efficiency", static_cast<double>(r.nodes) / static_cast<double>(r.totalNodes)},
-                                 {"seconds_per_step", r.seconds / static_cast<double>(r.steps)},
-                                 {"step_split_s",
-                                  {{"load", r.loadSeconds / static_cast<double>(r.steps)},
-                                   {"forward", r.forwardSeconds / static_cast<double>(r.steps)},
-                                   {"backward", r.backwardSeconds / static_cast<double>(r.steps)},
-                                   {"optimizer", r.optimizerSeconds / static_cast<double>(r.steps)}}},
-                                 {"real_graphs_per_s", rate},
-                                 {"real_graphs_per_s_at_median_step",
-                                  static_cast<double>(r.graphs) / static_cast<double>(r.steps) / median(r.stepSeconds)}});
-  }
-  if (padRate > 0 && planRate > 0) out["plan_over_pad"] = planRate / padRate;
-  if (roofline && modelName == "gin") {
-    // How fast could a step be? Its fp32 GEMM work alone, at the machine's FMA peak and at the speed the
-    // GEMMs actually run, for the PlannedPack batch shape.
+    nlohmann::json out;
+    out["data"] = data;
+    out["model"] = modelName;
+    out["layers"] = layers;
+    out["hidden"] = hidden;
+    out["batch_size"] = batchSize;
+    out["threads"] = numThreads();
+    out["steps_per_strategy"] = rounds * stepsPerRound;
+    double padRate = 0, planRate = 0;
     for (Runner& r : runners) {
-      if (r.strategy != PackingStrategy::PlannedPack) continue;
-      const double graphsPerStep = static_cast<double>(r.graphs) / static_cast<double>(r.steps);
-      const double flop = 2.0 * 3.0 * static_cast<double>(layers) * static_cast<double>(r.fixed.numNodes) *
-                          2.0 * static_cast<double>(hidden * 2 * hidden);
-      const double peak = fmaPeakGflops();
-      const double gemmSeconds = gemmOnlySeconds(r.fixed.numNodes, hidden, layers, 5);
-      out["roofline"] = {{"batch_nodes", r.fixed.numNodes},
-                         {"gemm_gflop_per_step", flop / 1e9},
-                         {"fma_peak_gflop_per_s", peak},
-                         {"gemm_only_seconds_per_step", gemmSeconds},
-                         {"gemm_gflop_per_s", flop / 1e9 / gemmSeconds},
-                         {"step_share_in_gemm", gemmSeconds / (r.seconds / static_cast<double>(r.steps))},
-                         {"bound_graphs_per_s_at_fma_peak", graphsPerStep / (flop / 1e9 / peak)},
-                         {"bound_graphs_per_s_gemm_only", graphsPerStep / gemmSeconds}};
+      double rate = static_cast<double>(r.graphs) / r.seconds;
+      if (r.strategy == PackingStrategy::PadToMax) padRate = rate;
+      if (r.strategy == PackingStrategy::PlannedPack) planRate = rate;
+      out["strategies"].push_back(
+          {{"strategy", packingStrategyName(r.strategy)},
+           {"num_nodes", r.fixed.numNodes},
+           {"num_edges", r.fixed.numEdges},
+           {"num_graphs", r.fixed.numGraphs},
+           {"real_graphs_per_step", static_cast<double>(r.graphs) / static_cast<double>(r.steps)},
+           {"node_efficiency", static_cast<double>(r.nodes) / static_cast<double>(r.totalNodes)},
+           {"seconds_per_step", r.seconds / static_cast<double>(r.steps)},
+           {"step_split_s",
+            {{"load", r.loadSeconds / static_cast<double>(r.steps)},
+             {"forward", r.forwardSeconds / static_cast<double>(r.steps)},
+             {"backward", r.backwardSeconds / static_cast<double>(r.steps)},
+             {"optimizer", r.optimizerSeconds / static_cast<double>(r.steps)}}},
+           {"real_graphs_per_s", rate},
+           {"real_graphs_per_s_at_median_step",
+            static_cast<double>(r.graphs) / static_cast<double>(r.steps) / median(r.stepSeconds)}});
     }
-  }
-  if (memory && !runners.empty()) out["memory"] = stepMemory(runners.back());
-  if (profile && !runners.empty()) {
-    // One more step of the last strategy under the profiler: the per-op table, whose linear FLOPs are the
-    // roofline's GEMM FLOPs plus the head's.
-    OpProfiler prof;
-    {
-      ObserverScope watch(prof);
-      runners.back().step();
+    if (padRate > 0 && planRate > 0) out["plan_over_pad"] = planRate / padRate;
+    if (roofline && modelName == "gin") {
+      // How fast could a step be? Its fp32 GEMM work alone, at the machine's FMA peak and at the speed the
+      // GEMMs actually run, for the PlannedPack batch shape.
+      for (Runner& r : runners) {
+        if (r.strategy != PackingStrategy::PlannedPack) continue;
+        const double graphsPerStep = static_cast<double>(r.graphs) / static_cast<double>(r.steps);
+        const double flop = 2.0 * 3.0 * static_cast<double>(layers) * static_cast<double>(r.fixed.numNodes) *
+                            2.0 * static_cast<double>(hidden * 2 * hidden);
+        const double peak = fmaPeakGflops();
+        const double gemmSeconds = gemmOnlySeconds(r.fixed.numNodes, hidden, layers, 5);
+        out["roofline"] = {{"batch_nodes", r.fixed.numNodes},
+                           {"gemm_gflop_per_step", flop / 1e9},
+                           {"fma_peak_gflop_per_s", peak},
+                           {"gemm_only_seconds_per_step", gemmSeconds},
+                           {"gemm_gflop_per_s", flop / 1e9 / gemmSeconds},
+                           {"step_share_in_gemm", gemmSeconds / (r.seconds / static_cast<double>(r.steps))},
+                           {"bound_graphs_per_s_at_fma_peak", graphsPerStep / (flop / 1e9 / peak)},
+                           {"bound_graphs_per_s_gemm_only", graphsPerStep / gemmSeconds}};
+      }
     }
-    prof.print(std::cerr);
-    out["profile"] = prof.json();
-    out["profile_linear_gflop"] = static_cast<double>(prof.flopsOf("linear")) / 1e9;
-  }
-  std::cout << out.dump(2) << std::endl;
-  return 0;
+    if (memory && !runners.empty()) out["memory"] = stepMemory(runners.back());
+    if (profile && !runners.empty()) {
+      // One more step of the last strategy under the profiler: the per-op table, whose linear FLOPs are the
+      // roofline's GEMM FLOPs plus the head's.
+      OpProfiler prof;
+      {
+        ObserverScope watch(prof);
+        runners.back().step();
+      }
+      prof.print(std::cerr);
+      out["profile"] = prof.json();
+      out["profile_linear_gflop"] = static_cast<double>(prof.flopsOf("linear")) / 1e9;
+    }
+    std::cout << out.dump(2) << std::endl;
+    return 0;
+  });
 }

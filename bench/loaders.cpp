@@ -1,15 +1,17 @@
-// bench_loaders: the loaders on the PCQM4Mv2-style set, in one run: padding efficiency of PadToMax, StreamPack
-// and PlannedPack, planning and collation speed (graphs/s), and METIS partitioning of a generated graph
-// (1M nodes, 10M edges by default) as ClusterData does it. Prints one JSON object.
+// bench_loaders: the loaders on the PCQM4Mv2-style set, in one run: padding efficiency of PadToMax,
+// StreamPack and PlannedPack, planning and collation speed (graphs/s), and METIS partitioning of a generated
+// graph (1M nodes, 10M edges by default) as ClusterData does it. Prints one JSON object.
 //
 //   bench_loaders [--data DIR|FILE.npz] [--batch-size 128] [--metis-nodes 1000000 --metis-edges 10000000]
-#include <boost/program_options.hpp>
 #include <chrono>
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
-#include "examples/MoleculeData.h"
+#include "examples/common/MoleculeData.h"
+#include "examples/common/Program.h"
+#include "examples/common/ShippedData.h"
 #include "loaders/ClusterData.h"
 #include "loaders/DataLoader.h"
 #include "loaders/FixedSizeDataLoader.h"
@@ -70,41 +72,22 @@ nlohmann::json runStrategy(const std::shared_ptr<const Dataset>& ds, PackingStra
   return j;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::string data;
-  int64_t batchSize = 128, metisNodes = 1000000, metisEdges = 10000000, clusters = 1024, numNodes = 0, numEdges = 0,
-          limit = -1;
-  uint64_t seed = 0;
-  bool skipMetis = false;
-  po::options_description opts("bench_loaders [options]");
-  opts.add_options()("help,h", "this help")(
-      "data", po::value(&data), "molecule set (PCQM4Mv2 layout, CSV or .npz; default: the PCQM4Mv2-style set)")(
-      "batch-size", po::value(&batchSize)->default_value(128), "real graphs per batch (PadToMax) / graph cap (packing)")(
-      "num-nodes", po::value(&numNodes)->default_value(0), "packing node budget (0: mean·batch·1.01 + 1)")(
-      "num-edges", po::value(&numEdges)->default_value(0), "packing edge budget (0: mean·batch·1.01 + 1)")(
-      "limit", po::value(&limit)->default_value(-1), "first N molecules only")(
-      "seed", po::value(&seed)->default_value(0), "shuffle seed")(
-      "metis-nodes", po::value(&metisNodes)->default_value(1000000), "nodes of the generated METIS graph")(
-      "metis-edges", po::value(&metisEdges)->default_value(10000000), "directed edges of the generated graph")(
-      "clusters", po::value(&clusters)->default_value(1024), "METIS parts")(
-      "skip-metis", po::bool_switch(&skipMetis), "leave out the METIS timing");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, opts), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
-  if (data.empty()) data = defaultMoleculeDataPath(GNN_SOURCE_DIR "/examples/data");
-
+// Everything after the command line; metisNodes 0 leaves out the METIS timing.
+int measure(const std::string& data, int64_t batchSize, int64_t numNodes, int64_t numEdges, int64_t limit,
+            uint64_t seed, int64_t metisNodes, int64_t metisEdges, int64_t clusters) {
   nlohmann::json out;
-  MoleculeDataOptions mo;
+  app::MoleculeDataOptions mo;
   mo.path = data;
   mo.limit = limit;
-  MoleculeData md = openMoleculeData(mo);
+  mo.requireTargets = false;  // batching does not look at targets
+  app::MoleculeData md = app::openMoleculeData(mo);
   std::shared_ptr<const Dataset> ds = md.dataset;
+  // A built .npz keeps all its molecules; --limit then means its first md.size.
+  if (md.size < static_cast<int64_t>(ds->size())) {
+    std::vector<size_t> first(static_cast<size_t>(md.size));
+    std::iota(first.begin(), first.end(), size_t{0});
+    ds = std::make_shared<Subset>(ds, std::move(first));
+  }
   int64_t maxN = 0, maxE = 0, sumN = 0, sumE = 0;
   for (size_t i = 0; i < ds->size(); ++i) {
     maxN = std::max(maxN, ds->numNodes(i));
@@ -140,7 +123,7 @@ int main(int argc, char** argv) {
     out["dataloader_graphs_per_s"] = static_cast<double>(graphs) / seconds(t0);
   }
 
-  if (!skipMetis) {
+  if (metisNodes > 0) {
     auto t0 = Clock::now();
     Graph big = generatedGraph(metisNodes, metisEdges, 1);
     double genSec = seconds(t0);
@@ -161,4 +144,52 @@ int main(int argc, char** argv) {
   }
   std::cout << out.dump(2) << std::endl;
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  app::Program prog(
+      "bench_loaders",
+      "fixed-size batching: padding efficiency, collation speed, METIS partitioning.\n\n"
+      "Measures, over one epoch of the data: padding efficiency (real nodes and edges / batch capacity) of\n"
+      "  PadToMax, StreamPack and PlannedPack batches; their planning + collation speed in graphs/s (one\n"
+      "  thread, no prefetch); variable-size DataLoader collation in graphs/s; and METIS partitioning of a\n"
+      "  generated graph as ClusterData does it (seconds, edge cut, cluster sizes).\n"
+      "Compared with: the strategies among themselves and the unpadded DataLoader, all in the same run.\n"
+      "  No stored figures are compared.");
+  const std::string defaultData = "pcqm4mv2_style";
+  std::string data;
+  int64_t batchSize = 128, metisNodes = 1000000, metisEdges = 10000000, clusters = 1024, numNodes = 0,
+          numEdges = 0, limit = -1;
+  uint64_t seed = 0;
+  bool skipMetis = false;
+  auto flag = prog.flags().add_options();
+  flag("data",
+       po::value(&data)->default_value(app::defaultMoleculeDataPath(), app::shippedDataLabel(defaultData)),
+       "molecule set: PCQM4Mv2 layout, MoleculeNet CSV or a built .npz");
+  flag("batch-size", app::value(&batchSize, int64_t{128}),
+       "real graphs per batch (PadToMax) / graph cap (packing)");
+  flag("num-nodes", app::value(&numNodes, int64_t{0}), "packing node budget (0: mean·batch·1.01 + 1)");
+  flag("num-edges", app::value(&numEdges, int64_t{0}), "packing edge budget (0: mean·batch·1.01 + 1)");
+  flag("limit", app::value(&limit, int64_t{-1}), "first N molecules only (-1: all)");
+  flag("seed", app::value(&seed, uint64_t{0}), "shuffle seed");
+  flag("metis-nodes", app::value(&metisNodes, int64_t{1000000}), "nodes of the generated METIS graph");
+  flag("metis-edges", app::value(&metisEdges, int64_t{10000000}), "directed edges of the generated graph");
+  flag("clusters", app::value(&clusters, int64_t{1024}), "METIS parts");
+  flag("skip-metis", po::bool_switch(&skipMetis), "leave out the METIS timing");
+  return prog.run(argc, argv, [&] {
+    app::requireAtLeast("--batch-size", static_cast<double>(batchSize), 1);
+    app::requireAtLeast("--num-nodes", static_cast<double>(numNodes), 0);
+    app::requireAtLeast("--num-edges", static_cast<double>(numEdges), 0);
+    if (limit != -1) app::requireAtLeast("--limit", static_cast<double>(limit), 1);
+    app::requireAtLeast("--metis-nodes", static_cast<double>(metisNodes), 1);
+    app::requireAtLeast("--metis-edges", static_cast<double>(metisEdges), 1);
+    app::requireAtLeast("--clusters", static_cast<double>(clusters), 1);
+    if (clusters > metisNodes)
+      throw app::UsageError("--clusters " + std::to_string(clusters) + ": more parts than --metis-nodes (" +
+                            std::to_string(metisNodes) + ")");
+    return measure(data, batchSize, numNodes, numEdges, limit, seed, skipMetis ? 0 : metisNodes, metisEdges,
+                   clusters);
+  });
 }

@@ -122,6 +122,9 @@ RunResult trainOnce(const app::Program& prog, const app::TrainingFlags& tf, cons
     net.train();
     return out;
   };
+  trainer.logRunStart({{"data", cfg.data}, {"seed", seed},
+                       {"split", {{"kind", "source"}, {"train", ds.trainIdx.size()}, {"valid", ds.validIdx.size()},
+                                  {"test", ds.testIdx.size()}}}});
   app::Trainer::Hooks hooks;
   hooks.stepsPerEpoch = [&]() -> int64_t { return loader ? loader->numBatches() : 1; };
   hooks.trainEpoch = [&](int64_t epoch, int64_t skip) {
@@ -136,8 +139,9 @@ RunResult trainOnce(const app::Program& prog, const app::TrainingFlags& tf, cons
           --skip;
           continue;
         }
-        trainer.step([&] { return crossEntropy(net.forward(b), b.y, b.trainMask); },
-                     b.trainMask.flat<uint8_t>().cast<int64_t>().sum());
+        if (!trainer.step([&] { return crossEntropy(net.forward(b), b.y, b.trainMask); },
+                          b.trainMask.flat<uint8_t>().cast<int64_t>().sum()))
+          break;  // --time-budget spent
       }
     } else {
       trainer.step([&] { return crossEntropy(net.forward(features, ei), y, ds.graph.trainMask); },

@@ -38,7 +38,7 @@ using namespace gnn;
 namespace {
 
 struct Config {
-  std::string data, smilesCol = "smiles", targetCols, split = "auto", splitFile, task = "auto",
+  std::string data, format, smilesCol = "smiles", targetCols, split = "auto", splitFile, task = "auto",
                     targetScaling = "standard", strategy = "plan", overSize = "error", predict;
   int64_t numNodes = 0, numEdges = 0, numGraphs = 0, batchSize = 128, limit = -1, prefetch = 2, packWindow = 0;
   bool paddingReportOnly = false, profile = false;
@@ -116,6 +116,8 @@ int main(int argc, char** argv) {
       "data", po::value(&c.data)->value_name("PATH"),
       ("PCQM4Mv2 layout (folder), MoleculeNet CSV, .smi, SDF, XYZ (each optionally .gz) or a built .npz "
        "(default: the shipped " + app::shippedDataLabel("pcqm4mv2_style") + ")").c_str())(
+      "format", po::value(&c.format)->value_name("NAME"),
+      "pcqm4mv2 | csv | smi | sdf | xyz (default: from the file name)")(
       "smiles-col", app::value(&c.smilesCol, "smiles"), "CSV: the SMILES column")(
       "target-cols", po::value(&c.targetCols)->value_name("A,B"), "CSV: the columns to predict (comma-separated)")(
       "limit", app::value(&c.limit, int64_t{-1}), "use the first N molecules only (-1: all)")(
@@ -159,9 +161,10 @@ int main(int argc, char** argv) {
   return prog.run(argc, argv, [&] {
     tf.apply(prog);
     app::RunConfig config;
-    for (const char* f : {"data", "smiles-col", "target-cols", "split", "split-file", "task",
+    for (const char* f : {"data", "format", "smiles-col", "target-cols", "split", "split-file", "task",
                           "target-scaling", "strategy", "oversize"}) {
       std::string* p = std::string(f) == "data"           ? &c.data
+                       : std::string(f) == "format"       ? &c.format
                        : std::string(f) == "smiles-col"   ? &c.smilesCol
                        : std::string(f) == "target-cols"  ? &c.targetCols
                        : std::string(f) == "split"        ? &c.split
@@ -214,6 +217,8 @@ int main(int argc, char** argv) {
 
     app::MoleculeDataOptions mo;
     mo.path = c.data.empty() ? app::defaultMoleculeDataPath() : c.data;
+    if (!c.format.empty()) app::requireOneOf("--format", c.format, {"pcqm4mv2", "csv", "smi", "sdf", "xyz"});
+    mo.format = c.format;
     mo.smilesColumn = c.smilesCol;
     mo.smilesColumnGiven = prog.given("smiles-col");
     mo.targetColumns = splitComma(c.targetCols);
@@ -277,7 +282,8 @@ int main(int argc, char** argv) {
       } catch (const std::exception& e) {
         throw app::UsageError("--num-nodes " + std::to_string(fixed.numNodes) + ", --num-edges " +
                               std::to_string(fixed.numEdges) + ", --num-graphs " + std::to_string(fixed.numGraphs) +
-                              ": every batch needs at least one atom and one bond per graph slot");
+                              ": every graph slot of a batch needs at least one atom and one bond (raise --num-nodes "
+                              "and --num-edges to at least --num-graphs, or lower --batch-size)");
       }
     }
     config.derived["fixed"] = fixedToJson(fixed);
@@ -293,12 +299,20 @@ int main(int argc, char** argv) {
             worstLine = md.dataset->sourceLine(i);
           }
         }
-      if (over > 0 && overSize == OverSizeStrategy::Error)
-        throw app::UsageError(std::to_string(over) + " molecule(s) are larger than a batch of " + fixed.toString() +
-                              " holds (e.g. " + md.sourcePath + " line " + std::to_string(worstLine) + "); raise " +
-                              "--num-nodes to at least " + std::to_string(worstNodes + fixed.numGraphs - 1) +
-                              " and --num-edges to at least " + std::to_string(worstEdges + fixed.numGraphs - 1) +
+      if (over > 0 && overSize == OverSizeStrategy::Error) {
+        const int64_t needNodes = worstNodes + fixed.numGraphs - 1, needEdges = worstEdges + fixed.numGraphs - 1;
+        std::string raise;
+        if (needNodes > fixed.numNodes) raise += "--num-nodes to at least " + std::to_string(needNodes);
+        if (needEdges > fixed.numEdges)
+          raise += (raise.empty() ? "" : " and ") + std::string("--num-edges to at least ") + std::to_string(needEdges);
+        if (raise.empty() || (fixed.maxNodesPerGraph > 0 && worstNodes > fixed.maxNodesPerGraph))
+          raise = "--num-nodes / --num-edges (or lower --batch-size)";
+        throw app::UsageError(std::to_string(over) + " molecule(s) are larger than a batch of --num-nodes " +
+                              std::to_string(fixed.numNodes) + ", --num-edges " + std::to_string(fixed.numEdges) +
+                              ", --num-graphs " + std::to_string(fixed.numGraphs) + " holds (e.g. " + md.sourcePath +
+                              " line " + std::to_string(worstLine) + "); raise " + raise +
                               ", or pass --oversize skip (or trim)");
+      }
       if (over > 0 && !tf.quiet)
         std::cerr << "molecule_property: " << over << " molecule(s) larger than a batch holds: --oversize " << c.overSize
                   << " applies to them\n";
@@ -368,8 +382,10 @@ int main(int argc, char** argv) {
                 << md.split.train.size() << "/" << md.split.valid.size() << "/" << md.split.test.size() << "), "
                 << (classification ? "classification" : "regression") << " of " << tasks << " target(s), "
                 << spec.model << " " << spec.layers << "x" << spec.hidden << " (" << model->numParameters()
-                << " parameters), batches of " << fixed.toString() << ", " << numThreads() << " thread(s)\n";
+                << " parameters), batches of " << fixed.numNodes << " atoms, " << fixed.numEdges << " directed bonds, "
+                << fixed.numGraphs << " graph slots, " << numThreads() << " thread(s)\n";
 
+    trainer.logRunStart({{"data", mo.path}, {"split", md.split.toJson()}, {"molecules", md.size}});
     auto evaluate = [&](const std::vector<int64_t>& positions) {
       app::MoleculePredictions p = app::predictMolecules(*model, all, positions, fixed, scaling, task);
       return app::scoreMolecules(p, task, md.targetNames, scaling);
@@ -391,7 +407,7 @@ int main(int argc, char** argv) {
           --skip;
           continue;
         }
-        trainer.step(
+        const bool more = trainer.step(
             [&] {
               Variable pred = model->forward(b);
               return classification ? bceWithLogits(pred, b.y, b.yMask)
@@ -404,6 +420,7 @@ int main(int argc, char** argv) {
               return app::describeMolecules(md, pos);
             });
         ++steps;
+        if (!more) break;  // --time-budget spent
       }
     };
     hooks.validate = [&] { return evaluate(md.split.valid); };
@@ -443,7 +460,7 @@ int main(int argc, char** argv) {
       std::cout << out.dump() << std::endl;
     } else {
       auto shown = [](const nlohmann::json& v) {
-        if (!v.is_number()) return std::string("n/a (no labels)");
+        if (!v.is_number() || !std::isfinite(v.get<double>())) return std::string("n/a (no labels)");
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.5g", v.get<double>());
         return std::string(buf);

@@ -96,14 +96,14 @@ MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
   } else {
     if (!fs::exists(o.path)) throw std::runtime_error(o.path + ": no such file or folder");
     // The program's own file stamp too: a rebuilt program (new featuriser or reader) builds its own cache.
-    std::string key = fs::absolute(o.path).string() + "|" + o.smilesColumn + "|" + std::to_string(o.limit) + "|" +
+    std::string key = fs::absolute(o.path).string() + "|" + o.smilesColumn + "|" + std::to_string(o.limit) + "|" + o.format + "|" +
                       wanted.dump() + "|" + inputFingerprint(o.path) + "|" +
                       inputFingerprint("/proc/self/exe");
     for (const auto& t : o.targetColumns) key += "|" + t;
     d.npzPath = (fs::temp_directory_path() / ("gnn_molecules_" + std::to_string(std::hash<std::string>{}(key)) + ".npz"))
                     .string();
     if (!fs::exists(d.npzPath)) {
-      BuildSummary s = MoleculeDatasetBuilder(buildOptionsFor(o.path, "", o.smilesColumn, o.targetColumns, wanted, o.threads, o.limit, d.npzPath))
+      BuildSummary s = MoleculeDatasetBuilder(buildOptionsFor(o.path, o.format, o.smilesColumn, o.targetColumns, wanted, o.threads, o.limit, d.npzPath))
                            .run();
       d.buildSeconds = s.seconds;
     }

@@ -19,6 +19,7 @@ namespace gnn::app {
 
 struct MoleculeDataOptions {
   std::string path;
+  std::string format;  // "" = from the file name (MoleculeSourceOptions::format)
   std::string smilesColumn = "smiles";
   bool smilesColumnGiven = false;          // the user chose the column (refused for .npz input)
   std::vector<std::string> targetColumns;  // empty: the format's default (PCQM4Mv2: homolumogap)

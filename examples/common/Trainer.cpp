@@ -122,6 +122,14 @@ void Trainer::resume(const Checkpoint& ck, const std::string& path) {
                  " (optimizer step " + std::to_string(opt_.stepCount()) + ")");
 }
 
+void Trainer::logRunStart(const nlohmann::json& what) {
+  nlohmann::json j = what;
+  j["program"] = prog_.name();
+  j["config"] = config_.toJson();
+  j["continued_from_epoch"] = completedEpochs_;
+  log_.write({{"run", j}});
+}
+
 void Trainer::saveForStop(const std::string& why, std::string& where) const {
   (void)why;
   std::vector<std::string> saved;
@@ -141,7 +149,7 @@ void Trainer::saveForStop(const std::string& why, std::string& where) const {
   }
 }
 
-void Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples,
+bool Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples,
                    const std::function<std::string()>& describe) {
   const int64_t step = opt_.stepCount();
   // Dropout masks come from (seed, optimizer step, micro-batch): the step count is in the checkpoint, so a
@@ -182,6 +190,21 @@ void Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples
   ++stepInEpoch_;
   ++steps_;
   progress_.step(samples);
+  ++runSteps_;
+  if (flags_.timeBudgetMinutes > 0) {
+    const double budget = flags_.timeBudgetMinutes * 60;
+    const double used =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - runStart_).count() - runEvalSeconds_;
+    // The schedule spans the budget: after a few steps the speed is known, and the run's total step count with it.
+    constexpr int64_t kCalibrationSteps = 20;
+    if (!budgetCalibrated_ && runSteps_ >= kCalibrationSteps) {
+      budgetCalibrated_ = true;
+      const double perStep = used / static_cast<double>(runSteps_);
+      const auto total = opt_.stepCount() + static_cast<int64_t>(std::max(0.0, budget - used) / perStep);
+      schedule_ = flags_.makeSchedule(total, spe_);
+    }
+    if (used >= budget) budgetSpent_ = true;
+  }
   if (StopSignal::requested()) {
     std::vector<std::string> saved;
     if (!flags_.save.empty()) {
@@ -199,6 +222,7 @@ void Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples
                           (saved.empty() ? "nothing was saved (add --save FILE to keep the state)"
                                          : "the state is saved in " + saved[0] + " (continue with --load " + saved[0] + ")"));
   }
+  return !budgetSpent_;
 }
 
 void Trainer::withBestWeights(const std::function<void()>& fn) {
@@ -221,13 +245,18 @@ void Trainer::withBestWeights(const std::function<void()>& fn) {
 
 void Trainer::run(const Hooks& hooks) {
   const int64_t spe = hooks.stepsPerEpoch ? hooks.stepsPerEpoch() : 0;
+  spe_ = spe;
   schedule_ = flags_.makeSchedule(flags_.epochs * std::max<int64_t>(spe, 1), spe);
+  runStart_ = std::chrono::steady_clock::now();
+  runEvalSeconds_ = 0;
+  runSteps_ = 0;
+  budgetSpent_ = budgetCalibrated_ = false;
   const bool patienceSpent = flags_.earlyStopping > 0 && sinceImprovement_ >= flags_.earlyStopping;
   if (patienceSpent && completedEpochs_ < flags_.epochs)
     progress_.line(prog_.name() + ": no better validation " + metric_.name + " for " +
                    std::to_string(sinceImprovement_) + " epochs (--early-stopping " +
                    std::to_string(flags_.earlyStopping) + "): not training further");
-  for (int64_t epoch = completedEpochs_; epoch < flags_.epochs && !patienceSpent; ++epoch) {
+  for (int64_t epoch = completedEpochs_; epoch < flags_.epochs && !patienceSpent && !budgetSpent_; ++epoch) {
     progress_.startEpoch(epoch + 1, flags_.epochs, spe);
     const int64_t skip = stepInEpoch_;
     if (skip == 0) {
@@ -264,6 +293,7 @@ void Trainer::run(const Hooks& hooks) {
     }
     const double evalSec = sw.ms() / 1000;
     evalSeconds_ += evalSec;
+    runEvalSeconds_ += evalSec;
     const double rate = sec > 0 ? static_cast<double>(samples_ - samplesBefore) / sec : 0.0;
     line["valid"] = v.details;
     line["best_epoch"] = bestEpoch_;
@@ -280,6 +310,12 @@ void Trainer::run(const Hooks& hooks) {
                        "  lr " + num(opt_.lr(), "%.3g") + "  " + num(sec, "%.1f") + " s  " + num(rate, "%.0f") + " " +
                        unit_ + "/s");
     if (!flags_.checkpointDir.empty()) save((std::filesystem::path(flags_.checkpointDir) / "last.ckpt").string());
+    if (budgetSpent_) {
+      progress_.line("time budget of " + num(flags_.timeBudgetMinutes, "%g") + " min spent in epoch " +
+                     std::to_string(epoch + 1) + " (it counts as done); the best was epoch " +
+                     std::to_string(bestEpoch_));
+      break;
+    }
     if (flags_.earlyStopping > 0 && sinceImprovement_ >= flags_.earlyStopping) {
       stoppedEarly_ = true;
       progress_.line("early stopping: no better validation " + metric_.name + " in " +
@@ -318,6 +354,7 @@ nlohmann::json Trainer::summary() const {
                       {"eval_seconds", evalSeconds_},
                       {"train_samples_per_s", trainSeconds_ > 0 ? static_cast<double>(samples_) / trainSeconds_ : 0.0},
                       {"stopped_early", stoppedEarly_},
+                      {"stopped_by_time_budget", budgetSpent_},
                       {"loss_checksum", hex}};
   if (bestTest_.contains("metric")) {
     j["test_" + metric_.name] = bestTest_["metric"];

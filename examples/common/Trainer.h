@@ -18,6 +18,7 @@
 //                },
 //                .validate = [&] { return evaluate(validLoader); }});
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -71,9 +72,14 @@ class Trainer {
   /// model from that): weights, optimizer state, best weights and metrics, epoch and step.
   void resume(const Checkpoint& ck, const std::string& path);
 
+  /// The first line of --log: {"run": what}, e.g. the program, its configuration and the split. Continued runs
+  /// write one too, so a log shows where each part began.
+  void logRunStart(const nlohmann::json& what);
+
   /// One training step: `forwardLoss` runs the forward pass and returns the loss to minimise; `samples` real
-  /// samples were in it; `describe` names them for error messages ("data.csv lines 12, 57, ...").
-  void step(const std::function<Variable()>& forwardLoss, int64_t samples,
+  /// samples were in it; `describe` names them for error messages ("data.csv lines 12, 57, ..."). Returns
+  /// false when --time-budget is spent: the epoch loop should stop drawing batches.
+  bool step(const std::function<Variable()>& forwardLoss, int64_t samples,
             const std::function<std::string()>& describe = {});
 
   /// Epochs from the current one to --epochs, with validation, early stopping and checkpoints; then --save.
@@ -121,7 +127,10 @@ class Trainer {
   int64_t bestEpoch_ = 0, sinceImprovement_ = 0;
   double bestValid_ = NAN;
   nlohmann::json bestValidDetails_ = nlohmann::json::object(), bestTest_ = nlohmann::json::object();
-  bool stoppedEarly_ = false, resumed_ = false;
+  bool stoppedEarly_ = false, resumed_ = false, budgetSpent_ = false, budgetCalibrated_ = false;
+  std::chrono::steady_clock::time_point runStart_;
+  double runEvalSeconds_ = 0;
+  int64_t runSteps_ = 0, spe_ = 0;
   uint64_t lossChecksum_ = 1469598103934665603ULL;
   uint64_t seed_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -47,7 +48,10 @@ void TrainingFlags::addTo(Program& prog, const TrainingDefaults& d) {
           "gamma", value(&gamma, 0.1), "decay factor (--schedule step)")(
           "early-stopping", value(&earlyStopping, int64_t{0}),
           "stop after this many epochs without a better validation metric (0: never)")(
-          "clip-norm", value(&clipNorm, d.clipNorm), "clip the global gradient norm to this (0: no clipping)");
+          "clip-norm", value(&clipNorm, d.clipNorm), "clip the global gradient norm to this (0: no clipping)")(
+          "time-budget", value(&timeBudgetMinutes, 0.0),
+          "stop training after this many minutes of training steps (evaluation not counted; 0: no limit); the "
+          "schedule then spans the budget, estimated from the speed of the first steps");
 }
 
 void applyThreads(int threads) {
@@ -85,6 +89,8 @@ void TrainingFlags::apply(const Program& prog) const {
   requireAtLeast("--step-size", static_cast<double>(stepSize), 0);
   if (!(gamma > 0 && gamma <= 1)) throw UsageError("--gamma " + formatNumber(gamma) + ": must be in (0, 1]");
   requireAtLeast("--early-stopping", static_cast<double>(earlyStopping), 0);
+  if (!(timeBudgetMinutes >= 0 && std::isfinite(timeBudgetMinutes)))
+    throw UsageError("--time-budget " + formatNumber(timeBudgetMinutes) + ": must be a finite number of minutes >= 0");
   if (!(clipNorm >= 0 && std::isfinite(clipNorm))) throw UsageError("--clip-norm " + formatNumber(clipNorm) + ": must be a finite number >= 0 (0: no clipping)");
   if (warmup > 0 && schedule != "cosine" && schedule != "warmup-linear")
     throw UsageError("--warmup " + std::to_string(warmup) + " needs --schedule cosine or warmup-linear (got " + schedule + ")");

@@ -38,6 +38,7 @@ struct TrainingFlags {
   std::string optimizer = "adam", schedule = "none";
   double lr = 1e-3, weightDecay = 0.0, gamma = 0.1, clipNorm = 0.0;
   int64_t warmup = 0, stepSize = 0, earlyStopping = 0;
+  double timeBudgetMinutes = 0;  // 0: none
 
   /// Adds the flags to `prog` under "Run" and "Training" headings.
   void addTo(Program& prog, const TrainingDefaults& defaults);
