@@ -7,6 +7,9 @@
 //   build_dataset inspect hiv.npz
 #include <malloc.h>
 #include <signal.h>
+
+#include "examples/common/TrainingFlags.h"
+#include "gnn/Parallel.h"
 #include <unistd.h>
 
 #include <atomic>
@@ -253,8 +256,8 @@ int build(int argc, char** argv) {
       "random seed of the 3D coordinates")(
       "graphormer-max-dist", po::value(&o.graphormerMaxDist)->default_value(0)->value_name("K"),
       "also store Graphormer's encodings, paths of up to K bonds (0: none)")(
-      "threads,j", po::value(&o.threads)->default_value(1)->value_name("N"),
-      "threads that featurise (the output is the same for any N)")(
+      "threads,j", po::value(&o.threads)->default_value(0)->value_name("N"),
+      "threads that featurise (0: every core, as in every program; the output is the same for any N)")(
       "limit", po::value(&o.limit)->default_value(-1, "all")->value_name("N"),
       "read only the first N molecules")(
       "chunk", po::value(&o.chunkSize)->default_value(4096)->value_name("N"),
@@ -278,6 +281,13 @@ int build(int argc, char** argv) {
     return 2;
   }
   o.source.targetColumns = splitList(targets);
+  try {
+    gnn::app::applyThreads(o.threads);  // 0 = every core; negative or more than the cores is refused
+  } catch (const gnn::app::UsageError& e) {
+    std::cerr << "build_dataset: " << e.what() << " (see build_dataset --help)\n";
+    return 2;
+  }
+  if (o.threads == 0) o.threads = gnn::machineCores();
   if (o.outPath.empty() && jsonlPath.empty())
     std::cerr << "build_dataset: note: neither --out nor --jsonl given; featurising only\n";
 

@@ -38,7 +38,7 @@ using namespace gnn;
 namespace {
 
 struct Config {
-  std::string data, format, smilesCol = "smiles", targetCols, split = "auto", splitFile, task = "auto",
+  std::string data, format, smilesCol = "smiles", targetCols, splitCol, split = "auto", splitFile, task = "auto",
                     targetScaling = "standard", strategy = "plan", overSize = "error", predict;
   int64_t numNodes = 0, numEdges = 0, numGraphs = 0, batchSize = 128, limit = -1, prefetch = 2, packWindow = 0;
   bool paddingReportOnly = false, profile = false;
@@ -125,7 +125,8 @@ int main(int argc, char** argv) {
       "auto (the source's own split, else random) | random (seeded by --seed: 80/10/10 of a permutation) | "
       "scaffold (Bemis-Murcko scaffolds, largest groups to train first, 80/10/10, as OGB and MoleculeNet)")(
       "split-file", po::value(&c.splitFile)->value_name("DIR"),
-      "OGB's split layout: DIR/{train,valid,test}.csv[.gz], one 0-based molecule index of the input per line");
+      "OGB's split layout: DIR/{train,valid,test}.csv[.gz], one 0-based molecule index of the input per line")(
+      "split-col", po::value(&c.splitCol)->value_name("COL"), "CSV: a column holding train / valid / test");
   prog.group("Model and task").add_options()(
       "task", app::value(&c.task, "auto"), "regression | classification | auto (classification when every label is 0/1)")(
       "target-scaling", app::value(&c.targetScaling, "standard"),
@@ -161,10 +162,11 @@ int main(int argc, char** argv) {
   return prog.run(argc, argv, [&] {
     tf.apply(prog);
     app::RunConfig config;
-    for (const char* f : {"data", "format", "smiles-col", "target-cols", "split", "split-file", "task",
+    for (const char* f : {"data", "format", "smiles-col", "target-cols", "split-col", "split", "split-file", "task",
                           "target-scaling", "strategy", "oversize"}) {
       std::string* p = std::string(f) == "data"           ? &c.data
                        : std::string(f) == "format"       ? &c.format
+                       : std::string(f) == "split-col"    ? &c.splitCol
                        : std::string(f) == "smiles-col"   ? &c.smilesCol
                        : std::string(f) == "target-cols"  ? &c.targetCols
                        : std::string(f) == "split"        ? &c.split
@@ -196,6 +198,9 @@ int main(int argc, char** argv) {
     app::requireOneOf("--task", c.task, {"auto", "regression", "classification"});
     app::requireOneOf("--target-scaling", c.targetScaling, {"standard", "none"});
     app::requireOneOf("--split", c.split, {"auto", "random", "scaffold"});
+    if (!c.splitCol.empty() && (c.split != "auto" || !c.splitFile.empty()))
+      throw app::UsageError("--split-col and --split " + c.split + (c.splitFile.empty() ? "" : " / --split-file") +
+                            " both choose the split; give one");
     if (!c.splitFile.empty() && c.split != "auto") throw app::UsageError("--split-file and --split " + c.split + " both choose the split; give one");
     PackingStrategy strategy = strategyFromFlag(c.strategy);
     OverSizeStrategy overSize = overSizeFromFlag(c.overSize);
@@ -221,6 +226,7 @@ int main(int argc, char** argv) {
     mo.format = c.format;
     mo.smilesColumn = c.smilesCol;
     mo.smilesColumnGiven = prog.given("smiles-col");
+    mo.splitColumn = c.splitCol;
     mo.targetColumns = splitComma(c.targetCols);
     mo.limit = c.limit;
     mo.threads = numThreads();

@@ -10,6 +10,7 @@
 #include "data/Pcqm4mv2Reader.h"
 #include "examples/common/Program.h"
 #include "examples/common/ShippedData.h"
+#include "examples/common/StopSignal.h"
 
 namespace gnn::app {
 
@@ -57,13 +58,14 @@ std::string csvColumns(const std::string& path) {
 }
 
 BuildOptions buildOptionsFor(const std::string& input, const std::string& format, const std::string& smilesColumn,
-                             const std::vector<std::string>& targets,
+                             const std::vector<std::string>& targets, const std::string& splitColumn,
                              const nlohmann::json& feat, int threads, int64_t limit, const std::string& out) {
   BuildOptions b;
   b.source.path = input;
   b.source.format = format;
   b.source.smilesColumn = smilesColumn;
   b.source.targetColumns = targets;
+  b.source.splitColumn = splitColumn;
   b.featurizer.explicitHydrogens = feat.value("explicit_hydrogens", false);
   b.conformers = feat.value("conformers", false);
   b.conformer.seed = feat.value("conformer_seed", b.conformer.seed);
@@ -78,7 +80,7 @@ BuildOptions buildOptionsFor(const std::string& input, const std::string& format
 
 void buildMoleculeDataset(const std::string& input, const std::string& format, const std::string& smilesColumn,
                           const nlohmann::json& featurisation, int threads, const std::string& npzPath) {
-  MoleculeDatasetBuilder(buildOptionsFor(input, format, smilesColumn, {}, featurisation, threads, -1, npzPath))
+  MoleculeDatasetBuilder(buildOptionsFor(input, format, smilesColumn, {}, "", featurisation, threads, -1, npzPath))
       .run();
 }
 
@@ -92,19 +94,25 @@ MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
     if (o.smilesColumnGiven)
       throw UsageError("--smiles-col applies when molecules are read from a CSV; " + o.path +
                        " is a built dataset (build_dataset chose its molecules)");
+    if (!o.splitColumn.empty())
+      throw UsageError("--split-col applies when molecules are read from a CSV; build " + o.path +
+                       " with build_dataset --split-col instead");
     d.npzPath = o.path;
   } else {
     if (!fs::exists(o.path)) throw std::runtime_error(o.path + ": no such file or folder");
     // The program's own file stamp too: a rebuilt program (new featuriser or reader) builds its own cache.
     std::string key = fs::absolute(o.path).string() + "|" + o.smilesColumn + "|" + std::to_string(o.limit) + "|" + o.format + "|" +
-                      wanted.dump() + "|" + inputFingerprint(o.path) + "|" +
+                      o.splitColumn + "|" + wanted.dump() + "|" + inputFingerprint(o.path) + "|" +
                       inputFingerprint("/proc/self/exe");
     for (const auto& t : o.targetColumns) key += "|" + t;
     d.npzPath = (fs::temp_directory_path() / ("gnn_molecules_" + std::to_string(std::hash<std::string>{}(key)) + ".npz"))
                     .string();
     if (!fs::exists(d.npzPath)) {
-      BuildSummary s = MoleculeDatasetBuilder(buildOptionsFor(o.path, o.format, o.smilesColumn, o.targetColumns, wanted, o.threads, o.limit, d.npzPath))
-                           .run();
+      BuildOptions b = buildOptionsFor(o.path, o.format, o.smilesColumn, o.targetColumns, o.splitColumn, wanted, o.threads, o.limit, d.npzPath);
+      // Ctrl-C during the build stops it (no partial cache is left) and exits 130 through Program::run.
+      StopSignal::install();
+      b.stopRequested = [] { return StopSignal::signal(); };
+      BuildSummary s = MoleculeDatasetBuilder(b).run();
       d.buildSeconds = s.seconds;
     }
   }
@@ -170,16 +178,10 @@ MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
                        " does not hold (rebuild it with this version of build_dataset)");
     d.split = scaffoldSplit(smiles);
   } else {
-    // "auto": the source's own split when it has one.
-    for (const std::string& name : ds.splitNames()) {
-      if (name == "train") d.split.train = ds.split(name);
-      if (name == "valid") d.split.valid = ds.split(name);
-      if (name == "test") d.split.test = ds.split(name);
-    }
+    // "auto": the split the dataset was built with (the source's own, or a split column), when it has one.
+    d.split = storedSplit(ds);
     keepFirst(d.split.train), keepFirst(d.split.valid), keepFirst(d.split.test);
-    if (!d.split.train.empty()) {
-      d.split.kind = "source";
-    } else {
+    if (d.split.train.empty()) {
       if (std::string hint = Pcqm4mv2Reader::splitHint(o.path); !hint.empty()) std::cerr << hint << "\n";
       d.split = randomSplit(d.size, o.seed);
     }

@@ -23,6 +23,7 @@ struct MoleculeDataOptions {
   std::string smilesColumn = "smiles";
   bool smilesColumnGiven = false;          // the user chose the column (refused for .npz input)
   std::vector<std::string> targetColumns;  // empty: the format's default (PCQM4Mv2: homolumogap)
+  std::string splitColumn;                 // CSV: a column holding train / valid / test
   int64_t limit = -1;                      // first N molecules only
   int threads = 2;
   /// "auto" (the source's own split, else random), "random", "scaffold"; or splitFile (OGB's split folder).

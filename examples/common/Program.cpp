@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "data/MoleculeDatasetBuilder.h"
 #include "examples/common/StopSignal.h"
 
 namespace gnn::app {
@@ -93,6 +94,9 @@ int Program::run(int argc, char** argv, const std::function<int()>& body) {
   } catch (const Interrupted& e) {
     std::cerr << name_ << ": " << e.what() << "\n";
     return 128 + e.signal();
+  } catch (const BuildInterrupted& e) {
+    std::cerr << name_ << ": interrupted while building the dataset; nothing was left behind\n";
+    return 128 + e.code();
   } catch (const std::exception& e) {
     std::cerr << name_ << ": error: " << e.what() << "\n";
     return 1;

@@ -284,7 +284,9 @@ TEST_F(FrontEnd, SigintSavesAndLoadContinuesToTheSameWeights) {
   std::ifstream o(path("out.txt"));
   std::string out((std::istreambuf_iterator<char>(o)), std::istreambuf_iterator<char>());
   ASSERT_TRUE(code == 130 || code == 0) << code << " " << out;
-  if (code == 130) EXPECT_NE(out.find("interrupted by SIGINT"), std::string::npos) << out;
+  if (code == 130) {
+    EXPECT_NE(out.find("interrupted by SIGINT"), std::string::npos) << out;
+  }
   ASSERT_TRUE(fs::exists(ck)) << out;
   nlohmann::json resumed = lastJson(run("molecule_property", args + " --load " + ck, false).out);
   EXPECT_EQ(resumed["param_l2"].get<double>(), whole["param_l2"].get<double>());
@@ -318,6 +320,23 @@ TEST_F(FrontEnd, EarlyStoppingAndSchedulesTakeEffect) {
   EXPECT_LT(lines[0]["lr"].get<double>(), 0.01);  // in warmup
   const auto best = j["best_epoch"][0].get<int64_t>();
   EXPECT_EQ(static_cast<int64_t>(lines.size()), best + 5);
+}
+
+TEST_F(FrontEnd, ASplitColumnChoosesTheSplitAndThreadsMeanTheSameInBuildDataset) {
+  std::ofstream(path("sc.csv")) << "smiles,y,part\nCCO,1.0,train\nCCN,2.0,train\nCCC,3.0,valid\nCCCl,1.5,test\n"
+                                   "c1ccccc1,0.5,train\n";
+  nlohmann::json j = lastJson(run("molecule_property", "--data " + path("sc.csv") +
+                                                           " --target-cols y --split-col part --epochs 1 --layers 1 "
+                                                           "--hidden 8 --json --quiet",
+                                  false)
+                                  .out);
+  EXPECT_EQ(j["split"]["kind"], "column");
+  EXPECT_EQ(j["train_graphs"], 3);
+  EXPECT_EQ(j["test_graphs"], 1);
+  expectUsageError(run("molecule_property", "--data " + path("sc.csv") + " --target-cols y --split-col part --split random"),
+                   "both choose the split");
+  expectUsageError(run("build_dataset", "--threads 999 --input " + path("sc.csv") + " --out " + path("x.npz")),
+                   "--threads 999: this machine has");
 }
 
 TEST_F(FrontEnd, TimeBudgetStopsTrainingAndSaysSo) {
