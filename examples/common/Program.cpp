@@ -59,8 +59,10 @@ Program::Program(std::string name, std::string summary)
 }
 
 po::options_description& Program::group(const std::string& title) {
-  groups_.emplace_back(title);
-  return groups_.back();
+  for (auto& [t, g] : groups_)
+    if (t == title) return g;
+  groups_.emplace_back(title, po::options_description(title));
+  return groups_.back().second;
 }
 
 bool Program::given(const std::string& flag) const {
@@ -73,7 +75,7 @@ void Program::note(const std::string& text) const { std::cerr << name_ << ": " <
 int Program::run(int argc, char** argv, const std::function<int()>& body) {
   po::options_description all;
   all.add(flags_);
-  for (const auto& g : groups_) all.add(g);
+  for (const auto& [title, g] : groups_) all.add(g);
   try {
     po::store(po::parse_command_line(argc, argv, all), vm_);
     po::notify(vm_);

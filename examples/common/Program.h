@@ -14,6 +14,7 @@
 //   }
 #pragma once
 #include <boost/program_options.hpp>
+#include <deque>
 #include <functional>
 #include <initializer_list>
 #include <sstream>
@@ -66,7 +67,8 @@ class Program {
   const std::string& name() const { return name_; }
   /// Add the program's own flags here before run().
   po::options_description& flags() { return flags_; }
-  /// A second group shown under its own heading in --help (e.g. "Training").
+  /// A group of flags shown under its own heading in --help (e.g. "Training"); the same title gives the same
+  /// group.
   po::options_description& group(const std::string& title);
   /// Extra text printed after the flags in --help (formats, examples).
   void setEpilog(std::string text) { epilog_ = std::move(text); }
@@ -86,7 +88,8 @@ class Program {
  private:
   std::string name_, summary_, epilog_;
   po::options_description flags_;
-  std::vector<po::options_description> groups_;
+  // A deque: references handed out by group() stay valid as groups are added.
+  std::deque<std::pair<std::string, po::options_description>> groups_;
   po::variables_map vm_;
 };
 
