@@ -233,6 +233,7 @@ int main(int argc, char** argv) {
     mo.split = c.split;
     mo.splitFile = c.splitFile;
     mo.seed = tf.seed;
+    mo.quiet = tf.quiet;
     if (!tf.quiet && !c.data.empty() && std::filesystem::path(mo.path).extension() != ".npz")
       std::cerr << "molecule_property: reading " << mo.path << " (featurised once, then cached)\n";
     app::MoleculeData md = app::openMoleculeData(mo);

@@ -1,6 +1,9 @@
 #include "examples/common/MoleculeData.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -112,7 +115,18 @@ MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
       // Ctrl-C during the build stops it (no partial cache is left) and exits 130 through Program::run.
       StopSignal::install();
       b.stopRequested = [] { return StopSignal::signal(); };
+      // Featurising a large set takes a while: say how far it is (a line per chunk that overwrites itself on a
+      // terminal, nothing otherwise).
+      const bool tty = !o.quiet && ::isatty(STDERR_FILENO) != 0;
+      if (tty)
+        b.progress = [](const BuildProgress& p) {
+          std::fprintf(stderr, "\rfeaturising: %lld molecules (%lld rejected), %.0f/s   ",
+                       static_cast<long long>(p.records), static_cast<long long>(p.rejected),
+                       p.seconds > 0 ? static_cast<double>(p.records) / p.seconds : 0.0);
+          std::fflush(stderr);
+        };
       BuildSummary s = MoleculeDatasetBuilder(b).run();
+      if (tty) std::fprintf(stderr, "\n");
       d.buildSeconds = s.seconds;
     }
   }

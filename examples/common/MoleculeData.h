@@ -30,7 +30,8 @@ struct MoleculeDataOptions {
   std::string split = "auto";
   std::string splitFile;
   uint64_t seed = 0;
-  bool requireTargets = true;  // training: a dataset without targets is refused
+  bool requireTargets = true;
+  bool quiet = false;          // no featurisation progress on stderr  // training: a dataset without targets is refused
   // Featurisation beyond OGB's 9 atom and 3 bond features.
   int graphormerMaxDist = 0;
   bool positions = false;
