@@ -1,5 +1,7 @@
 #include "examples/common/MoleculeModel.h"
 
+#include <algorithm>
+
 #include "gnn/GlobalPooling.h"
 #include "gnn/Random.h"
 #include "models/GCN.h"
@@ -7,8 +9,17 @@
 
 namespace gnn::app {
 
-void MoleculeModelSpec::addTo(po::options_description& flags) {
-  flags.add_options()("model", value(&model, model), "gin | gcn (OGB's atom and bond encoders, global pooling, linear head)")(
+namespace {
+std::string joinedModels(const std::vector<std::string>& models) {
+  std::string s;
+  for (const auto& m : models) s += (s.empty() ? "" : " | ") + m;
+  return s;
+}
+}  // namespace
+
+void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<std::string>& models) {
+  const std::string help = joinedModels(models) + " (gin, gcn: OGB's atom and bond encoders, global pooling, linear head)";
+  flags.add_options()("model", value(&model, model), help.c_str())(
       "layers", value(&layers, layers), "message-passing layers")("hidden", value(&hidden, hidden), "hidden width")(
       "pool", value(&pool, pool), "global pooling: sum | mean | max")(
       "dropout", value(&dropout, dropout), "dropout after each layer");
@@ -22,8 +33,13 @@ void MoleculeModelSpec::bind(RunConfig& config) {
   config.bind("dropout", &dropout);
 }
 
-void MoleculeModelSpec::validate() const {
-  requireOneOf("--model", model, {"gin", "gcn"});
+void MoleculeModelSpec::validate(const std::vector<std::string>& models) const {
+  if (std::find(models.begin(), models.end(), model) == models.end())
+  {
+    std::string list;
+    for (const auto& m : models) list += (list.empty() ? "" : ", ") + m;
+    throw UsageError("--model '" + model + "': must be one of " + list);
+  }
   requireOneOf("--pool", pool, {"sum", "mean", "max"});
   requireRange("--layers", static_cast<double>(layers), 1, 1000);
   requireRange("--hidden", static_cast<double>(hidden), 1, 1 << 20);
@@ -31,7 +47,7 @@ void MoleculeModelSpec::validate() const {
 }
 
 std::unique_ptr<GraphModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed) {
-  spec.validate();
+  spec.validate({"gin", "gcn"});
   Generator gen(seed);
   GraphModelOptions o;
   o.layers = spec.layers;

@@ -7,6 +7,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "examples/common/Program.h"
 #include "examples/common/RunConfig.h"
@@ -19,11 +20,11 @@ struct MoleculeModelSpec {
   int64_t layers = 5, hidden = 300, tasks = 1;
   double dropout = 0.0;
 
-  /// --model, --layers, --hidden, --pool, --dropout on `flags`.
-  void addTo(po::options_description& flags);
+  /// --model (one of `models`), --layers, --hidden, --pool, --dropout on `flags`.
+  void addTo(po::options_description& flags, const std::vector<std::string>& models = {"gin", "gcn"});
   void bind(RunConfig& config);
-  /// UsageError for values out of range.
-  void validate() const;
+  /// UsageError for values out of range or a model not in `models`.
+  void validate(const std::vector<std::string>& models = {"gin", "gcn"}) const;
 };
 
 /// GIN (OGB's baseline: 5 layers, 300 wide, virtual node off) or GCN with OGB's atom and bond encoders.
