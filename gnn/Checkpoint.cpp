@@ -119,24 +119,45 @@ Checkpoint Checkpoint::load(const std::string& path) {
   if (version != kVersion)
     throw std::runtime_error(path + ": checkpoint version " + std::to_string(version) + ", this build reads version " +
                              std::to_string(kVersion));
+  // Every count and size is checked against the bytes that are left before it is used: the checksum only
+  // proves the file is the one its writer wrote, not that the writer was right (a crafted file recomputes it).
+  const uint64_t payload = data.size() - 8;
   uint32_t count = r.pod<uint32_t>();
   uint64_t metaBytes = r.pod<uint64_t>();
+  if (metaBytes > payload) throw std::runtime_error(path + ": checkpoint metadata length is past the end of the file");
   Checkpoint ck;
-  ck.meta = nlohmann::json::parse(std::string(r.take(metaBytes), metaBytes));
+  try {
+    ck.meta = nlohmann::json::parse(std::string(r.take(metaBytes), metaBytes));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(path + ": checkpoint metadata is not valid JSON (" + e.what() + ")");
+  }
+  if (!ck.meta.is_object()) throw std::runtime_error(path + ": checkpoint metadata is not a JSON object");
+  // A tensor entry takes at least 4 + 1 + 1 + 8 bytes, so `count` cannot exceed what the file holds.
+  if (count > payload / 14) throw std::runtime_error(path + ": checkpoint claims more tensors than the file can hold");
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t nameLen = r.pod<uint32_t>();
+    if (nameLen > payload) throw std::runtime_error(path + ": tensor " + std::to_string(i) + " has a bad name length");
     std::string name(r.take(nameLen), nameLen);
     auto dtype = static_cast<DType>(r.pod<uint8_t>());
     uint8_t rank = r.pod<uint8_t>();
     if (rank > 4 || static_cast<uint8_t>(dtype) > 5)
-      throw std::runtime_error(path + ": tensor '" + name + "' has a bad header");
+      throw std::runtime_error(path + ": tensor '" + name + "' has a bad header (rank or dtype)");
     Shape shape(rank);
-    for (auto& d : shape) d = r.pod<int64_t>();
+    uint64_t elements = 1;
+    for (auto& d : shape) {
+      d = r.pod<int64_t>();
+      if (d < 0 || (d > 0 && elements > payload / static_cast<uint64_t>(d)))
+        throw std::runtime_error(path + ": tensor '" + name + "' has a shape larger than the file");
+      elements *= static_cast<uint64_t>(d);
+    }
     uint64_t nbytes = r.pod<uint64_t>();
+    if (nbytes != elements * dtypeSize(dtype))
+      throw std::runtime_error(path + ": tensor '" + name + "' has a wrong byte count");
+    const char* bytes = r.take(nbytes);  // throws when the file is shorter
     Tensor t(shape, dtype);
-    if (nbytes != t.nbytes()) throw std::runtime_error(path + ": tensor '" + name + "' has a wrong byte count");
-    std::memcpy(t.raw(), r.take(nbytes), nbytes);
-    ck.tensors.emplace(std::move(name), std::move(t));
+    std::memcpy(t.raw(), bytes, nbytes);
+    if (!ck.tensors.emplace(name, std::move(t)).second)
+      throw std::runtime_error(path + ": tensor '" + name + "' appears twice");
   }
   return ck;
 }

@@ -76,8 +76,16 @@ std::map<std::string, Tensor> Optimizer::state() const {
 void Optimizer::loadState(const std::map<std::string, Tensor>& state) {
   auto it = state.find("optimizer.step");
   GNN_CHECK_ARG(it != state.end(), "optimizer state: 'optimizer.step' missing");
-  steps_ = static_cast<int64_t>(it->second.at(0));
-  if (auto l = state.find("optimizer.lr"); l != state.end()) lr_ = l->second.at(0);
+  GNN_CHECK_ARG(it->second.numel() == 1, "optimizer state: 'optimizer.step' must hold one value");
+  const double step = it->second.at(0);
+  GNN_CHECK_ARG(step >= 0 && step < 9.0e15 && step == std::floor(step), "optimizer state: step count ", step,
+                " is not a count");
+  if (auto l = state.find("optimizer.lr"); l != state.end()) {
+    GNN_CHECK_ARG(l->second.numel() == 1 && std::isfinite(l->second.at(0)) && l->second.at(0) > 0,
+                  "optimizer state: the learning rate is not a finite positive number");
+    lr_ = l->second.at(0);
+  }
+  steps_ = static_cast<int64_t>(step);
   slots_.clear();
   std::vector<Variable> flat;
   for (auto& g : groups_)
@@ -93,7 +101,24 @@ void Optimizer::loadState(const std::map<std::string, Tensor>& state) {
     GNN_CHECK_ARG(t.shape() == flat[idx].shape() && t.dtype() == flat[idx].dtype(), "optimizer state: '", key,
                   "' has shape ", shapeString(t.shape()), " but parameter ", idx, " has ",
                   shapeString(flat[idx].shape()));
+    bool finite = true;
+    dispatchFloat(t.dtype(), [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      finite = t.flat<T>().allFinite();
+    });
+    GNN_CHECK_ARG(finite, "optimizer state: '", key, "' holds NaN or infinite values");
     slot(rest.substr(0, dot), idx, t) = t.clone();
+  }
+  // Slots come in sets (Adam: m and v) per parameter: a parameter with some but not all of them is a damaged
+  // state, which would silently restart that parameter's moments.
+  if (steps_ > 0) {
+    for (const auto& [name, v] : slots_)
+      for (const auto& [other, w] : slots_)
+        for (size_t i = 0; i < std::max(v.size(), w.size()); ++i) {
+          const bool a = i < v.size() && v[i].defined(), b = i < w.size() && w[i].defined();
+          GNN_CHECK_ARG(a == b, "optimizer state: parameter ", i, " has '", a ? name : other, "' but no '",
+                        a ? other : name, "'");
+        }
   }
 }
 

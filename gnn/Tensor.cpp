@@ -41,7 +41,13 @@ std::string shapeString(const Shape& s) {
 
 int64_t shapeNumel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) {
+    // A negative dimension or a product past 2^62 elements is never a real tensor (a corrupt file, an
+    // arithmetic bug upstream): refuse it before anything is allocated.
+    GNN_CHECK_ARG(d >= 0, "tensor shape ", shapeString(s), " has a negative dimension");
+    GNN_CHECK_ARG(d == 0 || n <= (int64_t{1} << 62) / d, "tensor shape ", shapeString(s), " has too many elements");
+    n *= d;
+  }
   return n;
 }
 

@@ -2,12 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 
 #include "gnn/Linear.h"
 #include "gnn/Optimizer.h"
+#include "gnn/Random.h"
 
 namespace gnn {
 namespace {
@@ -77,6 +82,99 @@ TEST(Checkpoint, ShapeMismatchIsAClearError) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("model.weight"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace gnn
+
+namespace gnn {
+namespace {
+
+// A checkpoint file whose bytes were changed by `edit` and whose checksum was then recomputed, as a crafted
+// file or a buggy writer would give: the checksum passes, so the contents themselves must be checked.
+std::string craft(const Checkpoint& ck, const std::function<void(std::string&)>& edit) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("gnn_crafted_" + std::to_string(::getpid()) + ".ckpt")).string();
+  ck.save(path);
+  std::ifstream in(path, std::ios::binary);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  data.resize(data.size() - 8);
+  edit(data);
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : data) h = (h ^ c) * 1099511628211ULL;
+  data.append(reinterpret_cast<const char*>(&h), 8);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+  return path;
+}
+
+std::string loadError(const std::string& path) {
+  try {
+    Checkpoint::load(path);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Checkpoint, CraftedContentsWithAValidChecksumAreRefused) {
+  Checkpoint ck;
+  ck.tensors["w"] = Tensor::fromVector<float>({1, 2, 3, 4}, {2, 2});
+  ck.meta["epoch"] = 1;
+  // The dims of "w" ([2, 2] as int64) follow its name, dtype and rank.
+  auto dimsAt = [](const std::string& d) { return d.find(std::string("w", 1)) + 1 + 2; };
+  std::string huge = craft(ck, [&](std::string& d) {
+    const int64_t big = int64_t{1} << 32;
+    std::memcpy(&d[dimsAt(d)], &big, 8);
+    std::memcpy(&d[dimsAt(d) + 8], &big, 8);
+  });
+  EXPECT_NE(loadError(huge).find("has a shape larger than the file"), std::string::npos) << loadError(huge);
+  std::string negative = craft(ck, [&](std::string& d) {
+    const int64_t m = -4;
+    std::memcpy(&d[dimsAt(d)], &m, 8);
+  });
+  EXPECT_NE(loadError(negative).find("shape"), std::string::npos) << loadError(negative);
+  std::string rank = craft(ck, [&](std::string& d) { d[dimsAt(d) - 1] = 9; });
+  EXPECT_NE(loadError(rank).find("bad header"), std::string::npos) << loadError(rank);
+  std::string count = craft(ck, [&](std::string& d) {
+    const uint32_t n = 0xffffffffu;
+    std::memcpy(&d[12], &n, 4);
+  });
+  EXPECT_NE(loadError(count).find("more tensors than the file can hold"), std::string::npos) << loadError(count);
+  std::filesystem::remove(huge);
+}
+
+TEST(Checkpoint, OptimizerStateMustBeCompleteFiniteAndCounted) {
+  Generator g(0);
+  Linear lin(3, 2, g);
+  Adam opt({{lin.parameters(), 0.0}}, 0.01);
+  for (const Variable& p : lin.parameters()) {
+    Variable v = p;
+    v.grad() = Tensor::full(p.shape(), 0.5);
+  }
+  opt.step();
+  std::map<std::string, Tensor> good = opt.state();
+  Adam fresh({{lin.parameters(), 0.0}}, 0.01);
+  EXPECT_NO_THROW(fresh.loadState(good));
+
+  auto bad = good;
+  bad["optimizer.step"] = Tensor::fromVector<int64_t>({-3}, {1});
+  EXPECT_THROW(fresh.loadState(bad), std::invalid_argument);
+  bad = good;
+  bad.erase("optimizer.v.0");
+  EXPECT_THROW(fresh.loadState(bad), std::invalid_argument);
+  bad = good;
+  Tensor m = bad["optimizer.m.1"].clone();
+  m.flat<float>()(0) = NAN;
+  bad["optimizer.m.1"] = m;
+  EXPECT_THROW(fresh.loadState(bad), std::invalid_argument);
+  bad = good;
+  bad["optimizer.lr"] = Tensor::fromVector<double>({INFINITY}, {1});
+  EXPECT_THROW(fresh.loadState(bad), std::invalid_argument);
+}
+
+TEST(Tensor, ShapesThatOverflowAreRefusedBeforeAllocating) {
+  EXPECT_THROW(Tensor({int64_t{1} << 32, int64_t{1} << 32}, DType::F32), std::invalid_argument);
+  EXPECT_THROW(Tensor({-1, 3}, DType::F32), std::invalid_argument);
 }
 
 }  // namespace
