@@ -33,6 +33,12 @@ double sumSquares(const Tensor& g) {
 }
 }  // namespace
 
+int64_t firstNonFiniteValue(const std::vector<Variable>& params) {
+  for (size_t i = 0; i < params.size(); ++i)
+    if (!std::isfinite(sumSquares(params[i].value()))) return static_cast<int64_t>(i);
+  return -1;
+}
+
 GradNormResult gradNorm(const std::vector<Variable>& params) {
   GradNormResult r;
   double total = 0;

@@ -21,6 +21,9 @@ struct GradNormResult {
   int64_t firstNonFinite = -1;  // index of the first parameter whose gradient holds NaN/Inf, -1 when none
 };
 
+/// Index of the first tensor among the parameters' values that holds NaN or Inf; -1 when all are finite.
+int64_t firstNonFiniteValue(const std::vector<Variable>& params);
+
 /// Parameters without a gradient count as zero.
 GradNormResult gradNorm(const std::vector<Variable>& params);
 /// Scales the gradients in place when their global norm exceeds maxNorm (> 0); a non-finite norm leaves them

@@ -183,6 +183,12 @@ bool Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples
   }
   lastGradNorm_ = g.norm;
   opt_.step();
+  // A finite gradient times a huge learning rate can still overflow a weight: stop before such weights are
+  // used or saved (--save keeps whatever it held before).
+  if (const int64_t bad = firstNonFiniteValue(params_); bad >= 0)
+    throw std::runtime_error("training stopped at " + where() + ": the update made the weights of '" +
+                             model_.namedParameters()[static_cast<size_t>(bad)].first + "' non-finite (lr " +
+                             num(opt_.lr()) + " is too high); nothing was saved after it");
   fnv(lossChecksum_, &lv, sizeof lv);
   epochLossSum_ += lv * static_cast<double>(samples);
   epochSamples_ += samples;

@@ -305,6 +305,19 @@ TEST_F(FrontEnd, CoraNonFiniteLossKeepsAFiniteLastGoodCheckpoint) {
   EXPECT_EQ(e.code, 0) << e.out;
 }
 
+TEST_F(FrontEnd, AHugeLearningRateNeverLeavesNonFiniteWeightsInACheckpoint) {
+  for (const char* lr : {"1e37", "1e38"}) {
+    const std::string ck = path(std::string("huge") + lr + ".ckpt");
+    Result r = run("molecule_property", std::string("--limit 600 --epochs 2 --layers 2 --hidden 32 --lr ") + lr +
+                                            " --save " + ck + " --quiet");
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find("training stopped"), std::string::npos) << r.out;
+    if (!fs::exists(ck)) continue;  // stopped before anything could be saved
+    nlohmann::json j = lastJson(run("molecule_property", "--load " + ck + " --epochs 0 --json --quiet", false).out);
+    EXPECT_TRUE(std::isfinite(j["param_l2"].get<double>())) << lr << " " << j.dump();
+  }
+}
+
 TEST_F(FrontEnd, EarlyStoppingAndSchedulesTakeEffect) {
   Result r = run("cora_gcn", "--epochs 200 --early-stopping 5 --schedule cosine --warmup 3 --json --quiet --log " +
                                  path("c.jsonl"),
