@@ -1,5 +1,7 @@
 #include "data/MoleculeDatasetBuilder.h"
 
+#include "data/Utf8.h"
+
 #include <GraphMol/FileParsers/FileParsers.h>
 #include <GraphMol/GraphMol.h>
 #include <GraphMol/SmilesParse/SmilesWrite.h>
@@ -59,7 +61,7 @@ void appendTargets(std::string& s, const MoleculeRecord& r) {
 // Writes one --jsonl line. Hand-written rather than through nlohmann::json: it runs once per molecule.
 void writeJsonLine(std::ostream& os, const MoleculeRecord& r, const MoleculeGraph* g, const std::string& error,
                    bool graphormer) {
-  std::string s = "{\"line\":" + std::to_string(r.line) + ",\"smiles\":" + nlohmann::json(r.label()).dump();
+  std::string s = "{\"line\":" + std::to_string(r.line) + ",\"smiles\":" + nlohmann::json(escapeInvalidUtf8(r.label())).dump();
   s += ",\"y\":";
   appendTargets(s, r);
   if (!g) {
@@ -153,6 +155,17 @@ bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g
   if (!r.error.empty()) {
     error = r.error;
     return false;
+  }
+  // Text that is not UTF-8 cannot be a SMILES, and could not be written to the dataset's JSON either.
+  for (const std::string* text : {&r.smiles, &r.name, &r.molBlock}) {
+    size_t at = 0;
+    if (!isValidUtf8(*text, &at)) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>((*text)[at]));
+      error = std::string(text == &r.smiles ? "the SMILES" : text == &r.name ? "the name" : "the mol block") +
+              " holds a byte that is not UTF-8 (" + byte + " at byte " + std::to_string(at + 1) + ")";
+      return false;
+    }
   }
   try {
     if (!r.atomicNumbers.empty() || (r.smiles.empty() && r.molBlock.empty())) {
@@ -282,7 +295,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
       if (!ok[i]) {
         // A syntax error's reason is only in RDKit's log: fetch it now that no other thread is in RDKit.
         if (errors[i] == "SMILES parse error") errors[i] = featurizer_.explainFailure(r.smiles);
-        summary.rejectedMolecules.push_back({r.line, r.index, r.label(), errors[i]});
+        summary.rejectedMolecules.push_back({r.line, r.index, escapeInvalidUtf8(r.label()), errors[i]});
         ++summary.rejected;
         if (options_.jsonl) writeJsonLine(*options_.jsonl, r, nullptr, errors[i], k > 0);
         continue;
@@ -375,7 +388,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
         {"num_rejected", summary.rejected},
         {"rejected", rejected},
     };
-    writer->finish(meta.dump(1), throwIfStopped);
+    writer->finish(meta.dump(1, ' ', false, nlohmann::json::error_handler_t::replace), throwIfStopped);
     summary.written = true;
   }
   writer.reset();  // an unfinished writer removes its temp files
