@@ -1,5 +1,7 @@
 #include "data/XyzReader.h"
 
+#include <algorithm>
+
 #include <GraphMol/PeriodicTable.h>
 
 #include <cmath>
@@ -35,6 +37,11 @@ bool XyzReader::next(MoleculeRecord& r) {
   r.index = count_++;
   const int64_t n = parseInt(line, in_);
   if (n < 0) in_.fail("negative atom count");
+  // The count is a claim until the atom lines are read: nothing is sized from it (a 3-line file claiming a
+  // billion atoms must fail at its end, not allocate 16 GB), and frames past kMaxAtoms are refused.
+  if (n > kMaxAtoms)
+    in_.fail("atom count " + std::to_string(n) + " is more than the " + std::to_string(kMaxAtoms) +
+             " atoms an XYZ frame may hold here");
   if (!in_.next(line)) in_.fail("file ends before the comment line");
   r.name.assign(line);
   r.y.assign(targets_.size(), std::nanf(""));
@@ -50,13 +57,13 @@ bool XyzReader::next(MoleculeRecord& r) {
     }
   }
   const RDKit::PeriodicTable* table = RDKit::PeriodicTable::getTable();
-  r.atomicNumbers.resize(static_cast<size_t>(n));
-  r.pos.resize(static_cast<size_t>(n) * 3);
+  r.atomicNumbers.reserve(static_cast<size_t>(std::min<int64_t>(n, 1024)));
+  r.pos.reserve(static_cast<size_t>(std::min<int64_t>(n, 1024)) * 3);
   for (int64_t a = 0; a < n; ++a) {
     if (!in_.next(line)) in_.fail("file ends inside a molecule: expected " + std::to_string(n) + " atom lines");
     splitWhitespace(line, fields_);
     if (fields_.size() < 4) in_.fail("expected 'Symbol x y z'");
-    for (int c = 0; c < 3; ++c) r.pos[static_cast<size_t>(a) * 3 + c] = static_cast<float>(parseDouble(fields_[c + 1], in_));
+    for (int c = 0; c < 3; ++c) r.pos.push_back(static_cast<float>(parseDouble(fields_[c + 1], in_)));
     int z = 0;
     try {
       z = table->getAtomicNumber(std::string(fields_[0]));
@@ -67,7 +74,7 @@ bool XyzReader::next(MoleculeRecord& r) {
       r.error = "unknown element symbol '" + std::string(fields_[0]) + "' on line " + std::to_string(in_.lineNumber());
       z = 0;
     }
-    r.atomicNumbers[static_cast<size_t>(a)] = z;
+    r.atomicNumbers.push_back(z);
   }
   return true;
 }

@@ -10,6 +10,10 @@ namespace gnn {
 
 class XyzReader : public MoleculeSource {
  public:
+  /// Largest frame accepted (the largest molecules people store as XYZ, proteins with hydrogens, stay well
+  /// below it); a larger count is refused with its line before anything is allocated.
+  static constexpr int64_t kMaxAtoms = 100000;
+
   XyzReader(const std::string& path, std::vector<std::string> targetKeys)
       : in_(path), targets_(std::move(targetKeys)) {}
   bool next(MoleculeRecord& record) override;
