@@ -21,7 +21,7 @@ std::string writeTemp(const std::string& name, const std::string& text) {
 
 std::string errorOf(const std::string& path) {
   try {
-    XyzReader r(path);
+    XyzReader r(path, {});
     MoleculeRecord rec;
     while (r.next(rec)) {
     }
