@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 
 namespace gnn {
@@ -14,38 +15,94 @@ InputError::InputError(const std::string& file, int64_t line, const std::string&
       file_(file),
       line_(line) {}
 
-GzLineReader::GzLineReader(std::string path) : path_(std::move(path)), buf_(1 << 20) {
-  gzFile f = gzopen(path_.c_str(), "rb");
-  if (!f) throw InputError(path_, 0, std::string("cannot open: ") + std::strerror(errno));
-  gzbuffer(f, 1 << 18);
-  file_ = f;
+// zlib's gzread ignores whatever follows the last gzip member, so a file with garbage appended reads as
+// complete. The members are inflated here instead: after each one the next bytes must start another member
+// (concatenated .gz files are valid gzip) or be zero padding, as Python's gzip module requires.
+struct GzLineReader::Gz {
+  FILE* raw = nullptr;
+  z_stream strm{};
+  bool gzip = false, inflating = false, memberDone = false;
+  std::vector<unsigned char> in = std::vector<unsigned char>(1 << 18);
+  uint64_t consumed = 0;  // compressed bytes read from the file so far
+  ~Gz() {
+    if (inflating) inflateEnd(&strm);
+    if (raw) std::fclose(raw);
+  }
+};
+
+GzLineReader::GzLineReader(std::string path) : path_(std::move(path)), buf_(1 << 20), gz_(std::make_unique<Gz>()) {
+  gz_->raw = std::fopen(path_.c_str(), "rb");
+  if (!gz_->raw) throw InputError(path_, 0, std::string("cannot open: ") + std::strerror(errno));
+  const size_t n = std::fread(gz_->in.data(), 1, gz_->in.size(), gz_->raw);
+  gz_->consumed = n;
+  gz_->strm.next_in = gz_->in.data();
+  gz_->strm.avail_in = static_cast<uInt>(n);
+  gz_->gzip = n >= 2 && gz_->in[0] == 0x1f && gz_->in[1] == 0x8b;
+  if (gz_->gzip) {
+    if (inflateInit2(&gz_->strm, 16 + MAX_WBITS) != Z_OK) throw InputError(path_, 0, "zlib cannot start");
+    gz_->inflating = true;
+  }
 }
 
-GzLineReader::~GzLineReader() {
-  if (file_) gzclose(static_cast<gzFile>(file_));
-}
+GzLineReader::~GzLineReader() = default;
 
 void GzLineReader::fail(const std::string& what) const { throw InputError(path_, line_, what); }
 
 bool GzLineReader::fill() {
   if (eof_) return false;
-  int n = gzread(static_cast<gzFile>(file_), buf_.data(), static_cast<unsigned>(buf_.size()));
-  if (n < 0) {
-    int err = 0;
-    const char* msg = gzerror(static_cast<gzFile>(file_), &err);
-    throw InputError(path_, line_ + 1, std::string("corrupt or truncated gzip data (") + msg + ")");
+  Gz& g = *gz_;
+  auto readMore = [&] {
+    const size_t n = std::fread(g.in.data(), 1, g.in.size(), g.raw);
+    if (n == 0 && std::ferror(g.raw)) throw InputError(path_, line_ + 1, std::string("read error: ") + std::strerror(errno));
+    g.consumed += n;
+    g.strm.next_in = g.in.data();
+    g.strm.avail_in = static_cast<uInt>(n);
+    return n > 0;
+  };
+  if (!g.gzip) {
+    // Plain text: the bytes already read, then the rest of the file.
+    if (g.strm.avail_in == 0 && !readMore()) {
+      eof_ = true;
+      return false;
+    }
+    std::memcpy(buf_.data(), g.strm.next_in, g.strm.avail_in);
+    begin_ = 0;
+    end_ = g.strm.avail_in;
+    g.strm.avail_in = 0;
+    return true;
   }
-  if (n == 0) {
-    // zlib reports a truncated stream only through gzerror after the final read.
-    int err = 0;
-    const char* msg = gzerror(static_cast<gzFile>(file_), &err);
-    if (err != Z_OK && err != Z_STREAM_END)
-      throw InputError(path_, line_ + 1, std::string("corrupt or truncated gzip data (") + msg + ")");
-    eof_ = true;
-    return false;
+  g.strm.next_out = reinterpret_cast<Bytef*>(buf_.data());
+  g.strm.avail_out = static_cast<uInt>(buf_.size());
+  while (g.strm.avail_out == buf_.size()) {
+    if (g.strm.avail_in == 0 && !readMore()) {
+      if (g.memberDone) {
+        eof_ = true;
+        return false;
+      }
+      throw InputError(path_, line_ + 1, "truncated gzip data (the file ends inside the compressed stream)");
+    }
+    if (g.memberDone) {
+      // Between members: zero padding, or the header of another member; anything else is not gzip.
+      while (g.strm.avail_in > 0 && *g.strm.next_in == 0) ++g.strm.next_in, --g.strm.avail_in;
+      if (g.strm.avail_in == 0) continue;
+      const uint64_t at = g.consumed - g.strm.avail_in;
+      if (*g.strm.next_in != 0x1f || (g.strm.avail_in > 1 && g.strm.next_in[1] != 0x8b))
+        throw InputError(path_, 0,
+                         "data after the end of the gzip stream (byte " + std::to_string(at) +
+                             ") is not another gzip member: the file is corrupt or has something appended");
+      inflateReset(&g.strm);
+      g.memberDone = false;
+    }
+    const int ret = inflate(&g.strm, Z_NO_FLUSH);
+    if (ret == Z_STREAM_END) {
+      g.memberDone = true;
+    } else if (ret != Z_OK && ret != Z_BUF_ERROR) {
+      throw InputError(path_, line_ + 1,
+                       std::string("corrupt gzip data (") + (g.strm.msg ? g.strm.msg : "inflate failed") + ")");
+    }
   }
   begin_ = 0;
-  end_ = static_cast<size_t>(n);
+  end_ = buf_.size() - g.strm.avail_out;
   return true;
 }
 

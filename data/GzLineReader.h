@@ -1,11 +1,13 @@
-// GzLineReader: streams the lines of a text file, gzip-compressed or not (zlib detects which), keeping the
-// current line number for error messages. A truncated or corrupt .gz is an error naming the file and line.
+// GzLineReader: streams the lines of a text file, gzip-compressed or not (told by the gzip magic bytes),
+// keeping the current line number for error messages. A truncated or corrupt .gz, or bytes after its last
+// member that are not another member, are an error naming the file (and line).
 //
 //   GzLineReader in("raw/edge.csv.gz");
 //   std::string_view line;
 //   while (in.next(line)) { ... in.lineNumber() ... }
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -43,9 +45,10 @@ class GzLineReader {
 
  private:
   bool fill();
+  struct Gz;
   std::string path_;
-  void* file_ = nullptr;  // gzFile
   std::vector<char> buf_;
+  std::unique_ptr<Gz> gz_;
   size_t begin_ = 0, end_ = 0;
   bool eof_ = false;
   std::string carry_;
