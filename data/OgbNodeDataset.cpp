@@ -125,6 +125,11 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
       if (line.empty()) continue;
       int64_t v = parseInt(line, in);
       if (v < 0) in.fail("negative class label " + std::to_string(v));
+      // Labels index the output layer: a label of 30,000,000 would build a 30M-class head, INT64_MAX would
+      // overflow. No node-classification set has anywhere near kMaxClasses classes.
+      if (v >= kMaxClasses)
+        in.fail("class label " + std::to_string(v) + " is out of range (labels are 0 .. " +
+                std::to_string(kMaxClasses - 1) + ")");
       y.push_back(v);
       ds.numClasses = std::max(ds.numClasses, v + 1);
     }

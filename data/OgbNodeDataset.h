@@ -28,6 +28,9 @@ struct OgbNodeOptions {
 
 class OgbNodeDataset {
  public:
+  /// Labels at or above this are refused with their line (ogbn-papers100M, the largest OGB node set, has 172).
+  static constexpr int64_t kMaxClasses = 100000;
+
   static OgbNodeDataset load(const std::string& dir, const OgbNodeOptions& options = {});
 
   std::string name;

@@ -95,6 +95,13 @@ TEST_F(BrokenCopy, NonNumericLabel) {
   expectError("node-label.csv.gz", 2, "integer");
 }
 
+TEST_F(BrokenCopy, LabelsOutOfRangeAreRefusedWithTheirLine) {
+  writeGz("raw/node-label.csv.gz", "1\n30000000\n");
+  expectError("node-label.csv.gz", 2, "class label 30000000 is out of range");
+  writeGz("raw/node-label.csv.gz", "1\n2\n9223372036854775807\n");
+  expectError("node-label.csv.gz", 3, "out of range");
+}
+
 TEST(GzLineReader, ReadsPlainAndGzipAlike) {
   fs::path plain = fs::temp_directory_path() / "gnn_lines.txt";
   { std::ofstream(plain) << "a,b\r\nc\n\nlast-without-newline"; }
