@@ -171,6 +171,10 @@ bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g
     if (!r.atomicNumbers.empty() || (r.smiles.empty() && r.molBlock.empty())) {
       // XYZ: atoms and coordinates, no bonds (OGB's other atom features need bonds; they stay 0).
       const int64_t n = static_cast<int64_t>(r.atomicNumbers.size());
+      if (options_.maxAtoms > 0 && n > options_.maxAtoms) {
+        error = std::to_string(n) + " atoms, more than --max-atoms " + std::to_string(options_.maxAtoms);
+        return false;
+      }
       g.numNodes = n;
       g.x.assign(static_cast<size_t>(n) * MoleculeGraph::kAtomFeatures, 0);
       g.z.resize(static_cast<size_t>(n));
@@ -184,6 +188,11 @@ bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g
       std::unique_ptr<RDKit::RWMol> mol;
       std::string smiles;
       if (!r.smiles.empty()) {
+        if (options_.maxSmilesLength > 0 && static_cast<int64_t>(r.smiles.size()) > options_.maxSmilesLength) {
+          error = "SMILES of " + std::to_string(r.smiles.size()) + " characters, longer than --max-smiles-length " +
+                  std::to_string(options_.maxSmilesLength) + " (parsing time grows with the cube of the atoms)";
+          return false;
+        }
         mol = featurizer_.parse(r.smiles, error);
         smiles = r.smiles;
       } else {
@@ -199,6 +208,11 @@ bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g
         if (mol && options_.featurizer.explicitHydrogens) RDKit::MolOps::addHs(*mol, false, true);
       }
       if (!mol) return false;
+      if (options_.maxAtoms > 0 && static_cast<int64_t>(mol->getNumHeavyAtoms()) > options_.maxAtoms) {
+        error = std::to_string(mol->getNumHeavyAtoms()) + " heavy atoms, more than --max-atoms " +
+                std::to_string(options_.maxAtoms);
+        return false;
+      }
       SmilesFeaturizer::featurizeMol(*mol, g);
       g.smiles = std::move(smiles);
       if (positions_) {
@@ -295,7 +309,10 @@ BuildSummary MoleculeDatasetBuilder::run() {
       if (!ok[i]) {
         // A syntax error's reason is only in RDKit's log: fetch it now that no other thread is in RDKit.
         if (errors[i] == "SMILES parse error") errors[i] = featurizer_.explainFailure(r.smiles);
-        summary.rejectedMolecules.push_back({r.line, r.index, escapeInvalidUtf8(r.label()), errors[i]});
+        // Reports quote the molecule; a 400,000-character line is shown by its start and its length.
+        std::string label = escapeInvalidUtf8(r.label());
+        if (label.size() > 200) label = label.substr(0, 200) + "... (" + std::to_string(r.label().size()) + " characters)";
+        summary.rejectedMolecules.push_back({r.line, r.index, std::move(label), errors[i]});
         ++summary.rejected;
         if (options_.jsonl) writeJsonLine(*options_.jsonl, r, nullptr, errors[i], k > 0);
         continue;

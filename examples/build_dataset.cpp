@@ -256,6 +256,11 @@ int build(int argc, char** argv) {
       "random seed of the 3D coordinates")(
       "graphormer-max-dist", po::value(&o.graphormerMaxDist)->default_value(0)->value_name("K"),
       "also store Graphormer's encodings, paths of up to K bonds (0: none)")(
+      "max-atoms", po::value(&o.maxAtoms)->default_value(o.maxAtoms)->value_name("N"),
+      "reject molecules with more heavy atoms (XYZ: atoms) than N (0: no limit)")(
+      "max-smiles-length", po::value(&o.maxSmilesLength)->default_value(o.maxSmilesLength)->value_name("N"),
+      "reject SMILES longer than N characters before parsing: RDKit's time grows with the cube of the atoms "
+      "(0: no limit)")(
       "threads,j", po::value(&o.threads)->default_value(0)->value_name("N"),
       "threads that featurise (0: every core, as in every program; the output is the same for any N)")(
       "limit", po::value(&o.limit)->default_value(-1, "all")->value_name("N"),

@@ -49,3 +49,35 @@ TEST(BoundedWork, XyzAtomCountsAreClaimsNotSizes) {
 
 }  // namespace
 }  // namespace gnn
+
+#include <chrono>
+#include <sstream>
+
+#include "data/MoleculeDatasetBuilder.h"
+
+namespace gnn {
+namespace {
+
+// The stalls: very long SMILES are rejected before RDKit parses them, and too many atoms after; the
+// build goes on and takes no time.
+TEST(BoundedWork, LongSmilesAndLargeMoleculesAreRejectedNotParsedForMinutes) {
+  std::ostringstream csv;
+  csv << "smiles,y\n" << std::string(400000, 'C') << ",1\nCCO,2\n" << std::string(600, 'C') << ",3\n";
+  const std::string path = writeTemp("long.csv", csv.str());
+  BuildOptions o;
+  o.source.path = path;
+  o.source.targetColumns = {"y"};
+  const auto t0 = std::chrono::steady_clock::now();
+  BuildSummary s = MoleculeDatasetBuilder(o).run();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_EQ(s.accepted, 1);
+  ASSERT_EQ(s.rejected, 2);
+  EXPECT_NE(s.rejectedMolecules[0].reason.find("longer than --max-smiles-length 1000"), std::string::npos);
+  EXPECT_NE(s.rejectedMolecules[0].smiles.find("(400000 characters)"), std::string::npos);
+  EXPECT_LT(s.rejectedMolecules[0].smiles.size(), 300u);
+  EXPECT_NE(s.rejectedMolecules[1].reason.find("600 heavy atoms, more than --max-atoms 500"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace gnn
