@@ -8,15 +8,25 @@
 
 namespace gnn {
 namespace {
+// Rows of one panel of Eigen's product kernel (gebp's mr: 48 floats or 24 doubles with AVX-512). Rows inside a
+// whole panel all get the same rounding, wherever the panel sits; the rows of a last, partial panel go through
+// narrower kernels that add in another order (two interleaved accumulators). Forward products therefore cut
+// their rows into whole panels and compute a last partial panel on a zero-padded copy (rowStableProduct), so
+// a row's bits depend on its own values only, not on its position or on how many rows there are: a model's
+// real rows come out identical whatever the padding of the batch (tests/gnn/RowStableProduct_test.cpp).
+template <class T>
+constexpr int64_t kPanelRows = Eigen::internal::gebp_traits<T, T>::mr;
+
 // Row block for products: about 256 rows (where Eigen runs near its peak), at least kGrainWork multiply-adds,
-// but small enough for 8 blocks when the output has few rows; then evened out (multiples of 4 rows) so the
+// but small enough for 8 blocks when the output has few rows; then evened out in whole kernel panels so the
 // last block is not left short. It depends only on the shapes, so Eigen's blocking (and thus rounding) never
 // depends on the thread count.
+template <class T>
 int64_t rowBlock(int64_t m, int64_t k, int64_t n) {
   auto up32 = [](int64_t v) { return std::max<int64_t>(32, (v + 31) / 32 * 32); };
   int64_t byWork = up32(grainFor(k * n, 1));
   int64_t forEight = up32((m + 7) / 8);
-  return evenChunk(m, std::max(byWork, std::min<int64_t>(256, forEight)), 4);
+  return evenChunk(m, std::max(byWork, std::min<int64_t>(256, forEight)), kPanelRows<T>);
 }
 
 template <class T>
@@ -26,8 +36,34 @@ using Mat = RowMatrix<T>;
 template <class T, class LhsRows, class Rhs>
 void blockedProduct(MatrixMap<T> out, LhsRows lhsRows, const Rhs& rhs) {
   const int64_t inner = out.rows() ? static_cast<int64_t>(rhs.rows()) : 0;
-  parallelFor(out.rows(), rowBlock(out.rows(), inner, out.cols()), [&](int64_t b, int64_t e) {
+  parallelFor(out.rows(), rowBlock<T>(out.rows(), inner, out.cols()), [&](int64_t b, int64_t e) {
     out.middleRows(b, e - b).noalias() = lhsRows(b, e - b) * rhs;
+  });
+}
+
+// out = lhs * rhs (+ bias on every row when bias is not null), each row rounded the same wherever it is (see
+// kPanelRows): blocks of whole panels, and the matrix's last partial panel through a zero-padded copy.
+template <class T, class Lhs, class Rhs>
+void rowStableProduct(MatrixMap<T> out, const Lhs& lhs, const Rhs& rhs, const T* bias) {
+  const int64_t M = out.rows(), K = lhs.cols(), N = out.cols(), panel = kPanelRows<T>;
+  const auto biasRow = ConstMatrixMap<T>(bias ? bias : nullptr, 1, bias ? N : 0);
+  auto product = [&](auto&& o, const auto& l) {
+    if (bias) {
+      o.rowwise() = biasRow.row(0);
+      o.noalias() += l * rhs;
+    } else {
+      o.noalias() = l * rhs;
+    }
+  };
+  parallelFor(M, rowBlock<T>(M, K, N), [&](int64_t b, int64_t e) {
+    const int64_t whole = b + (e - b) / panel * panel;
+    if (whole > b) product(out.middleRows(b, whole - b), lhs.middleRows(b, whole - b));
+    if (whole < e) {
+      RowMatrix<T> l = RowMatrix<T>::Zero(panel, K), o(panel, N);
+      l.topRows(e - whole) = lhs.middleRows(whole, e - whole);
+      product(o, l);
+      out.middleRows(whole, e - whole) = o.topRows(e - whole);
+    }
   });
 }
 
@@ -152,9 +188,7 @@ Variable matmul(const Variable& a, const Variable& b) {
   return dispatchFloat(A.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty({A.dim(0), B.dim(1)}, A.dtype());
-    auto am = A.matrix<T>();
-    auto bm = B.matrix<T>();
-    blockedProduct<T>(Y.matrix<T>(), [&](int64_t s, int64_t n) { return am.middleRows(s, n); }, bm);
+    rowStableProduct<T>(Y.matrix<T>(), A.matrix<T>(), B.matrix<T>(), nullptr);
     const int64_t flops = 2 * A.dim(0) * A.dim(1) * B.dim(1);
     OpInfo info{"matmul", flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
                 flops * (a.requiresGrad() + b.requiresGrad())};
@@ -186,9 +220,7 @@ Variable matmulNT(const Variable& a, const Variable& b) {
   return dispatchFloat(A.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty({A.dim(0), B.dim(0)}, A.dtype());
-    auto am = A.matrix<T>();
-    auto bt = B.matrix<T>().transpose();
-    blockedProduct<T>(Y.matrix<T>(), [&](int64_t s, int64_t n) { return am.middleRows(s, n); }, bt);
+    rowStableProduct<T>(Y.matrix<T>(), A.matrix<T>(), B.matrix<T>().transpose(), nullptr);
     const int64_t flops = 2 * A.dim(0) * A.dim(1) * B.dim(0);
     OpInfo info{"matmulNT", flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
                 flops * (a.requiresGrad() + b.requiresGrad())};
@@ -213,19 +245,9 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty({X.dim(0), W.dim(0)}, X.dtype());
-    auto xm = X.matrix<T>();
-    auto wt = W.matrix<T>().transpose();
-    auto ym = Y.matrix<T>();
     const int64_t M = X.dim(0), K = X.dim(1), N = W.dim(0);
-    parallelFor(M, rowBlock(M, K, N), [&](int64_t b, int64_t e) {
-      auto out = ym.middleRows(b, e - b);
-      if (hasBias) {
-        out.rowwise() = bias.value().flat<T>().matrix().transpose();
-        out.noalias() += xm.middleRows(b, e - b) * wt;
-      } else {
-        out.noalias() = xm.middleRows(b, e - b) * wt;
-      }
-    });
+    rowStableProduct<T>(Y.matrix<T>(), X.matrix<T>(), W.matrix<T>().transpose(),
+                        hasBias ? bias.value().data<T>() : nullptr);
     std::vector<Variable> inputs{x, weight};
     if (hasBias) inputs.push_back(bias);
     const int64_t flops = 2 * M * K * N;
