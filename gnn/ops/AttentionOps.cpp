@@ -1,10 +1,11 @@
-// Attention's dense ops: batched products (Q K^T, P V) and a softmax over the last axis with an additive bias
-// (Graphormer's spatial and edge encodings) and a keep mask (padding).
+// Attention's dense ops: batched products (Q K^T, P V), a softmax over the last axis with an additive bias
+// (Graphormer's spatial and edge encodings) and a keep mask (padding), and multi-head self-attention fused.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "gnn/ExecutionContext.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
 
@@ -314,6 +315,246 @@ Variable softmax(const Variable& x, int axis, const Variable& bias, const Tensor
       });
       in[1].addGrad(GB);
     });
+  });
+}
+
+// ---- fused multi-head self-attention ----
+
+namespace {
+
+// Scratch rows are padded to whole vectors (16 elements: one AVX-512 register of floats) so the inner loops
+// below vectorise without remainders, and every (sequence, head) item runs the same instructions on the same
+// aligned layout: an item's result depends only on its own inputs, never on where it sits in the batch.
+constexpr int64_t kPad = 16;
+int64_t padded(int64_t n) { return (n + kPad - 1) / kPad * kPad; }
+
+// One item's working set: T queries of head width d, keys and values, scores / probabilities [T, Tp].
+template <class T>
+struct AttentionScratch {
+  using Buf = Eigen::Matrix<T, Eigen::Dynamic, 1>;  // 64-byte aligned (Eigen's allocator)
+  int64_t t, d, tp, dp;
+  Buf q, k, kt, v, vt, p, keep, drop, go, gp, gq, gk, gv;
+  AttentionScratch(int64_t t_, int64_t d_) : t(t_), d(d_), tp(padded(t_)), dp(padded(d_)) {
+    for (Buf* b : {&q, &k, &v, &go, &gq, &gk, &gv}) b->setZero(t * dp);
+    for (Buf* b : {&kt, &vt}) b->setZero(d * tp);
+    for (Buf* b : {&p, &drop, &gp}) b->setZero(t * tp);
+    keep.setZero(tp);
+  }
+};
+
+// Row-major [rows, cols] block at p with row stride `stride` (a head's columns of a [T, 3E] or [T, E] row set).
+template <class T>
+void loadRows(const T* src, int64_t stride, int64_t rows, int64_t cols, T* dst, int64_t dstStride, T scale = T(1)) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < cols; ++c) dst[i * dstStride + c] = src[i * stride + c] * scale;
+}
+template <class T>
+void loadTransposed(const T* src, int64_t stride, int64_t rows, int64_t cols, T* dst, int64_t dstStride) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < cols; ++c) dst[c * dstStride + i] = src[i * stride + c];
+}
+template <class T>
+void storeRows(const T* src, int64_t srcStride, int64_t rows, int64_t cols, T* dst, int64_t stride, T scale = T(1)) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < cols; ++c) dst[i * stride + c] = src[i * srcStride + c] * scale;
+}
+
+// out[i, :n] = sum over j < m of a[i, j] * b[j, :n] (a [rows, lda], b [m, ldb], out [rows, ldo]): the inner
+// loop runs along b's rows, which are padded to whole vectors. Each output sums in increasing j.
+template <class T>
+void productRows(const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb, int64_t rows, int64_t m,
+                 int64_t n, T* __restrict out, int64_t ldo) {
+  for (int64_t i = 0; i < rows; ++i) {
+    T* __restrict o = out + i * ldo;
+    for (int64_t c = 0; c < n; ++c) o[c] = T(0);
+    for (int64_t j = 0; j < m; ++j) {
+      const T s = a[i * lda + j];
+      const T* __restrict br = b + j * ldb;
+      for (int64_t c = 0; c < n; ++c) o[c] += s * br[c];
+    }
+  }
+}
+// out[j, :n] = sum over i < rows of a[i, j] * b[i, :n] for j < m: a^T b, same loop shape.
+template <class T>
+void productTransposed(const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb, int64_t rows, int64_t m,
+                       int64_t n, T* __restrict out, int64_t ldo) {
+  for (int64_t j = 0; j < m; ++j) {
+    T* __restrict o = out + j * ldo;
+    for (int64_t c = 0; c < n; ++c) o[c] = T(0);
+    for (int64_t i = 0; i < rows; ++i) {
+      const T s = a[i * lda + j];
+      const T* __restrict br = b + i * ldb;
+      for (int64_t c = 0; c < n; ++c) o[c] += s * br[c];
+    }
+  }
+}
+
+// The kept-and-scaled dropout factors of one item's [T, T] probabilities: element (i, j) is element
+// first + ((item * T + i) * T + j) of the draw, exactly as dropoutMask lays out a [B, H, T, T] mask.
+template <class T>
+void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t t, int64_t tp, uint32_t threshold,
+                    T keep, T* out) {
+  for (int64_t i = 0; i < t; ++i) {
+    const uint64_t base = static_cast<uint64_t>((item * t + i) * t);
+    for (int64_t j = 0; j < t; ++j) {
+      const uint64_t n = base + static_cast<uint64_t>(j);
+      const auto u = static_cast<uint16_t>(gen.bits(first + n / 4) >> (16 * (n % 4)));
+      out[i * tp + j] = static_cast<T>(u >= threshold) * keep;
+    }
+  }
+}
+
+}  // namespace
+
+Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& bias, const Tensor& keyMask,
+                            double dropoutP, bool training) {
+  const Tensor& X = qkv.value();
+  GNN_CHECK_ARG(X.rank() == 3 && X.isFloating(), "multiHeadAttention: qkv must be a float [B, T, 3E], got ",
+                dtypeName(X.dtype()), " ", shapeString(X.shape()));
+  const int64_t B = X.dim(0), T = X.dim(1), E3 = X.dim(2);
+  GNN_CHECK_ARG(heads >= 1 && E3 % (3 * heads) == 0, "multiHeadAttention: qkv's last dimension ", E3,
+                " is not 3 x heads (", heads, ") x head size");
+  const int64_t E = E3 / 3, H = heads, d = E / H;
+  const bool hasBias = bias.defined(), hasMask = keyMask.defined();
+  if (hasBias)
+    GNN_CHECK_ARG(bias.value().shape() == Shape({B, H, T, T}) && bias.dtype() == X.dtype(),
+                  "multiHeadAttention: bias must be ", dtypeName(X.dtype()), " ", shapeString({B, H, T, T}), ", got ",
+                  dtypeName(bias.dtype()), " ", shapeString(bias.shape()));
+  if (hasMask)
+    GNN_CHECK_ARG(keyMask.shape() == Shape({B, T}) && keyMask.dtype() == DType::U8,
+                  "multiHeadAttention: keyMask must be uint8 ", shapeString({B, T}), ", got ",
+                  dtypeName(keyMask.dtype()), " ", shapeString(keyMask.shape()));
+  GNN_CHECK_ARG(dropoutP >= 0 && dropoutP < 1, "multiHeadAttention: dropout must be in [0, 1), got ", dropoutP);
+  const bool drop = training && dropoutP > 0;
+  // The same stream and layout as dropout(softmax(...)) on a [B, H, T, T] tensor (ElementwiseOps.cpp).
+  Generator gen;
+  uint64_t first = 0;
+  if (drop) {
+    gen = ExecutionContext::current().nextRandomStream();
+    first = gen.reserve(Generator::dropoutCounters(static_cast<uint64_t>(B * H * T * T)));
+  }
+  const uint32_t threshold = Generator::dropoutThreshold(dropoutP);
+  const double scaleD = 1.0 / std::sqrt(static_cast<double>(d));
+  const bool keepP = gradEnabled() && (qkv.requiresGrad() || (hasBias && bias.requiresGrad()));
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T_ = std::remove_pointer_t<decltype(tag)>;
+    const T_ scale = static_cast<T_>(scaleD), keepScale = static_cast<T_>(1 / (1 - dropoutP));
+    Tensor Y = Tensor::empty({B, T, E}, X.dtype());
+    Tensor P = keepP ? Tensor::empty({B, H, T, T}, X.dtype()) : Tensor();
+    const T_* xp = X.data<T_>();
+    const T_* bp = hasBias ? bias.value().data<T_>() : nullptr;
+    const uint8_t* mp = hasMask ? keyMask.data<uint8_t>() : nullptr;
+    T_* yp = Y.data<T_>();
+    T_* pp = keepP ? P.data<T_>() : nullptr;
+    parallelFor(B * H, grainFor(4 * T * T * d + 20 * T * T), [&](int64_t lo, int64_t hi) {
+      AttentionScratch<T_> s(T, d);
+      const int64_t tp = s.tp, dp = s.dp;
+      using Row = Eigen::Map<Eigen::Array<T_, Eigen::Dynamic, 1>, Eigen::Aligned64>;
+      Row keep(s.keep.data(), tp);
+      for (int64_t item = lo; item < hi; ++item) {
+        const int64_t b = item / H, h = item % H;
+        const T_* rows = xp + b * T * E3 + h * d;
+        loadRows(rows, E3, T, d, s.q.data(), dp, scale);  // q / sqrt(d), as Graphormer scales q first
+        loadTransposed(rows + E, E3, T, d, s.kt.data(), tp);
+        loadRows(rows + 2 * E, E3, T, d, s.v.data(), dp);
+        for (int64_t j = 0; j < tp; ++j) keep[j] = j < T && (!mp || mp[b * T + j]) ? T_(1) : T_(0);
+        // Scores q k^T (+ bias) and their softmax over the kept keys, row by row.
+        productRows(s.q.data(), dp, s.kt.data(), tp, T, d, tp, s.p.data(), tp);
+        const T_* br = bp ? bp + item * T * T : nullptr;
+        const bool anyKept = keep.sum() > 0;
+        for (int64_t i = 0; i < T; ++i) {
+          Row z(s.p.data() + i * tp, tp);
+          if (br)
+            for (int64_t j = 0; j < T; ++j) z[j] += br[i * T + j];
+          if (!anyKept) {  // every key masked: no distribution, all zeros (as softmax)
+            z.setZero();
+            continue;
+          }
+          T_ mx = -std::numeric_limits<T_>::infinity();
+          for (int64_t j = 0; j < tp; ++j)
+            if (keep[j] != T_(0)) mx = std::max(mx, z[j]);
+          // Masked and padding entries become exp(0) = 1 first (no infinities through the vectorised exp),
+          // then exactly 0.
+          z = (keep > T_(0)).select(z - mx, T_(0)).exp() * keep;
+          z /= z.sum();
+        }
+        if (pp) storeRows(s.p.data(), tp, T, T, pp + item * T * T, T);
+        const T_* probs = s.p.data();
+        if (drop) {
+          dropoutFactors(gen, first, item, T, tp, threshold, keepScale, s.drop.data());
+          Row(s.drop.data(), T * tp) *= Row(s.p.data(), T * tp);
+          probs = s.drop.data();
+        }
+        productRows(probs, tp, s.v.data(), dp, T, T, dp, s.go.data(), dp);
+        storeRows(s.go.data(), dp, T, d, yp + b * T * E + h * d, E);
+      }
+    });
+    std::vector<Variable> inputs{qkv};
+    if (hasBias) inputs.push_back(bias);
+    const int64_t items = B * H, tt = T * T;
+    const int64_t elem = static_cast<int64_t>(sizeof(T_));
+    OpInfo info{"multiHeadAttention", items * (4 * tt * d + 8 * tt + (drop ? tt : 0)),
+                static_cast<int64_t>(X.nbytes()) + (hasBias ? items * tt * elem : 0) + (hasMask ? B * T : 0),
+                static_cast<int64_t>(Y.nbytes()) + (keepP ? items * tt * elem : 0),
+                items * (8 * tt * d + 6 * tt + (drop ? 2 * tt : 0))};
+    return Variable::record(
+        info, Y, std::move(inputs), {X, P},
+        [B, T, H, d, E, E3, scale, drop, gen, first, threshold, keepScale](
+            const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+          const Tensor &X = saved[0], &P = saved[1];
+          const bool needX = in[0].requiresGrad(), needBias = in.size() > 1 && in[1].requiresGrad();
+          Tensor GX = needX ? Tensor::empty(X.shape(), X.dtype()) : Tensor();
+          Tensor GB = needBias ? Tensor::empty(in[1].shape(), X.dtype()) : Tensor();
+          const T_* xp = X.data<T_>();
+          const T_* pp = P.data<T_>();
+          const T_* gyp = gy.data<T_>();
+          T_* gxp = needX ? GX.data<T_>() : nullptr;
+          T_* gbp = needBias ? GB.data<T_>() : nullptr;
+          parallelFor(B * H, grainFor(8 * T * T * d + 10 * T * T), [&](int64_t lo, int64_t hi) {
+            AttentionScratch<T_> s(T, d);
+            const int64_t tp = s.tp, dp = s.dp;
+            using Row = Eigen::Map<Eigen::Array<T_, Eigen::Dynamic, 1>, Eigen::Aligned64>;
+            typename AttentionScratch<T_>::Buf dropped;
+            if (drop) dropped.setZero(T * tp);
+            for (int64_t item = lo; item < hi; ++item) {
+              const int64_t b = item / H, h = item % H;
+              const T_* rows = xp + b * T * E3 + h * d;
+              loadRows(rows, E3, T, d, s.q.data(), dp, scale);
+              loadRows(rows + E, E3, T, d, s.k.data(), dp);
+              loadTransposed(rows + 2 * E, E3, T, d, s.vt.data(), tp);
+              loadRows(gyp + b * T * E + h * d, E, T, d, s.go.data(), dp);
+              loadRows(pp + item * T * T, T, T, T, s.p.data(), tp);
+              // The probabilities that multiplied v: p, or p times the dropout factors.
+              const T_* probs = s.p.data();
+              if (drop) {
+                dropoutFactors(gen, first, item, T, tp, threshold, keepScale, s.drop.data());
+                Row(dropped.data(), T * tp) = Row(s.p.data(), T * tp) * Row(s.drop.data(), T * tp);
+                probs = dropped.data();
+              }
+              // dv = probs^T dy; d probs = dy v^T, back through the dropout factors to dp.
+              productTransposed(probs, tp, s.go.data(), dp, T, T, dp, s.gv.data(), dp);
+              productRows(s.go.data(), dp, s.vt.data(), tp, T, d, tp, s.gp.data(), tp);
+              if (drop) Row(s.gp.data(), T * tp) *= Row(s.drop.data(), T * tp);
+              // Softmax: d scores = p * (dp - sum(p * dp)) per row; 0 where p is 0 (masked, padding).
+              for (int64_t i = 0; i < T; ++i) {
+                Row pr(s.p.data() + i * tp, tp), gr(s.gp.data() + i * tp, tp);
+                const T_ dot = (pr * gr).sum();
+                gr = pr * (gr - dot);
+              }
+              if (gbp) storeRows(s.gp.data(), tp, T, T, gbp + item * T * T, T);
+              if (!gxp) continue;
+              // scores = (q / sqrt(d)) k^T: dq = d scores k / sqrt(d), dk = d scores^T (q / sqrt(d)).
+              productRows(s.gp.data(), tp, s.k.data(), dp, T, T, dp, s.gq.data(), dp);
+              productTransposed(s.gp.data(), tp, s.q.data(), dp, T, T, dp, s.gk.data(), dp);
+              T_* out = gxp + b * T * E3 + h * d;
+              storeRows(s.gq.data(), dp, T, d, out, E3, scale);
+              storeRows(s.gk.data(), dp, T, d, out + E, E3);
+              storeRows(s.gv.data(), dp, T, d, out + 2 * E, E3);
+            }
+          });
+          if (needX) in[0].addGrad(GX);
+          if (needBias) in[1].addGrad(GB);
+        });
   });
 }
 

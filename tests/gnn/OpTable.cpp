@@ -367,6 +367,102 @@ std::vector<OpCase> makeTable() {
     push(c);
   }
 
+  // ---- fused multi-head attention: 4 heads; small [2, 5, 24] (d = 2), large [16, 31, 240] (d = 20) ----
+  {
+    const Shape small{2, 5, 24}, large{16, 31, 240};
+    const Shape smallBias{2, 4, 5, 5}, largeBias{16, 4, 31, 31};
+    OpCase c = unaryCase("multiHeadAttention", "multiHeadAttention", [](const Variable& x) {
+      return multiHeadAttention(x, 4);
+    }, -2, 2);
+    c.shapes = {small};
+    c.largeShapes = {large};
+    push(c);
+    // Bias and key mask; the last sequence has every key masked (its rows are zero).
+    c.name = "multiHeadAttention_biasMask";
+    c.shapes = {small, smallBias};
+    c.largeShapes = {large, largeBias};
+    c.aux = [](const Shapes& s) {
+      Tensor m = randomMask({s[0][0], s[0][1]}, 0.7, 63);
+      uint8_t* mp = m.data<uint8_t>();
+      for (int64_t j = 0; j < s[0][1]; ++j) mp[(s[0][0] - 1) * s[0][1] + j] = 0;
+      mp[0] = 1;
+      return A{m};
+    };
+    c.build = [](const V& x, const A& a) { return multiHeadAttention(x[0], 4, x[1], a[0]); };
+    push(c);
+    // Training with attention dropout: the same stream on every call (the key set first), as dropout_context.
+    c.name = "multiHeadAttention_dropout";
+    c.build = [](const V& x, const A& a) {
+      ExecutionContext::current().setRandomKey({7, 3, 1});
+      return multiHeadAttention(x[0], 4, x[1], a[0], 0.3, true);
+    };
+    push(c);
+  }
+
+  // ---- graph transformers: dense per-graph blocks, Graphormer's attention bias ----
+  {
+    // Graphs of 3, 2 and N - 5 nodes (small) or 100 graphs of N / 100 (large); the last graph is padding.
+    auto denseAux = [](const Shapes& s) {
+      const int64_t n = s[0][0];
+      std::vector<int64_t> ptr = n < 100 ? std::vector<int64_t>{0, 3, 5, n} : std::vector<int64_t>{};
+      if (ptr.empty())
+        for (int64_t g = 0; g <= 100; ++g) ptr.push_back(g * n / 100);
+      std::vector<uint8_t> mask(ptr.size() - 1, 1);
+      mask.back() = 0;
+      return A{Tensor::fromVector(ptr), Tensor::fromVector(mask)};
+    };
+    auto slots = [](const A& a) {  // the largest real graph, plus one spare slot
+      const int64_t* p = a[0].data<int64_t>();
+      int64_t m = 0;
+      for (int64_t g = 0; g + 1 < a[0].numel(); ++g)
+        if (a[1].data<uint8_t>()[g]) m = std::max(m, p[g + 1] - p[g]);
+      return m + 1;
+    };
+    OpCase c;
+    c.name = "toDenseBatch";
+    c.ops = {"toDenseBatch"};
+    c.shapes = {{7, 3}};
+    c.largeShapes = {{3000, 64}};
+    c.aux = denseAux;
+    c.build = [slots](const V& x, const A& a) { return toDenseBatch(x[0], a[0], a[1], slots(a)); };
+    push(c);
+    c.name = "toDenseBatch_leading";
+    c.shapes = {{7, 3}, {3}};
+    c.largeShapes = {{3000, 64}, {64}};
+    c.build = [slots](const V& x, const A& a) { return toDenseBatch(x[0], a[0], a[1], slots(a), x[1]); };
+    push(c);
+  }
+  push(binaryCase("graphAttentionBias", "graphAttentionBias", gnn::graphAttentionBias, {{2, 3, 3, 2}, {2}},
+                  {{64, 30, 30, 8}, {8}}));
+  {
+    // Pairs at hop distances -1 (padding), 0, 1 .. 7 and 510 (unreachable); a pair at distance s has its first
+    // min(s, K') hops, one feature of some hops missing too.
+    OpCase c;
+    c.name = "multiHopEdgeBias";
+    c.ops = {"multiHopEdgeBias"};
+    c.shapes = {{6, 2}, {2, 2, 2}};
+    c.largeShapes = {{100, 8}, {5, 8, 8}};
+    c.aux = [](const Shapes& s) {
+      const int64_t V = s[0][0], K = s[1][0], Kin = K + 1, Fe = 3;
+      const Shape pairs = V < 10 ? Shape{3, 2} : Shape{400, 30};
+      Generator g(64);
+      Tensor sp(pairs, DType::I64), ei({pairs[0], pairs[1], Kin, Fe}, DType::I64);
+      const int64_t distances[] = {-1, 0, 1, 2, 3, 4, 5, 6, 7, 510};
+      for (int64_t p = 0; p < sp.numel(); ++p) {
+        const int64_t d = p < 10 ? distances[p] : distances[g.nextBelow(10)];
+        sp.data<int64_t>()[p] = d;
+        for (int64_t k = 0; k < Kin; ++k)
+          for (int64_t f = 0; f < Fe; ++f) {
+            const bool present = d >= 1 && d < 510 && k < d && g.nextBelow(8) != 0;
+            ei.data<int64_t>()[(p * Kin + k) * Fe + f] = present ? static_cast<int64_t>(g.nextBelow(V)) : -1;
+          }
+      }
+      return A{ei, sp};
+    };
+    c.build = [](const V& x, const A& a) { return multiHopEdgeBias(x[0], x[1], a[0], a[1]); };
+    push(c);
+  }
+
   // ---- elementwise math, reductions along an axis ----
   push(unaryCase("exp", "exp", [](const Variable& x) { return gnn::exp(x); }, -3, 3));
   push(unaryCase("log", "log", [](const Variable& x) { return gnn::log(x); }, 0.2, 3));

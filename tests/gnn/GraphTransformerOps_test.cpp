@@ -1,0 +1,166 @@
+// The graph-transformer ops against what they replace: multiHeadAttention against the chain of plain ops
+// (permutes, bmmNT, softmax with bias and mask, dropout, bmm), multiHopEdgeBias against Graphormer's own
+// sequence (embedding with a zero padding row, mean over features, per-hop bmm, sum, divide), and the layouts
+// of toDenseBatch and graphAttentionBias by hand. Values and gradients in float64.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "GradCheck.h"
+#include "gnn/ExecutionContext.h"
+
+namespace gnn {
+namespace {
+using testing::randomTensor;
+
+void expectClose(const Tensor& a, const Tensor& b, double tol, const std::string& what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    ASSERT_NEAR(a.at(i), b.at(i), tol * std::max(1.0, std::abs(b.at(i)))) << what << " element " << i;
+}
+
+// [B, T, E] -> [B, H, T, d] and back, with the library's shape ops.
+Variable splitHeads(const Variable& x, int64_t H) {
+  const int64_t B = x.dim(0), T = x.dim(1), d = x.dim(2) / H;
+  return permute(reshape(x, {B, T, H, d}), {0, 2, 1, 3});
+}
+Variable mergeHeads(const Variable& x) {
+  const int64_t B = x.dim(0), H = x.dim(1), T = x.dim(2), d = x.dim(3);
+  return reshape(permute(x, {0, 2, 1, 3}), {B, T, H * d});
+}
+
+struct AttentionInputs {
+  Variable q, k, v, bias;
+  Tensor mask;
+};
+
+// multiHeadAttention's value and gradients (q, k, v, bias) equal the composed chain's.
+void checkAttention(bool withBias, bool withMask, double p) {
+  const int64_t B = 3, T = 7, H = 2, d = 3, E = H * d;
+  auto inputs = [&] {
+    AttentionInputs in{Variable(randomTensor({B, T, E}, 1), true), Variable(randomTensor({B, T, E}, 2), true),
+                       Variable(randomTensor({B, T, E}, 3), true),
+                       withBias ? Variable(randomTensor({B, H, T, T}, 4), true) : Variable(), Tensor()};
+    if (withMask) {
+      std::vector<uint8_t> m(static_cast<size_t>(B * T), 1);
+      m[2] = m[5] = m[T + 6] = 0;
+      for (int64_t j = 0; j < T; ++j) m[2 * T + j] = 0;  // a sequence with every key masked
+      in.mask = Tensor::fromVector(m, {B, T});
+    }
+    return in;
+  };
+  auto projected = [&](const Variable& y) {
+    return sum(mul(y, Variable(randomTensor(y.shape(), 9))));
+  };
+  AttentionInputs a = inputs(), c = inputs();
+  // Fused.
+  ExecutionContext::current().setRandomKey({5, 1, 0});
+  Variable qkv = reshape(concatCols({reshape(a.q, {B * T, E}), reshape(a.k, {B * T, E}), reshape(a.v, {B * T, E})}),
+                         {B, T, 3 * E});
+  Variable fused = multiHeadAttention(qkv, H, a.bias, a.mask, p, p > 0);
+  projected(fused).backward();
+  // Composed.
+  ExecutionContext::current().setRandomKey({5, 1, 0});
+  Variable scores = bmmNT(scale(splitHeads(c.q, H), 1 / std::sqrt(double(d))), splitHeads(c.k, H));
+  Variable probs = softmax(scores, -1, c.bias, c.mask.defined() ? c.mask.reshape({B, 1, 1, T}) : Tensor());
+  Variable composed = mergeHeads(bmm(dropout(probs, p, p > 0), splitHeads(c.v, H)));
+  projected(composed).backward();
+  const std::string what = std::string("bias ") + (withBias ? "yes" : "no") + ", mask " + (withMask ? "yes" : "no") +
+                           ", dropout " + std::to_string(p);
+  expectClose(fused.value(), composed.value(), 1e-12, what + ": value");
+  expectClose(a.q.grad(), c.q.grad(), 1e-12, what + ": gradient of q");
+  expectClose(a.k.grad(), c.k.grad(), 1e-12, what + ": gradient of k");
+  expectClose(a.v.grad(), c.v.grad(), 1e-12, what + ": gradient of v");
+  if (withBias) expectClose(a.bias.grad(), c.bias.grad(), 1e-12, what + ": gradient of the bias");
+}
+
+TEST(MultiHeadAttention, MatchesTheComposedChain) {
+  for (bool bias : {false, true})
+    for (bool mask : {false, true})
+      for (double p : {0.0, 0.3}) checkAttention(bias, mask, p);
+}
+
+TEST(MultiHeadAttention, MaskedKeysAndOtherSequencesDoNotChangeASequence) {
+  // Sequence 0 alone, and beside another sequence in the batch with extra (masked) keys changed: same bits.
+  const int64_t T = 6, H = 2, E = 8;
+  Tensor x = randomTensor({2, T, 3 * E}, 11).to(DType::F32), bias = randomTensor({2, H, T, T}, 12).to(DType::F32);
+  Tensor mask = Tensor::fromVector<uint8_t>({1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1}, {2, T});
+  Tensor y = multiHeadAttention(Variable(x), H, Variable(bias), mask).value();
+  Tensor x2 = x.clone(), bias2 = bias.clone();
+  for (int64_t i = 0; i < T; ++i)  // keys 4 and 5 of sequence 0 are masked: change them
+    for (int64_t c = 0; c < 3 * E; ++c)
+      if (i >= 4) x2.data<float>()[i * 3 * E + c] = 1e3f;
+  for (int64_t n = T * 3 * E; n < x2.numel(); ++n) x2.data<float>()[n] = -7.0f;  // sequence 1
+  Tensor y2 = multiHeadAttention(Variable(x2), H, Variable(bias2), mask).value();
+  for (int64_t i = 0; i < 4 * E; ++i) EXPECT_EQ(y.data<float>()[i], y2.data<float>()[i]) << i;
+}
+
+TEST(MultiHopEdgeBias, MatchesGraphormersSequenceOfOps) {
+  const int64_t V = 7, H = 3, K = 2, Kin = 3, Fe = 3, P = 9;
+  // Pair p at distance dist[p]; hops beyond the distance are -1, and one feature of pair 4's hop 0 is too.
+  const std::vector<int64_t> dist{-1, 0, 1, 2, 3, 510, 1, 2, 5};
+  Generator g(3);
+  Tensor ei({P, Kin, Fe}, DType::I64), sp = Tensor::fromVector(dist, {P});
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t k = 0; k < Kin; ++k)
+      for (int64_t f = 0; f < Fe; ++f)
+        ei.data<int64_t>()[(p * Kin + k) * Fe + f] =
+            dist[p] >= 1 && dist[p] < 510 && k < dist[p] ? static_cast<int64_t>(g.nextBelow(V)) : -1;
+  ei.data<int64_t>()[(4 * Kin + 0) * Fe + 1] = -1;
+  Variable table(randomTensor({V, H}, 21), true), w(randomTensor({K, H, H}, 22), true);
+  Variable table2(table.value().clone(), true), w2(w.value().clone(), true);
+  Tensor r = randomTensor({P, H}, 23);
+  Variable fused = multiHopEdgeBias(table, w, ei, sp);
+  sum(mul(fused, Variable(r))).backward();
+  // Graphormer: edge_encoder(edge_input + 1) with row 0 the zero padding row (here: a shift matrix times the
+  // table), .mean(-2) over the features, per hop a [P, H] x [H, H] bmm, .sum over hops, / clamp(distance).
+  Tensor shift({V + 1, V}, DType::F64), index({P * K * Fe}, DType::I64), div({P, 1}, DType::F64);
+  for (int64_t v = 0; v < V; ++v) shift.data<double>()[(v + 1) * V + v] = 1;
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t f = 0; f < Fe; ++f)
+        index.data<int64_t>()[(p * K + k) * Fe + f] = ei.data<int64_t>()[(p * Kin + k) * Fe + f] + 1;
+  for (int64_t p = 0; p < P; ++p) div.data<double>()[p] = 1.0 / static_cast<double>(std::clamp<int64_t>(dist[p], 1, K));
+  Variable padded = matmul(Variable(shift), table2);
+  Variable hops = reshape(meanAxis(reshape(embedding(padded, index), {P * K, Fe, H}), 1), {P, K, H});
+  Variable perHop = bmm(permute(hops, {1, 0, 2}), w2);  // [K, P, H]
+  Variable composed = mul(sumAxis(perHop, 0), Variable(div));
+  sum(mul(composed, Variable(r))).backward();
+  expectClose(fused.value(), composed.value(), 1e-12, "value");
+  expectClose(table.grad(), table2.grad(), 1e-12, "gradient of the table");
+  expectClose(w.grad(), w2.grad(), 1e-12, "gradient of the hop weights");
+  for (int64_t c = 0; c < H; ++c) {
+    EXPECT_EQ(fused.value().at(0 * H + c), 0.0) << "padding pair";
+    EXPECT_EQ(fused.value().at(5 * H + c), 0.0) << "unreachable pair";
+  }
+}
+
+TEST(ToDenseBatch, LayoutByHand) {
+  // Graphs of 2 and 1 nodes, then a padding graph of 2 nodes; blocks of 1 + 3 rows.
+  Tensor x = Tensor::fromVector<double>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {5, 2});
+  Tensor ptr = Tensor::fromVector<int64_t>({0, 2, 3, 5}), mask = Tensor::fromVector<uint8_t>({1, 1, 0});
+  Tensor y = toDenseBatch(Variable(x), ptr, mask, 3, Variable(Tensor::fromVector<double>({-1, -2}))).value();
+  ASSERT_EQ(y.shape(), Shape({3, 4, 2}));
+  const std::vector<double> expect{-1, -2, 1, 2, 3, 4, 0, 0,  //
+                                   -1, -2, 5, 6, 0, 0, 0, 0,  //
+                                   -1, -2, 0, 0, 0, 0, 0, 0};
+  for (int64_t i = 0; i < y.numel(); ++i) EXPECT_EQ(y.at(i), expect[i]) << i;
+  EXPECT_THROW(toDenseBatch(Variable(x), ptr, mask, 1), std::invalid_argument);  // graph 0 has 2 nodes
+}
+
+TEST(GraphAttentionBias, LayoutByHand) {
+  // One graph of M = 2, H = 2: pair (i, j) head h = 10 i + j + 100 h; token distances 7 and 8.
+  std::vector<double> pair;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (int h = 0; h < 2; ++h) pair.push_back(10 * i + j + 100 * h);
+  Tensor y = graphAttentionBias(Variable(Tensor::fromVector(pair, {1, 2, 2, 2})),
+                                Variable(Tensor::fromVector<double>({7, 8}))).value();
+  const std::vector<double> expect{7, 7, 7, 7, 0, 1, 7, 10, 11,  //
+                                   8, 8, 8, 8, 100, 101, 8, 110, 111};
+  ASSERT_EQ(y.shape(), Shape({1, 2, 3, 3}));
+  for (int64_t i = 0; i < y.numel(); ++i) EXPECT_EQ(y.at(i), expect[i]) << i;
+}
+
+}  // namespace
+}  // namespace gnn
