@@ -2,6 +2,7 @@
 // (Graphormer's spatial and edge encodings) and a keep mask (padding), and multi-head self-attention fused.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -333,12 +334,14 @@ template <class T>
 struct AttentionScratch {
   using Buf = Eigen::Matrix<T, Eigen::Dynamic, 1>;  // 64-byte aligned (Eigen's allocator)
   int64_t t, d, tp, dp;
-  Buf q, k, kt, v, vt, p, keep, drop, go, gp, gq, gk, gv;
+  Buf q, k, kt, v, vt, p, keep, off, drop, go, gp, gq, gk, gv;
   AttentionScratch(int64_t t_, int64_t d_) : t(t_), d(d_), tp(padded(t_)), dp(padded(d_)) {
-    for (Buf* b : {&q, &k, &v, &go, &gq, &gk, &gv}) b->setZero(t * dp);
+    // Rows padded to tp too: the products run over blocks of 4 rows (padding rows stay zero or are ignored).
+    for (Buf* b : {&q, &k, &v, &go, &gq, &gk, &gv}) b->setZero(tp * dp);
     for (Buf* b : {&kt, &vt}) b->setZero(d * tp);
-    for (Buf* b : {&p, &drop, &gp}) b->setZero(t * tp);
+    for (Buf* b : {&p, &drop, &gp}) b->setZero(tp * tp);
     keep.setZero(tp);
+    off.setZero(tp);
   }
 };
 
@@ -359,48 +362,98 @@ void storeRows(const T* src, int64_t srcStride, int64_t rows, int64_t cols, T* d
     for (int64_t c = 0; c < cols; ++c) dst[i * stride + c] = src[i * srcStride + c] * scale;
 }
 
-// out[i, :n] = sum over j < m of a[i, j] * b[j, :n] (a [rows, lda], b [m, ldb], out [rows, ldo]): the inner
-// loop runs along b's rows, which are padded to whole vectors. Each output sums in increasing j.
+// out[i, :n] = sum over j < m of a[i, j] * b[j, :n] for i < rows (a [rows, lda], b [m, ldb], out [rows, ldo]);
+// rows a multiple of 4 and n of kPad. Blocks of 4 rows x kPad columns stay in registers while j runs (four
+// independent chains, so the FMAs are not waiting on each other); each output sums in increasing j.
 template <class T>
 void productRows(const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb, int64_t rows, int64_t m,
                  int64_t n, T* __restrict out, int64_t ldo) {
-  for (int64_t i = 0; i < rows; ++i) {
-    T* __restrict o = out + i * ldo;
-    for (int64_t c = 0; c < n; ++c) o[c] = T(0);
-    for (int64_t j = 0; j < m; ++j) {
-      const T s = a[i * lda + j];
-      const T* __restrict br = b + j * ldb;
-      for (int64_t c = 0; c < n; ++c) o[c] += s * br[c];
+  for (int64_t i = 0; i < rows; i += 4)
+    for (int64_t c0 = 0; c0 < n; c0 += kPad) {
+      T acc[4][kPad] = {};
+      for (int64_t j = 0; j < m; ++j) {
+        const T* __restrict br = b + j * ldb + c0;
+        for (int r = 0; r < 4; ++r) {
+          const T s = a[(i + r) * lda + j];
+#pragma omp simd
+          for (int64_t c = 0; c < kPad; ++c) acc[r][c] += s * br[c];
+        }
+      }
+      for (int r = 0; r < 4; ++r) std::copy(acc[r], acc[r] + kPad, out + (i + r) * ldo + c0);
     }
-  }
 }
-// out[j, :n] = sum over i < rows of a[i, j] * b[i, :n] for j < m: a^T b, same loop shape.
+// out[j, :n] = sum over i < rows of a[i, j] * b[i, :n] for j < m (a multiple of 4): a^T b, the same way.
 template <class T>
 void productTransposed(const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb, int64_t rows, int64_t m,
                        int64_t n, T* __restrict out, int64_t ldo) {
-  for (int64_t j = 0; j < m; ++j) {
-    T* __restrict o = out + j * ldo;
-    for (int64_t c = 0; c < n; ++c) o[c] = T(0);
-    for (int64_t i = 0; i < rows; ++i) {
-      const T s = a[i * lda + j];
-      const T* __restrict br = b + i * ldb;
-      for (int64_t c = 0; c < n; ++c) o[c] += s * br[c];
+  for (int64_t j = 0; j < m; j += 4)
+    for (int64_t c0 = 0; c0 < n; c0 += kPad) {
+      T acc[4][kPad] = {};
+      for (int64_t i = 0; i < rows; ++i) {
+        const T* __restrict br = b + i * ldb + c0;
+        const T* __restrict ar = a + i * lda + j;
+        for (int r = 0; r < 4; ++r) {
+          const T s = ar[r];
+#pragma omp simd
+          for (int64_t c = 0; c < kPad; ++c) acc[r][c] += s * br[c];
+        }
+      }
+      for (int r = 0; r < 4; ++r) std::copy(acc[r], acc[r] + kPad, out + (j + r) * ldo + c0);
     }
+}
+
+// Softmax of each of the `rows` rows of z [rows, tp] over the kept columns (keep 1 / 0, off 0 / -inf), in place:
+// masked and padding columns get exactly 0, and with nothing kept every row is 0 (as softmax). Plain arithmetic
+// over whole padded rows, and one exp over the block, so all of it vectorises.
+template <class T>
+void softmaxRows(T* __restrict z, int64_t rows, int64_t tp, const T* __restrict keep, const T* __restrict off) {
+  bool any = false;
+  for (int64_t j = 0; j < tp; ++j) any = any || keep[j] != T(0);
+  if (!any) {
+    std::fill(z, z + rows * tp, T(0));
+    return;
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    T* __restrict r = z + i * tp;
+    T mx = -std::numeric_limits<T>::infinity();
+#pragma omp simd reduction(max : mx)
+    for (int64_t j = 0; j < tp; ++j) mx = std::max(mx, r[j] + off[j]);
+#pragma omp simd
+    for (int64_t j = 0; j < tp; ++j) r[j] = (r[j] - mx) * keep[j];  // masked: exp(0), then times 0
+  }
+  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::Aligned64> all(z, rows * tp);
+  all = all.exp();
+  for (int64_t i = 0; i < rows; ++i) {
+    T* __restrict r = z + i * tp;
+    T sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < tp; ++j) sum += (r[j] *= keep[j]);
+#pragma omp simd
+    for (int64_t j = 0; j < tp; ++j) r[j] /= sum;
   }
 }
 
 // The kept-and-scaled dropout factors of one item's [T, T] probabilities: element (i, j) is element
-// first + ((item * T + i) * T + j) of the draw, exactly as dropoutMask lays out a [B, H, T, T] mask.
+// first + ((item * T + i) * T + j) of the draw, exactly as dropoutMask lays out a [B, H, T, T] mask (four 16-bit
+// draws per 64-bit counter). `words` is scratch for the item's counters.
 template <class T>
 void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t t, int64_t tp, uint32_t threshold,
-                    T keep, T* out) {
+                    T keep, T* out, std::vector<uint64_t>& words, std::vector<uint16_t>& draws) {
+  const uint64_t n0 = static_cast<uint64_t>(item * t * t), n1 = n0 + static_cast<uint64_t>(t * t);
+  const uint64_t c0 = n0 / 4, c1 = (n1 + 3) / 4;
+  words.resize(static_cast<size_t>(c1 - c0));
+  uint64_t* w = words.data();
+  for (uint64_t c = c0; c < c1; ++c) w[c - c0] = gen.bits(first + c);  // independent counters: vectorises
+  // The 16-bit draws in element order (element n uses bits 16 * (n % 4) of its counter: little-endian order).
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "dropout draws assume a little-endian machine");
+  std::vector<uint16_t>& u = draws;
+  u.resize(4 * words.size());
+  std::memcpy(u.data(), w, 8 * words.size());
+  const uint16_t* __restrict un = u.data() + (n0 - 4 * c0);
   for (int64_t i = 0; i < t; ++i) {
-    const uint64_t base = static_cast<uint64_t>((item * t + i) * t);
-    for (int64_t j = 0; j < t; ++j) {
-      const uint64_t n = base + static_cast<uint64_t>(j);
-      const auto u = static_cast<uint16_t>(gen.bits(first + n / 4) >> (16 * (n % 4)));
-      out[i * tp + j] = static_cast<T>(u >= threshold) * keep;
-    }
+    T* __restrict o = out + i * tp;
+    const uint16_t* __restrict ur = un + i * t;
+    for (int64_t j = 0; j < t; ++j) o[j] = static_cast<T>(ur[j] >= threshold) * keep;
   }
 }
 
@@ -446,46 +499,39 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
     const uint8_t* mp = hasMask ? keyMask.data<uint8_t>() : nullptr;
     T_* yp = Y.data<T_>();
     T_* pp = keepP ? P.data<T_>() : nullptr;
-    parallelFor(B * H, grainFor(4 * T * T * d + 20 * T * T), [&](int64_t lo, int64_t hi) {
+    parallelFor(B * H, grainFor(4 * T * T * d + 20 * T * T, 4), [&](int64_t lo, int64_t hi) {
       AttentionScratch<T_> s(T, d);
-      const int64_t tp = s.tp, dp = s.dp;
+      std::vector<uint64_t> words;
+      std::vector<uint16_t> draws;
+      const int64_t tp = s.tp, dp = s.dp, t4 = (T + 3) / 4 * 4;
       using Row = Eigen::Map<Eigen::Array<T_, Eigen::Dynamic, 1>, Eigen::Aligned64>;
-      Row keep(s.keep.data(), tp);
+      Row keep(s.keep.data(), tp), off(s.off.data(), tp);
       for (int64_t item = lo; item < hi; ++item) {
         const int64_t b = item / H, h = item % H;
         const T_* rows = xp + b * T * E3 + h * d;
         loadRows(rows, E3, T, d, s.q.data(), dp, scale);  // q / sqrt(d), as Graphormer scales q first
         loadTransposed(rows + E, E3, T, d, s.kt.data(), tp);
         loadRows(rows + 2 * E, E3, T, d, s.v.data(), dp);
-        for (int64_t j = 0; j < tp; ++j) keep[j] = j < T && (!mp || mp[b * T + j]) ? T_(1) : T_(0);
-        // Scores q k^T (+ bias) and their softmax over the kept keys, row by row.
-        productRows(s.q.data(), dp, s.kt.data(), tp, T, d, tp, s.p.data(), tp);
-        const T_* br = bp ? bp + item * T * T : nullptr;
-        const bool anyKept = keep.sum() > 0;
-        for (int64_t i = 0; i < T; ++i) {
-          Row z(s.p.data() + i * tp, tp);
-          if (br)
-            for (int64_t j = 0; j < T; ++j) z[j] += br[i * T + j];
-          if (!anyKept) {  // every key masked: no distribution, all zeros (as softmax)
-            z.setZero();
-            continue;
-          }
-          T_ mx = -std::numeric_limits<T_>::infinity();
-          for (int64_t j = 0; j < tp; ++j)
-            if (keep[j] != T_(0)) mx = std::max(mx, z[j]);
-          // Masked and padding entries become exp(0) = 1 first (no infinities through the vectorised exp),
-          // then exactly 0.
-          z = (keep > T_(0)).select(z - mx, T_(0)).exp() * keep;
-          z /= z.sum();
+        for (int64_t j = 0; j < tp; ++j) {
+          keep[j] = j < T && (!mp || mp[b * T + j]) ? T_(1) : T_(0);
+          off[j] = keep[j] > T_(0) ? T_(0) : -std::numeric_limits<T_>::infinity();
         }
+        // Scores q k^T (+ bias) and their softmax over the kept keys, row by row.
+        productRows(s.q.data(), dp, s.kt.data(), tp, t4, d, tp, s.p.data(), tp);
+        if (bp) {
+          const T_* __restrict br = bp + item * T * T;
+          for (int64_t i = 0; i < T; ++i)
+            for (int64_t j = 0; j < T; ++j) s.p[i * tp + j] += br[i * T + j];
+        }
+        softmaxRows(s.p.data(), T, tp, keep.data(), off.data());
         if (pp) storeRows(s.p.data(), tp, T, T, pp + item * T * T, T);
         const T_* probs = s.p.data();
         if (drop) {
-          dropoutFactors(gen, first, item, T, tp, threshold, keepScale, s.drop.data());
+          dropoutFactors(gen, first, item, T, tp, threshold, keepScale, s.drop.data(), words, draws);
           Row(s.drop.data(), T * tp) *= Row(s.p.data(), T * tp);
           probs = s.drop.data();
         }
-        productRows(probs, tp, s.v.data(), dp, T, T, dp, s.go.data(), dp);
+        productRows(probs, tp, s.v.data(), dp, t4, T, dp, s.go.data(), dp);
         storeRows(s.go.data(), dp, T, d, yp + b * T * E + h * d, E);
       }
     });
@@ -510,12 +556,14 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
           const T_* gyp = gy.data<T_>();
           T_* gxp = needX ? GX.data<T_>() : nullptr;
           T_* gbp = needBias ? GB.data<T_>() : nullptr;
-          parallelFor(B * H, grainFor(8 * T * T * d + 10 * T * T), [&](int64_t lo, int64_t hi) {
+          parallelFor(B * H, grainFor(8 * T * T * d + 10 * T * T, 4), [&](int64_t lo, int64_t hi) {
             AttentionScratch<T_> s(T, d);
-            const int64_t tp = s.tp, dp = s.dp;
+            std::vector<uint64_t> words;
+      std::vector<uint16_t> draws;
+            const int64_t tp = s.tp, dp = s.dp, t4 = (T + 3) / 4 * 4;
             using Row = Eigen::Map<Eigen::Array<T_, Eigen::Dynamic, 1>, Eigen::Aligned64>;
             typename AttentionScratch<T_>::Buf dropped;
-            if (drop) dropped.setZero(T * tp);
+            if (drop) dropped.setZero(tp * tp);
             for (int64_t item = lo; item < hi; ++item) {
               const int64_t b = item / H, h = item % H;
               const T_* rows = xp + b * T * E3 + h * d;
@@ -527,13 +575,13 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
               // The probabilities that multiplied v: p, or p times the dropout factors.
               const T_* probs = s.p.data();
               if (drop) {
-                dropoutFactors(gen, first, item, T, tp, threshold, keepScale, s.drop.data());
+                dropoutFactors(gen, first, item, T, tp, threshold, keepScale, s.drop.data(), words, draws);
                 Row(dropped.data(), T * tp) = Row(s.p.data(), T * tp) * Row(s.drop.data(), T * tp);
                 probs = dropped.data();
               }
               // dv = probs^T dy; d probs = dy v^T, back through the dropout factors to dp.
-              productTransposed(probs, tp, s.go.data(), dp, T, T, dp, s.gv.data(), dp);
-              productRows(s.go.data(), dp, s.vt.data(), tp, T, d, tp, s.gp.data(), tp);
+              productTransposed(probs, tp, s.go.data(), dp, T, t4, dp, s.gv.data(), dp);
+              productRows(s.go.data(), dp, s.vt.data(), tp, t4, d, tp, s.gp.data(), tp);
               if (drop) Row(s.gp.data(), T * tp) *= Row(s.drop.data(), T * tp);
               // Softmax: d scores = p * (dp - sum(p * dp)) per row; 0 where p is 0 (masked, padding).
               for (int64_t i = 0; i < T; ++i) {
@@ -544,8 +592,8 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
               if (gbp) storeRows(s.gp.data(), tp, T, T, gbp + item * T * T, T);
               if (!gxp) continue;
               // scores = (q / sqrt(d)) k^T: dq = d scores k / sqrt(d), dk = d scores^T (q / sqrt(d)).
-              productRows(s.gp.data(), tp, s.k.data(), dp, T, T, dp, s.gq.data(), dp);
-              productTransposed(s.gp.data(), tp, s.q.data(), dp, T, T, dp, s.gk.data(), dp);
+              productRows(s.gp.data(), tp, s.k.data(), dp, t4, T, dp, s.gq.data(), dp);
+              productTransposed(s.gp.data(), tp, s.q.data(), dp, T, t4, dp, s.gk.data(), dp);
               T_* out = gxp + b * T * E3 + h * d;
               storeRows(s.gq.data(), dp, T, d, out, E3, scale);
               storeRows(s.gk.data(), dp, T, d, out + E, E3);

@@ -1,0 +1,125 @@
+#include "models/Graphormer.h"
+
+#include "gnn/GlobalPooling.h"
+#include "gnn/Init.h"
+#include "gnn/Ops.h"
+
+namespace gnn {
+
+GraphormerOptions GraphormerOptions::slim() { return GraphormerOptions{}; }
+
+GraphormerOptions GraphormerOptions::base() {
+  GraphormerOptions o;
+  o.hidden = 768;
+  o.heads = 32;
+  o.ffn = 768;
+  return o;
+}
+
+GraphormerOptions GraphormerOptions::named(const std::string& name) {
+  if (name == "slim") return slim();
+  if (name == "base") return base();
+  invalidArgument("Graphormer: unknown configuration '", name, "' (slim or base)");
+}
+
+void GraphormerOptions::validate() const {
+  GNN_CHECK_ARG(layers >= 1 && hidden >= 1 && heads >= 1 && ffn >= 1 && tasks >= 1,
+                "Graphormer: layers, hidden, heads, ffn and tasks must be >= 1");
+  GNN_CHECK_ARG(hidden % heads == 0, "Graphormer: hidden (", hidden, ") must be a multiple of heads (", heads, ")");
+  GNN_CHECK_ARG(maxNodes >= 0 && multiHopMaxDist >= 1, "Graphormer: maxNodes must be >= 0 and multiHopMaxDist >= 1");
+  for (double p : {dropout, attentionDropout, activationDropout})
+    GNN_CHECK_ARG(p >= 0 && p < 1, "Graphormer: dropouts must be in [0, 1), got ", p);
+}
+
+Graphormer::Graphormer(GraphormerOptions options, Generator& gen)
+    : opt_((options.validate(), options)),
+      centrality_(opt_.hidden, gen, opt_.dtype),
+      spatial_(opt_.heads, gen, opt_.dtype),
+      edges_(opt_.heads, opt_.multiHopMaxDist, gen, opt_.dtype),
+      finalNorm_(opt_.hidden, 1e-5, opt_.dtype),
+      head_(opt_.hidden, opt_.tasks, gen, true, opt_.dtype) {
+  // Embedding(1, hidden) and Embedding(1, heads) in Graphormer: N(0, 0.02).
+  graphToken_ = &registerParameter("graph_token", init::normal({1, opt_.hidden}, 0.02, gen, opt_.dtype));
+  virtualDistance_ =
+      &registerParameter("graph_token_virtual_distance", init::normal({1, opt_.heads}, 0.02, gen, opt_.dtype));
+  registerModule("centrality", centrality_);
+  registerModule("spatial", spatial_);
+  registerModule("edges", edges_);
+  for (int64_t l = 0; l < opt_.layers; ++l) {
+    layers_.push_back(std::make_unique<GraphormerLayer>(opt_.hidden, opt_.heads, opt_.ffn, opt_.dropout,
+                                                        opt_.attentionDropout, opt_.activationDropout, gen,
+                                                        opt_.dtype));
+    registerModule("layers." + std::to_string(l), *layers_.back());
+  }
+  registerModule("final_layer_norm", finalNorm_);
+  graphormerInit(head_, gen);
+  registerModule("head", head_);
+
+  addBlock("input", [this](BlockState s, const Batch& b) {
+    const int64_t m = checkBatch(b);
+    // Molecules are undirected: out-degree = in-degree (Graphormer's wrapper.py does the same).
+    Variable atoms = centrality_.forward(b.x, b.inDegree, b.inDegree, b.nodesMask);
+    Variable h = toDenseBatch(atoms, b.ptr, b.graphsMask, m, *graphToken_);  // [G, T, hidden], token first
+    s.set("h", dropout(reshape(h, {b.numGraphs * (m + 1), opt_.hidden}), opt_.dropout, isTraining()));
+    Variable pairs = add(spatial_.forward(b.spatialPos), edges_.forward(b.edgeInput, b.spatialPos));
+    s.set("bias", graphAttentionBias(pairs, *virtualDistance_));  // [G, heads, T, T]
+    s.set("mask", Variable(keyMask(b, m)));
+    return s;
+  });
+  for (int64_t l = 0; l < opt_.layers; ++l)
+    addBlock("layers/" + std::to_string(l), [this, l](BlockState s, const Batch& b) {
+      s.set("h", layers_[l]->forward(s.get("h"), b.numGraphs, s.get("bias"), s.get("mask").value()));
+      return s;
+    });
+  addBlock("head", [this](BlockState s, const Batch& b) {
+    const int64_t t = s.get("h").dim(0) / b.numGraphs;
+    Tensor tokens({b.numGraphs}, DType::I64);
+    for (int64_t g = 0; g < b.numGraphs; ++g) tokens.data<int64_t>()[g] = g * t;
+    // The final LayerNorm is per row, so it runs on the token rows only.
+    Variable out = head_.forward(finalNorm_.forward(gatherRows(s.get("h"), tokens)));
+    // Padding graphs' rows are 0, as GraphModel's (their token rows hold the head's bias otherwise).
+    s.set("out", b.graphsMask.defined() ? mul(out, Variable(maskColumn(b.graphsMask, out.dtype()))) : out);
+    s.erase("h");
+    s.erase("bias");
+    s.erase("mask");
+    return s;
+  });
+}
+
+std::unique_ptr<Module> Graphormer::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<Graphormer>(opt_, unused));
+}
+
+int64_t Graphormer::checkBatch(const Batch& b) const {
+  GNN_CHECK_ARG(b.spatialPos.defined() && b.inDegree.defined() && b.edgeInput.defined(),
+                "Graphormer: the batch has no Graphormer encodings (spatialPos, inDegree, edgeInput): build the "
+                "dataset with them (build_dataset --graphormer-max-dist ",
+                opt_.multiHopMaxDist, ")");
+  const int64_t m = b.maxNodesPerGraph;
+  GNN_CHECK_ARG(opt_.maxNodes == 0 || m == opt_.maxNodes, "Graphormer: the batch's node-pair blocks have side ", m,
+                " but the model's maxNodes is ", opt_.maxNodes,
+                " (set FixedSizeOptions::maxNodesPerGraph = maxNodes, or maxNodes = 0 to follow the batch)");
+  GNN_CHECK_ARG(m >= 1 && b.spatialPos.rank() == 2 && b.spatialPos.dim(0) == b.numGraphs * m &&
+                    b.spatialPos.dim(1) == m,
+                "Graphormer: spatialPos ", shapeString(b.spatialPos.shape()), " is not [numGraphs·M, M] = [",
+                b.numGraphs * m, ", ", m, "]");
+  GNN_CHECK_ARG(b.edgeInput.rank() == 4 && b.edgeInput.dim(2) >= opt_.multiHopMaxDist,
+                "Graphormer: edgeInput ", shapeString(b.edgeInput.shape()), " holds fewer hops than multiHopMaxDist = ",
+                opt_.multiHopMaxDist, " (build the dataset with --graphormer-max-dist ", opt_.multiHopMaxDist, ")");
+  return m;
+}
+
+Tensor Graphormer::keyMask(const Batch& b, int64_t m) {
+  Tensor mask({b.numGraphs, m + 1}, DType::U8);
+  uint8_t* mp = mask.data<uint8_t>();
+  const int64_t* ptr = b.ptr.data<int64_t>();
+  for (int64_t g = 0; g < b.numGraphs; ++g) {
+    const bool real = !b.graphsMask.defined() || b.graphsMask.data<uint8_t>()[g];
+    const int64_t n = real ? std::min(ptr[g + 1] - ptr[g], m) : 0;
+    for (int64_t j = 0; j <= m; ++j) mp[g * (m + 1) + j] = j <= n;
+  }
+  return mask;
+}
+
+}  // namespace gnn
