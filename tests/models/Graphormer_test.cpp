@@ -13,6 +13,7 @@
 #include "gnn/Init.h"
 #include "gnn/Ops.h"
 #include "gnn/Optimizer.h"
+#include "loaders/FixedSizeDataLoader.h"
 #include "models/Graphormer.h"
 
 namespace gnn {
@@ -333,6 +334,44 @@ TEST(Graphormer, ErrorsNameTheFix) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("--graphormer-max-dist"), std::string::npos) << e.what();
   }
+}
+
+// ---- from the loader ----
+
+TEST(Graphormer, ReadmeExampleWithTheLoadersStrategies) {
+  // The README's snippet: a dataset with encodings, fixed sizes from it, blocks of max_node = 30; molecules with
+  // more atoms are skipped by the loader and counted in its report.
+  auto ds = std::make_shared<InMemoryDataset>(test::pcqmStyle(400, 100));
+  int64_t larger = 0;
+  for (const Graph& g : ds->graphs()) larger += g.numNodes > 30;
+  Generator gen(14);
+  GraphormerOptions opt = GraphormerOptions::slim();  // maxNodes 30, multiHopMaxDist 5
+  opt.layers = 2;
+  Graphormer model(opt, gen);
+  model.eval();
+  for (PackingStrategy strategy : {PackingStrategy::PadToMax, PackingStrategy::PlannedPack}) {
+    FixedSizeOptions fixed = strategy == PackingStrategy::PadToMax ? FixedSizeOptions::fromDataset(*ds, 65)
+                                                                   : FixedSizeOptions::forPacking(*ds, 64);
+    fixed.maxNodesPerGraph = opt.maxNodes;
+    FixedSizeDataLoader::Options lo;
+    lo.strategy = strategy;
+    lo.overSize = OverSizeStrategy::Skip;
+    FixedSizeDataLoader loader(ds, fixed, lo);
+    loader.startEpoch(0);
+    int64_t graphs = 0;
+    for (Batch b; loader.next(b);) {
+      Variable pred = model.forward(b);  // [numGraphs, 1]; padding graphs' rows are 0
+      ASSERT_EQ(pred.shape(), Shape({fixed.numGraphs, 1}));
+      for (int64_t g = 0; g < b.numGraphs; ++g) {
+        EXPECT_TRUE(std::isfinite(pred.value().at(g)));
+        if (g >= b.numRealGraphs) EXPECT_EQ(pred.value().at(g), 0.0);
+      }
+      graphs += b.numRealGraphs;
+    }
+    EXPECT_EQ(loader.report().skipped, larger) << packingStrategyName(strategy);
+    EXPECT_EQ(graphs + larger, static_cast<int64_t>(ds->size())) << packingStrategyName(strategy);
+  }
+  EXPECT_GT(larger, 0);  // the style set has molecules of up to 51 atoms
 }
 
 // ---- training ----
