@@ -135,9 +135,11 @@ Variable softmax(const Variable& x, int axis = -1, const Variable& bias = Variab
 /// keys and values (columns [0, E), [E, 2E), [2E, 3E); head h owns columns h*d .. (h+1)*d - 1 of each, d = E /
 /// heads: the layout of one Linear(E, 3E), so no head split or merge is copied). Per sequence and head:
 ///   softmax(q k^T / sqrt(d) + bias, over the keys kept by keyMask) v  -> [B, T, E] (heads side by side),
-/// bias [B, heads, T, T] optional (gets a gradient), keyMask uint8 [B, T] optional (1 = a key to attend to; a
-/// query whose keys are all masked gets zeros). In training, dropout p on the probabilities with the stream
-/// and mask layout of dropout() on a [B, heads, T, T] tensor. The same numbers as
+/// bias [B, heads, T, T] optional (gets a gradient), keyMask uint8 [B, T] optional (1 = a key to attend to).
+/// Row i is both a query and a key: a row whose key is masked (a padding slot) gets zeros, as does every row of
+/// a sequence with no key kept; keys after a sequence's last kept one are not read at all, so a padded
+/// sequence costs about its real length. In training, dropout p on the probabilities with the stream and mask
+/// layout of dropout() on a [B, heads, T, T] tensor. For the kept rows, the same numbers as
 /// bmm(dropout(softmax(bmmNT(q, k) / sqrt(d), -1, bias, mask), p), v) with the heads permuted out and back,
 /// without those [B, heads, T, T] scores, mask and dropped copies and the four permutes: it keeps only the
 /// probabilities for the backward. Each (sequence, head) is computed alone on a fixed aligned layout, so a

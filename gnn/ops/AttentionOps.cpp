@@ -345,6 +345,35 @@ struct AttentionScratch {
   }
 };
 
+// What one item computes: keys after the last kept one are never read, so only the first n keys and queries
+// (n4 rounded up to whole blocks of 4 rows, tp to whole vectors) are; keep / off in the scratch mark the kept
+// keys (1 / 0 and 0 / -inf). A query whose own key is masked gets a zero row.
+struct Extent {
+  int64_t n, n4, tp;
+};
+template <class T>
+Extent extentOf(const uint8_t* km, int64_t t, AttentionScratch<T>& s) {
+  int64_t n = t;
+  if (km) {
+    n = 0;
+    for (int64_t j = 0; j < t; ++j)
+      if (km[j]) n = j + 1;
+  }
+  const Extent x{n, (n + 3) / 4 * 4, padded(n)};
+  for (int64_t j = 0; j < x.tp; ++j) {
+    const bool kept = j < n && (!km || km[j]);
+    s.keep[j] = kept ? T(1) : T(0);
+    s.off[j] = kept ? T(0) : -std::numeric_limits<T>::infinity();
+  }
+  return x;
+}
+// Zeroes rows [0, n4) of p [., tp] whose query is masked or past n.
+template <class T>
+void zeroMaskedRows(T* p, int64_t tp, int64_t n4, int64_t n, const uint8_t* km) {
+  for (int64_t i = 0; i < n4; ++i)
+    if (i >= n || (km && !km[i])) std::fill(p + i * tp, p + (i + 1) * tp, T(0));
+}
+
 // Row-major [rows, cols] block at p with row stride `stride` (a head's columns of a [T, 3E] or [T, E] row set).
 template <class T>
 void loadRows(const T* src, int64_t stride, int64_t rows, int64_t cols, T* dst, int64_t dstStride, T scale = T(1)) {
@@ -356,10 +385,39 @@ void loadTransposed(const T* src, int64_t stride, int64_t rows, int64_t cols, T*
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t c = 0; c < cols; ++c) dst[c * dstStride + i] = src[i * stride + c];
 }
+// rows x cols of src (row stride srcStride) into dst (row stride `stride`), times scale, for the first `valid`
+// rows; rows valid .. rows - 1 of dst get zeros.
 template <class T>
-void storeRows(const T* src, int64_t srcStride, int64_t rows, int64_t cols, T* dst, int64_t stride, T scale = T(1)) {
+void storeRows(const T* src, int64_t srcStride, int64_t valid, int64_t rows, int64_t cols, T* dst, int64_t stride,
+               T scale = T(1)) {
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t c = 0; c < cols; ++c) dst[i * stride + c] = src[i * srcStride + c] * scale;
+    for (int64_t c = 0; c < cols; ++c) dst[i * stride + c] = i < valid ? src[i * srcStride + c] * scale : T(0);
+}
+// An item's [n, n] block of src (row stride tp) as the [t, t] block at dst, zero outside.
+template <class T>
+void storeBlock(const T* src, int64_t tp, int64_t n, int64_t t, T* dst) {
+  for (int64_t i = 0; i < t; ++i)
+    for (int64_t j = 0; j < t; ++j) dst[i * t + j] = i < n && j < n ? src[i * tp + j] : T(0);
+}
+// The [n, n] corner of a [t, t] block into rows [0, n4) of dst (row stride tp), zero elsewhere.
+template <class T>
+void loadBlock(const T* src, int64_t t, int64_t n, int64_t n4, int64_t tp, T* dst) {
+  for (int64_t i = 0; i < n4; ++i)
+    for (int64_t j = 0; j < tp; ++j) dst[i * tp + j] = i < n && j < n ? src[i * t + j] : T(0);
+}
+// Zeroes rows [from, to) of a buffer of row stride `stride` (rows past an item's n keep no stale values).
+template <class T>
+void zeroRows(T* p, int64_t stride, int64_t from, int64_t to) {
+  std::fill(p + from * stride, p + to * stride, T(0));
+}
+// Zeroes columns [from, stride) of the first `rows` rows.
+template <class T>
+void zeroColumns(T* p, int64_t stride, int64_t rows, int64_t from) {
+  for (int64_t i = 0; i < rows; ++i) std::fill(p + i * stride + from, p + (i + 1) * stride, T(0));
+}
+template <class T>
+void multiplyInto(T* __restrict a, const T* __restrict b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) a[i] *= b[i];
 }
 
 // out[i, :n] = sum over j < m of a[i, j] * b[j, :n] for i < rows (a [rows, lda], b [m, ldb], out [rows, ldo]);
@@ -433,27 +491,26 @@ void softmaxRows(T* __restrict z, int64_t rows, int64_t tp, const T* __restrict 
   }
 }
 
-// The kept-and-scaled dropout factors of one item's [T, T] probabilities: element (i, j) is element
-// first + ((item * T + i) * T + j) of the draw, exactly as dropoutMask lays out a [B, H, T, T] mask (four 16-bit
-// draws per 64-bit counter). `words` is scratch for the item's counters.
+// The kept-and-scaled dropout factors of one item's [T, T] probabilities, for its first n rows and columns
+// (row stride tp): element (i, j) is element first + ((item * T + i) * T + j) of the draw, exactly as dropoutMask
+// lays out a [B, H, T, T] mask (four 16-bit draws per 64-bit counter). words and draws are scratch.
 template <class T>
-void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t t, int64_t tp, uint32_t threshold,
-                    T keep, T* out, std::vector<uint64_t>& words, std::vector<uint16_t>& draws) {
-  const uint64_t n0 = static_cast<uint64_t>(item * t * t), n1 = n0 + static_cast<uint64_t>(t * t);
+void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t t, int64_t n, int64_t tp,
+                    uint32_t threshold, T keep, T* out, std::vector<uint64_t>& words, std::vector<uint16_t>& draws) {
+  const uint64_t n0 = static_cast<uint64_t>(item * t * t), n1 = n0 + static_cast<uint64_t>((n - 1) * t + n);
   const uint64_t c0 = n0 / 4, c1 = (n1 + 3) / 4;
   words.resize(static_cast<size_t>(c1 - c0));
   uint64_t* w = words.data();
   for (uint64_t c = c0; c < c1; ++c) w[c - c0] = gen.bits(first + c);  // independent counters: vectorises
-  // The 16-bit draws in element order (element n uses bits 16 * (n % 4) of its counter: little-endian order).
+  // The 16-bit draws in element order (element e uses bits 16 * (e % 4) of its counter: little-endian order).
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "dropout draws assume a little-endian machine");
-  std::vector<uint16_t>& u = draws;
-  u.resize(4 * words.size());
-  std::memcpy(u.data(), w, 8 * words.size());
-  const uint16_t* __restrict un = u.data() + (n0 - 4 * c0);
-  for (int64_t i = 0; i < t; ++i) {
+  draws.resize(4 * words.size());
+  std::memcpy(draws.data(), w, 8 * words.size());
+  const uint16_t* __restrict un = draws.data() + (n0 - 4 * c0);
+  for (int64_t i = 0; i < n; ++i) {
     T* __restrict o = out + i * tp;
     const uint16_t* __restrict ur = un + i * t;
-    for (int64_t j = 0; j < t; ++j) o[j] = static_cast<T>(ur[j] >= threshold) * keep;
+    for (int64_t j = 0; j < n; ++j) o[j] = static_cast<T>(ur[j] >= threshold) * keep;
   }
 }
 
@@ -503,101 +560,122 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
       AttentionScratch<T_> s(T, d);
       std::vector<uint64_t> words;
       std::vector<uint16_t> draws;
-      const int64_t tp = s.tp, dp = s.dp, t4 = (T + 3) / 4 * 4;
-      using Row = Eigen::Map<Eigen::Array<T_, Eigen::Dynamic, 1>, Eigen::Aligned64>;
-      Row keep(s.keep.data(), tp), off(s.off.data(), tp);
+      const int64_t dp = s.dp;
       for (int64_t item = lo; item < hi; ++item) {
         const int64_t b = item / H, h = item % H;
-        const T_* rows = xp + b * T * E3 + h * d;
-        loadRows(rows, E3, T, d, s.q.data(), dp, scale);  // q / sqrt(d), as Graphormer scales q first
-        loadTransposed(rows + E, E3, T, d, s.kt.data(), tp);
-        loadRows(rows + 2 * E, E3, T, d, s.v.data(), dp);
-        for (int64_t j = 0; j < tp; ++j) {
-          keep[j] = j < T && (!mp || mp[b * T + j]) ? T_(1) : T_(0);
-          off[j] = keep[j] > T_(0) ? T_(0) : -std::numeric_limits<T_>::infinity();
+        const uint8_t* km = mp ? mp + b * T : nullptr;
+        const Extent x = extentOf(km, T, s);
+        T_* out = yp + b * T * E + h * d;
+        if (x.n == 0) {  // nothing to attend to: zeros
+          storeRows(s.go.data(), dp, 0, T, d, out, E);
+          if (pp) std::fill(pp + item * T * T, pp + (item + 1) * T * T, T_(0));
+          continue;
         }
-        // Scores q k^T (+ bias) and their softmax over the kept keys, row by row.
-        productRows(s.q.data(), dp, s.kt.data(), tp, t4, d, tp, s.p.data(), tp);
+        const int64_t n = x.n, n4 = x.n4, tp = x.tp;
+        const T_* rows = xp + b * T * E3 + h * d;
+        loadRows(rows, E3, n, d, s.q.data(), dp, scale);  // q / sqrt(d), as Graphormer scales q first
+        zeroRows(s.q.data(), dp, n, n4);
+        loadTransposed(rows + E, E3, n, d, s.kt.data(), tp);
+        zeroColumns(s.kt.data(), tp, d, n);
+        loadRows(rows + 2 * E, E3, n, d, s.v.data(), dp);
+        // Scores q k^T (+ bias), their softmax over the kept keys, zero rows for masked queries.
+        productRows(s.q.data(), dp, s.kt.data(), tp, n4, d, tp, s.p.data(), tp);
         if (bp) {
           const T_* __restrict br = bp + item * T * T;
-          for (int64_t i = 0; i < T; ++i)
-            for (int64_t j = 0; j < T; ++j) s.p[i * tp + j] += br[i * T + j];
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) s.p[i * tp + j] += br[i * T + j];
         }
-        softmaxRows(s.p.data(), T, tp, keep.data(), off.data());
-        if (pp) storeRows(s.p.data(), tp, T, T, pp + item * T * T, T);
+        softmaxRows(s.p.data(), n4, tp, s.keep.data(), s.off.data());
+        zeroMaskedRows(s.p.data(), tp, n4, n, km);
+        if (pp) storeBlock(s.p.data(), tp, n, T, pp + item * T * T);
         const T_* probs = s.p.data();
         if (drop) {
-          dropoutFactors(gen, first, item, T, tp, threshold, keepScale, s.drop.data(), words, draws);
-          Row(s.drop.data(), T * tp) *= Row(s.p.data(), T * tp);
+          dropoutFactors(gen, first, item, T, n, tp, threshold, keepScale, s.drop.data(), words, draws);
+          multiplyInto(s.drop.data(), s.p.data(), n4 * tp);
           probs = s.drop.data();
         }
-        productRows(probs, tp, s.v.data(), dp, t4, T, dp, s.go.data(), dp);
-        storeRows(s.go.data(), dp, T, d, yp + b * T * E + h * d, E);
+        productRows(probs, tp, s.v.data(), dp, n4, n, dp, s.go.data(), dp);
+        storeRows(s.go.data(), dp, n, T, d, out, E);
       }
     });
     std::vector<Variable> inputs{qkv};
     if (hasBias) inputs.push_back(bias);
     const int64_t items = B * H, tt = T * T;
     const int64_t elem = static_cast<int64_t>(sizeof(T_));
+    // Costs of the whole [T, T] blocks (what a device computing them all would do), though keys after the last
+    // kept one are skipped here.
     OpInfo info{"multiHeadAttention", items * (4 * tt * d + 8 * tt + (drop ? tt : 0)),
                 static_cast<int64_t>(X.nbytes()) + (hasBias ? items * tt * elem : 0) + (hasMask ? B * T : 0),
                 static_cast<int64_t>(Y.nbytes()) + (keepP ? items * tt * elem : 0),
                 items * (8 * tt * d + 6 * tt + (drop ? 2 * tt : 0))};
     return Variable::record(
-        info, Y, std::move(inputs), {X, P},
+        info, Y, std::move(inputs), {X, P, keyMask},
         [B, T, H, d, E, E3, scale, drop, gen, first, threshold, keepScale](
             const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
-          const Tensor &X = saved[0], &P = saved[1];
+          const Tensor &X = saved[0], &P = saved[1], &M = saved[2];
           const bool needX = in[0].requiresGrad(), needBias = in.size() > 1 && in[1].requiresGrad();
           Tensor GX = needX ? Tensor::empty(X.shape(), X.dtype()) : Tensor();
           Tensor GB = needBias ? Tensor::empty(in[1].shape(), X.dtype()) : Tensor();
           const T_* xp = X.data<T_>();
           const T_* pp = P.data<T_>();
           const T_* gyp = gy.data<T_>();
+          const uint8_t* mp = M.defined() ? M.data<uint8_t>() : nullptr;
           T_* gxp = needX ? GX.data<T_>() : nullptr;
           T_* gbp = needBias ? GB.data<T_>() : nullptr;
           parallelFor(B * H, grainFor(8 * T * T * d + 10 * T * T, 4), [&](int64_t lo, int64_t hi) {
             AttentionScratch<T_> s(T, d);
             std::vector<uint64_t> words;
-      std::vector<uint16_t> draws;
-            const int64_t tp = s.tp, dp = s.dp, t4 = (T + 3) / 4 * 4;
-            using Row = Eigen::Map<Eigen::Array<T_, Eigen::Dynamic, 1>, Eigen::Aligned64>;
+            std::vector<uint16_t> draws;
+            const int64_t dp = s.dp;
             typename AttentionScratch<T_>::Buf dropped;
-            if (drop) dropped.setZero(tp * tp);
+            if (drop) dropped.setZero(s.tp * s.tp);
+            using Row = Eigen::Map<Eigen::Array<T_, Eigen::Dynamic, 1>, Eigen::Aligned64>;
             for (int64_t item = lo; item < hi; ++item) {
               const int64_t b = item / H, h = item % H;
+              const uint8_t* km = mp ? mp + b * T : nullptr;
+              const Extent x = extentOf(km, T, s);
+              T_* gout = gxp ? gxp + b * T * E3 + h * d : nullptr;
+              if (x.n == 0) {
+                if (gbp) std::fill(gbp + item * T * T, gbp + (item + 1) * T * T, T_(0));
+                if (gout)
+                  for (int64_t part = 0; part < 3; ++part) storeRows(s.gq.data(), dp, 0, T, d, gout + part * E, E3);
+                continue;
+              }
+              const int64_t n = x.n, n4 = x.n4, tp = x.tp;
               const T_* rows = xp + b * T * E3 + h * d;
-              loadRows(rows, E3, T, d, s.q.data(), dp, scale);
-              loadRows(rows + E, E3, T, d, s.k.data(), dp);
-              loadTransposed(rows + 2 * E, E3, T, d, s.vt.data(), tp);
-              loadRows(gyp + b * T * E + h * d, E, T, d, s.go.data(), dp);
-              loadRows(pp + item * T * T, T, T, T, s.p.data(), tp);
+              loadRows(rows, E3, n, d, s.q.data(), dp, scale);
+              zeroRows(s.q.data(), dp, n, n4);
+              loadRows(rows + E, E3, n, d, s.k.data(), dp);
+              loadTransposed(rows + 2 * E, E3, n, d, s.vt.data(), tp);
+              zeroColumns(s.vt.data(), tp, d, n);
+              loadRows(gyp + b * T * E + h * d, E, n, d, s.go.data(), dp);
+              zeroRows(s.go.data(), dp, n, n4);
+              loadBlock(pp + item * T * T, T, n, n4, tp, s.p.data());
               // The probabilities that multiplied v: p, or p times the dropout factors.
               const T_* probs = s.p.data();
               if (drop) {
-                dropoutFactors(gen, first, item, T, tp, threshold, keepScale, s.drop.data(), words, draws);
-                Row(dropped.data(), T * tp) = Row(s.p.data(), T * tp) * Row(s.drop.data(), T * tp);
+                dropoutFactors(gen, first, item, T, n, tp, threshold, keepScale, s.drop.data(), words, draws);
+                Row(dropped.data(), n4 * tp) = Row(s.p.data(), n4 * tp) * Row(s.drop.data(), n4 * tp);
                 probs = dropped.data();
               }
               // dv = probs^T dy; d probs = dy v^T, back through the dropout factors to dp.
-              productTransposed(probs, tp, s.go.data(), dp, T, t4, dp, s.gv.data(), dp);
-              productRows(s.go.data(), dp, s.vt.data(), tp, t4, d, tp, s.gp.data(), tp);
-              if (drop) Row(s.gp.data(), T * tp) *= Row(s.drop.data(), T * tp);
+              productTransposed(probs, tp, s.go.data(), dp, n4, n4, dp, s.gv.data(), dp);
+              productRows(s.go.data(), dp, s.vt.data(), tp, n4, d, tp, s.gp.data(), tp);
+              if (drop) multiplyInto(s.gp.data(), s.drop.data(), n4 * tp);
               // Softmax: d scores = p * (dp - sum(p * dp)) per row; 0 where p is 0 (masked, padding).
-              for (int64_t i = 0; i < T; ++i) {
+              for (int64_t i = 0; i < n4; ++i) {
                 Row pr(s.p.data() + i * tp, tp), gr(s.gp.data() + i * tp, tp);
                 const T_ dot = (pr * gr).sum();
                 gr = pr * (gr - dot);
               }
-              if (gbp) storeRows(s.gp.data(), tp, T, T, gbp + item * T * T, T);
-              if (!gxp) continue;
+              if (gbp) storeBlock(s.gp.data(), tp, n, T, gbp + item * T * T);
+              if (!gout) continue;
               // scores = (q / sqrt(d)) k^T: dq = d scores k / sqrt(d), dk = d scores^T (q / sqrt(d)).
-              productRows(s.gp.data(), tp, s.k.data(), dp, t4, T, dp, s.gq.data(), dp);
-              productTransposed(s.gp.data(), tp, s.q.data(), dp, T, t4, dp, s.gk.data(), dp);
-              T_* out = gxp + b * T * E3 + h * d;
-              storeRows(s.gq.data(), dp, T, d, out, E3, scale);
-              storeRows(s.gk.data(), dp, T, d, out + E, E3);
-              storeRows(s.gv.data(), dp, T, d, out + 2 * E, E3);
+              productRows(s.gp.data(), tp, s.k.data(), dp, n4, n, dp, s.gq.data(), dp);
+              productTransposed(s.gp.data(), tp, s.q.data(), dp, n4, n4, dp, s.gk.data(), dp);
+              storeRows(s.gq.data(), dp, n, T, d, gout, E3, scale);
+              storeRows(s.gk.data(), dp, n, T, d, gout + E, E3);
+              storeRows(s.gv.data(), dp, n, T, d, gout + 2 * E, E3);
             }
           });
           if (needX) in[0].addGrad(GX);
@@ -605,5 +683,4 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
         });
   });
 }
-
 }  // namespace gnn

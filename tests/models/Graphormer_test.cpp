@@ -364,7 +364,9 @@ TEST(Graphormer, ReadmeExampleWithTheLoadersStrategies) {
       ASSERT_EQ(pred.shape(), Shape({fixed.numGraphs, 1}));
       for (int64_t g = 0; g < b.numGraphs; ++g) {
         EXPECT_TRUE(std::isfinite(pred.value().at(g)));
-        if (g >= b.numRealGraphs) EXPECT_EQ(pred.value().at(g), 0.0);
+        if (g >= b.numRealGraphs) {
+          EXPECT_EQ(pred.value().at(g), 0.0);
+        }
       }
       graphs += b.numRealGraphs;
     }
