@@ -13,6 +13,7 @@
 #include "gnn/Init.h"
 #include "gnn/Ops.h"
 #include "gnn/Optimizer.h"
+#include "gnn/Parallel.h"
 #include "loaders/FixedSizeDataLoader.h"
 #include "models/Graphormer.h"
 
@@ -334,6 +335,50 @@ TEST(Graphormer, ErrorsNameTheFix) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("--graphormer-max-dist"), std::string::npos) << e.what();
   }
+}
+
+TEST(Graphormer, FollowsTheBatchWhenMaxNodesIsZero) {
+  // Variable-size batches (DataLoader's: blocks as large as the batch's largest graph) with maxNodes = 0: the
+  // same outputs as fixed-size blocks of 8 (the same weights: maxNodes draws nothing).
+  const std::vector<Graph> graphs = smallMolecules();
+  GraphormerOptions o = tiny(DType::F64);
+  Generator g1(15), g2(15);
+  Graphormer fixed(o, g1);
+  o.maxNodes = 0;
+  Graphormer follow(o, g2);
+  fixed.eval();
+  follow.eval();
+  std::vector<const Graph*> ptrs;
+  for (const Graph& g : graphs) ptrs.push_back(&g);
+  const Batch plain = FixedSizeCollator::concatenate(ptrs);
+  ASSERT_LT(plain.maxNodesPerGraph, 8);
+  const Tensor a = fixed.forward(test::batchOf(graphs, 8)).value(), b = follow.forward(plain).value();
+  for (int64_t g = 0; g < static_cast<int64_t>(graphs.size()); ++g) EXPECT_NEAR(a.at(g), b.at(g), 1e-12) << g;
+  EXPECT_THROW(fixed.forward(plain), std::invalid_argument);  // maxNodes 8, blocks of the largest graph
+}
+
+TEST(Graphormer, OneAndTwoThreadsGiveTheSameBits) {
+  const std::vector<Graph> graphs = test::pcqmStyle(20);
+  Generator gen(16);
+  GraphormerOptions o = GraphormerOptions::slim();
+  o.layers = 2;
+  Graphormer model(o, gen);
+  model.train();
+  const Batch b = test::batchOf(graphs, 30);
+  auto run = [&](int threads) {
+    setNumThreads(threads);
+    model.zeroGrad();
+    ExecutionContext::current().setRandomKey({2, 5, 0});
+    Variable loss = l1Loss(model.forward(b), b.y, b.yMask);
+    loss.backward();
+    std::vector<Tensor> out{loss.value().clone()};
+    for (const auto& p : model.parameters()) out.push_back(p.grad().clone());
+    setNumThreads(0);
+    return out;
+  };
+  const std::vector<Tensor> one = run(1), two = run(2);
+  for (size_t i = 0; i < one.size(); ++i)
+    EXPECT_EQ(std::memcmp(one[i].raw(), two[i].raw(), one[i].nbytes()), 0) << (i ? model.namedParameters()[i - 1].first : "loss");
 }
 
 // ---- from the loader ----
