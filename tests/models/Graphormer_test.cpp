@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "../gnn/CloneCheck.h"
 #include "GraphormerMolecules.h"
 #include "gnn/ExecutionContext.h"
 #include "gnn/GlobalPooling.h"
@@ -300,6 +301,36 @@ TEST(Graphormer, BlocksCloneAndConfigurations) {
   EXPECT_EQ(base.heads, 32);
   EXPECT_EQ(base.ffn, 768);
   EXPECT_THROW(GraphormerOptions::named("large"), std::invalid_argument);
+}
+
+TEST(Graphormer, ClonesAreDeepCopies) {
+  Generator gen(17);
+  CentralityEncoding centrality(8, gen);
+  SpatialEncoding spatial(2, gen);
+  EdgeEncoding edges(2, 3, gen);
+  MultiheadSelfAttention attn(8, 2, gen, 0.1);
+  GraphormerLayer layer(8, 2, 12, 0.1, 0.1, 0.1, gen);
+  testing::expectDeepCopy(centrality, *cloneModule(centrality));
+  testing::expectDeepCopy(spatial, *cloneModule(spatial));
+  testing::expectDeepCopy(edges, *cloneModule(edges));
+  testing::expectDeepCopy(attn, *cloneModule(attn));
+  testing::expectDeepCopy(layer, *cloneModule(layer));
+  Graphormer model(tiny(DType::F32), gen);
+  model.eval();
+  std::unique_ptr<Graphormer> copy = cloneModule(model);
+  testing::expectDeepCopy(model, *copy);
+  EXPECT_EQ(copy->options().hidden, model.options().hidden);
+  // Training the copy leaves the original as it was.
+  Batch b = test::batchOf(smallMolecules(), 8);
+  const Tensor before = model.forward(b).value().clone();
+  copy->train();
+  Adam opt({ParamGroup{copy->parameters()}}, 1e-2);
+  ExecutionContext::current().setRandomKey({1, 0, 0});
+  l1Loss(copy->forward(b), b.y, b.yMask).backward();
+  opt.step();
+  EXPECT_TRUE(model.forward(b).value().bitEqual(before));
+  copy->eval();
+  EXPECT_FALSE(copy->forward(b).value().bitEqual(before));
 }
 
 TEST(Graphormer, InitialisationIsGraphormers) {
