@@ -4,12 +4,16 @@
 
 namespace gnn {
 
-MultiheadSelfAttention::MultiheadSelfAttention(int64_t dim, int64_t heads, Generator& gen, double attentionDropout,
-                                               DType dtype)
-    : dim_(dim), heads_(heads), attentionDropout_(attentionDropout), dtype_(dtype), inProj_(dim, 3 * dim, gen, true, dtype),
+MultiheadSelfAttention::MultiheadSelfAttention(int64_t dim, int64_t heads, Generator& gen,
+                                               double attentionDropout, DType dtype)
+    : dim_(dim),
+      heads_(heads),
+      attentionDropout_(attentionDropout),
+      dtype_(dtype),
+      inProj_(dim, 3 * dim, gen, true, dtype),
       outProj_(dim, dim, gen, true, dtype) {
-  GNN_CHECK_ARG(heads >= 1 && dim % heads == 0, "MultiheadSelfAttention: dim ", dim, " is not a multiple of heads ",
-                heads);
+  GNN_CHECK_ARG(heads >= 1 && dim % heads == 0, "MultiheadSelfAttention: dim ", dim,
+                " is not a multiple of heads ", heads);
   GNN_CHECK_ARG(attentionDropout >= 0 && attentionDropout < 1,
                 "MultiheadSelfAttention: attention dropout must be in [0, 1), got ", attentionDropout);
   registerModule("in_proj", inProj_);

@@ -5,7 +5,8 @@
 // softmax(q k^T / sqrt(d) + bias) v with attention dropout, and Linear(dim, dim) projects the heads back.
 //
 //   MultiheadSelfAttention attn(80, 8, gen, /*attentionDropout=*/0.1);
-//   Variable y = attn.forward(x, numGraphs, bias, keyMask);   // x [G·T, 80], bias [G, 8, T, T], keyMask [G, T]
+//   Variable y = attn.forward(x, numGraphs, bias, keyMask);   // x [G·T, 80], bias [G, 8, T, T], keyMask [G,
+//   T]
 #pragma once
 #include "gnn/Linear.h"
 #include "gnn/Module.h"
@@ -16,8 +17,9 @@ class MultiheadSelfAttention : public Module {
  public:
   MultiheadSelfAttention(int64_t dim, int64_t heads, Generator& gen, double attentionDropout = 0.0,
                          DType dtype = DType::F32);
-  /// x [sequences·T, dim] (each sequence's T rows contiguous) -> [sequences·T, dim]. bias [sequences, heads, T, T]
-  /// and keyMask uint8 [sequences, T] (1 = attend to this key) are optional. Attention dropout in training.
+  /// x [sequences·T, dim] (each sequence's T rows contiguous) -> [sequences·T, dim]. bias [sequences, heads,
+  /// T, T] and keyMask uint8 [sequences, T] (1 = attend to this key) are optional. Attention dropout in
+  /// training.
   Variable forward(const Variable& x, int64_t sequences, const Variable& bias = Variable(),
                    const Tensor& keyMask = Tensor()) const;
   std::unique_ptr<Module> clone() const override;

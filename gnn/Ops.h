@@ -132,12 +132,12 @@ Variable bmmNT(const Variable& a, const Variable& b);
 /// Saves only the output.
 Variable softmax(const Variable& x, int axis = -1, const Variable& bias = Variable(), const Tensor& mask = Tensor());
 /// Multi-head self-attention over B sequences of T rows, in one op: qkv [B, T, 3E] holds each row's queries,
-/// keys and values (columns [0, E), [E, 2E), [2E, 3E); head h owns columns h*d .. (h+1)*d - 1 of each, d = E /
-/// heads: the layout of one Linear(E, 3E), so no head split or merge is copied). Per sequence and head:
+/// keys and values (columns [0, E), [E, 2E), [2E, 3E); head h owns columns h*d .. (h+1)*d - 1 of each, d = E
+/// / heads: the layout of one Linear(E, 3E), so no head split or merge is copied). Per sequence and head:
 ///   softmax(q k^T / sqrt(d) + bias, over the keys kept by keyMask) v  -> [B, T, E] (heads side by side),
 /// bias [B, heads, T, T] optional (gets a gradient), keyMask uint8 [B, T] optional (1 = a key to attend to).
-/// Row i is both a query and a key: a row whose key is masked (a padding slot) gets zeros, as does every row of
-/// a sequence with no key kept; keys after a sequence's last kept one are not read at all, so a padded
+/// Row i is both a query and a key: a row whose key is masked (a padding slot) gets zeros, as does every row
+/// of a sequence with no key kept; keys after a sequence's last kept one are not read at all, so a padded
 /// sequence costs about its real length. In training, dropout p on the probabilities with the stream and mask
 /// layout of dropout() on a [B, heads, T, T] tensor. For the kept rows, the same numbers as
 /// bmm(dropout(softmax(bmmNT(q, k) / sqrt(d), -1, bias, mask), p), v) with the heads permuted out and back,
@@ -147,12 +147,12 @@ Variable softmax(const Variable& x, int axis = -1, const Variable& bias = Variab
 Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& bias = Variable(),
                             const Tensor& keyMask = Tensor(), double dropout = 0.0, bool training = false);
 
-// ---- graph transformers: dense per-graph layout, Graphormer's attention bias (ops/GraphTransformerOps.cpp) ----
+// ---- graph transformers: per-graph blocks, Graphormer's bias (ops/GraphTransformerOps.cpp) ----
 /// Node rows of a batch [N, D] as one dense block per graph [G, L + maxNodes, D] (PyTorch Geometric's
 /// to_dense_batch): node i of graph g (row ptr[g] + i) goes to row L + i of block g, with L = 1 and `leading`
-/// [D] in row 0 of every block when it is defined (Graphormer's graph token), else L = 0; other rows are zero.
-/// ptr [G + 1] int64 node offsets; graphsMask [G] uint8 optional: graphs with 0 (padding graphs) get no nodes.
-/// A real graph with more than maxNodes nodes is an error naming it. Gradients flow to x and leading.
+/// [D] in row 0 of every block when it is defined (Graphormer's graph token), else L = 0; other rows are
+/// zero. ptr [G + 1] int64 node offsets; graphsMask [G] uint8 optional: graphs with 0 (padding graphs) get no
+/// nodes. A real graph with more than maxNodes nodes is an error naming it. Gradients flow to x and leading.
 Variable toDenseBatch(const Variable& x, const Tensor& ptr, const Tensor& graphsMask, int64_t maxNodes,
                       const Variable& leading = Variable());
 /// Graphormer's attention bias with its graph token (Ying et al. 2021; graphormer_layers.py GraphAttnBias):
@@ -160,12 +160,12 @@ Variable toDenseBatch(const Variable& x, const Tensor& ptr, const Tensor& graphs
 /// every row) and column 0 (every node attending to the token) set to tokenBias [H] (the learned virtual
 /// distance), node pair (i, j) at (i + 1, j + 1). Gradients flow to both.
 Variable graphAttentionBias(const Variable& pairBias, const Variable& tokenBias);
-/// Graphormer's multi-hop edge encoding (graphormer_layers.py GraphAttnBias, edge_type "multi_hop"): for each of
-/// P node pairs, the bond features along its shortest path, hop k < K = hopWeights.dim(0): a_pk = the mean over
-/// the Fe features of table rows edgeInput[p, k, f] (-1 = no hop: a zero row), and
+/// Graphormer's multi-hop edge encoding (graphormer_layers.py GraphAttnBias, edge_type "multi_hop"): for each
+/// of P node pairs, the bond features along its shortest path, hop k < K = hopWeights.dim(0): a_pk = the mean
+/// over the Fe features of table rows edgeInput[p, k, f] (-1 = no hop: a zero row), and
 ///   out[p] = (sum_k a_pk W_k) / clamp(spatialPos[p], 1, K)        -> [P, H]
-/// with table [V, H], hopWeights W [K, H, H], edgeInput int64 [..., K', Fe] of P pairs (K' >= K: the first K hops
-/// are read), spatialPos int64 with P elements (the pair's hop distance; padding -1 divides by 1, as
+/// with table [V, H], hopWeights W [K, H, H], edgeInput int64 [..., K', Fe] of P pairs (K' >= K: the first K
+/// hops are read), spatialPos int64 with P elements (the pair's hop distance; padding -1 divides by 1, as
 /// Graphormer's). Without the [P, K, Fe, H] gathers and [K, P, H] products: one pass per pair, and a backward
 /// that recomputes a_pk from the table.
 Variable multiHopEdgeBias(const Variable& table, const Variable& hopWeights, const Tensor& edgeInput,

@@ -32,8 +32,10 @@ Variable CentralityEncoding::forward(const Tensor& x, const Tensor& inDegree, co
                 dtypeName(x.dtype()), " ", shapeString(x.shape()));
   const int64_t n = x.dim(0);
   for (const Tensor* t : {&inDegree, &outDegree})
-    GNN_CHECK_ARG(t->defined() && t->dtype() == DType::I64 && t->numel() == n, "CentralityEncoding: degrees must be "
-                  "int64 [", n, "] (build the dataset with Graphormer encodings), got ",
+    GNN_CHECK_ARG(t->defined() && t->dtype() == DType::I64 && t->numel() == n,
+                  "CentralityEncoding: degrees must be "
+                  "int64 [",
+                  n, "] (build the dataset with Graphormer encodings), got ",
                   t->defined() ? dtypeName(t->dtype()) : "none", t->defined() ? shapeString(t->shape()) : "");
   GNN_CHECK_ARG(!nodesMask.defined() || (nodesMask.dtype() == DType::U8 && nodesMask.numel() == n),
                 "CentralityEncoding: nodesMask must be uint8 [", n, "]");
@@ -47,8 +49,9 @@ Variable CentralityEncoding::forward(const Tensor& x, const Tensor& inDegree, co
     const bool real = !mask || mask[i];
     for (int64_t k = 0; k < cols; ++k) {
       const int64_t v = !real ? 0 : k < atomCols ? xp[i * atomCols + k] : k == atomCols ? in[i] : out[i];
-      GNN_CHECK_ARG(v >= 0 && v < dims_[k], "CentralityEncoding: node ", i, (k < atomCols ? " atom feature " : " degree "),
-                    k < atomCols ? k : k - atomCols, " is ", v, ", outside [0, ", dims_[k], ")");
+      GNN_CHECK_ARG(v >= 0 && v < dims_[k], "CentralityEncoding: node ", i,
+                    (k < atomCols ? " atom feature " : " degree "), k < atomCols ? k : k - atomCols, " is ",
+                    v, ", outside [0, ", dims_[k], ")");
       ip[i * cols + k] = offsets_[k] + v;
     }
   }

@@ -1,12 +1,13 @@
-// CentralityEncoding: Graphormer's node input (Ying et al. 2021, eq. 5; graphormer_layers.py GraphNodeFeature):
-// the sum of one embedding per OGB atom feature (the 9 columns of smiles2graph, as OGB's AtomEncoder) plus an
-// in-degree and an out-degree embedding. Molecular graphs are symmetric, so Graphormer's preprocessing
-// (graphormer/data/wrapper.py) sets out_degree = in_degree and both tables read the same degree; they are
-// kept as two tables, as Graphormer trains them. Tables are N(0, 0.02) (init_graphormer_params).
+// CentralityEncoding: Graphormer's node input (Ying et al. 2021, eq. 5; graphormer_layers.py
+// GraphNodeFeature): the sum of one embedding per OGB atom feature (the 9 columns of smiles2graph, as OGB's
+// AtomEncoder) plus an in-degree and an out-degree embedding. Molecular graphs are symmetric, so Graphormer's
+// preprocessing (graphormer/data/wrapper.py) sets out_degree = in_degree and both tables read the same
+// degree; they are kept as two tables, as Graphormer trains them. Tables are N(0, 0.02)
+// (init_graphormer_params).
 //
-// All tables are one weight [173 + 2·degrees, dim] with row offsets (atom features, in-degrees, out-degrees), so
-// a node's 11 rows are summed in one embeddingBag. Graphormer's own table has a row per feature value too, at
-// 512·feature + value + 2 in one table of 512·9 + 1 rows; the unused rows are left out here.
+// All tables are one weight [173 + 2·degrees, dim] with row offsets (atom features, in-degrees, out-degrees),
+// so a node's 11 rows are summed in one embeddingBag. Graphormer's own table has a row per feature value too,
+// at 512·feature + value + 2 in one table of 512·9 + 1 rows; the unused rows are left out here.
 //
 //   CentralityEncoding enc(80, gen);
 //   Variable h = enc.forward(batch.x, batch.inDegree, batch.inDegree, batch.nodesMask);   // [numNodes, 80]

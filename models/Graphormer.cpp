@@ -6,7 +6,9 @@
 
 namespace gnn {
 
-GraphormerOptions GraphormerOptions::slim() { return GraphormerOptions{}; }
+GraphormerOptions GraphormerOptions::slim() {
+  return GraphormerOptions{};
+}
 
 GraphormerOptions GraphormerOptions::base() {
   GraphormerOptions o;
@@ -25,8 +27,10 @@ GraphormerOptions GraphormerOptions::named(const std::string& name) {
 void GraphormerOptions::validate() const {
   GNN_CHECK_ARG(layers >= 1 && hidden >= 1 && heads >= 1 && ffn >= 1 && tasks >= 1,
                 "Graphormer: layers, hidden, heads, ffn and tasks must be >= 1");
-  GNN_CHECK_ARG(hidden % heads == 0, "Graphormer: hidden (", hidden, ") must be a multiple of heads (", heads, ")");
-  GNN_CHECK_ARG(maxNodes >= 0 && multiHopMaxDist >= 1, "Graphormer: maxNodes must be >= 0 and multiHopMaxDist >= 1");
+  GNN_CHECK_ARG(hidden % heads == 0, "Graphormer: hidden (", hidden, ") must be a multiple of heads (", heads,
+                ")");
+  GNN_CHECK_ARG(maxNodes >= 0 && multiHopMaxDist >= 1,
+                "Graphormer: maxNodes must be >= 0 and multiHopMaxDist >= 1");
   for (double p : {dropout, attentionDropout, activationDropout})
     GNN_CHECK_ARG(p >= 0 && p < 1, "Graphormer: dropouts must be in [0, 1), got ", p);
 }
@@ -40,8 +44,8 @@ Graphormer::Graphormer(GraphormerOptions options, Generator& gen)
       head_(opt_.hidden, opt_.tasks, gen, true, opt_.dtype) {
   // Embedding(1, hidden) and Embedding(1, heads) in Graphormer: N(0, 0.02).
   graphToken_ = &registerParameter("graph_token", init::normal({1, opt_.hidden}, 0.02, gen, opt_.dtype));
-  virtualDistance_ =
-      &registerParameter("graph_token_virtual_distance", init::normal({1, opt_.heads}, 0.02, gen, opt_.dtype));
+  virtualDistance_ = &registerParameter("graph_token_virtual_distance",
+                                        init::normal({1, opt_.heads}, 0.02, gen, opt_.dtype));
   registerModule("centrality", centrality_);
   registerModule("spatial", spatial_);
   registerModule("edges", edges_);
@@ -92,21 +96,24 @@ std::unique_ptr<Module> Graphormer::clone() const {
 }
 
 int64_t Graphormer::checkBatch(const Batch& b) const {
-  GNN_CHECK_ARG(b.spatialPos.defined() && b.inDegree.defined() && b.edgeInput.defined(),
-                "Graphormer: the batch has no Graphormer encodings (spatialPos, inDegree, edgeInput): build the "
-                "dataset with them (build_dataset --graphormer-max-dist ",
-                opt_.multiHopMaxDist, ")");
+  GNN_CHECK_ARG(
+      b.spatialPos.defined() && b.inDegree.defined() && b.edgeInput.defined(),
+      "Graphormer: the batch has no Graphormer encodings (spatialPos, inDegree, edgeInput): build the "
+      "dataset with them (build_dataset --graphormer-max-dist ",
+      opt_.multiHopMaxDist, ")");
   const int64_t m = b.maxNodesPerGraph;
-  GNN_CHECK_ARG(opt_.maxNodes == 0 || m == opt_.maxNodes, "Graphormer: the batch's node-pair blocks have side ", m,
-                " but the model's maxNodes is ", opt_.maxNodes,
+  GNN_CHECK_ARG(opt_.maxNodes == 0 || m == opt_.maxNodes,
+                "Graphormer: the batch's node-pair blocks have side ", m, " but the model's maxNodes is ",
+                opt_.maxNodes,
                 " (set FixedSizeOptions::maxNodesPerGraph = maxNodes, or maxNodes = 0 to follow the batch)");
   GNN_CHECK_ARG(m >= 1 && b.spatialPos.rank() == 2 && b.spatialPos.dim(0) == b.numGraphs * m &&
                     b.spatialPos.dim(1) == m,
                 "Graphormer: spatialPos ", shapeString(b.spatialPos.shape()), " is not [numGraphs·M, M] = [",
                 b.numGraphs * m, ", ", m, "]");
   GNN_CHECK_ARG(b.edgeInput.rank() == 4 && b.edgeInput.dim(2) >= opt_.multiHopMaxDist,
-                "Graphormer: edgeInput ", shapeString(b.edgeInput.shape()), " holds fewer hops than multiHopMaxDist = ",
-                opt_.multiHopMaxDist, " (build the dataset with --graphormer-max-dist ", opt_.multiHopMaxDist, ")");
+                "Graphormer: edgeInput ", shapeString(b.edgeInput.shape()),
+                " holds fewer hops than multiHopMaxDist = ", opt_.multiHopMaxDist,
+                " (build the dataset with --graphormer-max-dist ", opt_.multiHopMaxDist, ")");
   return m;
 }
 

@@ -10,17 +10,18 @@
 // "layers/L-1", "head"; the state carries "h" [G·T, hidden], "bias" and "mask".
 //
 // Inputs come from the batch, as a dataset built with Graphormer encodings stores them (build_dataset
-// --graphormer-max-dist 5; data/GraphormerEncodings.h) and FixedSizeCollator lays them out: x [N, 9], inDegree
-// [N], spatialPos [G·M, M], edgeInput [G·M, M, K >= multiHopMaxDist, 3], ptr, graphsMask, nodesMask, with
-// M = batch.maxNodesPerGraph = options.maxNodes (FixedSizeOptions::maxNodesPerGraph; graphs with more atoms are
-// the loader's OverSizeStrategy's to skip, trim or refuse, where Graphormer's collator drops them silently).
+// --graphormer-max-dist 5; data/GraphormerEncodings.h) and FixedSizeCollator lays them out: x [N, 9],
+// inDegree [N], spatialPos [G·M, M], edgeInput [G·M, M, K >= multiHopMaxDist, 3], ptr, graphsMask, nodesMask,
+// with M = batch.maxNodesPerGraph = options.maxNodes (FixedSizeOptions::maxNodesPerGraph; graphs with more
+// atoms are the loader's OverSizeStrategy's to skip, trim or refuse, where Graphormer's collator drops them
+// silently).
 //
 //   GraphormerOptions opt = GraphormerOptions::slim();        // 12 layers, hidden 80, 8 heads, FFN 80
 //   Graphormer model(opt, gen);
 //   FixedSizeOptions fixed = ...;  fixed.maxNodesPerGraph = opt.maxNodes;
 //   ExecutionContext::current().setRandomKey({seed, step, 0});   // dropout masks of this step
-//   Variable pred = model.forward(batch);                     // [numGraphs, tasks]; padding graphs' rows are 0
-//   Variable loss = l1Loss(pred, batch.y, batch.yMask);
+//   Variable pred = model.forward(batch);                     // [numGraphs, tasks]; padding graphs' rows are
+//   0 Variable loss = l1Loss(pred, batch.y, batch.yMask);
 //
 // Real graphs' outputs are bit-identical however the batch is padded (same maxNodes): every op works per row,
 // per graph or per (graph, head), and products round rows independently of their position.
@@ -45,14 +46,15 @@ struct GraphormerOptions {
   int64_t heads = 8;
   int64_t ffn = 80;
   int64_t tasks = 1;
-  /// Graphormer's max_node: the side M of the batch's node-pair blocks (batch.maxNodesPerGraph must equal it).
-  /// 30, as the IPU port of Graphormer for PCQM4Mv2 used (PCQM4Mv2's molecules have at most 20 heavy atoms,
-  /// the shipped style set at most 51). 0 = take every batch's maxNodesPerGraph as it comes.
+  /// Graphormer's max_node: the side M of the batch's node-pair blocks (batch.maxNodesPerGraph must equal
+  /// it). 30, as the IPU port of Graphormer for PCQM4Mv2 used (PCQM4Mv2's molecules have at most 20 heavy
+  /// atoms, the shipped style set at most 51). 0 = take every batch's maxNodesPerGraph as it comes.
   int64_t maxNodes = 30;
   /// Hops of a path the edge encoding reads (Graphormer's multi_hop_max_dist, 5 for PCQM4M).
   int64_t multiHopMaxDist = 5;
   /// Dropouts of Graphormer's PCQM4M scripts (examples/property_prediction/pcqv1.sh, pcqv2.sh): --dropout 0.0
-  /// (input embeddings, attention output, FFN output), --attention-dropout 0.1, --act-dropout 0.1 (after GELU).
+  /// (input embeddings, attention output, FFN output), --attention-dropout 0.1, --act-dropout 0.1 (after
+  /// GELU).
   double dropout = 0.0;
   double attentionDropout = 0.1;
   double activationDropout = 0.1;

@@ -11,12 +11,21 @@ void graphormerInit(Linear& layer, Generator& gen) {
   if (Variable* b = layer.bias()) b->value() = Tensor::zeros(b->shape(), b->dtype());
 }
 
-GraphormerLayer::GraphormerLayer(int64_t hidden, int64_t heads, int64_t ffn, double dropout, double attentionDropout,
-                                 double activationDropout, Generator& gen, DType dtype)
-    : hidden_(hidden), heads_(heads), ffn_(ffn), dropout_(dropout), attentionDropout_(attentionDropout),
-      activationDropout_(activationDropout), dtype_(dtype), attnNorm_(hidden, 1e-5, dtype),
-      attn_(hidden, heads, gen, attentionDropout, dtype), ffnNorm_(hidden, 1e-5, dtype),
-      fc1_(hidden, ffn, gen, true, dtype), fc2_(ffn, hidden, gen, true, dtype) {
+GraphormerLayer::GraphormerLayer(int64_t hidden, int64_t heads, int64_t ffn, double dropout,
+                                 double attentionDropout, double activationDropout, Generator& gen,
+                                 DType dtype)
+    : hidden_(hidden),
+      heads_(heads),
+      ffn_(ffn),
+      dropout_(dropout),
+      attentionDropout_(attentionDropout),
+      activationDropout_(activationDropout),
+      dtype_(dtype),
+      attnNorm_(hidden, 1e-5, dtype),
+      attn_(hidden, heads, gen, attentionDropout, dtype),
+      ffnNorm_(hidden, 1e-5, dtype),
+      fc1_(hidden, ffn, gen, true, dtype),
+      fc2_(ffn, hidden, gen, true, dtype) {
   GNN_CHECK_ARG(dropout >= 0 && dropout < 1 && activationDropout >= 0 && activationDropout < 1,
                 "GraphormerLayer: dropouts must be in [0, 1)");
   for (Linear* l : {&attn_.inProj(), &attn_.outProj(), &fc1_, &fc2_}) graphormerInit(*l, gen);

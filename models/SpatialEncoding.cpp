@@ -23,7 +23,8 @@ std::unique_ptr<Module> SpatialEncoding::clone() const {
 Variable SpatialEncoding::forward(const Tensor& spatialPos) const {
   GNN_CHECK_ARG(spatialPos.defined() && spatialPos.dtype() == DType::I64 && spatialPos.rank() == 2 &&
                     spatialPos.dim(0) % std::max<int64_t>(spatialPos.dim(1), 1) == 0,
-                "SpatialEncoding: spatialPos must be int64 [G·M, M] (build the dataset with Graphormer encodings), got ",
+                "SpatialEncoding: spatialPos must be int64 [G·M, M] (build the dataset with Graphormer "
+                "encodings), got ",
                 spatialPos.defined() ? dtypeName(spatialPos.dtype()) : "none",
                 spatialPos.defined() ? shapeString(spatialPos.shape()) : "");
   const int64_t m = spatialPos.dim(1), g = m ? spatialPos.dim(0) / m : 0, n = spatialPos.numel();

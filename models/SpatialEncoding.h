@@ -1,9 +1,9 @@
-// SpatialEncoding: Graphormer's spatial encoding (Ying et al. 2021, eq. 6; graphormer_layers.py GraphAttnBias,
-// spatial_pos_encoder): a learned bias per attention head for each shortest-path distance between two nodes.
-// The table has Graphormer's num_spatial = 512 rows: row 0 is padding (zero, and it never gets a gradient:
-// only masked attention entries read it), row d + 1 is distance d (0 .. 509), and row 511 is "unreachable"
-// (510 in the stored encodings), as Graphormer's collator adds 1 to every distance and pads with 0.
-// N(0, 0.02), padding row zero (init_graphormer_params).
+// SpatialEncoding: Graphormer's spatial encoding (Ying et al. 2021, eq. 6; graphormer_layers.py
+// GraphAttnBias, spatial_pos_encoder): a learned bias per attention head for each shortest-path distance
+// between two nodes. The table has Graphormer's num_spatial = 512 rows: row 0 is padding (zero, and it never
+// gets a gradient: only masked attention entries read it), row d + 1 is distance d (0 .. 509), and row 511 is
+// "unreachable" (510 in the stored encodings), as Graphormer's collator adds 1 to every distance and pads
+// with 0. N(0, 0.02), padding row zero (init_graphormer_params).
 //
 //   SpatialEncoding spatial(8, gen);
 //   Variable b = spatial.forward(batch.spatialPos);   // [numGraphs, M, M, 8], M = batch.maxNodesPerGraph

@@ -327,7 +327,9 @@ namespace {
 // below vectorise without remainders, and every (sequence, head) item runs the same instructions on the same
 // aligned layout: an item's result depends only on its own inputs, never on where it sits in the batch.
 constexpr int64_t kPad = 16;
-int64_t padded(int64_t n) { return (n + kPad - 1) / kPad * kPad; }
+int64_t padded(int64_t n) {
+  return (n + kPad - 1) / kPad * kPad;
+}
 
 // One item's working set: T queries of head width d, keys and values, scores / probabilities [T, Tp].
 template <class T>
@@ -374,9 +376,11 @@ void zeroMaskedRows(T* p, int64_t tp, int64_t n4, int64_t n, const uint8_t* km) 
     if (i >= n || (km && !km[i])) std::fill(p + i * tp, p + (i + 1) * tp, T(0));
 }
 
-// Row-major [rows, cols] block at p with row stride `stride` (a head's columns of a [T, 3E] or [T, E] row set).
+// Row-major [rows, cols] block at p with row stride `stride` (a head's columns of a [T, 3E] or [T, E] row
+// set).
 template <class T>
-void loadRows(const T* src, int64_t stride, int64_t rows, int64_t cols, T* dst, int64_t dstStride, T scale = T(1)) {
+void loadRows(const T* src, int64_t stride, int64_t rows, int64_t cols, T* dst, int64_t dstStride,
+              T scale = T(1)) {
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t c = 0; c < cols; ++c) dst[i * dstStride + c] = src[i * stride + c] * scale;
 }
@@ -385,13 +389,14 @@ void loadTransposed(const T* src, int64_t stride, int64_t rows, int64_t cols, T*
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t c = 0; c < cols; ++c) dst[c * dstStride + i] = src[i * stride + c];
 }
-// rows x cols of src (row stride srcStride) into dst (row stride `stride`), times scale, for the first `valid`
-// rows; rows valid .. rows - 1 of dst get zeros.
+// rows x cols of src (row stride srcStride) into dst (row stride `stride`), times scale, for the first
+// `valid` rows; rows valid .. rows - 1 of dst get zeros.
 template <class T>
-void storeRows(const T* src, int64_t srcStride, int64_t valid, int64_t rows, int64_t cols, T* dst, int64_t stride,
-               T scale = T(1)) {
+void storeRows(const T* src, int64_t srcStride, int64_t valid, int64_t rows, int64_t cols, T* dst,
+               int64_t stride, T scale = T(1)) {
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t c = 0; c < cols; ++c) dst[i * stride + c] = i < valid ? src[i * srcStride + c] * scale : T(0);
+    for (int64_t c = 0; c < cols; ++c)
+      dst[i * stride + c] = i < valid ? src[i * srcStride + c] * scale : T(0);
 }
 // An item's [n, n] block of src (row stride tp) as the [t, t] block at dst, zero outside.
 template <class T>
@@ -420,12 +425,12 @@ void multiplyInto(T* __restrict a, const T* __restrict b, int64_t n) {
   for (int64_t i = 0; i < n; ++i) a[i] *= b[i];
 }
 
-// out[i, :n] = sum over j < m of a[i, j] * b[j, :n] for i < rows (a [rows, lda], b [m, ldb], out [rows, ldo]);
-// rows a multiple of 4 and n of kPad. Blocks of 4 rows x kPad columns stay in registers while j runs (four
-// independent chains, so the FMAs are not waiting on each other); each output sums in increasing j.
+// out[i, :n] = sum over j < m of a[i, j] * b[j, :n] for i < rows (a [rows, lda], b [m, ldb], out [rows,
+// ldo]); rows a multiple of 4 and n of kPad. Blocks of 4 rows x kPad columns stay in registers while j runs
+// (four independent chains, so the FMAs are not waiting on each other); each output sums in increasing j.
 template <class T>
-void productRows(const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb, int64_t rows, int64_t m,
-                 int64_t n, T* __restrict out, int64_t ldo) {
+void productRows(const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb, int64_t rows,
+                 int64_t m, int64_t n, T* __restrict out, int64_t ldo) {
   for (int64_t i = 0; i < rows; i += 4)
     for (int64_t c0 = 0; c0 < n; c0 += kPad) {
       T acc[4][kPad] = {};
@@ -442,8 +447,8 @@ void productRows(const T* __restrict a, int64_t lda, const T* __restrict b, int6
 }
 // out[j, :n] = sum over i < rows of a[i, j] * b[i, :n] for j < m (a multiple of 4): a^T b, the same way.
 template <class T>
-void productTransposed(const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb, int64_t rows, int64_t m,
-                       int64_t n, T* __restrict out, int64_t ldo) {
+void productTransposed(const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb, int64_t rows,
+                       int64_t m, int64_t n, T* __restrict out, int64_t ldo) {
   for (int64_t j = 0; j < m; j += 4)
     for (int64_t c0 = 0; c0 < n; c0 += kPad) {
       T acc[4][kPad] = {};
@@ -460,11 +465,12 @@ void productTransposed(const T* __restrict a, int64_t lda, const T* __restrict b
     }
 }
 
-// Softmax of each of the `rows` rows of z [rows, tp] over the kept columns (keep 1 / 0, off 0 / -inf), in place:
-// masked and padding columns get exactly 0, and with nothing kept every row is 0 (as softmax). Plain arithmetic
-// over whole padded rows, and one exp over the block, so all of it vectorises.
+// Softmax of each of the `rows` rows of z [rows, tp] over the kept columns (keep 1 / 0, off 0 / -inf), in
+// place: masked and padding columns get exactly 0, and with nothing kept every row is 0 (as softmax). Plain
+// arithmetic over whole padded rows, and one exp over the block, so all of it vectorises.
 template <class T>
-void softmaxRows(T* __restrict z, int64_t rows, int64_t tp, const T* __restrict keep, const T* __restrict off) {
+void softmaxRows(T* __restrict z, int64_t rows, int64_t tp, const T* __restrict keep,
+                 const T* __restrict off) {
   bool any = false;
   for (int64_t j = 0; j < tp; ++j) any = any || keep[j] != T(0);
   if (!any) {
@@ -492,11 +498,13 @@ void softmaxRows(T* __restrict z, int64_t rows, int64_t tp, const T* __restrict 
 }
 
 // The kept-and-scaled dropout factors of one item's [T, T] probabilities, for its first n rows and columns
-// (row stride tp): element (i, j) is element first + ((item * T + i) * T + j) of the draw, exactly as dropoutMask
-// lays out a [B, H, T, T] mask (four 16-bit draws per 64-bit counter). words and draws are scratch.
+// (row stride tp): element (i, j) is element first + ((item * T + i) * T + j) of the draw, exactly as
+// dropoutMask lays out a [B, H, T, T] mask (four 16-bit draws per 64-bit counter). words and draws are
+// scratch.
 template <class T>
 void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t t, int64_t n, int64_t tp,
-                    uint32_t threshold, T keep, T* out, std::vector<uint64_t>& words, std::vector<uint16_t>& draws) {
+                    uint32_t threshold, T keep, T* out, std::vector<uint64_t>& words,
+                    std::vector<uint16_t>& draws) {
   const uint64_t n0 = static_cast<uint64_t>(item * t * t), n1 = n0 + static_cast<uint64_t>((n - 1) * t + n);
   const uint64_t c0 = n0 / 4, c1 = (n1 + 3) / 4;
   words.resize(static_cast<size_t>(c1 - c0));
@@ -528,13 +536,14 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
   const bool hasBias = bias.defined(), hasMask = keyMask.defined();
   if (hasBias)
     GNN_CHECK_ARG(bias.value().shape() == Shape({B, H, T, T}) && bias.dtype() == X.dtype(),
-                  "multiHeadAttention: bias must be ", dtypeName(X.dtype()), " ", shapeString({B, H, T, T}), ", got ",
-                  dtypeName(bias.dtype()), " ", shapeString(bias.shape()));
+                  "multiHeadAttention: bias must be ", dtypeName(X.dtype()), " ", shapeString({B, H, T, T}),
+                  ", got ", dtypeName(bias.dtype()), " ", shapeString(bias.shape()));
   if (hasMask)
     GNN_CHECK_ARG(keyMask.shape() == Shape({B, T}) && keyMask.dtype() == DType::U8,
                   "multiHeadAttention: keyMask must be uint8 ", shapeString({B, T}), ", got ",
                   dtypeName(keyMask.dtype()), " ", shapeString(keyMask.shape()));
-  GNN_CHECK_ARG(dropoutP >= 0 && dropoutP < 1, "multiHeadAttention: dropout must be in [0, 1), got ", dropoutP);
+  GNN_CHECK_ARG(dropoutP >= 0 && dropoutP < 1, "multiHeadAttention: dropout must be in [0, 1), got ",
+                dropoutP);
   const bool drop = training && dropoutP > 0;
   // The same stream and layout as dropout(softmax(...)) on a [B, H, T, T] tensor (ElementwiseOps.cpp).
   Generator gen;
@@ -602,8 +611,8 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
     if (hasBias) inputs.push_back(bias);
     const int64_t items = B * H, tt = T * T;
     const int64_t elem = static_cast<int64_t>(sizeof(T_));
-    // Costs of the whole [T, T] blocks (what a device computing them all would do), though keys after the last
-    // kept one are skipped here.
+    // Costs of the whole [T, T] blocks (what a device computing them all would do), though keys after the
+    // last kept one are skipped here.
     OpInfo info{"multiHeadAttention", items * (4 * tt * d + 8 * tt + (drop ? tt : 0)),
                 static_cast<int64_t>(X.nbytes()) + (hasBias ? items * tt * elem : 0) + (hasMask ? B * T : 0),
                 static_cast<int64_t>(Y.nbytes()) + (keepP ? items * tt * elem : 0),
@@ -638,7 +647,8 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
               if (x.n == 0) {
                 if (gbp) std::fill(gbp + item * T * T, gbp + (item + 1) * T * T, T_(0));
                 if (gout)
-                  for (int64_t part = 0; part < 3; ++part) storeRows(s.gq.data(), dp, 0, T, d, gout + part * E, E3);
+                  for (int64_t part = 0; part < 3; ++part)
+                    storeRows(s.gq.data(), dp, 0, T, d, gout + part * E, E3);
                 continue;
               }
               const int64_t n = x.n, n4 = x.n4, tp = x.tp;

@@ -38,10 +38,11 @@ Variable elu(const Variable& a, double alpha) {
 }
 
 namespace {
-// erf for float as a rational function of x on [-4, 4] (beyond, erf is +-1 in float): the approximation Eigen 3.4
-// (generic_fast_erf_float) and XLA use, within a few float ulps of erf. Branch-free plain arithmetic, so loops
-// over it vectorise, and a value computes the same in the vector body and the scalar remainder: an element's
-// bits do not depend on its position (the library's glibc erf is scalar only and costs ~10x more per element).
+// erf for float as a rational function of x on [-4, 4] (beyond, erf is +-1 in float): the approximation
+// Eigen 3.4 (generic_fast_erf_float) and XLA use, within a few float ulps of erf. Branch-free plain
+// arithmetic, so loops over it vectorise, and a value computes the same in the vector body and the scalar
+// remainder: an element's bits do not depend on its position (the library's glibc erf is scalar only and
+// costs ~10x more per element).
 inline float erfFloat(float x) {
   x = std::min(4.0f, std::max(-4.0f, x));
   const float x2 = x * x;
@@ -58,8 +59,12 @@ inline float erfFloat(float x) {
   return x * p / q;
 }
 // Phi(x), the standard normal CDF: float through erfFloat, double through the C library's erf.
-inline float normalCdf(float x) { return 0.5f * (1.0f + erfFloat(x * static_cast<float>(M_SQRT1_2))); }
-inline double normalCdf(double x) { return 0.5 * (1.0 + std::erf(x * M_SQRT1_2)); }
+inline float normalCdf(float x) {
+  return 0.5f * (1.0f + erfFloat(x * static_cast<float>(M_SQRT1_2)));
+}
+inline double normalCdf(double x) {
+  return 0.5 * (1.0 + std::erf(x * M_SQRT1_2));
+}
 }  // namespace
 
 Variable gelu(const Variable& a) {
@@ -75,23 +80,24 @@ Variable gelu(const Variable& a) {
     });
     const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
     OpInfo info{"gelu", 10 * n, bytes, bytes, 11 * n};
-    return Variable::record(info, Y, {a}, {X}, [](const Tensor& gy, std::vector<GradInput>& in,
-                                                  const std::vector<Tensor>& saved) {
-      const Tensor& X = saved[0];
-      Tensor G = Tensor::empty(X.shape(), X.dtype());
-      const T* __restrict x = X.data<T>();
-      const T* __restrict g = gy.data<T>();
-      T* __restrict o = G.data<T>();
-      using Arr = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
-      parallelElements(X.numel(), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) o[i] = normalCdf(x[i]);
-        Arr xs(x + b, e - b), gs(g + b, e - b);
-        Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> os(o + b, e - b);
-        // Eigen's vectorised exp for phi.
-        os = gs * (os + xs * (T(-0.5) * xs.square()).exp() * T(0.3989422804014327));
-      });
-      in[0].addGrad(G);
-    });
+    return Variable::record(
+        info, Y, {a}, {X},
+        [](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+          const Tensor& X = saved[0];
+          Tensor G = Tensor::empty(X.shape(), X.dtype());
+          const T* __restrict x = X.data<T>();
+          const T* __restrict g = gy.data<T>();
+          T* __restrict o = G.data<T>();
+          using Arr = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+          parallelElements(X.numel(), [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) o[i] = normalCdf(x[i]);
+            Arr xs(x + b, e - b), gs(g + b, e - b);
+            Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> os(o + b, e - b);
+            // Eigen's vectorised exp for phi.
+            os = gs * (os + xs * (T(-0.5) * xs.square()).exp() * T(0.3989422804014327));
+          });
+          in[0].addGrad(G);
+        });
   });
 }
 

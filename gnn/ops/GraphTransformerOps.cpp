@@ -1,6 +1,6 @@
 // Ops of graph transformers: the dense per-graph layout attention runs on (toDenseBatch) and the pieces of
-// Graphormer's attention bias (graphAttentionBias, multiHopEdgeBias). Graphormer: Ying et al., "Do Transformers
-// Really Perform Bad for Graph Representation?", NeurIPS 2021, and its code (graphormer/modules/
+// Graphormer's attention bias (graphAttentionBias, multiHopEdgeBias). Graphormer: Ying et al., "Do
+// Transformers Really Perform Bad for Graph Representation?", NeurIPS 2021, and its code (graphormer/modules/
 // graphormer_layers.py), whose semantics these follow.
 #include <algorithm>
 #include <vector>
@@ -12,8 +12,8 @@
 namespace gnn {
 namespace {
 
-// Hop k of a pair, in multiHopEdgeBias: a = the mean of the table rows of its Fe features (`hop` points at them;
-// -1 = none, counted as a zero row). Returns false, a all zero, when the hop is absent.
+// Hop k of a pair, in multiHopEdgeBias: a = the mean of the table rows of its Fe features (`hop` points at
+// them; -1 = none, counted as a zero row). Returns false, a all zero, when the hop is absent.
 template <class T>
 bool hopMean(T* a, const T* table, int64_t H, const int64_t* hop, int64_t Fe) {
   std::fill(a, a + H, T(0));
@@ -29,41 +29,46 @@ bool hopMean(T* a, const T* table, int64_t H, const int64_t* hop, int64_t Fe) {
   return any;
 }
 
-// Graphormer's path length divisor: the hop distance clamped to [1, K] (padding -1 and the diagonal's 0 give 1,
-// the unreachable 510 gives K).
-inline int64_t hopDivisor(int64_t distance, int64_t K) { return std::clamp<int64_t>(distance, 1, K); }
+// Graphormer's path length divisor: the hop distance clamped to [1, K] (padding -1 and the diagonal's 0 give
+// 1, the unreachable 510 gives K).
+inline int64_t hopDivisor(int64_t distance, int64_t K) {
+  return std::clamp<int64_t>(distance, 1, K);
+}
 
 }  // namespace
 
 Variable toDenseBatch(const Variable& x, const Tensor& ptr, const Tensor& graphsMask, int64_t maxNodes,
                       const Variable& leading) {
   const Tensor& X = x.value();
-  GNN_CHECK_ARG(X.rank() == 2 && X.isFloating(), "toDenseBatch: x must be a float [N, D], got ", dtypeName(X.dtype()),
-                " ", shapeString(X.shape()));
+  GNN_CHECK_ARG(X.rank() == 2 && X.isFloating(), "toDenseBatch: x must be a float [N, D], got ",
+                dtypeName(X.dtype()), " ", shapeString(X.shape()));
   GNN_CHECK_ARG(ptr.rank() == 1 && ptr.dtype() == DType::I64 && ptr.numel() >= 1,
-                "toDenseBatch: ptr must be int64 [G + 1], got ", dtypeName(ptr.dtype()), " ", shapeString(ptr.shape()));
+                "toDenseBatch: ptr must be int64 [G + 1], got ", dtypeName(ptr.dtype()), " ",
+                shapeString(ptr.shape()));
   const int64_t N = X.dim(0), D = X.dim(1), G = ptr.numel() - 1;
   GNN_CHECK_ARG(maxNodes >= 0, "toDenseBatch: maxNodes must be >= 0, got ", maxNodes);
   const bool hasMask = graphsMask.defined(), hasLead = leading.defined();
   if (hasMask)
-    GNN_CHECK_ARG(graphsMask.dtype() == DType::U8 && graphsMask.numel() == G, "toDenseBatch: graphsMask must be uint8 [",
-                  G, "], got ", dtypeName(graphsMask.dtype()), " ", shapeString(graphsMask.shape()));
+    GNN_CHECK_ARG(graphsMask.dtype() == DType::U8 && graphsMask.numel() == G,
+                  "toDenseBatch: graphsMask must be uint8 [", G, "], got ", dtypeName(graphsMask.dtype()),
+                  " ", shapeString(graphsMask.shape()));
   if (hasLead)
-    GNN_CHECK_ARG(leading.dtype() == X.dtype() && leading.value().numel() == D, "toDenseBatch: leading must be ",
-                  dtypeName(X.dtype()), " with ", D, " elements, got ", dtypeName(leading.dtype()), " ",
-                  shapeString(leading.shape()));
+    GNN_CHECK_ARG(leading.dtype() == X.dtype() && leading.value().numel() == D,
+                  "toDenseBatch: leading must be ", dtypeName(X.dtype()), " with ", D, " elements, got ",
+                  dtypeName(leading.dtype()), " ", shapeString(leading.shape()));
   // Node counts per block: a graph's nodes, none for padding graphs.
   const int64_t* p = ptr.data<int64_t>();
   const uint8_t* gm = hasMask ? graphsMask.data<uint8_t>() : nullptr;
-  GNN_CHECK_ARG(p[0] == 0 && p[G] == N, "toDenseBatch: ptr must run from 0 to the ", N, " rows of x, got ", p[0],
-                " .. ", p[G]);
+  GNN_CHECK_ARG(p[0] == 0 && p[G] == N, "toDenseBatch: ptr must run from 0 to the ", N, " rows of x, got ",
+                p[0], " .. ", p[G]);
   std::vector<int64_t> counts(static_cast<size_t>(G));
   for (int64_t g = 0; g < G; ++g) {
     const int64_t n = p[g + 1] - p[g];
     GNN_CHECK_ARG(n >= 0, "toDenseBatch: ptr decreases at graph ", g);
     counts[g] = gm && !gm[g] ? 0 : n;
-    GNN_CHECK_ARG(counts[g] <= maxNodes, "toDenseBatch: graph ", g, " has ", n, " nodes, more than maxNodes = ",
-                  maxNodes, " (raise the batch's maxNodesPerGraph / the model's maxNodes, or leave such graphs out)");
+    GNN_CHECK_ARG(counts[g] <= maxNodes, "toDenseBatch: graph ", g, " has ", n,
+                  " nodes, more than maxNodes = ", maxNodes,
+                  " (raise the batch's maxNodesPerGraph / the model's maxNodes, or leave such graphs out)");
   }
   const int64_t L = hasLead ? 1 : 0, R = L + maxNodes;
   return dispatchFloat(X.dtype(), [&](auto* tag) {
@@ -83,36 +88,39 @@ Variable toDenseBatch(const Variable& x, const Tensor& ptr, const Tensor& graphs
     std::vector<Variable> inputs{x};
     if (hasLead) inputs.push_back(leading);
     const int64_t bytes = static_cast<int64_t>(Y.nbytes());
-    OpInfo info{"toDenseBatch", 0, static_cast<int64_t>(X.nbytes()) + 8 * (G + 1), bytes, hasLead ? G * D : 0};
+    OpInfo info{"toDenseBatch", 0, static_cast<int64_t>(X.nbytes()) + 8 * (G + 1), bytes,
+                hasLead ? G * D : 0};
     return Variable::record(info, Y, std::move(inputs), {ptr},
                             [counts, N, D, G, R, L](const Tensor& gy, std::vector<GradInput>& in,
                                                     const std::vector<Tensor>& saved) {
-      const int64_t* p = saved[0].data<int64_t>();
-      const T* g = gy.data<T>();
-      if (in[0].requiresGrad()) {
-        Tensor GX = Tensor::empty({N, D}, gy.dtype());
-        T* gx = GX.data<T>();
-        parallelFor(G, grainFor(R * D), [&](int64_t b, int64_t e) {
-          for (int64_t k = b; k < e; ++k) {
-            const T* block = g + (k * R + L) * D;
-            std::copy(block, block + counts[k] * D, gx + p[k] * D);
-            std::fill(gx + (p[k] + counts[k]) * D, gx + p[k + 1] * D, T(0));  // nodes of padding graphs
-          }
-        });
-        in[0].addGrad(GX);
-      }
-      if (in.size() > 1 && in[1].requiresGrad()) {
-        // The leading row's gradient: its copies' gradients summed in graph order, per column range.
-        Tensor GL = Tensor::empty(in[1].shape(), gy.dtype());
-        T* gl = GL.data<T>();
-        parallelFor(D, grainFor(G, 16), [&](int64_t b, int64_t e) {
-          std::fill(gl + b, gl + e, T(0));
-          for (int64_t k = 0; k < G; ++k)
-            for (int64_t c = b; c < e; ++c) gl[c] += g[k * R * D + c];
-        });
-        in[1].addGrad(GL);
-      }
-    });
+                              const int64_t* p = saved[0].data<int64_t>();
+                              const T* g = gy.data<T>();
+                              if (in[0].requiresGrad()) {
+                                Tensor GX = Tensor::empty({N, D}, gy.dtype());
+                                T* gx = GX.data<T>();
+                                parallelFor(G, grainFor(R * D), [&](int64_t b, int64_t e) {
+                                  for (int64_t k = b; k < e; ++k) {
+                                    const T* block = g + (k * R + L) * D;
+                                    std::copy(block, block + counts[k] * D, gx + p[k] * D);
+                                    std::fill(gx + (p[k] + counts[k]) * D, gx + p[k + 1] * D,
+                                              T(0));  // nodes of padding graphs
+                                  }
+                                });
+                                in[0].addGrad(GX);
+                              }
+                              if (in.size() > 1 && in[1].requiresGrad()) {
+                                // The leading row's gradient: its copies' gradients summed in graph order,
+                                // per column range.
+                                Tensor GL = Tensor::empty(in[1].shape(), gy.dtype());
+                                T* gl = GL.data<T>();
+                                parallelFor(D, grainFor(G, 16), [&](int64_t b, int64_t e) {
+                                  std::fill(gl + b, gl + e, T(0));
+                                  for (int64_t k = 0; k < G; ++k)
+                                    for (int64_t c = b; c < e; ++c) gl[c] += g[k * R * D + c];
+                                });
+                                in[1].addGrad(GL);
+                              }
+                            });
   });
 }
 
@@ -123,8 +131,8 @@ Variable graphAttentionBias(const Variable& pairBias, const Variable& tokenBias)
                 shapeString(Pb.shape()));
   const int64_t G = Pb.dim(0), M = Pb.dim(1), H = Pb.dim(3), T1 = M + 1;
   GNN_CHECK_ARG(Tb.dtype() == Pb.dtype() && Tb.numel() == H, "graphAttentionBias: tokenBias must be ",
-                dtypeName(Pb.dtype()), " with ", H, " elements (one per head), got ", dtypeName(Tb.dtype()), " ",
-                shapeString(Tb.shape()));
+                dtypeName(Pb.dtype()), " with ", H, " elements (one per head), got ", dtypeName(Tb.dtype()),
+                " ", shapeString(Tb.shape()));
   return dispatchFloat(Pb.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty({G, H, T1, T1}, Pb.dtype());
@@ -145,39 +153,43 @@ Variable graphAttentionBias(const Variable& pairBias, const Variable& tokenBias)
       }
     });
     const int64_t bytes = static_cast<int64_t>(Y.nbytes());
-    OpInfo info{"graphAttentionBias", 0, static_cast<int64_t>(Pb.nbytes() + Tb.nbytes()), bytes, G * H * 2 * T1};
-    return Variable::record(info, Y, {pairBias, tokenBias}, {},
-                            [G, M, H, T1](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>&) {
-      const T* g = gy.data<T>();
-      if (in[0].requiresGrad()) {
-        Tensor GP = Tensor::empty({G, M, M, H}, gy.dtype());
-        T* gp = GP.data<T>();
-        parallelFor(G, grainFor(M * M * H), [&](int64_t b, int64_t e) {
-          for (int64_t k = b; k < e; ++k)
-            for (int64_t h = 0; h < H; ++h) {
-              const T* block = g + (k * H + h) * T1 * T1;
-              for (int64_t i = 0; i < M; ++i)
-                for (int64_t j = 0; j < M; ++j) gp[((k * M + i) * M + j) * H + h] = block[(i + 1) * T1 + j + 1];
-            }
-        });
-        in[0].addGrad(GP);
-      }
-      if (in[1].requiresGrad()) {
-        // Each head sums its token row and column over the graphs, in graph order (a few thousand values).
-        Tensor GT = Tensor::empty(in[1].shape(), gy.dtype());
-        T* gt = GT.data<T>();
-        for (int64_t h = 0; h < H; ++h) {
-          T acc = 0;
-          for (int64_t k = 0; k < G; ++k) {
-            const T* block = g + (k * H + h) * T1 * T1;
-            for (int64_t j = 0; j < T1; ++j) acc += block[j];
-            for (int64_t i = 1; i < T1; ++i) acc += block[i * T1];
+    OpInfo info{"graphAttentionBias", 0, static_cast<int64_t>(Pb.nbytes() + Tb.nbytes()), bytes,
+                G * H * 2 * T1};
+    return Variable::record(
+        info, Y, {pairBias, tokenBias}, {},
+        [G, M, H, T1](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>&) {
+          const T* g = gy.data<T>();
+          if (in[0].requiresGrad()) {
+            Tensor GP = Tensor::empty({G, M, M, H}, gy.dtype());
+            T* gp = GP.data<T>();
+            parallelFor(G, grainFor(M * M * H), [&](int64_t b, int64_t e) {
+              for (int64_t k = b; k < e; ++k)
+                for (int64_t h = 0; h < H; ++h) {
+                  const T* block = g + (k * H + h) * T1 * T1;
+                  for (int64_t i = 0; i < M; ++i)
+                    for (int64_t j = 0; j < M; ++j)
+                      gp[((k * M + i) * M + j) * H + h] = block[(i + 1) * T1 + j + 1];
+                }
+            });
+            in[0].addGrad(GP);
           }
-          gt[h] = acc;
-        }
-        in[1].addGrad(GT);
-      }
-    });
+          if (in[1].requiresGrad()) {
+            // Each head sums its token row and column over the graphs, in graph order (a few thousand
+            // values).
+            Tensor GT = Tensor::empty(in[1].shape(), gy.dtype());
+            T* gt = GT.data<T>();
+            for (int64_t h = 0; h < H; ++h) {
+              T acc = 0;
+              for (int64_t k = 0; k < G; ++k) {
+                const T* block = g + (k * H + h) * T1 * T1;
+                for (int64_t j = 0; j < T1; ++j) acc += block[j];
+                for (int64_t i = 1; i < T1; ++i) acc += block[i * T1];
+              }
+              gt[h] = acc;
+            }
+            in[1].addGrad(GT);
+          }
+        });
   });
 }
 
@@ -190,19 +202,24 @@ Variable multiHopEdgeBias(const Variable& table, const Variable& hopWeights, con
   GNN_CHECK_ARG(W.rank() == 3 && W.dim(1) == H && W.dim(2) == H && W.dim(0) >= 1 && W.dtype() == E.dtype(),
                 "multiHopEdgeBias: hopWeights must be ", dtypeName(E.dtype()), " [K, ", H, ", ", H, "], got ",
                 dtypeName(W.dtype()), " ", shapeString(W.shape()));
-  GNN_CHECK_ARG(edgeInput.dtype() == DType::I64 && edgeInput.rank() >= 2, "multiHopEdgeBias: edgeInput must be int64 "
-                "[..., K, Fe], got ", dtypeName(edgeInput.dtype()), " ", shapeString(edgeInput.shape()));
+  GNN_CHECK_ARG(edgeInput.dtype() == DType::I64 && edgeInput.rank() >= 2,
+                "multiHopEdgeBias: edgeInput must be int64 "
+                "[..., K, Fe], got ",
+                dtypeName(edgeInput.dtype()), " ", shapeString(edgeInput.shape()));
   const int64_t K = W.dim(0), Kin = edgeInput.dim(-2), Fe = edgeInput.dim(-1);
-  GNN_CHECK_ARG(Kin >= K && Fe >= 1, "multiHopEdgeBias: edgeInput ", shapeString(edgeInput.shape()), " holds ", Kin,
-                " hops, fewer than the ", K, " hop weights (build the encodings with multi_hop_max_dist >= ", K, ")");
+  GNN_CHECK_ARG(Kin >= K && Fe >= 1, "multiHopEdgeBias: edgeInput ", shapeString(edgeInput.shape()),
+                " holds ", Kin, " hops, fewer than the ", K,
+                " hop weights (build the encodings with multi_hop_max_dist >= ", K, ")");
   const int64_t P = edgeInput.numel() / (Kin * Fe);
-  GNN_CHECK_ARG(spatialPos.dtype() == DType::I64 && spatialPos.numel() == P, "multiHopEdgeBias: spatialPos must be "
-                "int64 with ", P, " elements (one per pair of edgeInput ", shapeString(edgeInput.shape()), "), got ",
+  GNN_CHECK_ARG(spatialPos.dtype() == DType::I64 && spatialPos.numel() == P,
+                "multiHopEdgeBias: spatialPos must be "
+                "int64 with ",
+                P, " elements (one per pair of edgeInput ", shapeString(edgeInput.shape()), "), got ",
                 dtypeName(spatialPos.dtype()), " ", shapeString(spatialPos.shape()));
   const int64_t* ei = edgeInput.data<int64_t>();
   for (int64_t n = 0; n < edgeInput.numel(); ++n)
-    GNN_CHECK_ARG(ei[n] >= -1 && ei[n] < V, "multiHopEdgeBias: edgeInput value ", ei[n], " at pair ", n / (Kin * Fe),
-                  " hop ", (n / Fe) % Kin, " feature ", n % Fe, " is outside [-1, ", V, ")");
+    GNN_CHECK_ARG(ei[n] >= -1 && ei[n] < V, "multiHopEdgeBias: edgeInput value ", ei[n], " at pair ",
+                  n / (Kin * Fe), " hop ", (n / Fe) % Kin, " feature ", n % Fe, " is outside [-1, ", V, ")");
   const int64_t* sp = spatialPos.data<int64_t>();
   return dispatchFloat(E.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
@@ -227,73 +244,75 @@ Variable multiHopEdgeBias(const Variable& table, const Variable& hopWeights, con
     });
     const int64_t elem = static_cast<int64_t>(sizeof(T));
     OpInfo info{"multiHopEdgeBias", P * K * (2 * H * H + Fe * H),
-                static_cast<int64_t>(edgeInput.nbytes() + spatialPos.nbytes() + E.nbytes() + W.nbytes()), P * H * elem,
-                P * K * (4 * H * H + 2 * Fe * H)};
-    return Variable::record(info, Y, {table, hopWeights}, {E, W, edgeInput, spatialPos},
-                            [P, H, K, V, Kin, Fe](const Tensor& gy, std::vector<GradInput>& in,
-                                                  const std::vector<Tensor>& saved) {
-      const T* ep = saved[0].data<T>();
-      const T* wp = saved[1].data<T>();
-      const int64_t* ei = saved[2].data<int64_t>();
-      const int64_t* sp = saved[3].data<int64_t>();
-      const T* g = gy.data<T>();
-      const bool needTable = in[0].requiresGrad(), needW = in[1].requiresGrad();
-      // Fixed chunks of pairs (at most 16, from the shapes), each with its own partial table and hop weight
-      // gradients, summed in chunk order: the same bits for any thread count.
-      const int64_t chunk = std::max(grainFor(K * (4 * H * H + 2 * Fe * H)), (P + 15) / 16);
-      const int64_t chunks = std::max<int64_t>(1, (P + chunk - 1) / chunk);
-      const int64_t tableWidth = needTable ? V * H : 0, width = std::max<int64_t>(1, tableWidth + (needW ? K * H * H : 0));
-      Tensor partial = Tensor::zeros({chunks, width}, gy.dtype());
-      T* part = partial.data<T>();
-      parallelFor(P, chunk, [&](int64_t b, int64_t e) {
-        T* gt = part + (b / chunk) * width;  // [V, H] table gradient
-        T* gw = gt + tableWidth;             // [K, H, H] hop weight gradient
-        std::vector<T> a(static_cast<size_t>(H)), u(static_cast<size_t>(H)), ga(static_cast<size_t>(H));
-        for (int64_t pair = b; pair < e; ++pair) {
-          const T div = static_cast<T>(hopDivisor(sp[pair], K));
-          bool any = false;
-          for (int64_t c = 0; c < H; ++c) {
-            u[c] = g[pair * H + c] / div;
-            any = any || u[c] != T(0);
+                static_cast<int64_t>(edgeInput.nbytes() + spatialPos.nbytes() + E.nbytes() + W.nbytes()),
+                P * H * elem, P * K * (4 * H * H + 2 * Fe * H)};
+    return Variable::record(
+        info, Y, {table, hopWeights}, {E, W, edgeInput, spatialPos},
+        [P, H, K, V, Kin, Fe](const Tensor& gy, std::vector<GradInput>& in,
+                              const std::vector<Tensor>& saved) {
+          const T* ep = saved[0].data<T>();
+          const T* wp = saved[1].data<T>();
+          const int64_t* ei = saved[2].data<int64_t>();
+          const int64_t* sp = saved[3].data<int64_t>();
+          const T* g = gy.data<T>();
+          const bool needTable = in[0].requiresGrad(), needW = in[1].requiresGrad();
+          // Fixed chunks of pairs (at most 16, from the shapes), each with its own partial table and hop
+          // weight gradients, summed in chunk order: the same bits for any thread count.
+          const int64_t chunk = std::max(grainFor(K * (4 * H * H + 2 * Fe * H)), (P + 15) / 16);
+          const int64_t chunks = std::max<int64_t>(1, (P + chunk - 1) / chunk);
+          const int64_t tableWidth = needTable ? V * H : 0,
+                        width = std::max<int64_t>(1, tableWidth + (needW ? K * H * H : 0));
+          Tensor partial = Tensor::zeros({chunks, width}, gy.dtype());
+          T* part = partial.data<T>();
+          parallelFor(P, chunk, [&](int64_t b, int64_t e) {
+            T* gt = part + (b / chunk) * width;  // [V, H] table gradient
+            T* gw = gt + tableWidth;             // [K, H, H] hop weight gradient
+            std::vector<T> a(static_cast<size_t>(H)), u(static_cast<size_t>(H)), ga(static_cast<size_t>(H));
+            for (int64_t pair = b; pair < e; ++pair) {
+              const T div = static_cast<T>(hopDivisor(sp[pair], K));
+              bool any = false;
+              for (int64_t c = 0; c < H; ++c) {
+                u[c] = g[pair * H + c] / div;
+                any = any || u[c] != T(0);
+              }
+              if (!any) continue;  // masked pairs: nothing flows back
+              for (int64_t k = 0; k < K; ++k) {
+                const int64_t* hop = ei + (pair * Kin + k) * Fe;
+                if (!hopMean(a.data(), ep, H, hop, Fe)) continue;
+                const T* wk = wp + k * H * H;
+                if (needW) {
+                  T* gwk = gw + k * H * H;  // d(a W_k)/dW_k against u: a^T u
+                  for (int64_t i = 0; i < H; ++i)
+                    for (int64_t c = 0; c < H; ++c) gwk[i * H + c] += a[i] * u[c];
+                }
+                if (!needTable) continue;
+                // d/da = u W_k^T, shared by the hop's feature rows through the mean.
+                for (int64_t i = 0; i < H; ++i) {
+                  T s = 0;
+                  for (int64_t c = 0; c < H; ++c) s += wk[i * H + c] * u[c];
+                  ga[i] = s / static_cast<T>(Fe);
+                }
+                for (int64_t f = 0; f < Fe; ++f) {
+                  if (hop[f] < 0) continue;
+                  T* gr = gt + hop[f] * H;
+                  for (int64_t i = 0; i < H; ++i) gr[i] += ga[i];
+                }
+              }
+            }
+          });
+          Tensor sum = Tensor::empty({width}, gy.dtype());
+          ops::sumChunkPartials(part, chunks, width, sum.data<T>());
+          if (needTable) {
+            Tensor GT = Tensor::empty({V, H}, gy.dtype());
+            std::copy(sum.data<T>(), sum.data<T>() + V * H, GT.data<T>());
+            in[0].addGrad(GT);
           }
-          if (!any) continue;  // masked pairs: nothing flows back
-          for (int64_t k = 0; k < K; ++k) {
-            const int64_t* hop = ei + (pair * Kin + k) * Fe;
-            if (!hopMean(a.data(), ep, H, hop, Fe)) continue;
-            const T* wk = wp + k * H * H;
-            if (needW) {
-              T* gwk = gw + k * H * H;  // d(a W_k)/dW_k against u: a^T u
-              for (int64_t i = 0; i < H; ++i)
-                for (int64_t c = 0; c < H; ++c) gwk[i * H + c] += a[i] * u[c];
-            }
-            if (!needTable) continue;
-            // d/da = u W_k^T, shared by the hop's feature rows through the mean.
-            for (int64_t i = 0; i < H; ++i) {
-              T s = 0;
-              for (int64_t c = 0; c < H; ++c) s += wk[i * H + c] * u[c];
-              ga[i] = s / static_cast<T>(Fe);
-            }
-            for (int64_t f = 0; f < Fe; ++f) {
-              if (hop[f] < 0) continue;
-              T* gr = gt + hop[f] * H;
-              for (int64_t i = 0; i < H; ++i) gr[i] += ga[i];
-            }
+          if (needW) {
+            Tensor GW = Tensor::empty({K, H, H}, gy.dtype());
+            std::copy(sum.data<T>() + tableWidth, sum.data<T>() + tableWidth + K * H * H, GW.data<T>());
+            in[1].addGrad(GW);
           }
-        }
-      });
-      Tensor sum = Tensor::empty({width}, gy.dtype());
-      ops::sumChunkPartials(part, chunks, width, sum.data<T>());
-      if (needTable) {
-        Tensor GT = Tensor::empty({V, H}, gy.dtype());
-        std::copy(sum.data<T>(), sum.data<T>() + V * H, GT.data<T>());
-        in[0].addGrad(GT);
-      }
-      if (needW) {
-        Tensor GW = Tensor::empty({K, H, H}, gy.dtype());
-        std::copy(sum.data<T>() + tableWidth, sum.data<T>() + tableWidth + K * H * H, GW.data<T>());
-        in[1].addGrad(GW);
-      }
-    });
+        });
   });
 }
 

@@ -8,12 +8,13 @@
 
 namespace gnn {
 namespace {
-// Rows of one panel of Eigen's product kernel (gebp's mr: 48 floats or 24 doubles with AVX-512). Rows inside a
-// whole panel all get the same rounding, wherever the panel sits; the rows of a last, partial panel go through
-// narrower kernels that add in another order (two interleaved accumulators). Forward products therefore cut
-// their rows into whole panels and compute a last partial panel on a zero-padded copy (rowStableProduct), so
-// a row's bits depend on its own values only, not on its position or on how many rows there are: a model's
-// real rows come out identical whatever the padding of the batch (tests/gnn/RowStableProduct_test.cpp).
+// Rows of one panel of Eigen's product kernel (gebp's mr: 48 floats or 24 doubles with AVX-512). Rows inside
+// a whole panel all get the same rounding, wherever the panel sits; the rows of a last, partial panel go
+// through narrower kernels that add in another order (two interleaved accumulators). Forward products
+// therefore cut their rows into whole panels and compute a last partial panel on a zero-padded copy
+// (rowStableProduct), so a row's bits depend on its own values only, not on its position or on how many rows
+// there are: a model's real rows come out identical whatever the padding of the batch
+// (tests/gnn/RowStableProduct_test.cpp).
 template <class T>
 constexpr int64_t kPanelRows = Eigen::internal::gebp_traits<T, T>::mr;
 
@@ -36,9 +37,8 @@ using Mat = RowMatrix<T>;
 template <class T, class LhsRows, class Rhs>
 void blockedProduct(MatrixMap<T> out, LhsRows lhsRows, const Rhs& rhs) {
   const int64_t inner = out.rows() ? static_cast<int64_t>(rhs.rows()) : 0;
-  parallelFor(out.rows(), rowBlock<T>(out.rows(), inner, out.cols()), [&](int64_t b, int64_t e) {
-    out.middleRows(b, e - b).noalias() = lhsRows(b, e - b) * rhs;
-  });
+  parallelFor(out.rows(), rowBlock<T>(out.rows(), inner, out.cols()),
+              [&](int64_t b, int64_t e) { out.middleRows(b, e - b).noalias() = lhsRows(b, e - b) * rhs; });
 }
 
 // out = lhs * rhs (+ bias on every row when bias is not null), each row rounded the same wherever it is (see

@@ -59,8 +59,9 @@ void checkAttention(bool withBias, bool withMask, double p) {
   AttentionInputs a = inputs(), c = inputs();
   // Fused.
   ExecutionContext::current().setRandomKey({5, 1, 0});
-  Variable qkv = reshape(concatCols({reshape(a.q, {B * T, E}), reshape(a.k, {B * T, E}), reshape(a.v, {B * T, E})}),
-                         {B, T, 3 * E});
+  Variable qkv =
+      reshape(concatCols({reshape(a.q, {B * T, E}), reshape(a.k, {B * T, E}), reshape(a.v, {B * T, E})}),
+              {B, T, 3 * E});
   Variable fused = multiHeadAttention(qkv, H, a.bias, a.mask, p, p > 0);
   projected(fused).backward();
   // Composed.
@@ -69,10 +70,10 @@ void checkAttention(bool withBias, bool withMask, double p) {
   Variable probs = softmax(scores, -1, c.bias, c.mask.defined() ? c.mask.reshape({B, 1, 1, T}) : Tensor());
   Variable composed = mergeHeads(bmm(dropout(probs, p, p > 0), splitHeads(c.v, H)));
   projected(composed).backward();
-  const std::string what = std::string("bias ") + (withBias ? "yes" : "no") + ", mask " + (withMask ? "yes" : "no") +
-                           ", dropout " + std::to_string(p);
-  // Rows whose key is masked (padding slots) are zero in the fused op; the chain lets them attend. Compare the
-  // kept rows, and the gradients with the chain's masked rows weighted 0 (r below).
+  const std::string what = std::string("bias ") + (withBias ? "yes" : "no") + ", mask " +
+                           (withMask ? "yes" : "no") + ", dropout " + std::to_string(p);
+  // Rows whose key is masked (padding slots) are zero in the fused op; the chain lets them attend. Compare
+  // the kept rows, and the gradients with the chain's masked rows weighted 0 (r below).
   Tensor kept = composed.value().clone();
   if (withMask)
     for (int64_t row = 0; row < B * T; ++row)
@@ -97,7 +98,8 @@ TEST(MultiHeadAttention, MatchesTheComposedChain) {
 TEST(MultiHeadAttention, MaskedKeysAndOtherSequencesDoNotChangeASequence) {
   // Sequence 0 alone, and beside another sequence in the batch with extra (masked) keys changed: same bits.
   const int64_t T = 6, H = 2, E = 8;
-  Tensor x = randomTensor({2, T, 3 * E}, 11).to(DType::F32), bias = randomTensor({2, H, T, T}, 12).to(DType::F32);
+  Tensor x = randomTensor({2, T, 3 * E}, 11).to(DType::F32),
+         bias = randomTensor({2, H, T, T}, 12).to(DType::F32);
   Tensor mask = Tensor::fromVector<uint8_t>({1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1}, {2, T});
   Tensor y = multiHeadAttention(Variable(x), H, Variable(bias), mask).value();
   Tensor x2 = x.clone(), bias2 = bias.clone();
@@ -134,7 +136,8 @@ TEST(MultiHopEdgeBias, MatchesGraphormersSequenceOfOps) {
     for (int64_t k = 0; k < K; ++k)
       for (int64_t f = 0; f < Fe; ++f)
         index.data<int64_t>()[(p * K + k) * Fe + f] = ei.data<int64_t>()[(p * Kin + k) * Fe + f] + 1;
-  for (int64_t p = 0; p < P; ++p) div.data<double>()[p] = 1.0 / static_cast<double>(std::clamp<int64_t>(dist[p], 1, K));
+  for (int64_t p = 0; p < P; ++p)
+    div.data<double>()[p] = 1.0 / static_cast<double>(std::clamp<int64_t>(dist[p], 1, K));
   Variable padded = matmul(Variable(shift), table2);
   Variable hops = reshape(meanAxis(reshape(embedding(padded, index), {P * K, Fe, H}), 1), {P, K, H});
   Variable perHop = bmm(permute(hops, {1, 0, 2}), w2);  // [K, P, H]
@@ -169,8 +172,9 @@ TEST(GraphAttentionBias, LayoutByHand) {
     for (int j = 0; j < 2; ++j)
       for (int h = 0; h < 2; ++h) pair.push_back(10 * i + j + 100 * h);
   Tensor y = graphAttentionBias(Variable(Tensor::fromVector(pair, {1, 2, 2, 2})),
-                                Variable(Tensor::fromVector<double>({7, 8}))).value();
-  const std::vector<double> expect{7, 7, 7, 7, 0, 1, 7, 10, 11,  //
+                                Variable(Tensor::fromVector<double>({7, 8})))
+                 .value();
+  const std::vector<double> expect{7, 7, 7, 7, 0,   1,   7, 10,  11,  //
                                    8, 8, 8, 8, 100, 101, 8, 110, 111};
   ASSERT_EQ(y.shape(), Shape({1, 2, 3, 3}));
   for (int64_t i = 0; i < y.numel(); ++i) EXPECT_EQ(y.at(i), expect[i]) << i;

@@ -371,9 +371,9 @@ std::vector<OpCase> makeTable() {
   {
     const Shape small{2, 5, 24}, large{16, 31, 240};
     const Shape smallBias{2, 4, 5, 5}, largeBias{16, 4, 31, 31};
-    OpCase c = unaryCase("multiHeadAttention", "multiHeadAttention", [](const Variable& x) {
-      return multiHeadAttention(x, 4);
-    }, -2, 2);
+    OpCase c = unaryCase(
+        "multiHeadAttention", "multiHeadAttention",
+        [](const Variable& x) { return multiHeadAttention(x, 4); }, -2, 2);
     c.shapes = {small};
     c.largeShapes = {large};
     push(c);
@@ -435,8 +435,8 @@ std::vector<OpCase> makeTable() {
   push(binaryCase("graphAttentionBias", "graphAttentionBias", gnn::graphAttentionBias, {{2, 3, 3, 2}, {2}},
                   {{64, 30, 30, 8}, {8}}));
   {
-    // Pairs at hop distances -1 (padding), 0, 1 .. 7 and 510 (unreachable); a pair at distance s has its first
-    // min(s, K') hops, one feature of some hops missing too.
+    // Pairs at hop distances -1 (padding), 0, 1 .. 7 and 510 (unreachable); a pair at distance s has its
+    // first min(s, K') hops, one feature of some hops missing too.
     OpCase c;
     c.name = "multiHopEdgeBias";
     c.ops = {"multiHopEdgeBias"};

@@ -20,10 +20,14 @@ struct ProductCase {
 };
 
 std::vector<ProductCase> cases() {
-  return {{"linear", [](const Variable& x, const Variable& w, const Variable& b) { return linear(x, w, b); }, true},
-          {"linear_nobias", [](const Variable& x, const Variable& w, const Variable&) { return linear(x, w); }, true},
-          {"matmul", [](const Variable& x, const Variable& w, const Variable&) { return matmul(x, w); }, false},
-          {"matmulNT", [](const Variable& x, const Variable& w, const Variable&) { return matmulNT(x, w); }, true}};
+  return {
+      {"linear", [](const Variable& x, const Variable& w, const Variable& b) { return linear(x, w, b); },
+       true},
+      {"linear_nobias", [](const Variable& x, const Variable& w, const Variable&) { return linear(x, w); },
+       true},
+      {"matmul", [](const Variable& x, const Variable& w, const Variable&) { return matmul(x, w); }, false},
+      {"matmulNT", [](const Variable& x, const Variable& w, const Variable&) { return matmulNT(x, w); },
+       true}};
 }
 
 TEST(RowStableProduct, RowBitsDoNotDependOnPositionOrRowCount) {
@@ -40,9 +44,11 @@ TEST(RowStableProduct, RowBitsDoNotDependOnPositionOrRowCount) {
         for (int64_t M : {2, 5, 47, 48, 49, 100, 300, 1001, 2100}) {
           Tensor x = init::normal({M, K}, 1.0, g, dt);
           for (int64_t pos : {int64_t{0}, M / 2, M - 1}) {
-            std::memcpy(static_cast<char*>(x.raw()) + pos * K * dtypeSize(dt), probe.raw(), K * dtypeSize(dt));
+            std::memcpy(static_cast<char*>(x.raw()) + pos * K * dtypeSize(dt), probe.raw(),
+                        K * dtypeSize(dt));
             const Tensor y = c.f(Variable(x), W, B).value();
-            EXPECT_EQ(std::memcmp(static_cast<const char*>(y.raw()) + pos * rowBytes, alone.raw(), rowBytes), 0)
+            EXPECT_EQ(std::memcmp(static_cast<const char*>(y.raw()) + pos * rowBytes, alone.raw(), rowBytes),
+                      0)
                 << c.name << " " << dtypeName(dt) << " K=" << K << " N=" << N << " M=" << M << " row " << pos;
           }
         }

@@ -65,7 +65,8 @@ inline std::vector<Graph> pcqmStyle(int64_t count, int64_t maxAtoms = 30) {
 }
 
 /// One fixed-size batch of exactly these graphs: numGraphs = graphs + padGraphs, numNodes and numEdges their
-/// totals (at least maxNodes) plus the padding graphs' share plus `extraRows`, node-pair blocks of side maxNodes.
+/// totals (at least maxNodes) plus the padding graphs' share plus `extraRows`, node-pair blocks of side
+/// maxNodes.
 inline Batch batchOf(const std::vector<Graph>& graphs, int64_t maxNodes, int64_t padGraphs = 1,
                      int64_t extraRows = 0) {
   FixedSizeOptions o;

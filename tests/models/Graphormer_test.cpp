@@ -1,7 +1,9 @@
 // Graphormer and its layers: float64 gradients against finite differences (each layer and a tiny model, in
 // training mode with every dropout on), outputs bit-identical for real graphs however the batch is padded,
-// invariance to renumbering a molecule's atoms, clone and blocks, the configurations, and a training smoke test
-// on the shipped PCQM4Mv2-style molecules.
+// invariance to renumbering a molecule's atoms, clone and blocks, the configurations, and a training smoke
+// test on the shipped PCQM4Mv2-style molecules.
+#include "models/Graphormer.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,7 +18,6 @@
 #include "gnn/Optimizer.h"
 #include "gnn/Parallel.h"
 #include "loaders/FixedSizeDataLoader.h"
-#include "models/Graphormer.h"
 
 namespace gnn {
 namespace {
@@ -26,7 +27,8 @@ namespace {
 // For every variable of `vars`: the analytic gradient of loss() against central differences at the elements
 // with the largest analytic gradients and at a few random ones (the tables have thousands of rows).
 void expectGradientsMatch(const std::vector<std::pair<std::string, Variable>>& vars,
-                          const std::function<Variable()>& loss, int top = 4, int random = 4, double tol = 1e-6) {
+                          const std::function<Variable()>& loss, int top = 4, int random = 4,
+                          double tol = 1e-6) {
   for (const auto& [name, v] : vars) const_cast<Variable&>(v).zeroGrad();
   loss().backward();
   Generator g(17);
@@ -37,10 +39,12 @@ void expectGradientsMatch(const std::vector<std::pair<std::string, Variable>>& v
     const int64_t n = analytic.numel();
     std::vector<int64_t> order(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) order[i] = i;
-    std::partial_sort(order.begin(), order.begin() + std::min<int64_t>(top, n), order.end(),
-                      [&](int64_t a, int64_t b) { return std::abs(analytic.at(a)) > std::abs(analytic.at(b)); });
+    std::partial_sort(
+        order.begin(), order.begin() + std::min<int64_t>(top, n), order.end(),
+        [&](int64_t a, int64_t b) { return std::abs(analytic.at(a)) > std::abs(analytic.at(b)); });
     std::vector<int64_t> picks(order.begin(), order.begin() + std::min<int64_t>(top, n));
-    for (int r = 0; r < random; ++r) picks.push_back(static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n))));
+    for (int r = 0; r < random; ++r)
+      picks.push_back(static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n))));
     double* p = var.value().data<double>();
     for (int64_t j : picks) {
       const double saved = p[j], eps = 1e-6;
@@ -60,8 +64,8 @@ void expectGradientsMatch(const std::vector<std::pair<std::string, Variable>>& v
   }
 }
 
-std::vector<std::pair<std::string, Variable>> withInputs(const Module& m,
-                                                         std::vector<std::pair<std::string, Variable>> inputs) {
+std::vector<std::pair<std::string, Variable>> withInputs(
+    const Module& m, std::vector<std::pair<std::string, Variable>> inputs) {
   for (auto& p : m.namedParameters()) inputs.push_back(p);
   return inputs;
 }
@@ -101,9 +105,9 @@ TEST(GraphormerGradCheck, CentralityEncoding) {
   Generator gen(1);
   CentralityEncoding enc(4, gen, DType::F64);
   Batch b = test::batchOf(smallMolecules(), 8);
-  expectGradientsMatch(enc.namedParameters(), [&] {
-    return projected(enc.forward(b.x, b.inDegree, b.inDegree, b.nodesMask));
-  }, 12, 4);
+  expectGradientsMatch(
+      enc.namedParameters(), [&] { return projected(enc.forward(b.x, b.inDegree, b.inDegree, b.nodesMask)); },
+      12, 4);
 }
 
 TEST(GraphormerGradCheck, SpatialAndEdgeEncoding) {
@@ -111,9 +115,10 @@ TEST(GraphormerGradCheck, SpatialAndEdgeEncoding) {
   SpatialEncoding spatial(3, gen, DType::F64);
   EdgeEncoding edges(3, 3, gen, DType::F64);
   Batch b = test::batchOf(smallMolecules(), 8);
-  expectGradientsMatch(spatial.namedParameters(), [&] { return projected(spatial.forward(b.spatialPos)); }, 12, 4);
-  expectGradientsMatch(edges.namedParameters(), [&] { return projected(edges.forward(b.edgeInput, b.spatialPos)); },
-                       12, 4);
+  expectGradientsMatch(
+      spatial.namedParameters(), [&] { return projected(spatial.forward(b.spatialPos)); }, 12, 4);
+  expectGradientsMatch(
+      edges.namedParameters(), [&] { return projected(edges.forward(b.edgeInput, b.spatialPos)); }, 12, 4);
   // The padding row of the spatial table gets no gradient: only entries of masked keys, or of the queries of
   // padding slots, whose outputs reach nothing, read it.
   spatial.zeroGrad();
@@ -197,8 +202,8 @@ TEST(Graphormer, RealGraphsAreBitIdenticalWithAnyPadding) {
         }
         for (size_t k = 1; k < outs.size(); ++k)
           EXPECT_TRUE(sameRows(outs[k], outs[0], 6))
-              << dtypeName(dt) << (training ? " training" : " eval") << " padding " << k << ": " << outs[k].at(0)
-              << " vs " << outs[0].at(0);
+              << dtypeName(dt) << (training ? " training" : " eval") << " padding " << k << ": "
+              << outs[k].at(0) << " vs " << outs[0].at(0);
         for (size_t k = 0; k < outs.size(); ++k)
           for (int64_t r = 6; r < outs[k].rows(); ++r) EXPECT_EQ(outs[k].at(r), 0.0) << "padding graph row";
       }
@@ -238,8 +243,12 @@ TEST(Graphormer, OutputDoesNotDependOnAtomOrder) {
   // encodings of the renumbered molecule are the renumbered encodings (checked below). Graphormer breaks ties
   // between paths of different bonds by atom order (algos.pyx), and so do the encodings, so a molecule such
   // as cyclobutene would not be invariant there, in Graphormer either.
-  const std::vector<std::string> smiles{"CC(=O)OC(CC(=O)[O-])C[N+](C)(C)C", "c1ccc2ccccc2c1", "CC(C)Cc1ccc(cc1)C(C)C(=O)O",
-                                        "OC1CCCCC1N", "c1ccncc1CCN", "COc1ccc(cc1)C#N"};
+  const std::vector<std::string> smiles{"CC(=O)OC(CC(=O)[O-])C[N+](C)(C)C",
+                                        "c1ccc2ccccc2c1",
+                                        "CC(C)Cc1ccc(cc1)C(C)C(=O)O",
+                                        "OC1CCCCC1N",
+                                        "c1ccncc1CCN",
+                                        "COc1ccc(cc1)C#N"};
   Generator gen(8);
   GraphormerOptions o = GraphormerOptions::slim();
   o.layers = 4;
@@ -262,13 +271,15 @@ TEST(Graphormer, OutputDoesNotDependOnAtomOrder) {
         for (int64_t j = 0; j < n; ++j) {
           ASSERT_EQ(renumbered.spatialPos.at(perm[i] * n + perm[j]), original.spatialPos.at(i * n + j));
           for (int64_t h = 0; h < hops; ++h)
-            ASSERT_EQ(renumbered.edgeInput.at((perm[i] * n + perm[j]) * hops + h), original.edgeInput.at((i * n + j) * hops + h))
+            ASSERT_EQ(renumbered.edgeInput.at((perm[i] * n + perm[j]) * hops + h),
+                      original.edgeInput.at((i * n + j) * hops + h))
                 << s << " pair " << i << ", " << j;
         }
       }
       const double a = model.forward(test::batchOf({original}, 30)).value().at(0);
       const double b = model.forward(test::batchOf({renumbered}, 30)).value().at(0);
-      EXPECT_LE(std::abs(a - b), 1e-5 * std::abs(a)) << s << " permutation " << seed << ": " << a << " vs " << b;
+      EXPECT_LE(std::abs(a - b), 1e-5 * std::abs(a))
+          << s << " permutation " << seed << ": " << a << " vs " << b;
     }
   }
 }
@@ -409,14 +420,15 @@ TEST(Graphormer, OneAndTwoThreadsGiveTheSameBits) {
   };
   const std::vector<Tensor> one = run(1), two = run(2);
   for (size_t i = 0; i < one.size(); ++i)
-    EXPECT_EQ(std::memcmp(one[i].raw(), two[i].raw(), one[i].nbytes()), 0) << (i ? model.namedParameters()[i - 1].first : "loss");
+    EXPECT_EQ(std::memcmp(one[i].raw(), two[i].raw(), one[i].nbytes()), 0)
+        << (i ? model.namedParameters()[i - 1].first : "loss");
 }
 
 // ---- from the loader ----
 
 TEST(Graphormer, ReadmeExampleWithTheLoadersStrategies) {
-  // The README's snippet: a dataset with encodings, fixed sizes from it, blocks of max_node = 30; molecules with
-  // more atoms are skipped by the loader and counted in its report.
+  // The README's snippet: a dataset with encodings, fixed sizes from it, blocks of max_node = 30; molecules
+  // with more atoms are skipped by the loader and counted in its report.
   auto ds = std::make_shared<InMemoryDataset>(test::pcqmStyle(400, 100));
   int64_t larger = 0;
   for (const Graph& g : ds->graphs()) larger += g.numNodes > 30;
@@ -478,7 +490,8 @@ TEST(Graphormer, SlimTrainingLossFallsOnPcqmStyleMolecules) {
     }
     epochLoss.push_back(total / batches);
   }
-  // The HOMO-LUMO gaps are about 5.6 eV and the predictions start near 0 (the head is N(0, 0.02), its bias 0).
+  // The HOMO-LUMO gaps are about 5.6 eV and the predictions start near 0 (the head is N(0, 0.02), its bias
+  // 0).
   EXPECT_GT(epochLoss.front(), 2.0);
   EXPECT_LT(epochLoss.back(), 0.6 * epochLoss.front()) << epochLoss.front() << " -> " << epochLoss.back();
   for (double l : epochLoss) EXPECT_TRUE(std::isfinite(l));
