@@ -61,8 +61,7 @@ Graphormer::Graphormer(GraphormerOptions options, Generator& gen)
 
   addBlock("input", [this](BlockState s, const Batch& b) {
     const int64_t m = checkBatch(b);
-    // Molecules are undirected: out-degree = in-degree (Graphormer's wrapper.py does the same).
-    Variable atoms = centrality_.forward(b.x, b.inDegree, b.inDegree, b.nodesMask);
+    Variable atoms = centrality_.forward(b.x, b.inDegree, b.nodesMask);
     Variable h = toDenseBatch(atoms, b.ptr, b.graphsMask, m, *graphToken_);  // [G, T, hidden], token first
     s.set("h", dropout(reshape(h, {b.numGraphs * (m + 1), opt_.hidden}), opt_.dropout, isTraining()));
     Variable pairs = add(spatial_.forward(b.spatialPos), edges_.forward(b.edgeInput, b.spatialPos));
