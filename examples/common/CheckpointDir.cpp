@@ -55,7 +55,11 @@ std::optional<CheckpointDir::Found> CheckpointDir::newestValid(std::ostream& rep
 }
 
 int CheckpointDir::removeStaleTemporaries(const std::string& dir) {
-  static const std::regex pattern(R"(.*\.(ckpt\.tmp\.|tmp-)(\d+)(\..*)?)");
+  // Exactly the names our writers give their temporaries, and nothing a user might call a file: checkpoints
+  // (`X.ckpt.tmp.PID`), .npz builds (`X.npz.tmp-PID`, `X.npz.tmp-PID.A.P`), predictions and JSON lines
+  // (`X.csv.tmp-PID`, `X.jsonl.tmp-PID`).
+  static const std::regex pattern(
+      R"(.+\.(?:ckpt\.tmp\.(\d+)|npz\.tmp-(\d+)(?:\.\d+\.\d+)?|(?:csv|jsonl)\.tmp-(\d+)))");
   int removed = 0;
   std::error_code ec;
   const auto now = fs::file_time_type::clock::now();
@@ -63,7 +67,9 @@ int CheckpointDir::removeStaleTemporaries(const std::string& dir) {
     std::smatch m;
     const std::string name = e.path().filename().string();
     if (!e.is_regular_file() || !std::regex_match(name, m, pattern)) continue;
-    const int pid = std::stoi(m[2].str());
+    const std::string digits = m[1].matched ? m[1].str() : m[2].matched ? m[2].str() : m[3].str();
+    if (digits.size() > 9) continue;
+    const int pid = std::stoi(digits);
     // A running process (ours or another's) may still be writing it: kill(pid, 0) == 0 or EPERM means alive.
     if (pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM)) continue;
     if (now - e.last_write_time(ec) < std::chrono::minutes(1)) continue;

@@ -34,8 +34,8 @@ class CheckpointDir {
   std::optional<Found> newestValid(std::ostream& report) const;
 
   /// Removes temporary files our own atomic writes left behind when a process was killed mid-write
-  /// (`*.ckpt.tmp.<pid>`, `*.tmp-<pid>`) in `dir`, when their process no longer runs and they are older than
-  /// a minute. Returns how many were removed.
+  /// (`*.ckpt.tmp.<pid>`, `*.npz.tmp-<pid>[.a.p]`, `*.csv.tmp-<pid>`, `*.jsonl.tmp-<pid>`) in `dir`, when
+  /// their process no longer runs and they are older than a minute. Returns how many were removed.
   static int removeStaleTemporaries(const std::string& dir);
 
  private:
