@@ -89,6 +89,7 @@ class NpzDataset : public Dataset {
   const NpzFile& file() const { return file_; }
 
  private:
+  void validate() const;
   NpzFile file_;
   int64_t numGraphs_ = 0;
   int numTargets_ = 0;

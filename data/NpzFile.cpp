@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -21,10 +24,27 @@ uint64_t rd(const unsigned char* p, int n) {
 
 int64_t NpzFile::Array::numel() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) n *= d;  // checked against the member's size when the file was opened
   return n;
 }
 
+namespace {
+// Bytes per element of a NumPy dtype string ("<i8" -> 8, "|u1" -> 1); 0 when it is not a plain number type.
+uint64_t itemSize(const std::string& descr) {
+  if (descr.size() < 3 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '>' && descr[0] != '=')) return 0;
+  if (descr[1] != 'i' && descr[1] != 'u' && descr[1] != 'f' && descr[1] != 'b') return 0;
+  uint64_t n = 0;
+  for (size_t i = 2; i < descr.size(); ++i) {
+    if (descr[i] < '0' || descr[i] > '9' || n > 64) return 0;
+    n = n * 10 + static_cast<uint64_t>(descr[i] - '0');
+  }
+  return (n == 1 || n == 2 || n == 4 || n == 8) ? n : 0;
+}
+}  // namespace
+
+// Every offset, length and count below comes from the file, so each is checked against the bytes that are
+// there before it is used: a crafted or damaged .npz must give an error naming the member, never a read
+// outside the mapping (the file is treated as hostile input).
 NpzFile::NpzFile(const std::string& path) : path_(path) {
   auto fail = [&](const std::string& what) -> void { throw std::runtime_error(path_ + ": " + what); };
   const int fd = ::open(path.c_str(), O_RDONLY);
@@ -43,6 +63,8 @@ NpzFile::NpzFile(const std::string& path) : path_(path) {
     fail(std::string("cannot memory-map: ") + std::strerror(errno));
   }
   const unsigned char* base = static_cast<const unsigned char*>(map_);
+  // [offset, offset + n) inside the file, without overflow.
+  auto within = [&](uint64_t offset, uint64_t n) { return offset <= size_ && n <= size_ - offset; };
   // End of central directory: the last 0x06054b50 within the final 64 KiB + 22 bytes.
   int64_t eocd = -1;
   for (int64_t p = static_cast<int64_t>(size_) - 22; p >= 0 && p >= static_cast<int64_t>(size_) - 65557; --p)
@@ -54,62 +76,107 @@ NpzFile::NpzFile(const std::string& path) : path_(path) {
   uint64_t count = rd(base + eocd + 10, 2), cdOffset = rd(base + eocd + 16, 4);
   if (eocd >= 20 && rd(base + eocd - 20, 4) == 0x07064b50) {
     const uint64_t z = rd(base + eocd - 20 + 8, 8);
-    if (z + 56 > size_ || rd(base + z, 4) != 0x06064b50) fail("broken ZIP64 end record");
+    if (!within(z, 56) || rd(base + z, 4) != 0x06064b50) fail("broken ZIP64 end record");
     count = rd(base + z + 32, 8);
     cdOffset = rd(base + z + 48, 8);
   }
+  // A central-directory entry takes at least 46 bytes.
+  if (!within(cdOffset, 0) || count > (size_ - cdOffset) / 46) fail("broken central directory (count or offset)");
   uint64_t p = cdOffset;
   for (uint64_t e = 0; e < count; ++e) {
-    if (p + 46 > size_ || rd(base + p, 4) != 0x02014b50) fail("broken central directory");
+    if (!within(p, 46) || rd(base + p, 4) != 0x02014b50) fail("broken central directory");
     const uint64_t method = rd(base + p + 10, 2);
+    const uint32_t crc = static_cast<uint32_t>(rd(base + p + 16, 4));
     uint64_t size = rd(base + p + 24, 4), local = rd(base + p + 42, 4);
     const uint64_t nameLen = rd(base + p + 28, 2), extraLen = rd(base + p + 30, 2), commentLen = rd(base + p + 32, 2);
+    if (!within(p + 46, nameLen + extraLen + commentLen)) fail("central directory entry runs past the end of the file");
     std::string name(reinterpret_cast<const char*>(base + p + 46), nameLen);
     // ZIP64 extra: the 64-bit values present are those whose 32-bit field is 0xffffffff, in order
     // uncompressed size, compressed size, local header offset.
     const unsigned char* x = base + p + 46 + nameLen;
     for (uint64_t q = 0; q + 4 <= extraLen;) {
       const uint64_t id = rd(x + q, 2), len = rd(x + q + 2, 2);
+      if (q + 4 + len > extraLen) fail("member '" + name + "': broken extra field");
       if (id == 1) {
-        const unsigned char* v = x + q + 4;
-        if (size == 0xffffffffu) {
-          size = rd(v, 8);
-          v += 16;
-        }
-        if (local == 0xffffffffu) local = rd(v, 8);
+        uint64_t used = 0;
+        auto take = [&](uint64_t& field) {
+          if (used + 8 > len) fail("member '" + name + "': ZIP64 field too short");
+          field = rd(x + q + 4 + used, 8);
+          used += 8;
+        };
+        uint64_t compressed = 0;
+        if (size == 0xffffffffu) take(size);
+        if (rd(base + p + 20, 4) == 0xffffffffu) take(compressed);
+        if (local == 0xffffffffu) take(local);
       }
       q += 4 + len;
     }
     p += 46 + nameLen + extraLen + commentLen;
     if (method != 0) fail("member '" + name + "' is compressed; only stored (uncompressed) .npz can be mapped");
-    if (local + 30 > size_ || rd(base + local, 4) != 0x04034b50) fail("broken local header for '" + name + "'");
+    if (!within(local, 30) || rd(base + local, 4) != 0x04034b50) fail("broken local header for '" + name + "'");
     const uint64_t data = local + 30 + rd(base + local + 26, 2) + rd(base + local + 28, 2);
-    if (data + size > size_) fail("member '" + name + "' runs past the end of the file (truncated?)");
+    if (!within(data, size)) fail("member '" + name + "' runs past the end of the file (truncated?)");
+    // The member's CRC-32, as NumPy's zipfile checks it ("Bad CRC-32"): every byte is read once at open,
+    // about a second per GB, which also pages the file in for the first epoch.
+    uLong c = crc32(0L, Z_NULL, 0);
+    for (uint64_t off = 0; off < size;) {
+      const uint64_t n = std::min<uint64_t>(size - off, uint64_t{1} << 30);
+      c = crc32(c, base + data + off, static_cast<uInt>(n));
+      off += n;
+    }
+    if (static_cast<uint32_t>(c) != crc) fail("member '" + name + "': bad CRC-32 (the file is damaged)");
     if (name.size() < 4 || name.compare(name.size() - 4, 4, ".npy") != 0) continue;
     name.resize(name.size() - 4);
     // .npy header (NEP 1): magic, version, header length, Python dict literal.
     const unsigned char* npy = base + data;
     if (size < 10 || std::memcmp(npy, "\x93NUMPY", 6) != 0) fail("member '" + name + "' is not a .npy array");
     const int major = npy[6];
-    const uint64_t hlen = major == 1 ? rd(npy + 8, 2) : rd(npy + 8, 4);
+    if (major != 1 && major != 2 && major != 3) fail("array '" + name + "': unknown .npy version " + std::to_string(major));
     const uint64_t pre = major == 1 ? 10 : 12;
-    std::string dict(reinterpret_cast<const char*>(npy + pre), hlen);
+    if (size < pre) fail("array '" + name + "': .npy header truncated");
+    const uint64_t hlen = major == 1 ? rd(npy + 8, 2) : rd(npy + 8, 4);
+    if (hlen > size - pre) fail("array '" + name + "': .npy header length " + std::to_string(hlen) + " is past the member's end");
+    const std::string dict(reinterpret_cast<const char*>(npy + pre), hlen);
     Array a;
     size_t d = dict.find("'descr':");
     if (d == std::string::npos) fail("array '" + name + "': no descr in .npy header");
-    d = dict.find('\'', d + 8);
-    a.descr = dict.substr(d + 1, dict.find('\'', d + 1) - d - 1);
+    const size_t q1 = dict.find('\'', d + 8), q2 = q1 == std::string::npos ? q1 : dict.find('\'', q1 + 1);
+    if (q2 == std::string::npos) fail("array '" + name + "': unreadable descr in .npy header");
+    a.descr = dict.substr(q1 + 1, q2 - q1 - 1);
+    const uint64_t item = itemSize(a.descr);
+    if (item == 0) fail("array '" + name + "': unsupported dtype '" + a.descr + "'");
     if (dict.find("'fortran_order': True") != std::string::npos) fail("array '" + name + "' is Fortran-ordered");
-    size_t s = dict.find('(', dict.find("'shape':"));
-    const size_t close = dict.find(')', s);
-    for (size_t i = s + 1; i < close;) {
+    const size_t sh = dict.find("'shape':");
+    const size_t open = sh == std::string::npos ? sh : dict.find('(', sh);
+    const size_t close = open == std::string::npos ? open : dict.find(')', open);
+    if (close == std::string::npos) fail("array '" + name + "': no shape in .npy header");
+    uint64_t elements = 1;
+    for (size_t i = open + 1; i < close;) {
       while (i < close && (dict[i] == ' ' || dict[i] == ',')) ++i;
       if (i >= close) break;
-      a.shape.push_back(std::stoll(dict.substr(i)));
-      while (i < close && dict[i] != ',') ++i;
+      uint64_t dim = 0;
+      if (dict[i] < '0' || dict[i] > '9') fail("array '" + name + "': bad shape in .npy header");
+      while (i < close && dict[i] >= '0' && dict[i] <= '9') {
+        if (dim > (uint64_t{1} << 50)) fail("array '" + name + "': shape too large");
+        dim = dim * 10 + static_cast<uint64_t>(dict[i++] - '0');
+      }
+      if (a.shape.size() >= 8) fail("array '" + name + "': more than 8 dimensions");
+      if (dim > 0 && elements > (size / item) / dim + 1) fail("array '" + name + "': shape larger than its data");
+      elements *= dim;
+      a.shape.push_back(static_cast<int64_t>(dim));
+      while (i < close && dict[i] == ' ') ++i;
+      if (i < close && dict[i] != ',') fail("array '" + name + "': bad shape in .npy header");
     }
     a.data = npy + pre + hlen;
     a.bytes = size - pre - hlen;
+    if (elements * item != a.bytes)
+      fail("array '" + name + "': shape holds " + std::to_string(elements * item) + " bytes but the member has " +
+           std::to_string(a.bytes));
+    // Arrays are read in place through typed pointers: the data must be aligned for its type (NpzWriter
+    // aligns every array; a file re-saved by other tools may not be).
+    if (reinterpret_cast<uintptr_t>(a.data) % item != 0)
+      fail("array '" + name + "': data is not aligned to its " + std::to_string(item) +
+           "-byte type (rewrite the dataset with build_dataset)");
     arrays_[name] = std::move(a);
   }
 }

@@ -89,7 +89,8 @@ double accuracy(const Tensor& logits, const Tensor& y, const std::vector<int64_t
 
 RunResult trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const Config& cfg, app::RunConfig& config,
                     const OgbNodeDataset& ds, const SparseMatrix& features, uint64_t seed,
-                    const std::shared_ptr<const ClusterData>& clusters, const Checkpoint* resumeFrom) {
+                    const std::shared_ptr<const ClusterData>& clusters, const Checkpoint* resumeFrom,
+                    const std::string& resumePath) {
   Generator initGen(seed);
   NodeGCNOptions mo;
   mo.dropout = cfg.dropout;
@@ -108,7 +109,7 @@ RunResult trainOnce(const app::Program& prog, const app::TrainingFlags& tf, cons
       tf.makeOptimizer({{net.conv1().parameters(), tf.weightDecay}, {net.conv2().parameters(), 0.0}});
   app::Trainer trainer(prog, tf, net, *opt, config, {"acc", /*higherIsBetter=*/true}, "nodes");
   trainer.setSeed(seed);
-  if (resumeFrom) trainer.resume(*resumeFrom, tf.load);
+  if (resumeFrom) trainer.resume(*resumeFrom, resumePath);
 
   RunResult r;
   const Tensor& ei = ds.graph.edgeIndex;
@@ -225,13 +226,17 @@ int main(int argc, char** argv) {
     config.bind("clusters", &cfg.clusters);
     config.bind("clusters-per-batch", &cfg.clustersPerBatch);
     config.bind("seed", const_cast<uint64_t*>(&tf.seed));
+    // --load FILE, or --resume: the newest valid checkpoint of --checkpoint-dir.
+    std::optional<app::CheckpointDir::Found> found = tf.checkpointToContinue();
     std::optional<Checkpoint> ck;
-    if (!tf.load.empty()) {
-      ck = Checkpoint::load(tf.load);
-      if (ck->meta.value("program", std::string()) != "cora_gcn")
-        throw std::runtime_error(tf.load + ": not a cora_gcn checkpoint (program '" +
-                                 ck->meta.value("program", std::string("?")) + "')");
-      config.restore(ck->meta["config"], prog, tf.load);
+    std::string ckPath;
+    if (found) {
+      ck = std::move(found->checkpoint);
+      ckPath = found->path;
+      const std::string program = ck->meta.value("program", std::string());
+      if (program != "cora_gcn")
+        throw std::runtime_error(ckPath + ": not a checkpoint of " + std::string("cora_gcn") + " (program '" + program + "')");
+      config.restore(ck->meta["config"], prog, ckPath);
     }
     app::requireAtLeast("--runs", static_cast<double>(cfg.runs), 1);
     app::requireAtLeast("--hidden", static_cast<double>(cfg.hidden), 1);
@@ -241,7 +246,7 @@ int main(int argc, char** argv) {
     app::requireRange("--clusters-per-batch", static_cast<double>(cfg.clustersPerBatch), 1,
                       static_cast<double>(cfg.clusters));
     if (cfg.runs > 1 && (!tf.save.empty() || !tf.load.empty() || !tf.checkpointDir.empty()))
-      throw app::UsageError("--save, --load and --checkpoint-dir work with --runs 1");
+      throw app::UsageError("--save, --load, --checkpoint-dir and --resume work with --runs 1");
     if (cfg.data.empty()) cfg.data = app::shippedData("cora");
 
     Stopwatch loadTime;
@@ -249,7 +254,7 @@ int main(int argc, char** argv) {
     SparseMatrix features = ds.sparseFeatures();
     nlohmann::json dataId = {{"dataset", ds.name}, {"num_features", ds.graph.x.dim(1)}, {"num_classes", ds.numClasses}};
     if (ck && config.derived.contains("data") && config.derived["data"] != dataId)
-      throw app::UsageError("--data " + cfg.data + " (" + dataId.dump() + ") is not the dataset " + tf.load +
+      throw app::UsageError("--data " + cfg.data + " (" + dataId.dump() + ") is not the dataset " + ckPath +
                             " was trained on (" + config.derived["data"].dump() + ")");
     config.derived["data"] = dataId;
     if (!tf.quiet)
@@ -279,7 +284,7 @@ int main(int argc, char** argv) {
     if (cfg.profile) profiling.emplace(profiler);
     for (int64_t run = 0; run < cfg.runs; ++run) {
       const uint64_t seed = tf.seed + static_cast<uint64_t>(run);
-      RunResult r = trainOnce(prog, tf, cfg, config, ds, features, seed, clusters, ck ? &*ck : nullptr);
+      RunResult r = trainOnce(prog, tf, cfg, config, ds, features, seed, clusters, ck ? &*ck : nullptr, ckPath);
       if (!tf.quiet && cfg.runs > 1)
         std::fprintf(stderr, "run %lld (seed %llu): test accuracy %.4f (best validation at epoch %lld)\n",
                      static_cast<long long>(run + 1), static_cast<unsigned long long>(seed), r.testAcc,

@@ -174,13 +174,17 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     config.bind("pack-window", &c.packWindow);
     config.bind("seed", const_cast<uint64_t*>(&tf.seed));
     spec.bind(config);
+    // --load FILE, or --resume: the newest valid checkpoint of --checkpoint-dir.
+    std::optional<CheckpointDir::Found> found = tf.checkpointToContinue();
     std::optional<Checkpoint> ck;
-    if (!tf.load.empty()) {
-      ck = Checkpoint::load(tf.load);
-      if (ck->meta.value("program", std::string()) != d.name)
-        throw std::runtime_error(tf.load + ": not a " + d.name + " checkpoint (program '" +
-                                 ck->meta.value("program", std::string("?")) + "')");
-      config.restore(ck->meta["config"], prog, tf.load);
+    std::string ckPath;
+    if (found) {
+      ck = std::move(found->checkpoint);
+      ckPath = found->path;
+      const std::string program = ck->meta.value("program", std::string());
+      if (program != d.name)
+        throw std::runtime_error(ckPath + ": not a checkpoint of " + std::string(d.name) + " (program '" + program + "')");
+      config.restore(ck->meta["config"], prog, ckPath);
     }
     // Values, in flag terms, before any work.
     spec.validate(d.models);
@@ -372,7 +376,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     std::unique_ptr<Optimizer> opt = tf.makeOptimizer({{model->parameters(), tf.weightDecay}});
     const std::string metricName = moleculeMetricName(task, tasks);
     Trainer trainer(prog, tf, *model, *opt, config, {metricName, classification}, "molecules");
-    if (ck) trainer.resume(*ck, tf.load);
+    if (ck) trainer.resume(*ck, ckPath);
     if (!tf.quiet)
       std::cerr << prog.name() << ": " << md.size << " molecules (" << md.split.kind << " split "
                 << md.split.train.size() << "/" << md.split.valid.size() << "/" << md.split.test.size() << "), "

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "examples/common/CheckpointDir.h"
 #include "examples/common/StopSignal.h"
 #include "gnn/ExecutionContext.h"
 #include "gnn/GradNorm.h"
@@ -36,7 +37,7 @@ Trainer::Trainer(const Program& prog, const TrainingFlags& flags, Module& model,
       metric_(std::move(metric)),
       progress_(flags.quiet, unit),
       unit_(std::move(unit)),
-      log_(flags.log, !flags.load.empty()),
+      log_(flags.log, flags.continuing()),
       params_(model.parameters()),
       seed_(flags.seed) {
   StopSignal::install();
@@ -137,11 +138,8 @@ void Trainer::saveForStop(const std::string& why, std::string& where) const {
     save(flags_.save);
     saved.push_back(flags_.save);
   }
-  if (!flags_.checkpointDir.empty()) {
-    const std::string p = (std::filesystem::path(flags_.checkpointDir) / "last.ckpt").string();
-    save(p);
-    saved.push_back(p);
-  }
+  if (!flags_.checkpointDir.empty())
+    saved.push_back(CheckpointDir(flags_.checkpointDir, flags_.keepCheckpoints).write(checkpoint(), opt_.stepCount()));
   if (saved.empty()) {
     where = "nothing was saved (add --save FILE or --checkpoint-dir DIR to keep the state)";
   } else {
@@ -217,17 +215,18 @@ bool Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples
       save(flags_.save);
       saved.push_back(flags_.save);
     }
-    if (!flags_.checkpointDir.empty()) {
-      const std::string p = (std::filesystem::path(flags_.checkpointDir) / "last.ckpt").string();
-      save(p);
-      saved.push_back(p);
-    }
+    if (!flags_.checkpointDir.empty())
+      saved.push_back(CheckpointDir(flags_.checkpointDir, flags_.keepCheckpoints).write(checkpoint(), opt_.stepCount()));
     progress_.clear();
     throw Interrupted(StopSignal::signal(),
                       std::string("interrupted by ") + signalName(StopSignal::signal()) + " after " + where() + "; " +
                           (saved.empty() ? "nothing was saved (add --save FILE to keep the state)"
-                                         : "the state is saved in " + saved[0] + " (continue with --load " + saved[0] + ")"));
+                                         : "the state is saved in " + saved[0] + " (continue with --load " + saved[0] +
+                                               (flags_.checkpointDir.empty() ? ")" : " or --resume)")));
   }
+  // Crash safety: a checkpoint every N steps, so a killed run loses at most N steps (--resume continues).
+  if (flags_.checkpointEvery > 0 && !flags_.checkpointDir.empty() && opt_.stepCount() % flags_.checkpointEvery == 0)
+    CheckpointDir(flags_.checkpointDir, flags_.keepCheckpoints).write(checkpoint(), opt_.stepCount());
   return !budgetSpent_;
 }
 
@@ -315,7 +314,8 @@ void Trainer::run(const Hooks& hooks) {
                                               std::to_string(bestEpoch_) + ")") +
                        "  lr " + num(opt_.lr(), "%.3g") + "  " + num(sec, "%.1f") + " s  " + num(rate, "%.0f") + " " +
                        unit_ + "/s");
-    if (!flags_.checkpointDir.empty()) save((std::filesystem::path(flags_.checkpointDir) / "last.ckpt").string());
+    if (!flags_.checkpointDir.empty())
+      CheckpointDir(flags_.checkpointDir, flags_.keepCheckpoints).write(checkpoint(), opt_.stepCount());
     if (budgetSpent_) {
       progress_.line("time budget of " + num(flags_.timeBudgetMinutes, "%g") + " min spent in epoch " +
                      std::to_string(epoch + 1) + " (it counts as done); the best was epoch " +

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "gnn/Parallel.h"
 
@@ -34,7 +35,14 @@ void TrainingFlags::addTo(Program& prog, const TrainingDefaults& d) {
       "load", po::value(&load),
       "continue the run saved in FILE: its configuration is restored (a flag that contradicts it is an error); "
       "--epochs, --lr, the schedule, early stopping and the output flags may change")(
-      "checkpoint-dir", po::value(&checkpointDir), "also write DIR/last.ckpt after every epoch");
+      "checkpoint-dir", po::value(&checkpointDir)->value_name("DIR"),
+      "write DIR/ckpt-<step>.ckpt after every epoch (and every --checkpoint-every steps), keeping the newest "
+      "--keep-checkpoints")(
+      "checkpoint-every", value(&checkpointEvery, int64_t{0}), "also checkpoint every N optimizer steps (0: at epoch ends)")(
+      "keep-checkpoints", value(&keepCheckpoints, int64_t{3}), "checkpoints kept in --checkpoint-dir")(
+      "resume", po::bool_switch(&resume),
+      "continue from the newest valid checkpoint in --checkpoint-dir (a damaged one is reported and the one before "
+      "used); a new run when there is none");
   prog.group("Training (these may change on --load)")
       .add_options()("epochs", value(&epochs, d.epochs), "epochs to reach in total (also after --load); 0: evaluate only")(
           "lr", value(&lr, d.lr), "base learning rate")(
@@ -101,12 +109,36 @@ void TrainingFlags::apply(const Program& prog) const {
     std::error_code ec;
     if (!fs::is_regular_file(load, ec)) throw UsageError("--load " + load + ": no such file");
   }
+  requireAtLeast("--checkpoint-every", static_cast<double>(checkpointEvery), 0);
+  requireAtLeast("--keep-checkpoints", static_cast<double>(keepCheckpoints), 1);
+  if ((checkpointEvery > 0 || resume) && checkpointDir.empty())
+    throw UsageError(std::string(resume ? "--resume" : "--checkpoint-every") + " needs --checkpoint-dir DIR");
+  if (resume && !load.empty()) throw UsageError("--resume and --load both choose where to continue from; give one");
+  // Temporary files of our own atomic writes that a killed process left behind.
+  if (!save.empty()) CheckpointDir::removeStaleTemporaries(fs::path(save).parent_path().string());
   if (!checkpointDir.empty()) {
     std::error_code ec;
     fs::create_directories(checkpointDir, ec);
     if (ec) throw UsageError("--checkpoint-dir " + checkpointDir + ": cannot create (" + ec.message() + ")");
-    checkWritable("--checkpoint-dir", (fs::path(checkpointDir) / "last.ckpt").string());
+    checkWritable("--checkpoint-dir", (fs::path(checkpointDir) / "probe.ckpt").string());
+    CheckpointDir::removeStaleTemporaries(checkpointDir);
   }
+}
+
+std::optional<CheckpointDir::Found> TrainingFlags::checkpointToContinue() const {
+  continuing_ = false;
+  if (!load.empty()) {
+    continuing_ = true;
+    return CheckpointDir::Found{load, Checkpoint::load(load)};
+  }
+  if (!resume) return std::nullopt;
+  std::optional<CheckpointDir::Found> f = CheckpointDir(checkpointDir, keepCheckpoints).newestValid(std::cerr);
+  if (!f) {
+    if (!quiet) std::cerr << "--resume: no checkpoint in " << checkpointDir << " yet; starting a new run\n";
+    return std::nullopt;
+  }
+  continuing_ = true;
+  return f;
 }
 
 std::unique_ptr<Optimizer> TrainingFlags::makeOptimizer(std::vector<ParamGroup> groups) const {

@@ -9,9 +9,11 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "examples/common/CheckpointDir.h"
 #include "examples/common/Program.h"
 #include "gnn/LrSchedule.h"
 #include "gnn/Optimizer.h"
@@ -39,6 +41,8 @@ struct TrainingFlags {
   double lr = 1e-3, weightDecay = 0.0, gamma = 0.1, clipNorm = 0.0;
   int64_t warmup = 0, stepSize = 0, earlyStopping = 0;
   double timeBudgetMinutes = 0;  // 0: none
+  int64_t checkpointEvery = 0, keepCheckpoints = 3;
+  bool resume = false;
 
   /// Adds the flags to `prog` under "Run" and "Training" headings.
   void addTo(Program& prog, const TrainingDefaults& defaults);
@@ -47,8 +51,16 @@ struct TrainingFlags {
   void apply(const Program& prog) const;
   /// The optimizer named by --optimizer over `groups` (their weight decays as given) at --lr.
   std::unique_ptr<Optimizer> makeOptimizer(std::vector<ParamGroup> groups) const;
+  /// The checkpoint to continue from: --load FILE, or with --resume the newest valid one in --checkpoint-dir
+  /// (damaged newer ones are reported on stderr); empty for a new run.
+  std::optional<CheckpointDir::Found> checkpointToContinue() const;
+  /// Whether this run continues an earlier one (--load, or --resume with a checkpoint found).
+  bool continuing() const { return continuing_; }
   /// The --schedule over a run of `totalSteps` optimizer steps, `stepsPerEpoch` per epoch.
   std::unique_ptr<LrSchedule> makeSchedule(int64_t totalSteps, int64_t stepsPerEpoch) const;
+
+ private:
+  mutable bool continuing_ = false;
 };
 
 /// Throws (in flag terms) unless a file can be created at `path`: its folder exists and is writable and the

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""SchNet speed: qm7_schnet against a plain-PyTorch SchNet with PyTorch Geometric's defaults, one run.
+
+  /usr/bin/python3 bench/schnet_vs_torch.py [--build build/release] [--data FILE] [--limit 1024] [--threads 2]
+
+Runs, one after the other (never side by side, so they do not compete for cores):
+  1. ours: qm7_schnet --limit N --batch-size B --epochs E --json --threads T
+           (train_molecules_per_s: molecules trained per second of training; infer_molecules_per_s: molecules
+           predicted per second), on its default data (the shipped QM7 set; --data FILE is passed on only when
+           it differs from that)
+  2. build_dataset --input FILE --target-cols COL --limit N --out <temp>.npz   (the same first N molecules
+     with their coordinates, for the reference)
+  3. bench/reference/schnet_torch.py --npz <temp>.npz --limit N --batch-size B --epochs E --threads T
+     (hidden 128, filters 128, 6 interactions, 50 Gaussians, cutoff 10 A, at most 32 neighbours, sum readout;
+     neighbour lists built for every batch inside the timed step, as PyTorch Geometric's SchNet does)
+and prints one JSON object: both results, the machine, OPENBLAS_CORETYPE, and the ratios
+  speedup_train_vs_torch = our train_molecules_per_s / the reference's train_molecules_per_s
+  speedup_infer_vs_torch = our infer_molecules_per_s / the reference's infer_molecules_per_s
+A one-line summary goes to stderr. The reference trains on all N molecules each epoch; if ours trains on a
+split of them, the rates (per molecule) still compare, and the JSON shows both counts.
+The reference is Debian's python3-torch on OpenBLAS, with OpenBLAS's kernel named for this CPU (see
+benchutil.reference_env). --ours-json FILE takes our figures from FILE (the JSON object qm7_schnet --json
+prints) instead of running qm7_schnet; --npz FILE uses an existing .npz (pos, z, y) instead of building one.
+Exit status 1 when qm7_schnet (or build_dataset) is not built, 2 when a program fails or the command line is
+bad; no bar is checked here.
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+from benchutil import fail, machine, reference_env, run_json, warn_if_busy
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REFERENCE = os.path.join(REPO, "bench", "reference", "schnet_torch.py")
+DEFAULT_DATA = os.path.join(REPO, "examples", "data", "qm7_3d", "qm7.xyz.gz")
+TARGET = "e_pbe0_atomization_kcal_mol"
+
+
+def read_ours(path):
+    try:
+        with open(path) as f:
+            lines = [l for l in f.read().splitlines() if l.strip()]
+        return json.loads(lines[-1])
+    except (OSError, IndexError, json.JSONDecodeError) as e:
+        fail(f"--ours-json {path}: no JSON object on its last line ({e})")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default=os.path.join(REPO, "build", "release"),
+                   help="gnn build directory (default: build/release in the source tree)")
+    p.add_argument("--data", default=DEFAULT_DATA,
+                   help="molecules with 3D coordinates (default: examples/data/qm7_3d/qm7.xyz.gz in the source tree)")
+    p.add_argument("--target-col", default=TARGET, help=f"energy column of --data (default: {TARGET})")
+    p.add_argument("--limit", type=int, default=1024, help="the first N molecules (default: 1024)")
+    p.add_argument("--threads", type=int, default=2, help="threads of both programs (default: 2)")
+    p.add_argument("--epochs", type=int, default=1, help="training epochs of both programs (default: 1)")
+    p.add_argument("--batch-size", type=int, default=32, help="molecules per step (default: 32)")
+    p.add_argument("--steps", type=int, default=0,
+                   help="the reference's training steps per epoch and inference batches (0: all; a quick check "
+                        "of the driver, the two programs then see different numbers of molecules)")
+    p.add_argument("--python", default="/usr/bin/python3", help="interpreter for the reference (Debian's torch)")
+    p.add_argument("--ours-json", metavar="FILE", help="our figures from FILE instead of running qm7_schnet")
+    p.add_argument("--npz", metavar="FILE", help="an existing .npz (pos, z, y) of the same molecules, instead of "
+                   "building one")
+    args = p.parse_args()
+    cores = len(os.sched_getaffinity(0))
+    if args.threads < 1 or args.threads > cores:
+        p.error(f"--threads {args.threads}: must be between 1 and {cores} (the machine's cores)")
+    for name in ("limit", "epochs", "batch_size"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} {getattr(args, name)}: must be at least 1")
+    if args.steps < 0:
+        p.error(f"--steps {args.steps}: must be at least 0")
+    ours_bin = os.path.join(args.build, "examples", "qm7_schnet")
+    build_bin = os.path.join(args.build, "examples", "build_dataset")
+    if args.ours_json is None and not os.access(ours_bin, os.X_OK):
+        fail(f"no executable {ours_bin}: build it with cmake --build --preset release --target qm7_schnet, "
+             "set --build, or give its JSON with --ours-json FILE", code=1)
+    if args.npz is None:
+        if not os.path.exists(args.data):
+            fail(f"error: no molecule file at {args.data}; set --data")
+        if not os.access(build_bin, os.X_OK):
+            fail(f"no executable {build_bin}: build it with cmake --build --preset release --target build_dataset, "
+                 "set --build, or give a dataset with --npz FILE", code=1)
+    elif not os.path.isfile(args.npz):
+        fail(f"--npz {args.npz}: no such file")
+
+    out = dict(benchmark="schnet_vs_torch", machine=machine(), data=os.path.abspath(args.data),
+               target=args.target_col, limit=args.limit, threads=args.threads, epochs=args.epochs,
+               batch_size=args.batch_size)
+    env = reference_env()
+    out["openblas_coretype"] = env.get("OPENBLAS_CORETYPE")
+    if args.ours_json is not None:
+        out["gnn"], out["gnn_source"] = read_ours(args.ours_json), os.path.abspath(args.ours_json)
+    else:
+        cmd = [ours_bin, "--limit", str(args.limit), "--batch-size", str(args.batch_size), "--epochs",
+               str(args.epochs), "--json", "--threads", str(args.threads)]
+        if os.path.abspath(args.data) != os.path.abspath(DEFAULT_DATA):
+            cmd += ["--data", args.data]
+        out["gnn"], out["gnn_wall_s"] = run_json(cmd, env)
+        out["gnn_source"] = " ".join(cmd)
+    for key in ("train_molecules_per_s", "infer_molecules_per_s"):
+        if not isinstance(out["gnn"].get(key), (int, float)) or not out["gnn"][key] > 0:
+            fail(f"our figures ({out['gnn_source']}) have no positive '{key}'")
+    with tempfile.TemporaryDirectory() as tmp:
+        npz = args.npz
+        if npz is None:
+            npz = os.path.join(tmp, "data.npz")
+            out["dataset"], _ = run_json([build_bin, "--input", args.data, "--target-cols", args.target_col,
+                                          "--limit", str(args.limit), "--out", npz, "--threads", str(args.threads),
+                                          "--json"], env)
+        else:
+            out["dataset"] = dict(npz=os.path.abspath(npz))
+        ref = [args.python, REFERENCE, "--npz", npz, "--target", args.target_col, "--limit", str(args.limit),
+               "--threads", str(args.threads), "--epochs", str(args.epochs), "--batch-size", str(args.batch_size),
+               "--steps", str(args.steps)]
+        out["torch"], out["torch_wall_s"] = run_json(ref, env)
+    warn_if_busy(out["machine"])
+    ours, torch_ = out["gnn"], out["torch"]
+    if torch_["molecules"] != args.limit:
+        print(f"schnet_vs_torch: warning: the reference found {torch_['molecules']} molecules, not --limit "
+              f"{args.limit}", file=sys.stderr)
+    if args.steps:
+        print(f"schnet_vs_torch: note: --steps {args.steps} limits the reference to {torch_['train_molecules']} "
+              "training molecules; the ratios compare different workloads", file=sys.stderr)
+    if "parameters" in ours and ours["parameters"] != torch_["parameters"]:
+        print(f"schnet_vs_torch: note: parameter counts differ ({ours['parameters']} ours, "
+              f"{torch_['parameters']} the reference's)", file=sys.stderr)
+    out["speedup_train_vs_torch"] = ours["train_molecules_per_s"] / torch_["train_molecules_per_s"]
+    out["speedup_infer_vs_torch"] = ours["infer_molecules_per_s"] / torch_["infer_molecules_per_s"]
+    print(json.dumps(out, indent=1))
+    print(f"schnet_vs_torch: training {ours['train_molecules_per_s']:.1f} vs {torch_['train_molecules_per_s']:.1f} "
+          f"molecules/s ({out['speedup_train_vs_torch']:.2f}x), inference {ours['infer_molecules_per_s']:.1f} vs "
+          f"{torch_['infer_molecules_per_s']:.1f} molecules/s ({out['speedup_infer_vs_torch']:.2f}x)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

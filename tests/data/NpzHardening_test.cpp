@@ -1,0 +1,195 @@
+// The .npz reader treats its input as hostile: damaged or crafted files are refused with `file: member:
+// reason`, never read out of bounds (run these under the asan preset too).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+
+#include "data/MoleculeDatasetBuilder.h"
+#include "data/NpzDataset.h"
+#include "data/NpzFile.h"
+#include "data/NpzWriter.h"
+
+namespace gnn {
+namespace {
+namespace fs = std::filesystem;
+
+class NpzHardening : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gnn_npz_hard_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "m.csv") << "smiles,y\nCCO,1\nc1ccccc1O,2\nCC(=O)N,3\nCCCl,4\n";
+    BuildOptions o;
+    o.source.path = (dir_ / "m.csv").string();
+    o.source.targetColumns = {"y"};
+    o.graphormerMaxDist = 2;
+    o.outPath = good();
+    MoleculeDatasetBuilder(o).run();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string good() const { return (dir_ / "good.npz").string(); }
+
+  // A copy of the good dataset written through NpzWriter (valid zip, valid CRCs) after `edit` changed the
+  // bytes of one array: the structure itself is what must be caught.
+  std::string crafted(const std::string& array, const std::function<void(std::vector<unsigned char>&)>& edit,
+                      const std::string& descr = "") {
+    const std::string out = (dir_ / ("crafted_" + array + ".npz")).string();
+    NpzFile in(good());
+    NpzWriter w(out);
+    for (const auto& [name, a] : in.arrays()) {
+      std::vector<unsigned char> bytes(a.data, a.data + a.bytes);
+      std::vector<int64_t> trailing(a.shape.begin() + (a.shape.empty() ? 0 : 1), a.shape.end());
+      std::string d = a.descr;
+      size_t item = static_cast<size_t>(d.back() - '0');
+      int parts = 1;
+      if (name == "edge_index") {  // [2, E] is written as two parts of E rows
+        parts = 2;
+        trailing.clear();
+      }
+      if (name == array) {
+        edit(bytes);
+        if (!descr.empty()) d = descr;
+      }
+      const int h = w.addArray(name, d, item, trailing, parts);
+      if (parts == 2) {
+        w.append(h, bytes.data(), bytes.size() / 2, 0);
+        w.append(h, bytes.data() + bytes.size() / 2, bytes.size() / 2, 1);
+      } else {
+        if (!trailing.empty() && trailing[0] == 0) w.setRows(h, a.shape[0]);
+        w.append(h, bytes.data(), bytes.size());
+      }
+    }
+    w.finish();
+    return out;
+  }
+
+  static std::string errorOpening(const std::string& path) {
+    try {
+      NpzDataset ds(path);
+      for (size_t i = 0; i < ds.size(); ++i) {
+        ds.get(i);
+        ds.smiles(i);
+      }
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  }
+  fs::path dir_;
+};
+
+void setI64(std::vector<unsigned char>& b, size_t k, int64_t v) { std::memcpy(b.data() + k * 8, &v, 8); }
+
+TEST_F(NpzHardening, TheGoodFileAndItsFaithfulCopyOpen) {
+  EXPECT_EQ(errorOpening(good()), "");
+  EXPECT_EQ(errorOpening(crafted("none", [](auto&) {})), "");
+}
+
+TEST_F(NpzHardening, AnEdgeIntoTheNextMoleculeIsRefused) {
+  // Graph 0 (CCO) has 3 atoms: an edge to local node 3 points into the next molecule.
+  std::string e = errorOpening(crafted("edge_index", [](auto& b) {
+    const int32_t three = 3;
+    std::memcpy(b.data(), &three, 4);
+  }));
+  EXPECT_NE(e.find("edge_index: edge 0 (3 -> "), std::string::npos) << e;
+  EXPECT_NE(e.find("leaves its 3 nodes"), std::string::npos) << e;
+}
+
+TEST_F(NpzHardening, OffsetsOutOfRangeAreRefused) {
+  for (int64_t v : {INT64_MIN, INT64_MAX, int64_t{1000000}}) {
+    std::string e = errorOpening(crafted("node_ptr", [&](auto& b) { setI64(b, 2, v); }));
+    EXPECT_NE(e.find("node_ptr: "), std::string::npos) << v << ": " << e;
+    e = errorOpening(crafted("edge_ptr", [&](auto& b) { setI64(b, 2, v); }));
+    EXPECT_NE(e.find("edge_ptr: "), std::string::npos) << v << ": " << e;
+    e = errorOpening(crafted("smiles_ptr", [&](auto& b) { setI64(b, 1, v); }));
+    EXPECT_NE(e.find("smiles_ptr: "), std::string::npos) << v << ": " << e;
+    e = errorOpening(crafted("pair_ptr", [&](auto& b) { setI64(b, 1, v); }));
+    EXPECT_NE(e.find("pair_ptr: "), std::string::npos) << v << ": " << e;
+  }
+  std::string e = errorOpening(crafted("y_mask", [](auto& b) { b[0] = 7; }));
+  EXPECT_NE(e.find("y_mask: value 7"), std::string::npos) << e;
+  e = errorOpening(crafted("split_train", [](auto& b) { setI64(b, 0, 99); }, ""));
+  // (the CSV has no split: split_train is absent, and nothing is crafted)
+  (void)e;
+}
+
+TEST_F(NpzHardening, WrongDtypesAreRefused) {
+  std::string e = errorOpening(crafted("x", [](auto&) {}, "|i1"));
+  EXPECT_NE(e.find("array 'x' has dtype |i1"), std::string::npos) << e;
+}
+
+TEST_F(NpzHardening, DamagedBytesTruncationAndCraftedHeadersAreRefused) {
+  std::ifstream in(good(), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto withBytes = [&](const std::string& b) {
+    const std::string p = (dir_ / "mut.npz").string();
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << b;
+    return errorOpening(p);
+  };
+  // A flipped byte inside the first member's data: NumPy says "Bad CRC-32", so do we.
+  std::string flipped = bytes;
+  const size_t x = flipped.find("\x93NUMPY");
+  ASSERT_NE(x, std::string::npos);
+  flipped[x + 200] ^= 0x20;
+  EXPECT_NE(withBytes(flipped).find("bad CRC-32"), std::string::npos) << withBytes(flipped);
+  // The .npy header length set to 0xffff (its CRC fails first; no read past the member either way).
+  std::string hlen = bytes;
+  hlen[x + 8] = '\xff';
+  hlen[x + 9] = '\xff';
+  EXPECT_NE(withBytes(hlen), "");
+  // Truncated anywhere: refused.
+  for (size_t cut : {bytes.size() / 3, bytes.size() / 2, bytes.size() - 30})
+    EXPECT_NE(withBytes(bytes.substr(0, cut)), "") << cut;
+}
+
+// 2,000 seeded mutations (bytes, 4-byte words, names and lengths in the zip structures): each file is refused
+// or reads whole; nothing crashes (the asan preset checks for reads out of bounds).
+TEST_F(NpzHardening, MutatedFilesNeverCrash) {
+  std::ifstream in(good(), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::mt19937_64 rng(12345);
+  const std::string p = (dir_ / "mut.npz").string();
+  int refused = 0;
+  for (int k = 0; k < 2000; ++k) {
+    std::string m = bytes;
+    const size_t at = rng() % (m.size() - 4);
+    switch (k % 4) {
+      case 0: m[at] = static_cast<char>(rng()); break;
+      case 1: {
+        const uint32_t v = static_cast<uint32_t>(rng());
+        std::memcpy(&m[at], &v, 4);
+        break;
+      }
+      case 2: m[at] = '\xff', m[at + 1] = '\xff'; break;
+      default: m.resize(at); break;
+    }
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << m;
+    if (!errorOpening(p).empty()) {
+      ++refused;
+      continue;
+    }
+    // Accepted: the mutation hit bytes nothing reads (zip timestamps, versions, the local headers' copies of
+    // sizes), so every graph must read exactly as in the good file.
+    NpzDataset a(good()), b(p);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      Graph ga = a.get(i), gb = b.get(i);
+      for (auto [ta, tb] : {std::pair{&ga.x, &gb.x}, {&ga.edgeIndex, &gb.edgeIndex}, {&ga.edgeAttr, &gb.edgeAttr},
+                            {&ga.y, &gb.y}, {&ga.spatialPos, &gb.spatialPos}, {&ga.edgeInput, &gb.edgeInput}}) {
+        ASSERT_EQ(ta->nbytes(), tb->nbytes()) << "mutation " << k << " at byte " << at;
+        ASSERT_EQ(std::memcmp(ta->raw(), tb->raw(), ta->nbytes()), 0) << "mutation " << k << " at byte " << at;
+      }
+      ASSERT_EQ(a.smiles(i), b.smiles(i));
+    }
+  }
+  EXPECT_GT(refused, 1500);  // most mutations hit a checked byte (CRC-covered data, headers, offsets)
+}
+
+}  // namespace
+}  // namespace gnn
