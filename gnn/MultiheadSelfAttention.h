@@ -5,8 +5,7 @@
 // softmax(q k^T / sqrt(d) + bias) v with attention dropout, and Linear(dim, dim) projects the heads back.
 //
 //   MultiheadSelfAttention attn(80, 8, gen, /*attentionDropout=*/0.1);
-//   Variable y = attn.forward(x, numGraphs, bias, keyMask);   // x [G·T, 80], bias [G, 8, T, T], keyMask [G,
-//   T]
+//   Variable y = attn.forward(x, numGraphs, bias, keyMask);   // x [G·T, 80], bias [G, 8, T, T]
 #pragma once
 #include "gnn/Linear.h"
 #include "gnn/Module.h"

@@ -16,12 +16,13 @@
 // atoms are the loader's OverSizeStrategy's to skip, trim or refuse, where Graphormer's collator drops them
 // silently).
 //
-//   GraphormerOptions opt = GraphormerOptions::slim();        // 12 layers, hidden 80, 8 heads, FFN 80
+//   GraphormerOptions opt = GraphormerOptions::slim();   // 12 layers, hidden 80, 8 heads, FFN 80
 //   Graphormer model(opt, gen);
-//   FixedSizeOptions fixed = ...;  fixed.maxNodesPerGraph = opt.maxNodes;
-//   ExecutionContext::current().setRandomKey({seed, step, 0});   // dropout masks of this step
-//   Variable pred = model.forward(batch);                     // [numGraphs, tasks]; padding graphs' rows are
-//   0 Variable loss = l1Loss(pred, batch.y, batch.yMask);
+//   FixedSizeOptions fixed = FixedSizeOptions::fromDataset(ds, 65);   // 64 molecules + a padding graph
+//   fixed.maxNodesPerGraph = opt.maxNodes;               // and OverSizeStrategy::Skip, as Graphormer drops
+//   ExecutionContext::current().setRandomKey({seed, step, 0});        // this step's dropout masks
+//   Variable pred = model.forward(batch);                // [numGraphs, tasks]; padding graphs' rows are 0
+//   Variable loss = l1Loss(pred, batch.y, batch.yMask);
 //
 // Real graphs' outputs are bit-identical however the batch is padded (same maxNodes): every op works per row,
 // per graph or per (graph, head), and products round rows independently of their position.
