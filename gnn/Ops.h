@@ -100,6 +100,14 @@ Variable scatterMax(const Variable& x, const Tensor& index, int64_t numOut);
 /// and [N, F] intermediates.
 Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tensor& edgeIndex, int64_t numNodes,
                         double selfWeight = 0);
+/// SchNet's continuous-filter convolution sum (CFConv): out[i] = sum over edges j -> i of x[j] * filter[e] for
+/// x [N, F], filter [E, F], edgeIndex int64 [2, E] -> [numNodes, F]. The same numbers as
+/// scatterSum(mul(gatherRows(x, src), filter), dst, numNodes) without the [E, F] messages; each node sums its
+/// edges in edge order. With filterIndex (int64 [E]), edge e reads filter row filterIndex[e] of filter [P, F]:
+/// SchNet's filters depend only on the distance, so the two directions of a bond share one row (half the
+/// filter network's work). Saves x only when the filter needs a gradient and the filter only when x does.
+Variable filterMessageSum(const Variable& x, const Variable& filter, const Tensor& edgeIndex, int64_t numNodes,
+                          const Tensor& filterIndex = Tensor());
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 
@@ -204,6 +212,13 @@ Variable edgeDistances(const Variable& pos, const Tensor& edgeIndex);
 /// All distances within each batch entry: pos [B, N, D] -> [B, N, N] (or [N, D] -> [N, N]); the diagonal is 0
 /// with gradient 0.
 Variable pairwiseDistances(const Variable& pos);
+
+/// Gaussian expansion of distances d [E] on K centres (SchNet's GaussianSmearing): out[e, k] =
+/// exp(coeff * (d[e] - offsets[k])^2) -> [E, K]. Saves the distances and the output.
+Variable gaussianSmearing(const Variable& dist, const std::vector<double>& offsets, double coeff);
+/// Cosine cutoff of distances (any shape): 0.5 (cos(pi d / cutoff) + 1) for d < cutoff, exactly 0 (and gradient
+/// 0) from the cutoff on.
+Variable cosineCutoff(const Variable& dist, double cutoff);
 
 /// Counts -> offsets: ptr[0] = 0, ptr[i+1] = ptr[i] + counts[i].
 Tensor countsToPtr(const std::vector<int64_t>& counts);

@@ -134,4 +134,81 @@ Variable pairwiseDistances(const Variable& pos) {
   });
 }
 
+Variable gaussianSmearing(const Variable& dist, const std::vector<double>& offsets, double coeff) {
+  const Tensor& D = dist.value();
+  GNN_CHECK_ARG(D.rank() == 1 && D.isFloating(), "gaussianSmearing: distances must be a float [E], got ",
+                dtypeName(D.dtype()), " ", shapeString(D.shape()));
+  GNN_CHECK_ARG(!offsets.empty() && std::isfinite(coeff), "gaussianSmearing: needs at least one offset and a finite "
+                "coefficient, got ", offsets.size(), " offsets and ", coeff);
+  const int64_t E = D.numel(), K = static_cast<int64_t>(offsets.size());
+  return dispatchFloat(D.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty({E, K}, D.dtype());
+    const T* d = D.data<T>();
+    T* y = Y.data<T>();
+    std::vector<T> mu(offsets.begin(), offsets.end());
+    const T c = static_cast<T>(coeff);
+    parallelFor(E, grainFor(4 * K), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        T* __restrict yi = y + i * K;
+        for (int64_t k = 0; k < K; ++k) {
+          const T t = d[i] - mu[k];
+          yi[k] = std::exp(c * t * t);
+        }
+      }
+    });
+    const int64_t elem = static_cast<int64_t>(sizeof(T));
+    OpInfo info{"gaussianSmearing", 4 * E * K, E * elem, E * K * elem, dist.requiresGrad() ? 5 * E * K : 0};
+    // The backward recomputes (d - mu) from the distances and reuses the output: d/dd exp(c t^2) = 2 c t out.
+    return Variable::record(info, Y, {dist}, {D, Y}, [mu, c](const Tensor& gy, std::vector<GradInput>& in,
+                                                             const std::vector<Tensor>& saved) {
+      const T* d = saved[0].data<T>();
+      const T* y = saved[1].data<T>();
+      const T* g = gy.data<T>();
+      const int64_t E = saved[0].numel(), K = static_cast<int64_t>(mu.size());
+      Tensor G = Tensor::empty({E}, gy.dtype());
+      T* o = G.data<T>();
+      parallelFor(E, grainFor(5 * K), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          T s = T(0);
+          for (int64_t k = 0; k < K; ++k) s += g[i * K + k] * y[i * K + k] * (d[i] - mu[k]);
+          o[i] = 2 * c * s;
+        }
+      });
+      in[0].addGrad(G);
+    });
+  });
+}
+
+Variable cosineCutoff(const Variable& dist, double cutoff) {
+  const Tensor& D = dist.value();
+  GNN_CHECK_ARG(D.isFloating(), "cosineCutoff: distances must be float, got ", dtypeName(D.dtype()));
+  GNN_CHECK_ARG(cutoff > 0 && std::isfinite(cutoff), "cosineCutoff: cutoff must be finite and > 0, got ", cutoff);
+  return dispatchFloat(D.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty(D.shape(), D.dtype());
+    const T* d = D.data<T>();
+    T* y = Y.data<T>();
+    const T c = static_cast<T>(cutoff), w = static_cast<T>(M_PI / cutoff);
+    const int64_t n = D.numel();
+    parallelFor(n, grainFor(8), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) y[i] = d[i] < c ? T(0.5) * (std::cos(w * d[i]) + T(1)) : T(0);
+    });
+    const int64_t bytes = static_cast<int64_t>(D.nbytes());
+    OpInfo info{"cosineCutoff", 4 * n, bytes, bytes, dist.requiresGrad() ? 4 * n : 0};
+    return Variable::record(info, Y, {dist}, {D}, [c, w](const Tensor& gy, std::vector<GradInput>& in,
+                                                         const std::vector<Tensor>& saved) {
+      const T* d = saved[0].data<T>();
+      const T* g = gy.data<T>();
+      Tensor G = Tensor::empty(saved[0].shape(), gy.dtype());
+      T* o = G.data<T>();
+      const int64_t n = G.numel();
+      parallelFor(n, grainFor(8), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) o[i] = d[i] < c ? g[i] * T(-0.5) * w * std::sin(w * d[i]) : T(0);
+      });
+      in[0].addGrad(G);
+    });
+  });
+}
+
 }  // namespace gnn

@@ -303,6 +303,106 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
   });
 }
 
+Variable filterMessageSum(const Variable& x, const Variable& filter, const Tensor& edgeIndex, int64_t numNodes,
+                          const Tensor& filterIndex) {
+  const Tensor &X = x.value(), &W = filter.value();
+  checkRank2Float("filterMessageSum", X);
+  GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,
+                "filterMessageSum: edge_index must be int64 [2, E], got ", dtypeName(edgeIndex.dtype()), " ",
+                shapeString(edgeIndex.shape()));
+  const int64_t E = edgeIndex.dim(1), F = X.dim(1);
+  const bool indexed = filterIndex.defined();
+  GNN_CHECK_ARG(W.rank() == 2 && (indexed || W.dim(0) == E) && W.dim(1) == F && W.dtype() == X.dtype(),
+                "filterMessageSum: filters ", dtypeName(W.dtype()), " ", shapeString(W.shape()), " for ", E,
+                " edges of ", F, " ", dtypeName(X.dtype()), " features", indexed ? " (indexed)" : "");
+  GNN_CHECK_ARG(!indexed || filterIndex.numel() == E, "filterMessageSum: filter index has ", filterIndex.numel(),
+                " entries for ", E, " edges");
+  GNN_CHECK_ARG(numNodes >= 0, "filterMessageSum: numNodes must be >= 0, got ", numNodes);
+  Tensor srcs = indexValues("filterMessageSum (source)", edgeIndex.slice(0, 1).reshape({E}), X.dim(0));
+  Tensor dsts = indexValues("filterMessageSum (target)", edgeIndex.slice(1, 2).reshape({E}), numNodes);
+  Tensor rows = indexed ? indexValues("filterMessageSum (filter row)", filterIndex.reshape({E}), W.dim(0)) : Tensor();
+  const int64_t* src = std::as_const(srcs).data<int64_t>();
+  const int64_t* row = indexed ? std::as_const(rows).data<int64_t>() : nullptr;
+  IndexPlan byDst = planFor(dsts, numNodes);
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty({numNodes, F}, X.dtype());
+    auto xm = X.matrix<T>();
+    auto wm = W.matrix<T>();
+    auto ym = Y.matrix<T>();
+    // Per target node, its messages in edge order starting from 0: the rounding of scatterSum(mul(gather, w)).
+    parallelFor(numNodes, grainFor(std::max<int64_t>(1, E / std::max<int64_t>(numNodes, 1)) * F),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t i = b; i < e; ++i) {
+                    auto o = ym.row(i);
+                    o.setZero();
+                    for (int64_t k = byDst.ptr[i]; k < byDst.ptr[i + 1]; ++k) {
+                      const int64_t edge = byDst.perm[k];
+                      o.array() += xm.row(src[edge]).array() * wm.row(row ? row[edge] : edge).array();
+                    }
+                  }
+                });
+    const int64_t elem = static_cast<int64_t>(sizeof(T));
+    OpInfo info{"filterMessageSum", 2 * E * F, E * (16 + 2 * F * elem), static_cast<int64_t>(Y.nbytes()),
+                (x.requiresGrad() ? 2 * E * F : 0) + (filter.requiresGrad() ? 2 * E * F : 0)};
+    const int64_t numX = X.dim(0), numW = W.dim(0);
+    const bool needX = filter.requiresGrad(), needW = x.requiresGrad();
+    return Variable::record(
+        info, Y, {x, filter}, {needX ? X : Tensor(), needW ? W : Tensor(), srcs, dsts, rows},
+        [numX, numW](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+          const int64_t* src = saved[2].data<int64_t>();
+          const int64_t* dst = saved[3].data<int64_t>();
+          const int64_t* row = saved[4].defined() ? saved[4].data<int64_t>() : nullptr;
+          const int64_t E = saved[2].numel(), F = gy.dim(1);
+          auto go = gy.matrix<T>();
+          if (in[1].requiresGrad()) {
+            // gw[r] = sum over the edges e reading filter row r of gy[dst[e]] * x[src[e]], in edge order.
+            auto xm = saved[0].matrix<T>();
+            Tensor GW = Tensor::empty({numW, F}, gy.dtype());
+            auto gw = GW.matrix<T>();
+            if (!row) {
+              parallelFor(E, grainFor(F), [&](int64_t b, int64_t e) {
+                for (int64_t edge = b; edge < e; ++edge)
+                  gw.row(edge).array() = go.row(dst[edge]).array() * xm.row(src[edge]).array();
+              });
+            } else {
+              IndexPlan byRow = planFor(saved[4], numW);
+              parallelFor(numW, grainFor(std::max<int64_t>(1, E / std::max<int64_t>(numW, 1)) * F),
+                          [&](int64_t b, int64_t e) {
+                            for (int64_t r = b; r < e; ++r) {
+                              auto o = gw.row(r);
+                              o.setZero();
+                              for (int64_t k = byRow.ptr[r]; k < byRow.ptr[r + 1]; ++k) {
+                                const int64_t edge = byRow.perm[k];
+                                o.array() += go.row(dst[edge]).array() * xm.row(src[edge]).array();
+                              }
+                            }
+                          });
+            }
+            in[1].addGrad(GW);
+          }
+          if (in[0].requiresGrad()) {  // gx[j] = sum over edges from j of gy[dst[e]] * w[e], in edge order
+            auto wm = saved[1].matrix<T>();
+            IndexPlan bySrc = planFor(saved[2], numX);
+            Tensor G = Tensor::empty({numX, F}, gy.dtype());
+            auto gm = G.matrix<T>();
+            parallelFor(numX, grainFor(std::max<int64_t>(1, E / std::max<int64_t>(numX, 1)) * F),
+                        [&](int64_t b, int64_t e) {
+                          for (int64_t j = b; j < e; ++j) {
+                            auto o = gm.row(j);
+                            o.setZero();
+                            for (int64_t k = bySrc.ptr[j]; k < bySrc.ptr[j + 1]; ++k) {
+                              const int64_t edge = bySrc.perm[k];
+                              o.array() += go.row(dst[edge]).array() * wm.row(row ? row[edge] : edge).array();
+                            }
+                          }
+                        });
+            in[0].addGrad(G);
+          }
+        });
+  });
+}
+
 Variable segmentSum(const Variable& x, const Tensor& ptr) { return segmentReduce("segmentSum", x, ptr, Reduce::Sum); }
 Variable segmentMean(const Variable& x, const Tensor& ptr) {
   return segmentReduce("segmentMean", x, ptr, Reduce::Mean);

@@ -264,6 +264,23 @@ std::vector<OpCase> makeTable() {
     push(c);
   }
   {
+    OpCase c;
+    c.name = "filterMessageSum";
+    c.ops = {"filterMessageSum"};
+    c.shapes = {{4, 3}, {7, 3}};  // x [N, F], filters [E, F]
+    c.largeShapes = {{2000, 16}, {30000, 16}};
+    c.aux = [](const Shapes& s) { return A{edgeIndex(s[1][0], s[0][0], 57)}; };
+    c.build = [](const V& x, const A& a) { return filterMessageSum(x[0], x[1], a[0], x[0].dim(0)); };
+    push(c);
+    c.name = "filterMessageSum_more_targets";  // targets beyond x's rows get their own (possibly empty) sums
+    c.build = [](const V& x, const A& a) { return filterMessageSum(x[0], x[1], a[0], x[0].dim(0) + 2); };
+    push(c);
+    c.name = "filterMessageSum_indexed";  // E edges read the rows of P = E filters in a shuffled, repeating order
+    c.aux = [](const Shapes& s) { return A{edgeIndex(s[1][0], s[0][0], 57), randomIndex({s[1][0]}, s[1][0], 58)}; };
+    c.build = [](const V& x, const A& a) { return filterMessageSum(x[0], x[1], a[0], x[0].dim(0), a[1]); };
+    push(c);
+  }
+  {
     // A [M, K] from coordinates (aux: rows, columns, values, {M}), built in x's dtype.
     OpCase c;
     c.name = "spmm";
@@ -508,6 +525,19 @@ std::vector<OpCase> makeTable() {
     c = unaryCase("pairwiseDistances_batched", "pairwiseDistances", [](const Variable& x) { return pairwiseDistances(x); });
     c.shapes = {{2, 4, 3}};
     c.largeShapes = {{8, 128, 3}};
+    push(c);
+    c = unaryCase("gaussianSmearing", "gaussianSmearing", [](const Variable& d) {
+      // SchNet's layout: centres evenly spaced on [0, 5], coeff = -0.5 / spacing^2.
+      std::vector<double> mu;
+      for (int k = 0; k < 8; ++k) mu.push_back(5.0 * k / 7);
+      return gaussianSmearing(d, mu, -0.5 / ((5.0 / 7) * (5.0 / 7)));
+    }, 0, 6);
+    c.shapes = {{9}};
+    c.largeShapes = {{40000}};
+    push(c);
+    c = unaryCase("cosineCutoff", "cosineCutoff", [](const Variable& d) { return cosineCutoff(d, 10.0); }, 0, 13);
+    c.shapes = {{4, 5}};
+    c.largeShapes = {{400, 512}};
     push(c);
     c = unaryCase("pairwiseDistances_2d", "pairwiseDistances", [](const Variable& x) { return pairwiseDistances(x); });
     c.shapes = {{5, 3}};

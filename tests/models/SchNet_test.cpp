@@ -1,0 +1,355 @@
+// SchNet and its layers: float64 gradients against finite differences (layers, a tiny model's parameters and
+// its positions, i.e. forces), energies invariant to rotating and translating a molecule, real molecules'
+// outputs bit-identical however the batch is padded, the radius graph against brute force, pairs of edges,
+// clone and blocks, PyG's parameter count, and a few training steps on shipped QM7 molecules.
+#include "models/SchNet.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "../gnn/CloneCheck.h"
+#include "../gnn/GradCheck.h"
+#include "data/MoleculeSource.h"
+#include "data/RadiusGraph.h"
+#include "gnn/CFConv.h"
+#include "gnn/ExecutionContext.h"
+#include "gnn/Init.h"
+#include "gnn/Ops.h"
+#include "gnn/Optimizer.h"
+#include "loaders/FixedSizeCollator.h"
+
+namespace gnn {
+namespace {
+
+// The first `count` QM7 molecules of the shipped XYZ file, with their PBE0 atomisation energy (kcal/mol) and
+// the radius graph of SchNet's defaults.
+std::vector<Graph> qm7(int64_t count, double cutoff = 10.0, int64_t maxNeighbors = 32) {
+  MoleculeSourceOptions o;
+  o.path = std::string(GNN_SOURCE_DIR) + "/examples/data/qm7_3d/qm7.xyz.gz";
+  o.targetColumns = {"e_pbe0_atomization_kcal_mol"};
+  auto src = openMoleculeSource(o);
+  std::vector<Graph> out;
+  MoleculeRecord r;
+  while (static_cast<int64_t>(out.size()) < count && src->next(r)) {
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    Graph g;
+    const int64_t n = static_cast<int64_t>(r.atomicNumbers.size());
+    g.numNodes = n;
+    g.x = Tensor({n, 9}, DType::I64);
+    for (int64_t i = 0; i < n; ++i) g.x.data<int64_t>()[i * 9] = r.atomicNumbers[i] - 1;
+    g.pos = Tensor::fromVector(r.pos, {n, 3});
+    g.edgeIndex = radiusGraph(g.pos, cutoff, maxNeighbors);
+    g.y = Tensor::fromVector(r.y, {1});
+    g.yMask = Tensor::fromVector(std::vector<uint8_t>{1}, {1});
+    out.push_back(g);
+  }
+  return out;
+}
+
+Batch batchOf(const std::vector<Graph>& graphs, int64_t padGraphs = 1, int64_t extraNodes = 0,
+              int64_t extraEdges = 0) {
+  FixedSizeOptions o;
+  int64_t nodes = 0, edges = 0;
+  for (const Graph& g : graphs) nodes += g.numNodes, edges += g.numEdges();
+  o.numGraphs = static_cast<int64_t>(graphs.size()) + padGraphs;
+  o.numNodes = nodes + padGraphs + extraNodes;
+  o.numEdges = edges + padGraphs + extraEdges;
+  return FixedSizeCollator(o).collate(graphs);
+}
+
+SchNetOptions tiny(DType dtype) {
+  SchNetOptions o;
+  o.hidden = 6;
+  o.filters = 5;
+  o.interactions = 2;
+  o.gaussians = 7;
+  o.cutoff = 4.0;  // some QM7 pairs lie beyond it
+  o.dtype = dtype;
+  return o;
+}
+
+Tensor rotated(const Tensor& pos, double a, double b, double c, const double shift[3]) {
+  // R = Rz(a) Ry(b) Rx(c), then a translation.
+  const double ca = std::cos(a), sa = std::sin(a), cb = std::cos(b), sb = std::sin(b), cc = std::cos(c),
+               sc = std::sin(c);
+  const double R[3][3] = {{ca * cb, ca * sb * sc - sa * cc, ca * sb * cc + sa * sc},
+                          {sa * cb, sa * sb * sc + ca * cc, sa * sb * cc - ca * sc},
+                          {-sb, cb * sc, cb * cc}};
+  Tensor p64 = pos.to(DType::F64);
+  Tensor out({pos.dim(0), 3}, DType::F64);
+  for (int64_t i = 0; i < pos.dim(0); ++i)
+    for (int r = 0; r < 3; ++r) {
+      double s = shift[r];
+      for (int k = 0; k < 3; ++k) s += R[r][k] * p64.data<double>()[i * 3 + k];
+      out.data<double>()[i * 3 + r] = s;
+    }
+  return out.to(pos.dtype());
+}
+
+TEST(RadiusGraph, MatchesBruteForceWithAndWithoutCellList) {
+  for (int64_t n : {int64_t{12}, kCellListAtoms + 60}) {
+    Generator g(5);
+    Tensor pos = init::uniform({n, 3}, -8, 8, g, DType::F32);
+    const double cutoff = 5.0;
+    const int64_t maxN = 9;
+    Tensor e = radiusGraph(pos, cutoff, maxN);
+    // Brute force: per target, sources by (distance, index), the nearest maxN within the cutoff.
+    std::vector<int64_t> src, dst;
+    Tensor p = pos.to(DType::F64);
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<std::pair<double, int64_t>> c;
+      for (int64_t j = 0; j < n; ++j) {
+        if (j == i) continue;
+        double d2 = 0;
+        for (int k = 0; k < 3; ++k) {
+          const double d = p.data<double>()[3 * i + k] - p.data<double>()[3 * j + k];
+          d2 += d * d;
+        }
+        if (d2 < cutoff * cutoff) c.push_back({d2, j});
+      }
+      std::sort(c.begin(), c.end());
+      for (size_t k = 0; k < c.size() && k < static_cast<size_t>(maxN); ++k) src.push_back(c[k].second), dst.push_back(i);
+    }
+    ASSERT_EQ(e.dim(1), static_cast<int64_t>(src.size())) << n << " atoms";
+    for (size_t k = 0; k < src.size(); ++k) {
+      EXPECT_EQ(e.data<int64_t>()[k], src[k]) << n << " atoms, edge " << k;
+      EXPECT_EQ(e.data<int64_t>()[e.dim(1) + k], dst[k]) << n << " atoms, edge " << k;
+    }
+  }
+}
+
+TEST(RadiusGraph, RefusesBadPositions) {
+  Tensor pos = Tensor::fromVector<float>({0, 0, 0, 1, NAN, 0}, {2, 3});
+  EXPECT_THROW(radiusGraph(pos, 10, 32), std::invalid_argument);
+  EXPECT_THROW(radiusGraph(Tensor({3, 2}), 10, 32), std::invalid_argument);
+  Graph noPos;
+  noPos.numNodes = 1;
+  auto ds = std::make_shared<InMemoryDataset>(std::vector<Graph>{noPos});
+  try {
+    RadiusGraphDataset r(ds, 10, 32);
+    FAIL() << "a graph without positions was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("graph 0: no atom positions"), std::string::npos) << e.what();
+  }
+}
+
+TEST(EdgePairs, BothDirectionsShareOnePair) {
+  // 0->1, 1->0, 2->2 (self-loop), 1->2 (no reverse), 0->1 again (a duplicate: its own pair unless a reverse is
+  // left), 1->0 again.
+  Tensor e = Tensor::fromVector<int64_t>({0, 1, 2, 1, 0, 1, /**/ 1, 0, 2, 2, 1, 0}, {2, 6});
+  EdgePairs p = edgePairs(e);
+  std::vector<int64_t> of(p.pairOf.data<int64_t>(), p.pairOf.data<int64_t>() + 6);
+  EXPECT_EQ(of, (std::vector<int64_t>{0, 0, 1, 2, 3, 3}));
+  ASSERT_EQ(p.edgeIndex.dim(1), 4);
+  EXPECT_EQ(p.edgeIndex.data<int64_t>()[2], 1);  // pair 2 is edge 1 -> 2
+  EXPECT_EQ(p.edgeIndex.data<int64_t>()[4 + 2], 2);
+}
+
+TEST(SchNetGradCheck, CFConvAndInteraction) {
+  Generator gen(3);
+  SchNetInteraction block(4, 5, 3, gen, DType::F64);
+  Tensor edges = Tensor::fromVector<int64_t>({0, 1, 2, 1, 3, 0, /**/ 1, 0, 1, 2, 0, 3}, {2, 6});
+  EdgePairs pairs = edgePairs(edges);
+  const int64_t P = pairs.edgeIndex.dim(1);
+  // Inputs: x, rbf per pair, cutoff per pair; then every parameter.
+  Tensor x = testing::randomTensor({4, 4}, 1), rbf = testing::randomTensor({P, 5}, 2);
+  Tensor cut = init::uniform({P}, 0, 1, gen, DType::F64);
+  testing::expectGradientsMatch(
+      [&](const std::vector<Variable>& v) { return block.forward(v[0], edges, v[1], v[2], pairs.pairOf); },
+      {x, rbf, cut});
+  // Parameters: their gradients against central differences of the same projected output.
+  Tensor r = testing::randomTensor({4, 4}, 9);
+  auto loss = [&] { return sum(mul(block.forward(Variable(x), edges, Variable(rbf), Variable(cut), pairs.pairOf), Variable(r))); };
+  for (auto& [name, param] : block.namedParameters()) {
+    Variable p = param;
+    p.zeroGrad();
+    loss().backward();
+    const Tensor analytic = p.grad().clone();
+    double* d = p.value().data<double>();
+    for (int64_t j = 0; j < p.value().numel(); ++j) {
+      const double saved = d[j];
+      double up, down;
+      {
+        NoGradGuard ng;
+        d[j] = saved + 1e-6;
+        up = loss().value().item();
+        d[j] = saved - 1e-6;
+        down = loss().value().item();
+        d[j] = saved;
+      }
+      EXPECT_NEAR(analytic.at(j), (up - down) / 2e-6, 1e-6 * std::max(1.0, std::abs(analytic.at(j)))) << name << " " << j;
+    }
+  }
+}
+
+TEST(SchNetGradCheck, TinyModelParametersAndForces) {
+  Generator gen(4);
+  SchNetOptions o = tiny(DType::F64);
+  o.atomref.assign(SchNetOptions::kElements, 0.0);
+  o.atomref[1] = -0.5, o.atomref[6] = -1.25;
+  o.scale = {2.0};
+  o.shift = {0.1};
+  SchNet model(o, gen);
+  std::vector<Graph> mols = qm7(3, o.cutoff);
+  Batch b = batchOf(mols, 1, 2, 3);
+  Tensor pos0 = b.pos.to(DType::F64);
+  Tensor r = testing::randomTensor({b.numGraphs, 1}, 7);
+  // Positions: the gradient of the energy (forces up to the sign) through distances, expansion and cutoff.
+  testing::expectGradientsMatch(
+      [&](const std::vector<Variable>& v) {
+        BlockState s;
+        s.set("pos", v[0]);
+        return model.runBlocks(s, b, 0, model.numBlocks()).get("out");
+      },
+      {pos0}, 1e-6, 2e-6);
+  Variable posVar(pos0);
+  auto loss = [&] {
+    BlockState s;
+    s.set("pos", posVar);
+    return sum(mul(model.runBlocks(s, b, 0, model.numBlocks()).get("out"), Variable(r)));
+  };
+  for (auto& [name, param] : model.namedParameters()) {
+    Variable p = param;
+    p.zeroGrad();
+    loss().backward();
+    ASSERT_TRUE(p.hasGrad()) << name;
+    const Tensor analytic = p.grad().clone();
+    double* d = p.value().data<double>();
+    for (int64_t j = 0; j < p.value().numel(); j += std::max<int64_t>(1, p.value().numel() / 9)) {
+      const double saved = d[j];
+      double up, down;
+      {
+        NoGradGuard ng;
+        d[j] = saved + 1e-6;
+        up = loss().value().item();
+        d[j] = saved - 1e-6;
+        down = loss().value().item();
+        d[j] = saved;
+      }
+      EXPECT_NEAR(analytic.at(j), (up - down) / 2e-6, 1e-6 * std::max(1.0, std::abs(analytic.at(j)))) << name << " " << j;
+    }
+  }
+}
+
+TEST(SchNet, EnergyInvariantToRotationAndTranslation) {
+  for (DType dt : {DType::F64, DType::F32}) {
+    Generator gen(11);
+    SchNetOptions o;
+    o.dtype = dt;
+    SchNet model(o, gen);
+    model.eval();
+    std::vector<Graph> mols = qm7(16);
+    // Coordinates in the model's dtype before the move, so float64 measures the model and not the rounding of
+    // the rotated coordinates to float32.
+    for (Graph& g : mols) g.pos = g.pos.to(dt);
+    std::vector<Graph> moved = mols;
+    const double shift[3] = {3.5, -12.25, 40.0};
+    for (size_t i = 0; i < moved.size(); ++i) {
+      moved[i].pos = rotated(mols[i].pos, 0.3 + 0.2 * i, -1.1, 2.0 + i, shift);
+      moved[i].edgeIndex = radiusGraph(moved[i].pos, o.cutoff, o.maxNeighbors);
+    }
+    NoGradGuard ng;
+    Tensor a = model.forward(batchOf(mols)).value().to(DType::F64);
+    Tensor b = model.forward(batchOf(moved)).value().to(DType::F64);
+    // Relative to the largest energy of the batch (an untrained model puts some molecules near 0).
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < mols.size(); ++i) {
+      scale = std::max(scale, std::abs(a.at(i)));
+      worst = std::max(worst, std::abs(a.at(i) - b.at(i)));
+    }
+    ASSERT_GT(scale, 0.1);
+    EXPECT_LE(worst / scale, dt == DType::F64 ? 1e-12 : 1e-5) << dtypeName(dt);
+  }
+}
+
+TEST(SchNet, RealMoleculesAreBitIdenticalWithAnyPadding) {
+  Generator gen(12);
+  SchNet model(SchNetOptions{}, gen);
+  model.eval();
+  std::vector<Graph> mols = qm7(10);
+  NoGradGuard ng;
+  Tensor tight = model.forward(batchOf(mols, 1)).value();
+  Tensor loose = model.forward(batchOf(mols, 5, 37, 211)).value();
+  for (int64_t g = 0; g < static_cast<int64_t>(mols.size()); ++g)
+    EXPECT_EQ(tight.at(g), loose.at(g)) << "molecule " << g;
+  // Padding graphs' rows are 0.
+  for (int64_t g = static_cast<int64_t>(mols.size()); g < loose.dim(0); ++g) EXPECT_EQ(loose.at(g), 0.0);
+  // One molecule alone: the same bits as in the batch.
+  Tensor alone = model.forward(batchOf({mols[3]}, 1)).value();
+  EXPECT_EQ(alone.at(0), tight.at(3));
+}
+
+TEST(SchNet, DefaultsArePygs) {
+  Generator gen(1);
+  SchNet model(SchNetOptions{}, gen);
+  EXPECT_EQ(model.numParameters(), 455809);  // torch_geometric.nn.models.SchNet() with its defaults
+  EXPECT_EQ(model.blockNames(), (std::vector<std::string>{"input", "interactions/0", "interactions/1", "interactions/2",
+                                                          "interactions/3", "interactions/4", "interactions/5", "head"}));
+  auto copy = cloneModule(model);
+  testing::expectDeepCopy(model, *copy);
+  std::vector<Graph> mols = qm7(4);
+  Batch b = batchOf(mols);
+  NoGradGuard ng;
+  EXPECT_TRUE(model.forward(b).value().bitEqual(copy->forward(b).value()));
+  GaussianSmearing rbf;
+  EXPECT_EQ(rbf.count(), 50);
+  EXPECT_DOUBLE_EQ(rbf.offsets().back(), 10.0);
+  EXPECT_NEAR(rbf.coeff(), -0.5 / std::pow(10.0 / 49, 2), 1e-12);
+}
+
+TEST(SchNet, ErrorsNameTheFix) {
+  Generator gen(1);
+  SchNet model(SchNetOptions{}, gen);
+  std::vector<Graph> mols = qm7(2);
+  mols[0].pos = Tensor();
+  mols[1].pos = Tensor();
+  try {
+    model.forward(batchOf(mols));
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no atom positions"), std::string::npos) << e.what();
+  }
+  SchNetOptions bad;
+  bad.readout = "max";
+  EXPECT_THROW(SchNet(bad, gen), std::invalid_argument);
+}
+
+TEST(SchNet, TrainsOnQm7) {
+  Generator gen(21);
+  SchNetOptions o;
+  o.hidden = 32;
+  o.filters = 32;
+  o.interactions = 3;
+  std::vector<Graph> mols = qm7(64);
+  // Per-atom shift so that the untrained model starts near the mean energy per atom.
+  double ySum = 0, atoms = 0;
+  for (const Graph& g : mols) ySum += g.y.at(0), atoms += static_cast<double>(g.numNodes);
+  o.shift = {ySum / atoms};
+  o.scale = {10.0};
+  SchNet model(o, gen);
+  Adam opt({{model.parameters()}}, 5e-3);
+  std::vector<Batch> batches;
+  for (size_t i = 0; i < mols.size(); i += 16)
+    batches.push_back(batchOf(std::vector<Graph>(mols.begin() + i, mols.begin() + i + 16)));
+  auto epochLoss = [&](bool train) {
+    double total = 0;
+    for (const Batch& b : batches) {
+      Variable loss = l1Loss(model.forward(b), b.y, b.yMask);
+      total += loss.value().item();
+      if (train) {
+        opt.zeroGrad();
+        loss.backward();
+        opt.step();
+      }
+    }
+    return total / static_cast<double>(batches.size());
+  };
+  const double before = epochLoss(false);
+  for (int e = 0; e < 30; ++e) epochLoss(true);
+  const double after = epochLoss(false);
+  EXPECT_LT(after, 0.5 * before) << "L1 " << before << " -> " << after << " kcal/mol";
+}
+
+}  // namespace
+}  // namespace gnn
