@@ -1,8 +1,10 @@
-// predict: applies a molecule_property checkpoint to new molecules. The molecules are featurised exactly as
+// predict: applies a checkpoint of molecule_property, pcqm4m_graphormer or qm7_schnet to new molecules. The molecules are featurised exactly as
 // the checkpoint records (OGB's features with the same options), the model is rebuilt from the checkpoint's
-// configuration, and the predictions are written as CSV (line,id,smiles,prediction[_<target>]), in target
-// units. Molecules RDKit rejects, or larger than the batch shape the model was trained with, are listed on
-// stderr with their line and reason; the rest are predicted.
+// configuration (Graphormer's encodings and SchNet's radius graph computed as at training time; SchNet needs
+// coordinates: SDF or XYZ input, or SMILES with the seeded conformers the checkpoint's featurisation names),
+// and the predictions are written as CSV (line,id,smiles,prediction[_<target>]), in target units. Batches
+// grow to fit every molecule (Graphormer: up to kMaxGraphormerAtoms atoms); molecules RDKit rejects or too
+// large are listed on stderr with their line and reason; the rest are predicted.
 //
 //   predict --checkpoint bbbp.ckpt --input new.smi --out new.csv
 //   predict --checkpoint gap.ckpt --input candidates.csv.gz --smiles-col SMILES --out gap.csv --weights last
@@ -26,8 +28,15 @@ namespace po = boost::program_options;
 namespace fs = std::filesystem;
 using namespace gnn;
 
+namespace {
+// Graphormer's batches hold [graphs x M x M x hops x 3] int64 path features: 128 atoms is ~127 MB at 65 graphs.
+constexpr int64_t kMaxGraphormerAtoms = 128;
+}  // namespace
+
 int main(int argc, char** argv) {
-  app::Program prog("predict", "apply a trained molecule_property checkpoint to new molecules; predictions as CSV");
+  app::Program prog("predict",
+                    "apply a trained molecule_property, pcqm4m_graphormer or qm7_schnet checkpoint to new molecules; "
+                    "predictions as CSV");
   std::string checkpoint, input, outPath, format, smilesCol = "smiles", weights = "best";
   int threads = 0;
   bool quiet = false;
@@ -51,30 +60,27 @@ int main(int argc, char** argv) {
     if (!fs::exists(input)) throw app::UsageError("--input " + input + ": no such file");
 
     Checkpoint ck = Checkpoint::load(checkpoint);
-    if (ck.meta.value("program", std::string()) != "molecule_property")
-      throw std::runtime_error(checkpoint + ": not a molecule_property checkpoint (program '" +
-                               ck.meta.value("program", std::string("?")) + "')");
+    const std::string program = ck.meta.value("program", std::string("?"));
+    if (program != "molecule_property" && program != "pcqm4m_graphormer" && program != "qm7_schnet")
+      throw std::runtime_error(checkpoint + ": not a checkpoint of molecule_property, pcqm4m_graphormer or qm7_schnet "
+                               "(program '" + program + "')");
     const nlohmann::json& config = ck.meta.at("config");
     const nlohmann::json& derived = config.at("derived");
-    app::MoleculeModelSpec spec;
-    spec.model = config.at("model").get<std::string>();
-    spec.layers = config.at("layers").get<int64_t>();
-    spec.hidden = config.at("hidden").get<int64_t>();
-    spec.pool = config.at("pool").get<std::string>();
-    spec.dropout = config.at("dropout").get<double>();
+    app::MoleculeModelSpec spec = app::MoleculeModelSpec::fromConfig(config);
     const std::vector<std::string> targets = derived.at("targets").get<std::vector<std::string>>();
-    spec.tasks = static_cast<int64_t>(targets.size());
     const app::MoleculeTask task =
         derived.at("task") == "classification" ? app::MoleculeTask::Classification : app::MoleculeTask::Regression;
     const app::TargetScaling scaling = app::TargetScaling::fromJson(derived.at("target_scaling"));
+    // The evaluation shape of the run (its training shape in checkpoints that have none).
+    const nlohmann::json& shape = derived.contains("eval_fixed") ? derived["eval_fixed"] : derived.at("fixed");
     FixedSizeOptions fixed;
-    fixed.numNodes = derived.at("fixed").at("num_nodes").get<int64_t>();
-    fixed.numEdges = derived.at("fixed").at("num_edges").get<int64_t>();
-    fixed.numGraphs = derived.at("fixed").at("num_graphs").get<int64_t>();
-    fixed.maxNodesPerGraph = derived.at("fixed").at("max_nodes_per_graph").get<int64_t>();
+    fixed.numNodes = shape.at("num_nodes").get<int64_t>();
+    fixed.numEdges = shape.at("num_edges").get<int64_t>();
+    fixed.numGraphs = shape.at("num_graphs").get<int64_t>();
+    fixed.maxNodesPerGraph = shape.at("max_nodes_per_graph").get<int64_t>();
     fixed.validate();
 
-    std::unique_ptr<GraphModel> model = app::makeMoleculeModel(spec, 0);
+    std::unique_ptr<BlockModel> model = app::makeMoleculeModel(spec, 0);
     // "best.*" holds the best validation epoch's weights when the run validated at least once.
     const bool haveBest = ck.tensors.count("best." + model->namedParameters().front().first) > 0;
     ck.loadModule(weights == "best" && haveBest ? "best" : "model", *model);
@@ -90,8 +96,10 @@ int main(int argc, char** argv) {
       }
     } cleanup{npz};
     app::buildMoleculeDataset(input, format, smilesCol, derived.at("featurisation"), numThreads(), npz);
-    auto ds = std::make_shared<NpzDataset>(npz);
-    nlohmann::json meta = nlohmann::json::parse(ds->metadataJson(), nullptr, false);
+    auto npzData = std::make_shared<NpzDataset>(npz);
+    const NpzDataset& src = *npzData;
+    std::shared_ptr<const Dataset> ds = spec.view(npzData);  // SchNet: the radius graph
+    nlohmann::json meta = nlohmann::json::parse(src.metadataJson(), nullptr, false);
     int64_t rejected = 0;
     if (meta.is_object() && meta.contains("rejected"))
       for (const auto& r : meta["rejected"]) {
@@ -99,15 +107,30 @@ int main(int argc, char** argv) {
         std::cerr << input << ":" << r.value("line", int64_t{0}) << ": rejected '" << r.value("smiles", std::string())
                   << "': " << r.value("reason", std::string()) << "\n";
       }
-    std::vector<int64_t> all(ds->size());
-    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
-    app::MoleculePredictions p = app::predictMolecules(*model, ds, all, fixed, scaling, task);
+    // Grow the batch until every molecule fits (results do not depend on the batch's size); Graphormer's
+    // node-pair blocks grow with the square of their side, so they stop at kMaxGraphormerAtoms.
+    std::vector<int64_t> all;
+    std::vector<int64_t> tooLarge;
+    int64_t maxNodes = 0, maxEdges = 0;
+    for (size_t i = 0; i < ds->size(); ++i) {
+      if (spec.isGraphormer() && ds->numNodes(i) > kMaxGraphormerAtoms) {
+        tooLarge.push_back(static_cast<int64_t>(i));
+        continue;
+      }
+      all.push_back(static_cast<int64_t>(i));
+      maxNodes = std::max(maxNodes, ds->numNodes(i));
+      maxEdges = std::max(maxEdges, ds->numEdges(i));
+    }
+    if (fixed.maxNodesPerGraph > 0) fixed.maxNodesPerGraph = std::max(fixed.maxNodesPerGraph, maxNodes);
+    fixed.numNodes = std::max(fixed.numNodes, fixed.rowsNeeded(maxNodes, 1));
+    fixed.numEdges = std::max(fixed.numEdges, fixed.rowsNeeded(maxEdges, 1));
+    app::MoleculePredictions p = app::predictMolecules(*model, spec.tasks, ds, all, fixed, scaling, task);
+    for (int64_t i : tooLarge) p.skipped.push_back(i);
     for (int64_t i : p.skipped)
-      std::cerr << input << ":" << ds->sourceLine(static_cast<size_t>(i)) << ": not predicted '"
-                << ds->smiles(static_cast<size_t>(i)) << "': " << ds->numNodes(static_cast<size_t>(i)) << " atoms, "
-                << ds->numEdges(static_cast<size_t>(i)) << " directed bonds exceed the batch shape the model was trained with ("
-                << fixed.graphLimits() << ")\n";
-    app::writePredictionsCsv(outPath, *ds, p, targets);
+      std::cerr << input << ":" << src.sourceLine(static_cast<size_t>(i)) << ": not predicted '"
+                << src.smiles(static_cast<size_t>(i)) << "': " << ds->numNodes(static_cast<size_t>(i))
+                << " atoms, more than Graphormer's pair blocks here hold (" << kMaxGraphormerAtoms << ")\n";
+    app::writePredictionsCsv(outPath, src, p, targets);
     if (!quiet)
       std::cerr << "predict: " << p.positions.size() << " molecule(s) predicted, "
                 << rejected + static_cast<int64_t>(p.skipped.size()) << " not (" << rejected << " rejected by RDKit, "

@@ -1,54 +1,207 @@
 #include "examples/common/MoleculeModel.h"
 
+#include <Eigen/Dense>
 #include <algorithm>
+#include <cmath>
 
+#include "data/RadiusGraph.h"
 #include "gnn/GlobalPooling.h"
 #include "gnn/Random.h"
 #include "models/GCN.h"
 #include "models/GIN.h"
+#include "models/Graphormer.h"
+#include "models/SchNet.h"
 
 namespace gnn::app {
 
 namespace {
-std::string joinedModels(const std::vector<std::string>& models) {
+std::string joinedModels(const std::vector<std::string>& models, const char* sep = " | ") {
   std::string s;
-  for (const auto& m : models) s += (s.empty() ? "" : " | ") + m;
+  for (const auto& m : models) s += (s.empty() ? "" : sep) + m;
   return s;
 }
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 }  // namespace
 
+bool MoleculeModelSpec::graphormerIn(const std::vector<std::string>& models) {
+  return has(models, "slim") || has(models, "base");
+}
+bool MoleculeModelSpec::schnetIn(const std::vector<std::string>& models) { return has(models, "schnet"); }
+
 void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<std::string>& models) {
-  const std::string help = joinedModels(models) + " (gin, gcn: OGB's atom and bond encoders, global pooling, linear head)";
-  flags.add_options()("model", value(&model, model), help.c_str())(
-      "layers", value(&layers, layers), "message-passing layers")("hidden", value(&hidden, hidden), "hidden width")(
-      "pool", value(&pool, pool), "global pooling: sum | mean | max")(
-      "dropout", value(&dropout, dropout), "dropout after each layer");
+  std::string help = joinedModels(models) + " (";
+  std::vector<std::string> parts;
+  if (has(models, "gin") || has(models, "gcn"))
+    parts.push_back("gin, gcn: OGB's atom and bond encoders, global pooling, linear head");
+  if (graphormerIn(models))
+    parts.push_back("slim: Graphormer 12 layers x 80, 8 heads, FFN 80; base: 12 x 768, 32 heads, FFN 768");
+  if (schnetIn(models)) parts.push_back("schnet: SchNet with PyTorch Geometric's defaults");
+  help += joinedModels(parts, "; ") + ")";
+  flags.add_options()("model", value(&model, model), help.c_str());
+  added_ = {"model"};
+  const bool mp = has(models, "gin") || has(models, "gcn");
+  if (mp || schnetIn(models)) {
+    const std::string layersHelp = std::string(mp ? "message-passing layers" : "") + (mp && schnetIn(models) ? "; " : "") +
+                                   (schnetIn(models) ? "schnet: interaction blocks" : "");
+    flags.add_options()("layers", value(&layers, layers), layersHelp.c_str())("hidden", value(&hidden, hidden),
+                                                                              "hidden width");
+    added_.insert(added_.end(), {"layers", "hidden"});
+  }
+  if (mp) {
+    flags.add_options()("pool", value(&pool, pool), "global pooling: sum | mean | max");
+    added_.push_back("pool");
+  }
+  if (mp || graphormerIn(models)) {
+    flags.add_options()("dropout", value(&dropout, dropout),
+                        graphormerIn(models) ? "dropout after each layer (gin, gcn); on embeddings, attention and "
+                                               "FFN outputs (Graphormer; 0 in its PCQM4M scripts)"
+                                             : "dropout after each layer");
+    added_.push_back("dropout");
+  }
+  if (graphormerIn(models)) {
+    flags.add_options()("max-node", value(&maxNode, maxNode),
+                        "Graphormer's max_node: training batches hold molecules of up to this many atoms in blocks of "
+                        "this side (larger ones: --oversize); evaluation fits every molecule")(
+        "multi-hop-max-dist", value(&multiHopMaxDist, multiHopMaxDist),
+        "hops of a shortest path the edge encoding reads (Graphormer's multi_hop_max_dist)")(
+        "attention-dropout", value(&attentionDropout, attentionDropout), "dropout on attention weights")(
+        "act-dropout", value(&actDropout, actDropout), "dropout after the FFN's GELU");
+    added_.insert(added_.end(), {"max-node", "multi-hop-max-dist", "attention-dropout", "act-dropout"});
+  }
+  if (schnetIn(models)) {
+    flags.add_options()("filters", value(&filters, filters), "schnet: filter width of each CFConv")(
+        "gaussians", value(&gaussians, gaussians), "schnet: Gaussians of the distance expansion on [0, cutoff]")(
+        "cutoff", value(&cutoff, cutoff), "schnet: neighbours within this distance (Angstrom)")(
+        "max-neighbors", value(&maxNeighbors, maxNeighbors), "schnet: at most this many (the nearest) per atom")(
+        "readout", value(&readout, readout), "schnet: sum | mean of the atoms' contributions");
+    added_.insert(added_.end(), {"filters", "gaussians", "cutoff", "max-neighbors", "readout"});
+  }
 }
 
 void MoleculeModelSpec::bind(RunConfig& config) {
-  config.bind("model", &model);
-  config.bind("layers", &layers);
-  config.bind("hidden", &hidden);
-  config.bind("pool", &pool);
-  config.bind("dropout", &dropout);
+  for (const std::string& f : added_) {
+    if (f == "model") config.bind(f, &model);
+    else if (f == "layers") config.bind(f, &layers);
+    else if (f == "hidden") config.bind(f, &hidden);
+    else if (f == "pool") config.bind(f, &pool);
+    else if (f == "dropout") config.bind(f, &dropout);
+    else if (f == "max-node") config.bind(f, &maxNode);
+    else if (f == "multi-hop-max-dist") config.bind(f, &multiHopMaxDist);
+    else if (f == "attention-dropout") config.bind(f, &attentionDropout);
+    else if (f == "act-dropout") config.bind(f, &actDropout);
+    else if (f == "filters") config.bind(f, &filters);
+    else if (f == "gaussians") config.bind(f, &gaussians);
+    else if (f == "cutoff") config.bind(f, &cutoff);
+    else if (f == "max-neighbors") config.bind(f, &maxNeighbors);
+    else if (f == "readout") config.bind(f, &readout);
+  }
 }
 
-void MoleculeModelSpec::validate(const std::vector<std::string>& models) const {
-  if (std::find(models.begin(), models.end(), model) == models.end())
-  {
-    std::string list;
-    for (const auto& m : models) list += (list.empty() ? "" : ", ") + m;
-    throw UsageError("--model '" + model + "': must be one of " + list);
-  }
+void MoleculeModelSpec::validate(const std::vector<std::string>& models, const Program* prog) const {
+  if (!has(models, model)) throw UsageError("--model '" + model + "': must be one of " + joinedModels(models, ", "));
+  if (prog && isGraphormer())
+    for (const char* f : {"layers", "hidden", "pool"})
+      if (prog->given(f))
+        throw UsageError(std::string("--") + f + " applies to " + (schnetIn(models) ? "gin, gcn and schnet" : "gin and gcn") +
+                         "; Graphormer's " + model + " is a fixed configuration");
+  if (prog && !isGraphormer())
+    for (const char* f : {"max-node", "multi-hop-max-dist", "attention-dropout", "act-dropout"})
+      if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to Graphormer (--model slim or base)");
+  if (prog && !isSchNet())
+    for (const char* f : {"filters", "gaussians", "cutoff", "max-neighbors", "readout"})
+      if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to --model schnet");
   requireOneOf("--pool", pool, {"sum", "mean", "max"});
   requireRange("--layers", static_cast<double>(layers), 1, 1000);
-  requireRange("--hidden", static_cast<double>(hidden), 1, 1 << 20);
+  requireRange("--hidden", static_cast<double>(hidden), 2, 1 << 20);
   requireRange("--dropout", dropout, 0, 0.999);
+  requireRange("--max-node", static_cast<double>(maxNode), 1, 4096);
+  requireRange("--multi-hop-max-dist", static_cast<double>(multiHopMaxDist), 1, 64);
+  requireRange("--attention-dropout", attentionDropout, 0, 0.999);
+  requireRange("--act-dropout", actDropout, 0, 0.999);
+  requireRange("--filters", static_cast<double>(filters), 1, 1 << 20);
+  requireRange("--gaussians", static_cast<double>(gaussians), 2, 10000);
+  requireRange("--cutoff", cutoff, 1e-3, 1000);
+  requireRange("--max-neighbors", static_cast<double>(maxNeighbors), 1, 100000);
+  requireOneOf("--readout", readout, {"sum", "mean"});
 }
 
-std::unique_ptr<GraphModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed) {
-  spec.validate({"gin", "gcn"});
+void MoleculeModelSpec::requireFeatures(MoleculeDataOptions& data) const {
+  if (isGraphormer()) data.graphormerMaxDist = static_cast<int>(multiHopMaxDist);
+  if (isSchNet()) data.positions = true;
+}
+
+std::shared_ptr<const Dataset> MoleculeModelSpec::view(std::shared_ptr<const Dataset> dataset) const {
+  if (!isSchNet()) return dataset;
+  return std::make_shared<RadiusGraphDataset>(std::move(dataset), cutoff, maxNeighbors);
+}
+
+nlohmann::json MoleculeModelSpec::outputJson() const {
+  return {{"scale", scale}, {"shift", shift}, {"atomref", atomref}};
+}
+
+void MoleculeModelSpec::outputFromJson(const nlohmann::json& j) {
+  scale = j.value("scale", std::vector<double>());
+  shift = j.value("shift", std::vector<double>());
+  atomref = j.value("atomref", std::vector<double>());
+}
+
+MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
+  MoleculeModelSpec s;
+  s.model = c.value("model", s.model);
+  s.pool = c.value("pool", s.pool);
+  s.layers = c.value("layers", s.layers);
+  s.hidden = c.value("hidden", s.hidden);
+  s.dropout = c.value("dropout", s.dropout);
+  s.maxNode = c.value("max_node", s.maxNode);
+  s.multiHopMaxDist = c.value("multi_hop_max_dist", s.multiHopMaxDist);
+  s.attentionDropout = c.value("attention_dropout", s.attentionDropout);
+  s.actDropout = c.value("act_dropout", s.actDropout);
+  s.filters = c.value("filters", s.filters);
+  s.gaussians = c.value("gaussians", s.gaussians);
+  s.cutoff = c.value("cutoff", s.cutoff);
+  s.maxNeighbors = c.value("max_neighbors", s.maxNeighbors);
+  s.readout = c.value("readout", s.readout);
+  if (c.contains("derived")) {
+    const auto& d = c["derived"];
+    if (d.contains("targets")) s.tasks = static_cast<int64_t>(d["targets"].size());
+    if (d.contains("model_output")) s.outputFromJson(d["model_output"]);
+  }
+  return s;
+}
+
+std::string MoleculeModelSpec::describe() const {
+  if (isGraphormer()) return "graphormer " + model;
+  return model + " " + std::to_string(layers) + "x" + std::to_string(hidden);
+}
+
+std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed) {
+  spec.validate({"gin", "gcn", "slim", "base", "schnet"});
   Generator gen(seed);
+  if (spec.isGraphormer()) {
+    GraphormerOptions o = GraphormerOptions::named(spec.model);
+    o.tasks = spec.tasks;
+    o.maxNodes = 0;  // training batches have blocks of side --max-node, evaluation ones may be larger
+    o.multiHopMaxDist = spec.multiHopMaxDist;
+    o.dropout = spec.dropout;
+    o.attentionDropout = spec.attentionDropout;
+    o.activationDropout = spec.actDropout;
+    return std::make_unique<Graphormer>(o, gen);
+  }
+  if (spec.isSchNet()) {
+    SchNetOptions o;
+    o.hidden = spec.hidden;
+    o.filters = spec.filters;
+    o.interactions = spec.layers;
+    o.gaussians = spec.gaussians;
+    o.cutoff = spec.cutoff;
+    o.maxNeighbors = spec.maxNeighbors;
+    o.readout = spec.readout;
+    o.tasks = spec.tasks;
+    o.scale = spec.scale;
+    o.shift = spec.shift;
+    o.atomref = spec.atomref;
+    return std::make_unique<SchNet>(o, gen);
+  }
   GraphModelOptions o;
   o.layers = spec.layers;
   o.hidden = spec.hidden;
@@ -57,6 +210,59 @@ std::unique_ptr<GraphModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
   o.pool = parsePoolKind(spec.pool);
   if (spec.model == "gcn") return std::make_unique<GCN>(o, gen);
   return std::make_unique<GIN>(o, gen);
+}
+
+void fitAtomReferences(MoleculeModelSpec& spec, const Dataset& dataset, const std::vector<int64_t>& positions) {
+  const int64_t K = SchNetOptions::kElements, T = spec.tasks;
+  spec.atomref.assign(static_cast<size_t>(K * T), 0.0);
+  spec.scale.assign(static_cast<size_t>(T), 1.0);
+  spec.shift.assign(static_cast<size_t>(T), 0.0);
+  // Element counts per molecule (z = OGB feature 0 + 1).
+  std::vector<std::vector<double>> counts;
+  std::vector<Graph> graphs;
+  for (int64_t i : positions) {
+    Graph g = dataset.get(static_cast<size_t>(i));
+    std::vector<double> c(static_cast<size_t>(K), 0.0);
+    const int64_t f = g.x.dim(1);
+    for (int64_t a = 0; a < g.numNodes; ++a) {
+      const int64_t z = g.z.defined() ? g.z.data<int64_t>()[a] : g.x.data<int64_t>()[a * f] + 1;
+      if (z >= 1 && z < K) c[static_cast<size_t>(z)] += 1;
+    }
+    counts.push_back(std::move(c));
+    graphs.push_back(std::move(g));
+  }
+  for (int64_t t = 0; t < T; ++t) {
+    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(K, K);
+    Eigen::VectorXd b = Eigen::VectorXd::Zero(K);
+    std::vector<size_t> used;
+    for (size_t m = 0; m < graphs.size(); ++m) {
+      const Graph& g = graphs[m];
+      if (g.yMask.defined() && g.yMask.at(t) == 0) continue;
+      const double y = g.y.at(t);
+      if (!std::isfinite(y)) continue;
+      Eigen::Map<const Eigen::VectorXd> c(counts[m].data(), K);
+      A += c * c.transpose();
+      b += y * c;
+      used.push_back(m);
+    }
+    if (used.empty()) continue;
+    // Ridge 1e-8 of the largest diagonal entry: elements absent from the training split get reference 0.
+    A.diagonal().array() += 1e-8 * std::max(1.0, A.diagonal().maxCoeff());
+    Eigen::VectorXd ref = A.ldlt().solve(b);
+    for (int64_t z = 0; z < K; ++z) spec.atomref[static_cast<size_t>(z * T + t)] = ref(z);
+    // What remains per atom: its mean and spread set the model's output shift and scale.
+    double s = 0, s2 = 0;
+    for (size_t m : used) {
+      Eigen::Map<const Eigen::VectorXd> c(counts[m].data(), K);
+      const double atoms = std::max(1.0, c.sum());
+      const double r = (graphs[m].y.at(t) - c.dot(ref)) / atoms;
+      s += r;
+      s2 += r * r;
+    }
+    const double n = static_cast<double>(used.size()), mean = s / n, var = std::max(0.0, s2 / n - mean * mean);
+    spec.shift[static_cast<size_t>(t)] = mean;
+    spec.scale[static_cast<size_t>(t)] = var > 0 ? std::sqrt(var) : 1.0;
+  }
 }
 
 }  // namespace gnn::app

@@ -1,17 +1,22 @@
-// MoleculeModel: the graph-level models the molecule programs train, built from the flags a checkpoint
-// records, so `predict` rebuilds exactly the model that was trained.
+// MoleculeModel: the graph-level models the molecule programs train (GIN, GCN, Graphormer slim/base, SchNet),
+// built from the flags a checkpoint records, so `predict` rebuilds exactly the model that was trained, reads
+// the molecules the way it did (featurisation, SchNet's radius graph) and batches them as it did.
 //
 //   app::MoleculeModelSpec spec;  spec.model = "gin";  spec.tasks = 2;
-//   spec.bind(config);                                  // --model, --layers, ... saved in checkpoints
-//   std::unique_ptr<GraphModel> m = app::makeMoleculeModel(spec, seed);
+//   spec.addTo(flags, {"gin", "gcn"});                  // --model, --layers, ... for these models
+//   spec.bind(config);                                  // saved in checkpoints
+//   std::unique_ptr<BlockModel> m = app::makeMoleculeModel(spec, seed);
 #pragma once
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "data/Dataset.h"
+#include "examples/common/MoleculeData.h"
 #include "examples/common/Program.h"
 #include "examples/common/RunConfig.h"
-#include "models/GraphModel.h"
+#include "models/BlockModel.h"
 
 namespace gnn::app {
 
@@ -19,15 +24,52 @@ struct MoleculeModelSpec {
   std::string model = "gin", pool = "mean";
   int64_t layers = 5, hidden = 300, tasks = 1;
   double dropout = 0.0;
+  // Graphormer (--model slim | base): max_node, multi_hop_max_dist and the PCQM4M scripts' dropouts.
+  int64_t maxNode = 30, multiHopMaxDist = 5;
+  double attentionDropout = 0.1, actDropout = 0.1;
+  // SchNet (--model schnet): --layers is the interactions, --hidden the width.
+  int64_t filters = 128, gaussians = 50, maxNeighbors = 32;
+  double cutoff = 10.0;
+  std::string readout = "sum";
+  // SchNet's output constants, fitted on the training split (checkpoints keep them under derived.model_output).
+  std::vector<double> scale, shift, atomref;
 
-  /// --model (one of `models`), --layers, --hidden, --pool, --dropout on `flags`.
+  bool isGraphormer() const { return model == "slim" || model == "base"; }
+  bool isSchNet() const { return model == "schnet"; }
+  static bool graphormerIn(const std::vector<std::string>& models);
+  static bool schnetIn(const std::vector<std::string>& models);
+
+  /// --model (one of `models`) and the flags of those models on `flags`.
   void addTo(po::options_description& flags, const std::vector<std::string>& models = {"gin", "gcn"});
+  /// Binds the flags addTo added.
   void bind(RunConfig& config);
-  /// UsageError for values out of range or a model not in `models`.
-  void validate(const std::vector<std::string>& models = {"gin", "gcn"}) const;
+  /// UsageError for values out of range or a model not in `models`; `prog` (may be null) refuses flags given
+  /// for another model (--hidden with a Graphormer configuration).
+  void validate(const std::vector<std::string>& models = {"gin", "gcn"}, const Program* prog = nullptr) const;
+  /// The featurisation the model reads: Graphormer's encodings, SchNet's positions.
+  void requireFeatures(MoleculeDataOptions& data) const;
+  /// The dataset as the model reads it: SchNet's radius graph (bonds replaced by the neighbours within the
+  /// cutoff), the dataset itself otherwise.
+  std::shared_ptr<const Dataset> view(std::shared_ptr<const Dataset> dataset) const;
+  /// Output constants (SchNet) <-> derived JSON.
+  nlohmann::json outputJson() const;
+  void outputFromJson(const nlohmann::json& j);
+  /// Every model field from a checkpoint's config (keys it lacks keep their defaults) and its derived values.
+  static MoleculeModelSpec fromConfig(const nlohmann::json& config);
+  /// "gin 5x300", "graphormer slim", "schnet 6x128".
+  std::string describe() const;
+
+ private:
+  std::vector<std::string> added_;
 };
 
-/// GIN (OGB's baseline: 5 layers, 300 wide, virtual node off) or GCN with OGB's atom and bond encoders.
-std::unique_ptr<GraphModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed);
+/// GIN (OGB's baseline: 5 layers, 300 wide, virtual node off) or GCN with OGB's atom and bond encoders;
+/// Graphormer slim or base (maxNodes 0: blocks of whatever side the batch has); SchNet.
+std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed);
+
+/// Per-element references fitted on the training split for SchNet (--target-scaling atomref): least squares
+/// of the target on the element counts (a tiny ridge keeps absent elements at 0), then the per-atom scale and
+/// shift of what is left (its std and mean per atom). Fills spec.atomref, spec.scale, spec.shift.
+void fitAtomReferences(MoleculeModelSpec& spec, const Dataset& dataset, const std::vector<int64_t>& positions);
 
 }  // namespace gnn::app

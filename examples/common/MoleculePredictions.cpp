@@ -12,7 +12,7 @@
 
 namespace gnn::app {
 
-MoleculePredictions predictMolecules(GraphModel& model, const std::shared_ptr<const Dataset>& dataset,
+MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std::shared_ptr<const Dataset>& dataset,
                                      const std::vector<int64_t>& positions, const FixedSizeOptions& fixed,
                                      const TargetScaling& scaling, MoleculeTask task) {
   MoleculePredictions p;
@@ -25,7 +25,6 @@ MoleculePredictions predictMolecules(GraphModel& model, const std::shared_ptr<co
       p.skipped.push_back(i);
     }
   }
-  const int64_t tasks = model.options().tasks;
   const auto n = static_cast<int64_t>(kept.size());
   p.pred = Tensor::zeros({n, tasks});
   p.score = Tensor::zeros({n, tasks});

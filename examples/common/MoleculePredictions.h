@@ -3,7 +3,7 @@
 // bits, in `molecule_property --predict` and in `predict`); the metrics over them (MAE or ROC-AUC, per
 // target); and the predictions file (`line,id,smiles,prediction[_<target>]`).
 //
-//   app::MoleculePredictions p = app::predictMolecules(model, dataset, positions, fixed, scaling, task);
+//   app::MoleculePredictions p = app::predictMolecules(model, 1, dataset, positions, fixed, scaling, task);
 //   app::Evaluation e = app::scoreMolecules(p, task, targetNames);
 //   app::writePredictionsCsv("test.csv", *dataset, p, targetNames, task);
 #pragma once
@@ -15,7 +15,7 @@
 #include "examples/common/TargetScaling.h"
 #include "examples/common/Trainer.h"
 #include "loaders/FixedSizeOptions.h"
-#include "models/GraphModel.h"
+#include "models/BlockModel.h"
 
 namespace gnn::app {
 
@@ -29,8 +29,9 @@ struct MoleculePredictions {
   Tensor target, mask;             // [n, T] float32, uint8
 };
 
-/// Predicts `positions` in order with `model` in eval mode and no tape.
-MoleculePredictions predictMolecules(GraphModel& model, const std::shared_ptr<const Dataset>& dataset,
+/// Predicts `positions` in order with `model` (tasks outputs per graph) in eval mode and no tape. Results do
+/// not depend on which molecules share a batch (products round each row alike wherever it sits).
+MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std::shared_ptr<const Dataset>& dataset,
                                      const std::vector<int64_t>& positions, const FixedSizeOptions& fixed,
                                      const TargetScaling& scaling, MoleculeTask task);
 

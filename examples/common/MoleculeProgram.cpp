@@ -22,6 +22,7 @@
 #include "gnn/Profiler.h"
 #include "gnn/SystemInfo.h"
 #include "loaders/FixedSizeDataLoader.h"
+#include "models/Graphormer.h"
 
 namespace gnn::app {
 
@@ -100,7 +101,13 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
   Program prog(d.name, d.summary);
   Config c;
   MoleculeModelSpec spec;
+  spec.model = d.model;
+  spec.layers = d.layers;
+  spec.hidden = d.hidden;
+  c.targetScaling = d.targetScaling;
+  c.overSize = d.overSize;
   TrainingFlags tf;
+  const bool schnetProgram = MoleculeModelSpec::schnetIn(d.models);
   prog.group("Data").add_options()(
       "data", po::value(&c.data)->value_name("PATH"),
       ("PCQM4Mv2 layout (folder), MoleculeNet CSV, .smi, SDF, XYZ (each optionally .gz) or a built .npz "
@@ -112,7 +119,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       d.targetCols.empty() ? po::value(&c.targetCols)->value_name("A,B") : value(&c.targetCols, d.targetCols),
       "CSV, SDF, XYZ: the columns (properties, keys) to predict, comma-separated")(
       "limit", value(&c.limit, int64_t{-1}), "use the first N molecules only (-1: all)")(
-      "split", value(&c.split, "auto"),
+      "split", value(&c.split, d.split),
       "auto (the source's own split, else random) | random (seeded by --seed: 80/10/10 of a permutation) | "
       "scaffold (Bemis-Murcko scaffolds, largest groups to train first, 80/10/10, as OGB and MoleculeNet)")(
       "split-file", po::value(&c.splitFile)->value_name("DIR"),
@@ -120,8 +127,12 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       "split-col", po::value(&c.splitCol)->value_name("COL"), "CSV: a column holding train / valid / test");
   prog.group("Model and task").add_options()(
       "task", value(&c.task, "auto"), "regression | classification | auto (classification when every label is 0/1)")(
-      "target-scaling", value(&c.targetScaling, "standard"),
-      "regression: standard (learn (y - mean) / std of the training split; reported in target units) | none");
+      "target-scaling", value(&c.targetScaling, d.targetScaling),
+      schnetProgram ? "regression: atomref (schnet: per-element references fitted on the training split by least "
+                      "squares, the model learns the rest per atom) | standard (learn (y - mean) / std of the "
+                      "training split) | none; reported in target units"
+                    : "regression: standard (learn (y - mean) / std of the training split; reported in target units) "
+                      "| none");
   spec.addTo(prog.group("Model and task"), d.models);
   prog.group("Batches").add_options()(
       "strategy", value(&c.strategy, d.strategy), "pad (PadToMax) | stream (StreamPack) | plan (PlannedPack)")(
@@ -130,8 +141,9 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       "num-nodes", value(&c.numNodes, int64_t{0}), "atoms per batch (0: sized from the data)")(
       "num-edges", value(&c.numEdges, int64_t{0}), "directed bonds per batch (0: sized from the data)")(
       "num-graphs", value(&c.numGraphs, int64_t{0}), "graph slots per batch incl. padding (0: batch-size + 1)")(
-      "oversize", value(&c.overSize, "error"),
-      "a molecule larger than a batch holds: error | skip | trim_nodes | trim_edges | trim")(
+      "oversize", value(&c.overSize, d.overSize),
+      "a training molecule larger than a batch holds (or than --max-node): error | skip | trim_nodes | trim_edges | "
+      "trim; evaluation always fits every molecule")(
       "pack-window", value(&c.packWindow, int64_t{0}), "PlannedPack window in molecules (0: whole epoch)")(
       "prefetch", value(&c.prefetch, int64_t{2}), "batches prepared ahead on a background thread");
   prog.flags().add_options()(
@@ -141,7 +153,6 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       "per-op table of the training steps on stderr (op, pass, calls, ms, GFLOP, GFLOP/s, share); rows under "
       "\"profile\" with --json")(
       "padding-report-only", po::bool_switch(&c.paddingReportOnly), "one pass of the loader, no training");
-  spec.model = d.model;
   tf.addTo(prog, d.training);
   prog.setEpilog(d.epilog + (d.epilog.empty() ? "" : "\n\n") +
       "Results go to stdout (a summary, or one JSON object with --json); progress and notes go to stderr.\n"
@@ -187,9 +198,14 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       config.restore(ck->meta["config"], prog, ckPath);
     }
     // Values, in flag terms, before any work.
-    spec.validate(d.models);
+    spec.validate(d.models, &prog);
     requireOneOf("--task", c.task, {"auto", "regression", "classification"});
-    requireOneOf("--target-scaling", c.targetScaling, {"standard", "none"});
+    if (schnetProgram)
+      requireOneOf("--target-scaling", c.targetScaling, {"atomref", "standard", "none"});
+    else
+      requireOneOf("--target-scaling", c.targetScaling, {"standard", "none"});
+    if (c.targetScaling == "atomref" && !spec.isSchNet())
+      throw UsageError("--target-scaling atomref applies to --model schnet (use standard or none)");
     requireOneOf("--split", c.split, {"auto", "random", "scaffold"});
     if (!c.splitCol.empty() && (c.split != "auto" || !c.splitFile.empty()))
       throw UsageError("--split-col and --split " + c.split + (c.splitFile.empty() ? "" : " / --split-file") +
@@ -227,6 +243,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     mo.splitFile = c.splitFile;
     mo.seed = tf.seed;
     mo.quiet = tf.quiet;
+    spec.requireFeatures(mo);
     if (!tf.quiet && !c.data.empty() && std::filesystem::path(mo.path).extension() != ".npz")
       std::cerr << prog.name() << ": reading " << mo.path << " (featurised once, then cached)\n";
     MoleculeData md = openMoleculeData(mo);
@@ -236,7 +253,8 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       if (md.rejectedLines.size() > 5) std::cerr << "\n  ... (build_dataset inspect " << md.npzPath << " lists all)";
       std::cerr << "\n";
     }
-    std::shared_ptr<const Dataset> all = md.dataset;
+    // The molecules as the model reads them (SchNet: the radius graph, computed once here).
+    std::shared_ptr<const Dataset> all = spec.view(md.dataset);
     const int64_t tasks = md.dataset->numTargets();
     spec.tasks = tasks;
 
@@ -263,6 +281,12 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       scaling = TargetScaling::fit(*all, md.split.train, static_cast<int>(tasks));
     }
     config.derived["target_scaling"] = scaling.toJson();
+    if (config.derived.contains("model_output")) {
+      spec.outputFromJson(config.derived["model_output"]);
+    } else if (!classification && c.targetScaling == "atomref") {
+      fitAtomReferences(spec, *all, md.split.train);
+    }
+    config.derived["model_output"] = spec.outputJson();
     if (!c.predict.empty() && md.split.test.empty())
       throw UsageError("--predict writes the test molecules' predictions, but the " + md.split.kind +
                             " split has no test molecule");
@@ -272,8 +296,19 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     if (config.derived.contains("fixed")) {
       fixed = fixedFromJson(config.derived["fixed"]);
     } else {
-      fixed = strategy == PackingStrategy::PadToMax ? FixedSizeOptions::fromDataset(*all, c.batchSize + 1)
-                                                    : FixedSizeOptions::forPacking(*all, c.batchSize);
+      // Graphormer: sized from the molecules of at most --max-node atoms, the ones its blocks hold.
+      std::shared_ptr<const Dataset> sized = all;
+      if (spec.isGraphormer()) {
+        std::vector<size_t> small;
+        for (size_t i = 0; i < all->size(); ++i)
+          if (all->numNodes(i) <= spec.maxNode) small.push_back(i);
+        if (small.empty())
+          throw UsageError("no molecule has at most --max-node " + std::to_string(spec.maxNode) + " atoms");
+        sized = std::make_shared<Subset>(all, small);
+      }
+      fixed = strategy == PackingStrategy::PadToMax ? FixedSizeOptions::fromDataset(*sized, c.batchSize + 1)
+                                                    : FixedSizeOptions::forPacking(*sized, c.batchSize);
+      if (spec.isGraphormer()) fixed.maxNodesPerGraph = spec.maxNode;
       if (c.numGraphs > 0) fixed.numGraphs = c.numGraphs;
       if (c.numNodes > 0) fixed.numNodes = c.numNodes;
       if (c.numEdges > 0) fixed.numEdges = c.numEdges;
@@ -306,7 +341,8 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
         if (needEdges > fixed.numEdges)
           raise += (raise.empty() ? "" : " and ") + std::string("--num-edges to at least ") + std::to_string(needEdges);
         if (raise.empty() || (fixed.maxNodesPerGraph > 0 && worstNodes > fixed.maxNodesPerGraph))
-          raise = "--num-nodes / --num-edges (or lower --batch-size)";
+          raise = spec.isGraphormer() ? "--max-node to at least " + std::to_string(worstNodes)
+                                      : "--num-nodes / --num-edges (or lower --batch-size)";
         throw UsageError(std::to_string(over) + " molecule(s) are larger than a batch of --num-nodes " +
                               std::to_string(fixed.numNodes) + ", --num-edges " + std::to_string(fixed.numEdges) +
                               ", --num-graphs " + std::to_string(fixed.numGraphs) + " holds (e.g. " + md.sourcePath +
@@ -314,9 +350,27 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
                               ", or pass --oversize skip (or trim)");
       }
       if (over > 0 && !tf.quiet)
-        std::cerr << prog.name() << ": " << over << " molecule(s) larger than a batch holds: --oversize " << c.overSize
-                  << " applies to them\n";
+        std::cerr << prog.name() << ": " << over << " molecule(s) larger than a batch holds"
+                  << (spec.isGraphormer() ? " (more than --max-node " + std::to_string(spec.maxNode) + " atoms)" : "")
+                  << ": --oversize " << c.overSize << " applies to them in training; evaluation predicts them all\n";
     }
+    // Evaluation and --predict: the training shape, grown (node-pair blocks included) until every molecule fits,
+    // so validation and test scores cover every molecule.
+    FixedSizeOptions evalFixed = fixed;
+    if (config.derived.contains("eval_fixed")) {
+      evalFixed = fixedFromJson(config.derived["eval_fixed"]);
+    } else {
+      int64_t maxNodes = 0, maxEdges = 0;
+      for (size_t i = 0; i < all->size(); ++i) {
+        maxNodes = std::max(maxNodes, all->numNodes(i));
+        maxEdges = std::max(maxEdges, all->numEdges(i));
+      }
+      if (evalFixed.maxNodesPerGraph > 0) evalFixed.maxNodesPerGraph = std::max(evalFixed.maxNodesPerGraph, maxNodes);
+      evalFixed.numNodes = std::max(evalFixed.numNodes, evalFixed.rowsNeeded(maxNodes, 1));
+      evalFixed.numEdges = std::max(evalFixed.numEdges, evalFixed.rowsNeeded(maxEdges, 1));
+      evalFixed.validate();
+    }
+    config.derived["eval_fixed"] = fixedToJson(evalFixed);
 
     auto subset = [&](const std::vector<int64_t>& v) {
       return std::make_shared<Subset>(all, std::vector<size_t>(v.begin(), v.end()));
@@ -372,7 +426,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       return 0;
     }
 
-    std::unique_ptr<GraphModel> model = makeMoleculeModel(spec, tf.seed);
+    std::unique_ptr<BlockModel> model = makeMoleculeModel(spec, tf.seed);
     std::unique_ptr<Optimizer> opt = tf.makeOptimizer({{model->parameters(), tf.weightDecay}});
     const std::string metricName = moleculeMetricName(task, tasks);
     Trainer trainer(prog, tf, *model, *opt, config, {metricName, classification}, "molecules");
@@ -381,7 +435,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       std::cerr << prog.name() << ": " << md.size << " molecules (" << md.split.kind << " split "
                 << md.split.train.size() << "/" << md.split.valid.size() << "/" << md.split.test.size() << "), "
                 << (classification ? "classification" : "regression") << " of " << tasks << " target(s), "
-                << spec.model << " " << spec.layers << "x" << spec.hidden << " (" << model->numParameters()
+                << spec.describe() << " (" << model->numParameters()
                 << " parameters), batches of " << fixed.numNodes << " atoms, " << fixed.numEdges << " directed bonds, "
                 << fixed.numGraphs << " graph slots, " << numThreads() << " thread(s)\n";
 
@@ -391,7 +445,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     int64_t inferMolecules = 0;
     auto evaluate = [&](const std::vector<int64_t>& positions) {
       Stopwatch sw;
-      MoleculePredictions p = predictMolecules(*model, all, positions, fixed, scaling, task);
+      MoleculePredictions p = predictMolecules(*model, tasks, all, positions, evalFixed, scaling, task);
       inferSeconds += sw.ms() / 1000;
       inferMolecules += static_cast<int64_t>(p.positions.size());
       return scoreMolecules(p, task, md.targetNames, scaling);
@@ -441,7 +495,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     }
     if (!c.predict.empty()) {
       trainer.withBestWeights([&] {
-        MoleculePredictions p = predictMolecules(*model, all, md.split.test, fixed, scaling, task);
+        MoleculePredictions p = predictMolecules(*model, tasks, all, md.split.test, evalFixed, scaling, task);
         writePredictionsCsv(c.predict, *md.dataset, p, md.targetNames);
         if (!tf.quiet)
           std::cerr << prog.name() << ": wrote " << p.positions.size() << " test predictions to " << c.predict << "\n";
@@ -452,8 +506,16 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     nlohmann::json sum = trainer.summary();
     for (const auto& [k, v] : sum.items()) out[k] = v;
     out["model"] = spec.model;
-    out["layers"] = spec.layers;
-    out["hidden"] = spec.hidden;
+    if (spec.isGraphormer()) {
+      const auto& go = static_cast<const Graphormer&>(*model).options();
+      out["layers"] = go.layers;
+      out["hidden"] = go.hidden;
+      out["max_node"] = spec.maxNode;
+      out["eval_max_node"] = evalFixed.maxNodesPerGraph;
+    } else {
+      out["layers"] = spec.layers;
+      out["hidden"] = spec.hidden;
+    }
     out["parameters"] = model->numParameters();
     // Names kept from earlier versions of this program's JSON.
     out["valid_metric_name"] = metricName;
@@ -462,6 +524,8 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     out["real_graphs_per_s"] = sum["train_samples_per_s"];
     out["train_graphs_per_s"] = sum["train_samples_per_s"];
     out["infer_graphs_per_s"] = inferSeconds > 0 ? static_cast<double>(inferMolecules) / inferSeconds : 0.0;
+    out["train_molecules_per_s"] = out["train_graphs_per_s"];
+    out["infer_molecules_per_s"] = out["infer_graphs_per_s"];
     out["seconds"] = sum["train_seconds"].get<double>() + sum["eval_seconds"].get<double>();
     out["param_l2"] = paramL2(*model);
     out["peak_rss_mb"] = peakRssMb();

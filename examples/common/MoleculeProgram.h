@@ -24,6 +24,10 @@ struct MoleculeProgramDefaults {
   std::vector<std::string> models = {"gin", "gcn"};  // what --model accepts
   std::string strategy = "plan";
   int64_t batchSize = 128;
+  int64_t layers = 5, hidden = 300;     // --layers, --hidden (gin, gcn; schnet: interactions and width)
+  std::string targetScaling = "standard";  // schnet programs: "atomref"
+  std::string overSize = "error";          // Graphormer programs: "skip" (molecules above --max-node)
+  std::string split = "auto";
   TrainingDefaults training;
 };
 

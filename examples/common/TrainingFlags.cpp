@@ -51,7 +51,8 @@ void TrainingFlags::addTo(Program& prog, const TrainingDefaults& d) {
           "schedule", value(&schedule, d.schedule),
           "learning-rate schedule: none | cosine (to 0 over the run) | step (x gamma every --step-size epochs) | "
           "warmup-linear (linear warmup, then linear decay to 0)")(
-          "warmup", value(&warmup, d.warmup), "linear warmup steps (cosine, warmup-linear)")(
+          "warmup", value(&warmup, d.warmup),
+          "linear warmup steps (cosine, warmup-linear); a warmup as long as the run becomes a tenth of it")(
           "step-size", value(&stepSize, int64_t{0}), "epochs between decays (--schedule step; 0: a third of --epochs)")(
           "gamma", value(&gamma, 0.1), "decay factor (--schedule step)")(
           "early-stopping", value(&earlyStopping, int64_t{0}),
@@ -59,7 +60,8 @@ void TrainingFlags::addTo(Program& prog, const TrainingDefaults& d) {
           "clip-norm", value(&clipNorm, d.clipNorm), "clip the global gradient norm to this (0: no clipping)")(
           "time-budget", value(&timeBudgetMinutes, 0.0),
           "stop training after this many minutes of training steps (evaluation not counted; 0: no limit); the "
-          "schedule then spans the budget, estimated from the speed of the first steps");
+          "schedule then spans the budget, estimated from the speed of the first steps. Without --epochs, epochs "
+          "continue until the budget is spent");
 }
 
 void applyThreads(int threads) {
@@ -85,9 +87,10 @@ void checkWritable(const std::string& flag, const std::string& path) {
   fs::remove(probe, ec);
 }
 
-void TrainingFlags::apply(const Program& prog) const {
-  (void)prog;
+void TrainingFlags::apply(const Program& prog) {
   applyThreads(threads);
+  // A time budget alone trains until it is spent.
+  if (timeBudgetMinutes > 0 && !prog.given("epochs")) epochs = kEpochsUntilBudget;
   requireAtLeast("--epochs", static_cast<double>(epochs), 0);
   requirePositive("--lr", lr);
   requireOneOf("--optimizer", optimizer, {"adam", "adamw"});
@@ -147,9 +150,11 @@ std::unique_ptr<Optimizer> TrainingFlags::makeOptimizer(std::vector<ParamGroup> 
 }
 
 std::unique_ptr<LrSchedule> TrainingFlags::makeSchedule(int64_t totalSteps, int64_t stepsPerEpoch) const {
-  totalSteps = std::max<int64_t>(totalSteps, 1);
-  if (schedule == "cosine") return std::make_unique<CosineLr>(totalSteps, 0.0, warmup);
-  if (schedule == "warmup-linear") return std::make_unique<WarmupLinearLr>(warmup, totalSteps, 0.0);
+  totalSteps = std::max<int64_t>(totalSteps, 2);
+  // A warmup as long as the whole run (a short run with a program's default warmup) shrinks to a tenth of it.
+  const int64_t w = warmup < totalSteps ? warmup : totalSteps / 10;
+  if (schedule == "cosine") return std::make_unique<CosineLr>(totalSteps, 0.0, w);
+  if (schedule == "warmup-linear") return std::make_unique<WarmupLinearLr>(w, totalSteps, 0.0);
   if (schedule == "step") {
     const int64_t everyEpochs = stepSize > 0 ? stepSize : std::max<int64_t>(1, epochs / 3);
     return std::make_unique<StepLr>(everyEpochs * std::max<int64_t>(stepsPerEpoch, 1), gamma);

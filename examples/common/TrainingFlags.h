@@ -32,6 +32,8 @@ struct TrainingDefaults {
 };
 
 struct TrainingFlags {
+  /// --epochs when only --time-budget bounds the run.
+  static constexpr int64_t kEpochsUntilBudget = 1000000;
   int threads = 0;
   uint64_t seed = 0;
   int64_t epochs = 1;
@@ -48,7 +50,7 @@ struct TrainingFlags {
   void addTo(Program& prog, const TrainingDefaults& defaults);
   /// Checks every value (UsageError in flag terms), sets the thread count, and checks that --save, --log and
   /// --checkpoint-dir can be written before any work starts. Call first thing in the program's body.
-  void apply(const Program& prog) const;
+  void apply(const Program& prog);
   /// The optimizer named by --optimizer over `groups` (their weight decays as given) at --lr.
   std::unique_ptr<Optimizer> makeOptimizer(std::vector<ParamGroup> groups) const;
   /// The checkpoint to continue from: --load FILE, or with --resume the newest valid one in --checkpoint-dir

@@ -125,15 +125,37 @@ Variable softplus(const Variable& a, double beta, double threshold) {
 }
 
 Variable shiftedSoftplus(const Variable& a) {
-  // log(1 + e^x) - log 2, written stably for large |x| (SchNet, Schuett et al. 2017).
-  return unary(
-      "shiftedSoftplus", 10, From::Input, a,
-      [](auto x) {
-        using T = decltype(x);
-        T sp = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-        return static_cast<T>(sp - T(M_LN2));
-      },
-      [](auto x) { return 1 / (1 + std::exp(-x)); });
+  // log(1 + e^x) - log 2 = max(x, 0) + log1p(e^-|x|) - log 2, stable for large |x| (SchNet, Schuett et al.
+  // 2017). On Eigen arrays so exp and log1p run vectorised: SchNet's filter networks apply it to [pairs, 128]
+  // twice per interaction, where the scalar C library calls took a third of a training step.
+  const Tensor& X = a.value();
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
+    Tensor Y = Tensor::empty(X.shape(), X.dtype());
+    const T* x = X.data<T>();
+    T* y = Y.data<T>();
+    parallelElements(X.numel(), [&](int64_t b, int64_t e) {
+      Eigen::Map<const Arr> xs(x + b, e - b);
+      Eigen::Map<Arr>(y + b, e - b) = xs.max(T(0)) + (-xs.abs()).exp().log1p() - T(M_LN2);
+    });
+    const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
+    OpInfo info{"shiftedSoftplus", 12 * n, bytes, bytes, 13 * n};
+    return Variable::record(info, Y, {a}, {X}, [](const Tensor& gy, std::vector<GradInput>& in,
+                                                  const std::vector<Tensor>& saved) {
+      // d/dx = sigmoid(x) = 1 / (1 + e^-x).
+      const Tensor& V = saved[0];
+      Tensor G = Tensor::empty(V.shape(), V.dtype());
+      const T* v = V.data<T>();
+      const T* g = gy.data<T>();
+      T* o = G.data<T>();
+      parallelElements(V.numel(), [&](int64_t b, int64_t e) {
+        Eigen::Map<const Arr> vs(v + b, e - b), gs(g + b, e - b);
+        Eigen::Map<Arr>(o + b, e - b) = gs / (T(1) + (-vs).exp());
+      });
+      in[0].addGrad(G);
+    });
+  });
 }
 
 Tensor dropoutMask(const Shape& shape, DType dtype, double p, Generator& gen) {

@@ -323,6 +323,43 @@ Variable mul(const Variable& a, const Variable& b) {
   Broadcast kind = broadcastKind("mul", A, B);
   return dispatchFloat(A.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
+    if (kind == Broadcast::Column) {
+      // b [M, 1] scales each row of a (a mask, SchNet's cutoff on its filters): row by row, no [M, N] copy of b.
+      Tensor Y = Tensor::empty(A.shape(), A.dtype());
+      auto am = A.matrix<T>();
+      auto ym = Y.matrix<T>();
+      const T* bv = B.data<T>();
+      parallelFor(am.rows(), grainFor(am.cols()), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) ym.row(r) = am.row(r) * bv[r];
+      });
+      Shape bShape = B.shape();
+      const int64_t bytes = static_cast<int64_t>(Y.nbytes());
+      OpInfo info{"mul", Y.numel(), bytes + static_cast<int64_t>(B.nbytes()), bytes,
+                  Y.numel() * (a.requiresGrad() + 2 * b.requiresGrad())};
+      return Variable::record(
+          info, Y, {a, b}, {b.requiresGrad() ? A : Tensor(), a.requiresGrad() ? B : Tensor()},
+          [bShape](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+            auto gm = gy.matrix<T>();
+            if (in[0].requiresGrad()) {
+              const T* bv = saved[1].data<T>();
+              Tensor g = Tensor::empty(gy.shape(), gy.dtype());
+              auto om = g.matrix<T>();
+              parallelFor(gm.rows(), grainFor(gm.cols()), [&](int64_t r0, int64_t r1) {
+                for (int64_t r = r0; r < r1; ++r) om.row(r) = gm.row(r) * bv[r];
+              });
+              in[0].addGrad(g);
+            }
+            if (in[1].requiresGrad()) {
+              auto am = saved[0].matrix<T>();
+              Tensor g = Tensor::empty(bShape, gy.dtype());
+              T* o = g.data<T>();
+              parallelFor(gm.rows(), grainFor(gm.cols()), [&](int64_t r0, int64_t r1) {
+                for (int64_t r = r0; r < r1; ++r) o[r] = gm.row(r).dot(am.row(r));
+              });
+              in[1].addGrad(g);
+            }
+          });
+    }
     // Expands b to a's shape once; forward and backward then work elementwise.
     Tensor Bx = B;
     if (kind != Broadcast::Same) {
