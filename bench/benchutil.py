@@ -85,3 +85,37 @@ def warn_if_busy(m):
     if m["busy"]:
         print(f"{os.path.basename(sys.argv[0])}: warning: the machine was busy (load average above its core count); "
               "times are inflated and noisy, re-run on an idle machine", file=sys.stderr)
+
+
+def step_gflops(ours):
+    """GFLOP/s of our training step (forward + backward ops, optimizer not included) from a program's
+    --profile rows, or None when the JSON has none."""
+    rows = ours.get("profile")
+    if not isinstance(rows, list) or not rows:
+        return None
+    flops = sum(r.get("flops", 0) for r in rows)
+    ms = sum(r.get("ms", 0) for r in rows)
+    return flops / (ms * 1e6) if ms > 0 else None
+
+
+def gemm_peak_gflops(build, threads, env=None):
+    """The machine's GEMM speed in GFLOP/s, measured now by bench_core_ops's plain Eigen GEMM (512^3, float32),
+    or None when bench_core_ops is not built."""
+    exe = os.path.join(build, "bench", "bench_core_ops")
+    if not os.access(exe, os.X_OK):
+        return None
+    cmd = [exe, "--benchmark_filter=BM_ReferenceEigenGemm", "--benchmark_format=json",
+           "--benchmark_min_time=0.5", "--threads", str(threads)]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    if proc.returncode != 0:
+        return None
+    try:
+        data = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return None
+    for b in data.get("benchmarks", []):
+        if b.get("name", "").startswith("BM_ReferenceEigenGemm"):
+            for key in ("FLOP/s", "flops", "FLOPS"):
+                if key in b:
+                    return b[key] / 1e9
+    return None

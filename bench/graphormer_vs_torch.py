@@ -32,7 +32,7 @@ import os
 import sys
 import tempfile
 
-from benchutil import fail, machine, reference_env, run_json, warn_if_busy
+from benchutil import fail, gemm_peak_gflops, machine, reference_env, run_json, step_gflops, warn_if_busy
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFERENCE = os.path.join(REPO, "bench", "reference", "graphormer_torch.py")
@@ -98,7 +98,7 @@ def main():
         out["gnn"], out["gnn_source"] = read_ours(args.ours_json), os.path.abspath(args.ours_json)
     else:
         cmd = [ours_bin, "--model", "slim", "--batch-size", str(args.batch_size), "--max-node", str(args.max_node),
-               "--epochs", str(args.epochs), "--json", "--threads", str(args.threads)]
+               "--epochs", str(args.epochs), "--json", "--profile", "--threads", str(args.threads)]
         if os.path.abspath(args.data) != os.path.abspath(DEFAULT_DATA):
             cmd += ["--data", args.data]
         out["gnn"], out["gnn_wall_s"] = run_json(cmd, env)
@@ -132,6 +132,12 @@ def main():
               f"{torch_['parameters']} the reference's)", file=sys.stderr)
     out["speedup_train_vs_torch"] = ours["train_graphs_per_s"] / torch_["train_graphs_per_s"]
     out["speedup_infer_vs_torch"] = ours["infer_graphs_per_s"] / torch_["infer_graphs_per_s"]
+    # How close our step comes to the machine: its ops' FLOPs per second (from --profile) beside a plain GEMM
+    # measured now.
+    out["gnn_step_gflops"] = step_gflops(ours)
+    out["gemm_peak_gflops"] = gemm_peak_gflops(args.build, args.threads, env)
+    if out["gnn_step_gflops"] and out["gemm_peak_gflops"]:
+        out["step_share_of_gemm_peak"] = out["gnn_step_gflops"] / out["gemm_peak_gflops"]
     print(json.dumps(out, indent=1))
     print(f"graphormer_vs_torch: training {ours['train_graphs_per_s']:.1f} vs {torch_['train_graphs_per_s']:.1f} "
           f"graphs/s ({out['speedup_train_vs_torch']:.2f}x), inference {ours['infer_graphs_per_s']:.1f} vs "

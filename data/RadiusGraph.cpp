@@ -34,7 +34,7 @@ void emit(int64_t i, std::vector<Neighbor>& cand, int64_t limit, std::vector<int
 
 }  // namespace
 
-Tensor radiusGraph(const Tensor& pos, double cutoff, int64_t maxNeighbors) {
+Tensor radiusGraph(const Tensor& pos, double cutoff, int64_t maxNeighbors, int64_t cellListFrom) {
   GNN_CHECK_ARG(pos.defined() && pos.rank() == 2 && pos.dim(1) == 3 && pos.isFloating(),
                 "radiusGraph: positions must be float [N, 3], got ",
                 pos.defined() ? dtypeName(pos.dtype()) : "none", " ", pos.defined() ? shapeString(pos.shape()) : "");
@@ -51,7 +51,7 @@ Tensor radiusGraph(const Tensor& pos, double cutoff, int64_t maxNeighbors) {
   };
   std::vector<int64_t> src, dst;
   std::vector<Neighbor> cand;
-  if (n < kCellListAtoms) {
+  if (n < cellListFrom) {
     for (int64_t i = 0; i < n; ++i) {
       cand.clear();
       for (int64_t j = 0; j < n; ++j)

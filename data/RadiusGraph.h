@@ -21,7 +21,8 @@ constexpr int64_t kCellListAtoms = 150;
 /// pos float32/float64 [N, 3] -> int64 [2, E] (row 0 source, row 1 target): for each target i in order, the
 /// sources j != i with |pos_j - pos_i| < cutoff, the nearest maxNeighbors (<= 0: all), by distance then index.
 /// Throws std::invalid_argument for a bad shape or a non-finite coordinate (naming the atom).
-Tensor radiusGraph(const Tensor& pos, double cutoff, int64_t maxNeighbors);
+/// cellListFrom: the atom count from which the cell list is used (benchmarks force either path).
+Tensor radiusGraph(const Tensor& pos, double cutoff, int64_t maxNeighbors, int64_t cellListFrom = kCellListAtoms);
 
 /// A dataset whose graphs' edges are radiusGraph(pos) (bond features dropped: edgeAttr undefined). Every
 /// graph must carry positions; the constructor computes all neighbour lists (in parallel over graphs, the

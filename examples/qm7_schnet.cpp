@@ -21,13 +21,15 @@ int main(int argc, char** argv) {
   d.hidden = 128;
   d.split = "random";
   d.targetScaling = "atomref";
-  d.strategy = "pad";
+  // SchNet's work grows with the neighbour pairs: packing by size keeps padding edges near 1% where padding
+  // every slot to the largest molecule wastes about half of each batch.
+  d.strategy = "plan";
   d.batchSize = 32;
   d.epilog =
       "Examples:\n"
       "  qm7_schnet --time-budget 30 --save qm7.ckpt\n"
       "  predict --checkpoint qm7.ckpt --input new.xyz --out energies.csv\n"
-      "Defaults: SchNet 6 interactions x 128 (PyTorch Geometric's), batch 32, Adam lr 5e-4 with cosine decay over "
+      "Defaults: SchNet 6 interactions x 128 (PyTorch Geometric's), batches of at most 32 molecules packed by size, Adam lr 5e-4 with cosine decay over "
       "the run (or the time budget), L1 loss in kcal/mol on what the per-element references leave.";
   d.training.epochs = 1;
   d.training.lr = 5e-4;

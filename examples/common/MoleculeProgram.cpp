@@ -71,8 +71,11 @@ std::string firstNonBinary(const MoleculeData& md) {
   return "";
 }
 
-PackingStrategy strategyFromFlag(const std::string& s) {
-  requireOneOf("--strategy", s, {"pad", "stream", "plan"});
+// "auto": Graphormer pads (its attention works on a dense block per graph slot, so packing saves nothing),
+// message-passing models and SchNet pack by size (their work follows the atoms and edges).
+PackingStrategy strategyFromFlag(const std::string& s, bool graphormer) {
+  requireOneOf("--strategy", s, {"auto", "pad", "stream", "plan"});
+  if (s == "auto") return graphormer ? PackingStrategy::PadToMax : PackingStrategy::PlannedPack;
   return parsePackingStrategy(s);
 }
 
@@ -135,7 +138,8 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
                       "| none");
   spec.addTo(prog.group("Model and task"), d.models);
   prog.group("Batches").add_options()(
-      "strategy", value(&c.strategy, d.strategy), "pad (PadToMax) | stream (StreamPack) | plan (PlannedPack)")(
+      "strategy", value(&c.strategy, d.strategy),
+      "auto (pad for Graphormer, plan otherwise) | pad (PadToMax) | stream (StreamPack) | plan (PlannedPack)")(
       "batch-size", value(&c.batchSize, d.batchSize),
       "real molecules per batch (pad), at most per batch (stream, plan); the padding graph comes on top")(
       "num-nodes", value(&c.numNodes, int64_t{0}), "atoms per batch (0: sized from the data)")(
@@ -211,7 +215,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       throw UsageError("--split-col and --split " + c.split + (c.splitFile.empty() ? "" : " / --split-file") +
                             " both choose the split; give one");
     if (!c.splitFile.empty() && c.split != "auto") throw UsageError("--split-file and --split " + c.split + " both choose the split; give one");
-    PackingStrategy strategy = strategyFromFlag(c.strategy);
+    PackingStrategy strategy = strategyFromFlag(c.strategy, spec.isGraphormer());
     OverSizeStrategy overSize = overSizeFromFlag(c.overSize);
     requireAtLeast("--batch-size", static_cast<double>(c.batchSize), 1);
     requireAtLeast("--limit", static_cast<double>(c.limit), -1);
@@ -274,6 +278,14 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     config.derived["task"] = classification ? "classification" : "regression";
     config.derived["targets"] = md.targetNames;
     config.derived["featurisation"] = md.featurisation;
+    // SchNet learns from every atom of an XYZ file, hydrogens included: SMILES given to `predict` later get
+    // explicit hydrogens before their conformers are embedded (the XYZ reader itself ignores the option).
+    auto endsWith = [](const std::string& t, const std::string& suffix) {
+      return t.size() >= suffix.size() && t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (spec.isSchNet() && (mo.format == "xyz" || (mo.format.empty() && (endsWith(md.sourcePath, ".xyz") ||
+                                                                        endsWith(md.sourcePath, ".xyz.gz")))))
+      config.derived["featurisation"]["explicit_hydrogens"] = true;
     TargetScaling scaling;
     if (config.derived.contains("target_scaling")) {
       scaling = TargetScaling::fromJson(config.derived["target_scaling"]);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "examples/common/TrainingFlags.h"
+
 namespace gnn::app {
 
 std::string formatDuration(double seconds) {
@@ -46,7 +48,9 @@ void Progress::draw(bool force) {
   if (!force && now - lastDraw_ < std::chrono::milliseconds(100)) return;
   lastDraw_ = now;
   const double sec = std::chrono::duration<double>(now - start_).count();
-  std::string text = "epoch " + std::to_string(epoch_) + "/" + std::to_string(epochs_) + " ";
+  // A run bounded by --time-budget alone has no epoch count to show.
+  std::string text = "epoch " + std::to_string(epoch_) +
+                     (epochs_ == TrainingFlags::kEpochsUntilBudget ? std::string() : "/" + std::to_string(epochs_)) + " ";
   if (steps_ > 0) {
     constexpr int kWidth = 24;
     const int filled = static_cast<int>(kWidth * std::min<int64_t>(done_, steps_) / steps_);

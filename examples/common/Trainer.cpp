@@ -308,7 +308,10 @@ void Trainer::run(const Hooks& hooks) {
     line["eval_seconds"] = evalSec;
     line["samples_per_s"] = rate;
     log_.write(line);
-    progress_.endEpoch("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(flags_.epochs) + "  loss " +
+    progress_.endEpoch("epoch " + std::to_string(epoch + 1) +
+                       (flags_.epochs == TrainingFlags::kEpochsUntilBudget ? std::string()
+                                                                          : "/" + std::to_string(flags_.epochs)) +
+                       "  loss " +
                        num(lastLoss_, "%.5f") + "  valid " + metric_.name + " " + num(v.metric, "%.5f") +
                        (improved ? " *" : "  (best " + num(bestValid_, "%.5f") + " at epoch " +
                                               std::to_string(bestEpoch_) + ")") +

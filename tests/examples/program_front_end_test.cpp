@@ -56,7 +56,7 @@ TEST_F(FrontEnd, ValuesThatUsedToRunWithAnotherMeaningAreRefusedInFlagTerms) {
   expectUsageError(run("molecule_property", "--threads -3"), "--threads -3: must be >= 0");
   expectUsageError(run("cora_gcn", "--threads 999"), "--threads 999: this machine has");
   expectUsageError(run("cora_gcn", "--lr inf"), "--lr inf: must be a finite number > 0");
-  expectUsageError(run("molecule_property", "--strategy packed"), "--strategy 'packed': must be one of pad, stream, plan");
+  expectUsageError(run("molecule_property", "--strategy packed"), "--strategy 'packed': must be one of auto, pad, stream, plan");
   expectUsageError(run("molecule_property", "--oversize Skip"), "--oversize 'Skip': must be one of");
   expectUsageError(run("molecule_property", "--schedule linear"), "--schedule 'linear': must be one of");
   expectUsageError(run("molecule_property", "--warmup 10"), "--warmup 10 needs --schedule cosine or warmup-linear");
