@@ -81,8 +81,9 @@ void Optimizer::loadState(const std::map<std::string, Tensor>& state) {
   GNN_CHECK_ARG(step >= 0 && step < 9.0e15 && step == std::floor(step), "optimizer state: step count ", step,
                 " is not a count");
   if (auto l = state.find("optimizer.lr"); l != state.end()) {
-    GNN_CHECK_ARG(l->second.numel() == 1 && std::isfinite(l->second.at(0)) && l->second.at(0) > 0,
-                  "optimizer state: the learning rate is not a finite positive number");
+    // 0 is a learning rate a schedule ends on (cosine, linear decay), so a run saved at its end loads.
+    GNN_CHECK_ARG(l->second.numel() == 1 && std::isfinite(l->second.at(0)) && l->second.at(0) >= 0,
+                  "optimizer state: the learning rate is not a finite number >= 0");
     lr_ = l->second.at(0);
   }
   steps_ = static_cast<int64_t>(step);

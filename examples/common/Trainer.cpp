@@ -199,12 +199,18 @@ bool Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples
     const double budget = flags_.timeBudgetMinutes * 60;
     const double used =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - runStart_).count() - runEvalSeconds_;
-    // The schedule spans the budget: after a few steps the speed is known, and the run's total step count with it.
-    constexpr int64_t kCalibrationSteps = 20;
-    if (!budgetCalibrated_ && runSteps_ >= kCalibrationSteps) {
+    // The schedule spans the budget: after a few steps the speed is known, and the run's total step count with
+    // it. The estimate is renewed every kRecalibrationSteps from the speed of the steps since the last one, so a
+    // slow start (a first epoch sharing the machine, caches filling) does not end the schedule early and leave
+    // the rest of the budget at a learning rate of 0.
+    constexpr int64_t kCalibrationSteps = 20, kRecalibrationSteps = 500;
+    if (runSteps_ >= kCalibrationSteps && (!budgetCalibrated_ || runSteps_ - calibratedAtStep_ >= kRecalibrationSteps)) {
+      const double perStep = budgetCalibrated_ ? (used - calibratedAtSeconds_) / static_cast<double>(runSteps_ - calibratedAtStep_)
+                                               : used / static_cast<double>(runSteps_);
       budgetCalibrated_ = true;
-      const double perStep = used / static_cast<double>(runSteps_);
-      const auto total = opt_.stepCount() + static_cast<int64_t>(std::max(0.0, budget - used) / perStep);
+      calibratedAtStep_ = runSteps_;
+      calibratedAtSeconds_ = used;
+      const auto total = opt_.stepCount() + static_cast<int64_t>(std::max(0.0, budget - used) / std::max(perStep, 1e-9));
       schedule_ = flags_.makeSchedule(total, spe_);
     }
     if (used >= budget) budgetSpent_ = true;

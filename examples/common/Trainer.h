@@ -130,6 +130,8 @@ class Trainer {
   bool stoppedEarly_ = false, resumed_ = false, budgetSpent_ = false, budgetCalibrated_ = false;
   std::chrono::steady_clock::time_point runStart_;
   double runEvalSeconds_ = 0;
+  int64_t calibratedAtStep_ = 0;      // run step of the last --time-budget estimate
+  double calibratedAtSeconds_ = 0;    // training seconds at it
   int64_t runSteps_ = 0, spe_ = 0;
   uint64_t lossChecksum_ = 1469598103934665603ULL;
   uint64_t seed_ = 0;
