@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "data/OgbNodeDataset.h"
+#include "device/Device.h"
 #include "examples/common/Program.h"
 #include "examples/common/ShippedData.h"
 #include "examples/common/Trainer.h"
@@ -37,7 +38,7 @@ struct Config {
   bool profile = false;
 };
 
-struct RunResult {
+struct SeedRun {
   nlohmann::json summary;
   double testAcc = 0, valAcc = 0, finalTestAcc = 0, paramL2 = 0;
   int64_t bestEpoch = 0;
@@ -57,14 +58,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-double paramL2(const Module& m) {
-  double s = 0;
-  for (const Variable& p : m.parameters()) {
-    Tensor t = p.value().to(DType::F64);
-    s += t.flat<double>().square().sum();
-  }
-  return std::sqrt(s);
-}
 
 // Accuracy of argmax(logits) over the nodes in idx; also returns every node's prediction.
 double accuracy(const Tensor& logits, const Tensor& y, const std::vector<int64_t>& idx, std::vector<int64_t>* pred) {
@@ -87,7 +80,7 @@ double accuracy(const Tensor& logits, const Tensor& y, const std::vector<int64_t
   return idx.empty() ? 0 : static_cast<double>(correct) / static_cast<double>(idx.size());
 }
 
-RunResult trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const Config& cfg, app::RunConfig& config,
+SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const Config& cfg, app::RunConfig& config,
                     const OgbNodeDataset& ds, const SparseMatrix& features, uint64_t seed,
                     const std::shared_ptr<const ClusterData>& clusters, const Checkpoint* resumeFrom,
                     const std::string& resumePath) {
@@ -111,7 +104,7 @@ RunResult trainOnce(const app::Program& prog, const app::TrainingFlags& tf, cons
   trainer.setSeed(seed);
   if (resumeFrom) trainer.resume(*resumeFrom, resumePath);
 
-  RunResult r;
+  SeedRun r;
   const Tensor& ei = ds.graph.edgeIndex;
   const Tensor& y = ds.graph.y;
   auto infer = [&] {
@@ -277,14 +270,14 @@ int main(int argc, char** argv) {
                      static_cast<long long>(clusters->edgeCut()), static_cast<long long>(cfg.clustersPerBatch),
                      fo.toString().c_str());
     }
-    std::vector<RunResult> results;
+    std::vector<SeedRun> results;
     std::vector<double> epochMs, inferMs;
     OpProfiler profiler;
     std::optional<ObserverScope> profiling;
     if (cfg.profile) profiling.emplace(profiler);
     for (int64_t run = 0; run < cfg.runs; ++run) {
       const uint64_t seed = tf.seed + static_cast<uint64_t>(run);
-      RunResult r = trainOnce(prog, tf, cfg, config, ds, features, seed, clusters, ck ? &*ck : nullptr, ckPath);
+      SeedRun r = trainOnce(prog, tf, cfg, config, ds, features, seed, clusters, ck ? &*ck : nullptr, ckPath);
       if (!tf.quiet && cfg.runs > 1)
         std::fprintf(stderr, "run %lld (seed %llu): test accuracy %.4f (best validation at epoch %lld)\n",
                      static_cast<long long>(run + 1), static_cast<unsigned long long>(seed), r.testAcc,
@@ -306,9 +299,9 @@ int main(int argc, char** argv) {
       for (const auto& r : results) s += (get(r) - m) * (get(r) - m);
       return std::pair{m, results.size() > 1 ? std::sqrt(s / static_cast<double>(results.size() - 1)) : 0.0};
     };
-    auto [testMean, testStd] = meanStd([](const RunResult& r) { return r.testAcc; });
-    auto [valMean, valStd] = meanStd([](const RunResult& r) { return r.valAcc; });
-    auto [finalMean, finalStd] = meanStd([](const RunResult& r) { return r.finalTestAcc; });
+    auto [testMean, testStd] = meanStd([](const SeedRun& r) { return r.testAcc; });
+    auto [valMean, valStd] = meanStd([](const SeedRun& r) { return r.valAcc; });
+    auto [finalMean, finalStd] = meanStd([](const SeedRun& r) { return r.finalTestAcc; });
     (void)valStd;
     (void)finalStd;
     if (tf.json) {

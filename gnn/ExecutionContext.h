@@ -52,10 +52,12 @@ class ExecutionContext {
   void setMemoryAccount(std::shared_ptr<MemoryAccount> account);
 
   /// Sets the key and restarts the count of random ops, so the k-th random op after this call draws the
-  /// same stream whatever ran before it or on other threads.
-  void setRandomKey(RandomKey key) {
+  /// same stream whatever ran before it or on other threads. `opsDrawn`: random ops of this key already drawn
+  /// elsewhere (a pipeline stage continues the count of the stage before it, so a split model draws the masks
+  /// the whole model draws).
+  void setRandomKey(RandomKey key, uint64_t opsDrawn = 0) {
     key_ = key;
-    randomOps_ = 0;
+    randomOps_ = opsDrawn;
   }
   const RandomKey& randomKey() const { return key_; }
   /// Random ops drawn since the key was set.

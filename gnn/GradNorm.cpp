@@ -70,4 +70,36 @@ GradNormResult clipGradNorm(const std::vector<Variable>& params, double maxNorm)
   return r;
 }
 
+GradNormResult gradNorm(const std::vector<Tensor>& grads) {
+  GradNormResult r;
+  double total = 0;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i].defined()) continue;
+    const double s = sumSquares(grads[i]);
+    if (!std::isfinite(s) && r.firstNonFinite < 0) r.firstNonFinite = static_cast<int64_t>(i);
+    total += s;
+  }
+  r.norm = std::sqrt(total);
+  return r;
+}
+
+GradNormResult clipGradNorm(std::vector<Tensor>& grads, double maxNorm) {
+  GNN_CHECK_ARG(maxNorm > 0 && std::isfinite(maxNorm), "clipGradNorm: maxNorm must be finite and > 0, got ", maxNorm);
+  GradNormResult r = gradNorm(grads);
+  if (!std::isfinite(r.norm) || r.norm <= maxNorm) return r;
+  const double scale = maxNorm / (r.norm + 1e-6);
+  for (Tensor& g : grads) {
+    if (!g.defined()) continue;
+    // A gradient handed to two parameters (an op passing its output gradient through) shares storage: scale a
+    // copy, or the shared buffer would be scaled twice.
+    if (!g.uniquelyOwned()) g = g.clone();
+    dispatchFloat(g.dtype(), [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      g.flat<T>() *= static_cast<T>(scale);
+    });
+  }
+  r.clipped = true;
+  return r;
+}
+
 }  // namespace gnn

@@ -30,4 +30,9 @@ GradNormResult gradNorm(const std::vector<Variable>& params);
 /// unchanged (the caller decides what to do with the step).
 GradNormResult clipGradNorm(const std::vector<Variable>& params, double maxNorm);
 
+/// The same over gradient tensors (one per parameter, undefined = none), e.g. a device's reduced gradients;
+/// clipping replaces a shared tensor by a scaled copy.
+GradNormResult gradNorm(const std::vector<Tensor>& grads);
+GradNormResult clipGradNorm(std::vector<Tensor>& grads, double maxNorm);
+
 }  // namespace gnn

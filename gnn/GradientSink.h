@@ -26,6 +26,9 @@ class GradientSink {
   std::vector<Tensor> grads(const std::vector<Variable>& params) const;
   bool empty() const { return grads_.empty(); }
   void clear() { grads_.clear(); }
+  /// The gradient received for `v` (undefined if none), removed from the sink: for leaves that are not
+  /// parameters, such as the activations a pipeline stage received, whose gradients go back to the stage before.
+  Tensor take(const Variable& v);
   /// Adds g to the gradient of the parameter whose tape node is `node` (called by the tape).
   void accumulate(const Variable::Node* node, const Tensor& g);
 

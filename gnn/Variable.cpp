@@ -185,23 +185,34 @@ void Variable::backward() {
 
 void Variable::backward(const Tensor& seed) {
   GNN_CHECK_ARG(requiresGrad(), "backward() on a variable that does not require a gradient");
-  // Iterative post-order DFS: `order` ends up with every node after all the nodes that consume it.
-  // `order` holds owning pointers: releasing a node's inputs below must not free nodes still to be visited.
+  backward(std::vector<Variable>{*this}, std::vector<Tensor>{seed});
+}
+
+void Variable::backward(const std::vector<Variable>& roots, const std::vector<Tensor>& seeds) {
+  GNN_CHECK_ARG(roots.size() == seeds.size(), "backward: ", roots.size(), " roots but ", seeds.size(), " seeds");
+  // Iterative post-order DFS from every root, one visited set: `order` ends up with every node before all the
+  // nodes that consume it (in a DAG a node reached from a later root has already finished), and is run back to
+  // front. `order` holds owning pointers: releasing a node's inputs below must not free nodes still to be visited.
   std::vector<std::shared_ptr<Node>> order;
   std::unordered_set<Node*> seen;
-  std::vector<std::pair<std::shared_ptr<Node>, size_t>> stack{{node_, 0}};
-  seen.insert(node_.get());
-  while (!stack.empty()) {
-    auto& [n, next] = stack.back();
-    if (next < n->inputs.size()) {
-      const std::shared_ptr<Node>& child = n->inputs[next++].node_;
-      if (child->requiresGrad && child->backward && seen.insert(child.get()).second) stack.push_back({child, 0});
-    } else {
-      order.push_back(n);
-      stack.pop_back();
+  std::unordered_set<Node*> rootNodes;
+  for (const Variable& r : roots) {
+    GNN_CHECK_ARG(r.requiresGrad(), "backward() on a variable that does not require a gradient");
+    rootNodes.insert(r.node_.get());
+    if (!seen.insert(r.node_.get()).second) continue;
+    std::vector<std::pair<std::shared_ptr<Node>, size_t>> stack{{r.node_, 0}};
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs.size()) {
+        const std::shared_ptr<Node>& child = n->inputs[next++].node_;
+        if (child->requiresGrad && child->backward && seen.insert(child.get()).second) stack.push_back({child, 0});
+      } else {
+        order.push_back(n);
+        stack.pop_back();
+      }
     }
   }
-  addGrad(seed);
+  for (size_t i = 0; i < roots.size(); ++i) const_cast<Variable&>(roots[i]).addGrad(seeds[i]);
   ExecutionContext& ctx = ExecutionContext::current();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* n = it->get();
@@ -218,7 +229,7 @@ void Variable::backward(const Tensor& seed) {
       }
     }
     // Release the tape as we go: intermediate gradients and saved activations are no longer needed.
-    if (n != node_.get() && n->backward) n->grad = Tensor();
+    if (!rootNodes.count(n) && n->backward) n->grad = Tensor();
     n->backward = nullptr;
     n->saved.clear();
     n->inputs.clear();
@@ -253,6 +264,14 @@ std::vector<Tensor> GradientSink::grads(const std::vector<Variable>& params) con
   out.reserve(params.size());
   for (const auto& p : params) out.push_back(grad(p));
   return out;
+}
+
+Tensor GradientSink::take(const Variable& v) {
+  auto it = grads_.find(v.node_.get());
+  if (it == grads_.end()) return Tensor();
+  Tensor g = std::move(it->second);
+  grads_.erase(it);
+  return g;
 }
 
 void GradientSink::accumulate(const Variable::Node* node, const Tensor& g) { gnn::accumulate(grads_[node], g); }

@@ -66,6 +66,10 @@ class Variable {
   /// The tape below this variable is released afterwards.
   void backward();
   void backward(const Tensor& seed);
+  /// Reverse-mode pass from several variables at once, root i seeded with seeds[i] (shaped like it): what a
+  /// pipeline stage runs with the gradients of the activations it sent to the next stage. Every op below the
+  /// roots runs once, after all of its consumers.
+  static void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& seeds);
 
   /// Same value, cut off from the tape.
   Variable detach() const { return Variable(value(), false); }

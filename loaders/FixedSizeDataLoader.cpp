@@ -53,8 +53,8 @@ bool FixedSizeDataLoader::nextRequest(Batch& out) {
   parts.reserve(static_cast<size_t>(k));
   Batch b;
   while (static_cast<int64_t>(parts.size()) < k && next(b)) parts.push_back(std::move(b));
-  if (static_cast<int64_t>(parts.size()) < k) return false;
-  out = k == 1 ? std::move(parts.front()) : stackMicroBatches(parts);
+  if (parts.empty()) return false;
+  out = parts.size() == 1 ? std::move(parts.front()) : stackMicroBatches(parts);
   return true;
 }
 

@@ -48,7 +48,8 @@ class FixedSizeDataLoader {
   /// Next batch of the epoch started last; false at the end of the epoch.
   bool next(Batch& out);
   /// Next host request: microBatchesPerRequest batches stacked by stackMicroBatches (each keeps local
-  /// indices). A last request with fewer micro-batches is dropped, as a device cannot run it.
+  /// indices). The epoch's last request may hold fewer: the device pads or drops it as the user chose and
+  /// reports the count (never a silent drop, unlike PopTorch's DataLoader).
   bool nextRequest(Batch& out);
 
   /// Batches in the current epoch.

@@ -1,3 +1,4 @@
+#include "device/Device.h"
 #include "examples/common/MoleculeProgram.h"
 
 #include <malloc.h>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "examples/common/DeviceFlags.h"
 #include "examples/common/MoleculeData.h"
 #include "examples/common/MoleculeModel.h"
 #include "examples/common/MoleculePredictions.h"
@@ -43,14 +45,6 @@ std::vector<std::string> splitComma(const std::string& s) {
   return out;
 }
 
-double paramL2(const Module& m) {
-  double s = 0;
-  for (const Variable& p : m.parameters()) {
-    Tensor t = p.value().to(DType::F64);
-    s += t.flat<double>().square().sum();
-  }
-  return std::sqrt(s);
-}
 
 // The first labelled value that is not 0 or 1 among the training molecules, as "line L, target T = v".
 std::string firstNonBinary(const MoleculeData& md) {
@@ -110,6 +104,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
   c.targetScaling = d.targetScaling;
   c.overSize = d.overSize;
   TrainingFlags tf;
+  DeviceFlags df;
   const bool schnetProgram = MoleculeModelSpec::schnetIn(d.models);
   prog.group("Data").add_options()(
       "data", po::value(&c.data)->value_name("PATH"),
@@ -158,6 +153,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       "\"profile\" with --json")(
       "padding-report-only", po::bool_switch(&c.paddingReportOnly), "one pass of the loader, no training");
   tf.addTo(prog, d.training);
+  df.addTo(prog);
   prog.setEpilog(d.epilog + (d.epilog.empty() ? "" : "\n\n") +
       "Results go to stdout (a summary, or one JSON object with --json); progress and notes go to stderr.\n"
       "The loss is in standardised units for regression with --target-scaling standard; metrics are in the\n"
@@ -165,6 +161,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       "and `predict --checkpoint FILE` applies the model to new molecules.");
   return prog.run(argc, argv, [&] {
     tf.apply(prog);
+    df.apply();
     RunConfig config;
     for (const char* f : {"data", "format", "smiles-col", "target-cols", "split-col", "split", "split-file", "task",
                           "target-scaling", "strategy", "oversize"}) {
@@ -394,6 +391,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     lo.seed = tf.seed;
     lo.prefetch = static_cast<int>(c.prefetch);
     lo.packWindow = c.packWindow;
+    lo.microBatchesPerRequest = df.microBatchesPerRequest();
     FixedSizeDataLoader trainLoader(train, fixed, lo);
 
     nlohmann::json out;
@@ -463,10 +461,32 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       return scoreMolecules(p, task, md.targetNames, scaling);
     };
     int64_t steps = 0;
+    // The device runs every training step: the model whole on this machine (cpu), or replicas, pipeline stages
+    // and micro-batches on simulated IPUs (ipu). Compiled once for the training batch's fixed shapes.
+    trainLoader.startEpoch(0);
+    const Batch shapes = trainLoader.collateBatch(0);
+    std::unique_ptr<Device> device = makeDevice(df.device);
+    LossFn lossFn{[&](const Variable& pred, const Batch& b) {
+                    return classification ? bceWithLogits(pred, b.y, b.yMask)
+                                          : l1Loss(pred, scaling.standardize(b.y), b.yMask);
+                  },
+                  {}};
+    std::unique_ptr<DeviceProgram> program;
+    try {
+      program = device->compile(*model, lossFn, opt.get(), shapes, df.options);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (!df.trace.empty() || !df.traceSvg.empty()) program->enableTrace(df.traceRequests);
+    if (!tf.quiet && df.simulated())
+      std::cerr << prog.name() << ": " << df.options.describe(static_cast<int64_t>(program->stageNames().size()))
+                << " on " << program->numIpus() << " simulated IPU(s); one weight update = " << c.batchSize
+                << " graph slots x " << df.replicas << " replica(s) x " << df.gradAccum
+                << " micro-batch(es), one host request = " << df.microBatchesPerRequest() << " micro-batches\n";
     Trainer::Hooks hooks;
     hooks.stepsPerEpoch = [&] {
       trainLoader.startEpoch(trainer.completedEpochs());
-      return trainLoader.numBatches();
+      return df.updatesFor(trainLoader.numBatches());
     };
     OpProfiler profiler;
     hooks.trainEpoch = [&](int64_t epoch, int64_t skip) {
@@ -474,24 +494,18 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       std::optional<ObserverScope> profiling;
       if (c.profile) profiling.emplace(profiler);
       trainLoader.startEpoch(epoch);
-      for (Batch b; trainLoader.next(b);) {
+      for (Batch b; trainLoader.nextRequest(b);) {
         if (skip > 0) {
-          --skip;
+          // Updates already trained before an interrupt (interrupts come between host requests).
+          skip -= df.updatesFor(b.numGraphs / shapes.numGraphs);
           continue;
         }
-        const bool more = trainer.step(
-            [&] {
-              Variable pred = model->forward(b);
-              return classification ? bceWithLogits(pred, b.y, b.yMask)
-                                    : l1Loss(pred, scaling.standardize(b.y), b.yMask);
-            },
-            b.numRealGraphs,
-            [&] {
-              std::vector<int64_t> pos;
-              for (int64_t g : b.graphIndex) pos.push_back(md.split.train[static_cast<size_t>(g)]);
-              return describeMolecules(md, pos);
-            });
-        ++steps;
+        const bool more = trainer.step(*program, b, [&] {
+          std::vector<int64_t> pos;
+          for (int64_t g : b.graphIndex) pos.push_back(md.split.train[static_cast<size_t>(g)]);
+          return describeMolecules(md, pos);
+        });
+        steps += trainer.lastRun().updates;
         if (!more) break;  // --time-budget spent
       }
     };
@@ -540,6 +554,21 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     out["infer_molecules_per_s"] = out["infer_graphs_per_s"];
     out["seconds"] = sum["train_seconds"].get<double>() + sum["eval_seconds"].get<double>();
     out["param_l2"] = paramL2(*model);
+    const nlohmann::json deviceJson = df.toJson(*program);  // items() must not outlive the json it iterates
+    for (const auto& [k, v] : deviceJson.items()) out[k] = v;
+    out["samples_per_s"] = sum["train_samples_per_s"];
+    out["padded_micro_batches"] = trainer.paddedMicroBatches();
+    out["dropped_micro_batches"] = trainer.droppedMicroBatches();
+    df.writeTraces(*program, prog.name() + " " + spec.model);
+    if (df.simulated() && !tf.quiet) std::cerr << "stages (per micro-batch):\n" << program->stageTable();
+    if (df.simulated()) {
+      nlohmann::json st = nlohmann::json::array();
+      for (const auto& r : program->record().stages)
+        st.push_back({{"blocks", r.name}, {"parameters", r.parameters}, {"forward_ops", r.forwardOps},
+                      {"backward_ops", r.backwardOps}, {"flops_per_micro_batch", r.forwardFlops + r.backwardFlops},
+                      {"saved_bytes_per_micro_batch", r.savedBytes}, {"max_stashed", r.maxStashed}});
+      out["stage_table"] = st;
+    }
     out["peak_rss_mb"] = peakRssMb();
     if (tf.json) {
       std::cout << out.dump() << std::endl;

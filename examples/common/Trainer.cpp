@@ -147,40 +147,26 @@ void Trainer::saveForStop(const std::string& why, std::string& where) const {
   }
 }
 
-bool Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples,
-                   const std::function<std::string()>& describe) {
-  const int64_t step = opt_.stepCount();
-  // Dropout masks come from (seed, optimizer step, micro-batch): the step count is in the checkpoint, so a
-  // continued run draws the masks an uninterrupted one would.
-  ExecutionContext::current().setRandomKey({seed_, static_cast<uint64_t>(step), 0});
+void Trainer::applySchedule(int64_t step) {
   if (schedule_) schedule_->apply(opt_, flags_.lr, step);
   else opt_.setLr(flags_.lr);
-  opt_.zeroGrad();
-  Variable loss = forwardLoss();
-  const double lv = loss.value().item();
-  auto where = [&] {
-    return "epoch " + std::to_string(completedEpochs_ + 1) + ", step " + std::to_string(stepInEpoch_ + 1) +
-           " of the epoch (optimizer step " + std::to_string(step + 1) + ")" +
-           (describe ? ", on " + describe() : std::string());
-  };
-  if (!std::isfinite(lv)) {
-    std::string saved;
-    saveForStop("loss", saved);
-    throw std::runtime_error("training stopped: the loss is " + num(lv) + " at " + where() +
-                             "; check those inputs' targets or lower --lr; " + saved);
-  }
-  loss.backward();
-  GradNormResult g = flags_.clipNorm > 0 ? clipGradNorm(params_, flags_.clipNorm) : gradNorm(params_);
+}
+
+void Trainer::checkGradients(std::vector<Tensor>& grads, double lv, const std::function<std::string()>& where) {
+  GradNormResult g = flags_.clipNorm > 0 ? clipGradNorm(grads, flags_.clipNorm) : gradNorm(grads);
   if (!std::isfinite(g.norm)) {
     std::string name = g.firstNonFinite >= 0 ? model_.namedParameters()[static_cast<size_t>(g.firstNonFinite)].first
                                              : std::string("?");
     std::string saved;
     saveForStop("gradient", saved);
     throw std::runtime_error("training stopped: the gradient of '" + name + "' holds non-finite values at " + where() +
-                             " (loss " + num(lv) + "); lower --lr or set --clip-norm; " + saved);
+                             (std::isfinite(lv) ? " (loss " + num(lv) + ")" : std::string()) +
+                             "; lower --lr or set --clip-norm; " + saved);
   }
   lastGradNorm_ = g.norm;
-  opt_.step();
+}
+
+void Trainer::afterUpdate(double lv, int64_t samples, const std::function<std::string()>& where) {
   // A finite gradient times a huge learning rate can still overflow a weight: stop before such weights are
   // used or saved (--save keeps whatever it held before).
   if (const int64_t bad = firstNonFiniteValue(params_); bad >= 0)
@@ -215,6 +201,9 @@ bool Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples
     }
     if (used >= budget) budgetSpent_ = true;
   }
+}
+
+void Trainer::afterRequest(int64_t stepBefore, const std::function<std::string()>& where) {
   if (StopSignal::requested()) {
     std::vector<std::string> saved;
     if (!flags_.save.empty()) {
@@ -230,9 +219,75 @@ bool Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples
                                          : "the state is saved in " + saved[0] + " (continue with --load " + saved[0] +
                                                (flags_.checkpointDir.empty() ? ")" : " or --resume)")));
   }
-  // Crash safety: a checkpoint every N steps, so a killed run loses at most N steps (--resume continues).
-  if (flags_.checkpointEvery > 0 && !flags_.checkpointDir.empty() && opt_.stepCount() % flags_.checkpointEvery == 0)
+  // Crash safety: a checkpoint every N steps, so a killed run loses at most N steps (--resume continues). A host
+  // request of several updates checkpoints after it when it crossed a multiple of N.
+  if (flags_.checkpointEvery > 0 && !flags_.checkpointDir.empty() &&
+      opt_.stepCount() / flags_.checkpointEvery > stepBefore / flags_.checkpointEvery)
     CheckpointDir(flags_.checkpointDir, flags_.keepCheckpoints).write(checkpoint(), opt_.stepCount());
+}
+
+bool Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples,
+                   const std::function<std::string()>& describe) {
+  const int64_t step = opt_.stepCount();
+  // Dropout masks come from (seed, optimizer step, micro-batch): the step count is in the checkpoint, so a
+  // continued run draws the masks an uninterrupted one would.
+  ExecutionContext::current().setRandomKey({seed_, static_cast<uint64_t>(step), 0});
+  applySchedule(step);
+  opt_.zeroGrad();
+  Variable loss = forwardLoss();
+  const double lv = loss.value().item();
+  auto where = [&] {
+    return "epoch " + std::to_string(completedEpochs_ + 1) + ", step " + std::to_string(stepInEpoch_ + 1) +
+           " of the epoch (optimizer step " + std::to_string(step + 1) + ")" +
+           (describe ? ", on " + describe() : std::string());
+  };
+  if (!std::isfinite(lv)) {
+    std::string saved;
+    saveForStop("loss", saved);
+    throw std::runtime_error("training stopped: the loss is " + num(lv) + " at " + where() +
+                             "; check those inputs' targets or lower --lr; " + saved);
+  }
+  loss.backward();
+  std::vector<Tensor> grads;
+  for (const Variable& p : params_) grads.push_back(p.hasGrad() ? p.grad() : Tensor());
+  checkGradients(grads, lv, where);
+  opt_.step(grads);
+  afterUpdate(lv, samples, where);
+  afterRequest(step, where);
+  return !budgetSpent_;
+}
+
+bool Trainer::step(DeviceProgram& program, const Batch& request, const std::function<std::string()>& describe) {
+  const int64_t stepBefore = opt_.stepCount();
+  // The device derives each micro-batch's dropout key from this seed, the optimizer step and the micro-batch.
+  ExecutionContext::current().setRandomKey({seed_, static_cast<uint64_t>(stepBefore), 0});
+  double lastLoss = NAN;
+  auto where = [&] {
+    return "epoch " + std::to_string(completedEpochs_ + 1) + ", step " + std::to_string(stepInEpoch_ + 1) +
+           " of the epoch (optimizer step " + std::to_string(opt_.stepCount() + 1) + ")" +
+           (describe ? ", in the host request of " + describe() : std::string());
+  };
+  UpdateHooks hooks;
+  hooks.beforeUpdate = [&](int64_t step) {
+    lastLoss = NAN;  // not known until the update's gradients are checked
+    applySchedule(step);
+  };
+  hooks.onGradients = [&](std::vector<Tensor>& grads) { checkGradients(grads, lastLoss, where); };
+  hooks.afterUpdate = [&](double lv, int64_t samples) {
+    lastLoss = lv;
+    afterUpdate(lv, samples, where);
+  };
+  try {
+    lastRun_ = program.run(request, hooks);
+  } catch (const NonFiniteLoss& e) {
+    std::string saved;
+    saveForStop("loss", saved);
+    throw std::runtime_error("training stopped: " + std::string(e.what()) + " at " + where() +
+                             "; check those inputs' targets or lower --lr; " + saved);
+  }
+  padded_ += lastRun_.paddedMicroBatches;
+  dropped_ += lastRun_.droppedMicroBatches;
+  afterRequest(stepBefore, where);
   return !budgetSpent_;
 }
 

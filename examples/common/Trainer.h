@@ -30,6 +30,7 @@
 #include "examples/common/RunConfig.h"
 #include "examples/common/RunLog.h"
 #include "examples/common/TrainingFlags.h"
+#include "device/Device.h"
 #include "gnn/Checkpoint.h"
 #include "gnn/LrSchedule.h"
 #include "gnn/Module.h"
@@ -82,6 +83,16 @@ class Trainer {
   bool step(const std::function<Variable()>& forwardLoss, int64_t samples,
             const std::function<std::string()>& describe = {});
 
+  /// One host request on a device program: its weight updates, each with the scheduled learning rate, the
+  /// gradients checked finite (and clipped with --clip-norm), the weights checked finite after it, and the
+  /// same bookkeeping as step(). Returns false when --time-budget is spent.
+  bool step(DeviceProgram& program, const Batch& request, const std::function<std::string()>& describe = {});
+  /// Results of the last step(program, ...) (outputs per the output mode, padding and drops).
+  const RunResult& lastRun() const { return lastRun_; }
+  /// Micro-batches padded / dropped at the ends of epochs so far.
+  int64_t paddedMicroBatches() const { return padded_; }
+  int64_t droppedMicroBatches() const { return dropped_; }
+
   /// Epochs from the current one to --epochs, with validation, early stopping and checkpoints; then --save.
   void run(const Hooks& hooks);
 
@@ -106,6 +117,13 @@ class Trainer {
 
  private:
   Checkpoint checkpoint() const;
+  void applySchedule(int64_t step);
+  // Checks gradients (one per parameter) and clips them; throws naming the parameter when one is not finite.
+  void checkGradients(std::vector<Tensor>& grads, double loss, const std::function<std::string()>& where);
+  // After an update: weights finite, loss bookkeeping, progress, the time budget.
+  void afterUpdate(double loss, int64_t samples, const std::function<std::string()>& where);
+  // After a step or request: SIGINT/SIGTERM, --checkpoint-every.
+  void afterRequest(int64_t stepBefore, const std::function<std::string()>& where);
   void saveForStop(const std::string& why, std::string& where) const;
   bool better(double a, double b) const;
 
@@ -135,6 +153,8 @@ class Trainer {
   int64_t runSteps_ = 0, spe_ = 0;
   uint64_t lossChecksum_ = 1469598103934665603ULL;
   uint64_t seed_ = 0;
+  RunResult lastRun_;
+  int64_t padded_ = 0, dropped_ = 0;
 };
 
 }  // namespace gnn::app

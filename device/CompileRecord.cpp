@@ -1,0 +1,41 @@
+#include "device/CompileRecord.h"
+
+#include "gnn/Check.h"
+#include "loaders/BatchFields.h"
+
+namespace gnn {
+
+std::vector<FieldShape> CompileRecord::shapesOf(const Batch& b) {
+  std::vector<FieldShape> out;
+  auto add = [&](const char* name, const Tensor& t) {
+    FieldShape f;
+    f.name = name;
+    f.defined = t.defined();
+    if (t.defined()) {
+      f.shape = t.shape();
+      f.dtype = t.dtype();
+    }
+    out.push_back(std::move(f));
+  };
+  for (const BatchField& f : batchFields()) add(f.name, b.*f.inBatch);
+  for (const CollatorField& f : collatorFields()) add(f.name, b.*f.inBatch);
+  return out;
+}
+
+void CompileRecord::checkShapes(const Batch& b, const std::string& what) const {
+  const std::vector<FieldShape> now = shapesOf(b);
+  GNN_CHECK_ARG(now.size() == fields.size(), what, ": batch layout differs from the compiled one");
+  for (size_t i = 0; i < now.size(); ++i) {
+    const FieldShape &c = fields[i], &n = now[i];
+    if (c.defined != n.defined)
+      invalidArgument(what, ": field '", c.name, "' is ", n.defined ? "present" : "missing",
+                      " but the program was compiled ", c.defined ? "with" : "without",
+                      " it; a device program runs one set of shapes: build another program for these batches");
+    if (c.defined && (c.shape != n.shape || c.dtype != n.dtype))
+      invalidArgument(what, ": field '", c.name, "' has shape ", shapeString(n.shape), " (", dtypeName(n.dtype),
+                      ") but the program was compiled for ", shapeString(c.shape), " (", dtypeName(c.dtype),
+                      "); a device program runs one set of shapes: batch to the compiled fixed size");
+  }
+}
+
+}  // namespace gnn

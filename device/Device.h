@@ -1,0 +1,128 @@
+// Device: where a model's steps run. compile() fixes the model, the loss, the optimizer, the micro-batch's
+// shapes and the IpuOptions into a DeviceProgram; program.run(hostRequest) then runs one host request (its
+// forwards, backwards and weight updates) and returns the outputs the output mode asks for. A training loop is
+// written once against this interface and runs on CpuDevice (one thread of control, today's behaviour) or
+// SimulatedIpu (replicas, pipeline stages and micro-batches as tasks on a few worker threads).
+//
+//   SimulatedIpu ipu;
+//   auto program = ipu.compile(model, l1Loss, &opt, firstBatch, options);
+//   for (Batch request; loader.nextRequest(request);) {
+//     RunResult r = program->run(request, hooks);      // r.outputs per options.outputMode
+//   }
+#pragma once
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "device/CompileRecord.h"
+#include "device/IpuOptions.h"
+#include "device/Trace.h"
+#include "gnn/Optimizer.h"
+#include "loaders/Batch.h"
+#include "models/BlockModel.h"
+
+namespace gnn {
+
+/// The loss of a micro-batch and its weight. `loss` is a mean over `weight(microBatch)` terms (its labels), so
+/// the device seeds micro-batch k's backward with weight_k / (the update's total weight): the update's gradient
+/// is the mean over every labelled term of the update, however it was split into micro-batches and replicas.
+/// The weight is read from the batch before any forward runs (a pipeline starts backwards before the last
+/// micro-batch's forward). Without `weight`, every micro-batch weighs its labels (yMask ones; numRealGraphs
+/// when there is no mask).
+struct LossFn {
+  std::function<Variable(const Variable& output, const Batch& microBatch)> loss;
+  std::function<double(const Batch& microBatch)> weight;
+};
+/// Labels of a micro-batch: ones of `mask`, or `fallback` when the mask is undefined.
+double labelCount(const Tensor& mask, double fallback);
+
+/// Called by a training program around each weight update, on the thread that called run().
+struct UpdateHooks {
+  /// Before update `step` (the optimizer's step count): set the learning rate.
+  std::function<void(int64_t step)> beforeUpdate;
+  /// The update's gradients (reduced over replicas and micro-batches, one per optimizer parameter, undefined =
+  /// none): check them, clip them in place. Throwing cancels this update and the rest of the request.
+  std::function<void(std::vector<Tensor>& grads)> onGradients;
+  /// After the update: `loss` = the update's loss (weighted mean over its micro-batches), `samples` its real
+  /// graphs. Throwing stops the request (the update stays applied).
+  std::function<void(double loss, int64_t samples)> afterUpdate;
+};
+
+/// One micro-batch's result on one replica.
+struct MicroBatchOutput {
+  int64_t iteration = 0;   // device iteration (weight update) within the request
+  int64_t microBatch = 0;  // micro-batch within the update, per replica (0 .. accumulation-1)
+  int64_t replica = 0;
+  double loss = 0;         // training only (Sum: the sum over the request)
+  double weight = 0;
+  Tensor output;           // the model's output (Sum: summed over the request)
+};
+
+struct RunResult {
+  std::vector<MicroBatchOutput> outputs;  // per the output mode
+  int64_t updates = 0;                    // weight updates applied
+  int64_t microBatches = 0;               // real micro-batches run (per replica summed)
+  int64_t paddedMicroBatches = 0;         // weight-0 micro-batches added to complete the last update
+  int64_t droppedMicroBatches = 0;        // micro-batches of a partial request not run (PartialRequest::Drop)
+  int64_t samples = 0;                    // real graphs trained on
+  double seconds = 0;                     // wall time of the request
+};
+
+/// A compiled program: fixed shapes, fixed options.
+class DeviceProgram {
+ public:
+  virtual ~DeviceProgram() = default;
+  /// Runs one host request: a micro-batch or microBatchesPerRequest() micro-batches stacked by
+  /// stackMicroBatches (fewer at the end of an epoch: see PartialRequest). Throws std::invalid_argument when a
+  /// micro-batch's shapes differ from the compiled ones (naming the field and both shapes).
+  virtual RunResult run(const Batch& request, const UpdateHooks& hooks = {}) = 0;
+  virtual bool training() const = 0;
+  virtual const IpuOptions& options() const = 0;
+  /// Stages as block ranges, e.g. {"input..layers/1", "layers/2..head"}.
+  virtual std::vector<std::string> stageNames() const = 0;
+  /// Simulated IPUs used (1 on CpuDevice).
+  virtual int64_t numIpus() const = 0;
+  /// Totals since compile.
+  virtual int64_t hostRequests() const = 0;
+  /// Per-stage summary for people: ops, parameters, FLOPs per micro-batch, measured ms per micro-batch.
+  virtual std::string stageTable() const = 0;
+  /// What the first request captured: ops per stage, shapes, parameters per stage (see CompileRecord).
+  virtual const CompileRecord& record() const = 0;
+  /// Records the tasks of the first `requests` host requests (0: none) for trace().
+  virtual void enableTrace(int64_t requests) = 0;
+  virtual const Trace& trace() const = 0;
+};
+
+/// A micro-batch's loss was NaN or infinite: nothing of its weight update was applied.
+class NonFiniteLoss : public std::runtime_error {
+ public:
+  NonFiniteLoss(double value, int64_t microBatch, const std::string& what)
+      : std::runtime_error(what), value_(value), microBatch_(microBatch) {}
+  double value() const { return value_; }
+  /// Position of the micro-batch in the host request (stackMicroBatches order).
+  int64_t microBatch() const { return microBatch_; }
+
+ private:
+  double value_;
+  int64_t microBatch_;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const char* name() const = 0;
+  /// Training program (optimizer given) or inference program (optimizer null, lossFn may be empty).
+  /// `shapes`: a micro-batch of the fixed shapes every later micro-batch must have.
+  virtual std::unique_ptr<DeviceProgram> compile(BlockModel& model, LossFn lossFn, Optimizer* optimizer,
+                                                 const Batch& shapes, const IpuOptions& options) = 0;
+};
+
+/// "cpu" or "ipu" -> a device; throws naming the choices otherwise.
+std::unique_ptr<Device> makeDevice(const std::string& name);
+
+/// L2 norm of every parameter value of a model, summed in double in parameter order (--json's param_l2).
+double paramL2(const Module& model);
+
+}  // namespace gnn

@@ -1,0 +1,791 @@
+#include "device/ExecutionProgram.h"
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "gnn/Block.h"
+#include "gnn/Check.h"
+#include "gnn/Parallel.h"
+#include "loaders/BatchFields.h"
+
+namespace gnn {
+
+// One simulated IPU: the context its tasks run under and the sink its parameters' gradients go to.
+struct ExecutionProgram::Ipu {
+  ExecutionContext ctx;
+  GradientSink sink;
+  std::shared_ptr<MemoryAccount> memory;
+};
+
+// A micro-batch of the request as one replica runs it.
+struct ExecutionProgram::MicroBatchRun {
+  Batch batch;
+  int64_t index = 0;  // position in the host request
+  double weight = 0;
+  bool padding = false;
+  double loss = NAN;
+  Tensor output;
+};
+
+// What crosses the stage boundaries of one update, and what each stage keeps for its backward.
+struct ExecutionProgram::Slots {
+  struct Payload {
+    std::vector<std::string> names;
+    std::vector<Tensor> values;
+    std::vector<bool> requiresGrad;
+    uint64_t randomOps = 0;
+    int64_t bytes = 0;
+  };
+  struct Stash {
+    std::vector<Variable> leaves;  // received activations that need a gradient, in payload order
+    BlockState out;                // the stage's output (the tape hangs from it)
+    Variable loss;                 // last stage
+  };
+  std::mutex mu;
+  int64_t P = 1, G = 1;
+  // [replica][stage][micro-batch]
+  std::vector<std::optional<Payload>> act;             // stage s -> s+1, stored at s
+  std::vector<std::optional<std::vector<Tensor>>> grad;  // stage s+1 -> s, stored at s
+  std::vector<std::optional<Stash>> stash;
+
+  Slots(int64_t R, int64_t P_, int64_t G_) : P(P_), G(G_) {
+    const size_t n = static_cast<size_t>(R * P * G);
+    act.resize(n);
+    grad.resize(n);
+    stash.resize(n);
+  }
+  size_t at(int64_t r, int64_t s, int64_t k) const { return static_cast<size_t>((r * P + s) * G + k); }
+};
+
+namespace {
+Tensor sumInto(const Tensor& acc, const Tensor& g) {
+  if (!acc.defined()) return g;
+  Tensor out = Tensor::empty(acc.shape(), acc.dtype());
+  dispatchFloat(acc.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    out.flat<T>() = acc.flat<T>() + g.flat<T>();
+  });
+  return out;
+}
+
+int64_t bytesOf(const Batch& b) {
+  int64_t n = 0;
+  for (const BatchField& f : batchFields())
+    if ((b.*f.inBatch).defined()) n += static_cast<int64_t>((b.*f.inBatch).nbytes());
+  for (const CollatorField& f : collatorFields())
+    if ((b.*f.inBatch).defined()) n += static_cast<int64_t>((b.*f.inBatch).nbytes());
+  return n;
+}
+
+// The caller's observer (a profiler) seeing the ops of tasks that run on several workers at once.
+struct SharedObserver : OpObserver {
+  OpObserver* target = nullptr;
+  std::mutex mu;
+  void onOp(const OpEvent& e) override {
+    std::lock_guard<std::mutex> lock(mu);
+    target->onOp(e);
+  }
+};
+
+// The ops of one task, captured for the compile record.
+struct Recorder : OpObserver {
+  std::vector<OpRecord> ops;
+  int64_t stage = 0;
+  OpObserver* next = nullptr;  // the observer the task ran under before (a profiler), still told
+  void onOp(const OpEvent& e) override {
+    if (next) next->onOp(e);
+    OpRecord r;
+    r.name = e.info->name;
+    r.block = e.block;
+    r.stage = stage;
+    r.pass = e.pass;
+    if (e.output) {
+      r.shape = e.output->shape();
+      r.dtype = e.output->dtype();
+    }
+    r.flops = e.flops;
+    if (e.pass == Pass::Forward) {
+      r.bytesRead = e.info->bytesRead;
+      r.bytesWritten = e.info->bytesWritten;
+    } else {
+      r.bytesRead = e.bytes;
+    }
+    r.savedBytes = e.savedBytes;
+    r.seconds = e.seconds;
+    ops.push_back(std::move(r));
+  }
+};
+}  // namespace
+
+double labelCount(const Tensor& mask, double fallback) {
+  if (!mask.defined()) return fallback;
+  GNN_CHECK_ARG(mask.dtype() == DType::U8, "labelCount: mask must be uint8");
+  const uint8_t* m = mask.data<uint8_t>();
+  int64_t n = 0;
+  for (int64_t i = 0; i < mask.numel(); ++i) n += m[i] != 0;
+  return static_cast<double>(n);
+}
+
+ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, LossFn lossFn, Optimizer* optimizer,
+                                   const Batch& shapes, const IpuOptions& options, bool simulated)
+    : deviceName_(std::move(deviceName)),
+      master_(model),
+      loss_(std::move(lossFn)),
+      opt_(optimizer),
+      o_(options),
+      training_(optimizer != nullptr),
+      simulated_(simulated) {
+  GNN_CHECK_ARG(model.numBlocks() >= 1, "compile: the model has no blocks");
+  if (training_) GNN_CHECK_ARG(static_cast<bool>(loss_.loss), "compile: a training program needs a loss function");
+  if (!simulated_) {
+    GNN_CHECK_ARG(o_.replicationFactor == 1, "the CPU device runs one replica (got replicationFactor ",
+                  o_.replicationFactor, "): use --device ipu for replicas, or a larger --batch-size");
+    GNN_CHECK_ARG(o_.pipelineSplits.empty(), "the CPU device runs the model whole: --pipeline-splits needs --device ipu");
+  }
+  // Stages from block names: each split starts a new stage at that block.
+  std::vector<size_t> starts{0};
+  for (const std::string& name : o_.pipelineSplits) {
+    const size_t b = model.blockIndex(name);  // throws, listing the blocks
+    std::string names;
+    for (const auto& n : model.blockNames()) names += (names.empty() ? "" : ", ") + n;
+    GNN_CHECK_ARG(b > 0, "pipeline split '", name, "' is the model's first block, which would leave an empty first "
+                  "stage; split at a later block (blocks in order: ", names, ")");
+    GNN_CHECK_ARG(b > starts.back(), "pipeline split '", name, "' is out of order or repeated: splits must name "
+                  "blocks in model order (blocks in order: ", names, ")");
+    starts.push_back(b);
+  }
+  P_ = static_cast<int64_t>(starts.size());
+  for (size_t i = 0; i < starts.size(); ++i)
+    stageBlocks_.push_back({starts[i], i + 1 < starts.size() ? starts[i + 1] : model.numBlocks()});
+  o_.validate(training_, P_);
+  R_ = o_.replicationFactor;
+  G_ = training_ ? o_.gradientAccumulation : o_.deviceIterations;
+  schedule_ = training_ ? PipelineSchedule::training(P_, G_, o_.executionStrategy)
+                        : PipelineSchedule::inference(P_, G_, o_.executionStrategy);
+  numIpus_ = simulated_ ? o_.numIpus(P_) : 1;
+
+  replicas_.push_back(&master_);
+  for (int64_t r = 1; r < R_; ++r) {
+    std::unique_ptr<Module> c = master_.clone();
+    auto* bm = dynamic_cast<BlockModel*>(c.get());
+    GNN_ASSERT(bm, "clone() of a BlockModel returned another kind of module");
+    replicas_.push_back(bm);
+    clones_.push_back(std::move(c));
+  }
+  // Parameters in the optimizer's order, matched to each replica's copy by position in parameters().
+  const std::vector<Variable> mp = master_.parameters();
+  const std::vector<Variable> order = opt_ ? opt_->parameters() : mp;
+  std::vector<size_t> pos;
+  for (const Variable& p : order) {
+    size_t i = 0;
+    while (i < mp.size() && &mp[i].value() != &p.value()) ++i;
+    GNN_CHECK_ARG(i < mp.size(), "compile: the optimizer updates a tensor that is not a parameter of the model");
+    pos.push_back(i);
+  }
+  for (int64_t r = 0; r < R_; ++r) {
+    const std::vector<Variable> rp = replicas_[static_cast<size_t>(r)]->parameters();
+    std::vector<Variable> v;
+    for (size_t i : pos) v.push_back(rp[i]);
+    params_.push_back(std::move(v));
+  }
+  for (int64_t r = 0; r < R_; ++r)
+    for (int64_t s = 0; s < P_; ++s) {
+      auto ip = std::make_unique<Ipu>();
+      const int64_t id = r * P_ + s;
+      ip->memory = std::make_shared<MemoryAccount>(simulated_ ? "ipu" + std::to_string(id) : "cpu");
+      ip->ctx.setMemoryAccount(ip->memory);
+      ip->ctx.setGradientSink(&ip->sink);
+      ipus_.push_back(std::move(ip));
+    }
+  const int64_t lanes = R_ * static_cast<int64_t>(schedule_.lanes.size());
+  workers_ = o_.workers > 0 ? o_.workers : std::min<int64_t>(machineCores(), lanes);
+  workers_ = std::max<int64_t>(1, std::min(workers_, lanes));
+  if (!simulated_) workers_ = 1;
+
+  record_.fields = CompileRecord::shapesOf(shapes);
+  record_.numNodes = shapes.numNodes;
+  record_.numEdges = shapes.numEdges;
+  record_.numGraphs = shapes.numGraphs;
+  record_.maxNodesPerGraph = shapes.maxNodesPerGraph;
+  GNN_CHECK_ARG(shapes.numGraphs >= 1, "compile: the example micro-batch has no graphs");
+  const auto names = master_.blockNames();
+  for (int64_t s = 0; s < P_; ++s) {
+    StageRecord st;
+    st.firstBlock = static_cast<int64_t>(stageBlocks_[static_cast<size_t>(s)].first);
+    st.lastBlock = static_cast<int64_t>(stageBlocks_[static_cast<size_t>(s)].second);
+    st.name = names[static_cast<size_t>(st.firstBlock)];
+    if (st.lastBlock - st.firstBlock > 1) st.name += ".." + names[static_cast<size_t>(st.lastBlock - 1)];
+    st.maxStashed = schedule_.maxStashed(s);
+    record_.stages.push_back(st);
+  }
+  fwdSeconds_.assign(static_cast<size_t>(P_), 0);
+  bwdSeconds_.assign(static_cast<size_t>(P_), 0);
+  fwdCount_.assign(static_cast<size_t>(P_), 0);
+  bwdCount_.assign(static_cast<size_t>(P_), 0);
+  std::vector<std::string> tracks;
+  for (int64_t r = 0; r < R_; ++r)
+    for (int64_t s = 0; s < P_; ++s)
+      tracks.push_back(simulated_ ? "IPU " + std::to_string(r * P_ + s) + " (replica " + std::to_string(r) + ", stage " +
+                                        std::to_string(s) + ": " + record_.stages[static_cast<size_t>(s)].name + ")"
+                                  : "CPU");
+  tracks.push_back("host");
+  trace_.setTracks(tracks);
+}
+
+ExecutionProgram::~ExecutionProgram() = default;
+
+double ExecutionProgram::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+void ExecutionProgram::recordTask(const TaskRecord& r) {
+  if (requests_ < traceRequests_) trace_.add(r);
+}
+
+std::vector<std::string> ExecutionProgram::stageNames() const {
+  std::vector<std::string> out;
+  for (const auto& s : record_.stages) out.push_back(s.name);
+  return out;
+}
+
+void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
+                               std::vector<std::vector<MicroBatchRun>>& mbs, int64_t iteration, int64_t step,
+                               uint64_t seed, double totalWeight) {
+  const int64_t s = t.stage, k = t.microBatch;
+  Ipu& ip = ipu(r, s);
+  ContextScope use(ip.ctx);
+  MicroBatchRun& m = mbs[static_cast<size_t>(r)][static_cast<size_t>(k)];
+  const bool capture = capturing_ && r == 0 && k == 0 && iteration == 0;
+  Recorder rec;
+  rec.stage = s;
+  rec.next = ip.ctx.observer();
+  std::optional<ObserverScope> watch;
+  TaskRecord tr;
+  tr.ipu = simulated_ ? r * P_ + s : 0;
+  tr.replica = r;
+  tr.stage = s;
+  tr.request = requests_;
+  tr.iteration = iteration;
+  tr.microBatch = k;
+  tr.phase = t.phase;
+  const double start = now();
+  if (t.kind == TaskKind::Forward) {
+    std::optional<NoGradGuard> noGrad;
+    if (!training_) noGrad.emplace();
+    BlockState in;
+    std::vector<Variable> leaves;
+    uint64_t drawn = 0;
+    if (s > 0) {
+      Slots::Payload p;
+      {
+        std::lock_guard<std::mutex> lock(slots.mu);
+        auto& slot = slots.act[slots.at(r, s - 1, k)];
+        GNN_ASSERT(slot.has_value(), "stage input missing");
+        p = std::move(*slot);
+        slot.reset();
+      }
+      drawn = p.randomOps;
+      for (size_t i = 0; i < p.names.size(); ++i) {
+        Variable v(p.values[i], p.requiresGrad[i] && training_);
+        if (v.requiresGrad()) leaves.push_back(v);
+        in.set(p.names[i], v);
+      }
+      TaskRecord copy = tr;
+      copy.kind = TaskKind::Copy;
+      copy.bytes = p.bytes;
+      copy.cpu = {start, now() - start};
+      recordTask(copy);
+    }
+    ip.ctx.setRandomKey({seed, static_cast<uint64_t>(step), static_cast<uint64_t>(m.index)}, drawn);
+    if (capture) watch.emplace(rec);
+    ObserverScope::mark();
+    const auto [first, last] = stageBlocks_[static_cast<size_t>(s)];
+    BlockState out = replicas_[static_cast<size_t>(r)]->runBlocks(std::move(in), m.batch, first, last);
+    Slots::Stash st;
+    st.leaves = std::move(leaves);
+    if (s == P_ - 1) {
+      const Variable& y = out.get("out");
+      m.output = y.value();
+      if (training_) {
+        Variable l = loss_.loss(y, m.batch);
+        GNN_CHECK_ARG(l.value().numel() == 1, "the loss function returned shape ", shapeString(l.shape()),
+                      ", not a scalar");
+        m.loss = l.value().item();
+        if (!std::isfinite(m.loss) && !m.padding)
+          throw NonFiniteLoss(m.loss, m.index,
+                              "the loss is " + std::to_string(m.loss) + " on micro-batch " + std::to_string(m.index) +
+                                  " of the host request (replica " + std::to_string(r) + ", device iteration " +
+                                  std::to_string(iteration) + ")");
+        st.loss = l;
+      }
+    } else {
+      Slots::Payload p;
+      for (const auto& [name, v] : out.entries()) {
+        p.names.push_back(name);
+        p.values.push_back(v.value());
+        p.requiresGrad.push_back(v.requiresGrad());
+        p.bytes += static_cast<int64_t>(v.value().nbytes());
+      }
+      p.randomOps = ip.ctx.randomOps();
+      if (capture) record_.stages[static_cast<size_t>(s)].activationBytes = p.bytes;
+      std::lock_guard<std::mutex> lock(slots.mu);
+      slots.act[slots.at(r, s, k)] = std::move(p);
+    }
+    if (training_) {
+      st.out = std::move(out);
+      std::lock_guard<std::mutex> lock(slots.mu);
+      slots.stash[slots.at(r, s, k)] = std::move(st);
+    }
+  } else {
+    Slots::Stash st;
+    std::vector<Tensor> seeds;
+    {
+      std::lock_guard<std::mutex> lock(slots.mu);
+      auto& slot = slots.stash[slots.at(r, s, k)];
+      GNN_ASSERT(slot.has_value(), "stash missing");
+      st = std::move(*slot);
+      slot.reset();
+      if (s < P_ - 1) {
+        auto& g = slots.grad[slots.at(r, s, k)];
+        GNN_ASSERT(g.has_value(), "stage gradient missing");
+        seeds = std::move(*g);
+        g.reset();
+      }
+    }
+    if (capture) watch.emplace(rec);
+    if (s == P_ - 1) {
+      if (st.loss.requiresGrad()) {
+        const double w = totalWeight > 0 ? m.weight / totalWeight : 0.0;
+        st.loss.backward(Tensor::full(st.loss.shape(), w, st.loss.dtype()));
+      }
+    } else {
+      std::vector<Variable> roots;
+      std::vector<Tensor> rootSeeds;
+      size_t i = 0;
+      for (const auto& [name, v] : st.out.entries()) {
+        if (!v.requiresGrad()) continue;
+        GNN_ASSERT(i < seeds.size(), "stage gradients do not match the stage's outputs");
+        if (seeds[i].defined()) {
+          roots.push_back(v);
+          rootSeeds.push_back(seeds[i]);
+        }
+        ++i;
+      }
+      if (!roots.empty()) Variable::backward(roots, rootSeeds);
+    }
+    if (s > 0) {
+      std::vector<Tensor> back;
+      int64_t bytes = 0;
+      for (const Variable& leaf : st.leaves) {
+        back.push_back(ip.sink.take(leaf));
+        if (back.back().defined()) bytes += static_cast<int64_t>(back.back().nbytes());
+      }
+      {
+        std::lock_guard<std::mutex> lock(slots.mu);
+        slots.grad[slots.at(r, s - 1, k)] = std::move(back);
+      }
+      TaskRecord copy = tr;
+      copy.kind = TaskKind::Copy;
+      copy.ipu = simulated_ ? r * P_ + s - 1 : 0;
+      copy.stage = s - 1;
+      copy.bytes = bytes;
+      const double t1 = now();
+      copy.cpu = {t1, 0};
+      recordTask(copy);
+    }
+  }
+  const double end = now();
+  tr.kind = t.kind;
+  watch.reset();
+  if (capture) {
+    int64_t flops = 0;
+    for (const auto& op : rec.ops) flops += op.flops;
+    tr.flops = flops;
+    StageRecord& sr = record_.stages[static_cast<size_t>(s)];
+    for (const auto& op : rec.ops) {
+      if (op.pass == Pass::Forward) {
+        ++sr.forwardOps;
+        sr.forwardFlops += op.flops;
+        sr.savedBytes += op.savedBytes;
+      } else {
+        ++sr.backwardOps;
+        sr.backwardFlops += op.flops;
+      }
+    }
+    std::lock_guard<std::mutex> lock(slots.mu);
+    record_.ops.insert(record_.ops.end(), rec.ops.begin(), rec.ops.end());
+  }
+  tr.cpu = {start, end - start};
+  recordTask(tr);
+  std::lock_guard<std::mutex> lock(slots.mu);
+  if (t.kind == TaskKind::Forward) {
+    fwdSeconds_[static_cast<size_t>(s)] += end - start;
+    ++fwdCount_[static_cast<size_t>(s)];
+  } else {
+    bwdSeconds_[static_cast<size_t>(s)] += end - start;
+    ++bwdCount_[static_cast<size_t>(s)];
+  }
+}
+
+void ExecutionProgram::runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, int64_t iteration, int64_t step,
+                                 uint64_t seed, RunResult& result) {
+  const int64_t G = static_cast<int64_t>(mbs.front().size());
+  const PipelineSchedule schedule = G == G_ ? schedule_
+                                    : training_ ? PipelineSchedule::training(P_, G, o_.executionStrategy)
+                                                : PipelineSchedule::inference(P_, G, o_.executionStrategy);
+  double totalWeight = 0;
+  for (const auto& rep : mbs)
+    for (const auto& m : rep) totalWeight += m.padding ? 0.0 : m.weight;
+  for (auto& ip : ipus_) ip->sink.clear();
+  Slots slots(R_, P_, G);
+
+  // Lanes of every replica; a worker takes any lane whose next task has its inputs.
+  struct Lane {
+    int64_t replica;
+    const std::vector<ScheduledTask>* tasks;
+    size_t next = 0;
+    bool busy = false;
+  };
+  std::vector<Lane> lanes;
+  size_t remaining = 0;
+  for (int64_t r = 0; r < R_; ++r)
+    for (const auto& l : schedule.lanes) {
+      lanes.push_back({r, &l});
+      remaining += l.size();
+    }
+  std::mutex mu;
+  std::condition_variable cv;
+  std::exception_ptr error;
+  auto ready = [&](const Lane& L) {
+    if (L.busy || L.next >= L.tasks->size()) return false;
+    const ScheduledTask& t = (*L.tasks)[L.next];
+    std::lock_guard<std::mutex> lock(slots.mu);
+    if (t.kind == TaskKind::Forward) return t.stage == 0 || slots.act[slots.at(L.replica, t.stage - 1, t.microBatch)].has_value();
+    return t.stage == P_ - 1 || slots.grad[slots.at(L.replica, t.stage, t.microBatch)].has_value();
+  };
+  auto worker = [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!error && remaining > 0) {
+      Lane* pick = nullptr;
+      for (Lane& L : lanes)
+        if (ready(L)) {
+          pick = &L;
+          break;
+        }
+      if (!pick) {
+        bool anyBusy = false;
+        for (const Lane& L : lanes) anyBusy = anyBusy || L.busy;
+        if (!anyBusy) {
+          error = std::make_exception_ptr(std::logic_error("device schedule stalled: no task can run"));
+          cv.notify_all();
+          break;
+        }
+        cv.wait(lock);
+        continue;
+      }
+      pick->busy = true;
+      const ScheduledTask task = (*pick->tasks)[pick->next];
+      lock.unlock();
+      std::exception_ptr failed;
+      try {
+        runTask(pick->replica, task, slots, mbs, iteration, step, seed, totalWeight);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      lock.lock();
+      pick->busy = false;
+      ++pick->next;
+      --remaining;
+      if (failed && !error) error = failed;
+      cv.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int64_t w = 1; w < workers_; ++w) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  if (error) {
+    for (auto& ip : ipus_) ip->sink.clear();
+    std::rethrow_exception(error);
+  }
+  if (!training_) return;
+
+  // Gradients: replicas in order, each replica's stages in order (a parameter two stages use gets both).
+  const double reduceStart = now();
+  std::vector<Tensor> grads(params_.front().size());
+  for (size_t i = 0; i < grads.size(); ++i)
+    for (int64_t r = 0; r < R_; ++r)
+      for (int64_t s = 0; s < P_; ++s) {
+        Tensor g = ipu(r, s).sink.grad(params_[static_cast<size_t>(r)][i]);
+        if (g.defined()) grads[i] = sumInto(grads[i], g);
+      }
+  if (capturing_ && iteration == 0)
+    for (int64_t s = 0; s < P_; ++s) {
+      StageRecord& sr = record_.stages[static_cast<size_t>(s)];
+      for (const Variable& p : params_.front())
+        if (ipu(0, s).sink.grad(p).defined()) {
+          ++sr.parameterTensors;
+          sr.parameters += p.value().numel();
+        }
+    }
+  for (auto& ip : ipus_) ip->sink.clear();
+  const double reduceEnd = now();
+  if (R_ > 1)
+    for (int64_t r = 0; r < R_; ++r)
+      for (int64_t s = 0; s < P_; ++s) {
+        TaskRecord a;
+        a.kind = TaskKind::AllReduce;
+        a.ipu = r * P_ + s;
+        a.replica = r;
+        a.stage = s;
+        a.request = requests_;
+        a.iteration = iteration;
+        a.cpu = {reduceStart, reduceEnd - reduceStart};
+        recordTask(a);
+      }
+  if (hooks_.onGradients) hooks_.onGradients(grads);
+  const double optStart = now();
+  opt_->step(grads);
+  // Every replica applies the same update: the host copy's new weights are copied to the others.
+  for (int64_t r = 1; r < R_; ++r)
+    for (size_t i = 0; i < grads.size(); ++i) {
+      const Tensor& src = params_.front()[i].value();
+      Tensor& dst = params_[static_cast<size_t>(r)][i].value();
+      std::memcpy(dst.raw(), src.raw(), src.nbytes());
+    }
+  const double optEnd = now();
+  for (int64_t r = 0; r < R_; ++r)
+    for (int64_t s = 0; s < P_; ++s) {
+      TaskRecord o;
+      o.kind = TaskKind::Optimizer;
+      o.ipu = simulated_ ? r * P_ + s : 0;
+      o.replica = r;
+      o.stage = s;
+      o.request = requests_;
+      o.iteration = iteration;
+      o.cpu = {optStart, optEnd - optStart};
+      recordTask(o);
+      if (!simulated_) break;
+    }
+  ++result.updates;
+}
+
+RunResult ExecutionProgram::run(const Batch& request, const UpdateHooks& hooks) {
+  if (!started_) {
+    t0_ = std::chrono::steady_clock::now();
+    started_ = true;
+  }
+  hooks_ = hooks;
+  RunResult result;
+  const double start = now();
+  const std::string req = "host request " + std::to_string(requests_ + 1);
+  GNN_CHECK_ARG(request.numGraphs > 0 && request.numGraphs % record_.numGraphs == 0 &&
+                    request.numNodes == request.numGraphs / record_.numGraphs * record_.numNodes,
+                req, ": ", request.numNodes, " nodes in ", request.numGraphs,
+                " graph slots is not a whole number of the compiled micro-batch (", record_.numNodes, " nodes, ",
+                record_.numGraphs, " graph slots)");
+  const int64_t K = request.numGraphs / record_.numGraphs;
+  const int64_t unit = training_ ? R_ * G_ : R_;  // micro-batches per update / per inference iteration
+  const int64_t full = training_ ? o_.microBatchesPerRequest() : R_ * o_.deviceIterations;
+  GNN_CHECK_ARG(K <= full, req, " holds ", K, " micro-batches but one request is micro-batch x deviceIterations (",
+                o_.deviceIterations, ") x replicationFactor (", R_, ")",
+                training_ ? " x gradientAccumulation (" + std::to_string(G_) + ")" : std::string(), " = ", full,
+                " micro-batches");
+  int64_t runCount = K;  // micro-batches to run, real or padding
+  if (K % unit != 0) {
+    if (o_.partialRequest == PartialRequest::Drop) {
+      runCount = K / unit * unit;
+      result.droppedMicroBatches = K - runCount;
+    } else {
+      runCount = (K + unit - 1) / unit * unit;
+      result.paddedMicroBatches = runCount - K;
+    }
+  }
+  // Micro-batch m of the request: device iteration m / (R·G), replica (m / G) % R, micro-batch m % G.
+  std::vector<MicroBatchRun> all(static_cast<size_t>(runCount));
+  for (int64_t m = 0; m < runCount; ++m) {
+    MicroBatchRun& mb = all[static_cast<size_t>(m)];
+    mb.index = m;
+    if (m < K) {
+      mb.batch = K == 1 ? request : microBatch(request, m, K);
+      record_.checkShapes(mb.batch, "micro-batch " + std::to_string(m) + " of " + req);
+      mb.weight = loss_.weight ? loss_.weight(mb.batch) : labelCount(mb.batch.yMask, static_cast<double>(mb.batch.numRealGraphs));
+      GNN_CHECK_ARG(std::isfinite(mb.weight) && mb.weight >= 0, "loss weight of micro-batch ", m, " is ", mb.weight);
+    } else {
+      // A copy of the last real micro-batch with weight 0: it runs like any other and changes nothing.
+      mb.batch = all[static_cast<size_t>(K - 1)].batch;
+      mb.padding = true;
+    }
+  }
+  {
+    TaskRecord h;
+    h.kind = TaskKind::HostToDevice;
+    h.ipu = static_cast<int64_t>(trace_.tracks().size()) - 1;
+    h.request = requests_;
+    h.bytes = bytesOf(request);
+    h.cpu = {start, now() - start};
+    recordTask(h);
+  }
+  capturing_ = !record_.captured;
+  // A profiler on the calling thread sees every task's ops (serialised when tasks run on several workers).
+  SharedObserver shared;
+  struct ObserverReset {
+    std::vector<std::unique_ptr<Ipu>>& ipus;
+    ~ObserverReset() {
+      for (auto& ip : ipus) ip->ctx.setObserver(nullptr);
+    }
+  } resetObservers{ipus_};
+  if (OpObserver* caller = ExecutionContext::current().observer()) {
+    shared.target = caller;
+    for (auto& ip : ipus_) ip->ctx.setObserver(workers_ > 1 ? static_cast<OpObserver*>(&shared) : caller);
+  }
+  const uint64_t seed = ExecutionContext::current().randomKey().seed;
+  const uint64_t callerStep = ExecutionContext::current().randomKey().step;
+  const int64_t iterations = runCount / unit;
+  std::vector<MicroBatchRun> done;
+  for (int64_t d = 0; d < iterations; ++d) {
+    // Per replica, this iteration's micro-batches.
+    const int64_t per = training_ ? G_ : 1;
+    std::vector<std::vector<MicroBatchRun>> mbs(static_cast<size_t>(R_));
+    for (int64_t r = 0; r < R_; ++r)
+      for (int64_t k = 0; k < per; ++k)
+        mbs[static_cast<size_t>(r)].push_back(std::move(all[static_cast<size_t>(d * unit + r * per + k)]));
+    if (!training_) {
+      // Inference: the whole request is one pass; collect every iteration's micro-batches per replica first.
+      for (int64_t r = 0; r < R_; ++r)
+        for (auto& m : mbs[static_cast<size_t>(r)]) done.push_back(std::move(m));
+      continue;
+    }
+    const int64_t step = opt_->stepCount();
+    if (hooks.beforeUpdate) hooks.beforeUpdate(step);
+    runUpdate(mbs, d, step, seed, result);
+    double W = 0, lossSum = 0;
+    int64_t real = 0, samples = 0;
+    double single = NAN;
+    for (auto& rep : mbs)
+      for (auto& m : rep) {
+        if (m.padding) continue;
+        W += m.weight;
+        ++real;
+        single = m.loss;
+        samples += m.batch.numRealGraphs;
+      }
+    for (auto& rep : mbs)
+      for (auto& m : rep)
+        if (!m.padding) lossSum += (W > 0 ? m.weight / W : 1.0 / static_cast<double>(real)) * m.loss;
+    const double updateLoss = real == 1 ? single : lossSum;
+    result.microBatches += real;
+    result.samples += samples;
+    for (int64_t r = 0; r < R_; ++r)
+      for (auto& m : mbs[static_cast<size_t>(r)]) {
+        m.batch = Batch();  // free the micro-batch; keep the loss and output
+        done.push_back(std::move(m));
+      }
+    if (hooks.afterUpdate) hooks.afterUpdate(updateLoss, samples);
+  }
+  if (!training_ && !done.empty()) {
+    // Inference: replica r runs micro-batches d·R + r for every device iteration d, as one pipelined pass.
+    std::vector<std::vector<MicroBatchRun>> mbs(static_cast<size_t>(R_));
+    for (auto& m : done) mbs[static_cast<size_t>(m.index % R_)].push_back(std::move(m));
+    done.clear();
+    runUpdate(mbs, 0, static_cast<int64_t>(callerStep), seed, result);
+    for (auto& rep : mbs)
+      for (auto& m : rep) {
+        if (!m.padding) {
+          ++result.microBatches;
+          result.samples += m.batch.numRealGraphs;
+        }
+        m.batch = Batch();
+        done.push_back(std::move(m));
+      }
+    std::sort(done.begin(), done.end(), [](const MicroBatchRun& a, const MicroBatchRun& b) { return a.index < b.index; });
+  }
+  if (capturing_) {
+    record_.captured = true;
+    capturing_ = false;
+  }
+
+  // Outputs per the output mode. Step j of a replica: j = iteration·G + micro-batch (inference: the iteration).
+  const OutputMode mode = o_.resolvedOutputMode(training_);
+  std::vector<MicroBatchOutput> outs;
+  int64_t lastStep = -1;
+  for (const auto& m : done) {
+    if (m.padding) continue;
+    MicroBatchOutput o;
+    const int64_t per = training_ ? G_ : 1;
+    o.iteration = m.index / unit;
+    o.replica = (m.index / per) % R_;
+    o.microBatch = m.index % per;
+    o.loss = m.loss;
+    o.weight = m.weight;
+    o.output = m.output;
+    lastStep = std::max(lastStep, o.iteration * per + o.microBatch);
+    outs.push_back(std::move(o));
+  }
+  const int64_t perStep = training_ ? G_ : 1;
+  auto stepOf = [&](const MicroBatchOutput& o) { return o.iteration * perStep + o.microBatch; };
+  if (mode == OutputMode::All) {
+    result.outputs = std::move(outs);
+  } else if (mode == OutputMode::Final) {
+    for (auto& o : outs)
+      if (stepOf(o) == lastStep) result.outputs.push_back(std::move(o));
+  } else if (mode == OutputMode::EveryN) {
+    for (auto& o : outs)
+      if ((stepOf(o) + 1) % o_.outputPeriod == 0) result.outputs.push_back(std::move(o));
+  } else if (mode == OutputMode::Sum) {
+    std::vector<MicroBatchOutput> sums(static_cast<size_t>(R_));
+    for (int64_t r = 0; r < R_; ++r) sums[static_cast<size_t>(r)].replica = r;
+    for (const auto& o : outs) {
+      MicroBatchOutput& s = sums[static_cast<size_t>(o.replica)];
+      s.loss += o.loss;
+      s.weight += o.weight;
+      s.output = s.output.defined() ? sumInto(s.output, o.output) : o.output.clone();
+      s.iteration = o.iteration;
+      s.microBatch = o.microBatch;
+    }
+    for (auto& s : sums)
+      if (s.output.defined()) result.outputs.push_back(std::move(s));
+  }
+  {
+    TaskRecord h;
+    h.kind = TaskKind::DeviceToHost;
+    h.ipu = static_cast<int64_t>(trace_.tracks().size()) - 1;
+    h.request = requests_;
+    for (const auto& o : result.outputs)
+      if (o.output.defined()) h.bytes += static_cast<int64_t>(o.output.nbytes());
+    const double t = now();
+    h.cpu = {t, 0};
+    recordTask(h);
+  }
+  result.seconds = now() - start;
+  ++requests_;
+  return result;
+}
+
+std::string ExecutionProgram::stageTable() const {
+  std::ostringstream s;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-5s %-28s %9s %11s %12s %12s %10s %7s\n", "stage", "blocks", "ops f/b", "parameters",
+                "GFLOP/mb", "saved MB/mb", "ms/mb", "stash");
+  s << line;
+  for (size_t i = 0; i < record_.stages.size(); ++i) {
+    const StageRecord& st = record_.stages[i];
+    const double ms = (fwdCount_[i] ? fwdSeconds_[i] / static_cast<double>(fwdCount_[i]) : 0.0) +
+                      (bwdCount_[i] ? bwdSeconds_[i] / static_cast<double>(bwdCount_[i]) : 0.0);
+    const std::string ops = std::to_string(st.forwardOps) + "/" + std::to_string(st.backwardOps);
+    std::snprintf(line, sizeof line, "%-5zu %-28s %9s %11lld %12.4f %12.2f %10.2f %7lld\n", i, st.name.c_str(),
+                  ops.c_str(), static_cast<long long>(st.parameters),
+                  static_cast<double>(st.forwardFlops + st.backwardFlops) * 1e-9,
+                  static_cast<double>(st.savedBytes) / 1e6, ms * 1e3, static_cast<long long>(st.maxStashed));
+    s << line;
+  }
+  return s.str();
+}
+
+}  // namespace gnn

@@ -1,0 +1,88 @@
+// ExecutionProgram: the compiled program both devices run. A host request is split into micro-batches; each
+// (replica, stage, micro-batch, forward|backward) is a task, ordered per stage by PipelineSchedule and run by a
+// fixed pool of worker threads (no more than the cores, each task under its simulated IPU's ExecutionContext:
+// thread budget, memory account, random key per micro-batch, a GradientSink for its parameters). Stages hand
+// activations forward and their gradients back through per-micro-batch slots; the gradients of the replicas
+// and micro-batches are summed in a fixed order (replica, then stage; micro-batches in order within a stage),
+// so the weights never depend on thread timing. Then one weight update (hooks, optimizer) and the replicas'
+// weights are made equal to the updated ones again.
+//
+// The loss of micro-batch k is seeded with weight_k / W (W: the update's total weight), so the update's
+// gradient is the mean over every labelled term of the update: R replicas × G micro-batches of B graphs give
+// the gradient of one batch of R·G·B graphs (PopTorch's Mean reduction when micro-batches weigh the same).
+//
+//   ExecutionProgram p("ipu", model, lossFn, &opt, firstBatch, options, /*simulated=*/true);
+//   RunResult r = p.run(request, hooks);
+#pragma once
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device/Device.h"
+#include "device/PipelineSchedule.h"
+#include "gnn/ExecutionContext.h"
+#include "gnn/GradientSink.h"
+
+namespace gnn {
+
+class ExecutionProgram : public DeviceProgram {
+ public:
+  /// `simulated` = false: the CPU device (one replica, one stage, run on the calling thread).
+  ExecutionProgram(std::string deviceName, BlockModel& model, LossFn lossFn, Optimizer* optimizer, const Batch& shapes,
+                   const IpuOptions& options, bool simulated);
+  ~ExecutionProgram() override;
+
+  RunResult run(const Batch& request, const UpdateHooks& hooks) override;
+  bool training() const override { return training_; }
+  const IpuOptions& options() const override { return o_; }
+  std::vector<std::string> stageNames() const override;
+  int64_t numIpus() const override { return numIpus_; }
+  int64_t hostRequests() const override { return requests_; }
+  std::string stageTable() const override;
+  const CompileRecord& record() const override { return record_; }
+  void enableTrace(int64_t requests) override { traceRequests_ = requests; }
+  const Trace& trace() const override { return trace_; }
+  /// Worker threads the tasks run on.
+  int64_t workers() const { return workers_; }
+
+ private:
+  struct Ipu;
+  struct Slots;
+  struct MicroBatchRun;
+  // One weight update (training) or one inference pass over `mbs` (per replica, G micro-batches each).
+  void runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, int64_t iteration, int64_t step, uint64_t seed,
+                 RunResult& result);
+  void runTask(int64_t replica, const ScheduledTask& t, Slots& slots, std::vector<std::vector<MicroBatchRun>>& mbs,
+               int64_t iteration, int64_t step, uint64_t seed, double totalWeight);
+  void recordTask(const TaskRecord& r);
+  double now() const;
+  Ipu& ipu(int64_t replica, int64_t stage) { return *ipus_[static_cast<size_t>(replica * P_ + stage)]; }
+
+  std::string deviceName_;
+  BlockModel& master_;
+  LossFn loss_;
+  Optimizer* opt_;
+  IpuOptions o_;
+  bool training_, simulated_;
+  int64_t P_ = 1, R_ = 1, G_ = 1, numIpus_ = 1, workers_ = 1;
+  std::vector<std::pair<size_t, size_t>> stageBlocks_;
+  PipelineSchedule schedule_;
+  std::vector<std::unique_ptr<Module>> clones_;   // replicas 1..R-1
+  std::vector<BlockModel*> replicas_;             // [0] = the model itself
+  std::vector<std::vector<Variable>> params_;     // per replica, in the optimizer's order
+  std::vector<std::unique_ptr<Ipu>> ipus_;        // replica-major: ipu(r, s)
+  CompileRecord record_;
+  Trace trace_;
+  int64_t traceRequests_ = 0;
+  int64_t requests_ = 0;
+  bool capturing_ = false;
+  UpdateHooks hooks_;
+  std::chrono::steady_clock::time_point t0_;
+  bool started_ = false;
+  // Measured seconds and counts of forward / backward tasks per stage.
+  std::vector<double> fwdSeconds_, bwdSeconds_;
+  std::vector<int64_t> fwdCount_, bwdCount_;
+};
+
+}  // namespace gnn

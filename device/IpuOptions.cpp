@@ -1,0 +1,106 @@
+#include "device/IpuOptions.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "gnn/Check.h"
+
+namespace gnn {
+
+const char* outputModeName(OutputMode m) {
+  switch (m) {
+    case OutputMode::Default: return "default";
+    case OutputMode::All: return "all";
+    case OutputMode::Sum: return "sum";
+    case OutputMode::Final: return "final";
+    case OutputMode::EveryN: return "every";
+  }
+  return "?";
+}
+
+OutputMode parseOutputMode(const std::string& text, int64_t* period) {
+  if (text == "all") return OutputMode::All;
+  if (text == "sum") return OutputMode::Sum;
+  if (text == "final") return OutputMode::Final;
+  if (text == "default") return OutputMode::Default;
+  for (const char* prefix : {"every:", "everyN:", "everyn:"}) {
+    const std::string p(prefix);
+    if (text.rfind(p, 0) == 0) {
+      const std::string n = text.substr(p.size());
+      char* end = nullptr;
+      const long long v = std::strtoll(n.c_str(), &end, 10);
+      GNN_CHECK_ARG(!n.empty() && end && *end == '\0' && v >= 1, "output mode '", text,
+                    "': the period after ':' must be a whole number >= 1 (e.g. every:4)");
+      if (period) *period = v;
+      return OutputMode::EveryN;
+    }
+  }
+  invalidArgument("unknown output mode '", text, "' (all, sum, final, every:N)");
+}
+
+const char* executionStrategyName(ExecutionStrategy s) {
+  return s == ExecutionStrategy::Pipelined ? "pipelined" : "sharded";
+}
+
+ExecutionStrategy parseExecutionStrategy(const std::string& text) {
+  if (text == "pipelined") return ExecutionStrategy::Pipelined;
+  if (text == "sharded") return ExecutionStrategy::Sharded;
+  invalidArgument("unknown execution strategy '", text, "' (pipelined, sharded)");
+}
+
+const char* partialRequestName(PartialRequest p) { return p == PartialRequest::Pad ? "pad" : "drop"; }
+
+PartialRequest parsePartialRequest(const std::string& text) {
+  if (text == "pad") return PartialRequest::Pad;
+  if (text == "drop") return PartialRequest::Drop;
+  invalidArgument("unknown policy for the last partial request '", text, "' (pad, drop)");
+}
+
+OutputMode IpuOptions::resolvedOutputMode(bool training) const {
+  if (outputMode != OutputMode::Default) return outputMode;
+  return training ? OutputMode::Final : OutputMode::All;
+}
+
+void IpuOptions::validate(bool training, int64_t stages) const {
+  GNN_CHECK_ARG(replicationFactor >= 1, "replicationFactor must be >= 1, got ", replicationFactor);
+  GNN_CHECK_ARG(gradientAccumulation >= 1, "gradientAccumulation must be >= 1, got ", gradientAccumulation);
+  GNN_CHECK_ARG(deviceIterations >= 1, "deviceIterations must be >= 1, got ", deviceIterations);
+  GNN_CHECK_ARG(outputMode != OutputMode::EveryN || outputPeriod >= 1, "output mode every:N needs N >= 1, got ",
+                outputPeriod);
+  GNN_CHECK_ARG(workers >= 0, "workers must be >= 0, got ", workers);
+  GNN_CHECK_ARG(stages >= 1, "a program has at least one stage");
+  if (!training) {
+    // PopTorch: "Gradient accumulation is not supported in inference" (an inference model has no update).
+    GNN_CHECK_ARG(gradientAccumulation == 1, "gradient accumulation (", gradientAccumulation,
+                  ") is only for training: an inference program has no weight update; set it to 1");
+    if (stages > 1 && executionStrategy == ExecutionStrategy::Pipelined)
+      GNN_CHECK_ARG(deviceIterations >= stages, "For pipelining, depth (device iterations in inference) must equal at "
+                    "least the number of pipeline stages (", stages, "); got ", deviceIterations,
+                    ": raise --device-iterations to ", stages, " or use --execution sharded");
+    return;
+  }
+  // PopART's rule, in its words: a pipeline of P stages needs at least P micro-batches per update to fill.
+  if (stages > 1 && executionStrategy == ExecutionStrategy::Pipelined)
+    GNN_CHECK_ARG(gradientAccumulation >= stages, "For pipelining, depth (gradient accumulation factor) must equal at "
+                  "least the number of pipeline stages (", stages, "); got ", gradientAccumulation,
+                  ": raise --grad-accum to at least ", stages, " (2x or more keeps the pipeline busier), or use "
+                  "--execution sharded");
+}
+
+int64_t IpuOptions::numIpus(int64_t stages) const {
+  int64_t n = replicationFactor * stages;
+  if (!autoRoundNumIpus) return n;
+  int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+std::string IpuOptions::describe(int64_t stages) const {
+  std::string s = std::to_string(replicationFactor) + " replica(s) x " + std::to_string(stages) + " stage(s)";
+  if (stages > 1) s += std::string(" (") + executionStrategyName(executionStrategy) + ")";
+  s += ", accumulation " + std::to_string(gradientAccumulation) + ", " + std::to_string(deviceIterations) +
+       " device iteration(s)";
+  return s;
+}
+
+}  // namespace gnn

@@ -1,0 +1,71 @@
+// IpuOptions: how a program runs on a device, with PopTorch's names and rules (ipu/README.md beside DESIGN.md):
+// replicationFactor (data parallel copies), gradientAccumulation (micro-batches per weight update),
+// deviceIterations (weight updates, or inference batches, per host request), outputMode (which micro-batches'
+// results come back), the execution strategy of a model split into stages (Pipelined or Sharded) at named
+// blocks, and autoRoundNumIpus. One host request holds micro-batch × deviceIterations × replicas ×
+// accumulation samples; one weight update micro-batch × replicas × accumulation.
+//
+//   IpuOptions o;
+//   o.replicationFactor = 2;  o.gradientAccumulation = 4;  o.pipelineSplits = {"layers/2"};
+//   o.validate(/*training=*/true, /*stages=*/2);     // throws with PopTorch's wording when a rule is broken
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gnn {
+
+/// Which micro-batches' outputs a host request returns (PopTorch's poptorch.OutputMode).
+enum class OutputMode { Default, All, Sum, Final, EveryN };
+const char* outputModeName(OutputMode m);
+/// "all", "sum", "final", "every:N" / "everyN:N" (sets *period); throws on anything else.
+OutputMode parseOutputMode(const std::string& text, int64_t* period);
+
+/// How the stages of a split model run (PopTorch's execution strategies).
+enum class ExecutionStrategy {
+  Pipelined,  // every stage on its own IPU at once, micro-batches in flight (PopART's implicit pipelining)
+  Sharded,    // stages one after the other, one IPU busy at a time
+};
+const char* executionStrategyName(ExecutionStrategy s);
+ExecutionStrategy parseExecutionStrategy(const std::string& text);
+
+/// What a host request with fewer micro-batches than deviceIterations × replicas × accumulation (the end of
+/// an epoch) does. PopTorch's DataLoader drops it silently by default; here the choice is explicit and the
+/// count is reported either way.
+enum class PartialRequest {
+  Pad,   // completes the last weight update with weight-0 micro-batches (they change nothing); the default
+  Drop,  // runs the complete weight updates only; the micro-batches left over are counted as dropped
+};
+const char* partialRequestName(PartialRequest p);
+PartialRequest parsePartialRequest(const std::string& text);
+
+struct IpuOptions {
+  int64_t replicationFactor = 1;
+  int64_t gradientAccumulation = 1;
+  int64_t deviceIterations = 1;
+  OutputMode outputMode = OutputMode::Default;
+  /// Period of OutputMode::EveryN: micro-batch steps 0-based n-1, 2n-1, ... come back.
+  int64_t outputPeriod = 1;
+  ExecutionStrategy executionStrategy = ExecutionStrategy::Pipelined;
+  /// Block names that start a new stage ("layers/4"), in model order. Empty: one stage.
+  std::vector<std::string> pipelineSplits;
+  /// Round the number of IPUs (replicas × stages) up to a power of two, as PopTorch requires of real hardware.
+  bool autoRoundNumIpus = false;
+  PartialRequest partialRequest = PartialRequest::Pad;
+  /// Worker threads running tasks (0: the machine's cores, never more than the tasks that can run at once).
+  int64_t workers = 0;
+
+  /// OutputMode::Default resolved: Final for training, All for inference (PopTorch).
+  OutputMode resolvedOutputMode(bool training) const;
+  /// Micro-batches in one host request (training: × accumulation; inference: accumulation must be 1).
+  int64_t microBatchesPerRequest() const { return deviceIterations * replicationFactor * gradientAccumulation; }
+  /// Checks every rule that does not need the model; `stages` = pipelineSplits.size() + 1. Throws
+  /// std::invalid_argument saying what to change.
+  void validate(bool training, int64_t stages) const;
+  /// Simulated IPUs: replicas × stages, rounded up to a power of two with autoRoundNumIpus.
+  int64_t numIpus(int64_t stages) const;
+  /// One line: "2 replicas x 4 stages (pipelined), accumulation 8, 1 device iteration(s), output final".
+  std::string describe(int64_t stages) const;
+};
+
+}  // namespace gnn

@@ -1,0 +1,43 @@
+// DeviceFlags: the device a training program runs on and its IpuOptions, with PopTorch's names: --device
+// cpu|ipu, --replicas, --grad-accum, --device-iterations, --output-mode, --pipeline-splits, --execution
+// pipelined|sharded, --auto-round-num-ipus, --partial-request pad|drop, --trace FILE.json, --trace-svg FILE.svg.
+// --batch-size stays the micro-batch: one weight update is micro-batch × replicas × accumulation.
+//
+//   app::DeviceFlags df;
+//   df.addTo(prog);
+//   ... df.apply();  auto device = makeDevice(df.device);  auto program = device->compile(..., df.options);
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "device/Device.h"
+#include "examples/common/Program.h"
+#include "examples/common/TrainingFlags.h"
+
+namespace gnn::app {
+
+struct DeviceFlags {
+  std::string device = "cpu";
+  int64_t replicas = 1, gradAccum = 1, deviceIterations = 1;
+  std::string outputMode = "default", pipelineSplits, execution = "pipelined", partialRequest = "pad";
+  bool autoRound = false;
+  std::string trace, traceSvg;
+  int64_t traceRequests = 2;
+  IpuOptions options;
+
+  void addTo(Program& prog);
+  /// Checks the values (UsageError in flag terms) and fills `options`.
+  void apply();
+  bool simulated() const { return device == "ipu"; }
+  /// Micro-batches per host request (the loader's microBatchesPerRequest).
+  int64_t microBatchesPerRequest() const { return options.microBatchesPerRequest(); }
+  /// Weight updates a host request of `microBatches` micro-batches makes (the last one may be partial).
+  int64_t updatesFor(int64_t microBatches) const;
+  /// The --json keys of the issue: device, ipus, replicas, grad_accum, device_iterations, stages, host_requests.
+  nlohmann::json toJson(const DeviceProgram& program) const;
+  /// Writes --trace / --trace-svg when asked.
+  void writeTraces(const DeviceProgram& program, const std::string& title) const;
+};
+
+}  // namespace gnn::app
