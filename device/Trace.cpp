@@ -145,7 +145,10 @@ void Trace::writeChromeJson(const std::string& path, const std::string& title) c
 
 void Trace::writeSvg(const std::string& path, const std::string& title, int64_t request) const {
   std::vector<TaskRecord> rs;
-  for (const auto& r : records())
+  const std::vector<TaskRecord> all = records();
+  if (request < 0)
+    for (const auto& r : all) request = std::max(request, r.request);
+  for (const auto& r : all)
     if (r.request == request) rs.push_back(r);
   const auto tracks = [&] {
     std::lock_guard<std::mutex> lock(mu_);
@@ -162,7 +165,7 @@ void Trace::writeSvg(const std::string& path, const std::string& title, int64_t 
   }
   if (rs.empty()) t0 = 0, t1 = 1;
   const double span = std::max(t1 - t0, 1e-9);
-  const int left = 230, right = 30, top = 70, rowH = 30, width = 1400;
+  const int left = 340, right = 30, top = 70, rowH = 30, width = 1500;
   const int plotW = width - left - right;
   const int rows = static_cast<int>(tracks.size());
   const int height = top + rows * rowH + 90;

@@ -60,8 +60,9 @@ class Trace {
   /// Chrome trace-event JSON: one thread (track) per simulated IPU plus the host; each slice's args name its
   /// replica, stage, device iteration, micro-batch, phase, FLOPs, bytes and the other clock.
   void writeChromeJson(const std::string& path, const std::string& title) const;
-  /// SVG timeline of request `request` (the first by default).
-  void writeSvg(const std::string& path, const std::string& title, int64_t request = 0) const;
+  /// SVG timeline of host request `request` (default: the last one recorded, past the first request's
+  /// one-time capture of the compile record).
+  void writeSvg(const std::string& path, const std::string& title, int64_t request = -1) const;
 
  private:
   mutable std::mutex mu_;

@@ -15,6 +15,7 @@
 
 #include "data/OgbNodeDataset.h"
 #include "device/Device.h"
+#include "examples/common/DeviceFlags.h"
 #include "examples/common/Program.h"
 #include "examples/common/ShippedData.h"
 #include "examples/common/Trainer.h"
@@ -44,6 +45,7 @@ struct SeedRun {
   int64_t bestEpoch = 0;
   std::vector<double> epochMs, inferMs;
   uint64_t predChecksum = 1469598103934665603ULL;
+  nlohmann::json device;  // --device ipu: the device's keys for --json
 };
 
 void fnv(uint64_t& h, const void* p, size_t n) {
@@ -80,7 +82,8 @@ double accuracy(const Tensor& logits, const Tensor& y, const std::vector<int64_t
   return idx.empty() ? 0 : static_cast<double>(correct) / static_cast<double>(idx.size());
 }
 
-SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const Config& cfg, app::RunConfig& config,
+SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const app::DeviceFlags& df,
+                  const Config& cfg, app::RunConfig& config,
                     const OgbNodeDataset& ds, const SparseMatrix& features, uint64_t seed,
                     const std::shared_ptr<const ClusterData>& clusters, const Checkpoint* resumeFrom,
                     const std::string& resumePath) {
@@ -119,12 +122,79 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
   trainer.logRunStart({{"data", cfg.data}, {"seed", seed},
                        {"split", {{"kind", "source"}, {"train", ds.trainIdx.size()}, {"valid", ds.validIdx.size()},
                                   {"test", ds.testIdx.size()}}}});
+  // With --device ipu the steps run on simulated IPUs: the whole graph as one micro-batch of dense features
+  // (repeated for every micro-batch of a request: each sees the same graph, so the update is the full-batch
+  // one), or the cluster batches stacked into host requests. --device cpu keeps the sparse-feature path.
+  std::unique_ptr<DeviceProgram> program;
+  Batch full;
+  const int64_t perRequest = df.microBatchesPerRequest();
+  LossFn lossFn{[](const Variable& out, const Batch& b) { return crossEntropy(out, b.y, b.trainMask); },
+                [](const Batch& b) { return labelCount(b.trainMask, 0); }};
+  if (df.simulated()) {
+    if (!loader) {
+      full.numNodes = full.numRealNodes = ds.graph.numNodes;
+      full.numEdges = full.numRealEdges = ds.graph.numEdges();
+      full.numGraphs = full.numRealGraphs = 1;
+      full.x = ds.graph.x;
+      full.edgeIndex = ei;
+      full.y = y;
+      full.trainMask = ds.graph.trainMask;
+      full.validMask = ds.graph.validMask;
+      full.testMask = ds.graph.testMask;
+      full.batch = Tensor::zeros({full.numNodes}, DType::I64);
+      full.ptr = Tensor::zeros({2}, DType::I64);
+      full.ptr.data<int64_t>()[1] = full.numNodes;
+      full.edgePtr = Tensor::zeros({2}, DType::I64);
+      full.edgePtr.data<int64_t>()[1] = full.numEdges;
+      full.graphsMask = Tensor::full({1}, 1, DType::U8);
+      full.nodesMask = Tensor::full({full.numNodes}, 1, DType::U8);
+      full.edgesMask = Tensor::full({full.numEdges}, 1, DType::U8);
+    }
+    Batch shapes = full;
+    if (loader) {
+      loader->startEpoch(0);
+      loader->next(shapes);
+    }
+    try {
+      program = makeDevice(df.device)->compile(net, lossFn, opt.get(), shapes, df.options);
+    } catch (const std::invalid_argument& e) {
+      throw app::UsageError(e.what());
+    }
+    if (!df.trace.empty() || !df.traceSvg.empty()) program->enableTrace(df.traceRequests);
+  }
   app::Trainer::Hooks hooks;
-  hooks.stepsPerEpoch = [&]() -> int64_t { return loader ? loader->numBatches() : 1; };
+  hooks.stepsPerEpoch = [&]() -> int64_t {
+    const int64_t batches = loader ? loader->numBatches() : perRequest;
+    return program ? df.updatesFor(batches) : batches;
+  };
   hooks.trainEpoch = [&](int64_t epoch, int64_t skip) {
     Stopwatch sw;
     net.train();
-    if (loader) {
+    if (program && !loader) {
+      std::vector<Batch> copies(static_cast<size_t>(perRequest), full);
+      trainer.step(*program, perRequest == 1 ? full : stackMicroBatches(copies));
+    } else if (program) {
+      // Cluster batches stacked into host requests (those without a labelled node weigh 0).
+      loader->startEpoch(epoch);
+      std::vector<Batch> parts;
+      auto flush = [&] {
+        if (parts.empty()) return true;
+        const int64_t updates = df.updatesFor(static_cast<int64_t>(parts.size()));
+        Batch req = parts.size() == 1 ? parts.front() : stackMicroBatches(parts);
+        parts.clear();
+        if (skip > 0) {
+          skip -= updates;
+          return true;
+        }
+        return trainer.step(*program, req);
+      };
+      bool more = true;
+      for (Batch b; more && loader->next(b);) {
+        parts.push_back(std::move(b));
+        if (static_cast<int64_t>(parts.size()) == perRequest) more = flush();
+      }
+      if (more) flush();
+    } else if (loader) {
       // One step per fixed-size cluster batch; batches without a labelled node give no gradient.
       loader->startEpoch(epoch);
       for (Batch b; loader->next(b);) {
@@ -163,6 +233,11 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
   r.testAcc = trainer.bestTest().value("metric", NAN);
   r.bestEpoch = trainer.bestEpoch();
   r.paramL2 = paramL2(net);
+  if (program) {
+    df.writeTraces(*program, "cora_gcn");
+    r.device = df.toJson(*program);
+    if (!tf.quiet) std::cerr << "stages (per micro-batch):\n" << program->stageTable();
+  }
   {
     // The final weights' test accuracy (beside the one at the best validation epoch) and predictions.
     std::vector<int64_t> pred;
@@ -187,6 +262,7 @@ int main(int argc, char** argv) {
                     "node-property raw layout; test accuracy at the best validation epoch");
   Config cfg;
   app::TrainingFlags tf;
+  app::DeviceFlags df;
   prog.flags().add_options()(
       "data", po::value(&cfg.data)->value_name("DIR"),
       ("dataset folder in OGB's node-property raw layout (default: the shipped " + app::shippedDataLabel("cora") + ")")
@@ -206,12 +282,14 @@ int main(int argc, char** argv) {
   defaults.weightDecay = 5e-4;
   defaults.weightDecayHelp = "weight decay of the first layer (the paper's L2 on layer 1 only)";
   tf.addTo(prog, defaults);
+  df.addTo(prog);
   prog.setEpilog(
       "Results go to stdout (a summary line, or one JSON object with --json); progress goes to stderr. The JSON\n"
       "holds test_acc_mean/std (at the best validation epoch), val_acc_mean, epoch_ms_median, infer_ms_median,\n"
       "param_l2 and per run test_acc, best_epoch, final_loss, loss_checksum and predictions_checksum.");
   return prog.run(argc, argv, [&] {
     tf.apply(prog);
+    df.apply();
     app::RunConfig config;
     config.bind("hidden", &cfg.hidden);
     config.bind("dropout", &cfg.dropout);
@@ -277,7 +355,7 @@ int main(int argc, char** argv) {
     if (cfg.profile) profiling.emplace(profiler);
     for (int64_t run = 0; run < cfg.runs; ++run) {
       const uint64_t seed = tf.seed + static_cast<uint64_t>(run);
-      SeedRun r = trainOnce(prog, tf, cfg, config, ds, features, seed, clusters, ck ? &*ck : nullptr, ckPath);
+      SeedRun r = trainOnce(prog, tf, df, cfg, config, ds, features, seed, clusters, ck ? &*ck : nullptr, ckPath);
       if (!tf.quiet && cfg.runs > 1)
         std::fprintf(stderr, "run %lld (seed %llu): test accuracy %.4f (best validation at epoch %lld)\n",
                      static_cast<long long>(run + 1), static_cast<unsigned long long>(seed), r.testAcc,
@@ -322,6 +400,12 @@ int main(int argc, char** argv) {
       j["epoch_ms_median"] = median(epochMs);
       j["infer_ms_median"] = median(inferMs);
       j["threads"] = numThreads();
+      if (!results.empty() && results.front().device.is_object()) {
+        const nlohmann::json dev = results.front().device;
+        for (const auto& [k, v] : dev.items()) j[k] = v;
+      } else {
+        j["device"] = "cpu";
+      }
       j["peak_rss_mb"] = peakRssMb();
       for (const auto& r : results) {
         j["test_acc"].push_back(r.testAcc);

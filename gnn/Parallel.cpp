@@ -2,6 +2,7 @@
 
 #include <Eigen/Core>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 
 namespace gnn {
@@ -60,7 +61,15 @@ int machineCores() {
 
 int defaultThreads() {
   int n = gDefaultThreads.load(std::memory_order_relaxed);
-  return n > 0 ? n : machineCores();
+  if (n > 0) return n;
+  // GNN_OP_THREADS caps the threads of one op without changing the cores that stages and replicas of a device
+  // run on: the ThreadSanitizer suite runs ops on one thread (libgomp's barriers are invisible to it) while a
+  // device's workers still run concurrently.
+  static const int env = [] {
+    const char* v = std::getenv("GNN_OP_THREADS");
+    return v ? std::atoi(v) : 0;
+  }();
+  return env > 0 ? std::min(env, machineCores()) : machineCores();
 }
 void setDefaultThreads(int n) { gDefaultThreads.store(n > 0 ? n : 0, std::memory_order_relaxed); }
 
