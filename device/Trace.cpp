@@ -117,8 +117,8 @@ void Trace::writeChromeJson(const std::string& path, const std::string& title) c
                       {"args", {{"sort_index", t}}}});
   }
   for (const auto& r : rs) {
-    const Clock& c = ipu ? r.ipuClock : r.cpu;
-    const Clock& other = ipu ? r.cpu : r.ipuClock;
+    const TaskClock& c = ipu ? r.ipuClock : r.cpu;
+    const TaskClock& other = ipu ? r.cpu : r.ipuClock;
     nlohmann::json args = {{"request", r.request}, {"iteration", r.iteration}};
     if (r.replica >= 0) args["replica"] = r.replica;
     if (r.stage >= 0) args["stage"] = r.stage;
@@ -155,7 +155,7 @@ void Trace::writeSvg(const std::string& path, const std::string& title, int64_t 
     return tracks_;
   }();
   const bool ipu = useIpuClock(rs);
-  auto clk = [&](const TaskRecord& r) -> const Clock& { return ipu ? r.ipuClock : r.cpu; };
+  auto clk = [&](const TaskRecord& r) -> const TaskClock& { return ipu ? r.ipuClock : r.cpu; };
   double t0 = 1e300, t1 = -1e300;
   int64_t maxMb = 0;
   for (const auto& r : rs) {
@@ -185,7 +185,7 @@ void Trace::writeSvg(const std::string& path, const std::string& title, int64_t 
   double fillEnd = NAN, flushStart = NAN, lastBackward = NAN;
   for (const auto& r : rs) {
     if (r.iteration != 0) continue;
-    const Clock& c = clk(r);
+    const TaskClock& c = clk(r);
     if (r.kind == TaskKind::Forward && r.phase == PipelinePhase::Main)
       fillEnd = std::isnan(fillEnd) ? c.start : std::min(fillEnd, c.start);
     if (r.kind == TaskKind::Forward || r.kind == TaskKind::Backward) {
@@ -212,7 +212,7 @@ void Trace::writeSvg(const std::string& path, const std::string& title, int64_t 
       << "\" stroke=\"#ddd\"/>\n";
   }
   for (const auto& r : rs) {
-    const Clock& c = clk(r);
+    const TaskClock& c = clk(r);
     const double x = X(c.start), w = std::max(X(c.start + c.duration) - x, 0.6);
     const int y = top + static_cast<int>(r.ipu) * rowH + 3;
     std::string fill;

@@ -26,7 +26,7 @@ const char* taskKindName(TaskKind k);
 enum class PipelinePhase : uint8_t { None, Fill, Main, Flush };
 const char* pipelinePhaseName(PipelinePhase p);
 
-struct Clock {
+struct TaskClock {
   double start = NAN;     // seconds since the program's first request began
   double duration = NAN;  // seconds
   bool set() const { return std::isfinite(start) && std::isfinite(duration); }
@@ -39,8 +39,8 @@ struct TaskRecord {
   int64_t request = 0, iteration = 0, microBatch = -1;
   PipelinePhase phase = PipelinePhase::None;
   int64_t flops = 0, bytes = 0;
-  Clock cpu;
-  Clock ipuClock;  // the simulated IPU's time (part of the cost model; unset here)
+  TaskClock cpu;
+  TaskClock ipuClock;  // the simulated IPU's time (part of the cost model; unset here)
 };
 
 class Trace {

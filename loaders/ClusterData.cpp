@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 
+#include "gnn/Parallel.h"
 #include "loaders/BatchFields.h"
 
 namespace gnn {
@@ -49,7 +50,7 @@ std::vector<int64_t> ClusterData::partition(int64_t numNodes, const Tensor& edge
   }
   // Sort and deduplicate each row (rows are independent: parallel and still deterministic), then compact.
   std::vector<idx_t> rowLen(static_cast<size_t>(numNodes));
-#pragma omp parallel for schedule(dynamic, 4096)
+#pragma omp parallel for num_threads(numThreads()) schedule(dynamic, 4096)
   for (int64_t i = 0; i < numNodes; ++i) {
     auto b = adj.begin() + xadj[i], en = adj.begin() + xadj[i + 1];
     std::sort(b, en);
