@@ -98,8 +98,11 @@ class DeviceProgram {
 /// A micro-batch's loss was NaN or infinite: nothing of its weight update was applied.
 class NonFiniteLoss : public std::runtime_error {
  public:
-  NonFiniteLoss(double value, int64_t microBatch, const std::string& what)
-      : std::runtime_error(what), value_(value), microBatch_(microBatch) {}
+  /// `where`: "micro-batch 3 of the host request (replica 1, device iteration 0)".
+  NonFiniteLoss(double value, int64_t microBatch, std::string where)
+      : std::runtime_error("the loss is " + std::to_string(value) + " on " + where), value_(value),
+        microBatch_(microBatch), where_(std::move(where)) {}
+  const std::string& where() const { return where_; }
   double value() const { return value_; }
   /// Position of the micro-batch in the host request (stackMicroBatches order).
   int64_t microBatch() const { return microBatch_; }
@@ -107,6 +110,7 @@ class NonFiniteLoss : public std::runtime_error {
  private:
   double value_;
   int64_t microBatch_;
+  std::string where_;
 };
 
 class Device {

@@ -319,9 +319,8 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
         m.loss = l.value().item();
         if (!std::isfinite(m.loss) && !m.padding)
           throw NonFiniteLoss(m.loss, m.index,
-                              "the loss is " + std::to_string(m.loss) + " on micro-batch " + std::to_string(m.index) +
-                                  " of the host request (replica " + std::to_string(r) + ", device iteration " +
-                                  std::to_string(iteration) + ")");
+                              "micro-batch " + std::to_string(m.index) + " of the host request (replica " +
+                                  std::to_string(r) + ", device iteration " + std::to_string(iteration) + ")");
         st.loss = l;
       }
     } else {

@@ -262,10 +262,11 @@ bool Trainer::step(DeviceProgram& program, const Batch& request, const std::func
   // The device derives each micro-batch's dropout key from this seed, the optimizer step and the micro-batch.
   ExecutionContext::current().setRandomKey({seed_, static_cast<uint64_t>(stepBefore), 0});
   double lastLoss = NAN;
+  const bool single = program.options().microBatchesPerRequest() == 1;
   auto where = [&] {
     return "epoch " + std::to_string(completedEpochs_ + 1) + ", step " + std::to_string(stepInEpoch_ + 1) +
            " of the epoch (optimizer step " + std::to_string(opt_.stepCount() + 1) + ")" +
-           (describe ? ", in the host request of " + describe() : std::string());
+           (describe ? (single ? ", on " : ", in the host request of ") + describe() : std::string());
   };
   UpdateHooks hooks;
   hooks.beforeUpdate = [&](int64_t step) {
@@ -282,7 +283,8 @@ bool Trainer::step(DeviceProgram& program, const Batch& request, const std::func
   } catch (const NonFiniteLoss& e) {
     std::string saved;
     saveForStop("loss", saved);
-    throw std::runtime_error("training stopped: " + std::string(e.what()) + " at " + where() +
+    throw std::runtime_error("training stopped: the loss is " + num(e.value()) + " at " + where() +
+                             (single ? std::string() : " (" + e.where() + ")") +
                              "; check those inputs' targets or lower --lr; " + saved);
   }
   padded_ += lastRun_.paddedMicroBatches;
