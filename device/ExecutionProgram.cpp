@@ -576,6 +576,23 @@ void ExecutionProgram::runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, i
 }
 
 RunResult ExecutionProgram::run(const Batch& request, const UpdateHooks& hooks) {
+  try {
+    return runRequest(request, hooks);
+  } catch (...) {
+    if (!record_.captured && capturing_) {
+      // A first request that failed leaves no half-captured record: the next one captures afresh.
+      record_.ops.clear();
+      for (StageRecord& st : record_.stages) {
+        st.parameters = st.parameterTensors = st.forwardOps = st.backwardOps = 0;
+        st.forwardFlops = st.backwardFlops = st.savedBytes = st.activationBytes = 0;
+      }
+    }
+    capturing_ = false;
+    throw;
+  }
+}
+
+RunResult ExecutionProgram::runRequest(const Batch& request, const UpdateHooks& hooks) {
   if (!started_) {
     t0_ = std::chrono::steady_clock::now();
     started_ = true;

@@ -50,6 +50,7 @@ class ExecutionProgram : public DeviceProgram {
   struct Ipu;
   struct Slots;
   struct MicroBatchRun;
+  RunResult runRequest(const Batch& request, const UpdateHooks& hooks);
   // One weight update (training) or one inference pass over `mbs` (per replica, G micro-batches each).
   void runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, int64_t iteration, int64_t step, uint64_t seed,
                  RunResult& result);
