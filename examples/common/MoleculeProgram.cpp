@@ -559,6 +559,13 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     out["samples_per_s"] = sum["train_samples_per_s"];
     out["padded_micro_batches"] = trainer.paddedMicroBatches();
     out["dropped_micro_batches"] = trainer.droppedMicroBatches();
+    if (!tf.quiet && (trainer.droppedMicroBatches() > 0 || trainer.paddedMicroBatches() > 0))
+      std::cerr << prog.name() << ": the epochs' last host requests were short: "
+                << (trainer.droppedMicroBatches() > 0
+                        ? std::to_string(trainer.droppedMicroBatches()) + " micro-batch(es) dropped (--partial-request drop)"
+                        : std::to_string(trainer.paddedMicroBatches()) +
+                              " weight-0 micro-batch(es) padded in (--partial-request pad; they change nothing)")
+                << "\n";
     df.writeTraces(*program, prog.name() + " " + spec.model);
     if (df.simulated() && !tf.quiet) std::cerr << "stages (per micro-batch):\n" << program->stageTable();
     if (df.simulated()) {
