@@ -14,7 +14,8 @@ void DeviceFlags::addTo(Program& prog) {
       "micro-batches per weight update (gradientAccumulation); one update = --batch-size x --replicas x this")(
       "device-iterations", value(&deviceIterations, int64_t{1}), "weight updates per host request (deviceIterations)")(
       "output-mode", value(&outputMode, "default"),
-      "which micro-batches' results a request returns: all | sum | final | every:N (default: final in training)")(
+      "which micro-batches' outputs a host request returns: all | sum | final | every:N (default: final in "
+      "training); the programs log every update's loss whatever the mode")(
       "pipeline-splits", value(&pipelineSplits, ""),
       "block names that start a new pipeline stage, comma-separated in model order (e.g. layers/1,layers/3); "
       "each stage of each replica is one simulated IPU")(
@@ -29,7 +30,7 @@ void DeviceFlags::addTo(Program& prog) {
       "write the execution trace of the first --trace-requests host requests (Chrome trace-event JSON: open it in "
       "https://ui.perfetto.dev or chrome://tracing)")(
       "trace-svg", po::value(&traceSvg)->value_name("FILE.svg"),
-      "draw the first host request's schedule as an SVG timeline (open it in a browser)")(
+      "draw the last traced host request's schedule as an SVG timeline (open it in a browser)")(
       "trace-requests", value(&traceRequests, int64_t{2}), "host requests recorded for --trace");
 }
 
