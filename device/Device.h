@@ -86,6 +86,9 @@ class DeviceProgram {
   virtual int64_t numIpus() const = 0;
   /// Totals since compile.
   virtual int64_t hostRequests() const = 0;
+  /// Weight updates a host request of `microBatches` micro-batches makes (the epoch's last one may be short:
+  /// PartialRequest decides); 0 for inference programs.
+  virtual int64_t updatesFor(int64_t microBatches) const = 0;
   /// Per-stage summary for people: ops, parameters, FLOPs per micro-batch, measured ms per micro-batch.
   virtual std::string stageTable() const = 0;
   /// What the first request captured: ops per stage, shapes, parameters per stage (see CompileRecord).

@@ -535,19 +535,7 @@ void ExecutionProgram::runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, i
     }
   for (auto& ip : ipus_) ip->sink.clear();
   const double reduceEnd = now();
-  if (R_ > 1)
-    for (int64_t r = 0; r < R_; ++r)
-      for (int64_t s = 0; s < P_; ++s) {
-        TaskRecord a;
-        a.kind = TaskKind::AllReduce;
-        a.ipu = r * P_ + s;
-        a.replica = r;
-        a.stage = s;
-        a.request = requests_;
-        a.iteration = iteration;
-        a.cpu = {reduceStart, reduceEnd - reduceStart};
-        recordTask(a);
-      }
+  if (R_ > 1) recordOnEveryIpu(TaskKind::AllReduce, iteration, reduceStart, reduceEnd);
   if (hooks_.onGradients) hooks_.onGradients(grads);
   const double optStart = now();
   opt_->step(grads);
@@ -559,20 +547,34 @@ void ExecutionProgram::runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, i
       std::memcpy(dst.raw(), src.raw(), src.nbytes());
     }
   const double optEnd = now();
+  recordOnEveryIpu(TaskKind::Optimizer, iteration, optStart, optEnd);
+  ++result.updates;
+}
+
+void ExecutionProgram::recordOnEveryIpu(TaskKind kind, int64_t iteration, double start, double end) {
   for (int64_t r = 0; r < R_; ++r)
     for (int64_t s = 0; s < P_; ++s) {
-      TaskRecord o;
-      o.kind = TaskKind::Optimizer;
-      o.ipu = simulated_ ? r * P_ + s : 0;
-      o.replica = r;
-      o.stage = s;
-      o.request = requests_;
-      o.iteration = iteration;
-      o.cpu = {optStart, optEnd - optStart};
-      recordTask(o);
-      if (!simulated_) break;
+      TaskRecord t;
+      t.kind = kind;
+      t.ipu = simulated_ ? r * P_ + s : 0;
+      t.replica = r;
+      t.stage = s;
+      t.request = requests_;
+      t.iteration = iteration;
+      t.cpu = {start, end - start};
+      recordTask(t);
+      if (!simulated_) return;  // the CPU device has one track
     }
-  ++result.updates;
+}
+
+int64_t ExecutionProgram::microBatchesToRun(int64_t microBatches) const {
+  const int64_t unit = training_ ? R_ * G_ : R_;  // micro-batches per update / per inference iteration
+  if (microBatches % unit == 0) return microBatches;
+  return o_.partialRequest == PartialRequest::Drop ? microBatches / unit * unit : (microBatches + unit - 1) / unit * unit;
+}
+
+int64_t ExecutionProgram::updatesFor(int64_t microBatches) const {
+  return training_ ? microBatchesToRun(microBatches) / (R_ * G_) : 0;
 }
 
 RunResult ExecutionProgram::run(const Batch& request, const UpdateHooks& hooks) {
@@ -607,22 +609,15 @@ RunResult ExecutionProgram::runRequest(const Batch& request, const UpdateHooks& 
                 " graph slots is not a whole number of the compiled micro-batch (", record_.numNodes, " nodes, ",
                 record_.numGraphs, " graph slots)");
   const int64_t K = request.numGraphs / record_.numGraphs;
-  const int64_t unit = training_ ? R_ * G_ : R_;  // micro-batches per update / per inference iteration
+  const int64_t unit = training_ ? R_ * G_ : R_;
   const int64_t full = training_ ? o_.microBatchesPerRequest() : R_ * o_.deviceIterations;
   GNN_CHECK_ARG(K <= full, req, " holds ", K, " micro-batches but one request is micro-batch x deviceIterations (",
                 o_.deviceIterations, ") x replicationFactor (", R_, ")",
                 training_ ? " x gradientAccumulation (" + std::to_string(G_) + ")" : std::string(), " = ", full,
                 " micro-batches");
-  int64_t runCount = K;  // micro-batches to run, real or padding
-  if (K % unit != 0) {
-    if (o_.partialRequest == PartialRequest::Drop) {
-      runCount = K / unit * unit;
-      result.droppedMicroBatches = K - runCount;
-    } else {
-      runCount = (K + unit - 1) / unit * unit;
-      result.paddedMicroBatches = runCount - K;
-    }
-  }
+  const int64_t runCount = microBatchesToRun(K);  // real or padding
+  result.droppedMicroBatches = std::max<int64_t>(0, K - runCount);
+  result.paddedMicroBatches = std::max<int64_t>(0, runCount - K);
   // Micro-batch m of the request: device iteration m / (R·G), replica (m / G) % R, micro-batch m % G.
   std::vector<MicroBatchRun> all(static_cast<size_t>(runCount));
   for (int64_t m = 0; m < runCount; ++m) {

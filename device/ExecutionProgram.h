@@ -39,6 +39,7 @@ class ExecutionProgram : public DeviceProgram {
   std::vector<std::string> stageNames() const override;
   int64_t numIpus() const override { return numIpus_; }
   int64_t hostRequests() const override { return requests_; }
+  int64_t updatesFor(int64_t microBatches) const override;
   std::string stageTable() const override;
   const CompileRecord& record() const override { return record_; }
   void enableTrace(int64_t requests) override { traceRequests_ = requests; }
@@ -57,6 +58,10 @@ class ExecutionProgram : public DeviceProgram {
   void runTask(int64_t replica, const ScheduledTask& t, Slots& slots, std::vector<std::vector<MicroBatchRun>>& mbs,
                int64_t iteration, int64_t step, uint64_t seed, double totalWeight);
   void recordTask(const TaskRecord& r);
+  // The same slice (all-reduce, optimizer) on every simulated IPU's track.
+  void recordOnEveryIpu(TaskKind kind, int64_t iteration, double start, double end);
+  // Micro-batches a request of `microBatches` runs: whole updates, padded or dropped per PartialRequest.
+  int64_t microBatchesToRun(int64_t microBatches) const;
   double now() const;
   Ipu& ipu(int64_t replica, int64_t stage) { return *ipus_[static_cast<size_t>(replica * P_ + stage)]; }
 

@@ -165,7 +165,7 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
   app::Trainer::Hooks hooks;
   hooks.stepsPerEpoch = [&]() -> int64_t {
     const int64_t batches = loader ? loader->numBatches() : perRequest;
-    return program ? df.updatesFor(batches) : batches;
+    return program ? program->updatesFor(batches) : batches;
   };
   hooks.trainEpoch = [&](int64_t epoch, int64_t skip) {
     Stopwatch sw;
@@ -179,7 +179,7 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
       std::vector<Batch> parts;
       auto flush = [&] {
         if (parts.empty()) return true;
-        const int64_t updates = df.updatesFor(static_cast<int64_t>(parts.size()));
+        const int64_t updates = program->updatesFor(static_cast<int64_t>(parts.size()));
         Batch req = parts.size() == 1 ? parts.front() : stackMicroBatches(parts);
         parts.clear();
         if (skip > 0) {

@@ -71,11 +71,6 @@ void DeviceFlags::apply() {
   }
 }
 
-int64_t DeviceFlags::updatesFor(int64_t microBatches) const {
-  const int64_t unit = replicas * gradAccum;
-  return options.partialRequest == PartialRequest::Pad ? (microBatches + unit - 1) / unit : microBatches / unit;
-}
-
 nlohmann::json DeviceFlags::toJson(const DeviceProgram& program) const {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : program.stageNames()) stages.push_back(s);

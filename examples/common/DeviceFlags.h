@@ -32,8 +32,6 @@ struct DeviceFlags {
   bool simulated() const { return device == "ipu"; }
   /// Micro-batches per host request (the loader's microBatchesPerRequest).
   int64_t microBatchesPerRequest() const { return options.microBatchesPerRequest(); }
-  /// Weight updates a host request of `microBatches` micro-batches makes (the last one may be partial).
-  int64_t updatesFor(int64_t microBatches) const;
   /// The --json keys of the issue: device, ipus, replicas, grad_accum, device_iterations, stages, host_requests.
   nlohmann::json toJson(const DeviceProgram& program) const;
   /// Writes --trace / --trace-svg when asked.

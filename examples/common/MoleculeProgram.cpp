@@ -486,7 +486,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     Trainer::Hooks hooks;
     hooks.stepsPerEpoch = [&] {
       trainLoader.startEpoch(trainer.completedEpochs());
-      return df.updatesFor(trainLoader.numBatches());
+      return program->updatesFor(trainLoader.numBatches());
     };
     OpProfiler profiler;
     hooks.trainEpoch = [&](int64_t epoch, int64_t skip) {
@@ -497,7 +497,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       for (Batch b; trainLoader.nextRequest(b);) {
         if (skip > 0) {
           // Updates already trained before an interrupt (interrupts come between host requests).
-          skip -= df.updatesFor(b.numGraphs / shapes.numGraphs);
+          skip -= program->updatesFor(b.numGraphs / shapes.numGraphs);
           continue;
         }
         const bool more = trainer.step(*program, b, [&] {

@@ -1,6 +1,7 @@
 // Runs an example program for the end-to-end tests: its exit code and output (stdout, and stderr unless
-// left out).
+// left out); and the check of a bad command line (exit code 2, the message in flag terms).
 #pragma once
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -22,6 +23,17 @@ inline ProgramResult runProgram(const std::string& command, bool withStderr = tr
   while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
   int status = pclose(p);
   return {WEXITSTATUS(status), out};
+}
+
+/// Runs build/<...>/examples/<program> with `args`.
+inline ProgramResult runExample(const std::string& program, const std::string& args, bool withStderr = true) {
+  return runProgram(std::string(GNN_BINARY_DIR) + "/examples/" + program + " " + args, withStderr);
+}
+
+/// A command line refused as a usage error: exit code 2 and `needle` in the output.
+inline void expectUsageError(const ProgramResult& r, const std::string& needle) {
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(needle), std::string::npos) << "missing '" << needle << "' in: " << r.out;
 }
 
 }  // namespace gnn::testing

@@ -19,21 +19,14 @@ namespace {
 namespace fs = std::filesystem;
 using Result = gnn::testing::ProgramResult;
 
-const std::string kBin = std::string(GNN_BINARY_DIR) + "/examples/";
 
-Result run(const std::string& program, const std::string& args, bool withStderr = true) {
-  return gnn::testing::runProgram(kBin + program + " " + args, withStderr);
-}
+using gnn::testing::expectUsageError;
+using gnn::testing::runExample;
 
 nlohmann::json json(const std::string& program, const std::string& args) {
-  Result r = run(program, args + " --json --quiet", false);
+  Result r = runExample(program, args + " --json --quiet", false);
   EXPECT_EQ(r.code, 0) << program << " " << args << "\n" << r.out;
   return nlohmann::json::parse(r.out.substr(r.out.find('{')));
-}
-
-void expectUsageError(const Result& r, const std::string& needle) {
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find(needle), std::string::npos) << "missing '" << needle << "' in: " << r.out;
 }
 
 const std::string kSmall = "--limit 400 --epochs 2 --hidden 64 --strategy pad ";
@@ -86,16 +79,16 @@ TEST(DevicePrograms, CoraOnTwoStages) {
 }
 
 TEST(DevicePrograms, RulesAreRefusedInFlagTerms) {
-  expectUsageError(run("molecule_property", "--device ipu --pipeline-splits layers/2 --grad-accum 1"),
+  expectUsageError(runExample("molecule_property", "--device ipu --pipeline-splits layers/2 --grad-accum 1"),
                    "For pipelining, depth (gradient accumulation factor) must equal at least the number of pipeline "
                    "stages (2)");
-  expectUsageError(run("molecule_property", "--device ipu --pipeline-splits layers/9 --grad-accum 2 --limit 200"),
+  expectUsageError(runExample("molecule_property", "--device ipu --pipeline-splits layers/9 --grad-accum 2 --limit 200"),
                    "blocks: input, layers/0, layers/1, layers/2, layers/3, layers/4, head");
-  expectUsageError(run("molecule_property", "--device ipu --pipeline-splits layers/3,layers/1 --grad-accum 4 --limit 200"),
+  expectUsageError(runExample("molecule_property", "--device ipu --pipeline-splits layers/3,layers/1 --grad-accum 4 --limit 200"),
                    "out of order");
-  expectUsageError(run("molecule_property", "--replicas 2"), "--replicas 2 needs --device ipu");
-  expectUsageError(run("molecule_property", "--device gpu"), "--device 'gpu'");
-  expectUsageError(run("molecule_property", "--device ipu --output-mode every:0"), "--output-mode");
+  expectUsageError(runExample("molecule_property", "--replicas 2"), "--replicas 2 needs --device ipu");
+  expectUsageError(runExample("molecule_property", "--device gpu"), "--device 'gpu'");
+  expectUsageError(runExample("molecule_property", "--device ipu --output-mode every:0"), "--output-mode");
 }
 
 }  // namespace

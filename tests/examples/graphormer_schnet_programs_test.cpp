@@ -21,12 +21,10 @@ namespace {
 namespace fs = std::filesystem;
 using Result = gnn::testing::ProgramResult;
 
-const std::string kBin = std::string(GNN_BINARY_DIR) + "/examples/";
 const std::string kData = std::string(GNN_SOURCE_DIR) + "/examples/data/";
 
-Result run(const std::string& program, const std::string& args, bool withStderr = true) {
-  return gnn::testing::runProgram(kBin + program + " " + args, withStderr);
-}
+using gnn::testing::expectUsageError;
+using gnn::testing::runExample;
 
 nlohmann::json lastJson(const std::string& out) {
   const size_t at = out.rfind("\n{");
@@ -64,19 +62,14 @@ class ModelPrograms : public ::testing::Test {
   fs::path dir_;
 };
 
-void expectUsageError(const Result& r, const std::string& needle) {
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find(needle), std::string::npos) << "missing '" << needle << "' in: " << r.out;
-}
-
 TEST_F(ModelPrograms, FlagsOfAnotherModelAreRefused) {
-  expectUsageError(run("pcqm4m_graphormer", "--model slim --hidden 64"), "--hidden applies to gin");
-  expectUsageError(run("pcqm4m_graphormer", "--model gin --max-node 20"), "--max-node applies to Graphormer");
-  expectUsageError(run("pcqm4m_graphormer", "--model schnet"), "--model 'schnet': must be one of slim, base, gin");
-  expectUsageError(run("pcqm4m_graphormer", "--target-scaling atomref"), "--target-scaling 'atomref': must be one of");
-  expectUsageError(run("qm7_schnet", "--max-node 20"), "unrecognised option '--max-node'");
-  expectUsageError(run("qm7_schnet", "--readout max"), "--readout 'max': must be one of sum, mean");
-  expectUsageError(run("molecule_property", "--cutoff 5"), "unrecognised option '--cutoff'");
+  expectUsageError(runExample("pcqm4m_graphormer", "--model slim --hidden 64"), "--hidden applies to gin");
+  expectUsageError(runExample("pcqm4m_graphormer", "--model gin --max-node 20"), "--max-node applies to Graphormer");
+  expectUsageError(runExample("pcqm4m_graphormer", "--model schnet"), "--model 'schnet': must be one of slim, base, gin");
+  expectUsageError(runExample("pcqm4m_graphormer", "--target-scaling atomref"), "--target-scaling 'atomref': must be one of");
+  expectUsageError(runExample("qm7_schnet", "--max-node 20"), "unrecognised option '--max-node'");
+  expectUsageError(runExample("qm7_schnet", "--readout max"), "--readout 'max': must be one of sum, mean");
+  expectUsageError(runExample("molecule_property", "--cutoff 5"), "unrecognised option '--cutoff'");
 }
 
 // Graphormer-slim: the JSON keys; the 30-atom limit applies to training only; predict reproduces the
@@ -84,7 +77,7 @@ TEST_F(ModelPrograms, FlagsOfAnotherModelAreRefused) {
 TEST_F(ModelPrograms, GraphormerPredictionsAreReproducedByPredictInAnyOrder) {
   const std::string ck = path("slim.ckpt"), pred = path("test.csv");
   // The first 2,000 molecules hold test molecules above 30 atoms (the shipped set reaches 51).
-  Result r = run("pcqm4m_graphormer", "--limit 2000 --epochs 1 --json --save " + ck + " --predict " + pred);
+  Result r = runExample("pcqm4m_graphormer", "--limit 2000 --epochs 1 --json --save " + ck + " --predict " + pred);
   ASSERT_EQ(r.code, 0) << r.out;
   nlohmann::json j = lastJson(r.out);
   for (const char* k : {"valid_mae", "train_graphs_per_s", "infer_graphs_per_s", "epochs", "seconds", "param_l2",
@@ -102,7 +95,7 @@ TEST_F(ModelPrograms, GraphormerPredictionsAreReproducedByPredictInAnyOrder) {
     std::ofstream smi(path("test.smi"));
     for (const Row& row : rows) smi << row.smiles << "\n";
   }
-  Result p = run("predict", "--checkpoint " + ck + " --input " + path("test.smi") + " --out " + path("again.csv"));
+  Result p = runExample("predict", "--checkpoint " + ck + " --input " + path("test.smi") + " --out " + path("again.csv"));
   ASSERT_EQ(p.code, 0) << p.out;
   std::vector<Row> again = readPredictions(path("again.csv"));
   ASSERT_EQ(again.size(), rows.size());
@@ -113,7 +106,7 @@ TEST_F(ModelPrograms, GraphormerPredictionsAreReproducedByPredictInAnyOrder) {
 }
 
 TEST_F(ModelPrograms, GraphormerBaseTrainsAFewSteps) {
-  Result r = run("pcqm4m_graphormer", "--model base --limit 60 --batch-size 8 --epochs 1 --json");
+  Result r = runExample("pcqm4m_graphormer", "--model base --limit 60 --batch-size 8 --epochs 1 --json");
   ASSERT_EQ(r.code, 0) << r.out;
   nlohmann::json j = lastJson(r.out);
   EXPECT_EQ(j["hidden"], 768);
@@ -125,7 +118,7 @@ TEST_F(ModelPrograms, GraphormerBaseTrainsAFewSteps) {
 // same bits.
 TEST_F(ModelPrograms, SchNetPredictionsAreReproducedByPredictFromXyz) {
   const std::string ck = path("qm7.ckpt"), pred = path("test.csv");
-  Result r = run("qm7_schnet", "--limit 300 --epochs 2 --json --save " + ck + " --predict " + pred);
+  Result r = runExample("qm7_schnet", "--limit 300 --epochs 2 --json --save " + ck + " --predict " + pred);
   ASSERT_EQ(r.code, 0) << r.out;
   nlohmann::json j = lastJson(r.out);
   for (const char* k : {"test_mae", "valid_mae", "train_molecules_per_s", "infer_molecules_per_s", "epochs", "seconds",
@@ -154,7 +147,7 @@ TEST_F(ModelPrograms, SchNetPredictionsAreReproducedByPredictFromXyz) {
       for (size_t k = 0; k < atoms + 2; ++k) xyz << lines[first + k] << "\n";
     }
   }
-  Result p = run("predict", "--checkpoint " + ck + " --input " + path("test.xyz") + " --out " + path("again.csv"));
+  Result p = runExample("predict", "--checkpoint " + ck + " --input " + path("test.xyz") + " --out " + path("again.csv"));
   ASSERT_EQ(p.code, 0) << p.out;
   std::vector<Row> again = readPredictions(path("again.csv"));
   ASSERT_EQ(again.size(), rows.size());

@@ -24,9 +24,8 @@ using Result = gnn::testing::ProgramResult;
 const std::string kBin = std::string(GNN_BINARY_DIR) + "/examples/";
 const std::string kData = std::string(GNN_SOURCE_DIR) + "/examples/data/";
 
-Result run(const std::string& program, const std::string& args, bool withStderr = true) {
-  return gnn::testing::runProgram(kBin + program + " " + args, withStderr);
-}
+using gnn::testing::expectUsageError;
+using gnn::testing::runExample;
 
 nlohmann::json lastJson(const std::string& out) {
   const size_t at = out.rfind("\n{");
@@ -45,58 +44,53 @@ class FrontEnd : public ::testing::Test {
   fs::path dir_;
 };
 
-void expectUsageError(const Result& r, const std::string& needle) {
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find(needle), std::string::npos) << "missing '" << needle << "' in: " << r.out;
-}
-
 TEST_F(FrontEnd, ValuesThatUsedToRunWithAnotherMeaningAreRefusedInFlagTerms) {
-  expectUsageError(run("molecule_property", "--task multiclass"), "--task 'multiclass': must be one of");
-  expectUsageError(run("molecule_property", "--epochs -1"), "--epochs -1: must be at least 0");
-  expectUsageError(run("molecule_property", "--threads -3"), "--threads -3: must be >= 0");
-  expectUsageError(run("cora_gcn", "--threads 999"), "--threads 999: this machine has");
-  expectUsageError(run("cora_gcn", "--lr inf"), "--lr inf: must be a finite number > 0");
-  expectUsageError(run("molecule_property", "--strategy packed"), "--strategy 'packed': must be one of auto, pad, stream, plan");
-  expectUsageError(run("molecule_property", "--oversize Skip"), "--oversize 'Skip': must be one of");
-  expectUsageError(run("molecule_property", "--schedule linear"), "--schedule 'linear': must be one of");
-  expectUsageError(run("molecule_property", "--warmup 10"), "--warmup 10 needs --schedule cosine or warmup-linear");
-  expectUsageError(run("cora_gcn", "--runs 0"), "--runs 0: must be at least 1");
+  expectUsageError(runExample("molecule_property", "--task multiclass"), "--task 'multiclass': must be one of");
+  expectUsageError(runExample("molecule_property", "--epochs -1"), "--epochs -1: must be at least 0");
+  expectUsageError(runExample("molecule_property", "--threads -3"), "--threads -3: must be >= 0");
+  expectUsageError(runExample("cora_gcn", "--threads 999"), "--threads 999: this machine has");
+  expectUsageError(runExample("cora_gcn", "--lr inf"), "--lr inf: must be a finite number > 0");
+  expectUsageError(runExample("molecule_property", "--strategy packed"), "--strategy 'packed': must be one of auto, pad, stream, plan");
+  expectUsageError(runExample("molecule_property", "--oversize Skip"), "--oversize 'Skip': must be one of");
+  expectUsageError(runExample("molecule_property", "--schedule linear"), "--schedule 'linear': must be one of");
+  expectUsageError(runExample("molecule_property", "--warmup 10"), "--warmup 10 needs --schedule cosine or warmup-linear");
+  expectUsageError(runExample("cora_gcn", "--runs 0"), "--runs 0: must be at least 1");
   // An unknown flag: boost's message, the program's name and the hint.
-  Result u = run("cora_gcn", "--format csv");
+  Result u = runExample("cora_gcn", "--format csv");
   EXPECT_EQ(u.code, 2);
   EXPECT_NE(u.out.find("cora_gcn --help"), std::string::npos) << u.out;
 }
 
 TEST_F(FrontEnd, HelpShowsDefaultsAsTypedAndNoBuildPaths) {
   for (const char* program : {"cora_gcn", "molecule_property", "predict"}) {
-    Result h = run(program, "--help", false);
+    Result h = runExample(program, "--help", false);
     EXPECT_EQ(h.code, 0) << program;
     EXPECT_EQ(h.out.find("00000000"), std::string::npos) << program << ": " << h.out;
     EXPECT_EQ(h.out.find(GNN_SOURCE_DIR), std::string::npos) << program << ": " << h.out;
     EXPECT_EQ(h.out.find(GNN_BINARY_DIR), std::string::npos) << program << ": " << h.out;
   }
-  EXPECT_NE(run("cora_gcn", "--help", false).out.find("(=0.0005)"), std::string::npos);
+  EXPECT_NE(runExample("cora_gcn", "--help", false).out.find("(=0.0005)"), std::string::npos);
 }
 
 TEST_F(FrontEnd, BatchShapesTooSmallAreExplainedInFlagTerms) {
-  Result r = run("molecule_property", "--limit 300 --num-nodes 140");
+  Result r = runExample("molecule_property", "--limit 300 --num-nodes 140");
   expectUsageError(r, "raise --num-nodes to at least");
   EXPECT_NE(r.out.find("--oversize skip"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("OverSizeStrategy"), std::string::npos) << r.out;
-  expectUsageError(run("molecule_property", "--limit 300 --num-graphs 1"), "--num-graphs 1");
+  expectUsageError(runExample("molecule_property", "--limit 300 --num-graphs 1"), "--num-graphs 1");
   // A format the file name does not tell: the reader's message names --format, which the program has.
-  expectUsageError(run("molecule_property", "--limit 300 --num-nodes 20"), "at least one atom and one bond");
+  expectUsageError(runExample("molecule_property", "--limit 300 --num-nodes 20"), "at least one atom and one bond");
   std::ofstream(path("mols.dat")) << "CCO\nCCN\n";
-  Result f = run("molecule_property", "--data " + path("mols.dat"));
+  Result f = runExample("molecule_property", "--data " + path("mols.dat"));
   EXPECT_EQ(f.code, 1) << f.out;
   EXPECT_NE(f.out.find("--format"), std::string::npos) << f.out;
-  EXPECT_NE(run("molecule_property", "--help", false).out.find("--format"), std::string::npos);
+  EXPECT_NE(runExample("molecule_property", "--help", false).out.find("--format"), std::string::npos);
 }
 
 TEST_F(FrontEnd, ALearningRateGivenOnLoadTakesEffect) {
   const std::string ck = path("c.ckpt");
-  ASSERT_EQ(run("cora_gcn", "--epochs 5 --lr 0.01 --quiet --save " + ck).code, 0);
-  ASSERT_EQ(run("cora_gcn", "--epochs 7 --lr 0.003 --quiet --load " + ck + " --log " + path("l.jsonl")).code, 0);
+  ASSERT_EQ(runExample("cora_gcn", "--epochs 5 --lr 0.01 --quiet --save " + ck).code, 0);
+  ASSERT_EQ(runExample("cora_gcn", "--epochs 7 --lr 0.003 --quiet --load " + ck + " --log " + path("l.jsonl")).code, 0);
   std::ifstream in(path("l.jsonl"));
   int epochs = 0;
   for (std::string l; std::getline(in, l);) {
@@ -112,31 +106,31 @@ TEST_F(FrontEnd, ALearningRateGivenOnLoadTakesEffect) {
 }
 
 TEST_F(FrontEnd, ClassificationOnContinuousTargetsIsAnErrorNamingTheLine) {
-  Result r = run("molecule_property", "--limit 300 --task classification");
+  Result r = runExample("molecule_property", "--limit 300 --task classification");
   expectUsageError(r, "--task classification needs 0/1 labels, but ");
   EXPECT_NE(r.out.find("data.csv.gz line "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("homolumogap"), std::string::npos) << r.out;
 }
 
 TEST_F(FrontEnd, ACsvWithoutTargetColumnsAsksForThem) {
-  Result r = run("molecule_property", "--data " + kData + "moleculenet/BBBP.csv.gz --limit 200");
+  Result r = runExample("molecule_property", "--data " + kData + "moleculenet/BBBP.csv.gz --limit 200");
   expectUsageError(r, "has no targets to train on: pass --target-cols");
   EXPECT_NE(r.out.find("p_np"), std::string::npos) << r.out;  // the columns are listed
 }
 
 TEST_F(FrontEnd, AnUnwritableSaveIsFoundBeforeTraining) {
   const auto t0 = std::chrono::steady_clock::now();
-  Result r = run("molecule_property", "--epochs 200 --save /nonexistent-folder/run.ckpt");
+  Result r = runExample("molecule_property", "--epochs 200 --save /nonexistent-folder/run.ckpt");
   expectUsageError(r, "--save /nonexistent-folder/run.ckpt: the folder /nonexistent-folder does not exist");
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
-  expectUsageError(run("cora_gcn", "--log " + dir_.string()), "is a folder");
+  expectUsageError(runExample("cora_gcn", "--log " + dir_.string()), "is a folder");
 }
 
 TEST_F(FrontEnd, QuietKeepsTheResultOnStdout) {
-  Result c = run("cora_gcn", "--quiet --epochs 5", /*withStderr=*/false);
+  Result c = runExample("cora_gcn", "--quiet --epochs 5", /*withStderr=*/false);
   EXPECT_EQ(c.code, 0);
   EXPECT_NE(c.out.find("test accuracy"), std::string::npos) << c.out;
-  Result m = run("molecule_property", "--quiet --limit 300 --layers 1 --hidden 16", false);
+  Result m = runExample("molecule_property", "--quiet --limit 300 --layers 1 --hidden 16", false);
   EXPECT_EQ(m.code, 0);
   EXPECT_NE(m.out.find("valid mae"), std::string::npos) << m.out;
   // Progress goes to stderr only.
@@ -149,39 +143,39 @@ TEST_F(FrontEnd, NpzInputHonoursLimitAndRefusesColumnsItCannotChange) {
                                       "moleculenet/BBBP.csv.gz --target-cols p_np --out " + path("bbbp.npz") +
                                       " --threads 2 2>&1");
   ASSERT_EQ(b.code, 0) << b.out;
-  nlohmann::json j = lastJson(run("molecule_property", "--data " + path("bbbp.npz") +
+  nlohmann::json j = lastJson(runExample("molecule_property", "--data " + path("bbbp.npz") +
                                                            " --limit 500 --epochs 1 --layers 1 --hidden 16 --json",
                                   false)
                                   .out);
   EXPECT_EQ(j["graphs"], 500);
   EXPECT_EQ(j["train_graphs"].get<int>() + j["valid_graphs"].get<int>() + j["test_graphs"].get<int>(), 500);
-  expectUsageError(run("molecule_property", "--data " + path("bbbp.npz") + " --smiles-col SMILES"),
+  expectUsageError(runExample("molecule_property", "--data " + path("bbbp.npz") + " --smiles-col SMILES"),
                    "--smiles-col applies when molecules are read from a CSV");
-  expectUsageError(run("molecule_property", "--data " + path("bbbp.npz") + " --target-cols name"),
+  expectUsageError(runExample("molecule_property", "--data " + path("bbbp.npz") + " --target-cols name"),
                    "was built with targets p_np");
 }
 
 TEST_F(FrontEnd, CheckpointsCarryTheConfigurationAndContradictionsAreErrors) {
   const std::string ck = path("run.ckpt");
-  Result a = run("molecule_property", "--limit 400 --layers 2 --hidden 24 --epochs 1 --lr 0.003 --save " + ck);
+  Result a = runExample("molecule_property", "--limit 400 --layers 2 --hidden 24 --epochs 1 --lr 0.003 --save " + ck);
   ASSERT_EQ(a.code, 0) << a.out;
   // Continue with no model flags: the checkpoint's 2x24 GIN comes back.
-  nlohmann::json j = lastJson(run("molecule_property", "--load " + ck + " --epochs 2 --json", false).out);
+  nlohmann::json j = lastJson(runExample("molecule_property", "--load " + ck + " --epochs 2 --json", false).out);
   EXPECT_EQ(j["layers"], 2);
   EXPECT_EQ(j["hidden"], 24);
   EXPECT_EQ(j["graphs"], 400);
   EXPECT_EQ(j["epochs"], 2);
-  expectUsageError(run("molecule_property", "--load " + ck + " --hidden 300"),
+  expectUsageError(runExample("molecule_property", "--load " + ck + " --hidden 300"),
                    "--hidden 300 contradicts " + ck + " (hidden 24)");
   // The same value given again is no contradiction.
-  EXPECT_EQ(run("molecule_property", "--load " + ck + " --hidden 24 --epochs 1 --quiet").code, 0);
+  EXPECT_EQ(runExample("molecule_property", "--load " + ck + " --hidden 24 --epochs 1 --quiet").code, 0);
 }
 
 // The bar: a scaffold split on a MoleculeNet CSV prints per-epoch validation and the test metric at
 // the best epoch, writes predictions, and `predict` on the same test molecules reproduces them bit for bit.
 TEST_F(FrontEnd, ScaffoldSplitPredictionsAreReproducedByPredict) {
   const std::string ck = path("bbbp.ckpt"), pred = path("test_pred.csv"), log = path("log.jsonl");
-  Result r = run("molecule_property", "--data " + kData +
+  Result r = runExample("molecule_property", "--data " + kData +
                                           "moleculenet/BBBP.csv.gz --target-cols p_np --split scaffold --epochs 2 "
                                           "--layers 2 --hidden 32 --json --save " + ck + " --predict " + pred +
                                           " --log " + log);
@@ -221,7 +215,7 @@ TEST_F(FrontEnd, ScaffoldSplitPredictionsAreReproducedByPredict) {
   }
   smi.close();
   ASSERT_GT(expected.size(), 100u);
-  Result p = run("predict", "--checkpoint " + ck + " --input " + path("test.smi") + " --out " + path("again.csv"));
+  Result p = runExample("predict", "--checkpoint " + ck + " --input " + path("test.smi") + " --out " + path("again.csv"));
   ASSERT_EQ(p.code, 0) << p.out;
   std::ifstream again(path("again.csv"));
   std::getline(again, header);
@@ -239,20 +233,20 @@ TEST_F(FrontEnd, ScaffoldSplitPredictionsAreReproducedByPredict) {
 
 TEST_F(FrontEnd, PredictListsRejectedMoleculesWithTheirLines) {
   const std::string ck = path("m.ckpt");
-  ASSERT_EQ(run("molecule_property", "--limit 300 --layers 1 --hidden 16 --quiet --save " + ck).code, 0);
+  ASSERT_EQ(runExample("molecule_property", "--limit 300 --layers 1 --hidden 16 --quiet --save " + ck).code, 0);
   std::ofstream(path("new.smi")) << "CCO\nC1CC\nc1ccccc1O\n";
-  Result p = run("predict", "--checkpoint " + ck + " --input " + path("new.smi") + " --out " + path("new.csv"));
+  Result p = runExample("predict", "--checkpoint " + ck + " --input " + path("new.smi") + " --out " + path("new.csv"));
   EXPECT_EQ(p.code, 0) << p.out;
   EXPECT_NE(p.out.find("new.smi:2: rejected 'C1CC'"), std::string::npos) << p.out;
   std::ifstream in(path("new.csv"));
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 3) << all;  // header + 2 molecules
-  expectUsageError(run("predict", "--checkpoint " + ck + " --input " + path("new.smi")), "--out FILE.csv is required");
+  expectUsageError(runExample("predict", "--checkpoint " + ck + " --input " + path("new.smi")), "--out FILE.csv is required");
 }
 
 TEST_F(FrontEnd, MultipleTargetsGetPerTargetMetricsInTheirUnits) {
   nlohmann::json j = lastJson(
-      run("molecule_property",
+      runExample("molecule_property",
           "--data " + kData +
               "moleculenet/delaney-processed.csv.gz --target-cols 'measured log solubility in mols per litre,Molecular "
               "Weight' --epochs 1 --layers 1 --hidden 16 --json",
@@ -269,7 +263,7 @@ TEST_F(FrontEnd, MultipleTargetsGetPerTargetMetricsInTheirUnits) {
 TEST_F(FrontEnd, SigintSavesAndLoadContinuesToTheSameWeights) {
   const std::string ck = path("int.ckpt");
   const std::string args = "--limit 1500 --layers 2 --hidden 48 --dropout 0.2 --epochs 3 --threads 2 --json --quiet";
-  nlohmann::json whole = lastJson(run("molecule_property", args, false).out);
+  nlohmann::json whole = lastJson(runExample("molecule_property", args, false).out);
   // Interrupt the same run part-way; whatever moment the signal lands on, continuing must end the same.
   const std::string cmd = kBin + "molecule_property " + args + " --save " + ck + " > " + path("out.txt") + " 2>&1";
   pid_t pid = fork();
@@ -289,7 +283,7 @@ TEST_F(FrontEnd, SigintSavesAndLoadContinuesToTheSameWeights) {
     EXPECT_NE(out.find("interrupted by SIGINT"), std::string::npos) << out;
   }
   ASSERT_TRUE(fs::exists(ck)) << out;
-  nlohmann::json resumed = lastJson(run("molecule_property", args + " --load " + ck, false).out);
+  nlohmann::json resumed = lastJson(runExample("molecule_property", args + " --load " + ck, false).out);
   EXPECT_EQ(resumed["param_l2"].get<double>(), whole["param_l2"].get<double>());
   EXPECT_EQ(resumed["loss_checksum"], whole["loss_checksum"]);
   EXPECT_EQ(resumed["valid_mae"].get<double>(), whole["valid_mae"].get<double>());
@@ -299,7 +293,7 @@ TEST_F(FrontEnd, SigintSavesAndLoadContinuesToTheSameWeights) {
 // was never stopped; a damaged newest checkpoint is reported and the one before it used.
 TEST_F(FrontEnd, KilledRunsResumeToTheSameBitsAndADamagedCheckpointIsSkipped) {
   const std::string args = "--limit 3000 --layers 3 --hidden 128 --dropout 0.2 --epochs 3 --threads 2 --json --quiet";
-  nlohmann::json whole = lastJson(run("molecule_property", args, false).out);
+  nlohmann::json whole = lastJson(runExample("molecule_property", args, false).out);
   const std::string dir = path("ckpts");
   const std::string resumeArgs = args + " --checkpoint-dir " + dir + " --checkpoint-every 3 --resume";
   int killed = 0;
@@ -310,7 +304,7 @@ TEST_F(FrontEnd, KilledRunsResumeToTheSameBitsAndADamagedCheckpointIsSkipped) {
     EXPECT_EQ(r.code, 137);
     ++killed;
   }
-  nlohmann::json resumed = lastJson(run("molecule_property", resumeArgs, false).out);
+  nlohmann::json resumed = lastJson(runExample("molecule_property", resumeArgs, false).out);
   EXPECT_EQ(resumed["param_l2"].get<double>(), whole["param_l2"].get<double>()) << "after " << killed << " kills";
   EXPECT_EQ(resumed["loss_checksum"], whole["loss_checksum"]);
   // Flip a byte in the newest checkpoint: --resume names it and continues from the previous one.
@@ -323,7 +317,7 @@ TEST_F(FrontEnd, KilledRunsResumeToTheSameBitsAndADamagedCheckpointIsSkipped) {
     f.seekp(200);
     f.put('\x5a');
   }
-  Result again = run("molecule_property", resumeArgs);
+  Result again = runExample("molecule_property", resumeArgs);
   EXPECT_EQ(again.code, 0) << again.out;
   EXPECT_NE(again.out.find(files.back().filename().string() + ": cannot be used"), std::string::npos) << again.out;
   EXPECT_EQ(lastJson(again.out)["param_l2"].get<double>(), whole["param_l2"].get<double>());
@@ -331,30 +325,30 @@ TEST_F(FrontEnd, KilledRunsResumeToTheSameBitsAndADamagedCheckpointIsSkipped) {
 
 TEST_F(FrontEnd, CoraNonFiniteLossKeepsAFiniteLastGoodCheckpoint) {
   const std::string ck = path("lr.ckpt");
-  Result r = run("cora_gcn", "--lr 1e20 --epochs 50 --save " + ck + " --quiet");
+  Result r = runExample("cora_gcn", "--lr 1e20 --epochs 50 --save " + ck + " --quiet");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("training stopped"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(ck));
   // The saved state loads and evaluates (its weights are finite).
-  Result e = run("cora_gcn", "--load " + ck + " --epochs 0 --lr 0.01 --json --quiet", false);
+  Result e = runExample("cora_gcn", "--load " + ck + " --epochs 0 --lr 0.01 --json --quiet", false);
   EXPECT_EQ(e.code, 0) << e.out;
 }
 
 TEST_F(FrontEnd, AHugeLearningRateNeverLeavesNonFiniteWeightsInACheckpoint) {
   for (const char* lr : {"1e37", "1e38"}) {
     const std::string ck = path(std::string("huge") + lr + ".ckpt");
-    Result r = run("molecule_property", std::string("--limit 600 --epochs 2 --layers 2 --hidden 32 --lr ") + lr +
+    Result r = runExample("molecule_property", std::string("--limit 600 --epochs 2 --layers 2 --hidden 32 --lr ") + lr +
                                             " --save " + ck + " --quiet");
     EXPECT_EQ(r.code, 1) << r.out;
     EXPECT_NE(r.out.find("training stopped"), std::string::npos) << r.out;
     if (!fs::exists(ck)) continue;  // stopped before anything could be saved
-    nlohmann::json j = lastJson(run("molecule_property", "--load " + ck + " --epochs 0 --json --quiet", false).out);
+    nlohmann::json j = lastJson(runExample("molecule_property", "--load " + ck + " --epochs 0 --json --quiet", false).out);
     EXPECT_TRUE(std::isfinite(j["param_l2"].get<double>())) << lr << " " << j.dump();
   }
 }
 
 TEST_F(FrontEnd, EarlyStoppingAndSchedulesTakeEffect) {
-  Result r = run("cora_gcn", "--epochs 200 --early-stopping 5 --schedule cosine --warmup 3 --json --quiet --log " +
+  Result r = runExample("cora_gcn", "--epochs 200 --early-stopping 5 --schedule cosine --warmup 3 --json --quiet --log " +
                                  path("c.jsonl"),
                  false);
   ASSERT_EQ(r.code, 0);
@@ -373,7 +367,7 @@ TEST_F(FrontEnd, EarlyStoppingAndSchedulesTakeEffect) {
 TEST_F(FrontEnd, ASplitColumnChoosesTheSplitAndThreadsMeanTheSameInBuildDataset) {
   std::ofstream(path("sc.csv")) << "smiles,y,part\nCCO,1.0,train\nCCN,2.0,train\nCCC,3.0,valid\nCCCl,1.5,test\n"
                                    "c1ccccc1,0.5,train\n";
-  nlohmann::json j = lastJson(run("molecule_property", "--data " + path("sc.csv") +
+  nlohmann::json j = lastJson(runExample("molecule_property", "--data " + path("sc.csv") +
                                                            " --target-cols y --split-col part --epochs 1 --layers 1 "
                                                            "--hidden 8 --json --quiet",
                                   false)
@@ -381,14 +375,14 @@ TEST_F(FrontEnd, ASplitColumnChoosesTheSplitAndThreadsMeanTheSameInBuildDataset)
   EXPECT_EQ(j["split"]["kind"], "column");
   EXPECT_EQ(j["train_graphs"], 3);
   EXPECT_EQ(j["test_graphs"], 1);
-  expectUsageError(run("molecule_property", "--data " + path("sc.csv") + " --target-cols y --split-col part --split random"),
+  expectUsageError(runExample("molecule_property", "--data " + path("sc.csv") + " --target-cols y --split-col part --split random"),
                    "both choose the split");
-  expectUsageError(run("build_dataset", "--threads 999 --input " + path("sc.csv") + " --out " + path("x.npz")),
+  expectUsageError(runExample("build_dataset", "--threads 999 --input " + path("sc.csv") + " --out " + path("x.npz")),
                    "--threads 999: this machine has");
 }
 
 TEST_F(FrontEnd, TimeBudgetStopsTrainingAndSaysSo) {
-  nlohmann::json j = lastJson(run("molecule_property", "--limit 600 --layers 1 --hidden 16 --epochs 100000 "
+  nlohmann::json j = lastJson(runExample("molecule_property", "--limit 600 --layers 1 --hidden 16 --epochs 100000 "
                                                        "--time-budget 0.03 --schedule cosine --json --quiet",
                                   false)
                                   .out);
@@ -396,7 +390,7 @@ TEST_F(FrontEnd, TimeBudgetStopsTrainingAndSaysSo) {
   EXPECT_LT(j["epochs"].get<int64_t>(), 100000);
   EXPECT_GE(j["train_seconds"].get<double>(), 1.8 * 0.99);
   EXPECT_TRUE(std::isfinite(j["valid_mae"].get<double>()));
-  expectUsageError(run("molecule_property", "--time-budget -1"), "--time-budget -1: must be");
+  expectUsageError(runExample("molecule_property", "--time-budget -1"), "--time-budget -1: must be");
 }
 
 }  // namespace
