@@ -38,4 +38,10 @@ void CompileRecord::checkShapes(const Batch& b, const std::string& what) const {
   }
 }
 
+int64_t CompileRecord::blockIndex(const std::string& name) const {
+  for (size_t i = 0; i < blocks.size(); ++i)
+    if (blocks[i].name == name) return static_cast<int64_t>(i);
+  return -1;
+}
+
 }  // namespace gnn

@@ -49,12 +49,25 @@ struct StageRecord {
   int64_t maxStashed = 1;       // micro-batches in flight on the stage (PipelineSchedule::maxStashed)
 };
 
+/// One block of the model as captured: what a planner needs to cut the model anywhere (device/Plan.h).
+struct BlockRecord {
+  std::string name;
+  int64_t parameters = 0;        // scalar parameters whose gradient this block's backward sends first
+  int64_t parameterTensors = 0;
+  int64_t outputBytes = 0;       // the state after the block (what a stage ending here sends), per micro-batch
+};
+
 struct CompileRecord {
   bool captured = false;
   std::vector<FieldShape> fields;
   int64_t numNodes = 0, numEdges = 0, numGraphs = 0, maxNodesPerGraph = 0;
   std::vector<OpRecord> ops;
   std::vector<StageRecord> stages;
+  std::vector<BlockRecord> blocks;  // every block of the model, in order
+  int64_t inputBytes = 0;           // bytes of one micro-batch as the host sends it
+
+  /// Index of the block called `name` in `blocks` (-1 if none).
+  int64_t blockIndex(const std::string& name) const;
 
   /// The fixed shapes of `b` (every batch field and collator field).
   static std::vector<FieldShape> shapesOf(const Batch& b);

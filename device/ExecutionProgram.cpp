@@ -164,6 +164,13 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
   for (size_t i = 0; i < starts.size(); ++i)
     stageBlocks_.push_back({starts[i], i + 1 < starts.size() ? starts[i + 1] : model.numBlocks()});
   o_.validate(training_, P_);
+  {
+    // Execution of these options lands separately; until then a run with them is refused rather than run
+    // without them.
+    const bool pending = o_.precision != Precision::FP32 || o_.recompute || o_.replicatedTensorSharding ||
+                         o_.offloadOptimizer || o_.eightBitIo || o_.executionStrategy == ExecutionStrategy::Phased;
+    GNN_CHECK_ARG(!pending, "compile: ", o_.describeMemoryOptions(), ": not executed by this build yet");
+  }
   R_ = o_.replicationFactor;
   G_ = training_ ? o_.gradientAccumulation : o_.deviceIterations;
   schedule_ = training_ ? PipelineSchedule::training(P_, G_, o_.executionStrategy)
@@ -214,7 +221,9 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
   record_.numGraphs = shapes.numGraphs;
   record_.maxNodesPerGraph = shapes.maxNodesPerGraph;
   GNN_CHECK_ARG(shapes.numGraphs >= 1, "compile: the example micro-batch has no graphs");
+  record_.inputBytes = bytesOf(shapes);
   const auto names = master_.blockNames();
+  for (const std::string& n : names) record_.blocks.push_back(BlockRecord{n});
   for (int64_t s = 0; s < P_; ++s) {
     StageRecord st;
     st.firstBlock = static_cast<int64_t>(stageBlocks_[static_cast<size_t>(s)].first);
@@ -306,7 +315,19 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
     if (capture) watch.emplace(rec);
     ObserverScope::mark();
     const auto [first, last] = stageBlocks_[static_cast<size_t>(s)];
-    BlockState out = replicas_[static_cast<size_t>(r)]->runBlocks(std::move(in), m.batch, first, last);
+    BlockState out;
+    if (capture) {
+      // Block by block (the same ops in the same order), to record the state each block hands on.
+      out = std::move(in);
+      for (size_t b = first; b < last; ++b) {
+        out = replicas_[static_cast<size_t>(r)]->runBlocks(std::move(out), m.batch, b, b + 1);
+        int64_t bytes = 0;
+        for (const auto& [name, v] : out.entries()) bytes += static_cast<int64_t>(v.value().nbytes());
+        record_.blocks[b].outputBytes = bytes;
+      }
+    } else {
+      out = replicas_[static_cast<size_t>(r)]->runBlocks(std::move(in), m.batch, first, last);
+    }
     Slots::Stash st;
     st.leaves = std::move(leaves);
     if (s == P_ - 1) {
@@ -531,6 +552,11 @@ void ExecutionProgram::runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, i
         if (ipu(0, s).sink.grad(p).defined()) {
           ++sr.parameterTensors;
           sr.parameters += p.value().numel();
+          // The block whose backward reached it first; a parameter no block claims goes to the stage's first.
+          int64_t b = record_.blockIndex(ipu(0, s).sink.blockOf(p));
+          if (b < sr.firstBlock || b >= sr.lastBlock) b = sr.firstBlock;
+          ++record_.blocks[static_cast<size_t>(b)].parameterTensors;
+          record_.blocks[static_cast<size_t>(b)].parameters += p.value().numel();
         }
     }
   for (auto& ip : ipus_) ip->sink.clear();
@@ -588,6 +614,7 @@ RunResult ExecutionProgram::run(const Batch& request, const UpdateHooks& hooks) 
         st.parameters = st.parameterTensors = st.forwardOps = st.backwardOps = 0;
         st.forwardFlops = st.backwardFlops = st.savedBytes = st.activationBytes = 0;
       }
+      for (BlockRecord& b : record_.blocks) b.parameters = b.parameterTensors = b.outputBytes = 0;
     }
     capturing_ = false;
     throw;

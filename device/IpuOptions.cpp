@@ -1,5 +1,7 @@
 #include "device/IpuOptions.h"
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -39,13 +41,88 @@ OutputMode parseOutputMode(const std::string& text, int64_t* period) {
 }
 
 const char* executionStrategyName(ExecutionStrategy s) {
-  return s == ExecutionStrategy::Pipelined ? "pipelined" : "sharded";
+  switch (s) {
+    case ExecutionStrategy::Pipelined: return "pipelined";
+    case ExecutionStrategy::Sharded: return "sharded";
+    case ExecutionStrategy::Phased: return "phased";
+  }
+  return "?";
 }
 
 ExecutionStrategy parseExecutionStrategy(const std::string& text) {
   if (text == "pipelined") return ExecutionStrategy::Pipelined;
   if (text == "sharded") return ExecutionStrategy::Sharded;
-  invalidArgument("unknown execution strategy '", text, "' (pipelined, sharded)");
+  if (text == "phased") return ExecutionStrategy::Phased;
+  invalidArgument("unknown execution strategy '", text, "' (pipelined, sharded, phased)");
+}
+
+const char* precisionName(Precision p) { return p == Precision::FP16 ? "fp16" : "fp32"; }
+
+Precision parsePrecision(const std::string& text) {
+  if (text == "fp32" || text == "float32") return Precision::FP32;
+  if (text == "fp16" || text == "float16" || text == "half") return Precision::FP16;
+  invalidArgument("unknown precision '", text, "' (fp32, fp16)");
+}
+
+namespace {
+double parseScale(const std::string& text, const std::string& whole) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  GNN_CHECK_ARG(!text.empty() && end && *end == '\0' && std::isfinite(v) && v > 0, "loss scaling '", whole,
+                "': the scale after ':' must be a finite number > 0 (e.g. static:1024)");
+  return v;
+}
+}  // namespace
+
+LossScaling LossScaling::parse(const std::string& text) {
+  LossScaling l;
+  if (text == "none") return l;
+  if (text == "dynamic") {
+    l.mode = Mode::Dynamic;
+    l.scale = 65536;
+    return l;
+  }
+  for (const char* prefix : {"static:", "dynamic:"}) {
+    const std::string p(prefix);
+    if (text.rfind(p, 0) == 0) {
+      l.mode = p == "static:" ? Mode::Static : Mode::Dynamic;
+      l.scale = parseScale(text.substr(p.size()), text);
+      return l;
+    }
+  }
+  invalidArgument("unknown loss scaling '", text, "' (none, static:S, dynamic, dynamic:S)");
+}
+
+std::string LossScaling::describe() const {
+  char buf[96];
+  switch (mode) {
+    case Mode::None: return "no loss scaling";
+    case Mode::Static: std::snprintf(buf, sizeof buf, "static loss scaling %g", scale); return buf;
+    case Mode::Dynamic: std::snprintf(buf, sizeof buf, "dynamic loss scaling from %g", scale); return buf;
+  }
+  return "?";
+}
+
+LossScaling IpuOptions::resolvedLossScaling() const {
+  if (precision != Precision::FP16) return LossScaling{};
+  if (lossScaling.mode != LossScaling::Mode::None) return lossScaling;
+  return LossScaling::parse("dynamic");
+}
+
+std::string IpuOptions::describeMemoryOptions() const {
+  std::string s;
+  auto add = [&](const std::string& x) { s += (s.empty() ? "" : ", ") + x; };
+  if (precision == Precision::FP16) {
+    add("fp16");
+    add(resolvedLossScaling().describe());
+    if (stochasticRounding) add("stochastic rounding");
+  }
+  if (offloadOptimizer) add("optimizer state offloaded");
+  if (recompute) add("recomputation");
+  if (replicatedTensorSharding) add("replicated tensor sharding");
+  if (executionStrategy == ExecutionStrategy::Phased) add("phased execution");
+  if (eightBitIo) add("8-bit I/O");
+  return s;
 }
 
 const char* partialRequestName(PartialRequest p) { return p == PartialRequest::Pad ? "pad" : "drop"; }
@@ -69,6 +146,15 @@ void IpuOptions::validate(bool training, int64_t stages) const {
                 outputPeriod);
   GNN_CHECK_ARG(workers >= 0, "workers must be >= 0, got ", workers);
   GNN_CHECK_ARG(stages >= 1, "a program has at least one stage");
+  GNN_CHECK_ARG(availableMemoryProportion > 0 && availableMemoryProportion <= 1,
+                "availableMemoryProportion must be in (0, 1], got ", availableMemoryProportion);
+  GNN_CHECK_ARG(ipuSpec == "mk2" || ipuSpec == "bow", "unknown IPU '", ipuSpec, "' (mk2, bow)");
+  GNN_CHECK_ARG(precision == Precision::FP16 || lossScaling.mode == LossScaling::Mode::None,
+                "loss scaling is for fp16 training; with fp32 leave it at none");
+  GNN_CHECK_ARG(!stochasticRounding || precision == Precision::FP16, "stochastic rounding needs fp16 precision");
+  GNN_CHECK_ARG(!replicatedTensorSharding || replicationFactor > 1,
+                "replicated tensor sharding splits the optimizer state over the replicas: it needs "
+                "replicationFactor >= 2, got ", replicationFactor);
   if (!training) {
     // PopTorch: "Gradient accumulation is not supported in inference" (an inference model has no update).
     GNN_CHECK_ARG(gradientAccumulation == 1, "gradient accumulation (", gradientAccumulation,

@@ -25,6 +25,9 @@ OutputMode parseOutputMode(const std::string& text, int64_t* period);
 enum class ExecutionStrategy {
   Pipelined,  // every stage on its own IPU at once, micro-batches in flight (PopART's implicit pipelining)
   Sharded,    // stages one after the other, one IPU busy at a time
+  Phased,     // one phase (a stage's block range) resident at a time: weights and optimizer state in streaming
+              // memory, every micro-batch of the update through a phase before the next loads (batch
+              // serialisation), activations kept in streaming memory between phases (PopTorch's SerialPhased)
 };
 const char* executionStrategyName(ExecutionStrategy s);
 ExecutionStrategy parseExecutionStrategy(const std::string& text);
@@ -38,6 +41,27 @@ enum class PartialRequest {
 };
 const char* partialRequestName(PartialRequest p);
 PartialRequest parsePartialRequest(const std::string& text);
+
+/// Storage and compute precision of weights, activations and gradients on the device.
+enum class Precision {
+  FP32,
+  FP16,  // IEEE half values (round to nearest even, or stochastic), fp32 master weights, optimizer state and
+         // accumulation; overflow saturates to +-65504 (the IPU's default; see docs/device.md)
+};
+const char* precisionName(Precision p);
+Precision parsePrecision(const std::string& text);
+
+/// Loss scaling for fp16 training (the backward's seed is multiplied by `scale`, the gradients divided by it
+/// before the update).
+struct LossScaling {
+  enum class Mode { None, Static, Dynamic };
+  Mode mode = Mode::None;
+  double scale = 1;             // static: the scale; dynamic: the initial scale
+  int64_t growthInterval = 1000;  // dynamic: updates without overflow before the scale doubles
+  /// "none", "static:S", "dynamic" or "dynamic:S" (S: the initial scale); throws on anything else.
+  static LossScaling parse(const std::string& text);
+  std::string describe() const;
+};
 
 struct IpuOptions {
   int64_t replicationFactor = 1;
@@ -55,6 +79,27 @@ struct IpuOptions {
   /// Worker threads running tasks (0: the machine's cores, never more than the tasks that can run at once).
   int64_t workers = 0;
 
+  // Precision and the options that trade memory for time (issue "Simulated IPU, part 2"). Each is exact: the
+  // fp32 weights after training are the same as without it (fp16 changes the numbers, by design).
+  Precision precision = Precision::FP32;
+  LossScaling lossScaling;        // fp16 only; default with fp16: dynamic (see resolvedLossScaling)
+  bool stochasticRounding = false;  // fp16: round to half stochastically, seeded by the step's random key
+  uint64_t stochasticRoundingSeed = 0;
+  bool offloadOptimizer = false;    // optimizer state (and fp32 master weights) in streaming memory
+  bool recompute = false;           // keep stage inputs only; recompute the stage's forward in its backward
+  bool replicatedTensorSharding = false;  // optimizer state sharded over the replicas, shards all-gathered
+  bool eightBitIo = false;          // integer features cross the host link as uint8, widened on the device
+
+  // Planning (memory and cost models; device/IpuSpec.h).
+  std::string ipuSpec = "mk2";             // "mk2" (GC200) or "bow"
+  double availableMemoryProportion = 0.6;  // PopTorch's default: share of tile memory matmul temporaries may use
+  bool autoPipelineSplits = false;         // choose pipelineSplits with the cost model (--pipeline-splits auto)
+  int64_t autoStages = 0;                  // with autoPipelineSplits: stages wanted (0: the fewest that fit)
+
+  /// With fp16 and no loss scaling asked for: dynamic scaling from 2^16 (as PyTorch's GradScaler); with fp32:
+  /// none.
+  LossScaling resolvedLossScaling() const;
+
   /// OutputMode::Default resolved: Final for training, All for inference (PopTorch).
   OutputMode resolvedOutputMode(bool training) const;
   /// Micro-batches in one host request (training: × accumulation; inference: accumulation must be 1).
@@ -64,6 +109,9 @@ struct IpuOptions {
   void validate(bool training, int64_t stages) const;
   /// Simulated IPUs: replicas × stages, rounded up to a power of two with autoRoundNumIpus.
   int64_t numIpus(int64_t stages) const;
+  /// The memory-saving and precision options in force, comma-separated ("fp16, dynamic loss scaling from 65536,
+  /// recompute"); "" when none.
+  std::string describeMemoryOptions() const;
   /// One line: "2 replicas x 4 stages (pipelined), accumulation 8, 1 device iteration(s), output final".
   std::string describe(int64_t stages) const;
 };

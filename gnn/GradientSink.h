@@ -25,15 +25,22 @@ class GradientSink {
   Tensor grad(const Variable& param) const;
   std::vector<Tensor> grads(const std::vector<Variable>& params) const;
   bool empty() const { return grads_.empty(); }
-  void clear() { grads_.clear(); }
+  void clear() {
+    grads_.clear();
+    blocks_.clear();
+  }
   /// The gradient received for `v` (undefined if none), removed from the sink: for leaves that are not
   /// parameters, such as the activations a pipeline stage received, whose gradients go back to the stage before.
   Tensor take(const Variable& v);
   /// Adds g to the gradient of the parameter whose tape node is `node` (called by the tape).
   void accumulate(const Variable::Node* node, const Tensor& g);
+  /// The block (gnn/Block.h) of the op whose backward first sent `v` a gradient since clear(): the block that
+  /// uses the parameter last in the forward. "" when none did.
+  const char* blockOf(const Variable& v) const;
 
  private:
   std::unordered_map<const Variable::Node*, Tensor> grads_;
+  std::unordered_map<const Variable::Node*, const char*> blocks_;
 };
 
 }  // namespace gnn

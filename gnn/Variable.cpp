@@ -219,7 +219,12 @@ void Variable::backward(const std::vector<Variable>& roots, const std::vector<Te
     if (n->grad.defined() && n->backward) {
       OpObserver* obs = ctx.observer();
       auto t0 = obs ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+      // The closure runs in the block its op was recorded in, so what it reports (a gradient to a sink, an
+      // op) is charged to that block.
+      const char* outer = ctx.block();
+      ctx.setBlock(n->block);
       n->backward(n->grad, n->inputs, n->saved);
+      ctx.setBlock(outer);
       if (obs) {
         auto t1 = std::chrono::steady_clock::now();
         OpEvent e{&n->info, Pass::Backward, n->block, std::chrono::duration<double>(t1 - t0).count(),
@@ -271,9 +276,18 @@ Tensor GradientSink::take(const Variable& v) {
   if (it == grads_.end()) return Tensor();
   Tensor g = std::move(it->second);
   grads_.erase(it);
+  blocks_.erase(v.node_.get());
   return g;
 }
 
-void GradientSink::accumulate(const Variable::Node* node, const Tensor& g) { gnn::accumulate(grads_[node], g); }
+void GradientSink::accumulate(const Variable::Node* node, const Tensor& g) {
+  gnn::accumulate(grads_[node], g);
+  blocks_.emplace(node, ExecutionContext::current().block());  // the first block to reach it
+}
+
+const char* GradientSink::blockOf(const Variable& v) const {
+  auto it = blocks_.find(v.node_.get());
+  return it == blocks_.end() ? "" : it->second;
+}
 
 }  // namespace gnn

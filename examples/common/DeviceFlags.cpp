@@ -1,5 +1,6 @@
 #include "examples/common/DeviceFlags.h"
 
+#include <cstdlib>
 #include <sstream>
 
 namespace gnn::app {
@@ -18,9 +19,37 @@ void DeviceFlags::addTo(Program& prog) {
       "training); the programs log every update's loss whatever the mode")(
       "pipeline-splits", value(&pipelineSplits, ""),
       "block names that start a new pipeline stage, comma-separated in model order (e.g. layers/1,layers/3); "
-      "each stage of each replica is one simulated IPU")(
+      "each stage of each replica is one simulated IPU. auto: the fewest stages that fit in memory, balanced by "
+      "the cost model; auto:N: N balanced stages")(
       "execution", value(&execution, "pipelined"),
-      "pipelined (every stage at once, micro-batches in flight) | sharded (one stage at a time)")(
+      "pipelined (every stage at once, micro-batches in flight) | sharded (one stage at a time) | phased (one "
+      "stage's weights resident at a time, loaded from streaming memory; every micro-batch through it first)")(
+      "precision", value(&precision, "fp32"),
+      "fp32 | fp16 (IEEE half weights, activations and gradients; fp32 master weights, optimizer state and "
+      "accumulation; overflow saturates)")(
+      "loss-scaling", value(&lossScaling, "auto"),
+      "fp16 only: none | static:S | dynamic[:S] (skip the update on overflow and halve the scale, double it "
+      "after 1000 clean updates); auto = dynamic from 65536 with fp16")(
+      "stochastic-rounding", po::bool_switch(&stochasticRounding),
+      "fp16: round to half stochastically (seeded by the run's seed, the step and the micro-batch)")(
+      "offload-optimizer", po::bool_switch(&offloadOptimizer),
+      "keep the optimizer state (and fp16's fp32 master weights) in streaming memory, streamed in for the update")(
+      "recompute", po::bool_switch(&recompute),
+      "keep only each stage's input for the backward and recompute the stage's forward there (PopTorch's "
+      "RecomputationType.Pipelined)")(
+      "replicated-tensor-sharding", po::bool_switch(&rts),
+      "shard the optimizer state over the replicas: each updates its shard, then the shards are all-gathered")(
+      "eight-bit-io", po::bool_switch(&eightBitIo),
+      "send integer features over the host link as uint8 (widened on the device; values above 255 are an error)")(
+      "ipu", value(&ipuSpec, "mk2"),
+      "hardware the memory and cost models describe: mk2 (GC200, 1.33 GHz) | bow (1.85 GHz)")(
+      "available-memory-proportion", value(&availableMemoryProportion, 0.6),
+      "share of each tile's memory that matmul temporaries may use, in (0, 1] (PopTorch's "
+      "availableMemoryProportion)")(
+      "plan-only", po::bool_switch(&planOnly),
+      "compile, print the memory and cost report and exit: 0 when the plan fits, 3 with the out-of-memory "
+      "report when it does not")(
+      "report", po::value(&report)->value_name("FILE.json"), "write the memory and cost report as JSON")(
       "auto-round-num-ipus", po::bool_switch(&autoRound),
       "round replicas x stages up to a power of two, as real IPU systems require")(
       "partial-request", value(&partialRequest, "pad"),
@@ -40,7 +69,12 @@ void DeviceFlags::apply() {
   requireAtLeast("--grad-accum", static_cast<double>(gradAccum), 1);
   requireAtLeast("--device-iterations", static_cast<double>(deviceIterations), 1);
   requireAtLeast("--trace-requests", static_cast<double>(traceRequests), 1);
-  requireOneOf("--execution", execution, {"pipelined", "sharded"});
+  requireOneOf("--execution", execution, {"pipelined", "sharded", "phased"});
+  requireOneOf("--precision", precision, {"fp32", "fp16"});
+  requireOneOf("--ipu", ipuSpec, {"mk2", "bow"});
+  if (!(availableMemoryProportion > 0 && availableMemoryProportion <= 1))
+    throw UsageError("--available-memory-proportion must be in (0, 1], got " + std::to_string(availableMemoryProportion));
+  if (!report.empty()) checkWritable("--report", report);
   requireOneOf("--partial-request", partialRequest, {"pad", "drop"});
   if (!trace.empty()) checkWritable("--trace", trace);
   if (!traceSvg.empty()) checkWritable("--trace-svg", traceSvg);
@@ -57,15 +91,56 @@ void DeviceFlags::apply() {
   options.partialRequest = parsePartialRequest(partialRequest);
   options.autoRoundNumIpus = autoRound;
   options.pipelineSplits.clear();
-  std::stringstream ss(pipelineSplits);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) options.pipelineSplits.push_back(item);
+  if (pipelineSplits == "auto" || pipelineSplits.rfind("auto:", 0) == 0) {
+    options.autoPipelineSplits = true;
+    if (pipelineSplits.size() > 5) {
+      const std::string n = pipelineSplits.substr(5);
+      char* end = nullptr;
+      const long long v = std::strtoll(n.c_str(), &end, 10);
+      if (n.empty() || *end != '\0' || v < 1 || v > 64)
+        throw UsageError("--pipeline-splits auto:N needs a number of stages N in 1..64, got '" + n + "'");
+      options.autoStages = v;
+    }
+  } else {
+    std::stringstream ss(pipelineSplits);
+    for (std::string item; std::getline(ss, item, ',');)
+      if (!item.empty()) options.pipelineSplits.push_back(item);
+  }
+  options.precision = parsePrecision(precision);
+  try {
+    if (lossScaling != "auto") options.lossScaling = LossScaling::parse(lossScaling);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--loss-scaling: ") + e.what());
+  }
+  if (options.precision != Precision::FP16 && options.lossScaling.mode != LossScaling::Mode::None)
+    throw UsageError("--loss-scaling " + lossScaling + " needs --precision fp16");
+  if (options.precision != Precision::FP16 && stochasticRounding)
+    throw UsageError("--stochastic-rounding needs --precision fp16");
+  options.stochasticRounding = stochasticRounding;
+  options.offloadOptimizer = offloadOptimizer;
+  options.recompute = recompute;
+  options.replicatedTensorSharding = rts;
+  options.eightBitIo = eightBitIo;
+  options.ipuSpec = ipuSpec;
+  options.availableMemoryProportion = availableMemoryProportion;
   if (device == "cpu") {
     if (replicas != 1) throw UsageError("--replicas " + std::to_string(replicas) + " needs --device ipu");
-    if (!options.pipelineSplits.empty()) throw UsageError("--pipeline-splits needs --device ipu");
+    if (!options.pipelineSplits.empty() || options.autoPipelineSplits)
+      throw UsageError("--pipeline-splits needs --device ipu");
+    for (const auto& [on, flag] : std::vector<std::pair<bool, std::string>>{
+             {options.precision == Precision::FP16, "--precision fp16"},
+             {offloadOptimizer, "--offload-optimizer"},
+             {recompute, "--recompute"},
+             {rts, "--replicated-tensor-sharding"},
+             {eightBitIo, "--eight-bit-io"},
+             {execution != "pipelined", "--execution " + execution},
+             {planOnly, "--plan-only"},
+             {!report.empty(), "--report"}})
+      if (on) throw UsageError(flag + " is an option of the simulated IPU: add --device ipu");
   }
+  if (rts && replicas < 2) throw UsageError("--replicated-tensor-sharding needs --replicas 2 or more");
   try {
-    options.validate(true, static_cast<int64_t>(options.pipelineSplits.size()) + 1);
+    options.validate(true, options.autoPipelineSplits ? 1 : static_cast<int64_t>(options.pipelineSplits.size()) + 1);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

@@ -1,6 +1,9 @@
 // DeviceFlags: the device a training program runs on and its IpuOptions, with PopTorch's names: --device
 // cpu|ipu, --replicas, --grad-accum, --device-iterations, --output-mode, --pipeline-splits, --execution
-// pipelined|sharded, --auto-round-num-ipus, --partial-request pad|drop, --trace FILE.json, --trace-svg FILE.svg.
+// pipelined|sharded|phased, --auto-round-num-ipus, --partial-request pad|drop, --trace FILE.json, --trace-svg
+// FILE.svg; precision and memory: --precision, --loss-scaling, --stochastic-rounding, --offload-optimizer,
+// --recompute, --replicated-tensor-sharding, --eight-bit-io; planning: --ipu mk2|bow,
+// --available-memory-proportion, --pipeline-splits auto[:N], --plan-only, --report FILE.json.
 // --batch-size stays the micro-batch: one weight update is micro-batch × replicas × accumulation.
 //
 //   app::DeviceFlags df;
@@ -22,6 +25,13 @@ struct DeviceFlags {
   int64_t replicas = 1, gradAccum = 1, deviceIterations = 1;
   std::string outputMode = "default", pipelineSplits, execution = "pipelined", partialRequest = "pad";
   bool autoRound = false;
+  // Precision and memory-saving options (IpuOptions), planning (device/Plan.h).
+  std::string precision = "fp32", lossScaling = "auto";
+  bool stochasticRounding = false, offloadOptimizer = false, recompute = false, rts = false, eightBitIo = false;
+  std::string ipuSpec = "mk2";
+  double availableMemoryProportion = 0.6;
+  bool planOnly = false;
+  std::string report;
   std::string trace, traceSvg;
   int64_t traceRequests = 2;
   IpuOptions options;
