@@ -4,6 +4,7 @@
 
 #include "device/CpuDevice.h"
 #include "device/ExecutionProgram.h"
+#include "device/Plan.h"
 #include "device/SimulatedIpu.h"
 #include "gnn/Check.h"
 
@@ -14,9 +15,40 @@ std::unique_ptr<DeviceProgram> CpuDevice::compile(BlockModel& model, LossFn loss
   return std::make_unique<ExecutionProgram>("cpu", model, std::move(lossFn), optimizer, shapes, options, false);
 }
 
+Plan planProgram(BlockModel& model, const LossFn& lossFn, const Optimizer* optimizer, const Batch& shapes,
+                 const IpuOptions& options) {
+  const bool training = optimizer != nullptr;
+  CompileRecord record;
+  {
+    // A copy of the model, trained by nothing (SGD at rate 0), run once on its own context: no observer (a
+    // profiler) sees it, the caller's model and random streams are untouched.
+    std::unique_ptr<Module> copy = model.clone();
+    auto* bm = dynamic_cast<BlockModel*>(copy.get());
+    GNN_ASSERT(bm, "clone() of a BlockModel returned another kind of module");
+    std::unique_ptr<Optimizer> none;
+    if (training) none = std::make_unique<SGD>(std::vector<ParamGroup>{{bm->parameters(), 0.0}}, 0.0);
+    ExecutionContext ctx;
+    ctx.setRandomKey(ExecutionContext::current().randomKey());
+    ContextScope use(ctx);
+    ExecutionProgram capture("capture", *bm, lossFn, none.get(), shapes, IpuOptions{}, false);
+    capture.run(shapes, {});
+    record = capture.record();
+  }
+  const ModelProfile profile =
+      ModelProfile::from(record, training, training ? optimizer->stateTensorsPerParameter() : 0);
+  const double samples = options.samplesPerMicroBatch > 0 ? options.samplesPerMicroBatch
+                                                          : static_cast<double>(std::max<int64_t>(1, shapes.numRealGraphs));
+  return makePlan(profile, options, samples);
+}
+
 std::unique_ptr<DeviceProgram> SimulatedIpu::compile(BlockModel& model, LossFn lossFn, Optimizer* optimizer,
                                                      const Batch& shapes, const IpuOptions& options) {
-  return std::make_unique<ExecutionProgram>("ipu", model, std::move(lossFn), optimizer, shapes, options, true);
+  auto plan = std::make_shared<Plan>(planProgram(model, lossFn, optimizer, shapes, options));
+  if (!plan->fits()) throw OutOfMemory(*plan);
+  // The plan resolves --pipeline-splits auto into block names.
+  auto program = std::make_unique<ExecutionProgram>("ipu", model, std::move(lossFn), optimizer, shapes, plan->options, true);
+  program->setPlan(plan);
+  return program;
 }
 
 std::unique_ptr<Device> makeDevice(const std::string& name) {

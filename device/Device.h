@@ -70,10 +70,15 @@ struct RunResult {
   double seconds = 0;                     // wall time of the request
 };
 
+struct Plan;
+
 /// A compiled program: fixed shapes, fixed options.
 class DeviceProgram {
  public:
   virtual ~DeviceProgram() = default;
+  /// The memory and cost plan made when it was compiled (device/Plan.h); null on the CPU device.
+  const Plan* plan() const { return plan_.get(); }
+  void setPlan(std::shared_ptr<const Plan> plan) { plan_ = std::move(plan); }
   /// Runs one host request: a micro-batch or microBatchesPerRequest() micro-batches stacked by
   /// stackMicroBatches (fewer at the end of an epoch: see PartialRequest). Throws std::invalid_argument when a
   /// micro-batch's shapes differ from the compiled ones (naming the field and both shapes).
@@ -96,6 +101,9 @@ class DeviceProgram {
   /// Records the tasks of the first `requests` host requests (0: none) for trace().
   virtual void enableTrace(int64_t requests) = 0;
   virtual const Trace& trace() const = 0;
+
+ protected:
+  std::shared_ptr<const Plan> plan_;
 };
 
 /// A micro-batch's loss was NaN or infinite: nothing of its weight update was applied.
@@ -121,10 +129,19 @@ class Device {
   virtual ~Device() = default;
   virtual const char* name() const = 0;
   /// Training program (optimizer given) or inference program (optimizer null, lossFn may be empty).
+  /// SimulatedIpu plans the program first (planProgram): a plan that does not fit throws OutOfMemory
+  /// (device/Plan.h) with the out-of-memory report, as a real IPU's compile fails.
   /// `shapes`: a micro-batch of the fixed shapes every later micro-batch must have.
   virtual std::unique_ptr<DeviceProgram> compile(BlockModel& model, LossFn lossFn, Optimizer* optimizer,
                                                  const Batch& shapes, const IpuOptions& options) = 0;
 };
+
+/// What compiling `options` for `model` on simulated IPUs would use, without changing the model: one
+/// micro-batch (`shapes`) runs forward and backward on a copy of the model to capture its compile record, then
+/// the memory and cost models plan `options` on it (with options.autoPipelineSplits, choosing the splits).
+/// `optimizer` only tells the optimizer's state per parameter (null: an inference program).
+Plan planProgram(BlockModel& model, const LossFn& lossFn, const Optimizer* optimizer, const Batch& shapes,
+                 const IpuOptions& options);
 
 /// "cpu" or "ipu" -> a device; throws naming the choices otherwise.
 std::unique_ptr<Device> makeDevice(const std::string& name);

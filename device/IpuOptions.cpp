@@ -174,7 +174,8 @@ void IpuOptions::validate(bool training, int64_t stages) const {
 }
 
 int64_t IpuOptions::numIpus(int64_t stages) const {
-  int64_t n = replicationFactor * stages;
+  // Phased execution runs every phase on the same IPU(s) in turn.
+  int64_t n = replicationFactor * (executionStrategy == ExecutionStrategy::Phased ? 1 : stages);
   if (!autoRoundNumIpus) return n;
   int64_t p = 1;
   while (p < n) p *= 2;

@@ -95,6 +95,8 @@ struct IpuOptions {
   double availableMemoryProportion = 0.6;  // PopTorch's default: share of tile memory matmul temporaries may use
   bool autoPipelineSplits = false;         // choose pipelineSplits with the cost model (--pipeline-splits auto)
   int64_t autoStages = 0;                  // with autoPipelineSplits: stages wanted (0: the fewest that fit)
+  int64_t bytesPerTile = 0;                // 0: the IpuSpec's (624 KiB); a smaller or larger tile memory to plan for
+  double samplesPerMicroBatch = 0;         // graphs one micro-batch trains on (0: the compile batch's real graphs)
 
   /// With fp16 and no loss scaling asked for: dynamic scaling from 2^16 (as PyTorch's GradScaler); with fp32:
   /// none.

@@ -51,6 +51,11 @@ std::vector<TaskRecord> Trace::records() const {
   return records_;
 }
 
+void Trace::mapRecords(const std::function<void(TaskRecord&)>& f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (TaskRecord& r : records_) f(r);
+}
+
 bool Trace::empty() const {
   std::lock_guard<std::mutex> lock(mu_);
   return records_.empty();

@@ -13,6 +13,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -51,6 +52,8 @@ class Trace {
   /// Thread-safe.
   void add(const TaskRecord& r);
   std::vector<TaskRecord> records() const;
+  /// Calls f on every record in place (under the trace's lock): e.g. to set the IPU clock from a cost model.
+  void mapRecords(const std::function<void(TaskRecord&)>& f);
   bool empty() const;
   void clear();
   /// Keeps at most this many records (the first requests); later ones are counted as omitted. 0 = no limit.

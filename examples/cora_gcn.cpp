@@ -155,11 +155,7 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
       loader->startEpoch(0);
       loader->next(shapes);
     }
-    try {
-      program = makeDevice(df.device)->compile(net, lossFn, opt.get(), shapes, df.options);
-    } catch (const std::invalid_argument& e) {
-      throw app::UsageError(e.what());
-    }
+    program = df.compile(prog, net, lossFn, opt.get(), shapes, 1.0, tf.quiet);
     if (!df.trace.empty() || !df.traceSvg.empty()) program->enableTrace(df.traceRequests);
   }
   app::Trainer::Hooks hooks;
@@ -236,6 +232,8 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
   if (program) {
     df.writeTraces(*program, "cora_gcn");
     r.device = df.toJson(*program);
+    const nlohmann::json planJson = df.planJson(*program);  // items() must not outlive the json it iterates
+    for (const auto& [k, v] : planJson.items()) r.device[k] = v;
     if (!tf.quiet) std::cerr << "stages (per micro-batch):\n" << program->stageTable();
   }
   {

@@ -39,6 +39,8 @@ class Optimizer {
   int64_t stepCount() const { return steps_; }
   const std::vector<ParamGroup>& groups() const { return groups_; }
 
+  /// Tensors of parameter size the optimizer keeps per parameter (Adam: m and v), for memory models.
+  virtual int64_t stateTensorsPerParameter() const = 0;
   /// Named state tensors ("adam.m.3") and the step count, for checkpoints.
   virtual std::map<std::string, Tensor> state() const;
   /// Restores state saved by state(); throws when names or shapes differ.
@@ -71,6 +73,7 @@ class Optimizer {
 class SGD : public Optimizer {
  public:
   SGD(std::vector<ParamGroup> groups, double lr, double momentum = 0.0);
+  int64_t stateTensorsPerParameter() const override { return momentum_ != 0.0 ? 1 : 0; }
 
  protected:
   void apply(const std::vector<Tensor>& grads) override;
@@ -83,6 +86,7 @@ class SGD : public Optimizer {
 class Adam : public Optimizer {
  public:
   Adam(std::vector<ParamGroup> groups, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8);
+  int64_t stateTensorsPerParameter() const override { return 2; }
 
  protected:
   void apply(const std::vector<Tensor>& grads) override { adamStep(grads, false); }

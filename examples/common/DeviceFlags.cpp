@@ -1,6 +1,10 @@
 #include "examples/common/DeviceFlags.h"
 
+#include "device/Plan.h"
+
 #include <cstdlib>
+#include <fstream>
+#include <iostream>
 #include <sstream>
 
 namespace gnn::app {
@@ -161,8 +165,70 @@ nlohmann::json DeviceFlags::toJson(const DeviceProgram& program) const {
 }
 
 void DeviceFlags::writeTraces(const DeviceProgram& program, const std::string& title) const {
-  if (!trace.empty()) program.trace().writeChromeJson(trace, title);
-  if (!traceSvg.empty()) program.trace().writeSvg(traceSvg, title);
+  if (trace.empty() && traceSvg.empty()) return;
+  Trace t;
+  t.setTracks(program.trace().tracks());
+  for (const TaskRecord& r : program.trace().records()) t.add(r);
+  if (program.plan()) attachIpuClock(t, *program.plan());
+  if (!trace.empty()) t.writeChromeJson(trace, title);
+  if (!traceSvg.empty()) t.writeSvg(traceSvg, title);
+}
+
+namespace {
+void writeReportFile(const std::string& path, const Plan& plan) {
+  if (path.empty()) return;
+  std::ofstream f(path);
+  f << plan.toJson().dump(2) << "\n";
+  if (!f) throw std::runtime_error("cannot write the report to " + path);
+}
+}  // namespace
+
+std::unique_ptr<DeviceProgram> DeviceFlags::compile(const Program& prog, BlockModel& model, LossFn lossFn,
+                                                    Optimizer* optimizer, const Batch& shapes,
+                                                    double samplesPerMicroBatch, bool quiet) const {
+  IpuOptions o = options;
+  o.samplesPerMicroBatch = samplesPerMicroBatch;
+  try {
+    if (planOnly) {
+      const Plan p = planProgram(model, lossFn, optimizer, shapes, o);
+      std::cout << p.report() << std::flush;
+      writeReportFile(report, p);
+      throw EarlyExit(p.fits() ? 0 : 3);
+    }
+    std::unique_ptr<DeviceProgram> program;
+    try {
+      program = makeDevice(device)->compile(model, std::move(lossFn), optimizer, shapes, o);
+    } catch (const OutOfMemory& e) {
+      writeReportFile(report, e.plan());
+      throw;
+    }
+    if (const Plan* p = program->plan()) {
+      writeReportFile(report, *p);
+      if (!quiet) {
+        const IpuMemory& full = p->memory.ipus[p->memory.fullest];
+        std::cerr << prog.name() << ": plan: " << formatMB(full.total) << " of " << formatMB(full.budget)
+                  << " on the fullest IPU (" << full.stageName << "), estimated "
+                  << static_cast<int64_t>(p->cost.samplesPerSecond) << " samples/s on " << p->spec.description
+                  << " (--plan-only for the report)\n";
+        if (!p->splitReason.empty()) std::cerr << prog.name() << ": --pipeline-splits auto: " << p->splitReason << "\n";
+      }
+    }
+    return program;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+nlohmann::json DeviceFlags::planJson(const DeviceProgram& program) const {
+  const Plan* p = program.plan();
+  if (!p) return nlohmann::json::object();
+  const nlohmann::json j = p->toJson();
+  return {{"memory_per_ipu_mb", j["memory_per_ipu_mb"]},
+          {"memory_budget_mb", j["memory_budget_mb"]},
+          {"estimated_samples_per_s", j["estimated_samples_per_s"]},
+          {"pipeline_utilisation", j["pipeline_utilisation"]},
+          {"bottleneck_stage", j["bottleneck_stage"]},
+          {"pipeline_splits", j["splits"]}};
 }
 
 }  // namespace gnn::app

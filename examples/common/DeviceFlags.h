@@ -44,8 +44,18 @@ struct DeviceFlags {
   int64_t microBatchesPerRequest() const { return options.microBatchesPerRequest(); }
   /// The --json keys of the issue: device, ipus, replicas, grad_accum, device_iterations, stages, host_requests.
   nlohmann::json toJson(const DeviceProgram& program) const;
-  /// Writes --trace / --trace-svg when asked.
+  /// Writes --trace / --trace-svg when asked; on the simulated IPU's clock when the program has a plan.
   void writeTraces(const DeviceProgram& program, const std::string& title) const;
+  /// Compiles the training (optimizer given) or inference program on the device. The simulated IPU plans it
+  /// first: --plan-only prints the memory and cost report (stdout), writes --report and ends the program
+  /// (EarlyExit: 0 when it fits, 3 when not); a plan that does not fit throws OutOfMemory (exit 3 with the
+  /// report); --report is written either way. Bad options are UsageErrors. `samplesPerMicroBatch`: graphs one
+  /// micro-batch trains on (the batch size), for samples/s.
+  std::unique_ptr<DeviceProgram> compile(const Program& prog, BlockModel& model, LossFn lossFn, Optimizer* optimizer,
+                                         const Batch& shapes, double samplesPerMicroBatch, bool quiet) const;
+  /// The plan's --json keys: memory_per_ipu_mb, memory_budget_mb, estimated_samples_per_s, pipeline_utilisation,
+  /// bottleneck_stage (empty without a plan).
+  nlohmann::json planJson(const DeviceProgram& program) const;
 };
 
 }  // namespace gnn::app

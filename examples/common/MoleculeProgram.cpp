@@ -465,18 +465,13 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     // and micro-batches on simulated IPUs (ipu). Compiled once for the training batch's fixed shapes.
     trainLoader.startEpoch(0);
     const Batch shapes = trainLoader.collateBatch(0);
-    std::unique_ptr<Device> device = makeDevice(df.device);
     LossFn lossFn{[&](const Variable& pred, const Batch& b) {
                     return classification ? bceWithLogits(pred, b.y, b.yMask)
                                           : l1Loss(pred, scaling.standardize(b.y), b.yMask);
                   },
                   {}};
-    std::unique_ptr<DeviceProgram> program;
-    try {
-      program = device->compile(*model, lossFn, opt.get(), shapes, df.options);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
+    std::unique_ptr<DeviceProgram> program =
+        df.compile(prog, *model, lossFn, opt.get(), shapes, static_cast<double>(c.batchSize), tf.quiet);
     if (!df.trace.empty() || !df.traceSvg.empty()) program->enableTrace(df.traceRequests);
     if (!tf.quiet && df.simulated())
       std::cerr << prog.name() << ": " << df.options.describe(static_cast<int64_t>(program->stageNames().size()))
@@ -556,6 +551,8 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     out["param_l2"] = paramL2(*model);
     const nlohmann::json deviceJson = df.toJson(*program);  // items() must not outlive the json it iterates
     for (const auto& [k, v] : deviceJson.items()) out[k] = v;
+    const nlohmann::json planJson = df.planJson(*program);
+    for (const auto& [k, v] : planJson.items()) out[k] = v;
     out["samples_per_s"] = sum["train_samples_per_s"];
     out["padded_micro_batches"] = trainer.paddedMicroBatches();
     out["dropped_micro_batches"] = trainer.droppedMicroBatches();

@@ -1,5 +1,7 @@
 #include "examples/common/Program.h"
 
+#include "device/Plan.h"
+
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -93,6 +95,11 @@ int Program::run(int argc, char** argv, const std::function<int()>& body) {
   } catch (const UsageError& e) {
     std::cerr << name_ << ": " << e.what() << " (see " << name_ << " --help)\n";
     return 2;
+  } catch (const EarlyExit& e) {
+    return e.code();
+  } catch (const OutOfMemory& e) {
+    std::cerr << name_ << ": " << e.what();
+    return 3;
   } catch (const Interrupted& e) {
     std::cerr << name_ << ": " << e.what() << "\n";
     return 128 + e.signal();

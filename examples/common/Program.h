@@ -1,6 +1,6 @@
 // Program: the command line of every gnn program: its flags (boost::program_options), `--help`, value checks
-// in flag terms, and exit codes (0 success, 1 an error in the input or the run, 2 a bad command line, 130/143
-// interrupted by SIGINT/SIGTERM). Messages go to stderr as `<program>: ...`; results go to stdout.
+// in flag terms, and exit codes (0 success, 1 an error in the input or the run, 2 a bad command line, 3 the
+// model does not fit on the simulated IPUs (the out-of-memory report), 130/143 interrupted by SIGINT/SIGTERM). Messages go to stderr as `<program>: ...`; results go to stdout.
 //
 //   int main(int argc, char** argv) {
 //     app::Program prog("my_tool", "What my_tool does, in one line");
@@ -30,6 +30,16 @@ namespace po = boost::program_options;
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+/// Ends the program early with `code` once its work is done (--plan-only): not an error.
+class EarlyExit {
+ public:
+  explicit EarlyExit(int code) : code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
 };
 
 /// The shortest text that reads back as the same double (1e-3, 0.5, 300): help shows what a user would type.
@@ -78,7 +88,8 @@ class Program {
   const po::variables_map& values() const { return vm_; }
 
   /// Parses the command line (a bad one: message + hint on stderr, exit 2), prints --help (exit 0), then runs
-  /// `body`. UsageError → exit 2; any other exception → `<program>: error: <what>` and exit 1; SIGINT/SIGTERM
+  /// `body`. UsageError → exit 2; EarlyExit → its code; gnn::OutOfMemory → the report on stderr, exit 3; any other
+  /// exception → `<program>: error: <what>` and exit 1; SIGINT/SIGTERM
   /// seen by a StopSignal → 130/143. Returns the exit code for main to return.
   int run(int argc, char** argv, const std::function<int()>& body);
 

@@ -1,0 +1,231 @@
+#include "device/CostModel.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "device/PipelineSchedule.h"
+
+namespace gnn {
+
+namespace {
+// Non-matmul arithmetic runs on the tiles' vector units: an assumption of 8 fp32 (16 fp16) FLOP per cycle per
+// tile, a quarter of the AMP unit's peak (the IPU's f32v2/f16v4 instructions on a 6-thread tile).
+constexpr double kVectorShareOfPeak = 0.25;
+}  // namespace
+
+double opSeconds(const OpCost& op, Precision p, const IpuSpec& spec, double ampBytes) {
+  const bool fp16 = p == Precision::FP16;
+  const double bytes = static_cast<double>(op.bytes) * (op.floating ? floatScale(p) : 1.0);
+  const double flops = static_cast<double>(op.flops);
+  double compute = 0, memory = 0;
+  switch (op.cls) {
+    case OpClass::Matmul: {
+      const double perTile = flops / static_cast<double>(spec.tiles);
+      double eff = spec.matmulEfficiency * perTile / (perTile + spec.matmulHalfEfficiencyFlopsPerTile);
+      // Poplar's planner keeps a matmul's temporaries within availableMemoryProportion: a larger working set is
+      // computed in serial passes, which we charge as proportionally lower efficiency.
+      if (bytes > ampBytes && ampBytes > 0) eff *= ampBytes / bytes;
+      compute = eff > 0 ? flops / (spec.peakFlops(fp16) * eff) : 0;
+      memory = bytes / (spec.onChipBytesPerSecond * spec.memoryEfficiency);
+      break;
+    }
+    case OpClass::Exchange:
+      compute = flops / (spec.peakFlops(fp16) * kVectorShareOfPeak);
+      memory = bytes / (spec.exchangeBytesPerSecond * spec.memoryEfficiency);
+      break;
+    case OpClass::Elementwise:
+      compute = flops / (spec.peakFlops(fp16) * kVectorShareOfPeak);
+      memory = bytes / (spec.onChipBytesPerSecond * spec.memoryEfficiency);
+      break;
+  }
+  return std::max(compute, memory) + spec.cyclesPerOp / spec.clockHz;
+}
+
+CostPlan planCost(const ModelProfile& m, const StageBlocks& stages, const IpuOptions& o, const IpuSpec& spec,
+                  double samplesPerMicroBatch) {
+  CostPlan c;
+  const int64_t P = static_cast<int64_t>(stages.size());
+  const int64_t R = o.replicationFactor;
+  const int64_t G = m.training ? o.gradientAccumulation : o.deviceIterations;
+  const bool fp16 = o.precision == Precision::FP16;
+  const double fs = floatScale(o.precision);
+  const bool phased = o.executionStrategy == ExecutionStrategy::Phased;
+  const double ampBytes = o.availableMemoryProportion * static_cast<double>(spec.memoryBytes());
+  const double linkBw = spec.ipuLinkBytesPerSecond;
+  const int64_t pb = fp16 ? 2 : 4;
+
+  std::vector<int64_t> params(static_cast<size_t>(P), 0);
+  for (int64_t s = 0; s < P; ++s) {
+    const auto [first, last] = stages[static_cast<size_t>(s)];
+    StageCost sc;
+    double fwdCompute = 0, fwdExchange = 0;
+    for (int64_t b = first; b < last; ++b) {
+      const BlockProfile& bp = m.blocks[static_cast<size_t>(b)];
+      params[static_cast<size_t>(s)] += bp.parameters;
+      for (const OpCost& op : bp.forward) {
+        const double t = opSeconds(op, o.precision, spec, ampBytes);
+        sc.forward += t;
+        (op.cls == OpClass::Exchange ? fwdExchange : fwdCompute) += t;
+      }
+      if (!m.training) continue;
+      for (const OpCost& op : bp.backward) {
+        const double t = opSeconds(op, o.precision, spec, ampBytes);
+        sc.backward += t;
+        (op.cls == OpClass::Exchange ? sc.exchange : sc.compute) += t;
+      }
+    }
+    sc.compute += fwdCompute;
+    sc.exchange += fwdExchange;
+    if (m.training && o.recompute) {
+      sc.recompute = sc.forward;  // the forward runs again in the backward
+      sc.compute += fwdCompute;
+      sc.exchange += fwdExchange;
+    }
+    if (s + 1 < P) {
+      const double bytes = static_cast<double>(m.blocks[static_cast<size_t>(stages[static_cast<size_t>(s)].second - 1)].outputBytes) * fs;
+      sc.copyOut = bytes / (linkBw * static_cast<double>(spec.linksBetweenStages)) + spec.ipuLinkLatencySeconds;
+    }
+    c.stages.push_back(sc);
+  }
+
+  // Play the schedule: the lanes the engine runs, each task as soon as its lane and its input are free.
+  std::vector<std::vector<ScheduledTask>> lanes;
+  if (phased) {
+    lanes.resize(1);
+    for (int64_t s = 0; s < P; ++s)
+      for (int64_t k = 0; k < G; ++k) lanes[0].push_back({TaskKind::Forward, s, k, PipelinePhase::None});
+    if (m.training)
+      for (int64_t s = P - 1; s >= 0; --s)
+        for (int64_t k = 0; k < G; ++k) lanes[0].push_back({TaskKind::Backward, s, k, PipelinePhase::None});
+  } else {
+    const PipelineSchedule sched = m.training ? PipelineSchedule::training(P, G, o.executionStrategy)
+                                              : PipelineSchedule::inference(P, G, o.executionStrategy);
+    lanes = sched.lanes;
+  }
+  const size_t n = static_cast<size_t>(P * G);
+  std::vector<double> fwdEnd(n, -1), bwdEnd(n, -1);
+  auto at = [G](int64_t s, int64_t k) { return static_cast<size_t>(s * G + k); };
+  std::vector<size_t> next(lanes.size(), 0);
+  std::vector<double> laneFree(lanes.size(), 0);
+  std::vector<int64_t> lastPhase(lanes.size(), -1);
+  size_t remaining = 0;
+  for (const auto& l : lanes) remaining += l.size();
+  // Phased: loading a phase's weights (and, for its backward, its accumulators) from streaming memory, and the
+  // micro-batches' activations stored and loaded between phases.
+  auto phaseLoad = [&](const ScheduledTask& t) {
+    const double w = static_cast<double>(params[static_cast<size_t>(t.stage)] * pb);
+    const double acc = t.kind == TaskKind::Backward ? static_cast<double>(params[static_cast<size_t>(t.stage)] * 4) : 0;
+    return (w + acc) / spec.streamingBytesPerSecond;
+  };
+  while (remaining > 0) {
+    bool progressed = false;
+    for (size_t li = 0; li < lanes.size(); ++li) {
+      while (next[li] < lanes[li].size()) {
+        const ScheduledTask& t = lanes[li][next[li]];
+        const StageCost& sc = c.stages[static_cast<size_t>(t.stage)];
+        double ready = laneFree[li];
+        if (t.kind == TaskKind::Forward) {
+          if (t.stage > 0) {
+            const double e = fwdEnd[at(t.stage - 1, t.microBatch)];
+            if (e < 0) break;
+            ready = std::max(ready, e + (phased ? 0.0 : c.stages[static_cast<size_t>(t.stage - 1)].copyOut));
+          }
+        } else if (t.stage < P - 1) {
+          const double e = bwdEnd[at(t.stage + 1, t.microBatch)];
+          if (e < 0) break;
+          ready = std::max(ready, e + (phased ? 0.0 : sc.copyOut));
+        } else if (fwdEnd[at(t.stage, t.microBatch)] < 0) {
+          break;
+        }
+        double start = ready;
+        if (phased) {
+          const int64_t phaseId = t.kind == TaskKind::Forward ? t.stage : P + t.stage;
+          if (phaseId != lastPhase[li]) {
+            const double load = phaseLoad(t);
+            c.streamingSeconds += load;
+            start += load;
+            lastPhase[li] = phaseId;
+          }
+          // Activations between phases: stored after a forward, loaded before the next phase's task.
+          if (P > 1) {
+            const double act = static_cast<double>(m.blocks[static_cast<size_t>(stages[static_cast<size_t>(t.stage)].second - 1)].outputBytes) * fs;
+            const double io = 2 * act / spec.streamingBytesPerSecond;
+            c.streamingSeconds += io;
+            start += io;
+          }
+        }
+        const double dur = t.kind == TaskKind::Forward ? sc.forward : sc.backward + sc.recompute;
+        (t.kind == TaskKind::Forward ? fwdEnd : bwdEnd)[at(t.stage, t.microBatch)] = start + dur;
+        c.timeline.push_back({t.kind, t.stage, t.microBatch, start, dur});
+        laneFree[li] = start + dur;
+        c.stages[static_cast<size_t>(t.stage)].busy += dur;
+        ++next[li];
+        --remaining;
+        progressed = true;
+      }
+    }
+    if (!progressed) break;  // cannot happen with the engine's schedules; guards a malformed one
+  }
+  for (double t : laneFree) c.pipelineSeconds = std::max(c.pipelineSeconds, t);
+
+  // All-reduce of the gradients over the replicas, every stage's ring at once: a ring moves 2(R-1)/R of the
+  // bytes through each IPU's links and takes 2(R-1) steps. RTS replaces it with a reduce-scatter and, after the
+  // update, an all-gather of the weights: the same bytes in total.
+  if (m.training && R > 1) {
+    for (int64_t s = 0; s < P; ++s) {
+      const double bytes = static_cast<double>(params[static_cast<size_t>(s)] * pb);
+      const double t = 2.0 * static_cast<double>(R - 1) / static_cast<double>(R) * bytes /
+                           (linkBw * static_cast<double>(spec.linksPerRing)) +
+                       2.0 * static_cast<double>(R - 1) * spec.ipuLinkLatencySeconds;
+      c.allReduceSeconds = std::max(c.allReduceSeconds, t);
+    }
+  }
+  // Optimizer: element-wise over the stage's weights, reading weight, gradient and state and writing weight and
+  // state (fp32); offloaded state crosses the streaming-memory link twice; RTS updates 1/R of the elements.
+  if (m.training) {
+    const double stateBytes = 4.0 * static_cast<double>(m.optimizerStateTensors) + (fp16 ? 4.0 : 0.0);
+    for (int64_t s = 0; s < P; ++s) {
+      double w = static_cast<double>(params[static_cast<size_t>(s)]);
+      if (o.replicatedTensorSharding) w /= static_cast<double>(R);
+      double t = w * (3.0 * 4.0 + 2.0 * stateBytes) / (spec.onChipBytesPerSecond * spec.memoryEfficiency) +
+                 spec.cyclesPerOp / spec.clockHz;
+      if (o.offloadOptimizer || phased) t += 2.0 * w * stateBytes / spec.streamingBytesPerSecond;
+      c.optimizerSeconds = phased ? c.optimizerSeconds + t : std::max(c.optimizerSeconds, t);
+    }
+  }
+  // Host: the update's micro-batches arrive on the first stage's IPU (integer features, 8-bit with --eight-bit-io,
+  // and indices; later stages receive the indices and masks at the same time, in parallel, on their own links),
+  // plus the host round trip once per host request.
+  const double ioIn = static_cast<double>(o.eightBitIo ? m.inputBytes - m.inputIntegerFeatureBytes + m.inputIntegerFeatureElements
+                                                       : m.inputBytes);
+  c.hostSeconds = static_cast<double>(G) * ioIn / spec.hostBytesPerSecondPerIpu +
+                  spec.hostLatencySeconds / static_cast<double>(o.deviceIterations);
+  c.stepSeconds = c.pipelineSeconds + c.allReduceSeconds + c.optimizerSeconds + c.hostSeconds;
+
+  // The bottleneck: the busiest stage; the split is read on it.
+  for (int64_t s = 1; s < P; ++s)
+    if (c.stages[static_cast<size_t>(s)].busy > c.stages[static_cast<size_t>(c.bottleneckStage)].busy) c.bottleneckStage = s;
+  const StageCost& b = c.stages[static_cast<size_t>(c.bottleneckStage)];
+  double busyAll = 0;
+  for (const StageCost& sc : c.stages) busyAll += sc.busy;
+  c.utilisation = c.pipelineSeconds > 0 ? busyAll / (static_cast<double>(P) * c.pipelineSeconds) : 0;
+  const double perMb = b.forward + b.backward + b.recompute;
+  const double share = perMb > 0 ? b.busy / perMb : 0;  // micro-batches the stage ran
+  c.split.compute = b.compute * share;
+  c.split.exchange = b.exchange * share;
+  c.split.streaming = c.streamingSeconds;
+  c.split.bubble = std::max(0.0, c.pipelineSeconds - b.busy - (phased ? c.streamingSeconds : 0.0));
+  c.split.allReduce = c.allReduceSeconds;
+  c.split.optimizer = c.optimizerSeconds;
+  c.split.hostIo = c.hostSeconds;
+  // Inter-stage copies on the critical path are in the bubble's share (the stage waits for them).
+  if (m.training) {
+    if (R > 1) c.timeline.push_back({TaskKind::AllReduce, -1, -1, c.pipelineSeconds, c.allReduceSeconds});
+    c.timeline.push_back({TaskKind::Optimizer, -1, -1, c.pipelineSeconds + c.allReduceSeconds, c.optimizerSeconds});
+  }
+  c.samplesPerUpdate = static_cast<double>(R * G) * samplesPerMicroBatch;
+  c.samplesPerSecond = c.stepSeconds > 0 ? c.samplesPerUpdate / c.stepSeconds : 0;
+  return c;
+}
+
+}  // namespace gnn

@@ -1,0 +1,72 @@
+// IpuSpec: the hardware figures the memory and cost models read, each with its source (../shared/ipu/README.md
+// holds the notes). Mk2 GC200 is the default; Bow is the same chip at 1.85 GHz. Figures the sources do not
+// confirm are marked "unconfirmed" and are plain fields, so a user with better numbers can set them.
+//
+//   IpuSpec s = IpuSpec::byName("bow");
+//   s.memoryBytes();            // 940,572,672 B In-Processor-Memory per IPU
+//   s.peakFlops(true);          // fp16: 128 FLOP/cycle/tile x 1,472 tiles x 1.85 GHz
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace gnn {
+
+struct IpuSpec {
+  std::string name = "mk2";
+  std::string description = "Graphcore Mk2 GC200 IPU (IPU-M2000)";
+  // Graphcore's launch post of the 2nd-generation IPU: 1,472 tiles, 6 hardware threads each.
+  int64_t tiles = 1472;
+  // 624 KiB per tile: PopART's available_memory_proportion test and Poplar's out-of-memory message.
+  int64_t bytesPerTile = 638976;
+  // 1.330 GHz (Mk2), 1.850 GHz (Bow): third-party, from Poplar's getTileClockFrequency (IPUToolkit.jl).
+  double clockHz = 1.33e9;
+  // IPU-POD64 datasheet: 15.978 PFLOPS fp16.16 and 3.994 PFLOPS fp32 for 64 IPUs at 1.33 GHz, i.e. 128 and 32
+  // FLOP per cycle per tile (the AMP unit).
+  double flopsPerCycleFp16 = 128, flopsPerCycleFp32 = 32;
+  // Graphcore's optimisation guide: "about 47 TB/s" of memory bandwidth within an IPU (at 1.33 GHz).
+  double onChipBytesPerSecond = 47.5e12;
+  // On-chip exchange between tiles (gathers, scatters, transposes): the optimisation guide's "8 TB/s",
+  // unconfirmed as to what it measures; used as the all-to-all exchange rate.
+  double exchangeBytesPerSecond = 8e12;
+  // IPU-Links: 10 per IPU, 320 GB/s in total (unconfirmed), i.e. 32 GB/s per link.
+  double ipuLinkBytesPerSecond = 32e9;
+  int64_t linksBetweenStages = 2;  // assumption: a pipeline's neighbouring IPUs use two links
+  int64_t linksPerRing = 2;        // assumption: an all-reduce ring drives two links per IPU
+  double ipuLinkLatencySeconds = 2e-6;  // assumption, per message
+  // Host: IPU-M2000 gateway, 2 x 100 GbE RoCE = 25 GB/s shared by its 4 IPUs (unconfirmed; PCIe Gen4 x16 64 GB/s
+  // on direct-attach systems).
+  double hostBytesPerSecondPerIpu = 25e9 / 4;
+  double hostLatencySeconds = 50e-6;  // assumption: one host round trip per host request
+  // Streaming memory (DDR4 on the IPU-Machine, 256-448 GB per machine: datasheets). Bandwidth unconfirmed.
+  double streamingBytesPerIpu = 64e9;
+  double streamingBytesPerSecond = 20e9;
+  // Always-resident bytes per tile Poplar needs besides the model's tensors: vertex and control code and
+  // exchange buffers. Assumption (PopVision profiles of mid-sized models show roughly 10-20% of tile memory
+  // for these); a parameter, not a measured constant.
+  int64_t codeAndExchangeBytesPerTile = 96 * 1024;
+  // Fixed cost of one op on the IPU: at least one BSP superstep (sync + exchange setup). Assumption.
+  double cyclesPerOp = 2000;
+  // Share of peak a large matmul reaches on the AMP units (Poplar's planner; assumption), and the work per tile
+  // at which a matmul reaches half of that (smaller ones are dominated by setup and exchange).
+  double matmulEfficiency = 0.6;
+  double matmulHalfEfficiencyFlopsPerTile = 64e3;
+  // Share of on-chip / exchange bandwidth that element-wise and exchange-bound ops reach: Jia et al. (arXiv
+  // 1912.03413) measured compiler-generated loops at about a quarter of the tiles' memory bandwidth (hand-written
+  // assembly near all of it).
+  double memoryEfficiency = 0.25;
+
+  static IpuSpec mk2();
+  static IpuSpec bow();
+  /// "mk2" or "bow"; throws naming the choices otherwise.
+  static IpuSpec byName(const std::string& name);
+  /// The spec `options` plan for: its ipuSpec, with its bytesPerTile when set.
+  static IpuSpec of(const struct IpuOptions& options);
+
+  int64_t memoryBytes() const { return tiles * bytesPerTile; }
+  double peakFlops(bool fp16) const {
+    return static_cast<double>(tiles) * (fp16 ? flopsPerCycleFp16 : flopsPerCycleFp32) * clockHz;
+  }
+  int64_t codeAndExchangeBytes() const { return tiles * codeAndExchangeBytesPerTile; }
+};
+
+}  // namespace gnn

@@ -1,0 +1,348 @@
+// The memory and cost models against hand-computed cases (a single matmul, a two-stage pipeline with one
+// micro-batch, a ring all-reduce), their monotonicity, what each memory-saving option saves, the automatic
+// splits, and an out-of-memory compile whose report proposes a change that then compiles.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "../models/GraphormerMolecules.h"
+#include "device/Plan.h"
+#include "device/SimulatedIpu.h"
+#include "gnn/Ops.h"
+#include "loaders/FixedSizeCollator.h"
+#include "models/GIN.h"
+
+namespace gnn {
+namespace {
+
+// A model of `blocks` identical blocks: each one matmul (forward `flops`, `bytes`; backward twice the FLOPs),
+// `params` parameters, `saved` bytes kept for the backward, `out` bytes handed on.
+ModelProfile uniform(int64_t blocks, int64_t flops, int64_t bytes, int64_t params, int64_t saved, int64_t out,
+                     bool training = true) {
+  ModelProfile m;
+  m.training = training;
+  m.optimizerStateTensors = 2;
+  m.inputBytes = 1000;
+  m.graphSlots = 9;
+  for (int64_t b = 0; b < blocks; ++b) {
+    BlockProfile p;
+    p.name = "layers/" + std::to_string(b);
+    p.parameters = params;
+    p.parameterTensors = 1;
+    p.inputBytes = b == 0 ? 0 : out;
+    p.outputBytes = out;
+    p.savedBytes = saved;
+    p.forwardFlops = flops;
+    p.backwardFlops = training ? 2 * flops : 0;
+    p.forward.push_back({"linear", OpClass::Matmul, flops, bytes, saved, true});
+    if (training) p.backward.push_back({"linear", OpClass::Matmul, 2 * flops, 2 * bytes, 0, true});
+    m.blocks.push_back(p);
+  }
+  m.outputBytes = out;
+  return m;
+}
+
+IpuOptions opts(int64_t R = 1, int64_t G = 1) {
+  IpuOptions o;
+  o.replicationFactor = R;
+  o.gradientAccumulation = G;
+  return o;
+}
+
+TEST(CostModel, SingleMatmulByHand) {
+  const IpuSpec s = IpuSpec::mk2();
+  // 1 GFLOP over 1472 tiles: 679,348 FLOP per tile, efficiency 0.6 * w / (w + 64e3).
+  const double w = 1e9 / 1472.0;
+  const double eff = 0.6 * w / (w + 64e3);
+  const double compute = 1e9 / (1472.0 * 32 * 1.33e9 * eff);
+  const double memory = 4e6 / (47.5e12 * 0.25);
+  const OpCost op{"linear", OpClass::Matmul, 1000000000, 4000000, 0, true};
+  EXPECT_NEAR(opSeconds(op, Precision::FP32, s, 1e12), std::max(compute, memory) + 2000 / 1.33e9, 1e-12);
+  // fp16: four times the peak, half the bytes.
+  const double compute16 = 1e9 / (1472.0 * 128 * 1.33e9 * eff);
+  EXPECT_NEAR(opSeconds(op, Precision::FP16, s, 1e12), std::max(compute16, memory / 2) + 2000 / 1.33e9, 1e-12);
+  // A working set beyond availableMemoryProportion's share runs in serial passes: slower by that ratio.
+  EXPECT_NEAR(opSeconds(op, Precision::FP32, s, 2e6), std::max(compute * 2, memory) + 2000 / 1.33e9, 1e-12);
+
+  // The whole step of an inference program of that one op: the op, plus the host transfer and round trip.
+  ModelProfile m = uniform(1, 1000000000, 4000000, 10, 0, 4, false);
+  IpuOptions o = opts();
+  const CostPlan c = planCost(m, {{0, 1}}, o, s, 8);
+  const double op1 = opSeconds(m.blocks[0].forward[0], Precision::FP32, s,
+                               0.6 * static_cast<double>(s.memoryBytes()));
+  EXPECT_NEAR(c.pipelineSeconds, op1, 1e-12);
+  EXPECT_NEAR(c.hostSeconds, 1000 / (25e9 / 4) + 50e-6, 1e-12);
+  EXPECT_NEAR(c.stepSeconds, op1 + c.hostSeconds, 1e-12);
+  EXPECT_NEAR(c.samplesPerSecond, 8 / c.stepSeconds, 1e-6);
+}
+
+TEST(CostModel, TwoStagePipelineOneMicroBatchByHand) {
+  // One micro-batch through two stages: F0 on stage 0, copy, F0 + B0 on stage 1, copy back, B0 on stage 0. No
+  // overlap is possible, so the pipeline takes 2f + 2b + 2c and each stage is idle half of it.
+  const IpuSpec s = IpuSpec::mk2();
+  ModelProfile m = uniform(2, 200000000, 1000000, 1000, 100, 640000);
+  IpuOptions o = opts(1, 2);
+  o.gradientAccumulation = 2;
+  IpuOptions one = o;
+  one.gradientAccumulation = 1;
+  one.executionStrategy = ExecutionStrategy::Sharded;  // G = 1 < P: the sharded schedule (same order for G = 1)
+  const double amp = 0.6 * static_cast<double>(s.memoryBytes());
+  const double f = opSeconds(m.blocks[0].forward[0], Precision::FP32, s, amp);
+  const double b = opSeconds(m.blocks[0].backward[0], Precision::FP32, s, amp);
+  const double copy = 640000 / (32e9 * 2) + 2e-6;
+  const CostPlan c = planCost(m, {{0, 1}, {1, 2}}, one, s, 8);
+  EXPECT_NEAR(c.stages[0].copyOut, copy, 1e-12);
+  EXPECT_NEAR(c.pipelineSeconds, 2 * f + 2 * b + 2 * copy, 1e-12);
+  // Pipelined with 2 micro-batches: the stages overlap; the bubble is what the busiest stage waits.
+  const CostPlan p = planCost(m, {{0, 1}, {1, 2}}, o, s, 8);
+  EXPECT_NEAR(p.stages[0].busy, 2 * (f + b), 1e-12);
+  EXPECT_GE(p.pipelineSeconds, 2 * (f + b) + f + copy - 1e-12);  // stage 1 cannot start before F0 and its copy
+  EXPECT_NEAR(p.split.bubble, p.pipelineSeconds - p.stages[p.bottleneckStage].busy, 1e-12);
+  EXPECT_LT(p.utilisation, 1.0);
+}
+
+TEST(CostModel, AllReduceByHandAndMonotone) {
+  const IpuSpec s = IpuSpec::mk2();
+  ModelProfile m = uniform(1, 1000000, 1000, 1000000, 0, 10);
+  const CostPlan c = planCost(m, {{0, 1}}, opts(4, 1), s, 8);
+  // Ring: 2(R-1)/R of 4 MB through two 32 GB/s links, 2(R-1) latencies of 2 us.
+  EXPECT_NEAR(c.allReduceSeconds, 2.0 * 3 / 4 * 4e6 / 64e9 + 6 * 2e-6, 1e-12);
+  double last = 0;
+  for (int64_t R = 1; R <= 16; ++R) {
+    const double t = planCost(m, {{0, 1}}, opts(R, 1), s, 8).allReduceSeconds;
+    EXPECT_GE(t, last) << R << " replicas";
+    last = t;
+  }
+}
+
+TEST(CostModel, MoreAccumulationRaisesUtilisation) {
+  const IpuSpec s = IpuSpec::mk2();
+  ModelProfile m = uniform(4, 100000000, 1000000, 1000, 100, 1000);
+  const StageBlocks st{{0, 1}, {1, 2}, {2, 3}, {3, 4}};
+  double last = 0;
+  for (int64_t G : {4, 8, 16, 32, 64}) {
+    const double u = planCost(m, st, opts(1, G), s, 8).utilisation;
+    EXPECT_GT(u, last) << G;
+    last = u;
+  }
+  EXPECT_GT(last, 0.9);
+}
+
+int64_t category(const IpuMemory& m, const std::string& c) {
+  const auto by = m.byCategory();
+  auto it = by.find(c);
+  return it == by.end() ? 0 : it->second;
+}
+
+TEST(MemoryModel, StashPerStageAndWhatEachOptionSaves) {
+  const IpuSpec s = IpuSpec::mk2();
+  ModelProfile m = uniform(4, 1000, 100, 1000000, 5000000, 100000);
+  const StageBlocks st{{0, 1}, {1, 2}, {2, 3}, {3, 4}};
+  IpuOptions o = opts(2, 8);
+  const MemoryPlan base = planMemory(m, st, o, s);
+  // A pipelined stage s of 4 holds 2(4-s)-1 micro-batches' activations: 7, 5, 3, 1.
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(category(base.ipus[static_cast<size_t>(i)], "stashed activations"), 5000000 * (2 * (4 - i) - 1)) << i;
+  EXPECT_EQ(category(base.ipus[0], "weights"), 4000000);
+  EXPECT_EQ(category(base.ipus[0], "gradients"), 4000000);          // fp32 accumulators (G > 1)
+  EXPECT_EQ(category(base.ipus[0], "optimizer state"), 8000000);    // Adam: m and v
+  EXPECT_EQ(category(base.ipus[0], "code and exchange"), s.codeAndExchangeBytes());
+
+  IpuOptions off = o;
+  off.offloadOptimizer = true;
+  const MemoryPlan mo = planMemory(m, st, off, s);
+  EXPECT_EQ(category(mo.ipus[0], "optimizer state"), 0);
+  EXPECT_EQ(mo.ipus[0].total, base.ipus[0].total - 8000000);
+  EXPECT_EQ(mo.streamingTotal, 4 * 8000000);
+
+  IpuOptions rts = o;
+  rts.replicatedTensorSharding = true;
+  EXPECT_EQ(category(planMemory(m, st, rts, s).ipus[0], "optimizer state"), 4000000);  // 1/2 per replica
+
+  IpuOptions half = o;
+  half.precision = Precision::FP16;
+  const MemoryPlan mh = planMemory(m, st, half, s);
+  EXPECT_EQ(category(mh.ipus[0], "weights"), 2000000);
+  EXPECT_EQ(category(mh.ipus[0], "optimizer state"), 12000000);  // + fp32 master weights
+  EXPECT_EQ(category(mh.ipus[0], "stashed activations"), 5000000 / 2 * 7);
+
+  IpuOptions rc = o;
+  rc.recompute = true;
+  const MemoryPlan mr = planMemory(m, st, rc, s);
+  // Stage 1 keeps its input (100 kB) for each of 5 micro-batches, plus the micro-batch inputs, and one block's
+  // saved tensors while its backward runs, instead of 5 x 5 MB.
+  EXPECT_EQ(category(mr.ipus[1], "stashed activations"), 100000 * 5 + 1000 * 5);
+  EXPECT_EQ(category(mr.ipus[1], "recomputation"), 5000000);
+  EXPECT_LT(mr.ipus[1].total, base.ipus[1].total);
+
+  IpuOptions ph = o;
+  ph.executionStrategy = ExecutionStrategy::Phased;
+  const MemoryPlan mp = planMemory(m, st, ph, s);
+  ASSERT_EQ(mp.ipus.size(), 1u);  // one IPU per replica runs the phases in turn
+  EXPECT_EQ(category(mp.ipus[0], "optimizer state"), 0);
+  EXPECT_GT(mp.streamingTotal, 4 * 8000000);
+}
+
+TEST(Plan, AutoSplitsBalanceAndFit) {
+  // Blocks of unequal cost: the slowest stage of the chosen split is no slower than any other 2-stage split's.
+  ModelProfile m = uniform(6, 100000000, 1000, 1000, 1000, 1000);
+  for (int64_t b : {0, 1, 2}) {
+    m.blocks[static_cast<size_t>(b)].forward[0].flops *= 3;
+    m.blocks[static_cast<size_t>(b)].backward[0].flops *= 3;
+  }
+  IpuOptions o = opts(1, 8);
+  StageBlocks st;
+  std::string why;
+  ASSERT_TRUE(autoSplits(m, o, 2, &st, &why));
+  ASSERT_EQ(st.size(), 2u);
+  const IpuSpec s = IpuSpec::mk2();
+  auto slowest = [&](const StageBlocks& x) {
+    const CostPlan c = planCost(m, x, o, s, 8);
+    double t = 0;
+    for (const StageCost& sc : c.stages) t = std::max(t, sc.forward + sc.backward + sc.copyOut);
+    return t;
+  };
+  for (int64_t cut = 1; cut < 6; ++cut) EXPECT_LE(slowest(st), slowest({{0, cut}, {cut, 6}}) + 1e-12) << cut;
+  EXPECT_EQ(st[0].second, 2);  // 3+3 | 3+1+1+1
+  EXPECT_NE(why.find("2 stage(s)"), std::string::npos) << why;
+  // The fewest that fit: with tile memory for about two blocks' stash per IPU, one stage does not fit.
+  // (Sharded: one micro-batch in flight, so more stages always hold less; a pipeline's first stage stashes more.)
+  IpuOptions tight = o;
+  tight.executionStrategy = ExecutionStrategy::Sharded;
+  ModelProfile big = uniform(6, 1000, 100, 1000, 150000000, 1000);
+  tight.bytesPerTile = 96 * 1024 + 700000000 / 1472;
+  ASSERT_TRUE(autoSplits(big, tight, 0, &st, &why));
+  EXPECT_GT(st.size(), 1u) << why;
+  for (size_t i = 0; i < st.size(); ++i)
+    EXPECT_TRUE(stageMemory(big, st[i].first, st[i].second, static_cast<int64_t>(i), static_cast<int64_t>(st.size()),
+                            tight, IpuSpec::of(tight), nullptr).fits());
+  EXPECT_NE(why.find("the fewest that fit"), std::string::npos) << why;
+}
+
+// --- end to end: a real model's compile record ------------------------------------------------------------
+
+Batch batchOf(int64_t graphs) {
+  static const std::vector<Graph> g = test::pcqmStyle(64, 30);
+  FixedSizeOptions o;
+  o.numGraphs = graphs + 1;
+  o.numNodes = 30 * graphs + 8;
+  o.numEdges = 2 * o.numNodes;
+  o.maxNodesPerGraph = 30;
+  return FixedSizeCollator(o).collate(std::vector<Graph>(g.begin(), g.begin() + graphs));
+}
+
+std::unique_ptr<BlockModel> gin() {
+  Generator gen(3);
+  GraphModelOptions o;
+  o.layers = 4;
+  o.hidden = 64;
+  return std::make_unique<GIN>(o, gen);
+}
+
+LossFn l1() {
+  return {[](const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }, {}};
+}
+
+TEST(Plan, CompileRecordPerBlock) {
+  auto model = gin();
+  Adam opt({{model->parameters(), 0.0}}, 1e-3);
+  const Batch b = batchOf(8);
+  const Plan p = planProgram(*model, l1(), &opt, b, opts());
+  ASSERT_EQ(p.blockNames.size(), model->numBlocks());
+  int64_t params = 0;
+  for (const Variable& v : model->parameters()) params += v.value().numel();
+  EXPECT_EQ(p.parameters, params);  // every parameter charged to exactly one block
+  EXPECT_TRUE(p.fits());
+  EXPECT_GT(p.cost.samplesPerSecond, 0);
+  EXPECT_EQ(p.samplesPerMicroBatch, 8);
+  const nlohmann::json j = p.toJson();
+  for (const char* k : {"memory_per_ipu_mb", "memory_budget_mb", "estimated_samples_per_s", "pipeline_utilisation",
+                        "bottleneck_stage"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  // The model is untouched by planning (it ran on a copy).
+  Generator gen(3);
+  GraphModelOptions o;
+  o.layers = 4;
+  o.hidden = 64;
+  GIN fresh(o, gen);
+  const auto a = model->parameters(), f = fresh.parameters();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].value().bitEqual(f[i].value())) << i;
+}
+
+TEST(Plan, OutOfMemoryAtCompileThenAProposedChangeFits) {
+  auto model = gin();
+  Adam opt({{model->parameters(), 0.0}}, 1e-3);
+  const Batch b = batchOf(8);
+  IpuOptions o = opts(1, 4);
+  const Plan roomy = planProgram(*model, l1(), &opt, b, o);
+  // Tile memory for code and exchange plus 60% of what the model needs on one IPU.
+  const IpuSpec s = IpuSpec::mk2();
+  const int64_t need = roomy.memory.ipus[0].total - s.codeAndExchangeBytes();
+  o.bytesPerTile = s.codeAndExchangeBytesPerTile + need * 6 / 10 / s.tiles;
+  SimulatedIpu ipu;
+  std::string report;
+  try {
+    ipu.compile(*model, l1(), &opt, b, o);
+    FAIL() << "compiled a plan that does not fit";
+  } catch (const OutOfMemory& e) {
+    report = e.what();
+    EXPECT_NE(report.find("Out of memory: IPU 0"), std::string::npos) << report;
+    EXPECT_NE(report.find("largest items"), std::string::npos) << report;
+    // Apply the proposed pipeline split (the change this build executes) and compile again.
+    const PlanFix* split = nullptr;
+    for (const PlanFix& f : e.plan().fixes)
+      if (f.fits && f.flags.rfind("--pipeline-splits ", 0) == 0) split = &f;
+    ASSERT_NE(split, nullptr) << report;
+    std::istringstream flags(split->flags);
+    std::string flag, names;
+    IpuOptions fixed = o;
+    while (flags >> flag) {
+      if (flag == "--pipeline-splits") {
+        flags >> names;
+        std::istringstream ns(names);
+        for (std::string n; std::getline(ns, n, ',');) fixed.pipelineSplits.push_back(n);
+      } else if (flag == "--grad-accum") {
+        flags >> fixed.gradientAccumulation;
+      }
+    }
+    auto program = ipu.compile(*model, l1(), &opt, b, fixed);
+    ASSERT_NE(program->plan(), nullptr);
+    EXPECT_TRUE(program->plan()->fits());
+    EXPECT_EQ(program->stageNames().size(), fixed.pipelineSplits.size() + 1);
+  }
+}
+
+TEST(Plan, AutoSplitsCompileAndTraceOnTheIpuClock) {
+  auto model = gin();
+  Adam opt({{model->parameters(), 0.0}}, 1e-3);
+  const Batch b = batchOf(8);
+  IpuOptions o = opts(1, 4);
+  o.autoPipelineSplits = true;
+  o.autoStages = 3;
+  SimulatedIpu ipu;
+  auto program = ipu.compile(*model, l1(), &opt, b, o);
+  EXPECT_EQ(program->stageNames().size(), 3u);
+  EXPECT_EQ(program->options().pipelineSplits.size(), 2u);
+  program->enableTrace(1);
+  program->run(stackMicroBatches({b, b, b, b}));
+  Trace t;
+  t.setTracks(program->trace().tracks());
+  for (const TaskRecord& r : program->trace().records()) t.add(r);
+  attachIpuClock(t, *program->plan());
+  int64_t withClock = 0, tasks = 0;
+  for (const TaskRecord& r : t.records()) {
+    ++tasks;
+    withClock += r.ipuClock.set();
+    if (r.kind != TaskKind::Forward || r.stage == 0) continue;
+    // A stage's forward starts after the stage before finished that micro-batch.
+    for (const TaskRecord& q : t.records()) {
+      if (q.kind != TaskKind::Forward || q.stage != r.stage - 1 || q.microBatch != r.microBatch) continue;
+      EXPECT_GE(r.ipuClock.start, q.ipuClock.start + q.ipuClock.duration - 1e-12);
+    }
+  }
+  EXPECT_EQ(withClock, tasks);
+}
+
+}  // namespace
+}  // namespace gnn
