@@ -43,10 +43,22 @@ struct ExecutionProgram::Slots {
     uint64_t randomOps = 0;
     int64_t bytes = 0;
   };
+  // --recompute: what a block's recomputation starts from (its input state, values only) and the random-op
+  // and rounding counts at its start, so dropout masks and stochastic rounding redraw identically.
+  struct Checkpoint {
+    std::vector<std::string> names;
+    std::vector<Tensor> values;
+    std::vector<bool> requiresGrad;
+    uint64_t randomOps = 0, roundingOps = 0;
+  };
   struct Stash {
     std::vector<Variable> leaves;  // received activations that need a gradient, in payload order
     BlockState out;                // the stage's output (the tape hangs from it)
     Variable loss;                 // last stage
+    // --recompute instead: one checkpoint per block of the stage, and the names of the stage's outputs that
+    // need a gradient (in payload order); no tape.
+    std::vector<Checkpoint> checkpoints;
+    std::vector<std::string> outGrad;
   };
   std::mutex mu;
   int64_t P = 1, G = 1;
@@ -182,7 +194,6 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
   o_.validate(training_, P_);
   GNN_CHECK_ARG(simulated_ || o_.describeMemoryOptions().empty(), "compile: ", o_.describeMemoryOptions(),
                 ": options of the simulated IPU (--device ipu)");
-  GNN_CHECK_ARG(!o_.recompute, "compile: recomputation: not executed by this build yet");
   R_ = o_.replicationFactor;
   G_ = training_ ? o_.gradientAccumulation : o_.deviceIterations;
   schedule_ = training_ ? PipelineSchedule::training(P_, G_, o_.executionStrategy)
@@ -372,7 +383,38 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
     ObserverScope::mark();
     const auto [first, last] = stageBlocks_[static_cast<size_t>(s)];
     BlockState out;
-    if (capture) {
+    const bool recompute = o_.recompute && training_;
+    std::vector<Slots::Checkpoint> checkpoints;
+    if (recompute) {
+      // Recomputation checkpoints at every block boundary (PopTorch's recomputationCheckpoint after each block):
+      // each block runs on its checkpointed input and its tape is dropped at its end, keeping only the values
+      // the next block starts from (and which of them need a gradient). The last block's tape goes once the
+      // loss is read.
+      BlockState cur = std::move(in);
+      for (size_t b = first; b < last; ++b) {
+        Slots::Checkpoint ck;
+        for (const auto& [name, v] : cur.entries()) {
+          ck.names.push_back(name);
+          ck.values.push_back(v.value());
+          ck.requiresGrad.push_back(v.requiresGrad());
+        }
+        ck.randomOps = ip.ctx.randomOps();
+        ck.roundingOps = ip.ctx.roundingOps();
+        checkpoints.push_back(std::move(ck));
+        BlockState o = replicas_[static_cast<size_t>(r)]->runBlocks(std::move(cur), m.batch, b, b + 1);
+        if (capture) {
+          int64_t bytes = 0;
+          for (const auto& [name, v] : o.entries()) bytes += static_cast<int64_t>(v.value().nbytes());
+          record_.blocks[b].outputBytes = bytes;
+        }
+        if (b + 1 == last) {
+          out = std::move(o);
+        } else {
+          cur = BlockState();
+          for (const auto& [name, v] : o.entries()) cur.set(name, Variable(v.value(), v.requiresGrad()));
+        }
+      }
+    } else if (capture) {
       // Block by block (the same ops in the same order), to record the state each block hands on.
       out = std::move(in);
       for (size_t b = first; b < last; ++b) {
@@ -414,7 +456,16 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
       slots.act[slots.at(r, s, k)] = std::move(p);
     }
     if (training_) {
-      st.out = std::move(out);
+      if (recompute) {
+        for (const auto& [name, v] : out.entries())
+          if (v.requiresGrad()) st.outGrad.push_back(name);
+        st.checkpoints = std::move(checkpoints);
+        st.leaves.clear();
+        st.loss = Variable();
+        out = BlockState();  // the tape of the last block goes here
+      } else {
+        st.out = std::move(out);
+      }
       std::lock_guard<std::mutex> lock(slots.mu);
       slots.stash[slots.at(r, s, k)] = std::move(st);
     }
@@ -437,11 +488,70 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
     if (capture) watch.emplace(rec);
     ip.ctx.setRandomKey({seed, static_cast<uint64_t>(step), static_cast<uint64_t>(m.index)});
     ip.ctx.setRoundingOps(roundingBase(s, true));
-    if (s == P_ - 1) {
+    const double lossSeed = (totalWeight > 0 ? m.weight / totalWeight : 0.0) * lossScale_;
+    std::vector<Tensor> recomputedBack;
+    if (o_.recompute) {
+      // Block by block from the last: re-run block b's forward from its checkpoint with the tape on (the
+      // entries that needed a gradient become leaves), run its backward from the gradients of its outputs (the
+      // next block's input gradients, the next stage's, or the loss), take the leaves' gradients, free the block.
+      const auto [first, last] = stageBlocks_[static_cast<size_t>(s)];
+      std::vector<std::pair<std::string, Tensor>> seedOf;  // gradients of the outputs of the block being recomputed
+      if (s < P_ - 1)
+        for (size_t i = 0; i < st.outGrad.size(); ++i)
+          if (i < seeds.size() && seeds[i].defined()) seedOf.push_back({st.outGrad[i], seeds[i]});
+      uint64_t backwardOps = roundingBase(s, true);
+      for (size_t b = last; b-- > first;) {
+        Slots::Checkpoint ck = std::move(st.checkpoints[b - first]);
+        st.checkpoints[b - first] = Slots::Checkpoint();
+        ip.ctx.setRandomKey({seed, static_cast<uint64_t>(step), static_cast<uint64_t>(m.index)}, ck.randomOps);
+        ip.ctx.setRoundingOps(ck.roundingOps);
+        // The re-run forward is not part of the compile record (the forward ran once already).
+        OpObserver* watching = ip.ctx.observer();
+        if (capture) ip.ctx.setObserver(rec.next);
+        BlockState in;
+        std::vector<std::pair<std::string, Variable>> leaves;
+        for (size_t i = 0; i < ck.names.size(); ++i) {
+          Variable v(ck.values[i], ck.requiresGrad[i]);
+          if (v.requiresGrad()) leaves.push_back({ck.names[i], v});
+          in.set(ck.names[i], v);
+        }
+        ck.values.clear();
+        BlockState out = replicas_[static_cast<size_t>(r)]->runBlocks(std::move(in), m.batch, b, b + 1);
+        std::vector<Variable> roots;
+        std::vector<Tensor> rootSeeds;
+        if (s == P_ - 1 && b + 1 == last) {
+          Variable l = loss_.loss(out.get("out"), m.batch);
+          if (l.requiresGrad()) {
+            roots.push_back(l);
+            rootSeeds.push_back(Tensor::full(l.shape(), lossSeed, l.dtype()));
+          }
+        } else {
+          for (const auto& [name, v] : out.entries()) {
+            if (!v.requiresGrad()) continue;
+            for (const auto& [n, g] : seedOf)
+              if (n == name) {
+                roots.push_back(v);
+                rootSeeds.push_back(g);
+              }
+          }
+        }
+        ip.ctx.setObserver(watching);
+        ip.ctx.setRoundingOps(backwardOps);
+        if (!roots.empty()) Variable::backward(roots, rootSeeds);
+        backwardOps = ip.ctx.roundingOps();
+        roots.clear();
+        out = BlockState();
+        seedOf.clear();
+        for (const auto& [name, leaf] : leaves) {
+          Tensor g = ip.sink.take(leaf);
+          if (b == first) recomputedBack.push_back(g);
+          if (g.defined()) seedOf.push_back({name, std::move(g)});
+        }
+      }
+    } else if (s == P_ - 1) {
       if (st.loss.requiresGrad()) {
         // fp16: the seed carries the loss scale; the reduced gradients are divided by it before the update.
-        const double w = (totalWeight > 0 ? m.weight / totalWeight : 0.0) * lossScale_;
-        st.loss.backward(Tensor::full(st.loss.shape(), w, st.loss.dtype()));
+        st.loss.backward(Tensor::full(st.loss.shape(), lossSeed, st.loss.dtype()));
       }
     } else {
       std::vector<Variable> roots;
@@ -461,10 +571,10 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
     if (s > 0) {
       std::vector<Tensor> back;
       int64_t bytes = 0;
-      for (const Variable& leaf : st.leaves) {
-        back.push_back(ip.sink.take(leaf));
-        if (back.back().defined()) bytes += static_cast<int64_t>(back.back().nbytes());
-      }
+      if (o_.recompute) back = std::move(recomputedBack);
+      for (const Variable& leaf : st.leaves) back.push_back(ip.sink.take(leaf));
+      for (const Tensor& g : back)
+        if (g.defined()) bytes += static_cast<int64_t>(g.nbytes());
       {
         std::lock_guard<std::mutex> lock(slots.mu);
         slots.grad[slots.at(r, s - 1, k)] = std::move(back);

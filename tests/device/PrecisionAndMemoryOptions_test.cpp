@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 
 #include "../models/GraphormerMolecules.h"
 #include "device/ExecutionProgram.h"
@@ -240,6 +241,58 @@ TEST(ReplicatedTensorSharding, RangesAreBalanced) {
   EXPECT_EQ(r[0], std::make_pair(int64_t{0}, int64_t{4}));
   EXPECT_EQ(r[1], std::make_pair(int64_t{4}, int64_t{7}));
   EXPECT_EQ(r[2], std::make_pair(int64_t{7}, int64_t{10}));
+}
+
+// ---- recomputation -------------------------------------------------------------------------------------
+
+TEST(Recomputation, SameBitsAsStoringActivationsWithDropoutOnOneAndTwoStages) {
+  for (bool graphormerModel : {false, true})
+    for (bool split : {false, true}) {
+      IpuOptions o;
+      o.gradientAccumulation = 4;
+      if (split) o.pipelineSplits = {"layers/1"};
+      auto reqs = requests(2, 4, 2);
+      Session kept = train(graphormerModel ? graphormer(0.2) : gin(0.3), reqs, o);
+      o.recompute = true;
+      Session again = train(graphormerModel ? graphormer(0.2) : gin(0.3), reqs, o);
+      const std::string what = std::string(graphormerModel ? "Graphormer" : "GIN") + (split ? ", 2 stages" : ", 1 stage");
+      EXPECT_TRUE(bitEqual(kept.weights(), again.weights())) << what << ": " << maxRelDiff(kept.weights(), again.weights());
+      EXPECT_TRUE(stateEqual(kept.optimizer->state(), again.optimizer->state())) << what;
+      ASSERT_EQ(kept.results.back().outputs.size(), again.results.back().outputs.size());
+      EXPECT_EQ(kept.results.back().outputs.back().loss, again.results.back().outputs.back().loss) << what;
+      // The compile record is the same: the re-run forwards are not counted as more forward ops.
+      EXPECT_EQ(kept.program->record().ops.size(), again.program->record().ops.size()) << what;
+    }
+}
+
+TEST(Recomputation, PeakMemoryOfAPipelinedStageDrops) {
+  IpuOptions o;
+  o.gradientAccumulation = 6;
+  o.pipelineSplits = {"layers/2"};
+  auto reqs = requests(1, 6, 3);
+  Session kept = train(graphormer(0.1), reqs, o);
+  o.recompute = true;
+  Session again = train(graphormer(0.1), reqs, o);
+  const int64_t before = kept.exec().ipuMemory(0).peakBytes(), after = again.exec().ipuMemory(0).peakBytes();
+  std::cout << "stage 0 peak: " << before << " B storing activations, " << after << " B recomputing\n";
+  EXPECT_LT(after, before) << "stage 0 peak: " << before << " B storing activations, " << after << " B recomputing";
+  EXPECT_TRUE(bitEqual(kept.weights(), again.weights()));
+}
+
+TEST(Recomputation, WorksWithFp16AndStochasticRounding) {
+  IpuOptions o;
+  o.gradientAccumulation = 2;
+  o.pipelineSplits = {"layers/1"};
+  o.precision = Precision::FP16;
+  auto reqs = requests(3, 2, 2);
+  Session kept = train(gin(0.3), reqs, o, Opt::Sgd);
+  o.recompute = true;
+  Session again = train(gin(0.3), reqs, o, Opt::Sgd);
+  EXPECT_TRUE(bitEqual(kept.weights(), again.weights())) << maxRelDiff(kept.weights(), again.weights());
+  o.stochasticRounding = true;
+  Session s1 = train(gin(0.3), reqs, o, Opt::Sgd);
+  Session s2 = train(gin(0.3), reqs, o, Opt::Sgd);
+  EXPECT_TRUE(bitEqual(s1.weights(), s2.weights()));
 }
 
 // ---- 8-bit I/O -------------------------------------------------------------------------------------------
