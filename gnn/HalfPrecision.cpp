@@ -3,6 +3,7 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "gnn/Parallel.h"
 
@@ -57,6 +58,17 @@ inline float stochastic(float x, double u) {
 
 template <class T>
 int64_t roundRange(T* v, int64_t lo, int64_t hi, Rounding mode, const Generator* gen) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (mode == Rounding::Half) {
+      // The common case in one vectorised pass (Eigen converts packets to half and back), once no value
+      // needs saturating.
+      Eigen::Map<Eigen::ArrayXf> a(v + lo, hi - lo);
+      if (!((a.abs() > kHalfMax) || (a != a)).any()) {
+        a = a.template cast<Eigen::half>().template cast<float>();
+        return 0;
+      }
+    }
+  }
   int64_t bad = 0;
   for (int64_t i = lo; i < hi; ++i) {
     const float x = clampHalf(static_cast<float>(v[i]), bad);
