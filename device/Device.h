@@ -43,10 +43,12 @@ struct UpdateHooks {
   /// Before update `step` (the optimizer's step count): set the learning rate.
   std::function<void(int64_t step)> beforeUpdate;
   /// The update's gradients (reduced over replicas and micro-batches, one per optimizer parameter, undefined =
-  /// none): check them, clip them in place. Throwing cancels this update and the rest of the request.
+  /// none): check them, clip them in place. Throwing cancels this update and the rest of the request. Not
+  /// called for an update that fp16's dynamic loss scaling skips (its gradients overflowed).
   std::function<void(std::vector<Tensor>& grads)> onGradients;
   /// After the update: `loss` = the update's loss (weighted mean over its micro-batches), `samples` its real
-  /// graphs. Throwing stops the request (the update stays applied).
+  /// graphs. Throwing stops the request (the update stays applied). Called for a skipped update too (its
+  /// micro-batches ran; RunResult::skippedUpdates counts it).
   std::function<void(double loss, int64_t samples)> afterUpdate;
 };
 
@@ -67,6 +69,8 @@ struct RunResult {
   int64_t paddedMicroBatches = 0;         // weight-0 micro-batches added to complete the last update
   int64_t droppedMicroBatches = 0;        // micro-batches of a partial request not run (PartialRequest::Drop)
   int64_t samples = 0;                    // real graphs trained on
+  int64_t skippedUpdates = 0;             // fp16, dynamic loss scaling: updates skipped on gradient overflow
+                                          // (not applied, not counted in `updates` nor in the optimizer's steps)
   double seconds = 0;                     // wall time of the request
 };
 
@@ -101,6 +105,10 @@ class DeviceProgram {
   /// Records the tasks of the first `requests` host requests (0: none) for trace().
   virtual void enableTrace(int64_t requests) = 0;
   virtual const Trace& trace() const = 0;
+  /// fp16: the loss scale the next update uses (1 without loss scaling).
+  virtual double lossScale() const { return 1; }
+  /// fp16 with dynamic loss scaling: updates skipped since compile.
+  virtual int64_t skippedUpdates() const { return 0; }
 
  protected:
   std::shared_ptr<const Plan> plan_;

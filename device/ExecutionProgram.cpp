@@ -11,6 +11,7 @@
 
 #include "gnn/Block.h"
 #include "gnn/Check.h"
+#include "gnn/HalfPrecision.h"
 #include "gnn/Parallel.h"
 #include "loaders/BatchFields.h"
 
@@ -42,10 +43,22 @@ struct ExecutionProgram::Slots {
     uint64_t randomOps = 0;
     int64_t bytes = 0;
   };
+  // --recompute: what a block's recomputation starts from (its input state, values only) and the random-op
+  // and rounding counts at its start, so dropout masks and stochastic rounding redraw identically.
+  struct Checkpoint {
+    std::vector<std::string> names;
+    std::vector<Tensor> values;
+    std::vector<bool> requiresGrad;
+    uint64_t randomOps = 0, roundingOps = 0;
+  };
   struct Stash {
     std::vector<Variable> leaves;  // received activations that need a gradient, in payload order
     BlockState out;                // the stage's output (the tape hangs from it)
     Variable loss;                 // last stage
+    // --recompute instead: one checkpoint per block of the stage, and the names of the stage's outputs that
+    // need a gradient (in payload order); no tape.
+    std::vector<Checkpoint> checkpoints;
+    std::vector<std::string> outGrad;
   };
   std::mutex mu;
   int64_t P = 1, G = 1;
@@ -64,6 +77,21 @@ struct ExecutionProgram::Slots {
 };
 
 namespace {
+// Stochastic rounding's op count at the start of a task: distinct per stage and pass, so no two tasks of a
+// micro-batch draw the same rounding stream.
+uint64_t roundingBase(int64_t stage, bool backward) {
+  return (static_cast<uint64_t>(stage) << 40) | (backward ? uint64_t{1} << 39 : 0);
+}
+
+bool allFinite(const Tensor& t) {
+  bool ok = true;
+  dispatchFloat(t.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    ok = t.flat<T>().allFinite();
+  });
+  return ok;
+}
+
 Tensor sumInto(const Tensor& acc, const Tensor& g) {
   if (!acc.defined()) return g;
   Tensor out = Tensor::empty(acc.shape(), acc.dtype());
@@ -164,21 +192,22 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
   for (size_t i = 0; i < starts.size(); ++i)
     stageBlocks_.push_back({starts[i], i + 1 < starts.size() ? starts[i + 1] : model.numBlocks()});
   o_.validate(training_, P_);
-  {
-    // Execution of these options lands separately; until then a run with them is refused rather than run
-    // without them.
-    const bool pending = o_.precision != Precision::FP32 || o_.recompute || o_.replicatedTensorSharding ||
-                         o_.offloadOptimizer || o_.eightBitIo || o_.executionStrategy == ExecutionStrategy::Phased;
-    GNN_CHECK_ARG(!pending, "compile: ", o_.describeMemoryOptions(), ": not executed by this build yet");
-  }
+  GNN_CHECK_ARG(simulated_ || o_.describeMemoryOptions().empty(), "compile: ", o_.describeMemoryOptions(),
+                ": options of the simulated IPU (--device ipu)");
   R_ = o_.replicationFactor;
   G_ = training_ ? o_.gradientAccumulation : o_.deviceIterations;
   schedule_ = training_ ? PipelineSchedule::training(P_, G_, o_.executionStrategy)
                         : PipelineSchedule::inference(P_, G_, o_.executionStrategy);
   numIpus_ = simulated_ ? o_.numIpus(P_) : 1;
 
-  replicas_.push_back(&master_);
-  for (int64_t r = 1; r < R_; ++r) {
+  fp16_ = o_.precision == Precision::FP16;
+  scaling_ = training_ ? o_.resolvedLossScaling() : LossScaling{};
+  lossScale_ = scaling_.mode == LossScaling::Mode::None ? 1.0 : scaling_.scale;
+  streaming_ = std::make_shared<MemoryAccount>("streaming");
+  // fp16: every replica, the first too, is a copy holding the master's weights rounded to half; the model the
+  // program was compiled with keeps the fp32 master weights the optimizer updates.
+  if (!fp16_) replicas_.push_back(&master_);
+  for (int64_t r = fp16_ ? 0 : 1; r < R_; ++r) {
     std::unique_ptr<Module> c = master_.clone();
     auto* bm = dynamic_cast<BlockModel*>(c.get());
     GNN_ASSERT(bm, "clone() of a BlockModel returned another kind of module");
@@ -201,6 +230,8 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
     for (size_t i : pos) v.push_back(rp[i]);
     params_.push_back(std::move(v));
   }
+  for (size_t i : pos) masterParams_.push_back(mp[i]);
+  ownerStage_ = std::make_shared<std::vector<int64_t>>(masterParams_.size(), -1);
   for (int64_t r = 0; r < R_; ++r)
     for (int64_t s = 0; s < P_; ++s) {
       auto ip = std::make_unique<Ipu>();
@@ -208,8 +239,41 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
       ip->memory = std::make_shared<MemoryAccount>(simulated_ ? "ipu" + std::to_string(id) : "cpu");
       ip->ctx.setMemoryAccount(ip->memory);
       ip->ctx.setGradientSink(&ip->sink);
+      if (fp16_) ip->ctx.setRounding(o_.stochasticRounding ? Rounding::StochasticHalf : Rounding::Half);
       ipus_.push_back(std::move(ip));
     }
+  if (training_) {
+    // Where the optimizer's state lives: on the IPU whose stage owns the parameter (replica 0's; with replicated
+    // tensor sharding, replica r's for shard r), or in streaming memory when offloaded.
+    std::vector<std::shared_ptr<MemoryAccount>> accounts;
+    for (const auto& ip : ipus_) accounts.push_back(ip->memory);
+    const auto owners = ownerStage_;
+    const int64_t P = P_;
+    auto onIpu = [accounts, owners, P](size_t replica, size_t i) {
+      const int64_t s = i < owners->size() && (*owners)[i] >= 0 ? (*owners)[i] : 0;
+      return accounts[static_cast<size_t>(static_cast<int64_t>(replica) * P + s)];
+    };
+    const auto streaming = streaming_;
+    if (o_.offloadOptimizer) {
+      opt_->setStateAccounts([streaming](size_t) { return streaming; });
+      if (fp16_) {
+        // The fp32 master weights are the optimizer's too: they move to streaming memory.
+        ExecutionContext off;
+        off.setMemoryAccount(streaming_);
+        ContextScope use(off);
+        for (Variable& p : masterParams_) p.value() = p.value().clone();
+      }
+    } else {
+      opt_->setStateAccounts([onIpu](size_t i) { return onIpu(0, i); });
+    }
+    if (o_.replicatedTensorSharding) {
+      std::function<std::shared_ptr<MemoryAccount>(size_t, size_t)> where = onIpu;
+      if (o_.offloadOptimizer) where = [streaming](size_t, size_t) { return streaming; };
+      opt_->setShards(Optimizer::balancedRanges(opt_->numElements(), R_), where);
+    } else if (opt_->numShards() > 0) {
+      opt_->setShards({}, nullptr);
+    }
+  }
   const int64_t lanes = R_ * static_cast<int64_t>(schedule_.lanes.size());
   workers_ = o_.workers > 0 ? o_.workers : std::min<int64_t>(machineCores(), lanes);
   workers_ = std::max<int64_t>(1, std::min(workers_, lanes));
@@ -248,6 +312,8 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
 }
 
 ExecutionProgram::~ExecutionProgram() = default;
+
+const MemoryAccount& ExecutionProgram::ipuMemory(int64_t id) const { return *ipus_.at(static_cast<size_t>(id))->memory; }
 
 double ExecutionProgram::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
@@ -312,11 +378,43 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
       recordTask(copy);
     }
     ip.ctx.setRandomKey({seed, static_cast<uint64_t>(step), static_cast<uint64_t>(m.index)}, drawn);
+    ip.ctx.setRoundingOps(roundingBase(s, false));
     if (capture) watch.emplace(rec);
     ObserverScope::mark();
     const auto [first, last] = stageBlocks_[static_cast<size_t>(s)];
     BlockState out;
-    if (capture) {
+    const bool recompute = o_.recompute && training_;
+    std::vector<Slots::Checkpoint> checkpoints;
+    if (recompute) {
+      // Recomputation checkpoints at every block boundary (PopTorch's recomputationCheckpoint after each block):
+      // each block runs on its checkpointed input and its tape is dropped at its end, keeping only the values
+      // the next block starts from (and which of them need a gradient). The last block's tape goes once the
+      // loss is read.
+      BlockState cur = std::move(in);
+      for (size_t b = first; b < last; ++b) {
+        Slots::Checkpoint ck;
+        for (const auto& [name, v] : cur.entries()) {
+          ck.names.push_back(name);
+          ck.values.push_back(v.value());
+          ck.requiresGrad.push_back(v.requiresGrad());
+        }
+        ck.randomOps = ip.ctx.randomOps();
+        ck.roundingOps = ip.ctx.roundingOps();
+        checkpoints.push_back(std::move(ck));
+        BlockState o = replicas_[static_cast<size_t>(r)]->runBlocks(std::move(cur), m.batch, b, b + 1);
+        if (capture) {
+          int64_t bytes = 0;
+          for (const auto& [name, v] : o.entries()) bytes += static_cast<int64_t>(v.value().nbytes());
+          record_.blocks[b].outputBytes = bytes;
+        }
+        if (b + 1 == last) {
+          out = std::move(o);
+        } else {
+          cur = BlockState();
+          for (const auto& [name, v] : o.entries()) cur.set(name, Variable(v.value(), v.requiresGrad()));
+        }
+      }
+    } else if (capture) {
       // Block by block (the same ops in the same order), to record the state each block hands on.
       out = std::move(in);
       for (size_t b = first; b < last; ++b) {
@@ -359,7 +457,16 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
       slots.act[slots.at(r, s, k)] = std::move(p);
     }
     if (training_) {
-      st.out = std::move(out);
+      if (recompute) {
+        for (const auto& [name, v] : out.entries())
+          if (v.requiresGrad()) st.outGrad.push_back(name);
+        st.checkpoints = std::move(checkpoints);
+        st.leaves.clear();
+        st.loss = Variable();
+        out = BlockState();  // the tape of the last block goes here
+      } else {
+        st.out = std::move(out);
+      }
       std::lock_guard<std::mutex> lock(slots.mu);
       slots.stash[slots.at(r, s, k)] = std::move(st);
     }
@@ -380,10 +487,72 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
       }
     }
     if (capture) watch.emplace(rec);
-    if (s == P_ - 1) {
+    ip.ctx.setRandomKey({seed, static_cast<uint64_t>(step), static_cast<uint64_t>(m.index)});
+    ip.ctx.setRoundingOps(roundingBase(s, true));
+    const double lossSeed = (totalWeight > 0 ? m.weight / totalWeight : 0.0) * lossScale_;
+    std::vector<Tensor> recomputedBack;
+    if (o_.recompute) {
+      // Block by block from the last: re-run block b's forward from its checkpoint with the tape on (the
+      // entries that needed a gradient become leaves), run its backward from the gradients of its outputs (the
+      // next block's input gradients, the next stage's, or the loss), take the leaves' gradients, free the block.
+      const auto [first, last] = stageBlocks_[static_cast<size_t>(s)];
+      std::vector<std::pair<std::string, Tensor>> seedOf;  // gradients of the outputs of the block being recomputed
+      if (s < P_ - 1)
+        for (size_t i = 0; i < st.outGrad.size(); ++i)
+          if (i < seeds.size() && seeds[i].defined()) seedOf.push_back({st.outGrad[i], seeds[i]});
+      uint64_t backwardOps = roundingBase(s, true);
+      for (size_t b = last; b-- > first;) {
+        Slots::Checkpoint ck = std::move(st.checkpoints[b - first]);
+        st.checkpoints[b - first] = Slots::Checkpoint();
+        ip.ctx.setRandomKey({seed, static_cast<uint64_t>(step), static_cast<uint64_t>(m.index)}, ck.randomOps);
+        ip.ctx.setRoundingOps(ck.roundingOps);
+        // The re-run forward is not part of the compile record (the forward ran once already).
+        OpObserver* watching = ip.ctx.observer();
+        if (capture) ip.ctx.setObserver(rec.next);
+        BlockState in;
+        std::vector<std::pair<std::string, Variable>> leaves;
+        for (size_t i = 0; i < ck.names.size(); ++i) {
+          Variable v(ck.values[i], ck.requiresGrad[i]);
+          if (v.requiresGrad()) leaves.push_back({ck.names[i], v});
+          in.set(ck.names[i], v);
+        }
+        ck.values.clear();
+        BlockState out = replicas_[static_cast<size_t>(r)]->runBlocks(std::move(in), m.batch, b, b + 1);
+        std::vector<Variable> roots;
+        std::vector<Tensor> rootSeeds;
+        if (s == P_ - 1 && b + 1 == last) {
+          Variable l = loss_.loss(out.get("out"), m.batch);
+          if (l.requiresGrad()) {
+            roots.push_back(l);
+            rootSeeds.push_back(Tensor::full(l.shape(), lossSeed, l.dtype()));
+          }
+        } else {
+          for (const auto& [name, v] : out.entries()) {
+            if (!v.requiresGrad()) continue;
+            for (const auto& [n, g] : seedOf)
+              if (n == name) {
+                roots.push_back(v);
+                rootSeeds.push_back(g);
+              }
+          }
+        }
+        ip.ctx.setObserver(watching);
+        ip.ctx.setRoundingOps(backwardOps);
+        if (!roots.empty()) Variable::backward(roots, rootSeeds);
+        backwardOps = ip.ctx.roundingOps();
+        roots.clear();
+        out = BlockState();
+        seedOf.clear();
+        for (const auto& [name, leaf] : leaves) {
+          Tensor g = ip.sink.take(leaf);
+          if (b == first) recomputedBack.push_back(g);
+          if (g.defined()) seedOf.push_back({name, std::move(g)});
+        }
+      }
+    } else if (s == P_ - 1) {
       if (st.loss.requiresGrad()) {
-        const double w = totalWeight > 0 ? m.weight / totalWeight : 0.0;
-        st.loss.backward(Tensor::full(st.loss.shape(), w, st.loss.dtype()));
+        // fp16: the seed carries the loss scale; the reduced gradients are divided by it before the update.
+        st.loss.backward(Tensor::full(st.loss.shape(), lossSeed, st.loss.dtype()));
       }
     } else {
       std::vector<Variable> roots;
@@ -403,10 +572,10 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
     if (s > 0) {
       std::vector<Tensor> back;
       int64_t bytes = 0;
-      for (const Variable& leaf : st.leaves) {
-        back.push_back(ip.sink.take(leaf));
-        if (back.back().defined()) bytes += static_cast<int64_t>(back.back().nbytes());
-      }
+      if (o_.recompute) back = std::move(recomputedBack);
+      for (const Variable& leaf : st.leaves) back.push_back(ip.sink.take(leaf));
+      for (const Tensor& g : back)
+        if (g.defined()) bytes += static_cast<int64_t>(g.nbytes());
       {
         std::lock_guard<std::mutex> lock(slots.mu);
         slots.grad[slots.at(r, s - 1, k)] = std::move(back);
@@ -463,7 +632,11 @@ void ExecutionProgram::runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, i
   double totalWeight = 0;
   for (const auto& rep : mbs)
     for (const auto& m : rep) totalWeight += m.padding ? 0.0 : m.weight;
-  for (auto& ip : ipus_) ip->sink.clear();
+  for (auto& ip : ipus_) {
+    ip->sink.clear();
+    ip->ctx.resetGradientOverflows();
+  }
+  syncReplicas();
   Slots slots(R_, P_, G);
 
   // Lanes of every replica; a worker takes any lane whose next task has its inputs.
@@ -546,6 +719,9 @@ void ExecutionProgram::runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, i
         Tensor g = ipu(r, s).sink.grad(params_[static_cast<size_t>(r)][i]);
         if (g.defined()) grads[i] = sumInto(grads[i], g);
       }
+  for (size_t i = 0; i < grads.size(); ++i)
+    for (int64_t s = 0; s < P_ && (*ownerStage_)[i] < 0; ++s)
+      if (ipu(0, s).sink.grad(params_.front()[i]).defined()) (*ownerStage_)[i] = s;
   if (capturing_ && iteration == 0)
     for (int64_t s = 0; s < P_; ++s) {
       StageRecord& sr = record_.stages[static_cast<size_t>(s)];
@@ -560,22 +736,143 @@ void ExecutionProgram::runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, i
           record_.blocks[static_cast<size_t>(b)].parameters += p.value().numel();
         }
     }
-  for (auto& ip : ipus_) ip->sink.clear();
+  // fp16 overflow: a gradient value that saturated (or was NaN) when rounded to half on any IPU, or a reduced
+  // gradient that is not finite, before unscaling.
+  int64_t overflows = 0;
+  for (auto& ip : ipus_) {
+    overflows += ip->ctx.gradientOverflows();
+    ip->ctx.resetGradientOverflows();
+    ip->sink.clear();
+  }
+  if (scaling_.mode != LossScaling::Mode::None)
+    for (const Tensor& g : grads)
+      if (g.defined() && !allFinite(g)) ++overflows;
   const double reduceEnd = now();
   if (R_ > 1) recordOnEveryIpu(TaskKind::AllReduce, iteration, reduceStart, reduceEnd);
+  if (scaling_.mode != LossScaling::Mode::None) {
+    if (overflows > 0) ++overflowTotal_;
+    // Dynamic loss scaling, PyTorch GradScaler's policy: an update whose gradients overflowed is skipped (the
+    // optimizer's state, step count and so the learning-rate schedule stay as they were) and the scale halved;
+    // after growthInterval clean updates in a row the scale doubles. PopTorch's automatic loss scaling decides
+    // from a histogram of the gradients instead: it halves the scale when too large a share of them sits in the
+    // histogram's top bin (near the fp16 maximum) and doubles it otherwise. Static: the update is applied as is
+    // and the overflow only counted.
+    if (overflows > 0 && scaling_.mode == LossScaling::Mode::Dynamic) {
+      ++result.skippedUpdates;
+      ++skippedTotal_;
+      lossScale_ /= 2;
+      cleanUpdates_ = 0;
+      return;
+    }
+    const double inv = 1.0 / lossScale_;
+    for (Tensor& g : grads) {
+      if (!g.defined()) continue;
+      Tensor u = Tensor::empty(g.shape(), g.dtype());
+      dispatchFloat(g.dtype(), [&](auto* tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        u.flat<T>() = g.flat<T>() * static_cast<T>(inv);
+      });
+      g = std::move(u);
+    }
+  }
   if (hooks_.onGradients) hooks_.onGradients(grads);
   const double optStart = now();
-  opt_->step(grads);
-  // Every replica applies the same update: the host copy's new weights are copied to the others.
-  for (int64_t r = 1; r < R_; ++r)
-    for (size_t i = 0; i < grads.size(); ++i) {
-      const Tensor& src = params_.front()[i].value();
-      Tensor& dst = params_[static_cast<size_t>(r)][i].value();
-      std::memcpy(dst.raw(), src.raw(), src.nbytes());
+  if (opt_->numShards() > 0) {
+    // Replicated tensor sharding: replica r updates its range of the flattened parameters from its shard of
+    // the state, into its own weights (fp16: into the fp32 master, then rounded to every replica); then every
+    // range is all-gathered into every replica's weights.
+    std::vector<std::vector<Variable>> owners;
+    for (int64_t r = 0; r < R_; ++r) owners.push_back(fp16_ ? masterParams_ : params_[static_cast<size_t>(r)]);
+    opt_->stepSharded(grads, owners);
+    if (!fp16_) {
+      const auto ranges = Optimizer::balancedRanges(opt_->numElements(), R_);
+      int64_t begin = 0;
+      for (size_t i = 0; i < grads.size(); ++i) {
+        const int64_t n = masterParams_[i].value().numel();
+        const size_t bytes = dtypeSize(masterParams_[i].dtype());
+        for (int64_t r = 0; r < R_; ++r) {
+          const int64_t lo = std::max(begin, ranges[static_cast<size_t>(r)].first) - begin;
+          const int64_t hi = std::min(begin + n, ranges[static_cast<size_t>(r)].second) - begin;
+          if (lo >= hi) continue;
+          const char* src = static_cast<const char*>(std::as_const(params_[static_cast<size_t>(r)][i].value()).raw());
+          for (int64_t q = 0; q < R_; ++q)
+            if (q != r)
+              std::memcpy(static_cast<char*>(params_[static_cast<size_t>(q)][i].value().raw()) + lo * static_cast<int64_t>(bytes),
+                          src + lo * static_cast<int64_t>(bytes), static_cast<size_t>(hi - lo) * bytes);
+        }
+        begin += n;
+      }
     }
+  } else {
+    opt_->step(grads);
+  }
+  if (scaling_.mode == LossScaling::Mode::Dynamic && ++cleanUpdates_ >= scaling_.growthInterval) {
+    lossScale_ *= 2;
+    cleanUpdates_ = 0;
+  }
+  // Every replica applies the same update: the master's new weights are copied to the others.
+  syncReplicas();
   const double optEnd = now();
   recordOnEveryIpu(TaskKind::Optimizer, iteration, optStart, optEnd);
   ++result.updates;
+}
+
+int64_t ExecutionProgram::narrowIntegerFeatures(Batch& b, int64_t microBatch) const {
+  int64_t bytes = 0;
+  for (const BatchField& f : batchFields()) {
+    Tensor& t = b.*f.inBatch;
+    if (!t.defined()) continue;
+    // Integer features only: node ids (edge_index) and targets keep their width.
+    const bool integer = t.dtype() == DType::I64 || t.dtype() == DType::I32;
+    if (!integer || f.nodeIds || f.target) {
+      bytes += static_cast<int64_t>(t.nbytes());
+      continue;
+    }
+    // Node-pair fields (spatial_pos, edge_input) mark padding and unreachable pairs with -1: they cross biased
+    // by one (-1..254); every other integer feature as is (0..255).
+    const int64_t bias = f.level == FieldLevel::NodePair ? 1 : 0;
+    Tensor narrow(t.shape(), DType::U8);
+    uint8_t* out = narrow.data<uint8_t>();
+    auto check = [&](int64_t v, int64_t i) {
+      GNN_CHECK_ARG(v + bias >= 0 && v + bias <= 255, "--eight-bit-io: field '", f.name, "' of micro-batch ",
+                    microBatch, " of the host request holds ", v, " (element ", i, "), outside ", -bias, "..",
+                    255 - bias, "; run without --eight-bit-io or remap that feature");
+      return static_cast<uint8_t>(v + bias);
+    };
+    if (t.dtype() == DType::I64) {
+      const int64_t* in = std::as_const(t).data<int64_t>();
+      for (int64_t i = 0; i < t.numel(); ++i) out[i] = check(in[i], i);
+    } else {
+      const int32_t* in = std::as_const(t).data<int32_t>();
+      for (int64_t i = 0; i < t.numel(); ++i) out[i] = check(in[i], i);
+    }
+    bytes += static_cast<int64_t>(narrow.nbytes());
+    // On the device: widened back to the field's own type.
+    Tensor wide(t.shape(), t.dtype());
+    const uint8_t* nv = std::as_const(narrow).data<uint8_t>();
+    if (t.dtype() == DType::I64) {
+      int64_t* w = wide.data<int64_t>();
+      for (int64_t i = 0; i < t.numel(); ++i) w[i] = static_cast<int64_t>(nv[i]) - bias;
+    } else {
+      int32_t* w = wide.data<int32_t>();
+      for (int64_t i = 0; i < t.numel(); ++i) w[i] = static_cast<int32_t>(nv[i]) - static_cast<int32_t>(bias);
+    }
+    t = std::move(wide);
+  }
+  for (const CollatorField& f : collatorFields())
+    if ((b.*f.inBatch).defined()) bytes += static_cast<int64_t>((b.*f.inBatch).nbytes());
+  return bytes;
+}
+
+void ExecutionProgram::syncReplicas() {
+  for (int64_t r = 0; r < R_; ++r)
+    for (size_t i = 0; i < masterParams_.size(); ++i) {
+      const Tensor& src = std::as_const(masterParams_[i]).value();
+      Tensor& dst = params_[static_cast<size_t>(r)][i].value();
+      if (dst.storageId() == src.storageId()) continue;  // replica 0 in fp32 is the master
+      std::memcpy(dst.raw(), src.raw(), src.nbytes());
+      if (fp16_) roundTensorToHalf(dst, Rounding::Half);
+    }
 }
 
 void ExecutionProgram::recordOnEveryIpu(TaskKind kind, int64_t iteration, double start, double end) {
@@ -662,12 +959,38 @@ RunResult ExecutionProgram::runRequest(const Batch& request, const UpdateHooks& 
       mb.padding = true;
     }
   }
+  // What crosses the host link: with --eight-bit-io the integer features as uint8 (checked, widened again on
+  // the device); with fp16 the float inputs as half (rounded here, in copies: the caller's request is left
+  // as it was).
+  int64_t linkBytes = bytesOf(request);
+  if (o_.eightBitIo || fp16_) {
+    linkBytes = 0;
+    for (int64_t m = 0; m < K; ++m) {
+      Batch& b = all[static_cast<size_t>(m)].batch;
+      if (o_.eightBitIo) {
+        linkBytes += narrowIntegerFeatures(b, m);
+      } else {
+        linkBytes += bytesOf(b);
+      }
+      if (fp16_)
+        for (const BatchField& f : batchFields()) {
+          Tensor& t = b.*f.inBatch;
+          if (!t.defined() || (t.dtype() != DType::F32 && t.dtype() != DType::F64)) continue;
+          t = t.clone();
+          if (!f.target) {
+            roundTensorToHalf(t, Rounding::Half);
+            linkBytes -= static_cast<int64_t>(t.nbytes()) / 2;  // sent as half
+          }
+        }
+    }
+    for (int64_t m = K; m < runCount; ++m) all[static_cast<size_t>(m)].batch = all[static_cast<size_t>(K - 1)].batch;
+  }
   {
     TaskRecord h;
     h.kind = TaskKind::HostToDevice;
     h.ipu = static_cast<int64_t>(trace_.tracks().size()) - 1;
     h.request = requests_;
-    h.bytes = bytesOf(request);
+    h.bytes = linkBytes;
     h.cpu = {start, now() - start};
     recordTask(h);
   }

@@ -44,8 +44,16 @@ class ExecutionProgram : public DeviceProgram {
   const CompileRecord& record() const override { return record_; }
   void enableTrace(int64_t requests) override { traceRequests_ = requests; }
   const Trace& trace() const override { return trace_; }
+  double lossScale() const override { return lossScale_; }
+  int64_t skippedUpdates() const override { return skippedTotal_; }
+  /// Updates whose gradients overflowed in half (skipped ones included; with static scaling they were applied).
+  int64_t overflowUpdates() const { return overflowTotal_; }
   /// Worker threads the tasks run on.
   int64_t workers() const { return workers_; }
+  /// The memory account of simulated IPU `id` (replica-major: replica · stages + stage).
+  const MemoryAccount& ipuMemory(int64_t id) const;
+  /// Streaming memory (off-chip): offloaded optimizer state and fp16's fp32 master weights live here.
+  const MemoryAccount& streamingMemory() const { return *streaming_; }
 
  private:
   struct Ipu;
@@ -63,6 +71,11 @@ class ExecutionProgram : public DeviceProgram {
   // Micro-batches a request of `microBatches` runs: whole updates, padded or dropped per PartialRequest.
   int64_t microBatchesToRun(int64_t microBatches) const;
   double now() const;
+  // Every replica's weights from the master's (fp16: rounded to half).
+  void syncReplicas();
+  // --eight-bit-io: integer features through the host link as uint8 (checked), widened again; returns the
+  // bytes that crossed the link.
+  int64_t narrowIntegerFeatures(Batch& b, int64_t microBatch) const;
   Ipu& ipu(int64_t replica, int64_t stage) { return *ipus_[static_cast<size_t>(replica * P_ + stage)]; }
 
   std::string deviceName_;
@@ -74,9 +87,17 @@ class ExecutionProgram : public DeviceProgram {
   int64_t P_ = 1, R_ = 1, G_ = 1, numIpus_ = 1, workers_ = 1;
   std::vector<std::pair<size_t, size_t>> stageBlocks_;
   PipelineSchedule schedule_;
-  std::vector<std::unique_ptr<Module>> clones_;   // replicas 1..R-1
-  std::vector<BlockModel*> replicas_;             // [0] = the model itself
+  std::vector<std::unique_ptr<Module>> clones_;   // replicas 1..R-1 (fp16: 0..R-1)
+  std::vector<BlockModel*> replicas_;             // [0] = the model itself (fp16: a clone holding half weights)
   std::vector<std::vector<Variable>> params_;     // per replica, in the optimizer's order
+  std::vector<Variable> masterParams_;            // the optimizer's (fp32 master) parameters
+  bool fp16_ = false;
+  LossScaling scaling_;
+  double lossScale_ = 1;
+  int64_t cleanUpdates_ = 0, skippedTotal_ = 0, overflowTotal_ = 0;
+  std::shared_ptr<MemoryAccount> streaming_;
+  // Stage whose sink first received parameter i's gradient (-1: not yet known): where its state lives.
+  std::shared_ptr<std::vector<int64_t>> ownerStage_;
   std::vector<std::unique_ptr<Ipu>> ipus_;        // replica-major: ipu(r, s)
   CompileRecord record_;
   Trace trace_;

@@ -21,6 +21,15 @@ PipelineSchedule PipelineSchedule::training(int64_t P, int64_t G, ExecutionStrat
   s.stages = P;
   s.microBatches = G;
   s.forTraining = true;
+  if (strategy == ExecutionStrategy::Phased) {
+    // Batch serialisation: each phase (stage) runs every micro-batch of the update before the next loads.
+    s.lanes.resize(1);
+    for (int64_t st = 0; st < P; ++st)
+      for (int64_t k = 0; k < G; ++k) s.lanes[0].push_back({TaskKind::Forward, st, k, PipelinePhase::None});
+    for (int64_t st = P - 1; st >= 0; --st)
+      for (int64_t k = 0; k < G; ++k) s.lanes[0].push_back({TaskKind::Backward, st, k, PipelinePhase::None});
+    return s;
+  }
   if (strategy == ExecutionStrategy::Sharded || P == 1) {
     s.lanes.resize(1);
     for (int64_t k = 0; k < G; ++k) {
@@ -47,6 +56,12 @@ PipelineSchedule PipelineSchedule::inference(int64_t P, int64_t M, ExecutionStra
   s.stages = P;
   s.microBatches = M;
   s.forTraining = false;
+  if (strategy == ExecutionStrategy::Phased) {
+    s.lanes.resize(1);
+    for (int64_t st = 0; st < P; ++st)
+      for (int64_t k = 0; k < M; ++k) s.lanes[0].push_back({TaskKind::Forward, st, k, PipelinePhase::None});
+    return s;
+  }
   if (strategy == ExecutionStrategy::Sharded || P == 1) {
     s.lanes.resize(1);
     for (int64_t k = 0; k < M; ++k)

@@ -9,6 +9,9 @@
 // cycles before every stage has started (t < P-1), flush = the cycles after the first stage's last forward
 // (t >= G), main = the cycles between, where every stage runs forward(k) and backward(k - Δ).
 // Sharded: one lane visiting the stages in turn, one micro-batch at a time: forward 0..P-1, backward P-1..0.
+// Phased (PopTorch's SerialPhased): one lane, batch serialisation: stage 0's forward of every micro-batch of the
+// update, then stage 1's, ..., then the backward of stage P-1 for every micro-batch, ..., stage 0; inference:
+// the forwards in that order. Every stage keeps all G micro-batches (in streaming memory between phases).
 //
 //   PipelineSchedule s = PipelineSchedule::training(4, 8, ExecutionStrategy::Pipelined);
 //   s.lanes[3];                 // F0 B0 F1 B1 ... on the last stage

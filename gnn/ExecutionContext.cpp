@@ -38,6 +38,23 @@ Generator ExecutionContext::nextRandomStream() {
   return Generator(h);
 }
 
+Generator ExecutionContext::nextRoundingStream() {
+  uint64_t h = Generator::mix64(key_.seed ^ 0x452821e638d01377ULL);
+  h = Generator::mix64(h ^ (key_.step * 0x9e3779b97f4a7c15ULL + 0xbe5466cf34e90c6cULL));
+  h = Generator::mix64(h ^ (key_.microBatch * 0xbf58476d1ce4e5b9ULL + 0xc0ac29b7c97c50ddULL));
+  h = Generator::mix64(h ^ (roundingOps_++ * 0x94d049bb133111ebULL + 0x3f84d5b5b5470917ULL));
+  return Generator(h);
+}
+
+int64_t ExecutionContext::roundStored(Tensor& t) {
+  if (rounding_ == Rounding::None) return 0;
+  if (rounding_ == Rounding::StochasticHalf) {
+    const Generator g = nextRoundingStream();
+    return roundTensorToHalf(t, rounding_, &g);
+  }
+  return roundTensorToHalf(t, rounding_);
+}
+
 ContextScope::ContextScope(ExecutionContext& ctx) : previous_(&ExecutionContext::current()) {
   detail::currentContextSlot() = &ctx;
 }

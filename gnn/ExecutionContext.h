@@ -6,7 +6,11 @@
 //   - the random-number key: random ops (dropout) derive their stream from (seed, step, micro-batch, index of
 //     the random op in the step), so masks do not depend on the order micro-batches run in,
 //   - the op observer and the current block (gnn/OpInfo.h, gnn/Block.h),
-//   - an optional GradientSink that receives parameter gradients instead of the parameters themselves.
+//   - an optional GradientSink that receives parameter gradients instead of the parameters themselves,
+//   - the rounding of stored values (gnn/HalfPrecision.h): none (float32), or half precision, where every
+//     floating value an op records and every gradient the tape passes on is rounded to half; stochastic
+//     rounding draws from its own stream of (seed, step, micro-batch, rounding op index), and gradient values
+//     that saturated are counted (overflow, for loss scaling).
 // Each thread starts with a default context (process memory account, default budget, key (0, 0, 0));
 // ContextScope makes another context current on this thread for its scope. A context is used by one thread
 // at a time; parallelFor's worker threads run under the context of the thread that called it.
@@ -20,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "gnn/HalfPrecision.h"
 #include "gnn/MemoryAccount.h"
 #include "gnn/Random.h"
 
@@ -73,6 +78,22 @@ class ExecutionContext {
   GradientSink* gradientSink() const { return sink_; }
   void setGradientSink(GradientSink* sink) { sink_ = sink; }
 
+  /// How values stored under this context are rounded (Rounding::None: float32 as computed).
+  Rounding rounding() const { return rounding_; }
+  void setRounding(Rounding r) { rounding_ = r; }
+  /// Stochastic rounding: the stream of the next rounded tensor, from (seed, step, micro-batch, rounding op
+  /// index); the index is separate from the random ops', so rounding never changes dropout masks.
+  Generator nextRoundingStream();
+  uint64_t roundingOps() const { return roundingOps_; }
+  void setRoundingOps(uint64_t n) { roundingOps_ = n; }
+  /// Gradient values that saturated or were NaN when rounded to half since the last reset.
+  int64_t gradientOverflows() const { return gradientOverflows_; }
+  void addGradientOverflows(int64_t n) { gradientOverflows_ += n; }
+  void resetGradientOverflows() { gradientOverflows_ = 0; }
+  /// Rounds a value this context stores (an op's output, a gradient) per rounding(); returns the values
+  /// that saturated. No-op with Rounding::None.
+  int64_t roundStored(Tensor& t);
+
   /// Forward op timing (OpEvent::seconds): the time of the previous event on this context.
   std::chrono::steady_clock::time_point lastMark() const { return mark_; }
   void setMark(std::chrono::steady_clock::time_point t) { mark_ = t; }
@@ -85,6 +106,9 @@ class ExecutionContext {
   OpObserver* observer_ = nullptr;
   const char* block_ = "";
   GradientSink* sink_ = nullptr;
+  Rounding rounding_ = Rounding::None;
+  uint64_t roundingOps_ = 0;
+  int64_t gradientOverflows_ = 0;
   std::chrono::steady_clock::time_point mark_;
 };
 

@@ -7,11 +7,22 @@
 //   Adam opt({{conv1.parameters(), 5e-4}, {conv2.parameters(), 0.0}}, /*lr=*/0.01);
 //   opt.zeroGrad(); loss.backward(); opt.step();
 //   opt.step(sink.grads(opt.parameters()));                // gradients gathered elsewhere
+//
+// SGD, Adam and AdamW are elementwise: each element of a parameter is updated from its gradient and its own
+// state elements only, by updateSpan(). That is what lets a device shard the state (replicated tensor
+// sharding): setShards() splits the flattened parameter list (parameters in group order, each flattened) into
+// contiguous element ranges, each with its own state storage (sized to the range, allocated under the account
+// the caller names), and stepSharded() updates range by range into the weights each range's owner holds. The
+// arithmetic per element is the same code either way, so sharded and unsharded updates give the same bits.
+// state() always returns the whole (gathered) state and loadState() accepts it, sharded or not.
 #pragma once
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "gnn/MemoryAccount.h"
 #include "gnn/Variable.h"
 
 namespace gnn {
@@ -46,10 +57,43 @@ class Optimizer {
   /// Restores state saved by state(); throws when names or shapes differ.
   virtual void loadState(const std::map<std::string, Tensor>& state);
 
+  /// Where the state of parameter `index` is allocated (default, or an empty function: the account of the
+  /// context current when it is first needed). A device keeps it on the IPU that owns the parameter, or in
+  /// streaming memory when it is offloaded. Existing state is moved to its new account.
+  void setStateAccounts(std::function<std::shared_ptr<MemoryAccount>(size_t index)> account);
+
+  /// Replicated tensor sharding: the state split into `ranges` of the flattened parameter list (contiguous,
+  /// covering it in order), range r's state allocated under account(r, parameter index). Existing state moves
+  /// into the shards. An empty list ends sharding (the state is gathered back).
+  void setShards(std::vector<std::pair<int64_t, int64_t>> ranges,
+                 std::function<std::shared_ptr<MemoryAccount>(size_t shard, size_t index)> account);
+  size_t numShards() const { return shards_.size(); }
+  /// Elements of every parameter, flattened in group order.
+  int64_t numElements() const;
+  /// `count` contiguous ranges of the flattened parameters, as even as elements allow (the first ones one
+  /// element longer).
+  static std::vector<std::pair<int64_t, int64_t>> balancedRanges(int64_t elements, int64_t count);
+  /// One sharded update: the step counted once, then each shard r updates its range in weights[r] (one Variable
+  /// per parameter, in parameters() order: the copy of the model its owner holds) from its own state. The
+  /// caller then gathers the ranges into every copy. Needs setShards() and an elementwise optimizer.
+  void stepSharded(const std::vector<Tensor>& grads, const std::vector<std::vector<Variable>>& weights);
+
  protected:
+  /// A run of elements of one parameter and its state.
+  struct Span {
+    const ParamGroup* group = nullptr;
+    Tensor w, g;                 // the parameter's value and gradient (whole tensors)
+    std::vector<Tensor> state;   // one per elementSlots() entry
+    int64_t begin = 0, end = 0;  // elements of w and g
+    int64_t stateBegin = 0;      // element of each state tensor matching `begin`
+  };
+  /// Per-element state slots in the order updateSpan() receives them ({"m", "v"}; {} when stateless).
+  virtual std::vector<std::string> elementSlots() const = 0;
+  /// The update of one span; steps_ is already counted. Runs on several threads for different spans.
+  virtual void updateSpan(const Span& span) const = 0;
   /// The update itself, from checked gradients (one per parameter, undefined = none); steps_ is already
-  /// counted.
-  virtual void apply(const std::vector<Tensor>& grads) = 0;
+  /// counted. Default: updateSpan over pieces of every parameter that has a gradient, in parallel.
+  virtual void apply(const std::vector<Tensor>& grads);
   /// Calls f(group, param, grad, index) for every parameter with a gradient; index is stable across steps.
   template <class F>
   void forEachParam(const std::vector<Tensor>& grads, F&& f) {
@@ -67,6 +111,18 @@ class Optimizer {
   /// Per-parameter state slots, e.g. {"m", "v"}; allocated lazily, zero-initialised.
   std::map<std::string, std::vector<Tensor>> slots_;
   Tensor& slot(const std::string& name, size_t idx, const Tensor& like);
+
+ private:
+  void checkGrads(const std::vector<Tensor>& grads) const;
+  std::shared_ptr<MemoryAccount> accountFor(size_t idx) const;
+  std::function<std::shared_ptr<MemoryAccount>(size_t)> stateAccount_;
+  // Sharded state: shards_[r] = elements [first, second) of the flattened parameters; shardSlots_[r][slot][i] =
+  // the part of parameter i's state in shard r (1-D, undefined until first needed or when none).
+  std::vector<std::pair<int64_t, int64_t>> shards_;
+  std::function<std::shared_ptr<MemoryAccount>(size_t, size_t)> shardAccount_;
+  std::vector<std::map<std::string, std::vector<Tensor>>> shardSlots_;
+  std::map<std::string, std::vector<Tensor>> gathered() const;
+  void scatterShards();
 };
 
 /// SGD with optional momentum (PyTorch semantics) and L2 weight decay added to the gradient.
@@ -76,7 +132,8 @@ class SGD : public Optimizer {
   int64_t stateTensorsPerParameter() const override { return momentum_ != 0.0 ? 1 : 0; }
 
  protected:
-  void apply(const std::vector<Tensor>& grads) override;
+  std::vector<std::string> elementSlots() const override;
+  void updateSpan(const Span& span) const override;
 
  private:
   double momentum_;
@@ -89,9 +146,10 @@ class Adam : public Optimizer {
   int64_t stateTensorsPerParameter() const override { return 2; }
 
  protected:
-  void apply(const std::vector<Tensor>& grads) override { adamStep(grads, false); }
+  std::vector<std::string> elementSlots() const override { return {"m", "v"}; }
+  void updateSpan(const Span& span) const override { adamSpan(span, false); }
   /// decoupled = true gives AdamW.
-  void adamStep(const std::vector<Tensor>& grads, bool decoupled);
+  void adamSpan(const Span& span, bool decoupled) const;
   double beta1_, beta2_, eps_;
 };
 
@@ -102,7 +160,7 @@ class AdamW : public Adam {
   using Adam::Adam;
 
  protected:
-  void apply(const std::vector<Tensor>& grads) override { adamStep(grads, true); }
+  void updateSpan(const Span& span) const override { adamSpan(span, true); }
 };
 
 }  // namespace gnn

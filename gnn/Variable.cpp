@@ -49,9 +49,15 @@ void checkGradShape(const Tensor& g, const Shape& shape, DType dtype) {
                 dtypeName(g.dtype()), ") for a variable of shape ", shapeString(shape), " (", dtypeName(dtype), ")");
 }
 
-// Adds g into node's gradient, or into the context's sink for parameters (leaves).
+// Adds g into node's gradient, or into the context's sink for parameters (leaves). Under a half-precision
+// context the gradient is rounded to half first (in place: a gradient handed over is the closure's own, or a
+// value already rounded, which rounding leaves unchanged), saturations counted as overflow; a sum of two
+// gradients into an intermediate is rounded again, while a sink sums in float32 (fp32 accumulation).
 void accumulateNode(Variable::Node& node, const Tensor& g) {
-  GradientSink* sink = ExecutionContext::current().gradientSink();
+  ExecutionContext& ctx = ExecutionContext::current();
+  const bool half = ctx.rounding() != Rounding::None;
+  if (half) ctx.addGradientOverflows(ctx.roundStored(const_cast<Tensor&>(g)));
+  GradientSink* sink = ctx.gradientSink();
   if (sink && !node.backward) {
     sink->accumulate(&node, g);
     return;
@@ -68,7 +74,9 @@ void accumulateNode(Variable::Node& node, const Tensor& g) {
     }
     ~Writer() { w.fetch_sub(1, std::memory_order_acq_rel); }
   } writer(node.writers);
+  const bool sum = node.grad.defined();
   accumulate(node.grad, g);
+  if (half && sum) ctx.roundStored(node.grad);
 }
 
 // Storage bytes of the distinct buffers among `tensors`, skipping those already in `seen`.
@@ -97,11 +105,13 @@ Variable::Variable(Tensor value, bool requiresGrad)
 
 Variable Variable::record(const OpInfo& info, Tensor value, std::vector<Variable> inputs, std::vector<Tensor> saved,
                           BackwardFn backward) {
+  ExecutionContext& ctx = ExecutionContext::current();
+  // Half precision: the value is stored rounded (ops compute in float32 and store half).
+  if (ctx.rounding() != Rounding::None) ctx.roundStored(value);
   Variable out(std::move(value), false);
   bool any = false;
   if (gGradEnabled)
     for (const auto& in : inputs) any = any || in.requiresGrad();
-  ExecutionContext& ctx = ExecutionContext::current();
   int64_t savedBytes = 0;
   if (any) {
     Node& n = *out.node_;

@@ -161,7 +161,10 @@ nlohmann::json DeviceFlags::toJson(const DeviceProgram& program) const {
           {"execution", execution},
           {"output_mode", outputModeName(options.resolvedOutputMode(true))},
           {"stages", stages},
-          {"host_requests", program.hostRequests()}};
+          {"host_requests", program.hostRequests()},
+          {"precision", precision},
+          {"loss_scale", program.lossScale()},
+          {"skipped_updates", program.skippedUpdates()}};
 }
 
 void DeviceFlags::writeTraces(const DeviceProgram& program, const std::string& title) const {
