@@ -6,9 +6,14 @@
 
 namespace gnn {
 
-GraphormerEncodings::GraphormerEncodings(int multiHopMaxDist) : k_(multiHopMaxDist) {
+GraphormerEncodings::GraphormerEncodings(int multiHopMaxDist, bool capAtLongestPath)
+    : k_(multiHopMaxDist), cap_(capAtLongestPath) {
   GNN_CHECK_ARG(multiHopMaxDist >= 1, "GraphormerEncodings: multi_hop_max_dist must be >= 1, got ",
                 multiHopMaxDist);
+}
+
+int GraphormerEncodings::hopSlots(int64_t n) const {
+  return cap_ ? static_cast<int>(std::min<int64_t>(k_, std::max<int64_t>(1, n - 1))) : k_;
 }
 
 // algos.get_all_edges: the intermediate nodes of the path i -> j, in order, from Floyd-Warshall's
@@ -56,9 +61,10 @@ void GraphormerEncodings::compute(MoleculeGraph& g) {
       }
     }
   }
-  g.maxDist = k_;
+  const int slots = hopSlots(n);
+  g.maxDist = slots;
   g.spatialPos.resize(nn);
-  g.edgeInput.assign(nn * static_cast<size_t>(k_) * MoleculeGraph::kBondFeatures, -1);
+  g.edgeInput.assign(nn * static_cast<size_t>(slots) * MoleculeGraph::kBondFeatures, -1);
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) {
       const size_t at = static_cast<size_t>(i) * n + j;
@@ -69,8 +75,8 @@ void GraphormerEncodings::compute(MoleculeGraph& g) {
       hops_.push_back(i);
       appendIntermediates(i, j);
       hops_.push_back(j);
-      const int numHops = std::min(static_cast<int>(hops_.size()) - 1, k_);
-      int16_t* out = g.edgeInput.data() + at * static_cast<size_t>(k_) * MoleculeGraph::kBondFeatures;
+      const int numHops = std::min(static_cast<int>(hops_.size()) - 1, slots);
+      int16_t* out = g.edgeInput.data() + at * static_cast<size_t>(slots) * MoleculeGraph::kBondFeatures;
       for (int h = 0; h < numHops; ++h, out += MoleculeGraph::kBondFeatures) {
         const int32_t edge = edgeOf_[static_cast<size_t>(hops_[h]) * n + hops_[h + 1]];
         GNN_ASSERT(edge >= 0, "shortest path uses a missing edge");

@@ -27,8 +27,13 @@ class GraphormerEncodings {
   static constexpr int64_t kUnreachable = 510;    // algos.pyx floyd_warshall
   static constexpr int64_t kFeatureOffset = 512;  // wrapper.py convert_to_single_emb(offset=512)
 
-  explicit GraphormerEncodings(int multiHopMaxDist);
+  /// capAtLongestPath: a graph of n nodes gets K = min(multiHopMaxDist, max(1, n - 1)) hop slots (g.maxDist
+  /// says how many): no shortest path has more than n - 1 hops, so the slots past it would only hold -1, and
+  /// a K of 100,000 would otherwise cost n^2 x K per graph. The dataset writer pads graphs back to a common K.
+  explicit GraphormerEncodings(int multiHopMaxDist, bool capAtLongestPath = false);
   int multiHopMaxDist() const { return k_; }
+  /// The K a graph of n nodes gets (see capAtLongestPath).
+  int hopSlots(int64_t n) const;
 
   /// Fills g.spatialPos, g.inDegree, g.edgeInput and g.maxDist from g's edges and bond features.
   void compute(MoleculeGraph& g);
@@ -36,6 +41,7 @@ class GraphormerEncodings {
  private:
   void appendIntermediates(int i, int j);
   int k_;
+  bool cap_;
   int n_ = 0;
   std::vector<int32_t> dist_, via_, edgeOf_;
   std::vector<int32_t> hops_;

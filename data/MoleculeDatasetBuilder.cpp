@@ -5,12 +5,16 @@
 #include <GraphMol/FileParsers/FileParsers.h>
 #include <GraphMol/GraphMol.h>
 #include <GraphMol/SmilesParse/SmilesWrite.h>
+#include <fcntl.h>
 #include <omp.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <charconv>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -143,6 +147,63 @@ double peakRssMb() {
   return -1;
 }
 
+namespace {
+
+// The file whose bytes the metadata's checksum covers: the input itself, or a PCQM4Mv2 folder's data file.
+std::string inputFileOf(const std::string& path) {
+  if (std::filesystem::is_directory(path))
+    for (const char* f : {"raw/data.csv.gz", "raw/data.csv"})
+      if (std::filesystem::exists(std::filesystem::path(path) / f)) return (std::filesystem::path(path) / f).string();
+  return path;
+}
+
+// What a resumed build must share with the one that saved the state: every option that changes the output,
+// and the input file as it was (size and modification time, as make judges a file unchanged).
+nlohmann::json resumeFingerprint(const BuildOptions& o, const std::string& inputFile) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(inputFile, ec);
+  const auto mtime = std::filesystem::last_write_time(inputFile, ec).time_since_epoch().count();
+  return {{"format_version", kFormatVersion},
+          {"input", std::filesystem::absolute(o.source.path).string()},
+          {"input_bytes", static_cast<uint64_t>(size)},
+          {"input_mtime", static_cast<int64_t>(mtime)},
+          {"format", o.source.format},
+          {"smiles_column", o.source.smilesColumn},
+          {"targets", o.source.targetColumns},
+          {"split_column", o.source.splitColumn},
+          {"explicit_hydrogens", o.featurizer.explicitHydrogens},
+          {"conformers", o.conformers},
+          {"conformer_seed", o.conformer.seed},
+          {"graphormer_max_dist", o.graphormerMaxDist},
+          {"max_smiles_length", o.maxSmilesLength},
+          {"max_atoms", o.maxAtoms},
+          {"limit", o.limit},
+          {"strict", o.strict},
+          {"out", std::filesystem::absolute(o.outPath).string()}};
+}
+
+// Written to a temp file, fsync'd and renamed over the old state, so a kill leaves the old state or the new.
+void saveResumeState(const std::string& dir, const nlohmann::json& state) {
+  const std::string path = dir + "/state.json", tmp = path + ".tmp";
+  {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) throw std::runtime_error(tmp + ": cannot write the resume state: " + std::strerror(errno));
+    const std::string text = state.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
+                    ::fsync(::fileno(f)) == 0;
+    if (std::fclose(f) != 0 || !ok) throw std::runtime_error(tmp + ": cannot write the resume state: " + std::strerror(errno));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error(path + ": cannot save the resume state: " + ec.message());
+  if (const int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY); d >= 0) {
+    ::fsync(d);
+    ::close(d);
+  }
+}
+
+}  // namespace
+
 MoleculeDatasetBuilder::MoleculeDatasetBuilder(BuildOptions options)
     : options_(std::move(options)), featurizer_(options_.featurizer), conformers_(options_.conformer) {
   GNN_CHECK_ARG(options_.threads >= 1, "threads must be >= 1, got ", options_.threads);
@@ -253,10 +314,35 @@ BuildSummary MoleculeDatasetBuilder::run() {
   const int k = options_.graphormerMaxDist;
   const int numTargets = static_cast<int>(source->targetNames().size());
 
+  // A resumable build: the state a killed or stopped build saved, if it is one of this input and options.
+  const std::string& resumeDir = options_.resumeDir;
+  const std::string inputFile = inputFileOf(options_.source.path);
+  nlohmann::json fingerprint, saved;
+  if (!resumeDir.empty()) {
+    GNN_CHECK_ARG(!options_.outPath.empty(), "a resumable build needs an output .npz");
+    GNN_CHECK_ARG(options_.jsonl == nullptr, "a resumable build cannot write JSON lines");
+    fingerprint = resumeFingerprint(options_, inputFile);
+    const std::filesystem::path statePath = std::filesystem::path(resumeDir) / "state.json";
+    if (std::filesystem::exists(statePath)) {
+      std::ifstream in(statePath);
+      saved = nlohmann::json::parse(in, nullptr, false);
+      if (!saved.is_object() || !saved.contains("fingerprint") || !saved.contains("writer"))
+        throw std::runtime_error(statePath.string() + ": not a resume state (damaged?): remove " + resumeDir +
+                                 " to build from the start");
+      if (saved["fingerprint"] != fingerprint)
+        throw std::runtime_error(resumeDir + " holds a build of other input or options (" +
+                                 saved["fingerprint"].dump() + "): remove it to build from the start");
+    } else {
+      // Anything else there (array files of a build killed before its first chunk) is not trusted.
+      std::filesystem::remove_all(resumeDir);
+      std::filesystem::create_directories(resumeDir);
+    }
+  }
+
   std::unique_ptr<NpzDatasetWriter> writer;
   if (!options_.outPath.empty())
     writer = std::make_unique<NpzDatasetWriter>(
-        NpzDatasetWriter::Options{options_.outPath, numTargets, positions_, k});
+        NpzDatasetWriter::Options{options_.outPath, numTargets, positions_, k, resumeDir});
 
   const int threads = options_.threads;
   const size_t chunk = static_cast<size_t>(options_.chunkSize);
@@ -266,7 +352,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
   std::vector<char> ok(chunk);
   std::vector<std::unique_ptr<GraphormerEncodings>> encoders(static_cast<size_t>(threads));
   if (k > 0)
-    for (auto& e : encoders) e = std::make_unique<GraphormerEncodings>(k);
+    for (auto& e : encoders) e = std::make_unique<GraphormerEncodings>(k, /*capAtLongestPath=*/true);
 
   BuildSummary summary;
   summary.threads = threads;
@@ -279,7 +365,36 @@ BuildSummary MoleculeDatasetBuilder::run() {
   std::map<std::string, std::vector<int64_t>> columnSplits;
   if (splitColumn) columnSplits = {{"train", {}}, {"valid", {}}, {"test", {}}};
   int64_t seen = 0;
-  bool more = true;
+  if (saved.is_object()) {
+    // Resume: the writer goes back to the last finished chunk; the input is read again up to there (reading
+    // is cheap next to featurising) to find which records the splits need, without featurising them.
+    writer->restore(saved["writer"].get<std::vector<int64_t>>());
+    seen = saved.value("records", int64_t{0});
+    summary.resumedRecords = seen;
+    summary.accepted = saved.value("accepted", int64_t{0});
+    summary.nodes = saved.value("nodes", int64_t{0});
+    summary.edges = saved.value("edges", int64_t{0});
+    std::unordered_map<int64_t, char> rejectedLines;
+    for (const nlohmann::json& r : saved.value("rejected", nlohmann::json::array())) {
+      summary.rejectedMolecules.push_back({r.value("line", int64_t{0}), r.value("index", int64_t{0}),
+                                           r.value("smiles", std::string()), r.value("reason", std::string())});
+      rejectedLines[summary.rejectedMolecules.back().line] = 1;
+    }
+    summary.rejected = static_cast<int64_t>(summary.rejectedMolecules.size());
+    MoleculeRecord& r = records[0];
+    int64_t accepted = 0;
+    for (int64_t i = 0; i < seen; ++i) {
+      if ((i & 4095) == 0) throwIfStopped();
+      if (!source->next(r)) throw std::runtime_error(resumeDir + ": the input is shorter than the saved state");
+      if (rejectedLines.count(r.line)) continue;
+      if (splitColumn) columnSplits[r.split].push_back(accepted);
+      if (!splits.empty()) acceptedIds.push_back(r.index);
+      ++accepted;
+    }
+    if (accepted != summary.accepted)
+      throw std::runtime_error(resumeDir + ": the saved state does not match the input: remove it to build from the start");
+  }
+  bool more = !(options_.limit >= 0 && seen >= options_.limit);
   while (more) {
     size_t count = 0;
     while (count < chunk && (options_.limit < 0 || seen < options_.limit)) {
@@ -335,6 +450,18 @@ BuildSummary MoleculeDatasetBuilder::run() {
       std::vector<int16_t>().swap(g.edgeInput);
       if (g.x.capacity() > (1u << 10) || g.edgeAttr.capacity() > (1u << 11)) g = MoleculeGraph();
     }
+    if (!resumeDir.empty() && writer) {
+      nlohmann::json rejected = nlohmann::json::array();
+      for (const RejectedMolecule& m : summary.rejectedMolecules)
+        rejected.push_back({{"line", m.line}, {"index", m.index}, {"smiles", m.smiles}, {"reason", m.reason}});
+      saveResumeState(resumeDir, {{"fingerprint", fingerprint},
+                                  {"records", seen},
+                                  {"accepted", summary.accepted},
+                                  {"nodes", summary.nodes},
+                                  {"edges", summary.edges},
+                                  {"rejected", rejected},
+                                  {"writer", writer->snapshot()}});
+    }
     if (options_.progress) {
       BuildProgress p;
       p.records = seen;
@@ -364,14 +491,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
       }
     }
     for (const auto& [name, positions] : columnSplits) writer->addSplit(name, positions);
-    std::string checksumFile = options_.source.path;
-    if (std::filesystem::is_directory(checksumFile)) {
-      for (const char* f : {"raw/data.csv.gz", "raw/data.csv"})
-        if (std::filesystem::exists(std::filesystem::path(checksumFile) / f)) {
-          checksumFile = (std::filesystem::path(checksumFile) / f).string();
-          break;
-        }
-    }
+    const std::string& checksumFile = inputFile;
     const auto [crc, bytes] = fileChecksum(checksumFile);
     char crcHex[16];
     std::snprintf(crcHex, sizeof crcHex, "%08x", crc);
@@ -399,7 +519,9 @@ BuildSummary MoleculeDatasetBuilder::run() {
          {{"explicit_hydrogens", options_.featurizer.explicitHydrogens},
           {"conformers", options_.conformers},
           {"conformer_seed", options_.conformer.seed},
-          {"graphormer_max_dist", k},
+          // The K stored: the requested one capped at the longest possible path (NpzDatasetWriter), so a build
+          // asking for more hops than any molecule has writes the same bytes as one asking for just enough.
+          {"graphormer_max_dist", writer->graphormerMaxDist()},
           {"limit", options_.limit},
           {"split_column", options_.source.splitColumn}}},
         {"num_rejected", summary.rejected},
@@ -409,6 +531,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
     summary.written = true;
   }
   writer.reset();  // an unfinished writer removes its temp files
+  if (!resumeDir.empty()) std::filesystem::remove_all(resumeDir);  // complete: nothing left to resume
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return summary;
 }

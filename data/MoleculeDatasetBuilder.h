@@ -56,6 +56,12 @@ struct BuildOptions {
   int chunkSize = 4096;             // records featurised per parallel step
   bool strict = false;              // a rejected molecule fails the build: no dataset is written
   std::string outPath;              // .npz to write (empty: none)
+  /// Non-empty: a resumable build. After every chunk, what is written so far and how far the input was read
+  /// are saved (fsync'd) in this folder; a build finding a saved state there from the same input and options
+  /// goes on after its last finished chunk instead of starting over, and writes the same bytes as a build that
+  /// was never stopped. The folder stays when the build is stopped or killed, and goes when it completes.
+  /// Needs outPath; not with jsonl.
+  std::string resumeDir;
   std::ostream* jsonl = nullptr;    // one JSON object per input record, in input order
   std::function<void(const BuildProgress&)> progress;  // called after each chunk
   /// Polled between records, by the featurisation threads between molecules, and while the .npz is
@@ -78,6 +84,7 @@ class BuildInterrupted : public std::runtime_error {
 };
 
 struct BuildSummary {
+  int64_t resumedRecords = 0;  // input records a resumed build took from the saved state
   int64_t accepted = 0, rejected = 0;
   int64_t nodes = 0, edges = 0;
   double seconds = 0;

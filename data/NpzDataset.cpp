@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "gnn/Check.h"
+
 namespace gnn {
 
 namespace {
@@ -14,7 +16,8 @@ constexpr int kF = MoleculeGraph::kAtomFeatures, kB = MoleculeGraph::kBondFeatur
 // On-disk dtypes are the narrowest that hold every value (docs/datasets.md): OGB's feature indices fit in
 // uint8, Graphormer's distances (<= 510) and offset edge features (<= 2 + 512 * 2 + 5) in int16. NpzDataset
 // widens them to int64 on get(), the dtype Graph and OGB use.
-NpzDatasetWriter::NpzDatasetWriter(Options options) : options_(std::move(options)), out_(options_.path) {
+NpzDatasetWriter::NpzDatasetWriter(Options options)
+    : options_(std::move(options)), out_(options_.path, options_.stateDir) {
   const int64_t t = options_.numTargets;
   x_ = out_.addArray("x", "|u1", 1, {kF});
   edgeIndex_ = out_.addArray("edge_index", "<i4", 4, {}, 2);
@@ -35,7 +38,9 @@ NpzDatasetWriter::NpzDatasetWriter(Options options) : options_(std::move(options
     spatialPos_ = out_.addArray("spatial_pos", "<i2", 2);
     pairPtr_ = out_.addArray("pair_ptr", "<i8", 8);
     inDegree_ = out_.addArray("in_degree", "<i2", 2);
-    edgeInput_ = out_.addArray("edge_input", "<i2", 2, {options_.graphormerMaxDist, kB});
+    const int16_t none = -1;
+    edgeInput_ = out_.addPaddedArray("edge_input", "<i2", 2, {kB}, std::string(reinterpret_cast<const char*>(&none), 2),
+                                     1);
   }
   const int64_t zero = 0;
   out_.append(nodePtr_, &zero, 8);
@@ -77,17 +82,51 @@ void NpzDatasetWriter::add(const MoleculeGraph& g, int64_t index, int64_t line) 
     out_.append(z_, u8_.data(), u8_.size());
   }
   if (spatialPos_ >= 0) {
-    GNN_CHECK_ARG(g.maxDist == options_.graphormerMaxDist && g.inDegree.size() == static_cast<size_t>(n),
-                  "NpzDatasetWriter: molecule at line ", line, " lacks Graphormer encodings");
+    const int64_t slots = std::min<int64_t>(options_.graphormerMaxDist, std::max<int64_t>(1, n - 1));
+    GNN_CHECK_ARG(g.inDegree.size() == static_cast<size_t>(n) && g.maxDist >= slots &&
+                      g.maxDist <= options_.graphormerMaxDist &&
+                      g.edgeInput.size() == static_cast<size_t>(n * n * g.maxDist * kB),
+                  "NpzDatasetWriter: molecule at line ", line, " lacks Graphormer encodings up to ",
+                  options_.graphormerMaxDist, " hops");
     i16_.assign(g.spatialPos.begin(), g.spatialPos.end());
     out_.append(spatialPos_, i16_.data(), i16_.size() * 2);
     pairs_ += n * n;
     out_.append(pairPtr_, &pairs_, 8);
     i16_.assign(g.inDegree.begin(), g.inDegree.end());
     out_.append(inDegree_, i16_.data(), i16_.size() * 2);
-    out_.append(edgeInput_, g.edgeInput.data(), g.edgeInput.size() * 2);
+    // Hop slots past n - 1 are -1 in every graph: keep only the first `slots` of each pair.
+    if (g.maxDist == slots) {
+      out_.appendRows(edgeInput_, g.edgeInput.data(), n * n, slots);
+    } else {
+      i16_.resize(static_cast<size_t>(n * n * slots * kB));
+      for (int64_t p = 0; p < n * n; ++p)
+        std::copy_n(g.edgeInput.data() + p * g.maxDist * kB, slots * kB, i16_.data() + p * slots * kB);
+      out_.appendRows(edgeInput_, i16_.data(), n * n, slots);
+    }
   }
   ++graphs_;
+}
+
+std::vector<int64_t> NpzDatasetWriter::snapshot() {
+  std::vector<int64_t> state = out_.snapshot();
+  state.insert(state.end(), {graphs_, nodes_, edges_, pairs_, smilesBytes_});
+  return state;
+}
+
+void NpzDatasetWriter::restore(std::vector<int64_t> state) {
+  if (state.size() < 5) throw std::runtime_error(options_.path + ": resume state does not match the dataset");
+  const auto counts = state.end() - 5;
+  graphs_ = counts[0];
+  nodes_ = counts[1];
+  edges_ = counts[2];
+  pairs_ = counts[3];
+  smilesBytes_ = counts[4];
+  state.erase(counts, state.end());
+  out_.restore(state);
+}
+
+int NpzDatasetWriter::graphormerMaxDist() const {
+  return edgeInput_ >= 0 ? static_cast<int>(out_.width(edgeInput_)) : 0;
 }
 
 void NpzDatasetWriter::addSplit(const std::string& name, const std::vector<int64_t>& positions) {
@@ -289,8 +328,27 @@ Graph NpzDataset::get(size_t i) const {
     g.inDegree = widen<int16_t>(file_.get("in_degree"), n0, n, {n});
     g.edgeInput = widen<int16_t>(file_.get("edge_input"), p0 * maxDist_ * kB, n * n * maxDist_ * kB,
                                  {n, n, maxDist_, kB});
+    if (widenTo_ > maxDist_) {
+      Tensor wide = Tensor::full({n, n, widenTo_, kB}, -1.0, DType::I64);
+      for (int64_t p = 0; p < n * n; ++p)
+        std::copy_n(g.edgeInput.data<int64_t>() + p * maxDist_ * kB, maxDist_ * kB,
+                    wide.data<int64_t>() + p * widenTo_ * kB);
+      g.edgeInput = wide;
+    }
   }
   return g;
+}
+
+int64_t NpzDataset::maxNodes() const {
+  int64_t m = 0;
+  for (int64_t i = 0; i < numGraphs_; ++i) m = std::max(m, nodePtr_[i + 1] - nodePtr_[i]);
+  return m;
+}
+
+void NpzDataset::widenMaxDist(int k) {
+  GNN_CHECK_ARG(maxDist_ > 0 && maxDist_ >= maxNodes() - 1, file_.path(), ": edge_input holds ", maxDist_,
+                " hops, fewer than its longest possible path: rebuild it with --graphormer-max-dist ", k);
+  widenTo_ = std::max(k, maxDist_);
 }
 
 int64_t NpzDataset::sourceIndex(size_t i) const {

@@ -9,6 +9,7 @@
 //   import numpy as np; d = np.load("hiv.npz")   # the same arrays from Python
 //   p = d["smiles_ptr"]; s = bytes(d["smiles"][p[17]:p[18]]).decode()
 #pragma once
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -28,7 +29,12 @@ class NpzDatasetWriter {
     std::string path;
     int numTargets = 0;
     bool positions = false;     // write pos and z
-    int graphormerMaxDist = 0;  // > 0: write spatial_pos, in_degree, edge_input with K = this
+    /// > 0: write spatial_pos, in_degree, edge_input with K = min(this, the longest possible path): graphs come
+    /// with K_i = min(this, max(1, n_i - 1)) hop slots (GraphormerEncodings' capAtLongestPath) and are padded
+    /// with -1 to the largest K_i when the file is assembled.
+    int graphormerMaxDist = 0;
+    /// Non-empty: a resumable writer (NpzWriter's stateDir), whose progress snapshot() records.
+    std::string stateDir;
   };
   explicit NpzDatasetWriter(Options options);
 
@@ -40,6 +46,12 @@ class NpzDatasetWriter {
   int64_t numGraphs() const { return graphs_; }
   int64_t numNodes() const { return nodes_; }
   int64_t numEdges() const { return edges_; }
+  /// The K edge_input gets: min(Options::graphormerMaxDist, max(1, largest n - 1) so far); 0 without encodings.
+  int graphormerMaxDist() const;
+  /// Resumable writers: everything written so far, flushed to disk, as numbers for restore() (NpzWriter's
+  /// snapshot plus the running counts).
+  std::vector<int64_t> snapshot();
+  void restore(std::vector<int64_t> state);
   /// Writes the metadata JSON (as a uint8 array "metadata"), assembles the .npz and renames it into place.
   /// `poll` as NpzWriter::finish: called as the file is assembled, it may throw to abandon it.
   void finish(const std::string& metadataJson, const std::function<void()>& poll = {});
@@ -80,7 +92,14 @@ class NpzDataset : public Dataset {
   std::string smiles(size_t i) const;
   bool hasSmiles() const { return smilesPtr_ != nullptr; }
   bool hasPositions() const { return file_.has("pos"); }
-  int graphormerMaxDist() const { return maxDist_; }
+  /// K of the edge_input graphs come out with (as stored, or as widened by widenMaxDist); 0 without encodings.
+  int graphormerMaxDist() const { return std::max(maxDist_, widenTo_); }
+  /// Graphs come out with edge_input widened to k hop slots (-1 past the stored K), as a build with that K
+  /// would give them. Only for a dataset whose K already covers every path (K >= its largest graph's nodes
+  /// - 1, as a capped build stores); throws std::invalid_argument otherwise.
+  void widenMaxDist(int k);
+  /// The most nodes of any graph.
+  int64_t maxNodes() const;
   /// Split names (e.g. "train") -> dataset positions, when the source had splits.
   std::vector<std::string> splitNames() const;
   std::vector<int64_t> split(const std::string& name) const;
@@ -93,7 +112,7 @@ class NpzDataset : public Dataset {
   NpzFile file_;
   int64_t numGraphs_ = 0;
   int numTargets_ = 0;
-  int maxDist_ = 0;
+  int maxDist_ = 0, widenTo_ = 0;
   const int64_t* nodePtr_ = nullptr;
   const int64_t* edgePtr_ = nullptr;
   const int64_t* pairPtr_ = nullptr;

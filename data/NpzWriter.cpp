@@ -1,8 +1,10 @@
 #include "data/NpzWriter.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -61,6 +63,46 @@ NpzWriter::NpzWriter(std::string path) : path_(std::move(path)) {
   tmpBase_ = path_ + ".tmp-" + std::to_string(::getpid());
 }
 
+NpzWriter::NpzWriter(std::string path, std::string stateDir) : NpzWriter(std::move(path)) {
+  stateDir_ = std::move(stateDir);
+}
+
+std::vector<int64_t> NpzWriter::snapshot() {
+  layoutFixed_ = true;
+  std::vector<int64_t> state;
+  for (Array& a : arrays_) {
+    for (size_t p = 0; p < a.files.size(); ++p) {
+      if (std::fflush(a.files[p]) != 0 || ::fsync(::fileno(a.files[p])) != 0) ioError(a.paths[p], "flush failed");
+      state.push_back(static_cast<int64_t>(a.bytes[p]));
+    }
+    state.push_back(a.width);
+    state.push_back(a.paddedRows);
+  }
+  return state;
+}
+
+void NpzWriter::restore(const std::vector<int64_t>& state) {
+  layoutFixed_ = true;
+  size_t at = 0;
+  for (Array& a : arrays_) {
+    if (at + a.files.size() + 2 > state.size()) throw std::runtime_error(path_ + ": resume state does not match the arrays");
+    for (size_t p = 0; p < a.files.size(); ++p) {
+      const int64_t bytes = state[at++];
+      std::fflush(a.files[p]);
+      struct stat st {};
+      if (bytes < 0 || ::fstat(::fileno(a.files[p]), &st) != 0 || st.st_size < bytes)
+        throw std::runtime_error(a.paths[p] + ": shorter than the resume state says (" + std::to_string(bytes) +
+                                 " bytes): remove " + stateDir_ + " and build again");
+      if (::ftruncate(::fileno(a.files[p]), bytes) != 0) ioError(a.paths[p], "cannot truncate");
+      std::fseek(a.files[p], 0, SEEK_END);
+      a.bytes[p] = static_cast<uint64_t>(bytes);
+    }
+    a.width = state[at++];
+    a.paddedRows = state[at++];
+  }
+  if (at != state.size()) throw std::runtime_error(path_ + ": resume state does not match the arrays");
+}
+
 NpzWriter::~NpzWriter() { removeTemps(); }
 
 void NpzWriter::removeTemps() {
@@ -68,7 +110,8 @@ void NpzWriter::removeTemps() {
     for (size_t p = 0; p < a.files.size(); ++p) {
       if (a.files[p]) std::fclose(a.files[p]);
       a.files[p] = nullptr;
-      std::remove(a.paths[p].c_str());
+      // A resumable writer's arrays outlive an unfinished build: they are what --resume continues from.
+      if (stateDir_.empty() || finished_) std::remove(a.paths[p].c_str());
     }
   }
   if (!finished_) std::remove(tmpBase_.c_str());
@@ -76,10 +119,19 @@ void NpzWriter::removeTemps() {
 
 int NpzWriter::addArray(const std::string& name, const std::string& descr, size_t itemSize,
                         std::vector<int64_t> trailing, int parts) {
-  Array a{name, descr, itemSize, std::move(trailing), {}, {}, {}};
+  Array a;
+  a.name = name;
+  a.descr = descr;
+  a.itemSize = itemSize;
+  a.trailing = std::move(trailing);
   for (int p = 0; p < parts; ++p) {
-    a.paths.push_back(tmpBase_ + "." + std::to_string(arrays_.size()) + "." + std::to_string(p));
-    std::FILE* f = std::fopen(a.paths.back().c_str(), "w+b");
+    const std::string suffix = std::to_string(arrays_.size()) + "." + std::to_string(p);
+    a.paths.push_back(stateDir_.empty() ? tmpBase_ + "." + suffix : stateDir_ + "/" + suffix);
+    // A resumable writer reopens what a killed build left (restore() then cuts it back to the snapshot).
+    // Arrays declared after a snapshot or restore (the splits, at the end) start empty.
+    std::FILE* f = stateDir_.empty() || layoutFixed_ ? nullptr : std::fopen(a.paths.back().c_str(), "r+b");
+    if (f) std::fseek(f, 0, SEEK_END);
+    if (!f) f = std::fopen(a.paths.back().c_str(), "w+b");
     if (!f) ioError(a.paths.back(), "cannot create temp file");
     std::setvbuf(f, nullptr, _IOFBF, 1 << 16);
     a.files.push_back(f);
@@ -95,6 +147,78 @@ void NpzWriter::append(int array, const void* data, size_t bytes, int part) {
   if (std::fwrite(data, 1, bytes, a.files.at(static_cast<size_t>(part))) != bytes)
     ioError(a.paths[static_cast<size_t>(part)], "write failed");
   a.bytes[static_cast<size_t>(part)] += bytes;
+}
+
+int NpzWriter::addPaddedArray(const std::string& name, const std::string& descr, size_t itemSize,
+                              std::vector<int64_t> trailing, const std::string& fill, int64_t minWidth) {
+  if (fill.size() != itemSize) throw std::invalid_argument("NpzWriter::addPaddedArray: fill must be one item");
+  const int a = addArray(name, descr, itemSize, std::move(trailing));
+  Array& arr = arrays_[static_cast<size_t>(a)];
+  arr.padded = true;
+  arr.fill = fill;
+  arr.width = std::max<int64_t>(0, minWidth);
+  return a;
+}
+
+void NpzWriter::appendRows(int array, const void* data, int64_t rows, int64_t width) {
+  Array& a = arrays_.at(static_cast<size_t>(array));
+  if (!a.padded || rows < 0 || width < 0) throw std::invalid_argument("NpzWriter::appendRows: not a padded array");
+  if (rows == 0) return;
+  size_t inner = a.itemSize;
+  for (int64_t d : a.trailing) inner *= static_cast<size_t>(d);
+  const int64_t head[2] = {rows, width};
+  append(array, head, sizeof head);
+  append(array, data, static_cast<size_t>(rows) * static_cast<size_t>(width) * inner);
+  a.width = std::max(a.width, width);
+  a.paddedRows += rows;
+}
+
+int64_t NpzWriter::width(int array) const { return arrays_.at(static_cast<size_t>(array)).width; }
+
+void NpzWriter::readArray(Array& a, std::vector<char>& buf, const std::function<void(const char*, size_t)>& sink,
+                          const std::function<void()>& poll) {
+  for (size_t p = 0; p < a.files.size(); ++p) {
+    std::FILE* f = a.files[p];
+    std::fflush(f);
+    std::rewind(f);
+    if (!a.padded) {
+      size_t n;
+      while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
+        sink(buf.data(), n);
+        if (poll) poll();
+      }
+    } else {
+      // Runs of (rows, width) headers and rows x width items; rows are widened with the fill item in batches
+      // of about buf's size, so the CRC and the write see large pieces.
+      size_t inner = a.itemSize;
+      for (int64_t d : a.trailing) inner *= static_cast<size_t>(d);
+      const size_t wide = static_cast<size_t>(a.width) * inner;
+      if (wide == 0) continue;
+      const size_t batch = std::max<size_t>(1, buf.size() / wide);
+      std::vector<char> out(batch * wide), in;
+      // The fill after `filledGiven` bytes is in place in out's first `filledRows` rows (data only overwrites
+      // the first `given` bytes of a row), so a run of the same width as the last one refills nothing.
+      size_t filledGiven = 0, filledRows = 0;
+      int64_t head[2];
+      while (std::fread(head, sizeof head, 1, f) == 1) {
+        const size_t given = static_cast<size_t>(head[1]) * inner;
+        if (given != filledGiven) filledGiven = given, filledRows = 0;
+        in.resize(batch * given);
+        for (int64_t left = head[0]; left > 0;) {
+          const size_t n = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(batch)));
+          for (; filledRows < n; ++filledRows)
+            for (size_t at = given; at < wide; at += a.itemSize)
+              std::memcpy(&out[filledRows * wide + at], a.fill.data(), a.itemSize);
+          if (given && std::fread(in.data(), 1, n * given, f) != n * given) ioError(a.paths[p], "read failed");
+          for (size_t r = 0; r < n; ++r) std::memcpy(&out[r * wide], &in[r * given], given);
+          sink(out.data(), n * wide);
+          left -= static_cast<int64_t>(n);
+          if (poll) poll();
+        }
+      }
+    }
+    if (std::ferror(f)) ioError(a.paths[p], "read failed");
+  }
 }
 
 void NpzWriter::setRows(int array, int64_t rows) {
@@ -116,32 +240,33 @@ void NpzWriter::finish(const std::function<void()>& poll) {
   bool zip64Dir = false;
   for (Array& a : arrays_) {
     if (poll) poll();
-    // Shape: [parts,] rows, trailing...
+    // Shape: [parts,] rows, trailing...; a padded array's width is the first trailing dimension.
+    std::vector<int64_t> trailing = a.trailing;
+    if (a.padded) trailing.insert(trailing.begin(), a.width);
     int64_t perRow = static_cast<int64_t>(a.itemSize);
-    for (int64_t d : a.trailing) perRow *= d;
+    for (int64_t d : trailing) perRow *= d;
     std::vector<int64_t> shape;
     if (a.files.size() > 1) shape.push_back(static_cast<int64_t>(a.files.size()));
-    const int64_t rows = a.rows >= 0 ? a.rows : perRow ? static_cast<int64_t>(a.bytes[0]) / perRow : 0;
+    int64_t rows = a.rows >= 0 ? a.rows : perRow ? static_cast<int64_t>(a.bytes[0]) / perRow : 0;
+    if (a.padded) rows = a.paddedRows;
     for (uint64_t b : a.bytes)
-      if (static_cast<int64_t>(b) != rows * perRow)
+      if (!a.padded && static_cast<int64_t>(b) != rows * perRow)
         throw std::logic_error("NpzWriter: array '" + a.name + "' parts differ in size or are not whole rows" +
                                (a.rows >= 0 ? " (setRows: " + std::to_string(a.rows) + ")" : std::string()));
     shape.push_back(rows);
-    shape.insert(shape.end(), a.trailing.begin(), a.trailing.end());
+    shape.insert(shape.end(), trailing.begin(), trailing.end());
     const std::string header = npyHeader(a.descr, shape);
     uint64_t size = header.size();
-    for (uint64_t b : a.bytes) size += b;
+    if (a.padded)
+      size += static_cast<uint64_t>(rows) * static_cast<uint64_t>(perRow);
+    else
+      for (uint64_t b : a.bytes) size += b;
     // CRC-32 of the member: header, then each part's bytes.
     uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(header.data()), static_cast<uInt>(header.size()));
-    for (std::FILE* f : a.files) {
-      std::fflush(f);
-      std::rewind(f);
-      size_t n;
-      while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
-        crc = crc32(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(n));
-        if (poll) poll();
-      }
-    }
+    readArray(
+        a, buf,
+        [&](const char* d, size_t n) { crc = crc32(crc, reinterpret_cast<const Bytef*>(d), static_cast<uInt>(n)); },
+        poll);
     const std::string name = a.name + ".npy";
     const bool big = size >= k32 || offset >= k32;
     zip64Dir = zip64Dir || big;
@@ -178,14 +303,10 @@ void NpzWriter::finish(const std::function<void()>& poll) {
     local += extra;
     write(local.data(), local.size());
     write(header.data(), header.size());
-    for (size_t p = 0; p < a.files.size(); ++p) {
-      std::rewind(a.files[p]);
-      size_t n;
-      while ((n = std::fread(buf.data(), 1, buf.size(), a.files[p])) > 0) {
-        write(buf.data(), n);
-        if (poll) poll();
-      }
-      if (std::ferror(a.files[p])) ioError(a.paths[p], "read failed");
+    readArray(a, buf, [&](const char* d, size_t n) { write(d, n); }, poll);
+    // Each array's temp file goes as soon as it is copied (the disk holds the data about once, not twice);
+    // a resumable writer keeps them until the zip is in place, so a stop while assembling can still resume.
+    for (size_t p = 0; p < a.files.size() && stateDir_.empty(); ++p) {
       std::fclose(a.files[p]);
       a.files[p] = nullptr;
       std::remove(a.paths[p].c_str());

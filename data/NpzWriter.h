@@ -20,6 +20,10 @@ namespace gnn {
 class NpzWriter {
  public:
   explicit NpzWriter(std::string path);
+  /// Resumable: the arrays' temp files live in `stateDir` under fixed names (<array>.<part>), reopened if
+  /// present, and are kept when the writer is destroyed unfinished, so a build killed part-way can go on from
+  /// its last snapshot() (restore()). Arrays must be declared in the same order as by the writer that saved it.
+  NpzWriter(std::string path, std::string stateDir);
   ~NpzWriter();
   NpzWriter(const NpzWriter&) = delete;
   NpzWriter& operator=(const NpzWriter&) = delete;
@@ -30,11 +34,27 @@ class NpzWriter {
   int addArray(const std::string& name, const std::string& descr, size_t itemSize,
                std::vector<int64_t> trailing = {}, int parts = 1);
   void append(int array, const void* data, size_t bytes, int part = 0);
+  /// Declares an array [rows, width, trailing...] whose width is only known at the end: each appendRows()
+  /// gives rows of some width, and finish() pads every row to the widest (at least `minWidth`) with `fill`
+  /// (one item's bytes). The temp file holds the rows as given, so a narrow row costs only its own bytes
+  /// until the end (Graphormer's edge_input: a molecule of n atoms has paths of at most n - 1 hops).
+  int addPaddedArray(const std::string& name, const std::string& descr, size_t itemSize,
+                     std::vector<int64_t> trailing, const std::string& fill, int64_t minWidth = 0);
+  void appendRows(int array, const void* data, int64_t rows, int64_t width);
+  /// A padded array's width so far: the widest appended, or its minWidth.
+  int64_t width(int array) const;
   /// Fixes the array's first dimension: needed when its rows hold no bytes (a trailing dimension of 0, as
   /// `y` [G, 0] of a dataset without targets), where it cannot be counted from the bytes. finish() checks
   /// that the bytes appended fill exactly this many rows.
   void setRows(int array, int64_t rows);
   const std::string& path() const { return path_; }
+
+  /// Resumable writers: flushes every array to disk (fsync) and returns how far each one is (bytes per part,
+  /// a padded array's width and rows), for restore() after a crash. Appends after it may be lost.
+  std::vector<int64_t> snapshot();
+  /// Cuts every array back to a snapshot() (bytes appended after it, e.g. by a chunk a kill interrupted, go).
+  /// Throws std::runtime_error when a file is shorter than the snapshot says or the layout differs.
+  void restore(const std::vector<int64_t>& state);
 
   /// Writes the zip and renames it onto path(). Throws std::runtime_error naming the file on I/O errors.
   /// `poll`, when given, is called before each array and after every MB read; it may throw to abandon the
@@ -50,11 +70,19 @@ class NpzWriter {
     std::vector<std::string> paths;
     std::vector<uint64_t> bytes;
     int64_t rows = -1;  // -1: counted from the bytes
+    // Padded arrays: the temp file holds runs of (int64 rows, int64 width, rows x width items).
+    bool padded = false;
+    std::string fill;
+    int64_t width = 0, paddedRows = 0;
   };
+  // Streams the array's bytes as they go into the zip (a padded array's rows widened), in pieces of `buf`.
+  void readArray(Array& a, std::vector<char>& buf, const std::function<void(const char*, size_t)>& sink,
+                 const std::function<void()>& poll);
   void removeTemps();
-  std::string path_, tmpBase_;
+  std::string path_, tmpBase_, stateDir_;
   std::vector<Array> arrays_;
   bool finished_ = false;
+  bool layoutFixed_ = false;  // resumable: set by the first snapshot() or restore()
 };
 
 }  // namespace gnn

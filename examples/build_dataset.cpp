@@ -57,10 +57,14 @@ void installStopHandlers() {
 }
 
 /// 130 for SIGINT, 143 for SIGTERM: the shell's convention for a process ended by a signal.
-int stoppedBy(int sig, bool progressShown) {
+int stoppedBy(int sig, bool progressShown, const std::string& resumeDir = "") {
   if (progressShown) std::fprintf(stderr, "\n");
-  std::fprintf(stderr, "build_dataset: interrupted by %s; no output written, temp files removed\n",
-               sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : ("signal " + std::to_string(sig)).c_str());
+  const std::string name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
+  if (resumeDir.empty())
+    std::fprintf(stderr, "build_dataset: interrupted by %s; no output written, temp files removed\n", name.c_str());
+  else
+    std::fprintf(stderr, "build_dataset: interrupted by %s; no output written, finished chunks kept in %s: run the "
+                 "same command to go on\n", name.c_str(), resumeDir.c_str());
   return 128 + sig;
 }
 
@@ -229,7 +233,7 @@ int inspect(int argc, char** argv) {
 int build(int argc, char** argv) {
   BuildOptions o;
   std::string targets, jsonlPath;
-  bool json = false, progress = false, noProgress = false;
+  bool json = false, progress = false, noProgress = false, resume = false;
   po::options_description opts(
       "build_dataset --input FILE [--out FILE.npz] [options]\n"
       "build_dataset inspect FILE.npz\n\n"
@@ -270,6 +274,10 @@ int build(int argc, char** argv) {
       "jsonl", po::value(&jsonlPath)->value_name("FILE"),
       "also write one JSON line per input molecule: its graph and targets, or why it was rejected")(
       "strict", po::bool_switch(&o.strict), "fail (exit 1, no dataset) if any molecule is rejected")(
+      "resume", po::bool_switch(&resume),
+      "resumable build: each finished chunk is saved in OUT.npz.resume/, and a build killed or stopped part-way "
+      "goes on from its last chunk when run again with --resume (same input and options), writing the same "
+      "bytes as a build never stopped; the folder goes when the dataset is written")(
       "json", po::bool_switch(&json), "print a JSON summary on stdout")(
       "progress", po::bool_switch(&progress), "show the progress bar even when stderr is not a terminal")(
       "no-progress", po::bool_switch(&noProgress), "never show the progress bar");
@@ -293,6 +301,11 @@ int build(int argc, char** argv) {
     return 2;
   }
   if (o.threads == 0) o.threads = gnn::machineCores();
+  if (resume && (o.outPath.empty() || !jsonlPath.empty())) {
+    std::cerr << "build_dataset: --resume needs --out and cannot be combined with --jsonl (see build_dataset --help)\n";
+    return 2;
+  }
+  if (resume) o.resumeDir = o.outPath + ".resume";
   if (o.outPath.empty() && jsonlPath.empty())
     std::cerr << "build_dataset: note: neither --out nor --jsonl given; featurising only\n";
 
@@ -340,7 +353,8 @@ int build(int argc, char** argv) {
   try {
     s = MoleculeDatasetBuilder(o).run();
   } catch (const BuildInterrupted& e) {
-    return stoppedBy(e.code(), showProgress);  // the builder removed its files; ~StagedFile removes the jsonl's
+    // The builder removed its files (a resumable build keeps its finished chunks); ~StagedFile removes the jsonl's.
+    return stoppedBy(e.code(), showProgress, o.resumeDir);
   } catch (const std::exception& e) {
     if (showProgress) std::fprintf(stderr, "\n");
     std::cerr << "build_dataset: error: " << e.what() << "\n";
@@ -363,6 +377,8 @@ int build(int argc, char** argv) {
   for (const RejectedMolecule& r : s.rejectedMolecules)
     std::cerr << o.source.path << ":" << r.line << ": rejected '" << r.smiles << "': " << r.reason << "\n";
   const double rate = s.seconds > 0 ? (s.accepted + s.rejected) / s.seconds : 0;
+  if (s.resumedRecords > 0)
+    std::fprintf(stderr, "resumed after %lld molecules saved by an earlier build\n", static_cast<long long>(s.resumedRecords));
   std::fprintf(stderr, "accepted %lld, rejected %lld, %.2f s, %.0f molecules/s, %d thread%s%s\n",
                static_cast<long long>(s.accepted), static_cast<long long>(s.rejected), s.seconds, rate, s.threads,
                s.threads == 1 ? "" : "s", s.written ? (", wrote " + o.outPath).c_str() : "");

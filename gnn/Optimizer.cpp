@@ -287,16 +287,22 @@ void Optimizer::loadState(const std::map<std::string, Tensor>& state) {
     std::string rest = key.substr(10);
     size_t dot = rest.rfind('.');
     GNN_CHECK_ARG(dot != std::string::npos, "optimizer state: bad entry name '", key, "'");
-    size_t idx = std::stoul(rest.substr(dot + 1));
+    // The parameter index is digits only (std::stoul would take "-1", " 1" or "1x", and throw out_of_range
+    // past 2^64).
+    const std::string digits = rest.substr(dot + 1);
+    GNN_CHECK_ARG(!digits.empty() && digits.size() <= 9 && digits.find_first_not_of("0123456789") == std::string::npos,
+                  "optimizer state: bad entry name '", key, "'");
+    size_t idx = std::stoul(digits);
     GNN_CHECK_ARG(idx < flat.size(), "optimizer state: entry '", key, "' for parameter ", idx, " but the optimizer has ",
                   flat.size());
     GNN_CHECK_ARG(t.shape() == flat[idx].shape() && t.dtype() == flat[idx].dtype(), "optimizer state: '", key,
                   "' has shape ", shapeString(t.shape()), " but parameter ", idx, " has ",
                   shapeString(flat[idx].shape()));
     bool finite = true;
-    dispatchFloat(t.dtype(), [&](auto* tag) {
+    const Tensor& value = t;  // clang 14 cannot capture a structured binding in a lambda (C++20 allows it)
+    dispatchFloat(value.dtype(), [&](auto* tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
-      finite = t.flat<T>().allFinite();
+      finite = value.flat<T>().allFinite();
     });
     GNN_CHECK_ARG(finite, "optimizer state: '", key, "' holds NaN or infinite values");
     slot(rest.substr(0, dot), idx, t) = t.clone();

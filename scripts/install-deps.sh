@@ -16,9 +16,11 @@ packages=(
   python3 python3-numpy python3-rdkit python3-torch libopenblas0-pthread
   # replicas across processes (device/MpiReplicas)
   libopenmpi-dev openmpi-bin
+  # fuzz targets (fuzz preset): clang, its libFuzzer and sanitizer runtimes, and its OpenMP (libomp)
+  clang libclang-rt-14-dev libomp-dev
 )
 # OpenMP: g++ uses GCC's libgomp (in libgcc-12-dev, pulled in by build-essential), which is what CMake's
-# FindOpenMP finds for GCC; clang's libomp-dev is not needed.
+# FindOpenMP finds for GCC; clang (the fuzz preset only) needs LLVM's libomp-dev.
 
 if [ "$(id -u)" -eq 0 ]; then
   as_root=()

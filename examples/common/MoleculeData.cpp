@@ -160,6 +160,14 @@ MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
   if (isNpz && !o.targetColumns.empty() && o.targetColumns != d.targetNames)
     throw UsageError("--target-cols " + joined(o.targetColumns) + ": " + o.path + " was built with targets " +
                      joined(d.targetNames) + "; rebuild it with build_dataset --target-cols, or drop the flag");
+  // A build caps K at the longest possible path (its largest molecule's atoms - 1): such a dataset holds every
+  // hop of every path, and is widened with "no hop" slots to the K asked for.
+  if (o.graphormerMaxDist > 0 && ds.graphormerMaxDist() > 0 && ds.graphormerMaxDist() < o.graphormerMaxDist &&
+      ds.graphormerMaxDist() >= ds.maxNodes() - 1)
+    d.dataset->widenMaxDist(o.graphormerMaxDist);
+  // The featurisation a checkpoint records (and predict repeats for new molecules) is the K graphs come with.
+  if (ds.graphormerMaxDist() > 0 && d.featurisation.is_object() && d.featurisation.contains("graphormer_max_dist"))
+    d.featurisation["graphormer_max_dist"] = ds.graphormerMaxDist();
   if (isNpz && o.graphormerMaxDist > 0 && ds.graphormerMaxDist() < o.graphormerMaxDist)
     throw UsageError(o.path + " holds no Graphormer encodings up to " + std::to_string(o.graphormerMaxDist) +
                      " hops; rebuild it with build_dataset --graphormer-max-dist " + std::to_string(o.graphormerMaxDist));

@@ -55,11 +55,18 @@ void rowStableProduct(MatrixMap<T> out, const Lhs& lhs, const Rhs& rhs, const T*
       o.noalias() = l * rhs;
     }
   };
+  // Eigen evaluates a product with rows + inner + cols below EIGEN_GEMM_TO_COEFFBASED_THRESHOLD coefficient by
+  // coefficient, another summation order than its GEMM and GEMV kernels: a row alone in a small product (a
+  // panel of 6 doubles with K = 7, N = 1 without AVX) would round differently from the same row in a large
+  // one. So a block too small for the kernels is computed on a zero-padded copy tall enough for them.
+  const int64_t kernelRows = std::max<int64_t>(panel, (EIGEN_GEMM_TO_COEFFBASED_THRESHOLD + panel - 1) / panel * panel);
   parallelFor(M, rowBlock<T>(M, K, N), [&](int64_t b, int64_t e) {
-    const int64_t whole = b + (e - b) / panel * panel;
+    int64_t whole = b + (e - b) / panel * panel;
+    if (whole - b + K + N < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) whole = b;
     if (whole > b) product(out.middleRows(b, whole - b), lhs.middleRows(b, whole - b));
     if (whole < e) {
-      RowMatrix<T> l = RowMatrix<T>::Zero(panel, K), o(panel, N);
+      const int64_t rows = std::max(kernelRows, (e - whole + panel - 1) / panel * panel);
+      RowMatrix<T> l = RowMatrix<T>::Zero(rows, K), o(rows, N);
       l.topRows(e - whole) = lhs.middleRows(whole, e - whole);
       product(o, l);
       out.middleRows(whole, e - whole) = o.topRows(e - whole);

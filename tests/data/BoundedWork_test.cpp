@@ -6,7 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "data/GraphormerEncodings.h"
 #include "data/MoleculeRecord.h"
+#include "data/NpzDataset.h"
+#include "data/SmilesFeaturizer.h"
 #include "data/XyzReader.h"
 #include "gnn/Check.h"
 
@@ -77,6 +80,67 @@ TEST(BoundedWork, LongSmilesAndLargeMoleculesAreRejectedNotParsedForMinutes) {
   EXPECT_LT(s.rejectedMolecules[0].smiles.size(), 300u);
   EXPECT_NE(s.rejectedMolecules[1].reason.find("600 heavy atoms, more than --max-atoms 500"), std::string::npos);
   std::filesystem::remove(path);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// --graphormer-max-dist 100,000 used to allocate n^2 x K per molecule (5.5 GB) and a file of P x K x 3 int16.
+// No shortest path in a graph of n atoms has more than n - 1 hops, so the stored K is capped at the largest
+// molecule's atoms - 1: a build asking for more writes the very bytes of a build asking for the cap.
+TEST(BoundedWork, GraphormerKIsCappedAtTheLongestPossiblePath) {
+  // Largest molecule: phenol, 7 heavy atoms, so paths of at most 6 hops; "C" alone has none.
+  const std::string csv = writeTemp("k.csv", "smiles,y\nCCO,1\nc1ccccc1O,2\nC,3\nCC(=O)N,4\n");
+  auto build = [&](int k) {
+    BuildOptions o;
+    o.source.path = csv;
+    o.source.targetColumns = {"y"};
+    o.graphormerMaxDist = k;
+    o.outPath = csv + "." + std::to_string(k) + ".npz";
+    MoleculeDatasetBuilder(o).run();
+    return o.outPath;
+  };
+  const std::string huge = build(100000), cap = build(6), small = build(3);
+  EXPECT_TRUE(slurp(huge) == slurp(cap)) << "K = 100000 and K = 6 (the cap) gave different files";
+  NpzDataset ds(huge), ds3(small);
+  EXPECT_EQ(ds.graphormerMaxDist(), 6);
+  EXPECT_EQ(ds.file().get("edge_input").shape[1], 6);
+  EXPECT_EQ(ds3.graphormerMaxDist(), 3);  // below the cap: as asked
+
+  // Each graph's encodings equal Graphormer's own for any K, once widened with "no hop" slots.
+  ds.widenMaxDist(10);
+  EXPECT_EQ(ds.graphormerMaxDist(), 10);
+  SmilesFeaturizer f;
+  const char* smiles[] = {"CCO", "c1ccccc1O", "C", "CC(=O)N"};
+  for (size_t i = 0; i < 4; ++i) {
+    MoleculeGraph g;
+    std::string why;
+    ASSERT_TRUE(f.featurize(smiles[i], g, why));
+    GraphormerEncodings(10).compute(g);
+    EXPECT_TRUE(ds.get(i).edgeInput.bitEqual(g.toGraph().edgeInput)) << smiles[i];
+  }
+  // A dataset whose K is below its longest path cannot be widened: the hops past K are not in it.
+  EXPECT_THROW(ds3.widenMaxDist(10), std::invalid_argument);
+  for (const std::string& p : {csv, huge, cap, small}) std::filesystem::remove(p);
+}
+
+TEST(BoundedWork, GraphormerEncodingsPerGraphStopAtItsLongestPath) {
+  SmilesFeaturizer f;
+  MoleculeGraph capped, plain;
+  std::string why;
+  ASSERT_TRUE(f.featurize("CC=CO", capped, why));
+  plain = capped;
+  GraphormerEncodings(100000, /*capAtLongestPath=*/true).compute(capped);
+  GraphormerEncodings(3).compute(plain);
+  EXPECT_EQ(capped.maxDist, 3);
+  EXPECT_EQ(capped.edgeInput, plain.edgeInput);
+  EXPECT_EQ(capped.spatialPos, plain.spatialPos);
+  EXPECT_EQ(GraphormerEncodings(5, true).hopSlots(1), 1);  // a lone atom keeps one (empty) slot
+  EXPECT_EQ(GraphormerEncodings(5, true).hopSlots(4), 3);
+  EXPECT_EQ(GraphormerEncodings(5, true).hopSlots(40), 5);
+  EXPECT_EQ(GraphormerEncodings(5).hopSlots(2), 5);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ TEST(NpzDataset, RoundTripEqualsTheFeaturiser) {
   SmilesFeaturizer f;
   GraphormerEncodings enc(4);
   std::vector<MoleculeGraph> graphs(smiles.size());
-  NpzDatasetWriter w({(dir / "d.npz").string(), 2, false, 4});
+  NpzDatasetWriter w({(dir / "d.npz").string(), 2, false, 4, ""});
   for (size_t i = 0; i < smiles.size(); ++i) {
     std::string why;
     ASSERT_TRUE(f.featurize(smiles[i], graphs[i], why));
@@ -60,7 +60,7 @@ TEST(NpzDataset, RoundTripEqualsTheFeaturiser) {
 TEST(NpzDataset, UnfinishedWriterLeavesNothing) {
   const auto dir = gnn::testing::tempDir("npzabort");
   {
-    NpzDatasetWriter w({(dir / "d.npz").string(), 0, false, 0});
+    NpzDatasetWriter w({(dir / "d.npz").string(), 0, false, 0, ""});
     MoleculeGraph g;
     std::string why;
     SmilesFeaturizer().featurize("CCO", g, why);
@@ -81,7 +81,7 @@ TEST(NpzDataset, SmilesRoundTrip) {
   const auto dir = gnn::testing::tempDir("npzsmiles");
   const std::vector<std::string> smiles{"Cl[C@@H](/C=C/C)Br", "F/C=C\\F", "C", "[2H]C([2H])([2H])[N+](=O)[O-]"};
   SmilesFeaturizer f;
-  NpzDatasetWriter w({(dir / "d.npz").string(), 0, false, 0});
+  NpzDatasetWriter w({(dir / "d.npz").string(), 0, false, 0, ""});
   for (size_t i = 0; i < smiles.size(); ++i) {
     MoleculeGraph g;
     std::string why;

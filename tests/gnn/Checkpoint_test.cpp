@@ -170,6 +170,14 @@ TEST(Checkpoint, OptimizerStateMustBeCompleteFiniteAndCounted) {
   bad = good;
   bad["optimizer.lr"] = Tensor::fromVector<double>({INFINITY}, {1});
   EXPECT_THROW(fresh.loadState(bad), std::invalid_argument);
+  // Entry names whose parameter index is not plain digits (std::stoul threw std::out_of_range past 2^64, which
+  // no caller expects, and read "-1" as 2^64 - 1).
+  for (const char* name : {"optimizer.m.99999999999999999999999", "optimizer.m.-1", "optimizer.m. 1", "optimizer.m.1x",
+                           "optimizer.m."}) {
+    bad = good;
+    bad[name] = good["optimizer.m.1"];
+    EXPECT_THROW(fresh.loadState(bad), std::invalid_argument) << name;
+  }
 }
 
 TEST(Tensor, ShapesThatOverflowAreRefusedBeforeAllocating) {
