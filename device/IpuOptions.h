@@ -86,7 +86,7 @@ struct IpuOptions {
   bool stochasticRounding = false;  // fp16: round to half stochastically, seeded by the step's random key
   uint64_t stochasticRoundingSeed = 0;
   bool offloadOptimizer = false;    // optimizer state (and fp32 master weights) in streaming memory
-  bool recompute = false;           // keep stage inputs only; recompute the stage's forward in its backward
+  bool recompute = false;           // keep each block's input only; recompute the blocks in the backward
   bool replicatedTensorSharding = false;  // optimizer state sharded over the replicas, shards all-gathered
   bool eightBitIo = false;          // integer features cross the host link as uint8, widened on the device
 

@@ -39,8 +39,8 @@ void DeviceFlags::addTo(Program& prog) {
       "offload-optimizer", po::bool_switch(&offloadOptimizer),
       "keep the optimizer state (and fp16's fp32 master weights) in streaming memory, streamed in for the update")(
       "recompute", po::bool_switch(&recompute),
-      "keep only each stage's input for the backward and recompute the stage's forward there (PopTorch's "
-      "RecomputationType.Pipelined)")(
+      "keep only each block's input for the backward (a recomputation checkpoint at every block boundary) and "
+      "recompute the blocks there, one at a time from the last; the same bits as without")(
       "replicated-tensor-sharding", po::bool_switch(&rts),
       "shard the optimizer state over the replicas: each updates its shard, then the shards are all-gathered")(
       "eight-bit-io", po::bool_switch(&eightBitIo),
