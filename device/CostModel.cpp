@@ -41,6 +41,41 @@ double opSeconds(const OpCost& op, Precision p, const IpuSpec& spec, double ampB
   return std::max(compute, memory) + spec.cyclesPerOp / spec.clockHz;
 }
 
+double copySeconds(const ModelProfile& m, int64_t lastBlock, const IpuOptions& o, const IpuSpec& spec) {
+  const double bytes = static_cast<double>(m.blocks[static_cast<size_t>(lastBlock)].outputBytes) * floatScale(o.precision);
+  return bytes / (spec.ipuLinkBytesPerSecond * static_cast<double>(spec.linksBetweenStages)) + spec.ipuLinkLatencySeconds;
+}
+
+StageCost stageCost(const ModelProfile& m, int64_t first, int64_t last, bool sendsOn, const IpuOptions& o,
+                    const IpuSpec& spec) {
+  const double ampBytes = o.availableMemoryProportion * static_cast<double>(spec.memoryBytes());
+  StageCost sc;
+  double fwdCompute = 0, fwdExchange = 0;
+  for (int64_t b = first; b < last; ++b) {
+    const BlockProfile& bp = m.blocks[static_cast<size_t>(b)];
+    for (const OpCost& op : bp.forward) {
+      const double t = opSeconds(op, o.precision, spec, ampBytes);
+      sc.forward += t;
+      (op.cls == OpClass::Exchange ? fwdExchange : fwdCompute) += t;
+    }
+    if (!m.training) continue;
+    for (const OpCost& op : bp.backward) {
+      const double t = opSeconds(op, o.precision, spec, ampBytes);
+      sc.backward += t;
+      (op.cls == OpClass::Exchange ? sc.exchange : sc.compute) += t;
+    }
+  }
+  sc.compute += fwdCompute;
+  sc.exchange += fwdExchange;
+  if (m.training && o.recompute) {
+    sc.recompute = sc.forward;  // the forward runs again in the backward
+    sc.compute += fwdCompute;
+    sc.exchange += fwdExchange;
+  }
+  if (sendsOn) sc.copyOut = copySeconds(m, last - 1, o, spec);
+  return sc;
+}
+
 CostPlan planCost(const ModelProfile& m, const StageBlocks& stages, const IpuOptions& o, const IpuSpec& spec,
                   double samplesPerMicroBatch) {
   CostPlan c;
@@ -50,58 +85,20 @@ CostPlan planCost(const ModelProfile& m, const StageBlocks& stages, const IpuOpt
   const bool fp16 = o.precision == Precision::FP16;
   const double fs = floatScale(o.precision);
   const bool phased = o.executionStrategy == ExecutionStrategy::Phased;
-  const double ampBytes = o.availableMemoryProportion * static_cast<double>(spec.memoryBytes());
   const double linkBw = spec.ipuLinkBytesPerSecond;
   const int64_t pb = fp16 ? 2 : 4;
 
   std::vector<int64_t> params(static_cast<size_t>(P), 0);
   for (int64_t s = 0; s < P; ++s) {
     const auto [first, last] = stages[static_cast<size_t>(s)];
-    StageCost sc;
-    double fwdCompute = 0, fwdExchange = 0;
-    for (int64_t b = first; b < last; ++b) {
-      const BlockProfile& bp = m.blocks[static_cast<size_t>(b)];
-      params[static_cast<size_t>(s)] += bp.parameters;
-      for (const OpCost& op : bp.forward) {
-        const double t = opSeconds(op, o.precision, spec, ampBytes);
-        sc.forward += t;
-        (op.cls == OpClass::Exchange ? fwdExchange : fwdCompute) += t;
-      }
-      if (!m.training) continue;
-      for (const OpCost& op : bp.backward) {
-        const double t = opSeconds(op, o.precision, spec, ampBytes);
-        sc.backward += t;
-        (op.cls == OpClass::Exchange ? sc.exchange : sc.compute) += t;
-      }
-    }
-    sc.compute += fwdCompute;
-    sc.exchange += fwdExchange;
-    if (m.training && o.recompute) {
-      sc.recompute = sc.forward;  // the forward runs again in the backward
-      sc.compute += fwdCompute;
-      sc.exchange += fwdExchange;
-    }
-    if (s + 1 < P) {
-      const double bytes = static_cast<double>(m.blocks[static_cast<size_t>(stages[static_cast<size_t>(s)].second - 1)].outputBytes) * fs;
-      sc.copyOut = bytes / (linkBw * static_cast<double>(spec.linksBetweenStages)) + spec.ipuLinkLatencySeconds;
-    }
-    c.stages.push_back(sc);
+    for (int64_t b = first; b < last; ++b) params[static_cast<size_t>(s)] += m.blocks[static_cast<size_t>(b)].parameters;
+    c.stages.push_back(stageCost(m, first, last, s + 1 < P, o, spec));
   }
 
   // Play the schedule: the lanes the engine runs, each task as soon as its lane and its input are free.
-  std::vector<std::vector<ScheduledTask>> lanes;
-  if (phased) {
-    lanes.resize(1);
-    for (int64_t s = 0; s < P; ++s)
-      for (int64_t k = 0; k < G; ++k) lanes[0].push_back({TaskKind::Forward, s, k, PipelinePhase::None});
-    if (m.training)
-      for (int64_t s = P - 1; s >= 0; --s)
-        for (int64_t k = 0; k < G; ++k) lanes[0].push_back({TaskKind::Backward, s, k, PipelinePhase::None});
-  } else {
-    const PipelineSchedule sched = m.training ? PipelineSchedule::training(P, G, o.executionStrategy)
-                                              : PipelineSchedule::inference(P, G, o.executionStrategy);
-    lanes = sched.lanes;
-  }
+  const std::vector<std::vector<ScheduledTask>> lanes =
+      (m.training ? PipelineSchedule::training(P, G, o.executionStrategy)
+                  : PipelineSchedule::inference(P, G, o.executionStrategy)).lanes;
   const size_t n = static_cast<size_t>(P * G);
   std::vector<double> fwdEnd(n, -1), bwdEnd(n, -1);
   auto at = [G](int64_t s, int64_t k) { return static_cast<size_t>(s * G + k); };

@@ -22,12 +22,19 @@ namespace gnn {
 /// Seconds of one op on one IPU at `precision`; `ampBytes` caps a matmul's temporaries (slower plan beyond).
 double opSeconds(const OpCost& op, Precision precision, const IpuSpec& spec, double ampBytes);
 
+/// Seconds to send the state block `lastBlock` hands on to the next IPU over the IPU-Links.
+double copySeconds(const ModelProfile& model, int64_t lastBlock, const IpuOptions& options, const IpuSpec& spec);
+
 struct StageCost {
   double forward = 0, backward = 0, recompute = 0;  // seconds per micro-batch
   double compute = 0, exchange = 0;                 // of forward + backward + recompute: by op class
   double copyOut = 0;                               // activations to the next stage (and gradients back)
   double busy = 0;                                  // per update: all its tasks
 };
+
+/// Blocks [first, last) on one IPU, per micro-batch (busy is left 0); `sendsOn`: a stage follows (copyOut).
+StageCost stageCost(const ModelProfile& model, int64_t first, int64_t last, bool sendsOn, const IpuOptions& options,
+                    const IpuSpec& spec);
 
 /// One task of one weight update on the IPU clock (seconds from the update's start).
 struct TimedTask {

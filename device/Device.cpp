@@ -31,6 +31,7 @@ Plan planProgram(BlockModel& model, const LossFn& lossFn, const Optimizer* optim
     ctx.setRandomKey(ExecutionContext::current().randomKey());
     ContextScope use(ctx);
     ExecutionProgram capture("capture", *bm, lossFn, none.get(), shapes, IpuOptions{}, false);
+    capture.checkLossFinite(false);
     capture.run(shapes, {});
     record = capture.record();
   }

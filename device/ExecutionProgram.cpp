@@ -436,8 +436,7 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
         GNN_CHECK_ARG(l.value().numel() == 1, "the loss function returned shape ", shapeString(l.shape()),
                       ", not a scalar");
         m.loss = l.value().item();
-        // A compile-time capture (planProgram's "capture" program) records the ops whatever the loss's value.
-        if (!std::isfinite(m.loss) && !m.padding && deviceName_ != "capture")
+        if (!std::isfinite(m.loss) && !m.padding && checkLossFinite_)
           throw NonFiniteLoss(m.loss, m.index,
                               "micro-batch " + std::to_string(m.index) + " of the host request (replica " +
                                   std::to_string(r) + ", device iteration " + std::to_string(iteration) + ")");

@@ -50,6 +50,9 @@ class ExecutionProgram : public DeviceProgram {
   int64_t overflowUpdates() const { return overflowTotal_; }
   /// Worker threads the tasks run on.
   int64_t workers() const { return workers_; }
+  /// Off: a non-finite loss does not stop the request (a compile-time capture records the ops whatever the
+  /// loss's value). On by default: NonFiniteLoss.
+  void checkLossFinite(bool on) { checkLossFinite_ = on; }
   /// The memory account of simulated IPU `id` (replica-major: replica · stages + stage).
   const MemoryAccount& ipuMemory(int64_t id) const;
   /// Streaming memory (off-chip): offloaded optimizer state and fp16's fp32 master weights live here.
@@ -104,6 +107,7 @@ class ExecutionProgram : public DeviceProgram {
   int64_t traceRequests_ = 0;
   int64_t requests_ = 0;
   bool capturing_ = false;
+  bool checkLossFinite_ = true;
   UpdateHooks hooks_;
   std::chrono::steady_clock::time_point t0_;
   bool started_ = false;

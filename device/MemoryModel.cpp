@@ -62,12 +62,9 @@ IpuMemory stageMemory(const ModelProfile& m, int64_t first, int64_t last, int64_
   const int64_t statePerParam = m.training ? 4 * m.optimizerStateTensors + (fp16 ? 4 : 0) : 0;
   const int64_t ioIn = o.eightBitIo ? m.inputBytes - m.inputIntegerFeatureBytes + m.inputIntegerFeatureElements
                                     : m.inputBytes;
-  int64_t stash = 0;
-  if (phased) {
-    stash = G;
-  } else if (m.training) {
-    stash = PipelineSchedule::training(P, std::max<int64_t>(G, 1), o.executionStrategy).maxStashed(s);
-  }
+  // Micro-batches whose activations a stage holds at once: 2(P-s)-1 pipelined, 1 sharded, all G phased.
+  const int64_t stash =
+      m.training ? PipelineSchedule::training(P, std::max<int64_t>(G, 1), o.executionStrategy).maxStashed(s) : 0;
   std::vector<MemoryItem> ignored;
   if (!streaming) streaming = &ignored;
   IpuMemory ipu;

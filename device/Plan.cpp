@@ -27,22 +27,8 @@ std::string thousands(double v) {
 
 // Seconds per micro-batch of blocks [first, last) on one IPU (forward, backward, recomputation).
 double rangeSeconds(const ModelProfile& m, int64_t first, int64_t last, const IpuOptions& o, const IpuSpec& spec) {
-  const double amp = o.availableMemoryProportion * static_cast<double>(spec.memoryBytes());
-  double t = 0;
-  for (int64_t b = first; b < last; ++b) {
-    const BlockProfile& bp = m.blocks[static_cast<size_t>(b)];
-    double f = 0, g = 0;
-    for (const OpCost& op : bp.forward) f += opSeconds(op, o.precision, spec, amp);
-    if (m.training)
-      for (const OpCost& op : bp.backward) g += opSeconds(op, o.precision, spec, amp);
-    t += f + g + (m.training && o.recompute ? f : 0);
-  }
-  return t;
-}
-
-double copySeconds(const ModelProfile& m, int64_t lastBlock, const IpuOptions& o, const IpuSpec& spec) {
-  const double bytes = static_cast<double>(m.blocks[static_cast<size_t>(lastBlock)].outputBytes) * floatScale(o.precision);
-  return bytes / (spec.ipuLinkBytesPerSecond * static_cast<double>(spec.linksBetweenStages)) + spec.ipuLinkLatencySeconds;
+  const StageCost c = stageCost(m, first, last, false, o, spec);
+  return c.forward + c.backward + c.recompute;
 }
 
 std::string stageLabel(const ModelProfile& m, int64_t first, int64_t last) {
@@ -465,7 +451,6 @@ nlohmann::json Plan::toJson() const {
 void attachIpuClock(Trace& trace, const Plan& plan) {
   const CostPlan& c = plan.cost;
   const int64_t P = static_cast<int64_t>(plan.stages.size());
-  const int64_t R = plan.options.replicationFactor;
   const double hostIn = c.hostSeconds;  // per update, charged before it
   const double update = c.stepSeconds;
   std::vector<TaskRecord> recs = trace.records();
@@ -486,7 +471,7 @@ void attachIpuClock(Trace& trace, const Plan& plan) {
   };
   trace.mapRecords([&](TaskRecord& r) {
     const double base = requestStart[r.request] + static_cast<double>(r.iteration) * update + hostIn;
-    const int64_t stage = plan.options.executionStrategy == ExecutionStrategy::Phased ? r.stage : r.stage;
+    const int64_t stage = r.stage;
     switch (r.kind) {
       case TaskKind::Forward:
       case TaskKind::Backward:
@@ -511,7 +496,6 @@ void attachIpuClock(Trace& trace, const Plan& plan) {
         break;
       }
     }
-    (void)R;
   });
 }
 
