@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 
 #include "gnn/Block.h"
 #include "gnn/Check.h"
@@ -32,6 +33,7 @@ struct ExecutionProgram::MicroBatchRun {
   bool padding = false;
   double loss = NAN;
   Tensor output;
+  int64_t samples = 0;  // real graphs (known for every process's micro-batches)
 };
 
 // What crosses the stage boundaries of one update, and what each stage keeps for its backward.
@@ -149,6 +151,102 @@ struct Recorder : OpObserver {
     ops.push_back(std::move(r));
   }
 };
+
+// Bytes one process sends another in the exchanges of a distributed program (both ends run this code).
+class ByteWriter {
+ public:
+  template <class T>
+  void put(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void putString(const std::string& v) {
+    put<int64_t>(static_cast<int64_t>(v.size()));
+    out_ += v;
+  }
+  void putTensor(const Tensor& t) {
+    put<uint8_t>(t.defined() ? 1 : 0);
+    if (!t.defined()) return;
+    put<uint8_t>(static_cast<uint8_t>(t.dtype()));
+    put<int64_t>(static_cast<int64_t>(t.shape().size()));
+    for (int64_t d : t.shape()) put<int64_t>(d);
+    out_.append(static_cast<const char*>(t.raw()), t.nbytes());
+  }
+  std::string& bytes() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class ByteReader {
+ public:
+  ByteReader(const std::string& in, std::string what) : in_(in), what_(std::move(what)) {}
+  template <class T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, in_.data() + at_, sizeof v);
+    at_ += sizeof v;
+    return v;
+  }
+  std::string getString() {
+    const auto n = get<int64_t>();
+    need(static_cast<size_t>(n));
+    std::string v = in_.substr(at_, static_cast<size_t>(n));
+    at_ += static_cast<size_t>(n);
+    return v;
+  }
+  Tensor getTensor() {
+    if (get<uint8_t>() == 0) return Tensor();
+    const auto dtype = static_cast<DType>(get<uint8_t>());
+    Shape shape(static_cast<size_t>(get<int64_t>()));
+    for (int64_t& d : shape) d = get<int64_t>();
+    Tensor t = Tensor::empty(shape, dtype);
+    need(t.nbytes());
+    std::memcpy(t.raw(), in_.data() + at_, t.nbytes());
+    at_ += t.nbytes();
+    return t;
+  }
+  void expectEnd() const {
+    if (at_ != in_.size()) throw ProcessGroupError(what_ + ": " + std::to_string(in_.size() - at_) + " bytes left over");
+  }
+
+ private:
+  void need(size_t n) const {
+    if (in_.size() - at_ < n) throw ProcessGroupError(what_ + ": the message ended early (processes of different builds?)");
+  }
+  const std::string& in_;
+  std::string what_;
+  size_t at_ = 0;
+};
+
+// An error one process hit, as the others rethrow it: NonFiniteLoss keeps its kind (the training loop saves the
+// last good state for it), anything else becomes a runtime_error naming the rank.
+void putError(ByteWriter& w, std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const NonFiniteLoss& x) {
+    w.put<uint8_t>(1);
+    w.put<double>(x.value());
+    w.put<int64_t>(x.microBatch());
+    w.putString(x.where());
+  } catch (const std::exception& x) {
+    w.put<uint8_t>(2);
+    w.putString(x.what());
+  } catch (...) {
+    w.put<uint8_t>(2);
+    w.putString("an unknown exception");
+  }
+}
+[[noreturn]] void throwError(ByteReader& r, int rank) {
+  const auto kind = r.get<uint8_t>();
+  if (kind == 1) {
+    const double value = r.get<double>();
+    const int64_t mb = r.get<int64_t>();
+    throw NonFiniteLoss(value, mb, r.getString() + " on MPI rank " + std::to_string(rank));
+  }
+  throw std::runtime_error("MPI rank " + std::to_string(rank) + ": " + r.getString());
+}
 }  // namespace
 
 double labelCount(const Tensor& mask, double fallback) {
@@ -196,6 +294,13 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
                 ": options of the simulated IPU (--device ipu)");
   R_ = o_.replicationFactor;
   G_ = training_ ? o_.gradientAccumulation : o_.deviceIterations;
+  shard_ = o_.shard(training_);
+  rLo_ = shard_.first;
+  Rl_ = shard_.count;
+  shapes_ = shapes;
+  GNN_CHECK_ARG(!distributed() || !o_.replicatedTensorSharding,
+                "--replicated-tensor-sharding runs its replicas in one process: across MPI processes each would own "
+                "optimizer state the others update (run it without mpirun, or without the option)");
   schedule_ = training_ ? PipelineSchedule::training(P_, G_, o_.executionStrategy)
                         : PipelineSchedule::inference(P_, G_, o_.executionStrategy);
   numIpus_ = simulated_ ? o_.numIpus(P_) : 1;
@@ -207,7 +312,7 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
   // fp16: every replica, the first too, is a copy holding the master's weights rounded to half; the model the
   // program was compiled with keeps the fp32 master weights the optimizer updates.
   if (!fp16_) replicas_.push_back(&master_);
-  for (int64_t r = fp16_ ? 0 : 1; r < R_; ++r) {
+  for (int64_t r = fp16_ ? 0 : 1; r < Rl_; ++r) {
     std::unique_ptr<Module> c = master_.clone();
     auto* bm = dynamic_cast<BlockModel*>(c.get());
     GNN_ASSERT(bm, "clone() of a BlockModel returned another kind of module");
@@ -224,7 +329,7 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
     GNN_CHECK_ARG(i < mp.size(), "compile: the optimizer updates a tensor that is not a parameter of the model");
     pos.push_back(i);
   }
-  for (int64_t r = 0; r < R_; ++r) {
+  for (int64_t r = 0; r < Rl_; ++r) {
     const std::vector<Variable> rp = replicas_[static_cast<size_t>(r)]->parameters();
     std::vector<Variable> v;
     for (size_t i : pos) v.push_back(rp[i]);
@@ -232,7 +337,7 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
   }
   for (size_t i : pos) masterParams_.push_back(mp[i]);
   ownerStage_ = std::make_shared<std::vector<int64_t>>(masterParams_.size(), -1);
-  for (int64_t r = 0; r < R_; ++r)
+  for (int64_t r = rLo_; r < rLo_ + Rl_; ++r)
     for (int64_t s = 0; s < P_; ++s) {
       auto ip = std::make_unique<Ipu>();
       const int64_t id = r * P_ + s;
@@ -274,8 +379,9 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
       opt_->setShards({}, nullptr);
     }
   }
-  const int64_t lanes = R_ * static_cast<int64_t>(schedule_.lanes.size());
-  workers_ = o_.workers > 0 ? o_.workers : std::min<int64_t>(machineCores(), lanes);
+  const int64_t lanes = Rl_ * static_cast<int64_t>(schedule_.lanes.size());
+  // The cores this process may use (setCoreSlots: shared with the other processes of the job on this host).
+  workers_ = o_.workers > 0 ? o_.workers : std::min<int64_t>(coreSlots(), lanes);
   workers_ = std::max<int64_t>(1, std::min(workers_, lanes));
   if (!simulated_) workers_ = 1;
 
@@ -302,7 +408,7 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
   fwdCount_.assign(static_cast<size_t>(P_), 0);
   bwdCount_.assign(static_cast<size_t>(P_), 0);
   std::vector<std::string> tracks;
-  for (int64_t r = 0; r < R_; ++r)
+  for (int64_t r = rLo_; r < rLo_ + Rl_; ++r)
     for (int64_t s = 0; s < P_; ++s)
       tracks.push_back(simulated_ ? "IPU " + std::to_string(r * P_ + s) + " (replica " + std::to_string(r) + ", stage " +
                                         std::to_string(s) + ": " + record_.stages[static_cast<size_t>(s)].name + ")"
@@ -336,13 +442,13 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
   Ipu& ip = ipu(r, s);
   ContextScope use(ip.ctx);
   MicroBatchRun& m = mbs[static_cast<size_t>(r)][static_cast<size_t>(k)];
-  const bool capture = capturing_ && r == 0 && k == 0 && iteration == 0;
+  const bool capture = capturing_ && r == rLo_ && k == 0 && iteration == 0;
   Recorder rec;
   rec.stage = s;
   rec.next = ip.ctx.observer();
   std::optional<ObserverScope> watch;
   TaskRecord tr;
-  tr.ipu = simulated_ ? r * P_ + s : 0;
+  tr.ipu = simulated_ ? (r - rLo_) * P_ + s : 0;
   tr.replica = r;
   tr.stage = s;
   tr.request = requests_;
@@ -401,7 +507,7 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
         ck.randomOps = ip.ctx.randomOps();
         ck.roundingOps = ip.ctx.roundingOps();
         checkpoints.push_back(std::move(ck));
-        BlockState o = replicas_[static_cast<size_t>(r)]->runBlocks(std::move(cur), m.batch, b, b + 1);
+        BlockState o = replica(r).runBlocks(std::move(cur), m.batch, b, b + 1);
         if (capture) {
           int64_t bytes = 0;
           for (const auto& [name, v] : o.entries()) bytes += static_cast<int64_t>(v.value().nbytes());
@@ -418,13 +524,13 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
       // Block by block (the same ops in the same order), to record the state each block hands on.
       out = std::move(in);
       for (size_t b = first; b < last; ++b) {
-        out = replicas_[static_cast<size_t>(r)]->runBlocks(std::move(out), m.batch, b, b + 1);
+        out = replica(r).runBlocks(std::move(out), m.batch, b, b + 1);
         int64_t bytes = 0;
         for (const auto& [name, v] : out.entries()) bytes += static_cast<int64_t>(v.value().nbytes());
         record_.blocks[b].outputBytes = bytes;
       }
     } else {
-      out = replicas_[static_cast<size_t>(r)]->runBlocks(std::move(in), m.batch, first, last);
+      out = replica(r).runBlocks(std::move(in), m.batch, first, last);
     }
     Slots::Stash st;
     st.leaves = std::move(leaves);
@@ -516,7 +622,7 @@ void ExecutionProgram::runTask(int64_t r, const ScheduledTask& t, Slots& slots,
           in.set(ck.names[i], v);
         }
         ck.values.clear();
-        BlockState out = replicas_[static_cast<size_t>(r)]->runBlocks(std::move(in), m.batch, b, b + 1);
+        BlockState out = replica(r).runBlocks(std::move(in), m.batch, b, b + 1);
         std::vector<Variable> roots;
         std::vector<Tensor> rootSeeds;
         if (s == P_ - 1 && b + 1 == last) {
@@ -647,7 +753,7 @@ void ExecutionProgram::runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, i
   };
   std::vector<Lane> lanes;
   size_t remaining = 0;
-  for (int64_t r = 0; r < R_; ++r)
+  for (int64_t r = rLo_; r < rLo_ + Rl_; ++r)
     for (const auto& l : schedule.lanes) {
       lanes.push_back({r, &l});
       remaining += l.size();
@@ -703,43 +809,57 @@ void ExecutionProgram::runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, i
   for (int64_t w = 1; w < workers_; ++w) threads.emplace_back(worker);
   worker();
   for (auto& t : threads) t.join();
+  const double reduceStart = now();
+  int64_t overflows = 0;
+  // [replica][stage][parameter]: the other processes' replicas' gradients (empty for this process's own).
+  std::vector<std::vector<std::vector<Tensor>>> remote;
+  if (distributed()) {
+    for (auto& ip : ipus_) overflows += ip->ctx.gradientOverflows();
+    try {
+      exchangeUpdate(mbs, error, overflows, remote);
+    } catch (...) {
+      for (auto& ip : ipus_) ip->sink.clear();
+      throw;
+    }
+  }
   if (error) {
     for (auto& ip : ipus_) ip->sink.clear();
     std::rethrow_exception(error);
   }
   if (!training_) return;
 
-  // Gradients: replicas in order, each replica's stages in order (a parameter two stages use gets both).
-  const double reduceStart = now();
+  // Gradients: replicas in order, each replica's stages in order (a parameter two stages use gets both). The
+  // other processes' replicas' gradients came in the exchange: the sum is the same, bit for bit, wherever each
+  // replica ran.
   std::vector<Tensor> grads(params_.front().size());
   for (size_t i = 0; i < grads.size(); ++i)
     for (int64_t r = 0; r < R_; ++r)
       for (int64_t s = 0; s < P_; ++s) {
-        Tensor g = ipu(r, s).sink.grad(params_[static_cast<size_t>(r)][i]);
+        Tensor g = local(r) ? ipu(r, s).sink.grad(replicaParams(r)[i])
+                            : remote[static_cast<size_t>(r)][static_cast<size_t>(s)][i];
         if (g.defined()) grads[i] = sumInto(grads[i], g);
       }
   for (size_t i = 0; i < grads.size(); ++i)
     for (int64_t s = 0; s < P_ && (*ownerStage_)[i] < 0; ++s)
-      if (ipu(0, s).sink.grad(params_.front()[i]).defined()) (*ownerStage_)[i] = s;
+      if (ipu(rLo_, s).sink.grad(params_.front()[i]).defined()) (*ownerStage_)[i] = s;
   if (capturing_ && iteration == 0)
     for (int64_t s = 0; s < P_; ++s) {
       StageRecord& sr = record_.stages[static_cast<size_t>(s)];
       for (const Variable& p : params_.front())
-        if (ipu(0, s).sink.grad(p).defined()) {
+        if (ipu(rLo_, s).sink.grad(p).defined()) {
           ++sr.parameterTensors;
           sr.parameters += p.value().numel();
           // The block whose backward reached it first; a parameter no block claims goes to the stage's first.
-          int64_t b = record_.blockIndex(ipu(0, s).sink.blockOf(p));
+          int64_t b = record_.blockIndex(ipu(rLo_, s).sink.blockOf(p));
           if (b < sr.firstBlock || b >= sr.lastBlock) b = sr.firstBlock;
           ++record_.blocks[static_cast<size_t>(b)].parameterTensors;
           record_.blocks[static_cast<size_t>(b)].parameters += p.value().numel();
         }
     }
-  // fp16 overflow: a gradient value that saturated (or was NaN) when rounded to half on any IPU, or a reduced
-  // gradient that is not finite, before unscaling.
-  int64_t overflows = 0;
+  // fp16 overflow: a gradient value that saturated (or was NaN) when rounded to half on any IPU (of any process:
+  // the exchange summed them), or a reduced gradient that is not finite, before unscaling.
   for (auto& ip : ipus_) {
-    overflows += ip->ctx.gradientOverflows();
+    if (!distributed()) overflows += ip->ctx.gradientOverflows();
     ip->ctx.resetGradientOverflows();
     ip->sink.clear();
   }
@@ -781,7 +901,7 @@ void ExecutionProgram::runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, i
     // the state, into its own weights (fp16: into the fp32 master, then rounded to every replica); then every
     // range is all-gathered into every replica's weights.
     std::vector<std::vector<Variable>> owners;
-    for (int64_t r = 0; r < R_; ++r) owners.push_back(fp16_ ? masterParams_ : params_[static_cast<size_t>(r)]);
+    for (int64_t r = 0; r < R_; ++r) owners.push_back(fp16_ ? masterParams_ : replicaParams(r));
     opt_->stepSharded(grads, owners);
     if (!fp16_) {
       const auto ranges = Optimizer::balancedRanges(opt_->numElements(), R_);
@@ -863,8 +983,127 @@ int64_t ExecutionProgram::narrowIntegerFeatures(Batch& b, int64_t microBatch) co
   return bytes;
 }
 
+void ExecutionProgram::exchangeRequest(std::vector<MicroBatchRun>& mine, std::exception_ptr error,
+                                       std::vector<MicroBatchRun>& all) {
+  ProcessGroup& g = *o_.processes;
+  ByteWriter w;
+  w.put<uint8_t>(error ? 1 : 0);
+  if (error) {
+    putError(w, error);
+  } else {
+    w.put<int64_t>(static_cast<int64_t>(mine.size()));
+    for (const MicroBatchRun& m : mine) {
+      w.put<double>(m.weight);
+      w.put<int64_t>(m.samples);
+    }
+  }
+  const std::string what = "the micro-batch weights of host request " + std::to_string(requests_ + 1);
+  const std::vector<std::string> got = g.allGather(w.bytes(), what);
+  for (int p = 0; p < g.size(); ++p) {
+    ByteReader r(got[static_cast<size_t>(p)], what);
+    if (r.get<uint8_t>() == 0) continue;
+    if (p == g.rank()) std::rethrow_exception(error);
+    throwError(r, p);
+  }
+  // Every process's (weight, samples) in its own order; the request's micro-batches in the device's order.
+  std::vector<std::vector<std::pair<double, int64_t>>> per(static_cast<size_t>(g.size()));
+  int64_t total = 0;
+  for (int p = 0; p < g.size(); ++p) {
+    ByteReader r(got[static_cast<size_t>(p)], what);
+    r.get<uint8_t>();
+    const auto n = r.get<int64_t>();
+    for (int64_t j = 0; j < n; ++j) {
+      const double wgt = r.get<double>();
+      per[static_cast<size_t>(p)].push_back({wgt, r.get<int64_t>()});
+    }
+    r.expectEnd();
+    total += n;
+  }
+  std::vector<int> rankOf(static_cast<size_t>(R_));
+  for (int p = 0; p < g.size(); ++p) {
+    const RequestShard sh = RequestShard::of(p, g.size(), R_, shard_.perReplica, shard_.perRequest);
+    for (int64_t r = sh.first; r < sh.first + sh.count; ++r) rankOf[static_cast<size_t>(r)] = p;
+  }
+  all.assign(static_cast<size_t>(total), MicroBatchRun());
+  std::vector<size_t> next(static_cast<size_t>(g.size()), 0);
+  for (int64_t m = 0; m < total; ++m) {
+    const int p = rankOf[static_cast<size_t>(shard_.replicaOf(m))];
+    size_t& j = next[static_cast<size_t>(p)];
+    GNN_CHECK_ARG(j < per[static_cast<size_t>(p)].size(), "host request ", requests_ + 1, ": micro-batch ", m,
+                  " of the job's ", total, " belongs to MPI rank ", p, ", which sent only ", per[static_cast<size_t>(p)].size(),
+                  ": every process's loader must be sharded as the device program is (IpuOptions::shard())");
+    MicroBatchRun& mb = all[static_cast<size_t>(m)];
+    if (p == g.rank()) mb = std::move(mine[j]);
+    mb.index = m;
+    mb.weight = per[static_cast<size_t>(p)][j].first;
+    mb.samples = per[static_cast<size_t>(p)][j].second;
+    ++j;
+  }
+  for (int p = 0; p < g.size(); ++p)
+    GNN_CHECK_ARG(next[static_cast<size_t>(p)] == per[static_cast<size_t>(p)].size(), "host request ", requests_ + 1,
+                  ": MPI rank ", p, " sent ", per[static_cast<size_t>(p)].size(), " micro-batches but its replicas own ",
+                  next[static_cast<size_t>(p)], " of the job's ", total,
+                  ": every process's loader must be sharded as the device program is (IpuOptions::shard())");
+}
+
+void ExecutionProgram::exchangeUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, std::exception_ptr error,
+                                      int64_t& overflows, std::vector<std::vector<std::vector<Tensor>>>& remote) {
+  ProcessGroup& g = *o_.processes;
+  ByteWriter w;
+  w.put<uint8_t>(error ? 1 : 0);
+  if (error) {
+    putError(w, error);
+  } else {
+    for (int64_t r = rLo_; r < rLo_ + Rl_; ++r)
+      for (const MicroBatchRun& m : mbs[static_cast<size_t>(r)]) {
+        w.put<double>(m.loss);
+        w.putTensor(m.output);
+      }
+    if (training_) {
+      w.put<int64_t>(overflows);
+      for (int64_t r = rLo_; r < rLo_ + Rl_; ++r)
+        for (int64_t s = 0; s < P_; ++s)
+          for (const Variable& p : replicaParams(r)) w.putTensor(ipu(r, s).sink.grad(p));
+    }
+  }
+  const std::string what = std::string(training_ ? "the gradients of update " : "the outputs of inference request ") +
+                           std::to_string(exchanges_++);
+  const std::vector<std::string> got = g.allGather(w.bytes(), what);
+  w.bytes().clear();
+  for (int p = 0; p < g.size(); ++p) {
+    ByteReader r(got[static_cast<size_t>(p)], what);
+    if (r.get<uint8_t>() == 0) continue;
+    if (p == g.rank()) return;  // the caller rethrows this process's own error
+    throwError(r, p);
+  }
+  remote.assign(static_cast<size_t>(R_), {});
+  int64_t total = overflows;
+  for (int p = 0; p < g.size(); ++p) {
+    if (p == g.rank()) continue;
+    const RequestShard sh = RequestShard::of(p, g.size(), R_, shard_.perReplica, shard_.perRequest);
+    ByteReader r(got[static_cast<size_t>(p)], what);
+    r.get<uint8_t>();
+    for (int64_t q = sh.first; q < sh.first + sh.count; ++q)
+      for (MicroBatchRun& m : mbs[static_cast<size_t>(q)]) {
+        m.loss = r.get<double>();
+        m.output = r.getTensor();
+      }
+    if (training_) {
+      total += r.get<int64_t>();
+      for (int64_t q = sh.first; q < sh.first + sh.count; ++q) {
+        auto& stages = remote[static_cast<size_t>(q)];
+        stages.assign(static_cast<size_t>(P_), std::vector<Tensor>(params_.front().size()));
+        for (int64_t s = 0; s < P_; ++s)
+          for (size_t i = 0; i < params_.front().size(); ++i) stages[static_cast<size_t>(s)][i] = r.getTensor();
+      }
+    }
+    r.expectEnd();
+  }
+  overflows = total;
+}
+
 void ExecutionProgram::syncReplicas() {
-  for (int64_t r = 0; r < R_; ++r)
+  for (int64_t r = 0; r < Rl_; ++r)
     for (size_t i = 0; i < masterParams_.size(); ++i) {
       const Tensor& src = std::as_const(masterParams_[i]).value();
       Tensor& dst = params_[static_cast<size_t>(r)][i].value();
@@ -875,11 +1114,11 @@ void ExecutionProgram::syncReplicas() {
 }
 
 void ExecutionProgram::recordOnEveryIpu(TaskKind kind, int64_t iteration, double start, double end) {
-  for (int64_t r = 0; r < R_; ++r)
+  for (int64_t r = rLo_; r < rLo_ + Rl_; ++r)
     for (int64_t s = 0; s < P_; ++s) {
       TaskRecord t;
       t.kind = kind;
-      t.ipu = simulated_ ? r * P_ + s : 0;
+      t.ipu = simulated_ ? (r - rLo_) * P_ + s : 0;
       t.replica = r;
       t.stage = s;
       t.request = requests_;
@@ -927,12 +1166,40 @@ RunResult ExecutionProgram::runRequest(const Batch& request, const UpdateHooks& 
   RunResult result;
   const double start = now();
   const std::string req = "host request " + std::to_string(requests_ + 1);
-  GNN_CHECK_ARG(request.numGraphs > 0 && request.numGraphs % record_.numGraphs == 0 &&
-                    request.numNodes == request.numGraphs / record_.numGraphs * record_.numNodes,
-                req, ": ", request.numNodes, " nodes in ", request.numGraphs,
-                " graph slots is not a whole number of the compiled micro-batch (", record_.numNodes, " nodes, ",
-                record_.numGraphs, " graph slots)");
-  const int64_t K = request.numGraphs / record_.numGraphs;
+  // This process's micro-batches (every one of the request without processes; with them, its replicas' share,
+  // possibly none).
+  std::vector<MicroBatchRun> mine;
+  std::exception_ptr prepError;
+  try {
+    const bool none = distributed() && request.numGraphs == 0;
+    GNN_CHECK_ARG(none || (request.numGraphs > 0 && request.numGraphs % record_.numGraphs == 0 &&
+                           request.numNodes == request.numGraphs / record_.numGraphs * record_.numNodes),
+                  req, ": ", request.numNodes, " nodes in ", request.numGraphs,
+                  " graph slots is not a whole number of the compiled micro-batch (", record_.numNodes, " nodes, ",
+                  record_.numGraphs, " graph slots)");
+    const int64_t localK = none ? 0 : request.numGraphs / record_.numGraphs;
+    for (int64_t j = 0; j < localK; ++j) {
+      MicroBatchRun mb;
+      mb.index = j;
+      mb.batch = localK == 1 ? request : microBatch(request, j, localK);
+      record_.checkShapes(mb.batch, "micro-batch " + std::to_string(j) + " of " + req);
+      mb.weight = loss_.weight ? loss_.weight(mb.batch) : labelCount(mb.batch.yMask, static_cast<double>(mb.batch.numRealGraphs));
+      GNN_CHECK_ARG(std::isfinite(mb.weight) && mb.weight >= 0, "loss weight of micro-batch ", j, " is ", mb.weight);
+      mb.samples = mb.batch.numRealGraphs;
+      mine.push_back(std::move(mb));
+    }
+  } catch (...) {
+    if (!distributed()) throw;
+    prepError = std::current_exception();
+  }
+  // Micro-batch m of the request: device iteration m / (R·G), replica (m / G) % R, micro-batch m % G.
+  std::vector<MicroBatchRun> all;
+  if (distributed()) {
+    exchangeRequest(mine, prepError, all);  // every process's weights; this process's batches in place
+  } else {
+    all = std::move(mine);
+  }
+  const int64_t K = static_cast<int64_t>(all.size());
   const int64_t unit = training_ ? R_ * G_ : R_;
   const int64_t full = training_ ? o_.microBatchesPerRequest() : R_ * o_.deviceIterations;
   GNN_CHECK_ARG(K <= full, req, " holds ", K, " micro-batches but one request is micro-batch x deviceIterations (",
@@ -942,21 +1209,12 @@ RunResult ExecutionProgram::runRequest(const Batch& request, const UpdateHooks& 
   const int64_t runCount = microBatchesToRun(K);  // real or padding
   result.droppedMicroBatches = std::max<int64_t>(0, K - runCount);
   result.paddedMicroBatches = std::max<int64_t>(0, runCount - K);
-  // Micro-batch m of the request: device iteration m / (R·G), replica (m / G) % R, micro-batch m % G.
-  std::vector<MicroBatchRun> all(static_cast<size_t>(runCount));
-  for (int64_t m = 0; m < runCount; ++m) {
+  all.resize(static_cast<size_t>(runCount));
+  for (int64_t m = K; m < runCount; ++m) {
+    // Weight 0: it runs like any other and changes nothing.
     MicroBatchRun& mb = all[static_cast<size_t>(m)];
     mb.index = m;
-    if (m < K) {
-      mb.batch = K == 1 ? request : microBatch(request, m, K);
-      record_.checkShapes(mb.batch, "micro-batch " + std::to_string(m) + " of " + req);
-      mb.weight = loss_.weight ? loss_.weight(mb.batch) : labelCount(mb.batch.yMask, static_cast<double>(mb.batch.numRealGraphs));
-      GNN_CHECK_ARG(std::isfinite(mb.weight) && mb.weight >= 0, "loss weight of micro-batch ", m, " is ", mb.weight);
-    } else {
-      // A copy of the last real micro-batch with weight 0: it runs like any other and changes nothing.
-      mb.batch = all[static_cast<size_t>(K - 1)].batch;
-      mb.padding = true;
-    }
+    mb.padding = true;
   }
   // What crosses the host link: with --eight-bit-io the integer features as uint8 (checked, widened again on
   // the device); with fp16 the float inputs as half (rounded here, in copies: the caller's request is left
@@ -966,6 +1224,7 @@ RunResult ExecutionProgram::runRequest(const Batch& request, const UpdateHooks& 
     linkBytes = 0;
     for (int64_t m = 0; m < K; ++m) {
       Batch& b = all[static_cast<size_t>(m)].batch;
+      if (b.numGraphs == 0) continue;  // another process's
       if (o_.eightBitIo) {
         linkBytes += narrowIntegerFeatures(b, m);
       } else {
@@ -982,7 +1241,14 @@ RunResult ExecutionProgram::runRequest(const Batch& request, const UpdateHooks& 
           }
         }
     }
-    for (int64_t m = K; m < runCount; ++m) all[static_cast<size_t>(m)].batch = all[static_cast<size_t>(K - 1)].batch;
+  }
+  {
+    // Padding micro-batches this process runs: a copy of its last real one (the compiled shapes when it has none).
+    const Batch* last = &shapes_;
+    for (int64_t m = 0; m < K; ++m)
+      if (all[static_cast<size_t>(m)].batch.numGraphs > 0) last = &all[static_cast<size_t>(m)].batch;
+    for (int64_t m = K; m < runCount; ++m)
+      if (local(shard_.replicaOf(m))) all[static_cast<size_t>(m)].batch = *last;
   }
   {
     TaskRecord h;
@@ -1035,7 +1301,7 @@ RunResult ExecutionProgram::runRequest(const Batch& request, const UpdateHooks& 
         W += m.weight;
         ++real;
         single = m.loss;
-        samples += m.batch.numRealGraphs;
+        samples += m.samples;
       }
     for (auto& rep : mbs)
       for (auto& m : rep)
@@ -1060,7 +1326,7 @@ RunResult ExecutionProgram::runRequest(const Batch& request, const UpdateHooks& 
       for (auto& m : rep) {
         if (!m.padding) {
           ++result.microBatches;
-          result.samples += m.batch.numRealGraphs;
+          result.samples += m.samples;
         }
         m.batch = Batch();
         done.push_back(std::move(m));

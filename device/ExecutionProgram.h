@@ -15,6 +15,7 @@
 //   RunResult r = p.run(request, hooks);
 #pragma once
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,7 +80,18 @@ class ExecutionProgram : public DeviceProgram {
   // --eight-bit-io: integer features through the host link as uint8 (checked), widened again; returns the
   // bytes that crossed the link.
   int64_t narrowIntegerFeatures(Batch& b, int64_t microBatch) const;
-  Ipu& ipu(int64_t replica, int64_t stage) { return *ipus_[static_cast<size_t>(replica * P_ + stage)]; }
+  // Replica r is global (0 .. R-1); this process holds replicas [rLo_, rLo_ + Rl_).
+  Ipu& ipu(int64_t replica, int64_t stage) { return *ipus_[static_cast<size_t>((replica - rLo_) * P_ + stage)]; }
+  BlockModel& replica(int64_t r) { return *replicas_[static_cast<size_t>(r - rLo_)]; }
+  std::vector<Variable>& replicaParams(int64_t r) { return params_[static_cast<size_t>(r - rLo_)]; }
+  bool local(int64_t r) const { return r >= rLo_ && r < rLo_ + Rl_; }
+  // Replicas spread over processes: every process's per-micro-batch weights and samples at the start of a request
+  // (into `all`, global order), and at the end of an update (or inference pass) the losses, outputs and gradients
+  // of the other processes' replicas, or the error one of them hit.
+  bool distributed() const { return isDistributed(o_.processes.get()); }
+  void exchangeRequest(std::vector<MicroBatchRun>& mine, std::exception_ptr error, std::vector<MicroBatchRun>& all);
+  void exchangeUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, std::exception_ptr error, int64_t& overflows,
+                      std::vector<std::vector<std::vector<Tensor>>>& remoteGrads);
 
   std::string deviceName_;
   BlockModel& master_;
@@ -88,11 +100,14 @@ class ExecutionProgram : public DeviceProgram {
   IpuOptions o_;
   bool training_, simulated_;
   int64_t P_ = 1, R_ = 1, G_ = 1, numIpus_ = 1, workers_ = 1;
+  int64_t rLo_ = 0, Rl_ = 1;  // this process's replicas
+  RequestShard shard_;
+  Batch shapes_;              // padding for a process none of whose micro-batches of a short request are real
   std::vector<std::pair<size_t, size_t>> stageBlocks_;
   PipelineSchedule schedule_;
-  std::vector<std::unique_ptr<Module>> clones_;   // replicas 1..R-1 (fp16: 0..R-1)
-  std::vector<BlockModel*> replicas_;             // [0] = the model itself (fp16: a clone holding half weights)
-  std::vector<std::vector<Variable>> params_;     // per replica, in the optimizer's order
+  std::vector<std::unique_ptr<Module>> clones_;   // local replicas after the first (fp16: every one)
+  std::vector<BlockModel*> replicas_;             // local; [0] = the model itself (fp16: a clone holding half weights)
+  std::vector<std::vector<Variable>> params_;     // per local replica, in the optimizer's order
   std::vector<Variable> masterParams_;            // the optimizer's (fp32 master) parameters
   bool fp16_ = false;
   LossScaling scaling_;
@@ -101,7 +116,8 @@ class ExecutionProgram : public DeviceProgram {
   std::shared_ptr<MemoryAccount> streaming_;
   // Stage whose sink first received parameter i's gradient (-1: not yet known): where its state lives.
   std::shared_ptr<std::vector<int64_t>> ownerStage_;
-  std::vector<std::unique_ptr<Ipu>> ipus_;        // replica-major: ipu(r, s)
+  std::vector<std::unique_ptr<Ipu>> ipus_;        // local replicas, replica-major: ipu(r, s)
+  uint64_t exchanges_ = 0;
   CompileRecord record_;
   Trace trace_;
   int64_t traceRequests_ = 0;

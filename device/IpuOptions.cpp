@@ -190,4 +190,11 @@ std::string IpuOptions::describe(int64_t stages) const {
   return s;
 }
 
+RequestShard IpuOptions::shard(bool training) const {
+  const int64_t per = training ? gradientAccumulation : 1;
+  const int64_t perRequest = training ? microBatchesPerRequest() : replicationFactor * deviceIterations;
+  if (!processes || processes->size() == 1) return RequestShard::of(0, 1, replicationFactor, per, perRequest);
+  return RequestShard::of(processes->rank(), processes->size(), replicationFactor, per, perRequest);
+}
+
 }  // namespace gnn

@@ -10,8 +10,12 @@
 //   o.validate(/*training=*/true, /*stages=*/2);     // throws with PopTorch's wording when a rule is broken
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "device/ProcessGroup.h"
+#include "loaders/RequestShard.h"
 
 namespace gnn {
 
@@ -97,6 +101,20 @@ struct IpuOptions {
   int64_t autoStages = 0;                  // with autoPipelineSplits: stages wanted (0: the fewest that fit)
   int64_t bytesPerTile = 0;                // 0: the IpuSpec's (624 KiB); a smaller or larger tile memory to plan for
   double samplesPerMicroBatch = 0;         // graphs one micro-batch trains on (0: the compile batch's real graphs)
+
+  // Replicas across processes (MPI; PopTorch: Options.Distributed.configureProcessId(rank, size) with PopRun).
+  /// The processes the replicas are spread over (null or one process: every replica here). This process runs
+  /// its share (shard()); its loader must give it only those micro-batches (FixedSizeDataLoader::Options::shard).
+  std::shared_ptr<ProcessGroup> processes;
+  /// Planning only: hosts the replicas are spread over (1: every IPU-Link is inside one host), and the network
+  /// between hosts (the cost model's all-reduce crosses it when hosts > 1). Default: 100 Gb/s Ethernet, as the
+  /// host network of an IPU-POD (assumption: ../shared/ipu/README.md gives no inter-host figure), 10 us latency.
+  int64_t hosts = 1;
+  double networkBytesPerSecond = 12.5e9;
+  double networkLatencySeconds = 10e-6;
+
+  /// This process's micro-batches of a host request (every one without processes).
+  RequestShard shard(bool training) const;
 
   /// With fp16 and no loss scaling asked for: dynamic scaling from 2^16 (as PyTorch's GradScaler); with fp32:
   /// none.

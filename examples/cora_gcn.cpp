@@ -287,7 +287,7 @@ int main(int argc, char** argv) {
       "param_l2 and per run test_acc, best_epoch, final_loss, loss_checksum and predictions_checksum.");
   return prog.run(argc, argv, [&] {
     tf.apply(prog);
-    df.apply();
+    df.apply(prog);
     app::RunConfig config;
     config.bind("hidden", &cfg.hidden);
     config.bind("dropout", &cfg.dropout);

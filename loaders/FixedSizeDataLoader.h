@@ -20,6 +20,7 @@
 #include "loaders/EpochSampler.h"
 #include "loaders/FixedSizeCollator.h"
 #include "loaders/Prefetcher.h"
+#include "loaders/RequestShard.h"
 
 namespace gnn {
 
@@ -38,6 +39,9 @@ class FixedSizeDataLoader {
     bool nodeLevelTargets = false;
     /// Micro-batches per host request for nextRequest(): deviceIterations × replicas × gradientAccumulation.
     int64_t microBatchesPerRequest = 1;
+    /// Replicas spread over processes (MPI): this process collates and returns only its replicas' batches
+    /// (shard.perRequest must be microBatchesPerRequest). Default: every batch.
+    RequestShard shard;
   };
 
   FixedSizeDataLoader(std::shared_ptr<const Dataset> dataset, FixedSizeOptions fixed, Options options);
@@ -49,10 +53,13 @@ class FixedSizeDataLoader {
   bool next(Batch& out);
   /// Next host request: microBatchesPerRequest batches stacked by stackMicroBatches (each keeps local
   /// indices). The epoch's last request may hold fewer: the device pads or drops it as the user chose and
-  /// reports the count (never a silent drop, unlike PopTorch's DataLoader).
+  /// reports the count (never a silent drop, unlike PopTorch's DataLoader). With a shard, this process's
+  /// batches of the request only, possibly none (an empty Batch: the device program must still run it).
   bool nextRequest(Batch& out);
+  /// Micro-batches of the whole job's request nextRequest() returned last (every process's).
+  int64_t lastRequestMicroBatches() const { return lastRequest_; }
 
-  /// Batches in the current epoch.
+  /// Batches in the current epoch (every process's).
   int64_t numBatches() const { return static_cast<int64_t>(plan_.batches.size()); }
   /// The current epoch's padding report (from its plan: exact before any batch is collated).
   PaddingReport report() const { return plan_.report(fixed_); }
@@ -71,6 +78,12 @@ class FixedSizeDataLoader {
   FixedSizeCollator collator_;
   EpochPlan plan_;
   Prefetcher<Batch> prefetcher_;
+  // With a shard: the plan's batches this process collates, and per host request how many of them it holds and
+  // how many the whole job's request holds.
+  std::vector<int64_t> local_;
+  std::vector<std::pair<int64_t, int64_t>> requestSizes_;
+  size_t nextRequestIndex_ = 0;
+  int64_t lastRequest_ = 0;
 };
 
 }  // namespace gnn

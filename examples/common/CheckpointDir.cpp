@@ -14,10 +14,14 @@ namespace fs = std::filesystem;
 
 CheckpointDir::CheckpointDir(std::string dir, int64_t keep) : dir_(std::move(dir)), keep_(std::max<int64_t>(keep, 1)) {}
 
-std::string CheckpointDir::write(const Checkpoint& ck, int64_t step) const {
+std::string CheckpointDir::pathFor(int64_t step) const {
   char name[48];
   std::snprintf(name, sizeof name, "ckpt-%012lld.ckpt", static_cast<long long>(step));
-  const std::string path = (fs::path(dir_) / name).string();
+  return (fs::path(dir_) / name).string();
+}
+
+std::string CheckpointDir::write(const Checkpoint& ck, int64_t step) const {
+  const std::string path = pathFor(step);
   ck.save(path);
   const std::vector<std::string> all = files();
   for (size_t i = static_cast<size_t>(keep_); i < all.size(); ++i) {

@@ -22,6 +22,8 @@ class CheckpointDir {
   /// Writes `ck` as the checkpoint of optimizer step `step` and removes all but the newest `keep`. Returns the
   /// path written.
   std::string write(const Checkpoint& ck, int64_t step) const;
+  /// The path write() gives the checkpoint of step `step`.
+  std::string pathFor(int64_t step) const;
   /// The checkpoint files, newest (highest step) first.
   std::vector<std::string> files() const;
 

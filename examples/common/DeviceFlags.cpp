@@ -2,6 +2,7 @@
 
 #include "device/Plan.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -65,9 +66,20 @@ void DeviceFlags::addTo(Program& prog) {
       "trace-svg", po::value(&traceSvg)->value_name("FILE.svg"),
       "draw the last traced host request's schedule as an SVG timeline (open it in a browser)")(
       "trace-requests", value(&traceRequests, int64_t{2}), "host requests recorded for --trace");
+  prog.group("Processes (mpirun: the replicas spread over MPI ranks)").add_options()(
+      "mpi-timeout", value(&mpiTimeout, 30.0),
+      "seconds a rank waits for the others at a gradient exchange before it names the ranks that did not answer "
+      "and ends the job (a rank that died or hangs)")(
+      "hosts", value(&hosts, int64_t{1}),
+      "planning: hosts the replicas are spread over (the all-reduce crosses the network between them; "
+      "--plan-only reports its share)")(
+      "network-gbps", value(&networkGbps, 100.0),
+      "planning: bandwidth of the network between hosts, Gbit/s per host (default 100 Gb/s Ethernet, an "
+      "assumption)")(
+      "network-latency-us", value(&networkLatencyUs, 10.0), "planning: latency of one message between hosts, us");
 }
 
-void DeviceFlags::apply() {
+void DeviceFlags::apply(const Program& prog) {
   requireOneOf("--device", device, {"cpu", "ipu"});
   requireAtLeast("--replicas", static_cast<double>(replicas), 1);
   requireAtLeast("--grad-accum", static_cast<double>(gradAccum), 1);
@@ -143,6 +155,28 @@ void DeviceFlags::apply() {
       if (on) throw UsageError(flag + " is an option of the simulated IPU: add --device ipu");
   }
   if (rts && replicas < 2) throw UsageError("--replicated-tensor-sharding needs --replicas 2 or more");
+  if (!(mpiTimeout > 0 && std::isfinite(mpiTimeout))) throw UsageError("--mpi-timeout must be a number of seconds > 0");
+  requireAtLeast("--hosts", static_cast<double>(hosts), 1);
+  requirePositive("--network-gbps", networkGbps);
+  if (!(networkLatencyUs >= 0 && std::isfinite(networkLatencyUs))) throw UsageError("--network-latency-us must be >= 0");
+  options.hosts = hosts;
+  options.networkBytesPerSecond = networkGbps * 1e9 / 8;
+  options.networkLatencySeconds = networkLatencyUs * 1e-6;
+  if (const auto& g = prog.processes(); isDistributed(g.get())) {
+    // Under mpirun the replicas are spread over the ranks: each runs its share, the weights stay the same bits
+    // as in one process (device/MpiReplicas.h).
+    const int n = g->size();
+    if (device != "ipu" || replicas < n)
+      throw UsageError("under mpirun with " + std::to_string(n) + " processes: give --device ipu --replicas N with N >= " +
+                       std::to_string(n) + " (the job's replicas, spread over the processes)");
+    if (rts) throw UsageError("--replicated-tensor-sharding runs in one process: not under mpirun");
+    g->setTimeoutSeconds(mpiTimeout);
+    options.processes = g;
+    if (!prog.given("hosts")) {
+      // The plan's hosts: as many as the job really spans (ranks / ranks per host).
+      options.hosts = std::max<int64_t>(1, n / std::max(1, g->localSize()));
+    }
+  }
   try {
     options.validate(true, options.autoPipelineSplits ? 1 : static_cast<int64_t>(options.pipelineSplits.size()) + 1);
   } catch (const std::invalid_argument& e) {
@@ -164,14 +198,50 @@ nlohmann::json DeviceFlags::toJson(const DeviceProgram& program) const {
           {"host_requests", program.hostRequests()},
           {"precision", precision},
           {"loss_scale", program.lossScale()},
-          {"skipped_updates", program.skippedUpdates()}};
+          {"skipped_updates", program.skippedUpdates()},
+          {"processes", options.processes ? options.processes->size() : 1}};
 }
 
 void DeviceFlags::writeTraces(const DeviceProgram& program, const std::string& title) const {
   if (trace.empty() && traceSvg.empty()) return;
   Trace t;
-  t.setTracks(program.trace().tracks());
-  for (const TaskRecord& r : program.trace().records()) t.add(r);
+  ProcessGroup* g = options.processes.get();
+  if (!isDistributed(g)) {
+    t.setTracks(program.trace().tracks());
+    for (const TaskRecord& r : program.trace().records()) t.add(r);
+  } else {
+    // Every rank's tracks and tasks to rank 0, each rank's tracks one group, in rank order.
+    nlohmann::json mine = {{"tracks", program.trace().tracks()}, {"records", nlohmann::json::array()}};
+    for (const TaskRecord& r : program.trace().records())
+      mine["records"].push_back({static_cast<int>(r.kind), r.ipu, r.replica, r.stage, r.request, r.iteration,
+                                 r.microBatch, static_cast<int>(r.phase), r.flops, r.bytes, r.cpu.start, r.cpu.duration});
+    const std::vector<std::string> all = g->allGather(mine.dump(), "the execution traces");
+    if (g->rank() != 0) return;
+    std::vector<std::string> tracks;
+    std::vector<TaskRecord> records;
+    for (size_t k = 0; k < all.size(); ++k) {
+      const nlohmann::json j = nlohmann::json::parse(all[k]);
+      const auto offset = static_cast<int64_t>(tracks.size());
+      for (const auto& name : j["tracks"]) tracks.push_back("rank " + std::to_string(k) + ": " + name.get<std::string>());
+      for (const auto& v : j["records"]) {
+        TaskRecord r;
+        r.kind = static_cast<TaskKind>(v[0].get<int>());
+        r.ipu = v[1].get<int64_t>() + offset;
+        r.replica = v[2];
+        r.stage = v[3];
+        r.request = v[4];
+        r.iteration = v[5];
+        r.microBatch = v[6];
+        r.phase = static_cast<PipelinePhase>(v[7].get<int>());
+        r.flops = v[8];
+        r.bytes = v[9];
+        r.cpu = {v[10].is_number() ? v[10].get<double>() : NAN, v[11].is_number() ? v[11].get<double>() : NAN};
+        records.push_back(r);
+      }
+    }
+    t.setTracks(tracks);
+    for (const TaskRecord& r : records) t.add(r);
+  }
   if (program.plan()) attachIpuClock(t, *program.plan());
   if (!trace.empty()) t.writeChromeJson(trace, title);
   if (!traceSvg.empty()) t.writeSvg(traceSvg, title);

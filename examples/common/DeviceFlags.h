@@ -8,7 +8,7 @@
 //
 //   app::DeviceFlags df;
 //   df.addTo(prog);
-//   ... df.apply();  auto device = makeDevice(df.device);  auto program = device->compile(..., df.options);
+//   ... df.apply(prog);  auto device = makeDevice(df.device);  auto program = device->compile(..., df.options);
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -34,17 +34,22 @@ struct DeviceFlags {
   std::string report;
   std::string trace, traceSvg;
   int64_t traceRequests = 2;
+  // Processes (mpirun) and the network the plan assumes between hosts.
+  double mpiTimeout = 30;
+  int64_t hosts = 1;
+  double networkGbps = 100, networkLatencyUs = 10;
   IpuOptions options;
 
   void addTo(Program& prog);
-  /// Checks the values (UsageError in flag terms) and fills `options`.
-  void apply();
+  /// Checks the values (UsageError in flag terms) and fills `options` (under mpirun, with the job's processes).
+  void apply(const Program& prog);
   bool simulated() const { return device == "ipu"; }
   /// Micro-batches per host request (the loader's microBatchesPerRequest).
   int64_t microBatchesPerRequest() const { return options.microBatchesPerRequest(); }
   /// The --json keys of the issue: device, ipus, replicas, grad_accum, device_iterations, stages, host_requests.
   nlohmann::json toJson(const DeviceProgram& program) const;
-  /// Writes --trace / --trace-svg when asked; on the simulated IPU's clock when the program has a plan.
+  /// Writes --trace / --trace-svg when asked; on the simulated IPU's clock when the program has a plan. Under
+  /// mpirun every rank must call it: rank 0 writes one trace holding every rank's tracks ("rank 1: IPU 1 ...").
   void writeTraces(const DeviceProgram& program, const std::string& title) const;
   /// Compiles the training (optimizer given) or inference program on the device. The simulated IPU plans it
   /// first: --plan-only prints the memory and cost report (stdout), writes --report and ends the program

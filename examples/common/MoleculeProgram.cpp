@@ -161,7 +161,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       "and `predict --checkpoint FILE` applies the model to new molecules.");
   return prog.run(argc, argv, [&] {
     tf.apply(prog);
-    df.apply();
+    df.apply(prog);
     RunConfig config;
     for (const char* f : {"data", "format", "smiles-col", "target-cols", "split-col", "split", "split-file", "task",
                           "target-scaling", "strategy", "oversize"}) {
@@ -392,6 +392,8 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     lo.prefetch = static_cast<int>(c.prefetch);
     lo.packWindow = c.packWindow;
     lo.microBatchesPerRequest = df.microBatchesPerRequest();
+    // Under mpirun: this rank's replicas' micro-batches only (every micro-batch of an epoch on exactly one rank).
+    lo.shard = df.options.shard(/*training=*/true);
     FixedSizeDataLoader trainLoader(train, fixed, lo);
 
     nlohmann::json out;
@@ -478,6 +480,10 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
                 << " on " << program->numIpus() << " simulated IPU(s); one weight update = " << c.batchSize
                 << " graph slots x " << df.replicas << " replica(s) x " << df.gradAccum
                 << " micro-batch(es), one host request = " << df.microBatchesPerRequest() << " micro-batches\n";
+    if (!tf.quiet && isDistributed(prog.processes().get()))
+      std::cerr << prog.name() << ": the replicas spread over " << prog.processes()->size() << " MPI processes ("
+                << prog.processes()->localSize() << " on this host, " << numThreads() << " thread(s) each); this rank runs "
+                << df.options.shard(true).describe() << "\n";
     Trainer::Hooks hooks;
     hooks.stepsPerEpoch = [&] {
       trainLoader.startEpoch(trainer.completedEpochs());
@@ -492,7 +498,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       for (Batch b; trainLoader.nextRequest(b);) {
         if (skip > 0) {
           // Updates already trained before an interrupt (interrupts come between host requests).
-          skip -= program->updatesFor(b.numGraphs / shapes.numGraphs);
+          skip -= program->updatesFor(trainLoader.lastRequestMicroBatches());
           continue;
         }
         const bool more = trainer.step(*program, b, [&] {
@@ -508,7 +514,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     if (!md.split.test.empty()) hooks.test = [&] { return evaluate(md.split.test); };
 
     trainer.run(hooks);
-    if (c.profile) {
+    if (c.profile && prog.primary()) {
       std::cerr << "per-op profile of " << steps << " training steps (forward and backward; optimizer not included)\n";
       profiler.print(std::cerr);
       out["profile"] = profiler.json();
@@ -517,7 +523,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     if (!c.predict.empty()) {
       trainer.withBestWeights([&] {
         MoleculePredictions p = predictMolecules(*model, tasks, all, md.split.test, evalFixed, scaling, task);
-        writePredictionsCsv(c.predict, *md.dataset, p, md.targetNames);
+        if (prog.primary()) writePredictionsCsv(c.predict, *md.dataset, p, md.targetNames);
         if (!tf.quiet)
           std::cerr << prog.name() << ": wrote " << p.positions.size() << " test predictions to " << c.predict << "\n";
       });

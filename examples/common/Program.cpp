@@ -7,7 +7,12 @@
 #include <iostream>
 
 #include "data/MoleculeDatasetBuilder.h"
+#include "device/MpiReplicas.h"
 #include "examples/common/StopSignal.h"
+#include "gnn/Parallel.h"
+
+#include <omp.h>
+#include <thread>
 
 namespace gnn::app {
 
@@ -72,9 +77,50 @@ bool Program::given(const std::string& flag) const {
   return it != vm_.end() && !it->second.defaulted();
 }
 
-void Program::note(const std::string& text) const { std::cerr << name_ << ": " << text << "\n"; }
+void Program::note(const std::string& text) const {
+  if (primary()) std::cerr << name_ << ": " << text << "\n";
+}
+
+std::string Program::who() const {
+  return isDistributed(processes_.get()) ? name_ + " (rank " + std::to_string(processes_->rank()) + ")" : name_;
+}
 
 int Program::run(int argc, char** argv, const std::function<int()>& body) {
+  try {
+    processes_ = MpiReplicas::launched(&argc, &argv);
+  } catch (const std::exception& e) {
+    std::cerr << name_ << ": error: " << e.what() << "\n";
+    return 1;
+  }
+  ProcessGroup* g = processes_.get();
+  if (isDistributed(g)) {
+    // Results on stdout come from rank 0 alone (mpirun merges every rank's stdout).
+    if (g->rank() != 0 && !std::freopen("/dev/null", "w", stdout)) std::cerr << who() << ": cannot silence stdout\n";
+    // The host's cores shared among its ranks: each rank's default threads and device workers are its share
+    // (Open MPI binds 1-2 ranks to a core each by default; then the affinity mask already says so).
+    const int host = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int share = std::max(1, std::min(machineCores(), host / std::max(1, g->localSize())));
+    setDefaultThreads(share);
+    setCoreSlots(share);
+    omp_set_num_threads(share);
+  }
+  int code = runBody(argc, argv, body);
+  if (isDistributed(g) && code != 0) {
+    // Ranks that failed together (the same error everywhere: a non-finite loss met in the gradient exchange, a
+    // bad flag) end together with their code; when the others are elsewhere (waiting in a collective for this
+    // rank), nothing more will come from them: end the job.
+    try {
+      const std::vector<double> codes = g->gatherDoubles(code, "the exit codes");
+      for (double c : codes)
+        if (c != code) g->abort(code);
+    } catch (const ProcessGroupError&) {
+      g->abort(code);
+    }
+  }
+  return code;
+}
+
+int Program::runBody(int argc, char** argv, const std::function<int()>& body) {
   po::options_description all;
   all.add(flags_);
   for (const auto& [title, g] : groups_) all.add(g);
@@ -82,7 +128,7 @@ int Program::run(int argc, char** argv, const std::function<int()>& body) {
     po::store(po::parse_command_line(argc, argv, all), vm_);
     po::notify(vm_);
   } catch (const po::error& e) {
-    std::cerr << name_ << ": " << e.what() << " (see " << name_ << " --help)\n";
+    if (primary()) std::cerr << name_ << ": " << e.what() << " (see " << name_ << " --help)\n";
     return 2;
   }
   if (vm_.count("help")) {
@@ -90,24 +136,29 @@ int Program::run(int argc, char** argv, const std::function<int()>& body) {
     if (!epilog_.empty()) std::cout << epilog_ << "\n";
     return 0;
   }
+  // Errors every rank meets alike are printed by rank 0 only; a rank's own failure names it.
   try {
     return body();
   } catch (const UsageError& e) {
-    std::cerr << name_ << ": " << e.what() << " (see " << name_ << " --help)\n";
+    if (primary()) std::cerr << name_ << ": " << e.what() << " (see " << name_ << " --help)\n";
     return 2;
   } catch (const EarlyExit& e) {
     return e.code();
   } catch (const OutOfMemory& e) {
-    std::cerr << name_ << ": " << e.what();
+    if (primary()) std::cerr << name_ << ": " << e.what();
     return 3;
   } catch (const Interrupted& e) {
-    std::cerr << name_ << ": " << e.what() << "\n";
+    if (primary()) std::cerr << name_ << ": " << e.what() << "\n";
     return 128 + e.signal();
   } catch (const BuildInterrupted& e) {
-    std::cerr << name_ << ": interrupted while building the dataset; nothing was left behind\n";
+    std::cerr << who() << ": interrupted while building the dataset; nothing was left behind\n";
     return 128 + e.code();
+  } catch (const ProcessGroupError& e) {
+    std::cerr << who() << ": error: " << e.what() << "\n";
+    if (processes_) processes_->abort(1);
+    return 1;
   } catch (const std::exception& e) {
-    std::cerr << name_ << ": error: " << e.what() << "\n";
+    std::cerr << who() << ": error: " << e.what() << "\n";
     return 1;
   }
 }

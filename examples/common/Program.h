@@ -17,10 +17,13 @@
 #include <deque>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "device/ProcessGroup.h"
 
 namespace gnn::app {
 
@@ -90,11 +93,23 @@ class Program {
   /// Parses the command line (a bad one: message + hint on stderr, exit 2), prints --help (exit 0), then runs
   /// `body`. UsageError → exit 2; EarlyExit → its code; gnn::OutOfMemory → the report on stderr, exit 3; any other
   /// exception → `<program>: error: <what>` and exit 1; SIGINT/SIGTERM
-  /// seen by a StopSignal → 130/143. Returns the exit code for main to return.
+  /// seen by a StopSignal → 130/143. Returns the exit code for main to return. Under mpirun: every rank ends
+  /// with the same code when they fail together (a non-finite loss, a bad flag); when a rank's error leaves the
+  /// others waiting, or another rank stops answering (ProcessGroupError), the whole job is aborted (MPI_Abort).
   int run(int argc, char** argv, const std::function<int()>& body);
 
-  /// Prints `<program>: <text>` on stderr (notes and warnings that are not progress).
+  /// Prints `<program>: <text>` on stderr (notes and warnings that are not progress); on rank 0 only.
   void note(const std::string& text) const;
+
+  /// Under mpirun (device/MpiReplicas.h): the job's processes, set up by run() before the body; null in a plain
+  /// process. The other ranks print nothing but errors (named with their rank) and write no files: checkpoints,
+  /// logs, traces, predictions and results come from rank 0. Each rank's default thread count is its share of
+  /// the host's cores.
+  const std::shared_ptr<ProcessGroup>& processes() const { return processes_; }
+  /// Rank 0 or a plain process: the one that prints results and writes files.
+  bool primary() const { return isPrimary(processes_.get()); }
+  /// `<program>` or `<program> (rank 1)`: how messages begin.
+  std::string who() const;
 
  private:
   std::string name_, summary_, epilog_;
@@ -102,6 +117,8 @@ class Program {
   // A deque: references handed out by group() stay valid as groups are added.
   std::deque<std::pair<std::string, po::options_description>> groups_;
   po::variables_map vm_;
+  std::shared_ptr<ProcessGroup> processes_;
+  int runBody(int argc, char** argv, const std::function<int()>& body);
 };
 
 }  // namespace gnn::app

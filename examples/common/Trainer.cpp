@@ -37,7 +37,7 @@ Trainer::Trainer(const Program& prog, const TrainingFlags& flags, Module& model,
       metric_(std::move(metric)),
       progress_(flags.quiet, unit),
       unit_(std::move(unit)),
-      log_(flags.log, flags.continuing()),
+      log_(prog.primary() ? flags.log : std::string(), flags.continuing()),
       params_(model.parameters()),
       seed_(flags.seed) {
   StopSignal::install();
@@ -76,7 +76,15 @@ Checkpoint Trainer::checkpoint() const {
   return ck;
 }
 
-void Trainer::save(const std::string& path) const { checkpoint().save(path); }
+// Under mpirun every rank holds the same state: rank 0 alone writes it.
+void Trainer::save(const std::string& path) const {
+  if (prog_.primary()) checkpoint().save(path);
+}
+
+std::string Trainer::saveToCheckpointDir() const {
+  CheckpointDir dir(flags_.checkpointDir, flags_.keepCheckpoints);
+  return prog_.primary() ? dir.write(checkpoint(), opt_.stepCount()) : dir.pathFor(opt_.stepCount());
+}
 
 void Trainer::resume(const Checkpoint& ck, const std::string& path) {
   ck.loadModule("model", model_);
@@ -139,7 +147,7 @@ void Trainer::saveForStop(const std::string& why, std::string& where) const {
     saved.push_back(flags_.save);
   }
   if (!flags_.checkpointDir.empty())
-    saved.push_back(CheckpointDir(flags_.checkpointDir, flags_.keepCheckpoints).write(checkpoint(), opt_.stepCount()));
+    saved.push_back(saveToCheckpointDir());
   if (saved.empty()) {
     where = "nothing was saved (add --save FILE or --checkpoint-dir DIR to keep the state)";
   } else {
@@ -196,7 +204,11 @@ void Trainer::afterUpdate(double lv, int64_t samples, const std::function<std::s
       budgetCalibrated_ = true;
       calibratedAtStep_ = runSteps_;
       calibratedAtSeconds_ = used;
-      const auto total = opt_.stepCount() + static_cast<int64_t>(std::max(0.0, budget - used) / std::max(perStep, 1e-9));
+      auto total = opt_.stepCount() + static_cast<int64_t>(std::max(0.0, budget - used) / std::max(perStep, 1e-9));
+      // Under mpirun the ranks' clocks differ: rank 0's estimate sets everyone's schedule (the same learning
+      // rates, so the same weights).
+      if (ProcessGroup* g = prog_.processes().get(); isDistributed(g))
+        total = static_cast<int64_t>(g->gatherDoubles(static_cast<double>(total), "the time budget's schedule")[0]);
       schedule_ = flags_.makeSchedule(total, spe_);
     }
     if (used >= budget) budgetSpent_ = true;
@@ -204,17 +216,28 @@ void Trainer::afterUpdate(double lv, int64_t samples, const std::function<std::s
 }
 
 void Trainer::afterRequest(int64_t stepBefore, const std::function<std::string()>& where) {
-  if (StopSignal::requested()) {
+  bool stop = StopSignal::requested();
+  if (ProcessGroup* g = prog_.processes().get(); isDistributed(g)) {
+    // Every rank stops after the same request (a signal or a spent budget seen by one is seen by all): a rank
+    // that went on alone would wait for the others at its next gradient exchange.
+    const std::vector<double> seen = g->gatherDoubles((stop ? 1.0 : 0.0) + (budgetSpent_ ? 2.0 : 0.0), "the stop decision");
+    for (double v : seen) {
+      stop = stop || (static_cast<int>(v) & 1);
+      budgetSpent_ = budgetSpent_ || (static_cast<int>(v) & 2);
+    }
+  }
+  if (stop) {
     std::vector<std::string> saved;
     if (!flags_.save.empty()) {
       save(flags_.save);
       saved.push_back(flags_.save);
     }
     if (!flags_.checkpointDir.empty())
-      saved.push_back(CheckpointDir(flags_.checkpointDir, flags_.keepCheckpoints).write(checkpoint(), opt_.stepCount()));
+      saved.push_back(saveToCheckpointDir());
     progress_.clear();
-    throw Interrupted(StopSignal::signal(),
-                      std::string("interrupted by ") + signalName(StopSignal::signal()) + " after " + where() + "; " +
+    throw Interrupted(StopSignal::signal() ? StopSignal::signal() : SIGTERM,
+                      std::string("interrupted by ") + signalName(StopSignal::signal() ? StopSignal::signal() : SIGTERM) +
+                          (StopSignal::requested() ? "" : " (on another MPI rank)") + " after " + where() + "; " +
                           (saved.empty() ? "nothing was saved (add --save FILE to keep the state)"
                                          : "the state is saved in " + saved[0] + " (continue with --load " + saved[0] +
                                                (flags_.checkpointDir.empty() ? ")" : " or --resume)")));
@@ -223,7 +246,7 @@ void Trainer::afterRequest(int64_t stepBefore, const std::function<std::string()
   // request of several updates checkpoints after it when it crossed a multiple of N.
   if (flags_.checkpointEvery > 0 && !flags_.checkpointDir.empty() &&
       opt_.stepCount() / flags_.checkpointEvery > stepBefore / flags_.checkpointEvery)
-    CheckpointDir(flags_.checkpointDir, flags_.keepCheckpoints).write(checkpoint(), opt_.stepCount());
+    saveToCheckpointDir();
 }
 
 bool Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples,
@@ -381,7 +404,7 @@ void Trainer::run(const Hooks& hooks) {
                        "  lr " + num(opt_.lr(), "%.3g") + "  " + num(sec, "%.1f") + " s  " + num(rate, "%.0f") + " " +
                        unit_ + "/s");
     if (!flags_.checkpointDir.empty())
-      CheckpointDir(flags_.checkpointDir, flags_.keepCheckpoints).write(checkpoint(), opt_.stepCount());
+      saveToCheckpointDir();
     if (budgetSpent_) {
       progress_.line("time budget of " + num(flags_.timeBudgetMinutes, "%g") + " min spent in epoch " +
                      std::to_string(epoch + 1) + " (it counts as done); the best was epoch " +

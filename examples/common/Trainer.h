@@ -125,6 +125,8 @@ class Trainer {
   // After a step or request: SIGINT/SIGTERM, --checkpoint-every.
   void afterRequest(int64_t stepBefore, const std::function<std::string()>& where);
   void saveForStop(const std::string& why, std::string& where) const;
+  // A checkpoint in --checkpoint-dir (rank 0 writes it); its path.
+  std::string saveToCheckpointDir() const;
   bool better(double a, double b) const;
 
   const Program& prog_;

@@ -89,6 +89,8 @@ void checkWritable(const std::string& flag, const std::string& path) {
 
 void TrainingFlags::apply(const Program& prog) {
   applyThreads(threads);
+  // Under mpirun, rank 0 reports progress for the job; the others stay quiet unless they fail.
+  if (!prog.primary()) quiet = true;
   // A time budget alone trains until it is spent.
   if (timeBudgetMinutes > 0 && !prog.given("epochs")) epochs = kEpochsUntilBudget;
   requireAtLeast("--epochs", static_cast<double>(epochs), 0);
