@@ -1,5 +1,7 @@
 #include "device/Device.h"
 
+#include <cstdio>
+
 #include <cmath>
 
 #include "device/CpuDevice.h"
@@ -65,6 +67,17 @@ double paramL2(const Module& model) {
     s += t.flat<double>().square().sum();
   }
   return std::sqrt(s);
+}
+
+std::string paramChecksum(const Module& model) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const Variable& p : model.parameters()) {
+    const auto* b = static_cast<const unsigned char*>(p.value().raw());
+    for (size_t i = 0; i < p.value().nbytes(); ++i) h = (h ^ b[i]) * 1099511628211ULL;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
 }
 
 }  // namespace gnn

@@ -156,5 +156,8 @@ std::unique_ptr<Device> makeDevice(const std::string& name);
 
 /// L2 norm of every parameter value of a model, summed in double in parameter order (--json's param_l2).
 double paramL2(const Module& model);
+/// FNV-1a over the bytes of every parameter value, in parameter order, as 16 hex digits (--json's
+/// param_checksum): equal exactly when the weights are the same bits.
+std::string paramChecksum(const Module& model);
 
 }  // namespace gnn

@@ -42,6 +42,7 @@ struct Config {
 struct SeedRun {
   nlohmann::json summary;
   double testAcc = 0, valAcc = 0, finalTestAcc = 0, paramL2 = 0;
+  std::string paramChecksum;
   int64_t bestEpoch = 0;
   std::vector<double> epochMs, inferMs;
   uint64_t predChecksum = 1469598103934665603ULL;
@@ -166,9 +167,13 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
   hooks.trainEpoch = [&](int64_t epoch, int64_t skip) {
     Stopwatch sw;
     net.train();
+    // Under mpirun each rank sends only its replicas' micro-batches (RequestShard: the device's mapping).
+    const RequestShard shard = df.options.shard(/*training=*/true);
     if (program && !loader) {
-      std::vector<Batch> copies(static_cast<size_t>(perRequest), full);
-      trainer.step(*program, perRequest == 1 ? full : stackMicroBatches(copies));
+      int64_t mine = 0;
+      for (int64_t m = 0; m < perRequest; ++m) mine += shard.owns(m) ? 1 : 0;
+      std::vector<Batch> copies(static_cast<size_t>(mine), full);
+      trainer.step(*program, mine == 1 ? full : stackMicroBatches(copies));
     } else if (program) {
       // Cluster batches stacked into host requests (those without a labelled node weigh 0).
       loader->startEpoch(epoch);
@@ -176,7 +181,10 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
       auto flush = [&] {
         if (parts.empty()) return true;
         const int64_t updates = program->updatesFor(static_cast<int64_t>(parts.size()));
-        Batch req = parts.size() == 1 ? parts.front() : stackMicroBatches(parts);
+        std::vector<Batch> mine;
+        for (size_t m = 0; m < parts.size(); ++m)
+          if (shard.owns(static_cast<int64_t>(m))) mine.push_back(std::move(parts[m]));
+        Batch req = mine.empty() ? Batch() : mine.size() == 1 ? mine.front() : stackMicroBatches(mine);
         parts.clear();
         if (skip > 0) {
           skip -= updates;
@@ -229,6 +237,7 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
   r.testAcc = trainer.bestTest().value("metric", NAN);
   r.bestEpoch = trainer.bestEpoch();
   r.paramL2 = paramL2(net);
+  r.paramChecksum = paramChecksum(net);
   if (program) {
     df.writeTraces(*program, "cora_gcn");
     r.device = df.toJson(*program);
@@ -284,7 +293,7 @@ int main(int argc, char** argv) {
   prog.setEpilog(
       "Results go to stdout (a summary line, or one JSON object with --json); progress goes to stderr. The JSON\n"
       "holds test_acc_mean/std (at the best validation epoch), val_acc_mean, epoch_ms_median, infer_ms_median,\n"
-      "param_l2 and per run test_acc, best_epoch, final_loss, loss_checksum and predictions_checksum.");
+      "param_l2, param_checksum and per run test_acc, best_epoch, final_loss, loss_checksum and predictions_checksum.");
   return prog.run(argc, argv, [&] {
     tf.apply(prog);
     df.apply(prog);
@@ -412,6 +421,7 @@ int main(int argc, char** argv) {
         j["loss_checksum"].push_back(r.summary["loss_checksum"]);
         j["predictions_checksum"].push_back(hex(r.predChecksum));
         j["param_l2"].push_back(r.paramL2);
+        j["param_checksum"].push_back(r.paramChecksum);
       }
       if (cfg.profile) j["profile"] = profiler.json();
       std::cout << j.dump() << std::endl;

@@ -555,6 +555,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     out["infer_molecules_per_s"] = out["infer_graphs_per_s"];
     out["seconds"] = sum["train_seconds"].get<double>() + sum["eval_seconds"].get<double>();
     out["param_l2"] = paramL2(*model);
+    out["param_checksum"] = paramChecksum(*model);
     const nlohmann::json deviceJson = df.toJson(*program);  // items() must not outlive the json it iterates
     for (const auto& [k, v] : deviceJson.items()) out[k] = v;
     const nlohmann::json planJson = df.planJson(*program);
