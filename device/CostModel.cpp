@@ -168,13 +168,27 @@ CostPlan planCost(const ModelProfile& m, const StageBlocks& stages, const IpuOpt
   // All-reduce of the gradients over the replicas, every stage's ring at once: a ring moves 2(R-1)/R of the
   // bytes through each IPU's links and takes 2(R-1) steps. RTS replaces it with a reduce-scatter and, after the
   // update, an all-gather of the weights: the same bytes in total.
+  // Replicas over H hosts (--hosts): hierarchical, as Poplar's cross-host collectives: a reduce-scatter and an
+  // all-gather over each host's Rh = R/H replicas on IPU-Links, and between them a ring all-reduce over the hosts
+  // through the network, each host's NIC carrying 2(H-1)/H of the gradient bytes (its replicas' shards together).
+  // The network's bandwidth and latency are IpuOptions parameters (an assumption: no published figure).
   if (m.training && R > 1) {
+    const int64_t H = std::min(std::max<int64_t>(1, o.hosts), R);
+    const int64_t Rh = (R + H - 1) / H;
     for (int64_t s = 0; s < P; ++s) {
       const double bytes = static_cast<double>(params[static_cast<size_t>(s)] * pb);
-      const double t = 2.0 * static_cast<double>(R - 1) / static_cast<double>(R) * bytes /
-                           (linkBw * static_cast<double>(spec.linksPerRing)) +
-                       2.0 * static_cast<double>(R - 1) * spec.ipuLinkLatencySeconds;
-      c.allReduceSeconds = std::max(c.allReduceSeconds, t);
+      const double intra = Rh > 1 ? 2.0 * static_cast<double>(Rh - 1) / static_cast<double>(Rh) * bytes /
+                                            (linkBw * static_cast<double>(spec.linksPerRing)) +
+                                        2.0 * static_cast<double>(Rh - 1) * spec.ipuLinkLatencySeconds
+                                  : 0.0;
+      const double inter = H > 1 ? 2.0 * static_cast<double>(H - 1) / static_cast<double>(H) * bytes /
+                                           o.networkBytesPerSecond +
+                                       2.0 * static_cast<double>(H - 1) * o.networkLatencySeconds
+                                 : 0.0;
+      if (intra + inter > c.allReduceSeconds) {
+        c.allReduceSeconds = intra + inter;
+        c.networkSeconds = inter;
+      }
     }
   }
   // Optimizer: element-wise over the stage's weights, reading weight, gradient and state and writing weight and

@@ -52,6 +52,7 @@ struct CostPlan {
   std::vector<StageCost> stages;
   double pipelineSeconds = 0;   // the forward/backward schedule of one update (makespan)
   double allReduceSeconds = 0;  // gradients over the replicas (and RTS's all-gather)
+  double networkSeconds = 0;    // the part of it between hosts (IpuOptions::hosts > 1)
   double optimizerSeconds = 0;
   double hostSeconds = 0;       // per update: its micro-batches' transfers + the request's latency / iterations
   double streamingSeconds = 0;  // phase loads and stores (phased execution)

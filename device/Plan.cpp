@@ -327,6 +327,15 @@ std::string Plan::report() const {
     << ", pipeline bubble " << pct(c.split.bubble / T) << ", all-reduce " << pct(c.split.allReduce / T)
     << ", optimizer " << pct(c.split.optimizer / T) << ", host I/O " << pct(c.split.hostIo / T);
   if (c.split.streaming > 0) s << ", streaming memory " << pct(c.split.streaming / T);
+  if (training && options.replicationFactor > 1) {
+    const int64_t H = std::min(std::max<int64_t>(1, options.hosts), options.replicationFactor);
+    s << "\n  all-reduce of " << options.replicationFactor << " replicas over " << H << " host(s): " << ms(c.allReduceSeconds)
+      << " per update (" << pct(c.allReduceSeconds / T) << " of the step)";
+    if (H > 1)
+      s << ", of which the network between hosts " << ms(c.networkSeconds) << " ("
+        << fmt("%g", options.networkBytesPerSecond * 8 / 1e9) << " Gb/s, " << fmt("%g", options.networkLatencySeconds * 1e6)
+        << " us; --network-gbps, --network-latency-us)";
+  }
   s << "\n  pipeline utilisation " << pct(c.utilisation) << "; bottleneck: stage " << c.bottleneckStage << " ("
     << stageName(c.bottleneckStage) << ")\n";
   std::snprintf(line, sizeof line, "  %-5s %-30s %10s %10s %10s %10s %10s\n", "stage", "blocks", "fwd ms", "bwd ms",
@@ -432,6 +441,9 @@ nlohmann::json Plan::toJson() const {
             {"optimizer", cost.split.optimizer / T},
             {"host_io", cost.split.hostIo / T},
             {"streaming", cost.split.streaming / T}}},
+          {"hosts", std::min(std::max<int64_t>(1, options.hosts), options.replicationFactor)},
+          {"all_reduce_ms", cost.allReduceSeconds * 1e3},
+          {"network_ms", cost.networkSeconds * 1e3},
           {"pipeline_utilisation", cost.utilisation},
           {"bottleneck_stage", cost.bottleneckStage},
           {"stages", st},

@@ -116,6 +116,33 @@ TEST(CostModel, AllReduceByHandAndMonotone) {
   }
 }
 
+TEST(CostModel, AllReduceAcrossHostsByHand) {
+  const IpuSpec s = IpuSpec::mk2();
+  ModelProfile m = uniform(1, 1000000, 1000, 1000000, 0, 10);
+  IpuOptions o = opts(4, 1);
+  o.hosts = 2;
+  o.networkBytesPerSecond = 12.5e9;
+  o.networkLatencySeconds = 10e-6;
+  const CostPlan c = planCost(m, {{0, 1}}, o, s, 8);
+  // Two replicas per host on IPU-Links (reduce-scatter + all-gather: 2(2-1)/2 of 4 MB over 64 GB/s, 2 latencies),
+  // and a ring over the 2 hosts through the network (2(2-1)/2 of 4 MB over 12.5 GB/s, 2 latencies of 10 us).
+  const double network = 1.0 * 4e6 / 12.5e9 + 2 * 10e-6;
+  EXPECT_NEAR(c.networkSeconds, network, 1e-12);
+  EXPECT_NEAR(c.allReduceSeconds, 1.0 * 4e6 / 64e9 + 2 * 2e-6 + network, 1e-12);
+  // One host is the plain ring; more hosts (a slower network than IPU-Links) never make it faster.
+  o.hosts = 1;
+  EXPECT_NEAR(planCost(m, {{0, 1}}, o, s, 8).allReduceSeconds, 2.0 * 3 / 4 * 4e6 / 64e9 + 6 * 2e-6, 1e-12);
+  EXPECT_EQ(planCost(m, {{0, 1}}, o, s, 8).networkSeconds, 0);
+  o.replicationFactor = 8;
+  double last = 0;
+  for (int64_t H : {1, 2, 4, 8}) {
+    o.hosts = H;
+    const double t = planCost(m, {{0, 1}}, o, s, 8).allReduceSeconds;
+    EXPECT_GE(t, last) << H << " hosts";
+    last = t;
+  }
+}
+
 TEST(CostModel, MoreAccumulationRaisesUtilisation) {
   const IpuSpec s = IpuSpec::mk2();
   ModelProfile m = uniform(4, 100000000, 1000000, 1000, 100, 1000);
