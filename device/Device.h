@@ -109,6 +109,9 @@ class DeviceProgram {
   virtual double lossScale() const { return 1; }
   /// fp16 with dynamic loss scaling: updates skipped since compile.
   virtual int64_t skippedUpdates() const { return 0; }
+  /// Wall seconds spent since compile reducing the replicas' gradients (across processes: the exchange,
+  /// waiting for the slowest rank included), and the updates they were for.
+  virtual double allReduceSeconds() const { return 0; }
 
  protected:
   std::shared_ptr<const Plan> plan_;

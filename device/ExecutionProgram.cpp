@@ -867,6 +867,7 @@ void ExecutionProgram::runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, i
     for (const Tensor& g : grads)
       if (g.defined() && !allFinite(g)) ++overflows;
   const double reduceEnd = now();
+  allReduceSeconds_ += reduceEnd - reduceStart;
   if (R_ > 1) recordOnEveryIpu(TaskKind::AllReduce, iteration, reduceStart, reduceEnd);
   if (scaling_.mode != LossScaling::Mode::None) {
     if (overflows > 0) ++overflowTotal_;

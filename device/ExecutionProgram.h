@@ -47,6 +47,7 @@ class ExecutionProgram : public DeviceProgram {
   const Trace& trace() const override { return trace_; }
   double lossScale() const override { return lossScale_; }
   int64_t skippedUpdates() const override { return skippedTotal_; }
+  double allReduceSeconds() const override { return allReduceSeconds_; }
   /// Updates whose gradients overflowed in half (skipped ones included; with static scaling they were applied).
   int64_t overflowUpdates() const { return overflowTotal_; }
   /// Worker threads the tasks run on.
@@ -118,6 +119,7 @@ class ExecutionProgram : public DeviceProgram {
   std::shared_ptr<std::vector<int64_t>> ownerStage_;
   std::vector<std::unique_ptr<Ipu>> ipus_;        // local replicas, replica-major: ipu(r, s)
   uint64_t exchanges_ = 0;
+  double allReduceSeconds_ = 0;
   CompileRecord record_;
   Trace trace_;
   int64_t traceRequests_ = 0;

@@ -199,7 +199,8 @@ nlohmann::json DeviceFlags::toJson(const DeviceProgram& program) const {
           {"precision", precision},
           {"loss_scale", program.lossScale()},
           {"skipped_updates", program.skippedUpdates()},
-          {"processes", options.processes ? options.processes->size() : 1}};
+          {"processes", options.processes ? options.processes->size() : 1},
+          {"all_reduce_seconds", program.allReduceSeconds()}};
 }
 
 void DeviceFlags::writeTraces(const DeviceProgram& program, const std::string& title) const {
