@@ -92,7 +92,10 @@ std::vector<std::string> MpiReplicas::allGather(const std::string& mine, const s
     if (rc != MPI_SUCCESS) throw ProcessGroupError(what + ": sending to rank " + std::to_string(p) + " failed: " + mpiError(rc));
     sends.push_back(r);
   }
-  std::vector<bool> got(static_cast<size_t>(size_), false);
+  // A message is probed for its size, then received without blocking: a sender stopped half-way through a large
+  // message must not hold this rank in MPI_Recv past the deadline.
+  std::vector<bool> got(static_cast<size_t>(size_), false), posted(static_cast<size_t>(size_), false);
+  std::vector<MPI_Request> recvs(static_cast<size_t>(size_), MPI_REQUEST_NULL);
   got[static_cast<size_t>(rank_)] = true;
   int pending = size_ - 1;
   bool sent = false;
@@ -102,20 +105,29 @@ std::vector<std::string> MpiReplicas::allGather(const std::string& mine, const s
     bool progress = false;
     for (int p = 0; p < size_; ++p) {
       if (got[static_cast<size_t>(p)]) continue;
-      int flag = 0;
-      MPI_Status st;
-      int rc = MPI_Iprobe(p, tag, comm, &flag, &st);
-      if (rc != MPI_SUCCESS) throw ProcessGroupError(what + ": waiting for rank " + std::to_string(p) + " failed: " + mpiError(rc));
-      if (!flag) continue;
-      int n = 0;
-      MPI_Get_count(&st, MPI_BYTE, &n);
-      std::string& b = out[static_cast<size_t>(p)];
-      b.resize(static_cast<size_t>(n));
-      rc = MPI_Recv(b.data(), n, MPI_BYTE, p, tag, comm, MPI_STATUS_IGNORE);
+      const auto pi = static_cast<size_t>(p);
+      if (!posted[pi]) {
+        int flag = 0;
+        MPI_Status st;
+        const int rc = MPI_Iprobe(p, tag, comm, &flag, &st);
+        if (rc != MPI_SUCCESS) throw ProcessGroupError(what + ": waiting for rank " + std::to_string(p) + " failed: " + mpiError(rc));
+        if (!flag) continue;
+        int n = 0;
+        MPI_Get_count(&st, MPI_BYTE, &n);
+        out[pi].resize(static_cast<size_t>(n));
+        const int rc2 = MPI_Irecv(out[pi].data(), n, MPI_BYTE, p, tag, comm, &recvs[pi]);
+        if (rc2 != MPI_SUCCESS) throw ProcessGroupError(what + ": receiving from rank " + std::to_string(p) + " failed: " + mpiError(rc2));
+        posted[pi] = true;
+        progress = true;
+      }
+      int done = 0;
+      const int rc = MPI_Test(&recvs[pi], &done, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS) throw ProcessGroupError(what + ": receiving from rank " + std::to_string(p) + " failed: " + mpiError(rc));
-      got[static_cast<size_t>(p)] = true;
-      --pending;
-      progress = true;
+      if (done) {
+        got[pi] = true;
+        --pending;
+        progress = true;
+      }
     }
     if (!sent) {
       int done = 0;
