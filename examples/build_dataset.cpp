@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <signal.h>
 
+#include "examples/common/CheckpointDir.h"
 #include "examples/common/TrainingFlags.h"
 #include "gnn/Parallel.h"
 #include <unistd.h>
@@ -308,6 +309,11 @@ int build(int argc, char** argv) {
   if (resume) o.resumeDir = o.outPath + ".resume";
   if (o.outPath.empty() && jsonlPath.empty())
     std::cerr << "build_dataset: note: neither --out nor --jsonl given; featurising only\n";
+
+  // Temp files of builds killed mid-write (`X.npz.tmp-PID[.A.P]`, `X.jsonl.tmp-PID`; the process gone, older than
+  // a minute) go at the next build writing to the same folder, as the training programs do for theirs.
+  for (const std::string& out : {o.outPath, jsonlPath})
+    if (!out.empty()) gnn::app::CheckpointDir::removeStaleTemporaries(std::filesystem::path(out).parent_path().string());
 
   installStopHandlers();
   o.stopRequested = [] { return gStopSignal.load(std::memory_order_relaxed); };

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -63,6 +65,26 @@ TEST_F(BuildDataset, SplitColumnAndJsonlTargets) {
   EXPECT_EQ(lines[1]["y"], nlohmann::json::parse("[-2.25]"));
   EXPECT_TRUE(lines[2]["y"][0].is_null());
   EXPECT_TRUE(lines[3].contains("error"));
+}
+
+TEST_F(BuildDataset, TempFilesOfAKilledBuildGoAtTheNextBuild) {
+  // What a build killed with SIGKILL while writing leaves: the .npz's temp file and its per-array parts, the
+  // --jsonl temp file. Their process (pid 999999999) is gone and they are two minutes old.
+  std::ofstream(dir_ / "m.smi") << "CCO\nCCN\n";
+  const std::vector<std::string> stale = {"m.npz.tmp-999999999", "m.npz.tmp-999999999.3.0", "m.jsonl.tmp-999999999"};
+  for (const std::string& name : stale) {
+    std::ofstream(dir_ / name) << "partial";
+    fs::last_write_time(dir_ / name, fs::file_time_type::clock::now() - std::chrono::minutes(2));
+  }
+  // A fresh one may belong to a build still writing on another machine: kept.
+  std::ofstream(dir_ / "other.npz.tmp-999999998") << "partial";
+  auto r = gnn::testing::runProgram(kBin + " --input " + (dir_ / "m.smi").string() + " --no-progress --out " +
+                                    (dir_ / "m.npz").string() + " --jsonl " + (dir_ / "m.jsonl").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir_)) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"m.jsonl", "m.npz", "m.smi", "other.npz.tmp-999999998"}));
 }
 
 TEST_F(BuildDataset, HelpNamesTheSplitColumn) {
