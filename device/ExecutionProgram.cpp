@@ -180,7 +180,7 @@ class ByteWriter {
 
 class ByteReader {
  public:
-  ByteReader(const std::string& in, std::string what) : in_(in), what_(std::move(what)) {}
+  ByteReader(const std::string& in, std::string what, size_t at = 0) : in_(in), what_(std::move(what)), at_(at) {}
   template <class T>
   T get() {
     need(sizeof(T));
@@ -246,6 +246,27 @@ void putError(ByteWriter& w, std::exception_ptr e) {
     throw NonFiniteLoss(value, mb, r.getString() + " on MPI rank " + std::to_string(rank));
   }
   throw std::runtime_error("MPI rank " + std::to_string(rank) + ": " + r.getString());
+}
+
+// One exchange between the processes of a distributed program: a status byte, then this process's `payload`
+// (ok) or its error. Returns every process's message (its payload starts at kPayload); when any process failed,
+// raises the lowest failing rank's error on every process instead (as itself on that rank).
+constexpr size_t kPayload = 1;
+std::vector<std::string> gatherOrRaise(ProcessGroup& g, const std::string& what, std::exception_ptr error,
+                                       std::string payload) {
+  ByteWriter w;
+  w.put<uint8_t>(error ? 1 : 0);
+  if (error) putError(w, error);
+  else w.bytes() += payload;
+  payload.clear();
+  std::vector<std::string> got = g.allGather(w.bytes(), what);
+  for (int p = 0; p < g.size(); ++p) {
+    ByteReader r(got[static_cast<size_t>(p)], what);
+    if (r.get<uint8_t>() == 0) continue;
+    if (p == g.rank()) std::rethrow_exception(error);
+    throwError(r, p);
+  }
+  return got;
 }
 }  // namespace
 
@@ -988,30 +1009,18 @@ void ExecutionProgram::exchangeRequest(std::vector<MicroBatchRun>& mine, std::ex
                                        std::vector<MicroBatchRun>& all) {
   ProcessGroup& g = *o_.processes;
   ByteWriter w;
-  w.put<uint8_t>(error ? 1 : 0);
-  if (error) {
-    putError(w, error);
-  } else {
-    w.put<int64_t>(static_cast<int64_t>(mine.size()));
-    for (const MicroBatchRun& m : mine) {
-      w.put<double>(m.weight);
-      w.put<int64_t>(m.samples);
-    }
+  w.put<int64_t>(static_cast<int64_t>(mine.size()));
+  for (const MicroBatchRun& m : mine) {
+    w.put<double>(m.weight);
+    w.put<int64_t>(m.samples);
   }
   const std::string what = "the micro-batch weights of host request " + std::to_string(requests_ + 1);
-  const std::vector<std::string> got = g.allGather(w.bytes(), what);
-  for (int p = 0; p < g.size(); ++p) {
-    ByteReader r(got[static_cast<size_t>(p)], what);
-    if (r.get<uint8_t>() == 0) continue;
-    if (p == g.rank()) std::rethrow_exception(error);
-    throwError(r, p);
-  }
+  const std::vector<std::string> got = gatherOrRaise(g, what, error, std::move(w.bytes()));
   // Every process's (weight, samples) in its own order; the request's micro-batches in the device's order.
   std::vector<std::vector<std::pair<double, int64_t>>> per(static_cast<size_t>(g.size()));
   int64_t total = 0;
   for (int p = 0; p < g.size(); ++p) {
-    ByteReader r(got[static_cast<size_t>(p)], what);
-    r.get<uint8_t>();
+    ByteReader r(got[static_cast<size_t>(p)], what, kPayload);
     const auto n = r.get<int64_t>();
     for (int64_t j = 0; j < n; ++j) {
       const double wgt = r.get<double>();
@@ -1051,10 +1060,7 @@ void ExecutionProgram::exchangeUpdate(std::vector<std::vector<MicroBatchRun>>& m
                                       int64_t& overflows, std::vector<std::vector<std::vector<Tensor>>>& remote) {
   ProcessGroup& g = *o_.processes;
   ByteWriter w;
-  w.put<uint8_t>(error ? 1 : 0);
-  if (error) {
-    putError(w, error);
-  } else {
+  if (!error) {
     for (int64_t r = rLo_; r < rLo_ + Rl_; ++r)
       for (const MicroBatchRun& m : mbs[static_cast<size_t>(r)]) {
         w.put<double>(m.loss);
@@ -1069,21 +1075,13 @@ void ExecutionProgram::exchangeUpdate(std::vector<std::vector<MicroBatchRun>>& m
   }
   const std::string what = std::string(training_ ? "the gradients of update " : "the outputs of inference request ") +
                            std::to_string(exchanges_++);
-  const std::vector<std::string> got = g.allGather(w.bytes(), what);
-  w.bytes().clear();
-  for (int p = 0; p < g.size(); ++p) {
-    ByteReader r(got[static_cast<size_t>(p)], what);
-    if (r.get<uint8_t>() == 0) continue;
-    if (p == g.rank()) return;  // the caller rethrows this process's own error
-    throwError(r, p);
-  }
+  const std::vector<std::string> got = gatherOrRaise(g, what, error, std::move(w.bytes()));
   remote.assign(static_cast<size_t>(R_), {});
   int64_t total = overflows;
   for (int p = 0; p < g.size(); ++p) {
     if (p == g.rank()) continue;
     const RequestShard sh = RequestShard::of(p, g.size(), R_, shard_.perReplica, shard_.perRequest);
-    ByteReader r(got[static_cast<size_t>(p)], what);
-    r.get<uint8_t>();
+    ByteReader r(got[static_cast<size_t>(p)], what, kPayload);
     for (int64_t q = sh.first; q < sh.first + sh.count; ++q)
       for (MicroBatchRun& m : mbs[static_cast<size_t>(q)]) {
         m.loss = r.get<double>();

@@ -4,12 +4,6 @@
 
 namespace gnn {
 
-bool ProcessGroup::any(bool flag, const std::string& what) {
-  for (const std::string& b : allGather(std::string(1, flag ? '\1' : '\0'), what))
-    if (!b.empty() && b[0] != 0) return true;
-  return false;
-}
-
 std::vector<double> ProcessGroup::gatherDoubles(double mine, const std::string& what) {
   std::string bytes(sizeof(double), '\0');
   std::memcpy(bytes.data(), &mine, sizeof mine);

@@ -42,10 +42,8 @@ class ProcessGroup {
   /// "MPI rank 1 of 2 on host-a".
   virtual std::string describe() const = 0;
 
-  /// True on every process when `flag` is true on any: decisions one process makes from its own clock or
-  /// signals (a time budget, SIGINT) are taken by all at the same step.
-  bool any(bool flag, const std::string& what);
-  /// Process k's double, in rank order.
+  /// Process k's double, in rank order: decisions one process makes from its own clock or signals (a time
+  /// budget, SIGINT) are combined so that every process takes them at the same step.
   std::vector<double> gatherDoubles(double mine, const std::string& what);
 
  private:

@@ -235,8 +235,9 @@ void Trainer::afterRequest(int64_t stepBefore, const std::function<std::string()
     if (!flags_.checkpointDir.empty())
       saved.push_back(saveToCheckpointDir());
     progress_.clear();
-    throw Interrupted(StopSignal::signal() ? StopSignal::signal() : SIGTERM,
-                      std::string("interrupted by ") + signalName(StopSignal::signal() ? StopSignal::signal() : SIGTERM) +
+    // Under mpirun a rank may stop for a signal another rank received.
+    const int sig = StopSignal::requested() ? StopSignal::signal() : SIGTERM;
+    throw Interrupted(sig, std::string("interrupted by ") + signalName(sig) +
                           (StopSignal::requested() ? "" : " (on another MPI rank)") + " after " + where() + "; " +
                           (saved.empty() ? "nothing was saved (add --save FILE to keep the state)"
                                          : "the state is saved in " + saved[0] + " (continue with --load " + saved[0] +

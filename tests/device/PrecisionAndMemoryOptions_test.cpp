@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "../models/GraphormerMolecules.h"
+#include "BitEqual.h"
 #include "device/ExecutionProgram.h"
 #include "device/PipelineSchedule.h"
 #include "device/SimulatedIpu.h"
@@ -104,12 +105,7 @@ Session train(std::unique_ptr<BlockModel> model, const std::vector<Batch>& reqs,
   return t;
 }
 
-bool bitEqual(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!a[i].bitEqual(b[i])) return false;
-  return true;
-}
+using test::bitEqual;
 
 bool stateEqual(const std::map<std::string, Tensor>& a, const std::map<std::string, Tensor>& b) {
   if (a.size() != b.size()) return false;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "../models/GraphormerMolecules.h"
+#include "BitEqual.h"
 #include "device/ProcessGroup.h"
 #include "gnn/ExecutionContext.h"
 #include "device/SimulatedIpu.h"
@@ -135,12 +136,7 @@ std::vector<TrainedRun> trainOnRanks(int ranks, const std::vector<Batch>& micro,
   return runs;
 }
 
-bool bitEqual(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!a[i].bitEqual(b[i])) return false;
-  return true;
-}
+using test::bitEqual;
 
 TEST(RequestShard, SplitsReplicasAndGivesEveryMicroBatchToOneProcess) {
   const RequestShard a = RequestShard::of(0, 2, 3, 2, 12), b = RequestShard::of(1, 2, 3, 2, 12);

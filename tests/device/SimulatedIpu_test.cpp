@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "../models/GraphormerMolecules.h"
+#include "BitEqual.h"
 #include "device/CpuDevice.h"
 #include "device/PipelineSchedule.h"
 #include "device/SimulatedIpu.h"
@@ -123,12 +124,7 @@ double maxRelDiff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   return worst;
 }
 
-bool bitEqual(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!a[i].bitEqual(b[i])) return false;
-  return true;
-}
+using test::bitEqual;
 
 TEST(PipelineSchedule, PopArtOrderAndStash) {
   PipelineSchedule s = PipelineSchedule::training(4, 8, ExecutionStrategy::Pipelined);
