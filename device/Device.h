@@ -76,6 +76,15 @@ struct RunResult {
 
 struct Plan;
 
+/// fp16 loss scaling's state between updates (see ExecutionProgram: dynamic scaling halves on overflow and doubles
+/// after growthInterval clean updates).
+struct LossScaleState {
+  double scale = 1;
+  int64_t cleanUpdates = 0;  // clean updates in a row since the scale last changed
+  int64_t skipped = 0;       // updates skipped on overflow
+  int64_t overflows = 0;     // updates whose gradients overflowed (skipped or, with static scaling, applied)
+};
+
 /// A compiled program: fixed shapes, fixed options.
 class DeviceProgram {
  public:
@@ -107,8 +116,13 @@ class DeviceProgram {
   virtual const Trace& trace() const = 0;
   /// fp16: the loss scale the next update uses (1 without loss scaling).
   virtual double lossScale() const { return 1; }
-  /// fp16 with dynamic loss scaling: updates skipped since compile.
+  /// fp16 with dynamic loss scaling: updates skipped since compile (or since the run a checkpoint continues).
   virtual int64_t skippedUpdates() const { return 0; }
+  /// Loss scaling's state, which a checkpoint carries so that a resumed fp16 run continues with the scale (and
+  /// the count towards its next growth) it stopped with and reaches the bits of an uninterrupted run.
+  virtual LossScaleState lossScaleState() const { return {}; }
+  /// Sets it (from a checkpoint), before the first request; refuses a scale that is not finite and positive.
+  virtual void setLossScaleState(const LossScaleState&) {}
   /// Wall seconds spent since compile reducing the replicas' gradients (across processes: the exchange,
   /// waiting for the slowest rank included), and the updates they were for.
   virtual double allReduceSeconds() const { return 0; }

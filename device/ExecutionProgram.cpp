@@ -442,6 +442,19 @@ ExecutionProgram::~ExecutionProgram() = default;
 
 const MemoryAccount& ExecutionProgram::ipuMemory(int64_t id) const { return *ipus_.at(static_cast<size_t>(id))->memory; }
 
+void ExecutionProgram::setLossScaleState(const LossScaleState& st) {
+  if (!std::isfinite(st.scale) || st.scale <= 0 || st.cleanUpdates < 0 || st.skipped < 0 || st.overflows < 0)
+    throw std::invalid_argument("loss scaling state out of range (scale " + std::to_string(st.scale) + ", counts " +
+                                std::to_string(st.cleanUpdates) + "/" + std::to_string(st.skipped) + "/" +
+                                std::to_string(st.overflows) + ")");
+  // Only a dynamic scale is state: a static one is the --loss-scale given, and without scaling it stays 1. The
+  // counts are kept either way (they describe the run so far).
+  if (scaling_.mode == LossScaling::Mode::Dynamic) lossScale_ = st.scale;
+  cleanUpdates_ = st.cleanUpdates;
+  skippedTotal_ = st.skipped;
+  overflowTotal_ = st.overflows;
+}
+
 double ExecutionProgram::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
 }

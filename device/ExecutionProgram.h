@@ -47,6 +47,8 @@ class ExecutionProgram : public DeviceProgram {
   const Trace& trace() const override { return trace_; }
   double lossScale() const override { return lossScale_; }
   int64_t skippedUpdates() const override { return skippedTotal_; }
+  LossScaleState lossScaleState() const override { return {lossScale_, cleanUpdates_, skippedTotal_, overflowTotal_}; }
+  void setLossScaleState(const LossScaleState& st) override;
   double allReduceSeconds() const override { return allReduceSeconds_; }
   /// Updates whose gradients overflowed in half (skipped ones included; with static scaling they were applied).
   int64_t overflowUpdates() const { return overflowTotal_; }

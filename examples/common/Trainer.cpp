@@ -71,6 +71,13 @@ Checkpoint Trainer::checkpoint() const {
                         {"stopped_early", stoppedEarly_},
                         {"loss_checksum", lossChecksum_},
                         {"last_loss", lastLoss_}};
+  if (program_ && program_->options().precision == Precision::FP16) {
+    const LossScaleState ls = program_->lossScaleState();
+    ck.meta["trainer"]["loss_scaling"] = {{"scale", ls.scale},
+                                          {"clean_updates", ls.cleanUpdates},
+                                          {"skipped_updates", ls.skipped},
+                                          {"overflow_updates", ls.overflows}};
+  }
   // The state a person looks for first, outside the nested object.
   ck.meta["epoch"] = completedEpochs_;
   return ck;
@@ -106,6 +113,18 @@ void Trainer::resume(const Checkpoint& ck, const std::string& path) {
     stoppedEarly_ = t.at("stopped_early").get<bool>();
     lossChecksum_ = t.at("loss_checksum").get<uint64_t>();
     lastLoss_ = t.at("last_loss").is_null() ? NAN : t.at("last_loss").get<double>();
+    pendingLossScale_.reset();
+    if (t.contains("loss_scaling")) {
+      const nlohmann::json& ls = t.at("loss_scaling");
+      LossScaleState st;
+      st.scale = ls.at("scale").is_null() ? NAN : ls.at("scale").get<double>();
+      st.cleanUpdates = ls.at("clean_updates").get<int64_t>();
+      st.skipped = ls.at("skipped_updates").get<int64_t>();
+      st.overflows = ls.at("overflow_updates").get<int64_t>();
+      if (!std::isfinite(st.scale) || st.scale <= 0 || st.cleanUpdates < 0 || st.skipped < 0 || st.overflows < 0)
+        throw std::runtime_error(path + ": loss scaling state out of range (scale " + num(st.scale) + ")");
+      pendingLossScale_ = st;
+    }
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(path + ": trainer state is incomplete or malformed (" + e.what() + ")");
   }
@@ -283,6 +302,11 @@ bool Trainer::step(const std::function<Variable()>& forwardLoss, int64_t samples
 
 bool Trainer::step(DeviceProgram& program, const Batch& request, const std::function<std::string()>& describe) {
   const int64_t stepBefore = opt_.stepCount();
+  program_ = &program;
+  if (pendingLossScale_) {
+    if (program.options().precision == Precision::FP16) program.setLossScaleState(*pendingLossScale_);
+    pendingLossScale_.reset();
+  }
   // The device derives each micro-batch's dropout key from this seed, the optimizer step and the micro-batch.
   ExecutionContext::current().setRandomKey({seed_, static_cast<uint64_t>(stepBefore), 0});
   double lastLoss = NAN;

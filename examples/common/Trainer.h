@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -157,6 +158,10 @@ class Trainer {
   uint64_t seed_ = 0;
   RunResult lastRun_;
   int64_t padded_ = 0, dropped_ = 0;
+  // The device program of the last step (its fp16 loss scaling goes into checkpoints) and the state a resumed
+  // checkpoint holds for it, handed over at the first step (the program is compiled after resume()).
+  const DeviceProgram* program_ = nullptr;
+  std::optional<LossScaleState> pendingLossScale_;
 };
 
 }  // namespace gnn::app

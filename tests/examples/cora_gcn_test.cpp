@@ -76,6 +76,22 @@ TEST(CoraGcn, ResumingReproducesAnUninterruptedRun) {
   fs::remove(ck);
 }
 
+TEST(CoraGcn, ResumingAnFp16RunContinuesWithItsLossScale) {
+  // The dynamic loss scale (and the clean updates towards its next doubling) is training state: a resumed fp16 run
+  // that started again from the initial scale would skip updates the uninterrupted run applied.
+  fs::path ck = fs::temp_directory_path() / "gnn_cora_resume_fp16.ckpt";
+  const std::string fp16 = "--device ipu --precision fp16 --seed 5 ";
+  nlohmann::json whole = runJson(fp16 + "--epochs 40");
+  nlohmann::json first = runJson(fp16 + "--epochs 15 --save " + ck.string());
+  nlohmann::json resumed = runJson(fp16 + "--epochs 40 --load " + ck.string());
+  EXPECT_GE(first["skipped_updates"].get<int64_t>(), 1);  // the scale settled in the first part
+  EXPECT_EQ(whole["loss_checksum"], resumed["loss_checksum"]);
+  EXPECT_EQ(whole["predictions_checksum"], resumed["predictions_checksum"]);
+  EXPECT_EQ(whole["loss_scale"], resumed["loss_scale"]);
+  EXPECT_EQ(whole["skipped_updates"], resumed["skipped_updates"]);
+  fs::remove(ck);
+}
+
 TEST(CoraGcn, BadInputIsAClearErrorNotACrash) {
   Result r = run("--data /nonexistent/dir --quiet");
   EXPECT_EQ(r.code, 1);
