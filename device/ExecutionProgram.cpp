@@ -983,15 +983,24 @@ int64_t ExecutionProgram::narrowIntegerFeatures(Batch& b, int64_t microBatch) co
       continue;
     }
     // Node-pair fields (spatial_pos, edge_input) mark padding and unreachable pairs with -1: they cross biased
-    // by one (-1..254); every other integer feature as is (0..255).
+    // by one (-1..254); every other integer feature as is (0..255). A field's column offsets (edge_input's 512
+    // per bond feature) stay on the device, and its sentinel (spatial_pos: 510, unreachable) crosses as 255.
     const int64_t bias = f.level == FieldLevel::NodePair ? 1 : 0;
+    const bool sentinel = f.wireSentinel != BatchField::kNoSentinel;
+    const int64_t top = (sentinel ? 254 : 255) - bias;
+    const int64_t cols = t.rank() > 1 && f.columnOffset != 0 ? t.dim(t.rank() - 1) : 1;
     Tensor narrow(t.shape(), DType::U8);
     uint8_t* out = narrow.data<uint8_t>();
-    auto check = [&](int64_t v, int64_t i) {
-      GNN_CHECK_ARG(v + bias >= 0 && v + bias <= 255, "--eight-bit-io: field '", f.name, "' of micro-batch ",
-                    microBatch, " of the host request holds ", v, " (element ", i, "), outside ", -bias, "..",
-                    255 - bias, "; run without --eight-bit-io or remap that feature");
-      return static_cast<uint8_t>(v + bias);
+    auto check = [&](int64_t v, int64_t i) -> uint8_t {
+      if (sentinel && v == f.wireSentinel) return 255;
+      const int64_t offset = v >= 0 ? f.columnOffset * (i % cols) : 0;
+      const int64_t w = v - offset;
+      GNN_CHECK_ARG((v < 0 || w >= 0) && w + bias >= 0 && w <= top, "--eight-bit-io: field '", f.name,
+                    "' of micro-batch ", microBatch, " of the host request holds ", v, " (element ", i, "), outside ",
+                    -bias, "..", top, offset ? " after its column offset " + std::to_string(offset) : std::string(),
+                    sentinel ? " or " + std::to_string(f.wireSentinel) : std::string(),
+                    "; run without --eight-bit-io or remap that feature");
+      return static_cast<uint8_t>(w + bias);
     };
     if (t.dtype() == DType::I64) {
       const int64_t* in = std::as_const(t).data<int64_t>();
@@ -1001,15 +1010,20 @@ int64_t ExecutionProgram::narrowIntegerFeatures(Batch& b, int64_t microBatch) co
       for (int64_t i = 0; i < t.numel(); ++i) out[i] = check(in[i], i);
     }
     bytes += static_cast<int64_t>(narrow.nbytes());
-    // On the device: widened back to the field's own type.
+    // On the device: widened back to the field's own type, offsets and sentinel restored.
+    auto widen = [&](uint8_t n, int64_t i) -> int64_t {
+      if (sentinel && n == 255) return f.wireSentinel;
+      const int64_t v = static_cast<int64_t>(n) - bias;
+      return v >= 0 ? v + f.columnOffset * (i % cols) : v;
+    };
     Tensor wide(t.shape(), t.dtype());
     const uint8_t* nv = std::as_const(narrow).data<uint8_t>();
     if (t.dtype() == DType::I64) {
       int64_t* w = wide.data<int64_t>();
-      for (int64_t i = 0; i < t.numel(); ++i) w[i] = static_cast<int64_t>(nv[i]) - bias;
+      for (int64_t i = 0; i < t.numel(); ++i) w[i] = widen(nv[i], i);
     } else {
       int32_t* w = wide.data<int32_t>();
-      for (int64_t i = 0; i < t.numel(); ++i) w[i] = static_cast<int32_t>(nv[i]) - static_cast<int32_t>(bias);
+      for (int64_t i = 0; i < t.numel(); ++i) w[i] = static_cast<int32_t>(widen(nv[i], i));
     }
     t = std::move(wide);
   }

@@ -6,6 +6,8 @@
 #include <iterator>
 #include <limits>
 
+#include "data/GraphormerEncodings.h"
+
 namespace gnn {
 
 const char* fieldLevelName(FieldLevel level) {
@@ -42,9 +44,11 @@ constexpr BatchField kFields[] = {
     {"y_mask", L::Graph, &Graph::yMask, &Batch::yMask, P::Zero, /*target=*/true, false, /*labelMask=*/true},
     {"pos", L::Node, &Graph::pos, &Batch::pos, P::NodeValue},
     {"z", L::Node, &Graph::z, &Batch::z, P::NodeValue},
-    {"spatial_pos", L::NodePair, &Graph::spatialPos, &Batch::spatialPos, P::PairValue},
+    {"spatial_pos", L::NodePair, &Graph::spatialPos, &Batch::spatialPos, P::PairValue, false, false, false, 0,
+     GraphormerEncodings::kUnreachable},
     {"in_degree", L::Node, &Graph::inDegree, &Batch::inDegree, P::NodeValue},
-    {"edge_input", L::NodePair, &Graph::edgeInput, &Batch::edgeInput, P::PairValue},
+    {"edge_input", L::NodePair, &Graph::edgeInput, &Batch::edgeInput, P::PairValue, false, false, false,
+     GraphormerEncodings::kFeatureOffset},
     {"train_mask", L::Node, &Graph::trainMask, &Batch::trainMask, P::Zero},
     {"valid_mask", L::Node, &Graph::validMask, &Batch::validMask, P::Zero},
     {"test_mask", L::Node, &Graph::testMask, &Batch::testMask, P::Zero},

@@ -16,11 +16,14 @@
 //   | edge_input          | node pair | [N, N, K, Fe]   | [numGraphs·M, M, K, Fe]         | pairPadValue          |
 //
 //   * node level (one row per node) when a loader's nodeLevelTargets is set. M = maxNodesPerGraph.
+//   spatial_pos's 510 (unreachable) and edge_input's 512 per bond feature column are declared here too
+//   (wireSentinel, columnOffset): 8-bit host I/O keeps them on the device.
 //
 //   std::vector<std::string> carried;
 //   for (const BatchField& f : batchFields())
 //     if ((g.*f.inGraph).defined()) carried.push_back(std::string(fieldLevelName(f.level)) + " " + f.name);
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -62,6 +65,13 @@ struct BatchField {
   bool nodeIds = false;
   /// y_mask: a graph with targets but no mask has every label present (1).
   bool labelMask = false;
+  /// Integer features stored with an offset per column of the last dimension, value + columnOffset x column
+  /// (edge_input: Graphormer's convert_to_single_emb, 512 per bond feature); negative values (no hop) carry
+  /// none. 8-bit host I/O sends the value without the offset and the device adds it back.
+  int64_t columnOffset = 0;
+  /// A value 8-bit host I/O sends as 255 and widens back (spatial_pos: 510, unreachable); kNoSentinel: none.
+  static constexpr int64_t kNoSentinel = INT64_MIN;
+  int64_t wireSentinel = kNoSentinel;
 
   FieldLevel levelFor(bool nodeLevelTargets) const {
     return target && nodeLevelTargets ? FieldLevel::Node : level;

@@ -296,8 +296,7 @@ TEST(Recomputation, WorksWithFp16AndStochasticRounding) {
 TEST(EightBitIo, SameResultsFewerBytesAndOutOfRangeRefusedByName) {
   IpuOptions o;
   o.gradientAccumulation = 2;
-  // GIN's inputs: atom features and bonds. (Graphormer's edge_input holds bond-feature ids above 255 in this
-  // data, which is refused: the dataset itself stores it as int16.)
+  // GIN's inputs: atom features and bonds (Graphormer's below).
   auto reqs = requests(2, 2, 3);
   for (Batch& r : reqs) r.spatialPos = r.inDegree = r.edgeInput = Tensor();
   auto run = [&](bool narrow) {
@@ -334,6 +333,51 @@ TEST(EightBitIo, SameResultsFewerBytesAndOutOfRangeRefusedByName) {
     EXPECT_NE(w.find("micro-batch 1"), std::string::npos) << w;
     EXPECT_NE(w.find("holds 300"), std::string::npos) << w;
   }
+}
+
+TEST(EightBitIo, GraphormerPairFieldsCrossWithTheirOffsetsAndSentinelOnTheDevice) {
+  // edge_input stores bond feature f of a hop as value + 512 f (convert_to_single_emb) and spatial_pos marks an
+  // unreachable pair with 510: the offsets are added back on the device and 510 crosses as 255, so Graphormer
+  // trains on 8-bit I/O to the same bits.
+  IpuOptions o;
+  o.gradientAccumulation = 2;
+  auto reqs = requests(2, 2, 3);
+  const int64_t M = reqs.front().spatialPos.dim(1);
+  for (Batch& r : reqs) {
+    r.spatialPos = r.spatialPos.clone();
+    r.spatialPos.data<int64_t>()[1] = 510;  // graph 0's pair (0, 1), as in a molecule of two fragments
+    r.spatialPos.data<int64_t>()[M] = 510;
+  }
+  ASSERT_EQ(reqs.front().edgeInput.dtype(), DType::I64);
+  int64_t offsetValues = 0;
+  for (int64_t i = 0; i < reqs.front().edgeInput.numel(); ++i)
+    offsetValues += std::as_const(reqs.front().edgeInput).data<int64_t>()[i] > 255;
+  ASSERT_GT(offsetValues, 0);  // the second and third bond features sit above 512
+  auto run = [&](bool narrow) {
+    IpuOptions x = o;
+    x.eightBitIo = narrow;
+    ExecutionContext::current().setRandomKey({6, 0, 0});
+    Session t = compile(graphormer(), x, microBatch(reqs.front(), 0, 2));
+    for (const Batch& r : reqs) t.results.push_back(t.program->run(r));
+    return t;
+  };
+  Session wide = run(false), narrow = run(true);
+  EXPECT_TRUE(bitEqual(wide.weights(), narrow.weights())) << maxRelDiff(wide.weights(), narrow.weights());
+  // A hop distance the wire cannot carry (above 253, not the sentinel) is refused by name.
+  Batch bad = reqs.front();
+  bad.spatialPos = bad.spatialPos.clone();
+  bad.spatialPos.data<int64_t>()[2] = 300;
+  try {
+    narrow.program->run(bad);
+    FAIL() << "a hop distance of 300 crossed an 8-bit link";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'spatial_pos'"), std::string::npos) << e.what();
+  }
+  // An edge_input value below its column's offset is not a bond feature: refused, never widened to another.
+  bad = reqs.front();
+  bad.edgeInput = bad.edgeInput.clone();
+  bad.edgeInput.data<int64_t>()[1] = 100;  // column 1: values are 512 + 2 + feature
+  EXPECT_THROW(narrow.program->run(bad), std::invalid_argument);
 }
 
 // ---- fp16 ------------------------------------------------------------------------------------------------
