@@ -96,9 +96,11 @@ auto allocateUnder(const std::shared_ptr<MemoryAccount>& account, F&& f) {
 void Optimizer::setStateAccounts(std::function<std::shared_ptr<MemoryAccount>(size_t)> account) {
   stateAccount_ = std::move(account);
   if (!stateAccount_) return;
-  for (auto& [name, v] : slots_)
+  for (auto& slot : slots_) {
+    auto& v = slot.second;
     for (size_t i = 0; i < v.size(); ++i)
       if (v[i].defined()) v[i] = allocateUnder(accountFor(i), [&] { return v[i].clone(); });
+  }
 }
 
 int64_t Optimizer::numElements() const {
@@ -125,9 +127,11 @@ void Optimizer::setShards(std::vector<std::pair<int64_t, int64_t>> ranges,
                           std::function<std::shared_ptr<MemoryAccount>(size_t, size_t)> account) {
   if (!shards_.empty()) {
     slots_ = gathered();
-    for (auto& [name, v] : slots_)
+    for (auto& slot : slots_) {
+      auto& v = slot.second;
       for (size_t i = 0; i < v.size(); ++i)
         if (v[i].defined() && accountFor(i)) v[i] = allocateUnder(accountFor(i), [&] { return v[i].clone(); });
+    }
   }
   shards_.clear();
   shardSlots_.clear();
@@ -156,7 +160,11 @@ std::pair<int64_t, int64_t> overlap(int64_t paramBegin, int64_t numel, std::pair
 void Optimizer::scatterShards() {
   // Whole per-parameter state (slots_) -> the shards' parts; slots_ is emptied.
   const std::vector<Variable> flat = parameters();
-  for (auto& [name, v] : slots_) {
+  for (auto& slot : slots_) {
+    // Named references, not structured bindings: the lambdas below capture them (C++17 cannot capture a
+    // binding; clang refuses it).
+    const std::string& name = slot.first;
+    auto& v = slot.second;
     int64_t begin = 0;
     for (size_t i = 0; i < flat.size(); ++i) {
       const int64_t n = flat[i].value().numel();
@@ -164,10 +172,11 @@ void Optimizer::scatterShards() {
         for (size_t r = 0; r < shards_.size(); ++r) {
           const auto [lo, hi] = overlap(begin, n, shards_[r]);
           if (lo == hi) continue;
+          const int64_t len = hi - lo;
           auto& part = shardSlots_[r][name];
           part.resize(flat.size());
           part[i] = allocateUnder(shardAccount_ ? shardAccount_(r, i) : nullptr,
-                                  [&] { return Tensor({hi - lo}, v[i].dtype()); });
+                                  [&] { return Tensor({len}, v[i].dtype()); });
           std::memcpy(part[i].raw(), static_cast<const char*>(std::as_const(v[i]).raw()) + lo * static_cast<int64_t>(dtypeSize(v[i].dtype())),
                       static_cast<size_t>((hi - lo) * static_cast<int64_t>(dtypeSize(v[i].dtype()))));
         }
@@ -220,6 +229,7 @@ void Optimizer::stepSharded(const std::vector<Tensor>& grads, const std::vector<
       const Tensor& w = weights[r][i].value();
       const int64_t n = w.numel();
       const auto [lo, hi] = overlap(begin, n, shards_[r]);
+      const int64_t len = hi - lo;
       begin += n;
       if (lo == hi || !grads[i].defined()) continue;
       std::vector<Tensor> state;
@@ -228,7 +238,7 @@ void Optimizer::stepSharded(const std::vector<Tensor>& grads, const std::vector<
         parts.resize(grads.size());
         if (!parts[i].defined())
           parts[i] = allocateUnder(shardAccount_ ? shardAccount_(r, i) : nullptr,
-                                   [&] { return Tensor({hi - lo}, w.dtype()); });
+                                   [&] { return Tensor({len}, w.dtype()); });
         state.push_back(parts[i]);
       }
       spans.push_back({groupOf[i], w, grads[i], state, lo, hi, 0});
