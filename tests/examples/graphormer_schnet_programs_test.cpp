@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -112,6 +113,24 @@ TEST_F(ModelPrograms, GraphormerBaseTrainsAFewSteps) {
   EXPECT_EQ(j["hidden"], 768);
   EXPECT_GT(j["steps"].get<int64_t>(), 2);
   EXPECT_TRUE(std::isfinite(j["final_loss"].get<double>()));
+}
+
+// The simulated IPU's fp16 bar: Graphormer-slim trained in half precision (fp32 master weights, dynamic loss
+// scaling) for the same steps ends within 5% of fp32's validation MAE. Measured: 0.6808 vs 0.6731 (1.1%) on 2,000
+// molecules, 3 epochs. This early in training two runs differ by a few percent whatever the precision: on 1,500
+// molecules fp16 ended 5.0% *below* fp32 (0.6807 vs 0.7167). The runs are deterministic, so the test is too.
+TEST_F(ModelPrograms, GraphormerSlimFp16MaeIsWithinFivePercentOfFp32) {
+  const std::string args = "--device ipu --limit 2000 --epochs 3 --seed 1 --quiet --json";
+  Result f32 = runExample("pcqm4m_graphormer", args, false);
+  Result f16 = runExample("pcqm4m_graphormer", args + " --precision fp16", false);
+  ASSERT_EQ(f32.code, 0) << f32.out;
+  ASSERT_EQ(f16.code, 0) << f16.out;
+  nlohmann::json a = lastJson(f32.out), b = lastJson(f16.out);
+  EXPECT_EQ(b["precision"], "fp16");
+  const double m32 = a["valid_mae"].get<double>(), m16 = b["valid_mae"].get<double>();
+  EXPECT_LE(std::abs(m16 - m32), 0.05 * m32) << "fp32 " << m32 << ", fp16 " << m16;
+  // The steps are the same but for updates fp16 skipped while its scale settled (counted, never applied).
+  EXPECT_EQ(a["steps"].get<int64_t>(), b["steps"].get<int64_t>() + b["skipped_updates"].get<int64_t>());
 }
 
 // SchNet on QM7: the JSON keys; predict on the test molecules' XYZ frames, in reverse order, gives the
