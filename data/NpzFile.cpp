@@ -178,11 +178,14 @@ NpzFile::NpzFile(const std::string& path) : path_(path) {
     if (elements * item != a.bytes)
       fail("array '" + name + "': shape holds " + std::to_string(elements * item) + " bytes but the member has " +
            std::to_string(a.bytes));
-    // Arrays are read in place through typed pointers: the data must be aligned for its type (NpzWriter
-    // aligns every array; a file re-saved by other tools may not be).
-    if (reinterpret_cast<uintptr_t>(a.data) % item != 0)
-      fail("array '" + name + "': data is not aligned to its " + std::to_string(item) +
-           "-byte type (rewrite the dataset with build_dataset)");
+    // Arrays are read in place through typed pointers, so the data must be aligned for its type. NpzWriter
+    // aligns every array; NumPy's savez does not (a member starts wherever the zip puts it): such an array is
+    // copied once into aligned memory of its own (item sizes are at most 8).
+    if (reinterpret_cast<uintptr_t>(a.data) % item != 0) {
+      copies_.push_back(std::make_unique<uint64_t[]>(static_cast<size_t>((a.bytes + 7) / 8)));
+      std::memcpy(copies_.back().get(), a.data, static_cast<size_t>(a.bytes));
+      a.data = reinterpret_cast<const unsigned char*>(copies_.back().get());
+    }
     arrays_[name] = std::move(a);
   }
 }

@@ -1,9 +1,10 @@
-// NpzFile: read-only, memory-mapped view of an uncompressed .npz (as NpzWriter writes them): each array is
-// found through the zip's central directory (ZIP64 aware) and its .npy header, then read in place. No array
-// is copied or parsed until asked for.
+// NpzFile: read-only, memory-mapped view of an uncompressed .npz (as NpzWriter or NumPy's savez write them):
+// each array is found through the zip's central directory (ZIP64 aware) and its .npy header, then read in
+// place; only an array whose data is not aligned for its type (NumPy does not align) is copied.
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,7 @@ class NpzFile {
   void* map_ = nullptr;
   uint64_t size_ = 0;
   std::map<std::string, Array> arrays_;
+  std::vector<std::unique_ptr<uint64_t[]>> copies_;  // aligned copies of misaligned arrays
 };
 
 }  // namespace gnn

@@ -11,6 +11,10 @@ then for each kind runs --cases mutated copies through the program that reads th
               flips, truncations, and aligned 2/4/8-byte words overwritten with extreme values (0, -1, INT_MAX,
               INT_MIN, 0xffff...): header lengths, zip sizes and offsets, shapes, node_ptr / edge_ptr entries.
               Read by `build_dataset inspect`.
+  npz-crc     the same, but the damage is inside one member (its .npy header: dtype, shape, order; or its data:
+              node_ptr, edge_ptr, edge_index, features) and the archive is rewritten with correct CRC-32s, so only
+              the reader's own checks (shapes, dtypes, monotone pointers, edges inside their graph, sizes) stand
+              between the damage and a silently wrong dataset.
   checkpoint  a molecule_property --save checkpoint: byte flips and truncations. Read by molecule_property --load
               (one more epoch).
   csv         the dataset's CSV: bytes inserted (non-UTF-8, NUL, quotes, commas, newlines), lines duplicated or
@@ -35,6 +39,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import zipfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SANITIZER = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "SUMMARY: UndefinedBehavior")
@@ -115,7 +120,7 @@ def main():
     ap.add_argument("--cases", type=int, default=200, help="mutated inputs per kind")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=60, help="seconds per case")
-    ap.add_argument("--kinds", default="npz,checkpoint,csv,xyz")
+    ap.add_argument("--kinds", default="npz,npz-crc,checkpoint,csv,xyz")
     ap.add_argument("--keep", default=None, help="folder for failing inputs")
     a = ap.parse_args()
     a.bin = os.path.abspath(a.bin)
@@ -180,6 +185,33 @@ def main():
                 data, how = mutate_binary(open(npz, "rb").read(), rng)
                 path = os.path.join(work, "m.npz")
                 open(path, "wb").write(data)
+                rc, out, err = run([bd, "inspect", path], a.timeout, work)
+                v = verdict(rc, out, err)
+                if v is None and rc == 0:
+                    v = None if strip_times(out.replace(path, npz)) == strip_times(inspect_ok) else \
+                        "fail: exit 0 on a changed file whose content reads differently"
+                    intact += v is None
+                elif v is None:
+                    refused += 1
+            elif kind == "npz-crc":
+                with zipfile.ZipFile(npz) as z:
+                    members = [(i.filename, z.read(i.filename)) for i in z.infolist()]
+                j = rng.randrange(len(members))
+                name, body = members[j]
+                if rng.random() < 0.5:  # the .npy header (magic, version, length, the dict with dtype and shape)
+                    b = bytearray(body)
+                    hlen = min(len(b), 10 + struct.unpack_from("<H", b, 8)[0])
+                    i = rng.randrange(hlen)
+                    b[i] = rng.choice([0x00, 0x20, 0x27, 0x2C, 0x31, 0x39, 0x3C, 0x66, 0x69, 0x7B, 0xFF])
+                    body, how = bytes(b), f"{name} header byte {i}"
+                else:
+                    body, how = mutate_binary(body, rng)
+                    how = f"{name} {how}"
+                members[j] = (name, body)
+                path = os.path.join(work, "m.npz")
+                with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+                    for n, bb in members:
+                        z.writestr(n, bb)
                 rc, out, err = run([bd, "inspect", path], a.timeout, work)
                 v = verdict(rc, out, err)
                 if v is None and rc == 0:

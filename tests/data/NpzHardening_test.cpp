@@ -2,6 +2,7 @@
 // reason`, never read out of bounds (run these under the asan preset too).
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cstring>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <utility>
 
 #include "data/MoleculeDatasetBuilder.h"
 #include "data/NpzDataset.h"
@@ -86,6 +88,42 @@ class NpzHardening : public ::testing::Test {
 
 void setI64(std::vector<unsigned char>& b, size_t k, int64_t v) { std::memcpy(b.data() + k * 8, &v, 8); }
 
+std::string le(uint64_t v, int bytes) {
+  std::string s;
+  for (int i = 0; i < bytes; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
+  return s;
+}
+
+// `in`'s arrays as NumPy's savez writes them: plain stored zip members one after another, .npy v1 headers,
+// nothing aligned (here every array's data starts 3 bytes past an 8-byte boundary).
+std::string numpyStyleCopy(const NpzFile& in) {
+  std::string out, central;
+  uint64_t count = 0;
+  for (const auto& [name, a] : in.arrays()) {
+    std::string shape = "(";
+    for (size_t i = 0; i < a.shape.size(); ++i)
+      shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 ? "," : i + 1 < a.shape.size() ? ", " : "");
+    shape += ")";
+    std::string dict = "{'descr': '" + a.descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    const std::string file = name + ".npy";
+    const uint64_t offset = out.size();
+    while ((offset + 30 + file.size() + 10 + dict.size() + 1) % 8 != 3) dict += ' ';
+    dict += '\n';
+    const std::string member = std::string("\x93NUMPY\x01\x00", 8) + le(dict.size(), 2) + dict +
+                               std::string(reinterpret_cast<const char*>(a.data), a.bytes);
+    const uint64_t crc = crc32(0, reinterpret_cast<const Bytef*>(member.data()), static_cast<uInt>(member.size()));
+    const std::string common = le(0, 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(crc, 4) + le(member.size(), 4) +
+                               le(member.size(), 4) + le(file.size(), 2) + le(0, 2);
+    out += le(0x04034b50, 4) + le(20, 2) + common + file + member;
+    central += le(0x02014b50, 4) + le(20, 2) + le(20, 2) + common + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 4) +
+               le(offset, 4) + file;
+    ++count;
+  }
+  const uint64_t cd = out.size();
+  return out + central + le(0x06054b50, 4) + le(0, 2) + le(0, 2) + le(count, 2) + le(count, 2) +
+         le(central.size(), 4) + le(cd, 4) + le(0, 2);
+}
+
 TEST_F(NpzHardening, TheGoodFileAndItsFaithfulCopyOpen) {
   EXPECT_EQ(errorOpening(good()), "");
   EXPECT_EQ(errorOpening(crafted("none", [](auto&) {})), "");
@@ -94,6 +132,34 @@ TEST_F(NpzHardening, TheGoodFileAndItsFaithfulCopyOpen) {
 // A refused file must not keep its memory mapping: fuzz/npz_fuzzer ran out of mappings (mmap: ENOMEM) after
 // ~71,000 inputs, the limit being vm.max_map_count (65,530 here), because NpzFile's constructor threw after
 // mapping the file and a constructor that throws runs no destructor.
+// NumPy's savez does not align arrays: they are copied into aligned memory, never read through misaligned
+// pointers (UBSan) nor refused, and the dataset reads the same.
+TEST_F(NpzHardening, UnalignedArraysAsNumpyWritesThemReadTheSame) {
+  const std::string copy = (dir_ / "numpy_style.npz").string();
+  {
+    NpzFile in(good());
+    std::ofstream(copy, std::ios::binary) << numpyStyleCopy(in);
+  }
+  {
+    NpzFile f(copy);
+    for (const auto& [name, a] : f.arrays())
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data) % static_cast<uintptr_t>(a.descr.back() - '0'), 0u) << name;
+  }
+  ASSERT_EQ(errorOpening(copy), "");
+  NpzDataset a(good()), b(copy);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Graph ga = a.get(i), gb = b.get(i);
+    for (auto t : {&Graph::x, &Graph::edgeIndex, &Graph::edgeAttr, &Graph::y, &Graph::spatialPos, &Graph::edgeInput}) {
+      ASSERT_EQ((ga.*t).defined(), (gb.*t).defined());
+      if (!(ga.*t).defined()) continue;
+      ASSERT_EQ((ga.*t).shape(), (gb.*t).shape());
+      EXPECT_EQ(std::memcmp(std::as_const(ga.*t).raw(), std::as_const(gb.*t).raw(), (ga.*t).nbytes()), 0) << i;
+    }
+    EXPECT_EQ(a.smiles(i), b.smiles(i));
+  }
+}
+
 TEST_F(NpzHardening, RefusedFilesReleaseTheirMapping) {
   auto mappings = [] {
     std::ifstream maps("/proc/self/maps");
