@@ -1,6 +1,7 @@
 #include "data/NpzDataset.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -253,6 +254,27 @@ void NpzDataset::validate() const {
   const NpzFile::Array& m = file_.get("y_mask");
   for (uint64_t k = 0; k < m.bytes; ++k)
     if (m.data[k] > 1) fail("y_mask", "value " + std::to_string(m.data[k]) + " is not 0 or 1");
+  // A label marked present must be a number (missing ones are NaN with y_mask 0), and coordinates must be
+  // finite: the writer never stores otherwise, so either is damage that a recomputed CRC-32 would let through.
+  {
+    const NpzFile::Array& y = file_.get("y");
+    const int64_t t = y.shape.size() == 2 ? y.shape[1] : 0;
+    for (int64_t k = 0; k < y.numel(); ++k) {
+      float v;
+      std::memcpy(&v, y.data + k * 4, 4);
+      if (m.data[k] == 1 && !std::isfinite(v))
+        fail("y", "graph " + std::to_string(t ? k / t : 0) + " target " + std::to_string(t ? k % t : 0) + " is " +
+                      std::to_string(v) + " but marked present (y_mask 1)");
+    }
+  }
+  if (file_.has("pos")) {
+    const NpzFile::Array& pos = file_.get("pos");
+    for (int64_t k = 0; k < pos.numel(); ++k) {
+      float v;
+      std::memcpy(&v, pos.data + k * 4, 4);
+      if (!std::isfinite(v)) fail("pos", "atom " + std::to_string(k / 3) + " has a coordinate " + std::to_string(v));
+    }
+  }
   if (smilesPtr_) checkPtr("smiles_ptr", smilesPtr_, smilesSize_);
   if (pairPtr_) {
     const int64_t P = file_.get("spatial_pos").shape[0];

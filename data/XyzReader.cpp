@@ -1,10 +1,9 @@
 #include "data/XyzReader.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <GraphMol/PeriodicTable.h>
-
-#include <cmath>
 
 namespace gnn {
 
@@ -63,7 +62,15 @@ bool XyzReader::next(MoleculeRecord& r) {
     if (!in_.next(line)) in_.fail("file ends inside a molecule: expected " + std::to_string(n) + " atom lines");
     splitWhitespace(line, fields_);
     if (fields_.size() < 4) in_.fail("expected 'Symbol x y z'");
-    for (int c = 0; c < 3; ++c) r.pos.push_back(static_cast<float>(parseDouble(fields_[c + 1], in_)));
+    for (int c = 0; c < 3; ++c) {
+      // A coordinate must be a finite float32 (nan, inf and 1e39 parse as numbers): otherwise the molecule is
+      // rejected, as an unknown element is, and the build goes on.
+      const float v = static_cast<float>(parseDouble(fields_[c + 1], in_));
+      if (!std::isfinite(v) && r.error.empty())
+        r.error = "coordinate '" + std::string(fields_[c + 1]) + "' on line " + std::to_string(in_.lineNumber()) +
+                  " is not a finite float32 number";
+      r.pos.push_back(v);
+    }
     int z = 0;
     try {
       z = table->getAtomicNumber(std::string(fields_[0]));

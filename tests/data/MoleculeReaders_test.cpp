@@ -169,6 +169,21 @@ TEST(XyzReader, Qm7) {
   EXPECT_EQ(lines, 123802);
 }
 
+TEST(XyzReader, NonFiniteCoordinatesRejectTheMoleculeNotTheFile) {
+  const auto dir = gnn::testing::tempDir("xyz_nan");
+  const std::string path = (dir / "nan.xyz").string();
+  std::ofstream(path) << "2\nE=1\nC nan 0 0\nO 1.2 0 0\n2\nE=2\nC 0 0 0\nO 1e39 0 0\n2\nE=3\nC 0 0 0\nO 1.2 0 0\n";
+  XyzReader r(path, {"E"});
+  MoleculeRecord m;
+  ASSERT_TRUE(r.next(m));
+  EXPECT_NE(m.error.find("coordinate 'nan' on line 3"), std::string::npos) << m.error;
+  ASSERT_TRUE(r.next(m));
+  EXPECT_NE(m.error.find("coordinate '1e39' on line 8"), std::string::npos) << m.error;  // inf as float32
+  ASSERT_TRUE(r.next(m));
+  EXPECT_TRUE(m.error.empty()) << m.error;
+  EXPECT_FALSE(r.next(m));
+}
+
 TEST(GzInput, TruncatedGzipNamesTheFile) {
   const auto dir = gnn::testing::tempDir("trunc");
   const std::string src = gnn::testing::moleculeData("moleculenet/HIV.csv.gz");

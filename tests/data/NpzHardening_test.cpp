@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -209,6 +210,16 @@ TEST_F(NpzHardening, OffsetsOutOfRangeAreRefused) {
   e = errorOpening(crafted("split_train", [](auto& b) { setI64(b, 0, 99); }, ""));
   // (the CSV has no split: split_train is absent, and nothing is crafted)
   (void)e;
+}
+
+// With CRC-32s recomputed any label value reads as data, but a label marked present must be a number: the writer
+// stores missing labels as NaN with y_mask 0, never a NaN marked present.
+TEST_F(NpzHardening, ANonFiniteLabelMarkedPresentIsRefused) {
+  std::string e = errorOpening(crafted("y", [](auto& b) {
+    const float nan = std::nanf("");
+    std::memcpy(b.data() + 4, &nan, 4);  // graph 1's target
+  }));
+  EXPECT_NE(e.find("y: graph 1 target 0 is nan but marked present"), std::string::npos) << e;
 }
 
 TEST_F(NpzHardening, WrongDtypesAreRefused) {
