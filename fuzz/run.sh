@@ -16,6 +16,14 @@ targets=${FUZZ_TARGETS:-"smiles csv pcqm4mv2 sdf xyz ogb_node npz checkpoint"}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p fuzz/artifacts
+# Suppressions match function names, so stacks must be symbolized: without llvm-symbolizer (package llvm) an
+# RDKit leak would be reported as ours.
+symbolizer=$(command -v llvm-symbolizer || command -v llvm-symbolizer-14 || true)
+if [ -z "$symbolizer" ]; then
+  echo "fuzz/run.sh: llvm-symbolizer not found (apt-get install llvm): leak reports cannot be matched to fuzz/lsan.supp" >&2
+  exit 2
+fi
+export ASAN_SYMBOLIZER_PATH="$symbolizer"
 # RDKit's own leaks on malformed mol blocks (not ours) are named in fuzz/lsan.supp; everything else leaks loudly.
 export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0"
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1"

@@ -16,8 +16,9 @@ packages=(
   python3 python3-numpy python3-rdkit python3-torch libopenblas0-pthread
   # replicas across processes (device/MpiReplicas)
   libopenmpi-dev openmpi-bin
-  # fuzz targets (fuzz preset): clang, its libFuzzer and sanitizer runtimes, and its OpenMP (libomp)
-  clang libclang-rt-14-dev libomp-dev
+  # fuzz targets (fuzz preset): clang, its libFuzzer and sanitizer runtimes, its OpenMP (libomp), and
+  # llvm-symbolizer (llvm): without it sanitizer stacks have no names and fuzz/lsan.supp matches nothing
+  clang libclang-rt-14-dev libomp-dev llvm
 )
 # OpenMP: g++ uses GCC's libgomp (in libgcc-12-dev, pulled in by build-essential), which is what CMake's
 # FindOpenMP finds for GCC; clang (the fuzz preset only) needs LLVM's libomp-dev.
