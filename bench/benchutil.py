@@ -12,6 +12,14 @@ def fail(msg, code=2):
     sys.exit(code)
 
 
+def example_program(build, name):
+    """Path of an example program in a build folder; fails naming it when it is not built."""
+    exe = os.path.join(build, "examples", name)
+    if not os.access(exe, os.X_OK):
+        fail(f"{exe} not found: build the release preset first")
+    return exe
+
+
 def run_json(cmd, env=None):
     """Runs cmd, returns (its stdout's JSON object, wall seconds). Stderr passes through."""
     t0 = time.perf_counter()

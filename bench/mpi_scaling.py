@@ -21,7 +21,7 @@ import os
 import shutil
 import sys
 
-from benchutil import fail, machine, run_json, warn_if_busy
+from benchutil import example_program, fail, machine, run_json, warn_if_busy
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -33,9 +33,7 @@ def main():
     ap.add_argument("--replicas", type=int, default=2)
     ap.add_argument("--limit", type=int, default=6000, help="molecules of the set used (-1: all)")
     a = ap.parse_args()
-    prog = os.path.join(a.build, "examples", "molecule_property")
-    if not os.path.exists(prog):
-        fail(f"{prog} not found: build the release preset first")
+    prog = example_program(a.build, "molecule_property")
     if not shutil.which("mpirun"):
         fail("mpirun not found: apt-get install openmpi-bin")
     m = machine()

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-from benchutil import fail, machine, warn_if_busy
+from benchutil import example_program, fail, machine, warn_if_busy
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -42,9 +42,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--bar", type=float, default=10.0, help="seconds each base plan must stay under")
     a = ap.parse_args()
-    prog = os.path.join(a.build, "examples", "pcqm4m_graphormer")
-    if not os.path.exists(prog):
-        fail(f"{prog} not found: build the release preset first")
+    prog = example_program(a.build, "pcqm4m_graphormer")
     m = machine()
     base = [prog, "--device", "ipu", "--plan-only", "--quiet"]
     configs = {

@@ -10,6 +10,7 @@
 //     RunResult r = program->run(request, hooks);      // r.outputs per options.outputMode
 //   }
 #pragma once
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -83,6 +84,8 @@ struct LossScaleState {
   int64_t cleanUpdates = 0;  // clean updates in a row since the scale last changed
   int64_t skipped = 0;       // updates skipped on overflow
   int64_t overflows = 0;     // updates whose gradients overflowed (skipped or, with static scaling, applied)
+  /// A finite, positive scale and counts that are not negative (what a checkpoint may hand back).
+  bool valid() const { return std::isfinite(scale) && scale > 0 && cleanUpdates >= 0 && skipped >= 0 && overflows >= 0; }
 };
 
 /// A compiled program: fixed shapes, fixed options.

@@ -443,7 +443,7 @@ ExecutionProgram::~ExecutionProgram() = default;
 const MemoryAccount& ExecutionProgram::ipuMemory(int64_t id) const { return *ipus_.at(static_cast<size_t>(id))->memory; }
 
 void ExecutionProgram::setLossScaleState(const LossScaleState& st) {
-  if (!std::isfinite(st.scale) || st.scale <= 0 || st.cleanUpdates < 0 || st.skipped < 0 || st.overflows < 0)
+  if (!st.valid())
     throw std::invalid_argument("loss scaling state out of range (scale " + std::to_string(st.scale) + ", counts " +
                                 std::to_string(st.cleanUpdates) + "/" + std::to_string(st.skipped) + "/" +
                                 std::to_string(st.overflows) + ")");

@@ -121,7 +121,7 @@ void Trainer::resume(const Checkpoint& ck, const std::string& path) {
       st.cleanUpdates = ls.at("clean_updates").get<int64_t>();
       st.skipped = ls.at("skipped_updates").get<int64_t>();
       st.overflows = ls.at("overflow_updates").get<int64_t>();
-      if (!std::isfinite(st.scale) || st.scale <= 0 || st.cleanUpdates < 0 || st.skipped < 0 || st.overflows < 0)
+      if (!st.valid())
         throw std::runtime_error(path + ": loss scaling state out of range (scale " + num(st.scale) + ")");
       pendingLossScale_ = st;
     }
