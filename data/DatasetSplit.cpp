@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "data/GzLineReader.h"
+#include "data/RingSystemLimits.h"
 #include "data/NpzDataset.h"
 #include "data/SmilesFeaturizer.h"
 #include "gnn/Parallel.h"
@@ -71,6 +72,9 @@ std::string murckoScaffold(const std::string& smiles, bool includeChirality) {
   // Python's MurckoScaffoldSmiles refuses an empty SMILES ("No molecule provided"); RDKit's C++ parser would
   // return an empty molecule, whose scaffold "" would silently group it with the acyclic ones.
   if (smiles.empty()) throw std::runtime_error("empty SMILES");
+  // The featuriser's default bounds on RDKit's sanitisation time (data/RingSystemLimits.h).
+  const std::string over = RingSystemLimits{}.check(smiles);
+  if (!over.empty()) throw std::runtime_error("'" + smiles + "': " + over);
   std::unique_ptr<RDKit::ROMol> mol;
   try {
     mol.reset(RDKit::SmilesToMol(smiles));

@@ -1,5 +1,6 @@
 #include "data/MoleculeDatasetBuilder.h"
 
+#include "data/RingSystemLimits.h"
 #include "data/Utf8.h"
 
 #include <GraphMol/FileParsers/FileParsers.h>
@@ -172,6 +173,8 @@ nlohmann::json resumeFingerprint(const BuildOptions& o, const std::string& input
           {"targets", o.source.targetColumns},
           {"split_column", o.source.splitColumn},
           {"explicit_hydrogens", o.featurizer.explicitHydrogens},
+          {"max_ring_dummies", o.featurizer.ringLimits.maxDummies},
+          {"max_fused_rings", o.featurizer.ringLimits.maxRings},
           {"conformers", o.conformers},
           {"conformer_seed", o.conformer.seed},
           {"graphormer_max_dist", o.graphormerMaxDist},
@@ -258,6 +261,14 @@ bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g
         smiles = r.smiles;
       } else {
         try {
+          // The ring-system limits need the molecule before sanitisation; a mol block has no cheap text test
+          // as a SMILES has, so it is read twice (the unsanitised read is the cheap part).
+          const RingSystemLimits& limits = options_.featurizer.ringLimits;
+          if (limits.maxDummies > 0 || limits.maxRings > 0) {
+            std::unique_ptr<RDKit::RWMol> raw(RDKit::MolBlockToMol(r.molBlock, false, false));
+            if (raw) error = limits.check(*raw);
+            if (!error.empty()) return false;
+          }
           mol.reset(RDKit::MolBlockToMol(r.molBlock, true, !options_.featurizer.explicitHydrogens));
         } catch (const std::exception& e) {
           error = e.what();

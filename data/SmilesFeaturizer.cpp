@@ -86,6 +86,8 @@ std::mutex& logMutex() {
 std::unique_ptr<RDKit::RWMol> SmilesFeaturizer::parse(const std::string& smiles, std::string& error) const {
   std::unique_ptr<RDKit::RWMol> mol;
   try {
+    error = options_.ringLimits.check(smiles);
+    if (!error.empty()) return nullptr;
     mol.reset(RDKit::SmilesToMol(smiles));  // sanitize + removeHs, as Chem.MolFromSmiles
   } catch (const std::exception& e) {
     // Sanitisation failures (valence, kekulisation) arrive as MolSanitizeException with RDKit's reason.

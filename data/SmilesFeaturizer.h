@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "data/RingSystemLimits.h"
 #include "data/MoleculeGraph.h"
 
 namespace RDKit {
@@ -32,13 +33,17 @@ class SmilesFeaturizer {
   struct Options {
     /// Add hydrogens as explicit atoms (RDKit AddHs) after parsing. OGB does not: off by default.
     bool explicitHydrogens = false;
+    /// Molecules whose fused ring systems are over these limits are refused before RDKit sanitises them: its
+    /// time on them grows exponentially (data/RingSystemLimits.h).
+    RingSystemLimits ringLimits;
   };
 
   SmilesFeaturizer() = default;
   explicit SmilesFeaturizer(Options options) : options_(options) {}
   const Options& options() const { return options_; }
 
-  /// Parses with RDKit's defaults (sanitise, remove Hs), like Chem.MolFromSmiles. Returns null and sets
+  /// Parses with RDKit's defaults (sanitise, remove Hs), like Chem.MolFromSmiles, after checking the ring-system
+  /// limits (Options::ringLimits). Returns null and sets
   /// `error` when RDKit rejects the SMILES; never throws for bad input. For a syntax error RDKit gives its
   /// reason only through its log, so `error` is generic then: call explainFailure() for the log text.
   std::unique_ptr<RDKit::RWMol> parse(const std::string& smiles, std::string& error) const;

@@ -266,6 +266,14 @@ int build(int argc, char** argv) {
       "max-smiles-length", po::value(&o.maxSmilesLength)->default_value(o.maxSmilesLength)->value_name("N"),
       "reject SMILES longer than N characters before parsing: RDKit's time grows with the cube of the atoms "
       "(0: no limit)")(
+      "max-ring-dummies",
+      po::value(&o.featurizer.ringLimits.maxDummies)->default_value(o.featurizer.ringLimits.maxDummies)->value_name("N"),
+      "reject molecules with more than N dummy atoms ('*') in one fused ring system before RDKit sanitises them: "
+      "its kekulisation time doubles with each (0: no limit)")(
+      "max-fused-rings",
+      po::value(&o.featurizer.ringLimits.maxRings)->default_value(o.featurizer.ringLimits.maxRings)->value_name("N"),
+      "reject molecules with more than N rings in one fused unsaturated ring system before RDKit sanitises them: "
+      "its aromaticity perception time grows steeply with them (0: no limit)")(
       "threads,j", po::value(&o.threads)->default_value(0)->value_name("N"),
       "threads that featurise (0: every core, as in every program; the output is the same for any N)")(
       "limit", po::value(&o.limit)->default_value(-1, "all")->value_name("N"),

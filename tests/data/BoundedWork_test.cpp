@@ -56,7 +56,13 @@ TEST(BoundedWork, XyzAtomCountsAreClaimsNotSizes) {
 #include <chrono>
 #include <sstream>
 
+#include "data/DatasetSplit.h"
 #include "data/MoleculeDatasetBuilder.h"
+#include "data/RingSystemLimits.h"
+
+#include <GraphMol/FileParsers/FileParsers.h>
+#include <GraphMol/GraphMol.h>
+#include <GraphMol/SmilesParse/SmilesParse.h>
 
 namespace gnn {
 namespace {
@@ -143,5 +149,116 @@ TEST(BoundedWork, GraphormerEncodingsPerGraphStopAtItsLongestPath) {
   EXPECT_EQ(GraphormerEncodings(5).hopSlots(2), 5);
 }
 
+
+// A linear acene of k rings ("c1ccc2cc3...": anthracene for k = 3), the shape on which RDKit's aromaticity
+// perception is slowest per ring.
+std::string acene(int k) {
+  auto label = [](int i) { return i < 10 ? std::to_string(i) : "%" + std::to_string(i); };
+  std::string s = "c1ccc" + label(2);
+  for (int i = 3; i <= k; ++i) s += "cc" + label(i);
+  s += "cccc" + label(k);
+  for (int i = k - 1; i >= 2; --i) s += "cc" + label(i);
+  return s + "cc1";
+}
+
+// The smiles fuzz target's timeout: 21 dummy atoms in one fused system, 0.8 s of RDKit kekulisation to refuse.
+const char* kDummyRingSystem = "c1ccc2c(cc)c31cc2cC*****ccc4c**************cc5cc5ccc4**3********";
+
+RingSystemSize sizeOf(const std::string& smiles) {
+  RDKit::SmilesParserParams params;
+  params.sanitize = false;
+  std::unique_ptr<RDKit::RWMol> mol(RDKit::SmilesToMol(smiles, params));
+  EXPECT_TRUE(mol) << smiles;
+  return mol ? largestRingSystems(*mol) : RingSystemSize{};
+}
+
+TEST(BoundedWork, RingSystemsAreMeasuredAsRdkitKekulisesThem) {
+  EXPECT_EQ(sizeOf("CCO").dummies, 0);
+  EXPECT_EQ(sizeOf("c1ccc****c1").dummies, 4);
+  EXPECT_EQ(sizeOf("c1ccc****c1").rings, 1);
+  // Spiro systems share an atom, not a bond: two systems (4 and 5 dummies, the shared one in both).
+  EXPECT_EQ(sizeOf("*1***12****2").dummies, 5);
+  // Dummies off the rings (attachment points) do not branch kekulisation.
+  EXPECT_EQ(sizeOf("*c1ccc(*)cc1[*:3]").dummies, 0);
+  EXPECT_EQ(sizeOf(kDummyRingSystem).dummies, 21);
+  // Rings that could be aromatic, fused by bonds: naphthalene + benzene apart is 2; saturated rings do not count
+  // (cyclohexane, and a dummy in an otherwise saturated ring).
+  EXPECT_EQ(sizeOf("c1ccc2ccccc2c1.c1ccccc1").rings, 2);
+  EXPECT_EQ(sizeOf("C1CCCCC1").rings, 0);
+  EXPECT_EQ(sizeOf("C1CC2CCC1*2").rings, 0);
+  EXPECT_EQ(sizeOf("C1=CC=CC=C1").rings, 1);
+  EXPECT_EQ(sizeOf(acene(40)).rings, 40);
+  // C60: 90 bonds, 60 atoms, 31 SSSR rings, under the default limit of 36.
+  EXPECT_EQ(sizeOf("c12c3c4c5c1c1c6c7c2c2c8c3c3c9c4c4c%10c5c5c1c1c6c6c%11c7c2c2c7c8c3c3c8c9c4c4c9c%10c5c5c1c1c6c6c%11"
+                   "c2c2c7c3c3c8c4c4c9c5c1c1c6c2c3c41")
+                .rings,
+            31);
+}
+
+// RDKit spends 0.8 s refusing kDummyRingSystem and 3 s accepting a 45-ring acene (RDKit 2022.09, release build),
+// and both grow exponentially with one more dummy or a few more rings. They are refused before RDKit sanitises
+// them, each with its line, and the molecules around them are built.
+TEST(BoundedWork, RingSystemsThatStallRdkitAreRefusedByTheirLine) {
+  std::ostringstream csv;
+  csv << "smiles,y\n"
+      << kDummyRingSystem << ",1\n"
+      << "CCO,2\n"
+      << acene(45) << ",3\n"
+      << acene(20) << ",4\n"
+      << "*c1ccc(*)cc1,5\n";
+  const std::string path = writeTemp("rings.csv", csv.str());
+  BuildOptions o;
+  o.source.path = path;
+  o.source.targetColumns = {"y"};
+  const auto t0 = std::chrono::steady_clock::now();
+  BuildSummary s = MoleculeDatasetBuilder(o).run();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_EQ(s.accepted, 3);
+  ASSERT_EQ(s.rejected, 2);
+  EXPECT_EQ(s.rejectedMolecules[0].line, 2);
+  EXPECT_NE(s.rejectedMolecules[0].reason.find("21 dummy atoms ('*') in one fused ring system, more than "
+                                               "--max-ring-dummies 12"),
+            std::string::npos)
+      << s.rejectedMolecules[0].reason;
+  EXPECT_EQ(s.rejectedMolecules[1].line, 4);
+  EXPECT_NE(s.rejectedMolecules[1].reason.find("45 rings in one fused unsaturated ring system, more than "
+                                               "--max-fused-rings 36"),
+            std::string::npos)
+      << s.rejectedMolecules[1].reason;
+  std::filesystem::remove(path);
+
+  // The limits are options: at 0 (no limit) RDKit decides, here on a system just over the dummy limit.
+  const std::string thirteen = "c1ccc2c(cc)c31cc2cC*****ccc4c******cc5cc5ccc4**3";
+  SmilesFeaturizer bounded;
+  MoleculeGraph g;
+  std::string why;
+  EXPECT_FALSE(bounded.featurize(thirteen, g, why));
+  EXPECT_NE(why.find("13 dummy atoms"), std::string::npos) << why;
+  SmilesFeaturizer::Options unbounded;
+  unbounded.ringLimits.maxDummies = 0;
+  EXPECT_FALSE(SmilesFeaturizer(unbounded).featurize(thirteen, g, why));
+  EXPECT_NE(why.find("kekulize"), std::string::npos) << why;
+}
+
+// The same limits on the other ways a molecule arrives: a mol block (SDF) and a scaffold split's SMILES.
+TEST(BoundedWork, RingSystemLimitsHoldForMolBlocksAndScaffolds) {
+  RDKit::SmilesParserParams params;
+  params.sanitize = false;
+  std::unique_ptr<RDKit::RWMol> raw(RDKit::SmilesToMol(kDummyRingSystem, params));
+  ASSERT_TRUE(raw);
+  raw->updatePropertyCache(false);
+  MoleculeRecord record;
+  record.molBlock = RDKit::MolToMolBlock(*raw, true, -1, /*kekulize=*/false);
+  MoleculeGraph g;
+  std::string why;
+  EXPECT_FALSE(MoleculeDatasetBuilder(BuildOptions{}).featurize(record, g, why));
+  EXPECT_NE(why.find("21 dummy atoms"), std::string::npos) << why;
+  try {
+    murckoScaffold(acene(45), false);
+    ADD_FAILURE() << "a 45-ring acene was given a scaffold";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("45 rings in one fused"), std::string::npos) << e.what();
+  }
+}
 }  // namespace
 }  // namespace gnn

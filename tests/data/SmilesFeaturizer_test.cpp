@@ -96,7 +96,9 @@ TEST(SmilesFeaturizer, MiscBucketsAndEdgeCases) {
 }
 
 TEST(SmilesFeaturizer, ExplicitHydrogensOption) {
-  SmilesFeaturizer f({/*explicitHydrogens=*/true});
+  SmilesFeaturizer::Options options;
+  options.explicitHydrogens = true;
+  SmilesFeaturizer f(options);
   MoleculeGraph g;
   std::string why;
   ASSERT_TRUE(f.featurize("C", g, why));
