@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Runs every fuzz target for SECONDS each (default 60) on its seed corpus and dictionary; fails on any crash,
-# leak, sanitizer report, timeout (-timeout=10 per input) or out-of-memory (-rss_limit_mb=2048).
+# Runs every fuzz target on its seed corpus and dictionary; fails on any crash, leak, sanitizer report, timeout
+# (-timeout=10 per input) or out-of-memory (-rss_limit_mb=2048).
+#
+#   fuzz/run.sh SECONDS               each target for SECONDS (default 60): a random exploration, for campaigns
+#   fuzz/run.sh --runs N [--seed S]   each target for N inputs from random seed S (default 1): the same inputs
+#                                     on every run of the same build, so it fails only on what a commit changed
+#                                     (the CI step)
 #
 #   cmake --preset fuzz && cmake --build --preset fuzz -j2 && fuzz/run.sh 30
 #
@@ -9,7 +14,33 @@
 # FUZZ_BUILD (default build/fuzz) is the fuzz preset's build folder; FUZZ_TARGETS limits the targets run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-60}
+seconds=60
+runs=""
+seed=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) runs=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *[!0-9]*|"") echo "fuzz/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    *) seconds=$1; shift ;;
+  esac
+done
+# A fixed campaign is deterministic only without address-space randomisation (libFuzzer's comparison tracing
+# sees pointer values) and without re-reading the corpus folder on a timer (-reload=0).
+norand=()
+if [ -n "$runs" ]; then
+  budget=(-runs="$runs" -seed="$seed" -reload=0)
+  what="$runs inputs from seed $seed"
+  if setarch "$(uname -m)" -R true 2>/dev/null; then
+    norand=(setarch "$(uname -m)" -R)
+  else
+    echo "fuzz/run.sh: setarch -R is not permitted here: addresses are randomised, so the inputs may differ between runs" >&2
+  fi
+else
+  budget=(-max_total_time="$seconds")
+  what="${seconds}s runs"
+fi
 build=${FUZZ_BUILD:-build/fuzz}
 targets=${FUZZ_TARGETS:-"smiles csv pcqm4mv2 sdf xyz ogb_node npz checkpoint"}
 
@@ -39,7 +70,7 @@ for t in $targets; do
   # sdf: full stacks for RDKit's frames (built without frame pointers), which fuzz/lsan.supp names.
   asan="$ASAN_OPTIONS"
   [ "$t" = sdf ] && asan="$asan:fast_unwind_on_malloc=0"
-  if ASAN_OPTIONS="$asan" "$bin" "$scratch/$t" "fuzz/corpus/$t" -dict="fuzz/dict/$t.dict" -max_total_time="$seconds" -timeout=10 \
+  if ASAN_OPTIONS="$asan" ${norand[@]+"${norand[@]}"} "$bin" "$scratch/$t" "fuzz/corpus/$t" -dict="fuzz/dict/$t.dict" "${budget[@]}" -timeout=10 \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$t-" >"$log" 2>&1; then
     status=ok
   else
@@ -48,15 +79,15 @@ for t in $targets; do
   fi
   # The last status line holds the coverage (cov: edges, ft: features) and the speed.
   last=$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  executed=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
-  printf '%-11s %10s %9s %7s %7s %s\n' "$t" "${runs:--}" "${eps:--}" "${cov:--}" "${ft:--}" "$status"
+  printf '%-11s %10s %9s %7s %7s %s\n' "$t" "${executed:--}" "${eps:--}" "${cov:--}" "${ft:--}" "$status"
   [ "$status" = ok ] || grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -n 8 >&2
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz/run.sh: failed: ${failed[*]} (logs and inputs in fuzz/artifacts/)" >&2
   exit 1
 fi
-echo "fuzz/run.sh: all ${seconds}s runs clean"
+echo "fuzz/run.sh: all clean ($what per target)"
