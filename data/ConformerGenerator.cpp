@@ -10,6 +10,11 @@ bool ConformerGenerator::generate(const RDKit::ROMol& mol, std::vector<float>& p
   pos.clear();
   const unsigned n = mol.getNumAtoms();
   if (n == 0) return true;
+  if (options_.maxHeavyAtoms > 0 && static_cast<int>(mol.getNumHeavyAtoms()) > options_.maxHeavyAtoms) {
+    error = std::to_string(mol.getNumHeavyAtoms()) + " heavy atoms, more than --max-conformer-atoms " +
+            std::to_string(options_.maxHeavyAtoms) + " for a 3D embedding (ETKDG's time grows steeply with size)";
+    return false;
+  }
   try {
     RDKit::RWMol withHs(mol);
     // addHs appends the new hydrogens after the existing atoms, so atoms 0..n-1 keep their indices.

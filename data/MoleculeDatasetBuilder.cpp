@@ -177,6 +177,7 @@ nlohmann::json resumeFingerprint(const BuildOptions& o, const std::string& input
           {"max_fused_rings", o.featurizer.ringLimits.maxRings},
           {"conformers", o.conformers},
           {"conformer_seed", o.conformer.seed},
+          {"max_conformer_atoms", o.conformer.maxHeavyAtoms},
           {"graphormer_max_dist", o.graphormerMaxDist},
           {"max_smiles_length", o.maxSmilesLength},
           {"max_atoms", o.maxAtoms},

@@ -257,6 +257,10 @@ int build(int argc, char** argv) {
       "keep hydrogens as atoms of the graph (OGB does not)")(
       "conformers", po::bool_switch(&o.conformers),
       "compute 3D coordinates (RDKit ETKDG) for molecules the input gives none")(
+      "max-conformer-atoms",
+      po::value(&o.conformer.maxHeavyAtoms)->default_value(o.conformer.maxHeavyAtoms)->value_name("N"),
+      "with --conformers: reject molecules with more heavy atoms than N instead of embedding them (ETKDG takes "
+      "seconds at 100 heavy atoms and grows steeply; 0: no limit)")(
       "seed", po::value(&o.conformer.seed)->default_value(42)->value_name("N"),
       "random seed of the 3D coordinates")(
       "graphormer-max-dist", po::value(&o.graphormerMaxDist)->default_value(0)->value_name("K"),
