@@ -106,7 +106,9 @@ void parallelFor(int64_t n, int64_t chunk, F&& f) {
 #pragma omp parallel num_threads(lease.count())
   {
     detail::WorkerScope worker(ctx);
-#pragma omp for schedule(static)
+    // nowait: the region's closing barrier is the only one needed (a second one at the loop's end cost about
+    // 7% of a GIN step in spinning threads).
+#pragma omp for schedule(static) nowait
     for (int64_t c = 0; c < chunks; ++c) f(c * chunk, std::min(n, (c + 1) * chunk));
   }
 }

@@ -19,16 +19,43 @@ template <class T>
 constexpr int64_t kPanelRows = Eigen::internal::gebp_traits<T, T>::mr;
 
 // Row block for products: about 256 rows (where Eigen runs near its peak), at least kGrainWork multiply-adds,
-// but small enough for 8 blocks when the output has few rows; then evened out in whole kernel panels so the
-// last block is not left short. It depends only on the shapes, so Eigen's blocking (and thus rounding) never
-// depends on the thread count.
+// but small enough for 8 blocks when the output has few rows. It depends only on the shapes, so Eigen's
+// blocking (and thus rounding) never depends on the thread count.
 template <class T>
 int64_t rowBlock(int64_t m, int64_t k, int64_t n) {
   auto up32 = [](int64_t v) { return std::max<int64_t>(32, (v + 31) / 32 * 32); };
   int64_t byWork = up32(grainFor(k * n, 1));
   int64_t forEight = up32((m + 7) / 8);
-  return evenChunk(m, std::max(byWork, std::min<int64_t>(256, forEight)), kPanelRows<T>);
+  return std::max(byWork, std::min<int64_t>(256, forEight));
 }
+
+// The rows of a product cut into blocks of whole kernel panels (the last block ends at the last row): about
+// rowBlock rows each, and a count rounded up to a multiple of 4 (below 4: 1, 2 or 4), so that 2 or 4 threads
+// get equal shares. Equal block sizes would leave 2 threads 4 blocks against 3 for GIN's 2,007 rows (7 blocks of
+// 288), one thread idle a quarter of every product. Block sizes differ by at most a panel, and the cut depends
+// only on the shapes.
+template <class T>
+class RowBlocks {
+ public:
+  RowBlocks(int64_t m, int64_t k, int64_t n) : m_(m), panels_((m + kPanelRows<T> - 1) / kPanelRows<T>) {
+    const int64_t want = (m + rowBlock<T>(m, k, n) - 1) / rowBlock<T>(m, k, n);
+    const int64_t rounded = want <= 1 ? 1 : want <= 2 ? 2 : (want + 3) / 4 * 4;
+    count_ = std::max<int64_t>(1, std::min(rounded, panels_));
+  }
+  int64_t count() const { return count_; }
+  int64_t begin(int64_t block) const { return std::min(m_, panels_ * block / count_ * kPanelRows<T>); }
+
+  // f(rowBegin, rowEnd) for every block, in parallel.
+  template <class F>
+  void forEach(F&& f) const {
+    parallelFor(count_, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) f(begin(b), begin(b + 1));
+    });
+  }
+
+ private:
+  int64_t m_, panels_, count_;
+};
 
 template <class T>
 using Mat = RowMatrix<T>;
@@ -37,8 +64,9 @@ using Mat = RowMatrix<T>;
 template <class T, class LhsRows, class Rhs>
 void blockedProduct(MatrixMap<T> out, LhsRows lhsRows, const Rhs& rhs) {
   const int64_t inner = out.rows() ? static_cast<int64_t>(rhs.rows()) : 0;
-  parallelFor(out.rows(), rowBlock<T>(out.rows(), inner, out.cols()),
-              [&](int64_t b, int64_t e) { out.middleRows(b, e - b).noalias() = lhsRows(b, e - b) * rhs; });
+  RowBlocks<T>(out.rows(), inner, out.cols()).forEach([&](int64_t b, int64_t e) {
+    if (e > b) out.middleRows(b, e - b).noalias() = lhsRows(b, e - b) * rhs;
+  });
 }
 
 // out = lhs * rhs (+ bias on every row when bias is not null), each row rounded the same wherever it is (see
@@ -60,7 +88,8 @@ void rowStableProduct(MatrixMap<T> out, const Lhs& lhs, const Rhs& rhs, const T*
   // panel of 6 doubles with K = 7, N = 1 without AVX) would round differently from the same row in a large
   // one. So a block too small for the kernels is computed on a zero-padded copy tall enough for them.
   const int64_t kernelRows = std::max<int64_t>(panel, (EIGEN_GEMM_TO_COEFFBASED_THRESHOLD + panel - 1) / panel * panel);
-  parallelFor(M, rowBlock<T>(M, K, N), [&](int64_t b, int64_t e) {
+  RowBlocks<T>(M, K, N).forEach([&](int64_t b, int64_t e) {
+    if (e <= b) return;
     int64_t whole = b + (e - b) / panel * panel;
     if (whole - b + K + N < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) whole = b;
     if (whole > b) product(out.middleRows(b, whole - b), lhs.middleRows(b, whole - b));
