@@ -16,7 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                 "split/s/test.csv"};
   for (size_t i = 0; i < parts.size() && i < 7; ++i) tree.write(files[i], parts[i]);
   try {
-    gnn::OgbNodeDataset ds = gnn::OgbNodeDataset::load(tree.root().string(), {.split = "", .normalizeFeatures = true});
+    gnn::OgbNodeOptions options;  // the only split present, features normalised
+    options.split = "";
+    options.normalizeFeatures = true;
+    gnn::OgbNodeDataset ds = gnn::OgbNodeDataset::load(tree.root().string(), options);
     ds.sparseFeatures();
   } catch (const gnn::InputError&) {
   }
