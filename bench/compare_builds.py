@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -27,6 +28,16 @@ def bench_program(build):
     if not os.access(exe, os.X_OK):
         fail(f"{exe} not found: build the bench_graph_training target")
     return exe
+
+
+def gin_step(build):
+    """bench_graph_training's graphs/s per strategy (it prints one JSON object over several lines)."""
+    cmd = [bench_program(build), "--model", "gin", "--rounds", "4", "--steps-per-round", "5"]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0 or "{" not in proc.stdout:
+        fail(f"{' '.join(cmd)} failed (status {proc.returncode})")
+    j = json.loads(proc.stdout[proc.stdout.index("{"):])
+    return {s["strategy"]: s["real_graphs_per_s_at_median_step"] for s in j["strategies"]}
 
 
 def main():
@@ -46,8 +57,7 @@ def main():
                              "--data", args.cora_data])
             cora[k].append(j["epoch_ms_median"])
         for k, b in builds.items():
-            j, _ = run_json([bench_program(b), "--model", "gin", "--rounds", "4", "--steps-per-round", "5"])
-            gin[k].append({s["strategy"]: s["real_graphs_per_s_at_median_step"] for s in j["strategies"]})
+            gin[k].append(gin_step(b))
         print(f"round {r + 1}: cora ms old {cora['old'][-1]:.4f} new {cora['new'][-1]:.4f}; gin plan graphs/s "
               f"old {gin['old'][-1].get('plan', 0):.1f} new {gin['new'][-1].get('plan', 0):.1f}", file=sys.stderr)
     warn_if_busy(m)
