@@ -15,8 +15,8 @@
 #include <unordered_set>
 
 #include "data/GzLineReader.h"
-#include "data/RingSystemLimits.h"
 #include "data/NpzDataset.h"
+#include "data/RingSystemLimits.h"
 #include "data/SmilesFeaturizer.h"
 #include "gnn/Parallel.h"
 #include "gnn/Random.h"
