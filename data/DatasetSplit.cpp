@@ -3,7 +3,6 @@
 #include <GraphMol/ChemTransforms/ChemTransforms.h>
 #include <GraphMol/GraphMol.h>
 #include <GraphMol/MolOps.h>
-#include <GraphMol/SmilesParse/SmilesParse.h>
 #include <GraphMol/SmilesParse/SmilesWrite.h>
 
 #include <algorithm>
@@ -16,7 +15,6 @@
 
 #include "data/GzLineReader.h"
 #include "data/NpzDataset.h"
-#include "data/RingSystemLimits.h"
 #include "data/SmilesFeaturizer.h"
 #include "gnn/Parallel.h"
 #include "gnn/Random.h"
@@ -72,16 +70,10 @@ std::string murckoScaffold(const std::string& smiles, bool includeChirality) {
   // Python's MurckoScaffoldSmiles refuses an empty SMILES ("No molecule provided"); RDKit's C++ parser would
   // return an empty molecule, whose scaffold "" would silently group it with the acyclic ones.
   if (smiles.empty()) throw std::runtime_error("empty SMILES");
-  // The featuriser's default bounds on RDKit's sanitisation time (data/RingSystemLimits.h).
-  const std::string over = RingSystemLimits{}.check(smiles);
-  if (!over.empty()) throw std::runtime_error("'" + smiles + "': " + over);
-  std::unique_ptr<RDKit::ROMol> mol;
-  try {
-    mol.reset(RDKit::SmilesToMol(smiles));
-  } catch (const std::exception& e) {
-    throw std::runtime_error("RDKit cannot parse '" + smiles + "': " + e.what());
-  }
-  if (!mol) throw std::runtime_error("RDKit cannot parse '" + smiles + "'");
+  // Parsed as the featuriser parses (Chem.MolFromSmiles, after its bounds on RDKit's sanitisation time).
+  std::string error;
+  std::unique_ptr<RDKit::RWMol> mol = SmilesFeaturizer().parse(smiles, error);
+  if (!mol) throw std::runtime_error("'" + smiles + "': " + error);
   // rdkit/Chem/Scaffolds/MurckoScaffold.py GetScaffoldForMol: MurckoDecompose, computed properties cleared
   // and recomputed, rings re-perceived (GetSymmSSSR); then MolToSmiles(scaffold, isomericSmiles=
   // includeChirality). Unlike Python's UpdatePropertyCache() the cache update is not strict: a scaffold
