@@ -38,7 +38,8 @@ template <class T>
 class RowBlocks {
  public:
   RowBlocks(int64_t m, int64_t k, int64_t n) : m_(m), panels_((m + kPanelRows<T> - 1) / kPanelRows<T>) {
-    const int64_t want = (m + rowBlock<T>(m, k, n) - 1) / rowBlock<T>(m, k, n);
+    const int64_t rows = rowBlock<T>(m, k, n);
+    const int64_t want = (m + rows - 1) / rows;
     const int64_t rounded = want <= 1 ? 1 : want <= 2 ? 2 : (want + 3) / 4 * 4;
     count_ = std::max<int64_t>(1, std::min(rounded, panels_));
   }

@@ -69,14 +69,14 @@ namespace {
 
 // Builds a CSV of molecules with target column y; a stall (an input that is not bounded) fails the test rather
 // than hanging it for minutes.
-BuildSummary buildWithoutStalling(const std::string& name, const std::string& text) {
+BuildSummary buildWithoutStalling(const std::string& name, const std::string& text, BuildOptions o = {},
+                                  std::chrono::seconds bound = std::chrono::seconds(10)) {
   const std::string path = writeTemp(name, text);
-  BuildOptions o;
   o.source.path = path;
   o.source.targetColumns = {"y"};
   const auto t0 = std::chrono::steady_clock::now();
   BuildSummary s = MoleculeDatasetBuilder(o).run();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, bound);
   std::filesystem::remove(path);
   return s;
 }
@@ -264,21 +264,16 @@ TEST(BoundedWork, RingSystemLimitsHoldForMolBlocksAndScaffolds) {
 // 3D embedding (--conformers) is bounded by size as well: a 150-carbon chain kept ETKDG busy for 12 s only to
 // fail. Over --max-conformer-atoms (default 100 heavy atoms) a molecule is refused before embedding.
 TEST(BoundedWork, ConformersAreNotAttemptedForMoleculesOverTheLimit) {
-  const std::string path = writeTemp("conf.csv", "smiles,y\n" + std::string(150, 'C') + ",1\nCCO,2\n");
   BuildOptions o;
-  o.source.path = path;
-  o.source.targetColumns = {"y"};
   o.conformers = true;
-  const auto t0 = std::chrono::steady_clock::now();
-  BuildSummary s = MoleculeDatasetBuilder(o).run();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  BuildSummary s =
+      buildWithoutStalling("conf.csv", "smiles,y\n" + std::string(150, 'C') + ",1\nCCO,2\n", o, std::chrono::seconds(5));
   EXPECT_EQ(s.accepted, 1);
   ASSERT_EQ(s.rejected, 1);
   EXPECT_EQ(s.rejectedMolecules[0].line, 2);
   EXPECT_NE(s.rejectedMolecules[0].reason.find("150 heavy atoms, more than --max-conformer-atoms 100"),
             std::string::npos)
       << s.rejectedMolecules[0].reason;
-  std::filesystem::remove(path);
 }
 }  // namespace
 }  // namespace gnn
