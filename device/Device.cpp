@@ -9,6 +9,7 @@
 #include "device/Plan.h"
 #include "device/SimulatedIpu.h"
 #include "gnn/Check.h"
+#include "gnn/Ops.h"
 
 namespace gnn {
 
@@ -23,16 +24,20 @@ Plan planProgram(BlockModel& model, const LossFn& lossFn, const Optimizer* optim
   CompileRecord record;
   {
     // A copy of the model, trained by nothing (SGD at rate 0), run once on its own context: no observer (a
-    // profiler) sees it, the caller's model and random streams are untouched.
+    // profiler) sees it, the caller's model and random streams are untouched. An inference program is captured
+    // the same way, in eval mode (no dropout): its backward is not planned, but it is what tells which block
+    // each parameter belongs to (the block whose backward reaches it first), so the weights are counted.
     std::unique_ptr<Module> copy = model.clone();
     auto* bm = dynamic_cast<BlockModel*>(copy.get());
     GNN_ASSERT(bm, "clone() of a BlockModel returned another kind of module");
-    std::unique_ptr<Optimizer> none;
-    if (training) none = std::make_unique<SGD>(std::vector<ParamGroup>{{bm->parameters(), 0.0}}, 0.0);
+    if (!training) bm->eval();
+    auto none = std::make_unique<SGD>(std::vector<ParamGroup>{{bm->parameters(), 0.0}}, 0.0);
     ExecutionContext ctx;
     ctx.setRandomKey(ExecutionContext::current().randomKey());
     ContextScope use(ctx);
-    ExecutionProgram capture("capture", *bm, lossFn, none.get(), shapes, IpuOptions{}, false);
+    LossFn captureLoss = lossFn;  // an inference program may have none: its outputs' sum stands in
+    if (!captureLoss.loss) captureLoss.loss = [](const Variable& out, const Batch&) { return sum(out); };
+    ExecutionProgram capture("capture", *bm, captureLoss, none.get(), shapes, IpuOptions{}, false);
     capture.checkLossFinite(false);
     capture.run(shapes, {});
     record = capture.record();

@@ -61,6 +61,7 @@ ModelProfile ModelProfile::from(const CompileRecord& r, bool training, int64_t o
     return m.blocks.empty() ? nullptr : &m.blocks.front();  // ops outside every block: the first block's
   };
   for (const OpRecord& op : r.ops) {
+    if (!training && op.pass != Pass::Forward) continue;  // an inference program runs the forward only
     BlockProfile* b = blockOf(op.block);
     if (!b) continue;
     OpCost c;

@@ -54,6 +54,9 @@ void DeviceFlags::addTo(Program& prog) {
       "plan-only", po::bool_switch(&planOnly),
       "compile, print the memory and cost report and exit: 0 when the plan fits, 3 with the out-of-memory "
       "report when it does not")(
+      "plan-inference", po::bool_switch(&planInference),
+      "as --plan-only, for the inference program instead (forward only, no optimizer state: PopTorch's "
+      "inferenceModel); its pipeline depth is --device-iterations, and --grad-accum must be 1")(
       "report", po::value(&report)->value_name("FILE.json"), "write the memory and cost report as JSON")(
       "auto-round-num-ipus", po::bool_switch(&autoRound),
       "round replicas x stages up to a power of two, as real IPU systems require")(
@@ -151,6 +154,7 @@ void DeviceFlags::apply(const Program& prog) {
              {eightBitIo, "--eight-bit-io"},
              {execution != "pipelined", "--execution " + execution},
              {planOnly, "--plan-only"},
+             {planInference, "--plan-inference"},
              {!report.empty(), "--report"}})
       if (on) throw UsageError(flag + " is an option of the simulated IPU: add --device ipu");
   }
@@ -178,7 +182,7 @@ void DeviceFlags::apply(const Program& prog) {
     }
   }
   try {
-    options.validate(true, options.autoPipelineSplits ? 1 : static_cast<int64_t>(options.pipelineSplits.size()) + 1);
+    options.validate(!planInference, options.autoPipelineSplits ? 1 : static_cast<int64_t>(options.pipelineSplits.size()) + 1);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -263,8 +267,8 @@ std::unique_ptr<DeviceProgram> DeviceFlags::compile(const Program& prog, BlockMo
   IpuOptions o = options;
   o.samplesPerMicroBatch = samplesPerMicroBatch;
   try {
-    if (planOnly) {
-      const Plan p = planProgram(model, lossFn, optimizer, shapes, o);
+    if (planOnly || planInference) {
+      const Plan p = planProgram(model, lossFn, planInference ? nullptr : optimizer, shapes, o);
       std::cout << p.report() << std::flush;
       writeReportFile(report, p);
       throw EarlyExit(p.fits() ? 0 : 3);

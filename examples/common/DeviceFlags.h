@@ -3,7 +3,7 @@
 // pipelined|sharded|phased, --auto-round-num-ipus, --partial-request pad|drop, --trace FILE.json, --trace-svg
 // FILE.svg; precision and memory: --precision, --loss-scaling, --stochastic-rounding, --offload-optimizer,
 // --recompute, --replicated-tensor-sharding, --eight-bit-io; planning: --ipu mk2|bow,
-// --available-memory-proportion, --pipeline-splits auto[:N], --plan-only, --report FILE.json.
+// --available-memory-proportion, --pipeline-splits auto[:N], --plan-only, --plan-inference, --report FILE.json.
 // --batch-size stays the micro-batch: one weight update is micro-batch × replicas × accumulation.
 //
 //   app::DeviceFlags df;
@@ -30,7 +30,7 @@ struct DeviceFlags {
   bool stochasticRounding = false, offloadOptimizer = false, recompute = false, rts = false, eightBitIo = false;
   std::string ipuSpec = "mk2";
   double availableMemoryProportion = 0.6;
-  bool planOnly = false;
+  bool planOnly = false, planInference = false;
   std::string report;
   std::string trace, traceSvg;
   int64_t traceRequests = 2;

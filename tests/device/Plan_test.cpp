@@ -297,6 +297,43 @@ TEST(Plan, CompileRecordPerBlock) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].value().bitEqual(f[i].value())) << i;
 }
 
+// An inference program (no optimizer, no loss: PopTorch's inferenceModel) is planned from the forward only, with
+// every weight on its IPU and nothing a weight update needs.
+TEST(Plan, InferencePlanHoldsTheWeightsAndRunsTheForwardOnly) {
+  auto model = gin();
+  Adam opt({{model->parameters(), 0.0}}, 1e-3);
+  const Batch b = batchOf(8);
+  int64_t params = 0;
+  for (const Variable& v : model->parameters()) params += v.value().numel();
+  IpuOptions o = opts();
+  o.deviceIterations = 4;
+  o.pipelineSplits = {"layers/2"};
+  const Plan train = planProgram(*model, l1(), &opt, b, o);
+  const Plan infer = planProgram(*model, {}, nullptr, b, o);
+  EXPECT_TRUE(train.training);
+  EXPECT_FALSE(infer.training);
+  EXPECT_EQ(infer.parameters, params);
+  int64_t weights = 0;
+  for (const IpuMemory& ipu : infer.memory.ipus)
+    for (const MemoryItem& it : ipu.items) {
+      if (it.category == "weights") weights += it.bytes;
+      EXPECT_TRUE(it.category != "gradients" && it.category != "optimizer state" &&
+                  it.category != "stashed activations")
+          << it.category;
+    }
+  EXPECT_EQ(weights, params * 4);  // fp32
+  ASSERT_EQ(infer.cost.stages.size(), 2u);
+  for (size_t s = 0; s < 2; ++s) EXPECT_EQ(infer.cost.stages[s].backward, 0);
+  // Nearly the same forward: in eval mode batch norm reads its running statistics instead of the batch's, and
+  // the last stage ends in the stand-in loss (a sum) instead of L1.
+  for (size_t s = 0; s < 2; ++s)
+    EXPECT_NEAR(infer.cost.stages[s].forward, train.cost.stages[s].forward, 0.05 * train.cost.stages[s].forward) << s;
+  // One device iteration of 4 micro-batches through 2 stages: 5 forward slots of the slower stage, at least.
+  const double slowest = std::max(infer.cost.stages[0].forward, infer.cost.stages[1].forward);
+  EXPECT_GE(infer.cost.stepSeconds, 5 * slowest);
+  EXPECT_LT(infer.memory.ipus[0].total, train.memory.ipus[0].total);
+}
+
 TEST(Plan, OutOfMemoryAtCompileThenAProposedChangeFits) {
   auto model = gin();
   Adam opt({{model->parameters(), 0.0}}, 1e-3);
