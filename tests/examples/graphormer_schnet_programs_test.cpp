@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -131,6 +132,41 @@ TEST_F(ModelPrograms, GraphormerSlimFp16MaeIsWithinFivePercentOfFp32) {
   EXPECT_LE(std::abs(m16 - m32), 0.05 * m32) << "fp32 " << m32 << ", fp16 " << m16;
   // The steps are the same but for updates fp16 skipped while its scale settled (counted, never applied).
   EXPECT_EQ(a["steps"].get<int64_t>(), b["steps"].get<int64_t>() + b["skipped_updates"].get<int64_t>());
+}
+
+// The plan of a published Graphormer configuration against its measurement: Graphormer-base ported to IPUs with
+// PopTorch 2.3 (github.com/matildalab/GraphormerIPU, train.sh and its porting notes, 2021): 12 layers, hidden 768,
+// 32 heads, FFN 768, molecules padded to 30 atoms, multi-hop edge encoding over 20 hops, micro-batch 28,
+// accumulation 32, 4 replicas x 4 pipelined stages split at layers/1, layers/5, layers/8 on 16 IPUs, PopTorch's
+// default recomputation when pipelining; measured about 15,500 samples/s training and 41,300 inference (4 replicas,
+// 32 device iterations); the notes say the model did not fit one IPU. The issue's bar: the same answers on fitting
+// and samples/s within 2x. Nothing in the models was fitted to these figures (docs/device.md, "Checked against a
+// published figure").
+TEST_F(ModelPrograms, PlanOfThePublishedGraphormerIpuConfigurationMatchesItsMeasurement) {
+  const std::string port = "--model base --device ipu --ipu mk2 --batch-size 28 --multi-hop-max-dist 20 --quiet ";
+  const std::string pipeline = "--replicas 4 --pipeline-splits layers/1,layers/5,layers/8 ";
+  auto plan = [&](const std::string& args, const std::string& name, int code) {
+    Result r = runExample("pcqm4m_graphormer", port + args + " --report " + path(name));
+    EXPECT_EQ(r.code, code) << r.out;
+    std::ifstream in(path(name));
+    return nlohmann::json::parse(in);
+  };
+  const nlohmann::json train = plan(pipeline + "--grad-accum 32 --recompute --plan-only", "train.json", 0);
+  EXPECT_TRUE(train["fits"].get<bool>());
+  EXPECT_EQ(train["num_ipus"], 16);
+  const double trainRatio = train["estimated_samples_per_s"].get<double>() / 15500;
+  EXPECT_GT(trainRatio, 0.5);
+  EXPECT_LT(trainRatio, 2.0);
+  const nlohmann::json infer = plan(pipeline + "--device-iterations 32 --plan-inference", "infer.json", 0);
+  EXPECT_TRUE(infer["fits"].get<bool>());
+  const double inferRatio = infer["estimated_samples_per_s"].get<double>() / 41300;
+  EXPECT_GT(inferRatio, 0.5);
+  EXPECT_LT(inferRatio, 2.0);
+  std::printf("estimate / measurement: training %.2f, inference %.2f\n", trainRatio, inferRatio);
+  // One IPU: out of memory at compile time (exit 3), with the changes that would fit.
+  const nlohmann::json one = plan("--grad-accum 32 --recompute --plan-only", "one.json", 3);
+  EXPECT_FALSE(one["fits"].get<bool>());
+  EXPECT_EQ(one["num_ipus"], 1);
 }
 
 // SchNet on QM7: the issue's JSON keys; predict on the test molecules' XYZ frames, in reverse order, gives the
