@@ -5,6 +5,13 @@
 
 namespace gnn {
 
+int64_t streamedBytesPerElement(DType dtype) {
+  if (dtype == DType::I64 || dtype == DType::F64) return 4;
+  return static_cast<int64_t>(dtypeSize(dtype));
+}
+
+int64_t streamedBytes(const Tensor& t) { return t.numel() * streamedBytesPerElement(t.dtype()); }
+
 std::vector<FieldShape> CompileRecord::shapesOf(const Batch& b) {
   std::vector<FieldShape> out;
   auto add = [&](const char* name, const Tensor& t) {

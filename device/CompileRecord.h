@@ -29,6 +29,13 @@ struct OpRecord {
   double seconds = 0;                       // measured when captured
 };
 
+/// Bytes one element of `dtype` takes on the host link: PopTorch streams 64-bit integers and doubles as 32-bit
+/// ones (the IPU has no 64-bit types: PopTorch 2.3's poptorch/source/PoplarExecutable.cpp converts Long inputs to
+/// Int and Double to Float on the host before the transfer), everything else at its width.
+int64_t streamedBytesPerElement(DType dtype);
+/// Bytes of `t` on the host link.
+int64_t streamedBytes(const Tensor& t);
+
 /// One tensor of a micro-batch as compiled.
 struct FieldShape {
   std::string name;
@@ -64,7 +71,7 @@ struct CompileRecord {
   std::vector<OpRecord> ops;
   std::vector<StageRecord> stages;
   std::vector<BlockRecord> blocks;  // every block of the model, in order
-  int64_t inputBytes = 0;           // bytes of one micro-batch as the host sends it
+  int64_t inputBytes = 0;           // bytes of one micro-batch as the host sends it (streamedBytes)
 
   /// Index of the block called `name` in `blocks` (-1 if none).
   int64_t blockIndex(const std::string& name) const;

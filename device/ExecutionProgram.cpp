@@ -104,12 +104,13 @@ Tensor sumInto(const Tensor& acc, const Tensor& g) {
   return out;
 }
 
+// Bytes of a batch on the host link, as PopTorch streams them (streamedBytes: 64-bit values as 32-bit).
 int64_t bytesOf(const Batch& b) {
   int64_t n = 0;
   for (const BatchField& f : batchFields())
-    if ((b.*f.inBatch).defined()) n += static_cast<int64_t>((b.*f.inBatch).nbytes());
+    if ((b.*f.inBatch).defined()) n += streamedBytes(b.*f.inBatch);
   for (const CollatorField& f : collatorFields())
-    if ((b.*f.inBatch).defined()) n += static_cast<int64_t>((b.*f.inBatch).nbytes());
+    if ((b.*f.inBatch).defined()) n += streamedBytes(b.*f.inBatch);
   return n;
 }
 
@@ -979,7 +980,7 @@ int64_t ExecutionProgram::narrowIntegerFeatures(Batch& b, int64_t microBatch) co
     // Integer features only: node ids (edge_index) and targets keep their width.
     const bool integer = t.dtype() == DType::I64 || t.dtype() == DType::I32;
     if (!integer || f.nodeIds || f.target) {
-      bytes += static_cast<int64_t>(t.nbytes());
+      bytes += streamedBytes(t);
       continue;
     }
     // Node-pair fields (spatial_pos, edge_input) mark padding and unreachable pairs with -1: they cross biased
@@ -1028,7 +1029,7 @@ int64_t ExecutionProgram::narrowIntegerFeatures(Batch& b, int64_t microBatch) co
     t = std::move(wide);
   }
   for (const CollatorField& f : collatorFields())
-    if ((b.*f.inBatch).defined()) bytes += static_cast<int64_t>((b.*f.inBatch).nbytes());
+    if ((b.*f.inBatch).defined()) bytes += streamedBytes(b.*f.inBatch);
   return bytes;
 }
 
@@ -1263,7 +1264,7 @@ RunResult ExecutionProgram::runRequest(const Batch& request, const UpdateHooks& 
           t = t.clone();
           if (!f.target) {
             roundTensorToHalf(t, Rounding::Half);
-            linkBytes -= static_cast<int64_t>(t.nbytes()) / 2;  // sent as half
+            linkBytes -= streamedBytes(t) / 2;  // sent as half
           }
         }
     }

@@ -37,7 +37,7 @@ ModelProfile ModelProfile::from(const CompileRecord& r, bool training, int64_t o
     if (!f.defined) continue;
     int64_t n = 1;
     for (int64_t d : f.shape) n *= d;
-    const int64_t bytes = n * static_cast<int64_t>(dtypeSize(f.dtype));
+    const int64_t bytes = n * streamedBytesPerElement(f.dtype);  // as PopTorch streams it
     m.inputBytes += bytes;
     if (intFeatures.count(f.name) && (f.dtype == DType::I64 || f.dtype == DType::I32)) {
       m.inputIntegerFeatureBytes += bytes;

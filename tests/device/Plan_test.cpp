@@ -335,15 +335,22 @@ TEST(Plan, InferencePlanHoldsTheWeightsAndRunsTheForwardOnly) {
 }
 
 TEST(Plan, OutOfMemoryAtCompileThenAProposedChangeFits) {
-  auto model = gin();
+  // Wide enough that the weights, gradients and optimizer state, which stages divide, outweigh what every stage
+  // keeps whole (the micro-batch's I/O buffers, the largest op's temporaries).
+  Generator gen(3);
+  GraphModelOptions go;
+  go.layers = 4;
+  go.hidden = 256;
+  auto model = std::make_unique<GIN>(go, gen);
   Adam opt({{model->parameters(), 0.0}}, 1e-3);
   const Batch b = batchOf(8);
   IpuOptions o = opts(1, 4);
   const Plan roomy = planProgram(*model, l1(), &opt, b, o);
-  // Tile memory for code and exchange plus 60% of what the model needs on one IPU.
+  // Tile memory for code and exchange plus 85% of what the model needs on one IPU. (Splitting does not divide
+  // everything: the first of P stages stashes 2P-1 micro-batches' activations.)
   const IpuSpec s = IpuSpec::mk2();
   const int64_t need = roomy.memory.ipus[0].total - s.codeAndExchangeBytes();
-  o.bytesPerTile = s.codeAndExchangeBytesPerTile + need * 6 / 10 / s.tiles;
+  o.bytesPerTile = s.codeAndExchangeBytesPerTile + need * 85 / 100 / s.tiles;
   SimulatedIpu ipu;
   std::string report;
   try {

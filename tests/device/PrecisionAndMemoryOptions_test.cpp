@@ -317,10 +317,11 @@ TEST(EightBitIo, SameResultsFewerBytesAndOutOfRangeRefusedByName) {
     return b;
   };
   const Batch& b = reqs.front();
-  // x and edge_attr (atom and bond feature ids, int64) cross as one byte per value instead of eight.
+  // x and edge_attr (atom and bond feature ids, int64, which PopTorch streams as int32) cross as one byte per
+  // value instead of four.
   ASSERT_EQ(b.x.dtype(), DType::I64);
   ASSERT_EQ(b.edgeAttr.dtype(), DType::I64);
-  EXPECT_EQ(h2d(wide.program->trace()) - h2d(narrow.program->trace()), 2 * 7 * (b.x.numel() + b.edgeAttr.numel()));
+  EXPECT_EQ(h2d(wide.program->trace()) - h2d(narrow.program->trace()), 2 * 3 * (b.x.numel() + b.edgeAttr.numel()));
   Batch bad = b;
   bad.x = b.x.clone();
   bad.x.data<int64_t>()[b.x.numel() / 2 + 5] = 300;  // in micro-batch 1 of the request
