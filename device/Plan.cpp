@@ -289,7 +289,8 @@ Plan makePlan(const ModelProfile& m, const IpuOptions& options, double samplesPe
 std::string Plan::report() const {
   std::ostringstream s;
   const int64_t P = static_cast<int64_t>(stages.size());
-  s << "Plan on " << spec.description << ": " << options.describe(P);
+  s << "Plan of the " << (training ? "training" : "inference") << " program on " << spec.description << ": "
+    << options.describe(P);
   const std::string mem = options.describeMemoryOptions();
   if (!mem.empty()) s << "; " << mem;
   s << "\n  " << thousands(static_cast<double>(parameters)) << " parameters, " << fmt("%g", samplesPerMicroBatch)
@@ -416,7 +417,8 @@ nlohmann::json Plan::toJson() const {
     fx.push_back({{"change", f.change}, {"flags", f.flags}, {"fits", f.fits}, {"fullest_ipu_mb", static_cast<double>(f.fullestBytes) / 1e6},
                   {"estimated_samples_per_s", f.samplesPerSecond}});
   const double T = cost.stepSeconds > 0 ? cost.stepSeconds : 1;
-  return {{"ipu", spec.name},
+  return {{"program", training ? "training" : "inference"},
+          {"ipu", spec.name},
           {"description", spec.description},
           {"options", options.describe(static_cast<int64_t>(stages.size()))},
           {"memory_options", options.describeMemoryOptions()},

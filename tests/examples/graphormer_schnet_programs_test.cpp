@@ -159,6 +159,8 @@ TEST_F(ModelPrograms, PlanOfThePublishedGraphormerIpuConfigurationMatchesItsMeas
   EXPECT_LT(trainRatio, 2.0);
   const nlohmann::json infer = plan(pipeline + "--device-iterations 32 --plan-inference", "infer.json", 0);
   EXPECT_TRUE(infer["fits"].get<bool>());
+  EXPECT_EQ(infer["program"], "inference");
+  EXPECT_EQ(train["program"], "training");
   const double inferRatio = infer["estimated_samples_per_s"].get<double>() / 41300;
   EXPECT_GT(inferRatio, 0.5);
   EXPECT_LT(inferRatio, 2.0);
