@@ -139,9 +139,9 @@ TEST_F(ModelPrograms, GraphormerSlimFp16MaeIsWithinFivePercentOfFp32) {
 // 32 heads, FFN 768, molecules padded to 30 atoms, multi-hop edge encoding over 20 hops, micro-batch 28,
 // accumulation 32, 4 replicas x 4 pipelined stages split at layers/1, layers/5, layers/8 on 16 IPUs, PopTorch's
 // default recomputation when pipelining; measured about 15,500 samples/s training and 41,300 inference (4 replicas,
-// 32 device iterations); the notes say the model did not fit one IPU. The issue's bar: the same answers on fitting
-// and samples/s within 2x. Nothing in the models was fitted to these figures (docs/device.md, "Checked against a
-// published figure").
+// 32 device iterations); the notes' memory profile has it over the limit on fewer IPUs, so it does not fit one.
+// The issue's bar: the same answers on fitting and samples/s within 2x. Nothing in the models was fitted to these
+// figures (docs/device.md, "Checked against a published figure").
 TEST_F(ModelPrograms, PlanOfThePublishedGraphormerIpuConfigurationMatchesItsMeasurement) {
   const std::string port = "--model base --device ipu --ipu mk2 --batch-size 28 --multi-hop-max-dist 20 --quiet ";
   const std::string pipeline = "--replicas 4 --pipeline-splits layers/1,layers/5,layers/8 ";
@@ -169,6 +169,9 @@ TEST_F(ModelPrograms, PlanOfThePublishedGraphormerIpuConfigurationMatchesItsMeas
   const nlohmann::json one = plan("--grad-accum 32 --recompute --plan-only", "one.json", 3);
   EXPECT_FALSE(one["fits"].get<bool>());
   EXPECT_EQ(one["num_ipus"], 1);
+  bool someFixFits = false;
+  for (const auto& f : one["fixes"]) someFixFits = someFixFits || f["fits"].get<bool>();
+  EXPECT_TRUE(someFixFits) << one["fixes"].dump();
 }
 
 // SchNet on QM7: the issue's JSON keys; predict on the test molecules' XYZ frames, in reverse order, gives the
