@@ -157,6 +157,10 @@ TEST_F(ModelPrograms, PlanOfThePublishedGraphormerIpuConfigurationMatchesItsMeas
   const double trainRatio = train["estimated_samples_per_s"].get<double>() / 15500;
   EXPECT_GT(trainRatio, 0.5);
   EXPECT_LT(trainRatio, 2.0);
+  // Inference has no weight update (PopTorch refuses accumulation there) and plans only on the simulated IPU.
+  expectUsageError(runExample("pcqm4m_graphormer", "--device ipu --plan-inference --grad-accum 2"),
+                   "gradient accumulation (2) is only for training");
+  expectUsageError(runExample("pcqm4m_graphormer", "--plan-inference"), "--plan-inference is an option of the simulated IPU");
   const nlohmann::json infer = plan(pipeline + "--device-iterations 32 --plan-inference", "infer.json", 0);
   EXPECT_TRUE(infer["fits"].get<bool>());
   EXPECT_EQ(infer["program"], "inference");
