@@ -25,7 +25,7 @@ template <class... Args>
 
 #define GNN_ASSERT(cond, ...)                                                                        \
   do {                                                                                              \
-    if (!(cond)) ::gnn::detail::assertionFailed(#cond, __FILE__, __LINE__, ::gnn::detail::concat(__VA_ARGS__)); \
+    if (!(cond)) ::gnn::detail::assertionFailed(#cond, __FILE__, __LINE__, ::gnn::detail::concat("", ##__VA_ARGS__)); \
   } while (0)
 
 /// Check of a caller's argument: throws std::invalid_argument with the message when cond is false.
