@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "data/SmilesBounds.h"
+
 namespace gnn {
 
 namespace {
@@ -42,20 +44,6 @@ bool couldBeAromatic(const RDKit::ROMol& mol, const RDKit::Atom* a) {
     if (b->getBondType() != RDKit::Bond::SINGLE || b->getIsAromatic()) return true;
   }
   return false;
-}
-
-// Ring closures a SMILES can hold: digits and %nn outside brackets, two per ring. Every ring of a SMILES is
-// made by a closure, so a molecule cannot have more rings in one system than this.
-size_t ringClosureBound(const std::string& s) {
-  size_t ends = 0;
-  bool inBracket = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '[') inBracket = true;
-    else if (c == ']') inBracket = false;
-    else if (!inBracket && (c == '%' || (c >= '0' && c <= '9'))) ++ends;  // %nn counted at '%' and its digits: an over-count is harmless
-  }
-  return ends / 2;
 }
 
 }  // namespace
@@ -120,7 +108,7 @@ std::string RingSystemLimits::check(const RDKit::ROMol& mol) const {
 
 std::string RingSystemLimits::check(const std::string& smiles) const {
   const bool mayHaveDummy = smiles.find('*') != std::string::npos || smiles.find("#0") != std::string::npos;
-  const bool mayHaveManyRings = maxRings > 0 && ringClosureBound(smiles) > static_cast<size_t>(maxRings);
+  const bool mayHaveManyRings = maxRings > 0 && smilesRingClosureBound(smiles) > maxRings;
   if (!(maxDummies > 0 && mayHaveDummy) && !mayHaveManyRings) return "";
   RDKit::SmilesParserParams params;
   params.sanitize = false;

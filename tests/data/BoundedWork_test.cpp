@@ -58,6 +58,8 @@ TEST(BoundedWork, XyzAtomCountsAreClaimsNotSizes) {
 
 #include "data/DatasetSplit.h"
 #include "data/MoleculeDatasetBuilder.h"
+#include "data/MoleculeSource.h"
+#include "data/SmilesBounds.h"
 #include "data/RingSystemLimits.h"
 
 #include <GraphMol/FileParsers/FileParsers.h>
@@ -274,6 +276,64 @@ TEST(BoundedWork, ConformersAreNotAttemptedForMoleculesOverTheLimit) {
   EXPECT_NE(s.rejectedMolecules[0].reason.find("150 heavy atoms, more than --max-conformer-atoms 100"),
             std::string::npos)
       << s.rejectedMolecules[0].reason;
+}
+// --max-atoms is decided before RDKit sanitises: a 999-carbon chain took 0.6 s to sanitise only to be refused.
+// Made observable by a molecule that is both over the limit and invalid (a pentavalent carbon): sanitising first
+// would have rejected it for its valence; counting first rejects it for its size.
+TEST(BoundedWork, MaxAtomsIsCheckedBeforeSanitising) {
+  BuildOptions o;
+  o.maxAtoms = 50;
+  MoleculeDatasetBuilder builder(o);
+  MoleculeRecord r;
+  r.smiles = "C(C)(C)(C)(C)C" + std::string(60, 'C');
+  MoleculeGraph g;
+  std::string why;
+  EXPECT_FALSE(builder.featurize(r, g, why));
+  EXPECT_EQ(why, "66 heavy atoms, more than --max-atoms 50");
+  // Explicit hydrogens in the text are tokens but not heavy atoms: 51 tokens, 50 heavy atoms, accepted.
+  r.smiles = "[H]" + std::string(50, 'C');
+  ASSERT_TRUE(builder.featurize(r, g, why)) << why;
+  EXPECT_EQ(g.numNodes, 50);
+  // The same bound on a mol block, read once without sanitising.
+  std::unique_ptr<RDKit::RWMol> chain(RDKit::SmilesToMol(std::string(60, 'C')));
+  ASSERT_TRUE(chain);
+  MoleculeRecord block;
+  block.molBlock = RDKit::MolToMolBlock(*chain);
+  EXPECT_FALSE(builder.featurize(block, g, why));
+  EXPECT_EQ(why, "60 heavy atoms, more than --max-atoms 50");
+}
+
+// The text scan that decides whether a SMILES must be counted is exact for valid SMILES (so no molecule under the
+// limit pays for a second parse) and never below the atoms RDKit builds.
+TEST(BoundedWork, SmilesAtomTokensAreTheAtomsRdkitBuilds) {
+  EXPECT_EQ(smilesAtomTokens("Cl[C@H](/C=C/C)Br"), 6);
+  EXPECT_EQ(smilesAtomTokens("c1ccccc1[N+](=O)[O-].[Na+]"), 10);
+  EXPECT_EQ(smilesAtomTokens("[2H]OC(=O)*"), 5);
+  EXPECT_EQ(smilesRingClosureBound("C1CC2CCC1C2"), 2);
+  EXPECT_EQ(unsanitizedHeavyAtoms("[H]OC(=O)C"), 4);
+  EXPECT_EQ(unsanitizedHeavyAtoms("C1CC("), -1);
+  const std::string csv = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/BBBP.csv.gz";
+  MoleculeSourceOptions so;
+  so.path = csv;
+  so.smilesColumn = "smiles";
+  std::unique_ptr<MoleculeSource> src = openMoleculeSource(so);
+  MoleculeRecord rec;
+  int checked = 0;
+  RDKit::SmilesParserParams params;
+  params.sanitize = false;
+  params.removeHs = false;
+  while (src->next(rec)) {
+    if (!rec.error.empty()) continue;
+    std::unique_ptr<RDKit::RWMol> mol;
+    try {
+      mol.reset(RDKit::SmilesToMol(rec.smiles, params));
+    } catch (...) {
+    }
+    if (!mol) continue;
+    ASSERT_EQ(smilesAtomTokens(rec.smiles), static_cast<int64_t>(mol->getNumAtoms())) << rec.smiles;
+    ++checked;
+  }
+  EXPECT_GT(checked, 1900);
 }
 }  // namespace
 }  // namespace gnn
