@@ -10,6 +10,7 @@
 
 #include "examples/common/CheckpointDir.h"
 #include "examples/common/TrainingFlags.h"
+#include "gnn/FolderLock.h"
 #include "gnn/Parallel.h"
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "data/DatasetSplit.h"
@@ -329,6 +331,24 @@ int build(int argc, char** argv) {
 
   installStopHandlers();
   o.stopRequested = [] { return gStopSignal.load(std::memory_order_relaxed); };
+  // One build per output, held until the build ends: two builds of one --out would share its .resume folder (a
+  // --resume would go on from the other's chunks). The lock sits next to the output (OUT.npz.lock), not in
+  // OUT.npz.resume/, which the builder empties and removes; its name derives from --out, so this lock covers
+  // it too. Taken after the stop handlers: a signal that comes once the lock file exists still cleans up.
+  std::optional<gnn::FolderLock> outLock;
+  if (!o.outPath.empty()) {
+    std::ostringstream tookOver;
+    try {
+      outLock.emplace(gnn::FolderLock::forFile(o.outPath, "--out", &tookOver));
+    } catch (const gnn::FolderInUse& e) {
+      std::cerr << "build_dataset: " << e.what() << "\n";
+      return 2;
+    } catch (const std::exception& e) {
+      std::cerr << "build_dataset: error: " << e.what() << "\n";
+      return 1;
+    }
+    if (!tookOver.str().empty()) std::cerr << "build_dataset: note: " << tookOver.str();
+  }
   // The JSON lines go to a temp file renamed into place at the end, as the .npz does: a build that fails or
   // is interrupted leaves no truncated file that looks complete.
   std::unique_ptr<StagedFile> jsonl;

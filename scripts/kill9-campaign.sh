@@ -18,16 +18,21 @@
 # and nothing but the .npz and temp files of the builds killed in that trial (removed by a later build once a
 # minute old) may be left in its folder.
 #
+# Concurrent runs: each start of a trial launches the same --resume command twice at once on one
+# --checkpoint-dir: one of them must be refused at once (exit 2, its message naming the other's pid) while the
+# other runs; that one is killed with SIGKILL as above, and the final pair's survivor runs to the end. Its --save
+# checkpoint and JSON must equal the uninterrupted run's, compared as in the training part.
+#
 # Prints one line per kill (the delay, and how far the killed process had got) and a summary; exit 1 on any
 # mismatch (the files of a failing trial are kept). Environment: KILLS (per campaign, default 20), KILLS_PER_TRIAL (default 2), SEED (default 1; the
-# delays come from bash's $RANDOM seeded with it), PARTS ("train build", default both), KEEP=1 keeps the work
-# folder (kept anyway when something failed).
+# delays come from bash's $RANDOM seeded with it), PARTS ("train build concurrent", default all three), KEEP=1
+# keeps the work folder (kept anyway when something failed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
 kills=${KILLS:-20}
 per_trial=${KILLS_PER_TRIAL:-2}
-parts=${PARTS:-"train build"}
+parts=${PARTS:-"train build concurrent"}
 RANDOM=${SEED:-1}
 bin="$build/examples"
 for p in molecule_property build_dataset; do
@@ -90,19 +95,37 @@ kill_at_random() {
   fi
 }
 
+# The training runs of the "train" and "concurrent" parts, and their uninterrupted reference (run once).
+args=(--limit 6000 --layers 3 --hidden 128 --dropout 0.2 --epochs 16 --batch-size 64 --threads 2 --seed 7 --json --quiet)
+train_reference() {
+  if [ ! -e "$work/whole.ckpt" ]; then
+    # A first run caches the featurised molecules (under $TMPDIR), so the timed run below is mostly training.
+    "$bin/molecule_property" "${args[@]}" --epochs 0 > /dev/null 2>&1
+    t0=$(now_ms)
+    "$bin/molecule_property" "${args[@]}" --save "$work/whole.ckpt" > "$work/whole.json" 2> "$work/whole.err" ||
+      { cat "$work/whole.err"; exit 1; }
+    train_ms=$(( $(now_ms) - t0 ))
+    ref_json=$(result_json < "$work/whole.json")
+    ref_trainer=$(trainer_meta "$work/whole.ckpt")
+    tensor_bytes "$work/whole.ckpt" > "$work/whole.tensors"
+  fi
+  max_ms=$train_ms
+  echo "uninterrupted: $((max_ms / 1000)).$(printf '%03d' $((max_ms % 1000)))s; kills drawn from [0, that]"
+}
+# The final --save checkpoint $1.ckpt and JSON $1.json of trial $2 against the uninterrupted run's.
+same_as_reference() {
+  tensor_bytes "$1.ckpt" > "$1.tensors"
+  cmp -s "$work/whole.tensors" "$1.tensors" ||
+    fail "trial $2: the final checkpoint's tensors differ from the uninterrupted run's"
+  [ "$(trainer_meta "$1.ckpt")" = "$ref_trainer" ] ||
+    fail "trial $2: trainer state differs: $(trainer_meta "$1.ckpt") vs $ref_trainer"
+  [ "$(result_json < "$1.json")" = "$ref_json" ] ||
+    fail "trial $2: JSON result differs: $(result_json < "$1.json")"
+}
+
 if [[ " $parts " == *" train "* ]]; then
   echo "== training: molecule_property, $kills kills"
-  args=(--limit 6000 --layers 3 --hidden 128 --dropout 0.2 --epochs 16 --batch-size 64 --threads 2 --seed 7 --json --quiet)
-  # A first run caches the featurised molecules (under $TMPDIR), so the timed run below is mostly training.
-  "$bin/molecule_property" "${args[@]}" --epochs 0 > /dev/null 2>&1
-  t0=$(now_ms)
-  "$bin/molecule_property" "${args[@]}" --save "$work/whole.ckpt" > "$work/whole.json" 2> "$work/whole.err" ||
-    { cat "$work/whole.err"; exit 1; }
-  max_ms=$(( $(now_ms) - t0 ))
-  echo "uninterrupted: $((max_ms / 1000)).$(printf '%03d' $((max_ms % 1000)))s; kills drawn from [0, that]"
-  ref_json=$(result_json < "$work/whole.json")
-  ref_trainer=$(trainer_meta "$work/whole.ckpt")
-  tensor_bytes "$work/whole.ckpt" > "$work/whole.tensors"
+  train_reference
   progress() { echo "checkpoints $(ls "$dir" 2> /dev/null | grep -c '\.ckpt$'), newest $(ls "$dir" 2> /dev/null | grep '\.ckpt$' | sort -V | tail -n 1)"; }
   landed_total=0 trials=0 resumes=0
   while [ $landed_total -lt "$kills" ]; do
@@ -121,13 +144,7 @@ if [[ " $parts " == *" train "* ]]; then
       continue
     fi
     before=$failures
-    tensor_bytes "$work/t$trials.ckpt" > "$work/t$trials.tensors"
-    cmp -s "$work/whole.tensors" "$work/t$trials.tensors" ||
-      fail "trial $trials: the final checkpoint's tensors differ from the uninterrupted run's"
-    [ "$(trainer_meta "$work/t$trials.ckpt")" = "$ref_trainer" ] ||
-      fail "trial $trials: trainer state differs: $(trainer_meta "$work/t$trials.ckpt") vs $ref_trainer"
-    [ "$(result_json < "$work/t$trials.json")" = "$ref_json" ] ||
-      fail "trial $trials: JSON result differs: $(result_json < "$work/t$trials.json")"
+    same_as_reference "$work/t$trials" "$trials"
     [ $failures -gt "$before" ] || rm -rf "$dir" "$work/t$trials".*
   done
   echo "training: $landed_total kills landed in $trials trials; $resumes resumes from a killed run"
@@ -180,5 +197,66 @@ if [[ " $parts " == *" build "* ]]; then
   build_summary="dataset build: $landed_total kills, $trials trials"
 fi
 
-echo "== ${train_summary:-} ${build_summary:+; $build_summary}; $failures failures"
+if [[ " $parts " == *" concurrent "* ]]; then
+  echo "== concurrent runs: molecule_property --resume started twice at once on one --checkpoint-dir, $kills kills"
+  train_reference
+  progress() { echo "checkpoints $(ls "$dir" 2> /dev/null | grep -c '\.ckpt$'), newest $(ls "$dir" 2> /dev/null | grep '\.ckpt$' | sort -V | tail -n 1)"; }
+  # Starts "$@" twice at once; the one that ends first must have been refused (exit 2, naming the other's pid)
+  # while the other goes on: its pid is left in $survivor, its output in $work/$survivor_out.{out,err}.
+  survivor="" survivor_out=""
+  start_pair() {
+    "$@" > "$work/a.out" 2> "$work/a.err" &
+    local a=$!
+    "$@" > "$work/b.out" 2> "$work/b.err" &
+    local b=$!
+    killed_pids="$killed_pids $a $b"
+    while kill -0 "$a" 2> /dev/null && kill -0 "$b" 2> /dev/null; do sleep 0.02; done
+    local loser=a loser_pid=$a code
+    survivor=$b survivor_out=b
+    if kill -0 "$a" 2> /dev/null; then loser=b loser_pid=$b survivor=$a survivor_out=a; fi
+    wait "$loser_pid"
+    code=$?
+    if [ $code -eq 2 ] && grep -q "is in use by pid $survivor " "$work/$loser.err"; then
+      refused=$((refused + 1))
+    else
+      fail "trial $trials: of two runs started at once, the first to end exited $code without naming pid $survivor: $(tail -n 3 "$work/$loser.err")"
+    fi
+  }
+  landed_total=0 trials=0 refused=0
+  while [ $landed_total -lt "$kills" ]; do
+    trials=$((trials + 1))
+    dir="$work/c$trials" && mkdir "$dir"
+    run=("$bin/molecule_property" "${args[@]}" --checkpoint-dir "$dir" --checkpoint-every 10 --resume --save "$work/c$trials.ckpt")
+    echo "trial $trials"
+    before=$failures
+    n=0
+    while [ $n -lt "$per_trial" ] && [ $landed_total -lt "$kills" ]; do
+      start_pair "${run[@]}"
+      d=$(delay "$max_ms")
+      sleep "$d"
+      kill -KILL "$survivor" 2> /dev/null
+      wait "$survivor" 2> /dev/null
+      code=$?
+      if [ $code -ne 137 ]; then
+        [ $code -eq 0 ] || fail "trial $trials: a run to be killed after ${d}s exited $code: $(tail -n 3 "$work/$survivor_out.err")"
+        echo "  (run ended before the kill at ${d}s)"
+        break
+      fi
+      echo "  one of two refused, the other killed after ${d}s: $(progress)"
+      n=$((n + 1)) landed_total=$((landed_total + 1))
+    done
+    start_pair "${run[@]}"
+    if ! wait "$survivor"; then
+      fail "trial $trials: the final resumed run failed: $(tail -n 3 "$work/$survivor_out.err")"
+      continue
+    fi
+    cp "$work/$survivor_out.out" "$work/c$trials.json"
+    same_as_reference "$work/c$trials" "$trials"
+    [ $failures -gt "$before" ] || rm -rf "$dir" "$work/c$trials".*
+  done
+  echo "concurrent runs: $refused second runs refused, $landed_total kills landed in $trials trials"
+  concurrent_summary="concurrent runs: $refused refused, $landed_total kills, $trials trials"
+fi
+
+echo "== ${train_summary:-} ${build_summary:+; $build_summary}${concurrent_summary:+; $concurrent_summary}; $failures failures"
 [ $failures -eq 0 ]

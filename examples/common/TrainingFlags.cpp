@@ -2,18 +2,36 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <random>
+#include <sstream>
 
 #include "gnn/Parallel.h"
 
 namespace gnn::app {
 
 namespace fs = std::filesystem;
+
+namespace {
+// 64 random bits as 16 hex digits; the clock and the pid are mixed in should random_device be a poor source.
+std::string newRunId() {
+  std::random_device rd;
+  uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  v ^= static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) * 0x9e3779b97f4a7c15ULL;
+  v ^= static_cast<uint64_t>(::getpid()) << 17;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(v));
+  return hex;
+}
+}  // namespace
 
 void TrainingFlags::addTo(Program& prog, const TrainingDefaults& d) {
   epochs = d.epochs;
@@ -37,12 +55,13 @@ void TrainingFlags::addTo(Program& prog, const TrainingDefaults& d) {
       "--epochs, --lr, the schedule, early stopping and the output flags may change")(
       "checkpoint-dir", po::value(&checkpointDir)->value_name("DIR"),
       "write DIR/ckpt-<step>.ckpt after every epoch (and every --checkpoint-every steps), keeping the newest "
-      "--keep-checkpoints")(
+      "--keep-checkpoints; one run at a time per DIR, and a new run needs one without checkpoints")(
       "checkpoint-every", value(&checkpointEvery, int64_t{0}), "also checkpoint every N optimizer steps (0: at epoch ends)")(
       "keep-checkpoints", value(&keepCheckpoints, int64_t{3}), "checkpoints kept in --checkpoint-dir")(
       "resume", po::bool_switch(&resume),
       "continue from the newest valid checkpoint in --checkpoint-dir (a damaged one is reported and the one before "
-      "used); a new run when there is none");
+      "used); a new run when there is none. Continues the same command: other training flags are refused (--load "
+      "FILE may change them)");
   prog.group("Training (these may change on --load)")
       .add_options()("epochs", value(&epochs, d.epochs), "epochs to reach in total (also after --load); 0: evaluate only")(
           "lr", value(&lr, d.lr), "base learning rate")(
@@ -126,15 +145,104 @@ void TrainingFlags::apply(const Program& prog) {
     fs::create_directories(checkpointDir, ec);
     if (ec) throw UsageError("--checkpoint-dir " + checkpointDir + ": cannot create (" + ec.message() + ")");
     checkWritable("--checkpoint-dir", (fs::path(checkpointDir) / "probe.ckpt").string());
+    // One writer per folder: two runs in one folder would rotate away each other's checkpoints, and --resume
+    // would go on from whichever wrote last. Rank 0 alone writes, so it alone locks; every rank learns the
+    // outcome, so that all of them end together.
+    std::string refused;
+    if (prog.primary()) {
+      try {
+        std::ostringstream tookOver;
+        checkpointDirLock_ =
+            std::make_shared<FolderLock>(FolderLock::acquire(checkpointDir, "--checkpoint-dir", &tookOver));
+        if (std::string line = tookOver.str(); !line.empty() && !quiet) prog.note(line.substr(0, line.size() - 1));
+      } catch (const std::runtime_error& e) {
+        refused = e.what();  // FolderInUse, or a filesystem without locks
+      }
+      if (refused.empty() && !resume && load.empty()) {
+        const std::vector<std::string> held = CheckpointDir(checkpointDir, keepCheckpoints).files();
+        if (!held.empty())
+          refused = "--checkpoint-dir " + checkpointDir + " holds the checkpoints of an earlier run (newest " +
+                    held.front() + ") that a new run would replace; add --resume to continue that run, or remove " +
+                    "them or choose another folder";
+      }
+    }
+    if (ProcessGroup* g = prog.processes().get(); isDistributed(g)) {
+      const std::vector<double> seen = g->gatherDoubles(refused.empty() ? 0.0 : 1.0, "the --checkpoint-dir lock");
+      if (refused.empty() && seen[0] != 0) refused = "--checkpoint-dir " + checkpointDir + ": refused on rank 0";
+    }
+    if (!refused.empty()) {
+      checkpointDirLock_.reset();
+      throw UsageError(refused);
+    }
     CheckpointDir::removeStaleTemporaries(checkpointDir);
   }
+  // A new run's id; a continued one takes its checkpoint's (checkpointToContinue). Only rank 0's is written.
+  runId_ = newRunId();
 }
+
+nlohmann::json TrainingFlags::trainingIdentity() const {
+  return {{"lr", lr},
+          {"epochs", epochs},
+          {"optimizer", optimizer},
+          {"weight_decay", weightDecay},
+          {"schedule", schedule},
+          {"warmup", warmup},
+          {"step_size", stepSize},
+          {"gamma", gamma},
+          {"early_stopping", earlyStopping},
+          {"clip_norm", clipNorm},
+          {"time_budget", timeBudgetMinutes}};
+}
+
+namespace {
+
+// A value of trainingIdentity() as it is typed on the command line.
+std::string shown(const nlohmann::json& v) {
+  if (v.is_number()) return formatNumber(v.get<double>());
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+// --resume continues the command that wrote the checkpoint: refused when `found` was written with other
+// training flags than `mine`. Checkpoints from before runs were named (no "run") are accepted.
+void requireSameTraining(const CheckpointDir::Found& found, const nlohmann::json& mine) {
+  const nlohmann::json& meta = found.checkpoint.meta;
+  if (!meta.contains("run") || !meta["run"].is_object()) return;
+  const nlohmann::json& run = meta["run"];
+  if (!run.contains("training") || !run["training"].is_object()) return;
+  const nlohmann::json& theirs = run["training"];
+  std::string differ;
+  for (const auto& [key, value] : mine.items()) {
+    if (!theirs.contains(key)) continue;
+    const nlohmann::json& t = theirs[key];
+    const bool same = t.is_number() && value.is_number() ? t.get<double>() == value.get<double>() : t == value;
+    if (same) continue;
+    std::string flag = "--" + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    differ += (differ.empty() ? "" : ", ") + flag + " " + shown(t) + " (this command: " + shown(value) + ")";
+  }
+  if (differ.empty()) return;
+  const std::string id = run.contains("id") && run["id"].is_string() ? run["id"].get<std::string>() : "?";
+  throw UsageError("--resume: " + found.path + " belongs to run " + id + ", trained with " + differ +
+                   "; --resume continues the same command: to continue that run with other flags use --load " +
+                   found.path + ", or use another --checkpoint-dir for a new run");
+}
+
+}  // namespace
 
 std::optional<CheckpointDir::Found> TrainingFlags::checkpointToContinue() const {
   continuing_ = false;
+  // The run id a continued run keeps (absent from checkpoints written before runs were named).
+  auto inheritRunId = [&](const Checkpoint& ck) {
+    if (ck.meta.contains("run") && ck.meta["run"].is_object() && ck.meta["run"].contains("id") &&
+        ck.meta["run"]["id"].is_string())
+      runId_ = ck.meta["run"]["id"].get<std::string>();
+  };
   if (!load.empty()) {
     continuing_ = true;
-    return CheckpointDir::Found{load, Checkpoint::load(load)};
+    CheckpointDir::Found f{load, Checkpoint::load(load)};
+    inheritRunId(f.checkpoint);
+    return f;
   }
   if (!resume) return std::nullopt;
   std::optional<CheckpointDir::Found> f = CheckpointDir(checkpointDir, keepCheckpoints).newestValid(std::cerr);
@@ -142,6 +250,8 @@ std::optional<CheckpointDir::Found> TrainingFlags::checkpointToContinue() const 
     if (!quiet) std::cerr << "--resume: no checkpoint in " << checkpointDir << " yet; starting a new run\n";
     return std::nullopt;
   }
+  requireSameTraining(*f, trainingIdentity());
+  inheritRunId(f->checkpoint);
   continuing_ = true;
   return f;
 }

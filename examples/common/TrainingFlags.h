@@ -1,7 +1,9 @@
 // TrainingFlags: the flags every training program shares, with one meaning everywhere: threads, seed,
 // epochs (the total to reach, also after --load), output (--json, --quiet, --log), checkpoints (--save,
 // --load, --checkpoint-dir), and the optimisation (--lr, --optimizer, --weight-decay, --schedule, --warmup,
-// --step-size, --gamma, --early-stopping, --clip-norm). Each program gives its own defaults.
+// --step-size, --gamma, --early-stopping, --clip-norm). Each program gives its own defaults. A run holds its
+// --checkpoint-dir for its whole life (gnn/FolderLock.h), and its checkpoints name the run (an id and the
+// training flags) so that --resume continues only the command that wrote them.
 //
 //   app::TrainingFlags tf;
 //   tf.addTo(prog, {.epochs = 100, .lr = 1e-3});
@@ -9,12 +11,14 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "examples/common/CheckpointDir.h"
 #include "examples/common/Program.h"
+#include "gnn/FolderLock.h"
 #include "gnn/LrSchedule.h"
 #include "gnn/Optimizer.h"
 
@@ -49,13 +53,22 @@ struct TrainingFlags {
   /// Adds the flags to `prog` under "Run" and "Training" headings.
   void addTo(Program& prog, const TrainingDefaults& defaults);
   /// Checks every value (UsageError in flag terms), sets the thread count, and checks that --save, --log and
-  /// --checkpoint-dir can be written before any work starts. Call first thing in the program's body.
+  /// --checkpoint-dir can be written before any work starts. The primary process locks --checkpoint-dir until
+  /// this object goes (a folder another run holds is refused, naming it), and a new run (neither --resume nor
+  /// --load) is refused a folder that already holds checkpoints. Call first thing in the program's body.
   void apply(const Program& prog);
   /// The optimizer named by --optimizer over `groups` (their weight decays as given) at --lr.
   std::unique_ptr<Optimizer> makeOptimizer(std::vector<ParamGroup> groups) const;
   /// The checkpoint to continue from: --load FILE, or with --resume the newest valid one in --checkpoint-dir
-  /// (damaged newer ones are reported on stderr); empty for a new run.
+  /// (damaged newer ones are reported on stderr); empty for a new run. With --resume, a checkpoint whose run
+  /// had other training flags (trainingIdentity()) is refused naming each; --load may change them. A continued
+  /// run takes the checkpoint's run id.
   std::optional<CheckpointDir::Found> checkpointToContinue() const;
+  /// The run's id, 16 hex digits: drawn when the run first starts, kept by every run that continues it.
+  const std::string& runId() const { return runId_; }
+  /// The flags that decide the weights besides the run's configuration (RunConfig): lr, epochs, optimizer,
+  /// weight_decay, schedule, warmup, step_size, gamma, early_stopping, clip_norm, time_budget.
+  nlohmann::json trainingIdentity() const;
   /// Whether this run continues an earlier one (--load, or --resume with a checkpoint found).
   bool continuing() const { return continuing_; }
   /// The --schedule over a run of `totalSteps` optimizer steps, `stepsPerEpoch` per epoch.
@@ -63,6 +76,9 @@ struct TrainingFlags {
 
  private:
   mutable bool continuing_ = false;
+  mutable std::string runId_;
+  // Held from apply() to the end of the program (shared: TrainingFlags stays copyable).
+  std::shared_ptr<FolderLock> checkpointDirLock_;
 };
 
 /// Throws (in flag terms) unless a file can be created at `path`: its folder exists and is writable and the
