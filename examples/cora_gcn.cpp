@@ -16,6 +16,7 @@
 #include "data/OgbNodeDataset.h"
 #include "device/Device.h"
 #include "examples/common/DeviceFlags.h"
+#include "examples/common/MemoryBounds.h"
 #include "examples/common/Program.h"
 #include "examples/common/ShippedData.h"
 #include "examples/common/Trainer.h"
@@ -311,7 +312,8 @@ int main(int argc, char** argv) {
     if (found) {
       ck = std::move(found->checkpoint);
       ckPath = found->path;
-      const std::string program = ck->meta.value("program", std::string());
+      const nlohmann::json& written = ck->meta.contains("program") ? ck->meta["program"] : nlohmann::json();
+      const std::string program = written.is_string() ? written.get<std::string>() : written.dump();
       if (program != "cora_gcn")
         throw std::runtime_error(ckPath + ": not a checkpoint of " + std::string("cora_gcn") + " (program '" + program + "')");
       config.restore(ck->meta["config"], prog, ckPath);
@@ -335,6 +337,18 @@ int main(int argc, char** argv) {
       throw app::UsageError("--data " + cfg.data + " (" + dataId.dump() + ") is not the dataset " + ckPath +
                             " was trained on (" + config.derived["data"].dump() + ")");
     config.derived["data"] = dataId;
+    {
+      // The width within the machine's memory before a model is built with it: the two layers' weights with
+      // their gradients, Adam's moments and the best epoch's copy, and a few activations of every node.
+      const double h = static_cast<double>(cfg.hidden), f = static_cast<double>(ds.graph.x.dim(1)),
+                   k = static_cast<double>(ds.numClasses), n = static_cast<double>(ds.graph.numNodes);
+      app::requireFitsInMemory("hidden", h, (f * h + h * k + h + k) * 6 * 4 + n * h * 6 * 4,
+                               ck && !prog.given("hidden") ? ckPath : std::string(),
+                               "a two-layer GCN's weights and optimizer state, and its activations over " +
+                                   std::to_string(ds.graph.numNodes) + " nodes");
+    }
+    if (cfg.loader == "cluster")
+      app::requireRange("--clusters", static_cast<double>(cfg.clusters), 1, static_cast<double>(ds.graph.numNodes));
     if (!tf.quiet)
       std::fprintf(stderr,
                    "%s: %lld nodes, %lld edges, %lld features (%.1f%% non-zero), %lld classes, split %zu/%zu/%zu, "

@@ -10,10 +10,12 @@
 //   predict --checkpoint gap.ckpt --input candidates.csv.gz --smiles-col SMILES --out gap.csv --weights last
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "data/MoleculeSource.h"
 #include "data/NpzDataset.h"
 #include "examples/common/MoleculeData.h"
 #include "examples/common/MoleculeModel.h"
@@ -60,25 +62,97 @@ int main(int argc, char** argv) {
     if (!fs::exists(input)) throw app::UsageError("--input " + input + ": no such file");
 
     Checkpoint ck = Checkpoint::load(checkpoint);
-    const std::string program = ck.meta.value("program", std::string("?"));
+    const nlohmann::json& writtenBy = ck.meta.contains("program") ? ck.meta["program"] : nlohmann::json();
+    const std::string program = writtenBy.is_string() ? writtenBy.get<std::string>() : std::string();
+    const std::string programs = "molecule_property, pcqm4m_graphormer or qm7_schnet";
     if (program != "molecule_property" && program != "pcqm4m_graphormer" && program != "qm7_schnet")
-      throw std::runtime_error(checkpoint + ": not a checkpoint of molecule_property, pcqm4m_graphormer or qm7_schnet "
-                               "(program '" + program + "')");
-    const nlohmann::json& config = ck.meta.at("config");
-    const nlohmann::json& derived = config.at("derived");
-    app::MoleculeModelSpec spec = app::MoleculeModelSpec::fromConfig(config);
-    const std::vector<std::string> targets = derived.at("targets").get<std::vector<std::string>>();
-    const app::MoleculeTask task =
-        derived.at("task") == "classification" ? app::MoleculeTask::Classification : app::MoleculeTask::Regression;
-    const app::TargetScaling scaling = app::TargetScaling::fromJson(derived.at("target_scaling"));
-    // The evaluation shape of the run (its training shape in checkpoints that have none).
-    const nlohmann::json& shape = derived.contains("eval_fixed") ? derived["eval_fixed"] : derived.at("fixed");
+      throw std::runtime_error(checkpoint + ": not a checkpoint of " + programs + " (" +
+                               (program.empty() ? std::string("its metadata names no program")
+                                                : "program '" + program + "'") +
+                               "); predict applies the checkpoints they write with --save");
+    auto unusable = [&](const std::string& why) {
+      return std::runtime_error(checkpoint + ": not a checkpoint predict can use: " + why);
+    };
+    // Every key predict reads is looked up through `need`; one missing is named, and so is the one being read
+    // when a value has the wrong type (never the JSON library's message).
+    std::string reading;
+    auto need = [&](const nlohmann::json& parent, const char* key, const std::string& under) -> const nlohmann::json& {
+      reading = under.empty() ? std::string(key) : under + "." + key;
+      if (!parent.is_object())
+        throw unusable("its metadata's '" + (under.empty() ? std::string("(top level)") : under) +
+                       "' is not a JSON object");
+      if (!parent.contains(key))
+        throw unusable("its metadata lacks '" + std::string(key) + "'" + (under.empty() ? "" : " (under " + under + ")") +
+                       ", which " + program + " writes: the file was changed since, or comes from another version");
+      return parent[key];
+    };
+    app::MoleculeModelSpec spec;
+    std::vector<std::string> targets;
+    app::MoleculeTask task = app::MoleculeTask::Regression;
+    app::TargetScaling scaling;
     FixedSizeOptions fixed;
-    fixed.numNodes = shape.at("num_nodes").get<int64_t>();
-    fixed.numEdges = shape.at("num_edges").get<int64_t>();
-    fixed.numGraphs = shape.at("num_graphs").get<int64_t>();
-    fixed.maxNodesPerGraph = shape.at("max_nodes_per_graph").get<int64_t>();
-    fixed.validate();
+    std::string shapeKey;
+    nlohmann::json featurisation;
+    try {
+      const nlohmann::json& config = need(ck.meta, "config", "");
+      const nlohmann::json& derived = need(config, "derived", "config");
+      reading = "config";
+      spec = app::MoleculeModelSpec::fromConfig(config);
+      targets = need(derived, "targets", "config.derived").get<std::vector<std::string>>();
+      const nlohmann::json& taskName = need(derived, "task", "config.derived");
+      if (taskName != "classification" && taskName != "regression")
+        throw unusable("its task (config.derived.task) is " + taskName.dump() + ", not classification or regression");
+      task = taskName == "classification" ? app::MoleculeTask::Classification : app::MoleculeTask::Regression;
+      const nlohmann::json& scalingJson = need(derived, "target_scaling", "config.derived");
+      try {
+        scaling = app::TargetScaling::fromJson(scalingJson);
+      } catch (const std::runtime_error& e) {
+        throw unusable(std::string("its metadata's 'config.derived.target_scaling' is out of range (") + e.what() + ")");
+      }
+      featurisation = need(derived, "featurisation", "config.derived");
+      if (!featurisation.is_object()) throw unusable("its metadata's 'config.derived.featurisation' is not an object");
+      // The evaluation shape of the run (its training shape in checkpoints that have none).
+      shapeKey = derived.contains("eval_fixed") ? "eval_fixed" : "fixed";
+      const nlohmann::json& shape = need(derived, shapeKey.c_str(), "config.derived");
+      const std::string under = "config.derived." + shapeKey;
+      fixed.numNodes = need(shape, "num_nodes", under).get<int64_t>();
+      fixed.numEdges = need(shape, "num_edges", under).get<int64_t>();
+      fixed.numGraphs = need(shape, "num_graphs", under).get<int64_t>();
+      fixed.maxNodesPerGraph = need(shape, "max_nodes_per_graph", under).get<int64_t>();
+      reading = under;
+      fixed.validate();
+    } catch (const nlohmann::json::exception&) {
+      throw unusable("its metadata's '" + reading + "' is malformed");
+    } catch (const std::invalid_argument& e) {
+      throw unusable("its metadata's '" + reading + "' is out of range (" + e.what() + ")");
+    }
+    if (targets.empty()) throw unusable("its metadata names no target (config.derived.targets is empty)");
+    // SchNet reads 3D coordinates: molecules given as SMILES (smi, csv, a PCQM4Mv2 folder) get them only from
+    // the seeded conformers a featurisation embeds, and a run that read its coordinates from files embeds none.
+    const std::string inputFormat = format.empty() ? guessMoleculeFormat(input) : format;
+    const nlohmann::json& conformers = featurisation.contains("conformers") ? featurisation["conformers"] : nlohmann::json();
+    if (spec.isSchNet() && inputFormat != "sdf" && inputFormat != "xyz" && !(conformers.is_boolean() && conformers.get<bool>()))
+      throw app::UsageError("--input " + input + ": " + checkpoint +
+                            " holds a SchNet model, which reads 3D atom coordinates, and " +
+                            (inputFormat.empty() ? std::string("this input") : inputFormat + " input") +
+                            " has none (the run it comes from read coordinates from its files, so its featurisation "
+                            "embeds no conformers for SMILES): give --input as SDF or XYZ with 3D coordinates");
+    spec.requireFitsInMemory(checkpoint, /*training=*/false);
+    const std::string shapeAt = "derived." + shapeKey + ".";
+    const std::array<std::string, 4> shapeFields = {shapeAt + "num_nodes", shapeAt + "num_edges", shapeAt + "num_graphs",
+                                                    shapeAt + "max_nodes_per_graph"};
+    spec.requireBatchFitsInMemory(fixed, shapeFields, checkpoint, /*training=*/false);
+    try {
+      spec.validate({"gin", "gcn", "slim", "base", "schnet"});
+    } catch (const app::UsageError& e) {
+      // The message names a training flag (--hidden 0: ...): here it is a value of the checkpoint's configuration.
+      std::string what = e.what();
+      const size_t space = what.find(' ');
+      if (what.rfind("--", 0) == 0 && space != std::string::npos)
+        for (size_t i = 2; i < space; ++i)
+          if (what[i] == '-') what[i] = '_';
+      throw unusable("its configuration holds " + (what.rfind("--", 0) == 0 ? what.substr(2) : what));
+    }
 
     std::unique_ptr<BlockModel> model = app::makeMoleculeModel(spec, 0);
     // "best.*" holds the best validation epoch's weights when the run validated at least once.
@@ -95,7 +169,7 @@ int main(int argc, char** argv) {
         fs::remove(path, ec);
       }
     } cleanup{npz};
-    app::buildMoleculeDataset(input, format, smilesCol, derived.at("featurisation"), numThreads(), npz);
+    app::buildMoleculeDataset(input, format, smilesCol, featurisation, numThreads(), npz);
     auto npzData = std::make_shared<NpzDataset>(npz);
     const NpzDataset& src = *npzData;
     std::shared_ptr<const Dataset> ds = spec.view(npzData);  // SchNet: the radius graph
@@ -124,6 +198,7 @@ int main(int argc, char** argv) {
     if (fixed.maxNodesPerGraph > 0) fixed.maxNodesPerGraph = std::max(fixed.maxNodesPerGraph, maxNodes);
     fixed.numNodes = std::max(fixed.numNodes, fixed.rowsNeeded(maxNodes, 1));
     fixed.numEdges = std::max(fixed.numEdges, fixed.rowsNeeded(maxEdges, 1));
+    spec.requireBatchFitsInMemory(fixed, shapeFields, checkpoint, /*training=*/false);  // grown to fit the input
     app::MoleculePredictions p = app::predictMolecules(*model, spec.tasks, ds, all, fixed, scaling, task);
     for (int64_t i : tooLarge) p.skipped.push_back(i);
     for (int64_t i : p.skipped)

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "gnn/Module.h"
 #include "gnn/Optimizer.h"
@@ -61,6 +63,37 @@ class Reader {
   const std::string& path_;
   size_t pos_ = 0;
 };
+
+// The first element of `t` that is NaN or infinite (-1 when none) and what it holds, in one pass.
+int64_t firstNonFinite(const Tensor& t, std::string& what) {
+  auto scan = [&](const auto* p) -> int64_t {
+    const int64_t n = t.numel();
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(static_cast<double>(p[i]))) {
+        what = std::isnan(static_cast<double>(p[i])) ? "NaN" : p[i] > 0 ? "+inf" : "-inf";
+        return i;
+      }
+    return -1;
+  };
+  switch (t.dtype()) {
+    case DType::F32:
+      return scan(static_cast<const float*>(t.raw()));
+    case DType::F64:
+      return scan(static_cast<const double*>(t.raw()));
+    case DType::F16: {
+      // Binary16: exponent bits all set is an infinity (mantissa 0) or a NaN.
+      const auto* p = static_cast<const uint16_t*>(t.raw());
+      for (int64_t i = 0; i < t.numel(); ++i)
+        if ((p[i] & 0x7C00u) == 0x7C00u) {
+          what = (p[i] & 0x03FFu) != 0 ? "NaN" : (p[i] & 0x8000u) ? "-inf" : "+inf";
+          return i;
+        }
+      return -1;
+    }
+    default:
+      return -1;
+  }
+}
 }  // namespace
 
 void Checkpoint::save(const std::string& path) const {
@@ -126,6 +159,7 @@ Checkpoint Checkpoint::load(const std::string& path) {
   uint64_t metaBytes = r.pod<uint64_t>();
   if (metaBytes > payload) throw std::runtime_error(path + ": checkpoint metadata length is past the end of the file");
   Checkpoint ck;
+  ck.source = path;
   try {
     ck.meta = nlohmann::json::parse(std::string(r.take(metaBytes), metaBytes));
   } catch (const nlohmann::json::exception& e) {
@@ -167,15 +201,20 @@ void Checkpoint::addModule(const std::string& prefix, const Module& module) {
 }
 
 void Checkpoint::loadModule(const std::string& prefix, Module& module) const {
+  const std::string where = source.empty() ? std::string("checkpoint") : source + ":";
   for (auto& [name, v] : module.namedParameters()) {
     auto it = tensors.find(prefix + "." + name);
-    GNN_CHECK_ARG(it != tensors.end(), "checkpoint has no parameter '", prefix, ".", name, "'");
-    GNN_CHECK_ARG(it->second.shape() == v.shape() && it->second.dtype() == v.dtype(), "checkpoint parameter '",
+    GNN_CHECK_ARG(it != tensors.end(), where, " has no parameter '", prefix, ".", name, "'");
+    GNN_CHECK_ARG(it->second.shape() == v.shape() && it->second.dtype() == v.dtype(), where, " parameter '",
                   prefix, ".", name, "' has shape ", shapeString(it->second.shape()), " (",
                   dtypeName(it->second.dtype()), ") but the model expects ", shapeString(v.shape()), " (",
                   dtypeName(v.dtype()), ")");
+    requireFinite(it->first);
+  }
+  // Copied once every parameter passed: a refused checkpoint leaves the module as it was.
+  for (auto& [name, v] : module.namedParameters()) {
     Variable var = v;
-    var.value() = it->second.clone();
+    var.value() = tensors.find(prefix + "." + name)->second.clone();
   }
 }
 
@@ -184,10 +223,46 @@ void Checkpoint::addOptimizer(const Optimizer& opt) {
 }
 
 void Checkpoint::loadOptimizer(Optimizer& opt) const {
+  // Adam's update divides by sqrt(v) + eps: a negative second moment gives NaN weights at the first step.
+  const bool adam = dynamic_cast<const Adam*>(&opt) != nullptr;
   std::map<std::string, Tensor> st;
-  for (const auto& [name, t] : tensors)
-    if (name.rfind("optimizer.", 0) == 0) st[name] = t;
-  opt.loadState(st);
+  for (const auto& [name, t] : tensors) {
+    if (name.rfind("optimizer.", 0) != 0) continue;
+    requireFinite(name);
+    if (adam && name.rfind("optimizer.v.", 0) == 0 && t.isFloating()) {
+      const Tensor v = t.dtype() == DType::F16 ? t.to(DType::F32) : t;
+      auto negative = [&](const auto* p) {
+        for (int64_t i = 0; i < v.numel(); ++i)
+          if (p[i] < 0) {
+            std::ostringstream os;
+            os << (source.empty() ? std::string("checkpoint") : source) << ": tensor '" << name << "' holds "
+               << static_cast<double>(p[i]) << " at element " << i
+               << ", but Adam's second moments are never negative; the checkpoint cannot be used";
+            throw std::runtime_error(os.str());
+          }
+      };
+      if (v.dtype() == DType::F64) negative(v.data<double>());
+      else negative(v.data<float>());
+    }
+    st[name] = t;
+  }
+  try {
+    opt.loadState(st);
+  } catch (const std::invalid_argument& e) {
+    if (source.empty()) throw;
+    throw std::invalid_argument(source + ": " + e.what());
+  }
+}
+
+void Checkpoint::requireFinite(const std::string& name) const {
+  const std::string where = source.empty() ? std::string("checkpoint") : source;
+  auto it = tensors.find(name);
+  if (it == tensors.end()) throw std::runtime_error(where + ": has no tensor '" + name + "'");
+  std::string what;
+  const int64_t bad = firstNonFinite(it->second, what);
+  if (bad >= 0)
+    throw std::runtime_error(where + ": tensor '" + name + "' holds " + what + " at element " + std::to_string(bad) +
+                             "; the checkpoint cannot be used");
 }
 
 }  // namespace gnn

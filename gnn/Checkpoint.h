@@ -1,5 +1,6 @@
 // Checkpoint: named tensors plus JSON metadata in one versioned binary file, written atomically
-// (temp file, fsync, rename) and read back with format, version, checksum and shape checks.
+// (temp file, fsync, rename) and read back with format, version, checksum and shape checks; the values loaded
+// into a model or an optimizer are checked finite (a crafted file can hold a valid checksum over a NaN).
 //
 // Format "GNNCKPT", version 1, all integers little-endian:
 //   magic      8 bytes  "GNNCKPT\0"
@@ -35,6 +36,8 @@ class Checkpoint {
 
   std::map<std::string, Tensor> tensors;
   nlohmann::json meta = nlohmann::json::object();
+  /// The file load() read (empty for a checkpoint built in memory): messages about its contents name it.
+  std::string source;
 
   void save(const std::string& path) const;
   /// Throws std::runtime_error naming the file for a missing file, a wrong magic/version or a bad checksum.
@@ -42,10 +45,16 @@ class Checkpoint {
 
   /// Stores every parameter of `module` as "<prefix>.<parameter name>".
   void addModule(const std::string& prefix, const Module& module);
-  /// Copies the stored parameters into `module`; every parameter must be present with the same shape.
+  /// Copies the stored parameters into `module`; every parameter must be present with the same shape and
+  /// finite (requireFinite).
   void loadModule(const std::string& prefix, Module& module) const;
   void addOptimizer(const Optimizer& opt);
+  /// Restores the optimizer's state; every state tensor must be finite, and Adam's second moments >= 0.
   void loadOptimizer(Optimizer& opt) const;
+  /// Throws std::runtime_error when tensor `name` holds NaN or an infinity, naming the file, the tensor and
+  /// the first such element: "run.ckpt: tensor 'model.conv1.weight' holds NaN at element 17; the checkpoint
+  /// cannot be used". Integer tensors always pass; a tensor the checkpoint lacks is an error too.
+  void requireFinite(const std::string& name) const;
 };
 
 }  // namespace gnn

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "data/RadiusGraph.h"
+#include "examples/common/MemoryBounds.h"
 #include "gnn/GlobalPooling.h"
 #include "gnn/Random.h"
 #include "models/GCN.h"
@@ -172,6 +173,111 @@ MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
 std::string MoleculeModelSpec::describe() const {
   if (isGraphormer()) return "graphormer " + model;
   return model + " " + std::to_string(layers) + "x" + std::to_string(hidden);
+}
+
+namespace {
+// Training: weights, their gradients, Adam's m and v, the best epoch's copy and the one a checkpoint clones (6
+// floats); inference: the weights.
+constexpr double kTrainingBytesPerParameter = 6 * 4, kInferenceBytesPerParameter = 4;
+// OGB's atom and bond feature vocabularies (173 and 13 rows for each encoder's width), rounded up.
+constexpr double kAtomVocabulary = 180, kBondVocabulary = 16;
+}  // namespace
+
+double MoleculeModelSpec::stateBytes(bool training) const {
+  const double h = static_cast<double>(hidden), l = static_cast<double>(layers), t = static_cast<double>(tasks);
+  double params = 0;
+  if (isGraphormer()) {
+    const GraphormerOptions o = GraphormerOptions::named(model);
+    const double gh = static_cast<double>(o.hidden), f = static_cast<double>(o.ffn);
+    // Attention (4 H x H), the FFN (2 H x F), norms; the atom, degree and encoding embeddings (~6,000 rows).
+    params = static_cast<double>(o.layers) * (4 * gh * gh + 2 * gh * f + 10 * gh) + 6000 * gh + gh * t;
+  } else if (isSchNet()) {
+    const double f = static_cast<double>(filters), g = static_cast<double>(gaussians);
+    // Per interaction: the filter network (G x F, F x F), CFConv's two linears (H x F, F x H), the output H x H.
+    params = l * (g * f + f * f + 2 * h * f + h * h + 4 * (f + h)) + SchNetOptions::kElements * h + h * h / 2 + h * t;
+  } else {
+    // GIN's MLP per layer (H -> 2H -> H; GCN's H x H is less), its bond encoder and norm; the atom encoder.
+    params = l * (4 * h * h + (kBondVocabulary + 8) * h) + kAtomVocabulary * h + h * t;
+  }
+  return params * (training ? kTrainingBytesPerParameter : kInferenceBytesPerParameter);
+}
+
+double MoleculeModelSpec::bytesPerNode(bool training) const {
+  // Training keeps every layer's activations for backward; inference (no tape) about one layer's at a time.
+  const double l = training ? static_cast<double>(layers) : 1.0;
+  // Inputs: 9 int64 features, batch index, in-degree, mask, 3 float64 coordinates.
+  const double input = 9 * 8 + 8 + 8 + 1 + 24;
+  if (isGraphormer()) return input;  // its activations are per row of a graph's block (bytesPerGraph)
+  // A layer keeps a few activations of width H (and GIN's 2H) for backward.
+  return input + l * 8 * static_cast<double>(hidden) * 4;
+}
+
+double MoleculeModelSpec::bytesPerEdge(bool training) const {
+  const double l = training ? static_cast<double>(layers) : 1.0;
+  const double input = 2 * 8 + 3 * 8 + 1;  // edge_index, 3 int64 bond features, mask
+  if (isGraphormer()) return input;
+  // SchNet: the Gaussian expansion and the filters of every pair; GIN, GCN: the bond embedding and the message.
+  if (isSchNet()) return input + l * (static_cast<double>(gaussians) + 3 * static_cast<double>(filters)) * 4;
+  return input + l * 2 * static_cast<double>(hidden) * 4;
+}
+
+double MoleculeModelSpec::bytesPerGraph(int64_t maxNodes, bool training) const {
+  const double perGraph = 8 * 8 + 16 * static_cast<double>(tasks);  // ptr, masks, y, y_mask
+  if (!isGraphormer()) return perGraph;
+  const GraphormerOptions o = GraphormerOptions::named(model);
+  const double gl = training ? static_cast<double>(o.layers) : 1.0;
+  const double m = static_cast<double>(std::max<int64_t>(maxNodes, 1)) + 1;  // the block and its graph token
+  // Per node pair: the shortest-path hops' bond features (int64 x 3 each), the distance, and per layer the
+  // attention scores, their softmax and dropout mask per head. The blocks' rows (padded atoms) take the
+  // activations of an atom.
+  const double pair = static_cast<double>(multiHopMaxDist) * 3 * 8 + 8 +
+                      gl * static_cast<double>(o.heads) * 3 * 4;
+  const double slotActivations =
+      gl * (8 * static_cast<double>(o.hidden) + 2 * static_cast<double>(o.ffn)) * 4;
+  return perGraph + m * slotActivations + m * m * pair;
+}
+
+void MoleculeModelSpec::requireFitsInMemory(const std::string& source, bool training) const {
+  if (isGraphormer()) {
+    // A fixed configuration: its widths are not the run's to choose, the side of its node-pair blocks is (a
+    // batch holds at least one molecule's block and the padding graph's).
+    app::requireFitsInMemory("max-node", static_cast<double>(maxNode), 2 * bytesPerGraph(maxNode, training), source,
+                             "the node-pair blocks of a batch's graph slots, in " + describe());
+    return;
+  }
+  const std::string what = training ? "the weights with their gradients and optimizer state" : "the weights";
+  // Each width alone (one layer, the other widths at their least), so the message names the one at fault.
+  MoleculeModelSpec one = *this;
+  one.layers = 1;
+  one.filters = 1;
+  one.gaussians = 2;
+  app::requireFitsInMemory("hidden", static_cast<double>(hidden), one.stateBytes(training), source, what);
+  if (isSchNet()) {
+    one.hidden = 2;
+    one.filters = filters;
+    app::requireFitsInMemory("filters", static_cast<double>(filters), one.stateBytes(training), source, what);
+    one.filters = 1;
+    one.gaussians = gaussians;
+    app::requireFitsInMemory("gaussians", static_cast<double>(gaussians), one.stateBytes(training), source, what);
+  }
+  app::requireFitsInMemory("layers", static_cast<double>(layers), stateBytes(training), source,
+                           what + " of " + describe());
+}
+
+void MoleculeModelSpec::requireBatchFitsInMemory(const FixedSizeOptions& fixed, const std::array<std::string, 4>& fields,
+                                                 const std::string& source, bool training) const {
+  const std::string what =
+      std::string("a batch's inputs and ") + (training ? "training" : "inference") + " activations through " + describe();
+  if (isGraphormer())
+    app::requireFitsInMemory(fields[3], static_cast<double>(fixed.maxNodesPerGraph),
+                             2 * bytesPerGraph(fixed.maxNodesPerGraph, training), source, what);
+  app::requireFitsInMemory(fields[0], static_cast<double>(fixed.numNodes),
+                           static_cast<double>(fixed.numNodes) * bytesPerNode(training), source, what);
+  app::requireFitsInMemory(fields[1], static_cast<double>(fixed.numEdges),
+                           static_cast<double>(fixed.numEdges) * bytesPerEdge(training), source, what);
+  app::requireFitsInMemory(fields[2], static_cast<double>(fixed.numGraphs),
+                           static_cast<double>(fixed.numGraphs) * bytesPerGraph(fixed.maxNodesPerGraph, training),
+                           source, what);
 }
 
 std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed) {

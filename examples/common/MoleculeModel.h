@@ -7,6 +7,7 @@
 //   spec.bind(config);                                  // saved in checkpoints
 //   std::unique_ptr<BlockModel> m = app::makeMoleculeModel(spec, seed);
 #pragma once
+#include <array>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,6 +17,7 @@
 #include "examples/common/MoleculeData.h"
 #include "examples/common/Program.h"
 #include "examples/common/RunConfig.h"
+#include "loaders/FixedSizeOptions.h"
 #include "models/BlockModel.h"
 
 namespace gnn::app {
@@ -58,6 +60,24 @@ struct MoleculeModelSpec {
   static MoleculeModelSpec fromConfig(const nlohmann::json& config);
   /// "gin 5x300", "graphormer slim", "schnet 6x128".
   std::string describe() const;
+
+  /// Rough bytes, to refuse sizes no machine holds before anything is allocated for them: the model's state
+  /// (weights, gradients, Adam's two moments, the best epoch's and a checkpoint's copies), and what one atom,
+  /// one directed bond and one graph slot (Graphormer: its node-pair block of side maxNodes) of a batch take
+  /// through the model in training (every layer's activations kept) or inference.
+  double stateBytes(bool training = true) const;
+  double bytesPerNode(bool training = true) const;
+  double bytesPerEdge(bool training = true) const;
+  double bytesPerGraph(int64_t maxNodes, bool training = true) const;
+  /// requireFitsInMemory (MemoryBounds.h) for the widths: --hidden, --filters, --gaussians each alone, then
+  /// --layers with them (Graphormer: --max-node). `source`: "" when the values are the command line's, else
+  /// the checkpoint's path; `training` false: what applying the model takes.
+  void requireFitsInMemory(const std::string& source, bool training = true) const;
+  /// Same for a batch of `fixed`'s sizes, named `fields` (atoms, bonds, graph slots, Graphormer's block side;
+  /// e.g. {"num-nodes", "num-edges", "num-graphs", "max-node"}, or {"derived.fixed.num_nodes", ...} for a
+  /// checkpoint's).
+  void requireBatchFitsInMemory(const FixedSizeOptions& fixed, const std::array<std::string, 4>& fields,
+                                const std::string& source, bool training = true) const;
 
  private:
   std::vector<std::string> added_;

@@ -124,7 +124,8 @@ void writePredictionsCsv(const std::string& path, const NpzDataset& dataset, con
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(tmp);
-    if (!out) throw std::runtime_error("--predict " + path + ": cannot write");
+    // Named as the file, not a flag: molecule_property writes it for --predict, predict for --out.
+    if (!out) throw std::runtime_error(path + ": cannot write the predictions (" + tmp + ")");
     const int64_t tasks = p.pred.defined() ? p.pred.dim(1) : 1;
     out << "line,id,smiles";
     if (tasks == 1) {
@@ -151,7 +152,12 @@ void writePredictionsCsv(const std::string& path, const NpzDataset& dataset, con
       throw std::runtime_error(path + ": write failed (disk full?)");
     }
   }
-  std::filesystem::rename(tmp, path);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": cannot write the predictions (" + ec.message() + ")");
+  }
 }
 
 }  // namespace gnn::app

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "examples/common/DeviceFlags.h"
+#include "examples/common/MemoryBounds.h"
 #include "examples/common/MoleculeData.h"
 #include "examples/common/MoleculeModel.h"
 #include "examples/common/MoleculePredictions.h"
@@ -82,13 +83,24 @@ nlohmann::json fixedToJson(const FixedSizeOptions& f) {
   return {{"num_nodes", f.numNodes}, {"num_edges", f.numEdges}, {"num_graphs", f.numGraphs},
           {"max_nodes_per_graph", f.maxNodesPerGraph}};
 }
-FixedSizeOptions fixedFromJson(const nlohmann::json& j) {
+// A batch shape a checkpoint recorded as config.derived.<key>; a missing or malformed one is named.
+FixedSizeOptions fixedFromJson(const nlohmann::json& j, const std::string& source, const std::string& key) {
   FixedSizeOptions f;
-  f.numNodes = j.at("num_nodes").get<int64_t>();
-  f.numEdges = j.at("num_edges").get<int64_t>();
-  f.numGraphs = j.at("num_graphs").get<int64_t>();
-  f.maxNodesPerGraph = j.at("max_nodes_per_graph").get<int64_t>();
-  f.validate();
+  for (auto [name, field] : {std::pair{"num_nodes", &f.numNodes}, std::pair{"num_edges", &f.numEdges},
+                             std::pair{"num_graphs", &f.numGraphs}, std::pair{"max_nodes_per_graph", &f.maxNodesPerGraph}}) {
+    if (!j.is_object() || !j.contains(name) || !j[name].is_number_integer())
+      throw std::runtime_error(source + ": configuration 'derived." + key + "." + name + "' is " +
+                               (j.is_object() && j.contains(name) ? j[name].dump() + ", not an integer"
+                                                                  : std::string("missing")) +
+                               "; the checkpoint cannot be used");
+    *field = j[name].get<int64_t>();
+  }
+  try {
+    f.validate();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(source + ": configuration 'derived." + key + "' is no batch shape (" + e.what() +
+                             "); the checkpoint cannot be used");
+  }
   return f;
 }
 
@@ -193,11 +205,29 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     if (found) {
       ck = std::move(found->checkpoint);
       ckPath = found->path;
-      const std::string program = ck->meta.value("program", std::string());
+      const nlohmann::json& written = ck->meta.contains("program") ? ck->meta["program"] : nlohmann::json();
+      const std::string program = written.is_string() ? written.get<std::string>() : written.dump();
       if (program != d.name)
         throw std::runtime_error(ckPath + ": not a checkpoint of " + std::string(d.name) + " (program '" + program + "')");
       config.restore(ck->meta["config"], prog, ckPath);
+      if (!config.derived.is_object())
+        throw std::runtime_error(ckPath + ": configuration 'derived' is not a JSON object; the checkpoint cannot be used");
     }
+    // Reads config.derived.<key> of the checkpoint continued: a malformed value is named in this program's words.
+    auto readDerived = [&](const char* key, const auto& read) {
+      try {
+        return read(config.derived[key]);
+      } catch (const nlohmann::json::exception&) {
+        std::string shown = config.derived[key].dump();
+        if (shown.size() > 120) shown = shown.substr(0, 117) + "...";
+        throw std::runtime_error(ckPath + ": configuration 'derived." + key + "' = " + shown +
+                                 " is malformed; the checkpoint cannot be used");
+      }
+    };
+    // Widths and batch sizes within the machine's memory before anything is allocated for them (a width a
+    // checkpoint holds is named as its configuration's).
+    const std::string sizesFrom = ck ? ckPath : std::string();
+    spec.requireFitsInMemory(sizesFrom);
     // Values, in flag terms, before any work.
     spec.validate(d.models, &prog);
     requireOneOf("--task", c.task, {"auto", "regression", "classification"});
@@ -222,6 +252,20 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     requireAtLeast("--num-graphs", static_cast<double>(c.numGraphs), 0);
     if (c.numGraphs == 1) throw UsageError("--num-graphs 1: a batch needs a slot for its padding graph (at least 2)");
     requireAtLeast("--pack-window", static_cast<double>(c.packWindow), 0);
+    {
+      FixedSizeOptions asked;
+      asked.numNodes = c.numNodes;
+      asked.numEdges = c.numEdges;
+      asked.numGraphs = c.numGraphs;
+      asked.maxNodesPerGraph = spec.isGraphormer() ? spec.maxNode : 0;
+      spec.requireBatchFitsInMemory(asked, {"num-nodes", "num-edges", "num-graphs", "max-node"}, sizesFrom);
+      // Every molecule of a batch has at least one atom and one bond; Graphormer gives each a block.
+      const double perMolecule = spec.bytesPerNode() + spec.bytesPerEdge() +
+                                 spec.bytesPerGraph(spec.isGraphormer() ? spec.maxNode : 1);
+      requireFitsInMemory("batch-size", static_cast<double>(c.batchSize),
+                          static_cast<double>(c.batchSize) * perMolecule, sizesFrom,
+                          "a batch's inputs and activations through " + spec.describe());
+    }
     requireAtLeast("--prefetch", static_cast<double>(c.prefetch), 0);
     if (!c.predict.empty()) checkWritable("--predict", c.predict);
 
@@ -285,13 +329,13 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
       config.derived["featurisation"]["explicit_hydrogens"] = true;
     TargetScaling scaling;
     if (config.derived.contains("target_scaling")) {
-      scaling = TargetScaling::fromJson(config.derived["target_scaling"]);
+      scaling = readDerived("target_scaling", [](const nlohmann::json& j) { return TargetScaling::fromJson(j); });
     } else if (!classification && c.targetScaling == "standard") {
       scaling = TargetScaling::fit(*all, md.split.train, static_cast<int>(tasks));
     }
     config.derived["target_scaling"] = scaling.toJson();
     if (config.derived.contains("model_output")) {
-      spec.outputFromJson(config.derived["model_output"]);
+      readDerived("model_output", [&](const nlohmann::json& j) { spec.outputFromJson(j); });
     } else if (!classification && c.targetScaling == "atomref") {
       fitAtomReferences(spec, *all, md.split.train);
     }
@@ -303,7 +347,9 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     // Fixed sizes from the whole set, so validation and test batches share the training shapes.
     FixedSizeOptions fixed;
     if (config.derived.contains("fixed")) {
-      fixed = fixedFromJson(config.derived["fixed"]);
+      fixed = fixedFromJson(config.derived["fixed"], ckPath, "fixed");
+      spec.requireBatchFitsInMemory(fixed, {"derived.fixed.num_nodes", "derived.fixed.num_edges",
+                                            "derived.fixed.num_graphs", "derived.fixed.max_nodes_per_graph"}, ckPath);
     } else {
       // Graphormer: sized from the molecules of at most --max-node atoms, the ones its blocks hold.
       std::shared_ptr<const Dataset> sized = all;
@@ -329,6 +375,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
                               ": every graph slot of a batch needs at least one atom and one bond (raise --num-nodes "
                               "and --num-edges to at least --num-graphs, or lower --batch-size)");
       }
+      spec.requireBatchFitsInMemory(fixed, {"num-nodes", "num-edges", "num-graphs", "max-node"}, sizesFrom);
     }
     config.derived["fixed"] = fixedToJson(fixed);
     // Molecules larger than a batch holds, named in the flags' terms before any training.
@@ -367,7 +414,10 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     // so validation and test scores cover every molecule.
     FixedSizeOptions evalFixed = fixed;
     if (config.derived.contains("eval_fixed")) {
-      evalFixed = fixedFromJson(config.derived["eval_fixed"]);
+      evalFixed = fixedFromJson(config.derived["eval_fixed"], ckPath, "eval_fixed");
+      spec.requireBatchFitsInMemory(evalFixed, {"derived.eval_fixed.num_nodes", "derived.eval_fixed.num_edges",
+                                                "derived.eval_fixed.num_graphs", "derived.eval_fixed.max_nodes_per_graph"},
+                                    ckPath);
     } else {
       int64_t maxNodes = 0, maxEdges = 0;
       for (size_t i = 0; i < all->size(); ++i) {

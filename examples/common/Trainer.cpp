@@ -59,6 +59,8 @@ Checkpoint Trainer::checkpoint() const {
   ck.meta["program"] = prog_.name();
   ck.meta["config"] = config_.toJson();
   ck.meta["metric"] = {{"name", metric_.name}, {"higher_is_better", metric_.higherIsBetter}};
+  // Which run wrote it: --resume continues only the command that did (TrainingFlags::checkpointToContinue).
+  ck.meta["run"] = {{"id", flags_.runId()}, {"training", flags_.trainingIdentity()}};
   ck.meta["trainer"] = {{"completed_epochs", completedEpochs_},
                         {"step_in_epoch", stepInEpoch_},
                         {"epoch_loss_sum", epochLossSum_},
@@ -100,38 +102,59 @@ void Trainer::resume(const Checkpoint& ck, const std::string& path) {
   if (!ck.meta.contains("trainer") || !ck.meta["trainer"].is_object())
     throw std::runtime_error(path + ": not a checkpoint of a training run (no trainer state)");
   const nlohmann::json& t = ck.meta["trainer"];
+  // Each field read through `field`, so a missing or mistyped one is named in the message.
+  std::string reading;
+  const nlohmann::json* readValue = nullptr;
+  auto field = [&](const nlohmann::json& obj, const char* key) -> const nlohmann::json& {
+    reading = (&obj == &t ? std::string() : "loss_scaling.") + key;
+    if (!obj.is_object() || !obj.contains(key))
+      throw std::runtime_error(path + ": trainer state lacks '" + reading + "'");
+    readValue = &obj.at(key);
+    return *readValue;
+  };
   try {
-    completedEpochs_ = t.at("completed_epochs").get<int64_t>();
-    stepInEpoch_ = t.at("step_in_epoch").get<int64_t>();
-    epochLossSum_ = t.at("epoch_loss_sum").is_null() ? 0.0 : t.at("epoch_loss_sum").get<double>();
-    epochSamples_ = t.at("epoch_samples").get<int64_t>();
-    bestEpoch_ = t.at("best_epoch").get<int64_t>();
-    bestValid_ = t.at("best_valid").is_null() ? NAN : t.at("best_valid").get<double>();
-    bestValidDetails_ = t.at("best_valid_details");
-    bestTest_ = t.at("best_test");
-    sinceImprovement_ = t.at("since_improvement").get<int64_t>();
-    stoppedEarly_ = t.at("stopped_early").get<bool>();
-    lossChecksum_ = t.at("loss_checksum").get<uint64_t>();
-    lastLoss_ = t.at("last_loss").is_null() ? NAN : t.at("last_loss").get<double>();
+    completedEpochs_ = field(t, "completed_epochs").get<int64_t>();
+    stepInEpoch_ = field(t, "step_in_epoch").get<int64_t>();
+    epochLossSum_ = field(t, "epoch_loss_sum").is_null() ? 0.0 : t.at("epoch_loss_sum").get<double>();
+    epochSamples_ = field(t, "epoch_samples").get<int64_t>();
+    bestEpoch_ = field(t, "best_epoch").get<int64_t>();
+    bestValid_ = field(t, "best_valid").is_null() ? NAN : t.at("best_valid").get<double>();
+    bestValidDetails_ = field(t, "best_valid_details");
+    bestTest_ = field(t, "best_test");
+    sinceImprovement_ = field(t, "since_improvement").get<int64_t>();
+    stoppedEarly_ = field(t, "stopped_early").get<bool>();
+    lossChecksum_ = field(t, "loss_checksum").get<uint64_t>();
+    lastLoss_ = field(t, "last_loss").is_null() ? NAN : t.at("last_loss").get<double>();
     pendingLossScale_.reset();
     if (t.contains("loss_scaling")) {
-      const nlohmann::json& ls = t.at("loss_scaling");
+      const nlohmann::json& ls = field(t, "loss_scaling");
       LossScaleState st;
-      st.scale = ls.at("scale").is_null() ? NAN : ls.at("scale").get<double>();
-      st.cleanUpdates = ls.at("clean_updates").get<int64_t>();
-      st.skipped = ls.at("skipped_updates").get<int64_t>();
-      st.overflows = ls.at("overflow_updates").get<int64_t>();
+      st.scale = field(ls, "scale").is_null() ? NAN : ls.at("scale").get<double>();
+      st.cleanUpdates = field(ls, "clean_updates").get<int64_t>();
+      st.skipped = field(ls, "skipped_updates").get<int64_t>();
+      st.overflows = field(ls, "overflow_updates").get<int64_t>();
       if (!st.valid())
         throw std::runtime_error(path + ": loss scaling state out of range (scale " + num(st.scale) + ")");
       pendingLossScale_ = st;
     }
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(path + ": trainer state is incomplete or malformed (" + e.what() + ")");
+  } catch (const nlohmann::json::exception&) {
+    throw std::runtime_error(path + ": trainer state '" + reading + "' = " + (readValue ? readValue->dump() : "?") +
+                             " has the wrong type");
   }
-  if (completedEpochs_ < 0 || stepInEpoch_ < 0 || epochSamples_ < 0 || bestEpoch_ < 0 || bestEpoch_ > completedEpochs_ ||
-      sinceImprovement_ < 0)
-    throw std::runtime_error(path + ": trainer state out of range (epoch " + std::to_string(completedEpochs_) + ", step " +
-                             std::to_string(stepInEpoch_) + ")");
+  // Counts a run can reach; step_in_epoch is checked against the epoch's steps when run() knows them.
+  const std::pair<const char*, int64_t> counts[] = {{"completed_epochs", completedEpochs_},
+                                                    {"step_in_epoch", stepInEpoch_},
+                                                    {"epoch_samples", epochSamples_},
+                                                    {"best_epoch", bestEpoch_},
+                                                    {"since_improvement", sinceImprovement_}};
+  for (const auto& [name, v] : counts)
+    if (v < 0)
+      throw std::runtime_error(path + ": trainer state out of range: " + name + " " + std::to_string(v) +
+                               " is negative; the checkpoint cannot be used");
+  if (bestEpoch_ > completedEpochs_)
+    throw std::runtime_error(path + ": trainer state out of range: best_epoch " + std::to_string(bestEpoch_) +
+                             " is past completed_epochs " + std::to_string(completedEpochs_) +
+                             "; the checkpoint cannot be used");
   bestWeights_.clear();
   const auto named = model_.namedParameters();
   bool anyBest = false;
@@ -141,10 +164,12 @@ void Trainer::resume(const Checkpoint& ck, const std::string& path) {
       auto it = ck.tensors.find("best." + name);
       if (it == ck.tensors.end() || it->second.shape() != p.value().shape() || it->second.dtype() != p.value().dtype())
         throw std::runtime_error(path + ": best weights incomplete or of the wrong shape at '" + name + "'");
+      ck.requireFinite(it->first);
       bestWeights_.push_back(it->second.clone());
     }
   }
   resumed_ = true;
+  resumedFrom_ = path;
   progress_.line(prog_.name() + ": continuing " + path + " after epoch " + std::to_string(completedEpochs_) +
                  (stepInEpoch_ > 0 ? " and " + std::to_string(stepInEpoch_) + " step(s) of the next" : "") +
                  " (optimizer step " + std::to_string(opt_.stepCount()) + ")");
@@ -362,6 +387,13 @@ void Trainer::withBestWeights(const std::function<void()>& fn) {
 void Trainer::run(const Hooks& hooks) {
   const int64_t spe = hooks.stepsPerEpoch ? hooks.stepsPerEpoch() : 0;
   spe_ = spe;
+  // A resumed epoch skips the step_in_epoch steps it already trained: more than the epoch has would train
+  // nothing and still report a loss and a best epoch. Equal is a run stopped after the epoch's last step.
+  if (resumed_ && spe > 0 && stepInEpoch_ > spe && completedEpochs_ < flags_.epochs)
+    throw std::runtime_error(resumedFrom_ + ": trainer state out of range: step_in_epoch " +
+                             std::to_string(stepInEpoch_) + " is more than the " + std::to_string(spe) +
+                             " step(s) epoch " + std::to_string(completedEpochs_ + 1) +
+                             " has on this data; the checkpoint cannot be used");
   schedule_ = flags_.makeSchedule(flags_.epochs * std::max<int64_t>(spe, 1), spe);
   runStart_ = std::chrono::steady_clock::now();
   runEvalSeconds_ = 0;

@@ -149,6 +149,7 @@ class Trainer {
   double bestValid_ = NAN;
   nlohmann::json bestValidDetails_ = nlohmann::json::object(), bestTest_ = nlohmann::json::object();
   bool stoppedEarly_ = false, resumed_ = false, budgetSpent_ = false, budgetCalibrated_ = false;
+  std::string resumedFrom_;  // the checkpoint resume() read: errors about its state found later name it
   std::chrono::steady_clock::time_point runStart_;
   double runEvalSeconds_ = 0;
   int64_t calibratedAtStep_ = 0;      // run step of the last --time-budget estimate

@@ -180,6 +180,89 @@ TEST(Checkpoint, OptimizerStateMustBeCompleteFiniteAndCounted) {
   }
 }
 
+// The message a load into a model or optimizer fails with ("" when it does not).
+std::string failure(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Checkpoint, NonFiniteWeightsAreRefusedNamingFileTensorAndElement) {
+  Generator gen(4);
+  Linear a(3, 2, gen), b(3, 2, gen);
+  Checkpoint ck;
+  ck.addModule("model", a);
+  ck.tensors["model.weight"].flat<float>()(4) = NAN;
+  const std::string path = tempPath("nan_weight_" + std::to_string(::getpid()));
+  ck.save(path);  // save() recomputes the checksum: only the contents give the NaN away
+  Checkpoint in = Checkpoint::load(path);
+  const Tensor before = b.weight().value().clone();
+  std::string e = failure([&] { in.loadModule("model", b); });
+  EXPECT_NE(e.find(path + ": tensor 'model.weight' holds NaN at element 4; the checkpoint cannot be used"),
+            std::string::npos)
+      << e;
+  EXPECT_TRUE(b.weight().value().bitEqual(before));  // refused before anything was copied into the model
+
+  in.tensors["model.weight"] = a.weight().value().clone();
+  in.tensors["model.bias"].flat<float>()(1) = -INFINITY;
+  e = failure([&] { in.loadModule("model", b); });
+  EXPECT_NE(e.find("tensor 'model.bias' holds -inf at element 1"), std::string::npos) << e;
+  EXPECT_TRUE(b.weight().value().bitEqual(before));  // nor the weight that came before the bias
+  // float64 and float16 (its exponent bits all set) are scanned too; integers always pass.
+  in.tensors["d"] = Tensor::fromVector<double>({1.0, 2.0, INFINITY}, {3});
+  EXPECT_NE(failure([&] { in.requireFinite("d"); }).find("'d' holds +inf at element 2"), std::string::npos);
+  Tensor h({2}, DType::F16);
+  const uint16_t bits[2] = {0x3C00u, 0x7E00u};  // 1.0, NaN
+  std::memcpy(h.raw(), bits, sizeof bits);
+  in.tensors["h"] = h;
+  EXPECT_NE(failure([&] { in.requireFinite("h"); }).find("'h' holds NaN at element 1"), std::string::npos);
+  in.tensors["i"] = Tensor::fromVector<int64_t>({1, 2}, {2});
+  EXPECT_EQ(failure([&] { in.requireFinite("i"); }), "");
+  fs::remove(path);
+}
+
+TEST(Checkpoint, OptimizerStateThatIsNotFiniteOrANegativeSecondMomentIsRefusedByName) {
+  Generator gen(5);
+  Linear lin(3, 2, gen);
+  Adam opt({{lin.parameters(), 0.0}}, 0.01);
+  for (auto& p : lin.parameters()) p.addGrad(Tensor::full(p.shape(), 0.5));
+  opt.step();
+  Checkpoint ck;
+  ck.addOptimizer(opt);
+  const std::string path = tempPath("nan_moment_" + std::to_string(::getpid()));
+  ck.save(path);
+  Checkpoint in = Checkpoint::load(path);
+  Adam fresh({{lin.parameters(), 0.0}}, 0.01);
+  EXPECT_EQ(failure([&] { in.loadOptimizer(fresh); }), "");
+
+  Checkpoint nan = in;
+  nan.tensors["optimizer.m.1"] = in.tensors["optimizer.m.1"].clone();
+  nan.tensors["optimizer.m.1"].flat<float>()(0) = NAN;
+  std::string e = failure([&] { nan.loadOptimizer(fresh); });
+  EXPECT_NE(e.find(path + ": tensor 'optimizer.m.1' holds NaN at element 0"), std::string::npos) << e;
+
+  // Adam divides by sqrt(v): a negative second moment, finite as it is, would turn the weights into NaN.
+  Checkpoint negative = in;
+  negative.tensors["optimizer.v.0"] = in.tensors["optimizer.v.0"].clone();
+  negative.tensors["optimizer.v.0"].flat<float>()(3) = -0.5f;
+  e = failure([&] { negative.loadOptimizer(fresh); });
+  EXPECT_NE(e.find("tensor 'optimizer.v.0' holds -0.5 at element 3"), std::string::npos) << e;
+  EXPECT_NE(e.find("never negative"), std::string::npos) << e;
+  // SGD's momentum may be negative.
+  SGD sgd({{lin.parameters(), 0.0}}, 0.1, 0.9);
+  sgd.zeroGrad();
+  for (auto& p : lin.parameters()) p.addGrad(Tensor::full(p.shape(), -0.5));
+  sgd.step();
+  Checkpoint momentum;
+  momentum.addOptimizer(sgd);
+  SGD sgd2({{lin.parameters(), 0.0}}, 0.1, 0.9);
+  EXPECT_EQ(failure([&] { momentum.loadOptimizer(sgd2); }), "");
+  fs::remove(path);
+}
+
 TEST(Tensor, ShapesThatOverflowAreRefusedBeforeAllocating) {
   EXPECT_THROW(Tensor({int64_t{1} << 32, int64_t{1} << 32}, DType::F32), std::invalid_argument);
   EXPECT_THROW(Tensor({-1, 3}, DType::F32), std::invalid_argument);
