@@ -49,6 +49,7 @@ NpzFile::NpzFile(const std::string& path) : path_(path) {
   // A constructor that throws runs no destructor: the mapping goes here, or every refused file would keep its
   // mapping until the process runs out of them (vm.max_map_count; fuzz/npz_fuzzer found it at ~65,000 files).
   auto fail = [&](const std::string& what) -> void {
+    guard_.reset();
     if (map_) ::munmap(map_, size_);
     map_ = nullptr;
     throw std::runtime_error(path_ + ": " + what);
@@ -68,6 +69,9 @@ NpzFile::NpzFile(const std::string& path) : path_(path) {
     map_ = nullptr;
     fail(std::string("cannot memory-map: ") + std::strerror(errno));
   }
+  // From here on every byte is read through the mapping (the CRC pass below first): a file truncated or
+  // overwritten in place meanwhile faults with SIGBUS, which the guard turns into an error naming it.
+  guard_ = MappedFileGuard(map_, size_, path_);
   const unsigned char* base = static_cast<const unsigned char*>(map_);
   // [offset, offset + n) inside the file, without overflow.
   auto within = [&](uint64_t offset, uint64_t n) { return offset <= size_ && n <= size_ - offset; };
@@ -191,6 +195,7 @@ NpzFile::NpzFile(const std::string& path) : path_(path) {
 }
 
 NpzFile::~NpzFile() {
+  guard_.reset();
   if (map_) ::munmap(map_, size_);
 }
 

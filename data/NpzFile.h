@@ -1,12 +1,16 @@
 // NpzFile: read-only, memory-mapped view of an uncompressed .npz (as NpzWriter or NumPy's savez write them):
 // each array is found through the zip's central directory (ZIP64 aware) and its .npy header, then read in
-// place; only an array whose data is not aligned for its type (NumPy does not align) is copied.
+// place; only an array whose data is not aligned for its type (NumPy does not align) is copied. The file must
+// not change while it is open: truncating it (as `cp` onto it does) ends the program with an error naming it
+// (MappedFileGuard).
 #pragma once
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "data/MappedFileGuard.h"
 
 namespace gnn {
 
@@ -39,6 +43,7 @@ class NpzFile {
   std::string path_;
   void* map_ = nullptr;
   uint64_t size_ = 0;
+  MappedFileGuard guard_;  // names the file if it is truncated under the mapping (a SIGBUS otherwise)
   std::map<std::string, Array> arrays_;
   std::vector<std::unique_ptr<uint64_t[]>> copies_;  // aligned copies of misaligned arrays
 };

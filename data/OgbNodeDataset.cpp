@@ -81,12 +81,24 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
   }
   int64_t numNodes = rows;
   if (std::string nn = findFile(dir, "raw/num-node-list.csv.gz", false); !nn.empty()) {
+    // Read to its end like every other file: only then are the gzip trailer and what follows it checked, and
+    // a second count (a multi-graph list, or two files run together) is refused rather than ignored.
     GzLineReader in(nn);
     std::string_view line;
-    if (!in.next(line)) in.fail("empty file, expected the node count");
-    int64_t declared = parseInt(line, in);
+    int64_t declared = 0, declaredLine = 0;
+    while (in.next(line)) {
+      if (line.empty()) continue;
+      if (declaredLine > 0)
+        in.fail("unexpected line '" + std::string(line.substr(0, 40)) +
+                "': the file holds one node count (one graph), on its first line");
+      declared = parseInt(line, in);
+      declaredLine = in.lineNumber();
+    }
+    if (declaredLine == 0) in.fail("empty file, expected the node count");
     if (declared != rows)
-      in.fail("declares " + std::to_string(declared) + " nodes but node-feat has " + std::to_string(rows) + " rows");
+      throw InputError(in.path(), declaredLine,
+                       "declares " + std::to_string(declared) + " nodes but node-feat has " +
+                           std::to_string(rows) + " rows");
   }
   Graph& g = ds.graph;
   g.numNodes = numNodes;

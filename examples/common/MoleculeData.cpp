@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -110,7 +111,21 @@ MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
     for (const auto& t : o.targetColumns) key += "|" + t;
     d.npzPath = (fs::temp_directory_path() / ("gnn_molecules_" + std::to_string(std::hash<std::string>{}(key)) + ".npz"))
                     .string();
-    if (!fs::exists(d.npzPath)) {
+    // A cache damaged on disk (a crash of the machine, a full disk, a file edited by hand) would fail every
+    // later run until deleted by hand: it is opened with every check a .npz gets (CRC-32, structure), and
+    // rebuilt when they fail. A user's own .npz stays an error (above: isNpz).
+    if (fs::exists(d.npzPath)) {
+      try {
+        d.dataset = std::make_shared<NpzDataset>(d.npzPath);
+      } catch (const std::exception& e) {
+        std::string reason = e.what();  // "<path>: <reason>"
+        const std::string named = d.npzPath + ": ";
+        if (reason.compare(0, named.size(), named) == 0) reason.erase(0, named.size());
+        std::cerr << program_invocation_short_name << ": feature cache " << d.npzPath << " is damaged ("
+                  << reason << "); rebuilding it\n";
+      }
+    }
+    if (!d.dataset) {
       BuildOptions b = buildOptionsFor(o.path, o.format, o.smilesColumn, o.targetColumns, o.splitColumn, wanted, o.threads, o.limit, d.npzPath);
       // Ctrl-C during the build stops it (no partial cache is left) and exits 130 through Program::run.
       StopSignal::install();
@@ -130,7 +145,7 @@ MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
       d.buildSeconds = s.seconds;
     }
   }
-  d.dataset = std::make_shared<NpzDataset>(d.npzPath);
+  if (!d.dataset) d.dataset = std::make_shared<NpzDataset>(d.npzPath);
   const NpzDataset& ds = *d.dataset;
   d.targetNames = ds.targetNames();
   nlohmann::json meta = nlohmann::json::parse(ds.metadataJson(), nullptr, false);

@@ -1,7 +1,8 @@
 // MoleculeData: a molecular dataset as the programs open it: a built .npz as it is, or raw molecules
 // (PCQM4Mv2 layout, MoleculeNet CSV, .smi, SDF, XYZ) featurised once with MoleculeDatasetBuilder into a
 // cached .npz under the system temp folder (keyed by path, columns, limit, featurisation, the input files'
-// sizes and times and the program's build), then memory-mapped; with the split the run uses.
+// sizes and times and the program's build), then memory-mapped; with the split the run uses. A cache that
+// fails the .npz checks when opened is rebuilt, with a note on stderr.
 //
 //   app::MoleculeDataOptions o;  o.path = "examples/data/moleculenet/BBBP.csv.gz";  o.targetColumns = {"p_np"};
 //   o.split = "scaffold";

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "data/GzLineReader.h"
 
@@ -100,6 +101,32 @@ TEST_F(BrokenCopy, LabelsOutOfRangeAreRefusedWithTheirLine) {
   expectError("node-label.csv.gz", 2, "class label 30000000 is out of range");
   writeGz("raw/node-label.csv.gz", "1\n2\n9223372036854775807\n");
   expectError("node-label.csv.gz", 3, "out of range");
+}
+
+// num-node-list is read to its end like the other files: damage after its one line is refused, not ignored.
+TEST_F(BrokenCopy, NodeCountFileIsReadToItsEnd) {
+  const fs::path p = dir_ / "raw/num-node-list.csv.gz";
+  std::string gz;
+  {
+    std::ifstream f(p, std::ios::binary);
+    gz.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  ASSERT_GT(gz.size(), 8u);
+  std::ofstream(p, std::ios::binary | std::ios::app) << "GARBAGE!!";
+  expectError("num-node-list.csv.gz", 0, "is not another gzip member");
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << gz.substr(0, gz.size() - 4);  // ISIZE cut off
+  expectError("num-node-list.csv.gz", 0, "truncated gzip data");
+  writeGz("raw/num-node-list.csv.gz", "2708\n2708\n");
+  expectError("num-node-list.csv.gz", 2, "unexpected line '2708'");
+  writeGz("raw/num-node-list.csv.gz", "2708\nnot a count\n");
+  expectError("num-node-list.csv.gz", 2, "unexpected line 'not a count'");
+  writeGz("raw/num-node-list.csv.gz", "");
+  expectError("num-node-list.csv.gz", 0, "empty file");
+  writeGz("raw/num-node-list.csv.gz", "2707\n");
+  expectError("num-node-list.csv.gz", 1, "declares 2707 nodes");
+  // Its one line with blank lines around it, as a text editor may leave it, is still read.
+  writeGz("raw/num-node-list.csv.gz", "\n2708\n\n");
+  EXPECT_EQ(OgbNodeDataset::load(dir_.string()).graph.numNodes, 2708);
 }
 
 TEST(GzLineReader, ReadsPlainAndGzipAlike) {
