@@ -35,8 +35,8 @@ def build(exe, csv, out, threads):
 
 def same_molecules(a, b):
     """The two datasets' arrays, but for the metadata (which names the input file and its rejected lines) and each
-    molecule's line in its file (source_index: the hostile lines shift the clean ones)."""
-    skip = ("metadata", "source_index")
+    molecule's position and line in its file (source_index, source_line: the hostile lines shift the clean ones)."""
+    skip = ("metadata", "source_index", "source_line")
     with np.load(a) as x, np.load(b) as y:
         keys = sorted(k for k in x.files if k not in skip)
         if keys != sorted(k for k in y.files if k not in skip):

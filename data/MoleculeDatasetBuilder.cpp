@@ -264,13 +264,11 @@ bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g
           return false;
         }
         // --max-atoms before RDKit sanitises: its time grows steeply with the atoms (0.6 s for a 999-carbon
-        // chain), so a molecule over the limit is counted without sanitising (0.5 ms) and refused, and one whose
-        // text holds no more atoms than the limit is not counted twice.
-        if (options_.maxAtoms > 0 && smilesAtomTokens(r.smiles) > options_.maxAtoms) {
-          if (const int64_t heavy = unsanitizedHeavyAtoms(r.smiles); heavy > options_.maxAtoms) {
-            error = tooManyAtoms(heavy, options_.maxAtoms);
-            return false;
-          }
+        // chain), so the heavy atoms are counted from the text (exact for a valid SMILES) and a molecule over the
+        // limit is refused in microseconds. An invalid SMILES over it is refused for its size, not its syntax.
+        if (const int64_t heavy = smilesHeavyAtoms(r.smiles); options_.maxAtoms > 0 && heavy > options_.maxAtoms) {
+          error = tooManyAtoms(heavy, options_.maxAtoms);
+          return false;
         }
         mol = featurizer_.parse(r.smiles, error);
         smiles = r.smiles;
@@ -299,8 +297,7 @@ bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g
         if (mol && options_.featurizer.explicitHydrogens) RDKit::MolOps::addHs(*mol, false, true);
       }
       if (!mol) return false;
-      // Checked before the parse above; kept here so that no path (one the unsanitised read refused and the
-      // sanitised one accepted) skips it.
+      // Checked before the parse above; kept here so that no input the text count could have missed skips it.
       if (options_.maxAtoms > 0 && static_cast<int64_t>(mol->getNumHeavyAtoms()) > options_.maxAtoms) {
         error = tooManyAtoms(mol->getNumHeavyAtoms(), options_.maxAtoms);
         return false;
