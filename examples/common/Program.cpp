@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <new>
 
 #include "data/MoleculeDatasetBuilder.h"
 #include "device/MpiReplicas.h"
+#include "examples/common/MemoryBounds.h"
 #include "examples/common/StopSignal.h"
 #include "gnn/Parallel.h"
 
@@ -156,6 +158,14 @@ int Program::runBody(int argc, char** argv, const std::function<int()>& body) {
   } catch (const ProcessGroupError& e) {
     std::cerr << who() << ": error: " << e.what() << "\n";
     if (processes_) processes_->abort(1);
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // An allocation the size checks before it (MemoryBounds.h) let through: said in the program's words.
+    char gib[32];
+    std::snprintf(gib, sizeof gib, "%.0f", physicalMemoryBytes() / (1024.0 * 1024.0 * 1024.0));
+    std::cerr << who() << ": error: out of memory: an allocation failed on this machine of " << gib
+              << " GiB; lower the sizes that grow with the data or the model (--batch-size, --num-nodes, --hidden, "
+                 "--layers, --chunk) or the threads running at once\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << who() << ": error: " << e.what() << "\n";

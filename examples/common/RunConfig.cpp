@@ -23,7 +23,11 @@ nlohmann::json RunConfig::toJson() const {
 }
 
 void RunConfig::restore(const nlohmann::json& saved, const Program& prog, const std::string& source) {
-  if (!saved.is_object()) return;
+  // Every run's checkpoint holds its configuration: without it the command line's values would be taken for
+  // the ones the weights were trained with.
+  if (!saved.is_object())
+    throw std::runtime_error(source + ": its metadata's 'config' is " + (saved.is_null() ? "missing" : "not an object") +
+                             ", so the run's configuration is unknown; the checkpoint cannot be used");
   for (const Entry& e : entries_) {
     const std::string key = keyOf(e.flag);
     if (!saved.contains(key)) continue;

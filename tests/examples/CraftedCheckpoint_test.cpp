@@ -147,6 +147,8 @@ TEST_F(CraftedCheckpoint, MetadataPredictCannotUseIsRefusedInItsOwnWords) {
     ck.meta.erase("config");
   });
   expectRefused(predict(renamed), "not a checkpoint predict can use: its metadata lacks 'config'");
+  // Continuing it would take the command line's widths for the ones the weights were trained with.
+  expectRefused(continueRun(renamed), renamed + ": its metadata's 'config' is missing");
   const std::string mistyped = craft("mistyped.ckpt", [](Checkpoint& ck) {
     ck.meta["config"]["derived"]["fixed"]["num_edges"] = "many";
     ck.meta["config"]["derived"]["eval_fixed"]["num_edges"] = "many";
