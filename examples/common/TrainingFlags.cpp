@@ -198,6 +198,7 @@ namespace {
 
 // A value of trainingIdentity() as it is typed on the command line.
 std::string shown(const nlohmann::json& v) {
+  if (v.is_number_integer()) return v.dump();  // --epochs 300, not 3e+02
   if (v.is_number()) return formatNumber(v.get<double>());
   if (v.is_string()) return v.get<std::string>();
   return v.dump();
