@@ -226,7 +226,10 @@ void Checkpoint::loadOptimizer(Optimizer& opt) const {
   // Adam's update divides by sqrt(v) + eps: a negative second moment gives NaN weights at the first step.
   const bool adam = dynamic_cast<const Adam*>(&opt) != nullptr;
   std::map<std::string, Tensor> st;
-  for (const auto& [name, t] : tensors) {
+  for (const auto& entry : tensors) {
+    // Named, not a structured binding: the lambda below uses the name (C++17 lambdas cannot capture bindings).
+    const std::string& name = entry.first;
+    const Tensor& t = entry.second;
     if (name.rfind("optimizer.", 0) != 0) continue;
     requireFinite(name);
     if (adam && name.rfind("optimizer.v.", 0) == 0 && t.isFloating()) {
