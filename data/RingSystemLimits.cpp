@@ -110,15 +110,7 @@ std::string RingSystemLimits::check(const std::string& smiles) const {
   const bool mayHaveDummy = smiles.find('*') != std::string::npos || smiles.find("#0") != std::string::npos;
   const bool mayHaveManyRings = maxRings > 0 && smilesRingClosureBound(smiles) > maxRings;
   if (!(maxDummies > 0 && mayHaveDummy) && !mayHaveManyRings) return "";
-  RDKit::SmilesParserParams params;
-  params.sanitize = false;
-  params.removeHs = false;
-  std::unique_ptr<RDKit::RWMol> mol;
-  try {
-    mol.reset(RDKit::SmilesToMol(smiles, params));
-  } catch (...) {
-    return "";
-  }
+  const std::unique_ptr<RDKit::RWMol> mol = parseUnsanitized(smiles);
   return mol ? check(*mol) : "";
 }
 

@@ -67,16 +67,19 @@ int64_t smilesRingClosureBound(const std::string& s) {
   return ends / 2;
 }
 
-int64_t unsanitizedHeavyAtoms(const std::string& smiles) {
+std::unique_ptr<RDKit::RWMol> parseUnsanitized(const std::string& smiles) {
   RDKit::SmilesParserParams params;
   params.sanitize = false;
   params.removeHs = false;
-  std::unique_ptr<RDKit::RWMol> mol;
   try {
-    mol.reset(RDKit::SmilesToMol(smiles, params));
+    return std::unique_ptr<RDKit::RWMol>(RDKit::SmilesToMol(smiles, params));
   } catch (...) {
-    return -1;
+    return nullptr;
   }
+}
+
+int64_t unsanitizedHeavyAtoms(const std::string& smiles) {
+  const std::unique_ptr<RDKit::RWMol> mol = parseUnsanitized(smiles);
   // ROMol::getNumHeavyAtoms counts atomic number > 1, on this molecule as on the sanitised one (removing Hs
   // removes only hydrogens).
   return mol ? static_cast<int64_t>(mol->getNumHeavyAtoms()) : -1;

@@ -6,7 +6,12 @@
 //   if (smilesHeavyAtoms(s) > maxAtoms) reject(s);
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
+
+namespace RDKit {
+class RWMol;
+}  // namespace RDKit
 
 namespace gnn {
 
@@ -18,6 +23,10 @@ int64_t smilesHeavyAtoms(const std::string& smiles);
 /// Ring closures a SMILES can hold: digits and %nn outside brackets, two per ring. Every ring of a SMILES is made
 /// by a closure, so no ring system of the molecule has more rings than this.
 int64_t smilesRingClosureBound(const std::string& smiles);
+
+/// The SMILES parsed without sanitising or removing hydrogens (linear in its length; the cheap read the bounds
+/// are checked on), or null when even that parse refuses it.
+std::unique_ptr<RDKit::RWMol> parseUnsanitized(const std::string& smiles);
 
 /// Heavy atoms of the SMILES parsed without sanitising (linear in its length), as RDKit counts them; -1 when
 /// even that parse refuses it. The reference smilesHeavyAtoms() is tested against.
