@@ -14,8 +14,8 @@
 #include <string>
 
 #include "data/RadiusGraph.h"
-#include "examples/common/Program.h"
-#include "examples/common/TrainingFlags.h"
+#include "app/Program.h"
+#include "app/TrainingFlags.h"
 #include "gnn/GCNConv.h"
 #include "gnn/Init.h"
 #include "gnn/Ops.h"

@@ -22,8 +22,8 @@
 #include "data/GraphormerEncodings.h"
 #include "data/MoleculeSource.h"
 #include "data/SmilesFeaturizer.h"
-#include "examples/common/Program.h"
-#include "examples/common/ShippedData.h"
+#include "app/Program.h"
+#include "app/ShippedData.h"
 #include "gnn/Parallel.h"
 
 namespace po = boost::program_options;

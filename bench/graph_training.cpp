@@ -13,10 +13,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "examples/common/MoleculeData.h"
-#include "examples/common/Program.h"
-#include "examples/common/ShippedData.h"
-#include "examples/common/TrainingFlags.h"
+#include "app/MoleculeData.h"
+#include "app/Program.h"
+#include "app/ShippedData.h"
+#include "app/TrainingFlags.h"
 #include "gnn/ExecutionContext.h"
 #include "gnn/Init.h"
 #include "gnn/Ops.h"

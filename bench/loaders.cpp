@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "examples/common/MoleculeData.h"
-#include "examples/common/Program.h"
-#include "examples/common/ShippedData.h"
+#include "app/MoleculeData.h"
+#include "app/Program.h"
+#include "app/ShippedData.h"
 #include "loaders/ClusterData.h"
 #include "loaders/DataLoader.h"
 #include "loaders/FixedSizeDataLoader.h"

@@ -8,8 +8,8 @@
 #include <malloc.h>
 #include <signal.h>
 
-#include "examples/common/CheckpointDir.h"
-#include "examples/common/TrainingFlags.h"
+#include "app/CheckpointDir.h"
+#include "app/TrainingFlags.h"
 #include "gnn/FolderLock.h"
 #include "gnn/Parallel.h"
 #include <unistd.h>

@@ -10,7 +10,7 @@
 //   predict --checkpoint bbbp.ckpt --input new.smi --out new.csv     # the same model on new molecules
 //   molecule_property --padding-report-only --strategy stream
 //   molecule_property --epochs 2 --save run.ckpt && molecule_property --epochs 4 --load run.ckpt
-#include "examples/common/MoleculeProgram.h"
+#include "app/MoleculeProgram.h"
 
 int main(int argc, char** argv) {
   gnn::app::MoleculeProgramDefaults d;

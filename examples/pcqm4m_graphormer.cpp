@@ -12,7 +12,7 @@
 //   pcqm4m_graphormer --model gin --time-budget 30           # OGB's GIN baseline, same data and budget
 //   pcqm4m_graphormer --data pcqm4m-v2 --limit 100000        # the real PCQM4Mv2 folder (raw/, split/)
 //   predict --checkpoint gap.ckpt --input new.smi --out gaps.csv
-#include "examples/common/MoleculeProgram.h"
+#include "app/MoleculeProgram.h"
 
 int main(int argc, char** argv) {
   gnn::app::MoleculeProgramDefaults d;

@@ -17,12 +17,12 @@
 
 #include "data/MoleculeSource.h"
 #include "data/NpzDataset.h"
-#include "examples/common/MoleculeData.h"
-#include "examples/common/MoleculeModel.h"
-#include "examples/common/MoleculePredictions.h"
-#include "examples/common/Program.h"
-#include "examples/common/RunConfig.h"
-#include "examples/common/TrainingFlags.h"
+#include "app/MoleculeData.h"
+#include "app/MoleculeModel.h"
+#include "app/MoleculePredictions.h"
+#include "app/Program.h"
+#include "app/RunConfig.h"
+#include "app/TrainingFlags.h"
 #include "gnn/Checkpoint.h"
 #include "gnn/Parallel.h"
 

@@ -7,7 +7,7 @@
 //   qm7_schnet --time-budget 30 --save qm7.ckpt
 //   qm7_schnet --limit 1024 --epochs 5 --json
 //   predict --checkpoint qm7.ckpt --input new.xyz --out energies.csv
-#include "examples/common/MoleculeProgram.h"
+#include "app/MoleculeProgram.h"
 
 int main(int argc, char** argv) {
   gnn::app::MoleculeProgramDefaults d;

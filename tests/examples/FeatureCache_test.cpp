@@ -9,7 +9,7 @@
 #include <iterator>
 
 #include "data/NpzDataset.h"
-#include "examples/common/MoleculeData.h"
+#include "app/MoleculeData.h"
 
 namespace gnn::app {
 namespace {

@@ -1,4 +1,4 @@
-#include "examples/common/DeviceFlags.h"
+#include "app/DeviceFlags.h"
 
 #include "device/Plan.h"
 

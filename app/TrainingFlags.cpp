@@ -1,4 +1,4 @@
-#include "examples/common/TrainingFlags.h"
+#include "app/TrainingFlags.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "examples/common/RunConfig.h"
+#include "app/RunConfig.h"
 
 namespace gnn::app {
 

@@ -1,4 +1,4 @@
-#include "examples/common/ShippedData.h"
+#include "app/ShippedData.h"
 
 #include <filesystem>
 

@@ -1,4 +1,4 @@
-#include "examples/common/MoleculePredictions.h"
+#include "app/MoleculePredictions.h"
 
 #include <unistd.h>
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "data/NpzDataset.h"
-#include "examples/common/TargetScaling.h"
-#include "examples/common/Trainer.h"
+#include "app/TargetScaling.h"
+#include "app/Trainer.h"
 #include "loaders/FixedSizeOptions.h"
 #include "models/BlockModel.h"
 

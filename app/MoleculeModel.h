@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "data/Dataset.h"
-#include "examples/common/MoleculeData.h"
-#include "examples/common/Program.h"
-#include "examples/common/RunConfig.h"
+#include "app/MoleculeData.h"
+#include "app/Program.h"
+#include "app/RunConfig.h"
 #include "loaders/FixedSizeOptions.h"
 #include "models/BlockModel.h"
 

@@ -1,4 +1,4 @@
-#include "examples/common/TargetScaling.h"
+#include "app/TargetScaling.h"
 
 #include <cmath>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "examples/common/Trainer.h"
+#include "app/Trainer.h"
 
 #include <cmath>
 #include <csignal>
@@ -6,8 +6,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "examples/common/CheckpointDir.h"
-#include "examples/common/StopSignal.h"
+#include "app/CheckpointDir.h"
+#include "app/StopSignal.h"
 #include "gnn/ExecutionContext.h"
 #include "gnn/GradNorm.h"
 #include "gnn/SystemInfo.h"

@@ -15,8 +15,8 @@
 #include <string>
 
 #include "device/Device.h"
-#include "examples/common/Program.h"
-#include "examples/common/TrainingFlags.h"
+#include "app/Program.h"
+#include "app/TrainingFlags.h"
 
 namespace gnn::app {
 

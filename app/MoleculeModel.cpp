@@ -1,11 +1,11 @@
-#include "examples/common/MoleculeModel.h"
+#include "app/MoleculeModel.h"
 
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 
 #include "data/RadiusGraph.h"
-#include "examples/common/MemoryBounds.h"
+#include "app/MemoryBounds.h"
 #include "gnn/GlobalPooling.h"
 #include "gnn/Random.h"
 #include "models/GCN.h"

@@ -1,4 +1,4 @@
-#include "examples/common/MoleculeData.h"
+#include "app/MoleculeData.h"
 
 #include <unistd.h>
 
@@ -12,9 +12,9 @@
 #include "data/MoleculeDatasetBuilder.h"
 #include "data/MoleculeSource.h"
 #include "data/Pcqm4mv2Reader.h"
-#include "examples/common/Program.h"
-#include "examples/common/ShippedData.h"
-#include "examples/common/StopSignal.h"
+#include "app/Program.h"
+#include "app/ShippedData.h"
+#include "app/StopSignal.h"
 
 namespace gnn::app {
 

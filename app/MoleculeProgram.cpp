@@ -1,5 +1,5 @@
 #include "device/Device.h"
-#include "examples/common/MoleculeProgram.h"
+#include "app/MoleculeProgram.h"
 
 #include <malloc.h>
 
@@ -11,15 +11,15 @@
 #include <optional>
 #include <sstream>
 
-#include "examples/common/DeviceFlags.h"
-#include "examples/common/MemoryBounds.h"
-#include "examples/common/MoleculeData.h"
-#include "examples/common/MoleculeModel.h"
-#include "examples/common/MoleculePredictions.h"
-#include "examples/common/Program.h"
-#include "examples/common/ShippedData.h"
-#include "examples/common/Trainer.h"
-#include "examples/common/TrainingFlags.h"
+#include "app/DeviceFlags.h"
+#include "app/MemoryBounds.h"
+#include "app/MoleculeData.h"
+#include "app/MoleculeModel.h"
+#include "app/MoleculePredictions.h"
+#include "app/Program.h"
+#include "app/ShippedData.h"
+#include "app/Trainer.h"
+#include "app/TrainingFlags.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
 #include "gnn/Profiler.h"

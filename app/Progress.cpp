@@ -1,11 +1,11 @@
-#include "examples/common/Progress.h"
+#include "app/Progress.h"
 
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 
-#include "examples/common/TrainingFlags.h"
+#include "app/TrainingFlags.h"
 
 namespace gnn::app {
 

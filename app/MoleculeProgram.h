@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "examples/common/TrainingFlags.h"
+#include "app/TrainingFlags.h"
 
 namespace gnn::app {
 

@@ -1,4 +1,4 @@
-#include "examples/common/Program.h"
+#include "app/Program.h"
 
 #include "device/Plan.h"
 
@@ -9,8 +9,8 @@
 
 #include "data/MoleculeDatasetBuilder.h"
 #include "device/MpiReplicas.h"
-#include "examples/common/MemoryBounds.h"
-#include "examples/common/StopSignal.h"
+#include "app/MemoryBounds.h"
+#include "app/StopSignal.h"
 #include "gnn/Parallel.h"
 
 #include <omp.h>

@@ -1,4 +1,4 @@
-#include "examples/common/StopSignal.h"
+#include "app/StopSignal.h"
 
 #include <atomic>
 #include <csignal>

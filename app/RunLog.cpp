@@ -1,4 +1,4 @@
-#include "examples/common/RunLog.h"
+#include "app/RunLog.h"
 
 #include <cerrno>
 #include <cstring>

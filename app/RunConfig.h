@@ -14,7 +14,7 @@
 #include <variant>
 #include <vector>
 
-#include "examples/common/Program.h"
+#include "app/Program.h"
 
 namespace gnn::app {
 

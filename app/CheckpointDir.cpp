@@ -1,4 +1,4 @@
-#include "examples/common/CheckpointDir.h"
+#include "app/CheckpointDir.h"
 
 #include <signal.h>
 

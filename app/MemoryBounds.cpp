@@ -1,4 +1,4 @@
-#include "examples/common/MemoryBounds.h"
+#include "app/MemoryBounds.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "examples/common/Program.h"
+#include "app/Program.h"
 
 namespace gnn::app {
 

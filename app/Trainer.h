@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
-#include "examples/common/Progress.h"
-#include "examples/common/RunConfig.h"
-#include "examples/common/RunLog.h"
-#include "examples/common/TrainingFlags.h"
+#include "app/Progress.h"
+#include "app/RunConfig.h"
+#include "app/RunLog.h"
+#include "app/TrainingFlags.h"
 #include "device/Device.h"
 #include "gnn/Checkpoint.h"
 #include "gnn/LrSchedule.h"

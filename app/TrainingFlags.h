@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "examples/common/CheckpointDir.h"
-#include "examples/common/Program.h"
+#include "app/CheckpointDir.h"
+#include "app/Program.h"
 #include "gnn/FolderLock.h"
 #include "gnn/LrSchedule.h"
 #include "gnn/Optimizer.h"
