@@ -121,9 +121,7 @@ void DeviceFlags::apply(const Program& prog) {
       options.autoStages = v;
     }
   } else {
-    std::stringstream ss(pipelineSplits);
-    for (std::string item; std::getline(ss, item, ',');)
-      if (!item.empty()) options.pipelineSplits.push_back(item);
+    options.pipelineSplits = splitCommaList(pipelineSplits);
   }
   options.precision = parsePrecision(precision);
   try {

@@ -1,8 +1,6 @@
 #include "device/Device.h"
 #include "app/MoleculeProgram.h"
 
-#include <malloc.h>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +10,7 @@
 #include <sstream>
 
 #include "app/DeviceFlags.h"
+#include "app/HeapTuning.h"
 #include "app/MemoryBounds.h"
 #include "app/MoleculeData.h"
 #include "app/MoleculeModel.h"
@@ -38,13 +37,6 @@ struct Config {
   bool paddingReportOnly = false, profile = false;
 };
 
-std::vector<std::string> splitComma(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 
 // The first labelled value that is not 0 or 1 among the training molecules, as "line L, target T = v".
@@ -269,10 +261,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     requireAtLeast("--prefetch", static_cast<double>(c.prefetch), 0);
     if (!c.predict.empty()) checkWritable("--predict", c.predict);
 
-    // Every step allocates the same activation sizes; keep freed blocks in the heap instead of returning them
-    // to the kernel, which would zero fresh pages on every step (~12% of a step in perf on a 2-core machine).
-    mallopt(M_MMAP_THRESHOLD, 1 << 30);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    keepFreedMemoryInHeap();
 
     MoleculeDataOptions mo;
     mo.path = c.data.empty() ? shippedData(d.data) : c.data;
@@ -281,7 +270,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
     mo.smilesColumn = c.smilesCol;
     mo.smilesColumnGiven = prog.given("smiles-col");
     mo.splitColumn = c.splitCol;
-    mo.targetColumns = splitComma(c.targetCols);
+    mo.targetColumns = splitCommaList(c.targetCols);
     mo.limit = c.limit;
     mo.threads = numThreads();
     mo.split = c.split;

@@ -49,15 +49,17 @@ void requireOneOf(const std::string& flag, const std::string& v, std::initialize
   }
   throw UsageError(flag + " '" + v + "': must be one of " + list);
 }
+std::vector<std::string> splitCommaList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
 std::vector<std::string> requireListOf(const std::string& flag, const std::string& v,
                                        std::initializer_list<const char*> allowed) {
-  std::vector<std::string> out;
-  std::stringstream ss(v);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (item.empty()) continue;
-    requireOneOf(flag, item, allowed);
-    out.push_back(item);
-  }
+  std::vector<std::string> out = splitCommaList(v);
+  for (const std::string& item : out) requireOneOf(flag, item, allowed);
   if (out.empty()) throw UsageError(flag + " '" + v + "': names no value");
   return out;
 }

@@ -69,6 +69,8 @@ void requireRange(const std::string& flag, double v, double min, double max);
 /// Finite and > 0 (learning rates, clip norms).
 void requirePositive(const std::string& flag, double v);
 void requireOneOf(const std::string& flag, const std::string& v, std::initializer_list<const char*> allowed);
+/// The items of a comma-separated flag value ("a,b,,c" -> a, b, c: empty items are skipped).
+std::vector<std::string> splitCommaList(const std::string& text);
 /// Comma-separated values, each one of `allowed`; at least one.
 std::vector<std::string> requireListOf(const std::string& flag, const std::string& v,
                                        std::initializer_list<const char*> allowed);

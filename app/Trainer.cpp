@@ -15,10 +15,6 @@
 namespace gnn::app {
 
 namespace {
-void fnv(uint64_t& h, const void* p, size_t n) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ULL;
-}
 std::string num(double v, const char* fmt = "%.5g") {
   char buf[48];
   std::snprintf(buf, sizeof buf, fmt, v);
@@ -71,7 +67,7 @@ Checkpoint Trainer::checkpoint() const {
                         {"best_test", bestTest_},
                         {"since_improvement", sinceImprovement_},
                         {"stopped_early", stoppedEarly_},
-                        {"loss_checksum", lossChecksum_},
+                        {"loss_checksum", lossChecksum_.value()},
                         {"last_loss", lastLoss_}};
   if (program_ && program_->options().precision == Precision::FP16) {
     const LossScaleState ls = program_->lossScaleState();
@@ -123,7 +119,7 @@ void Trainer::resume(const Checkpoint& ck, const std::string& path) {
     bestTest_ = field(t, "best_test");
     sinceImprovement_ = field(t, "since_improvement").get<int64_t>();
     stoppedEarly_ = field(t, "stopped_early").get<bool>();
-    lossChecksum_ = field(t, "loss_checksum").get<uint64_t>();
+    lossChecksum_ = Fnv1a(field(t, "loss_checksum").get<uint64_t>());
     lastLoss_ = field(t, "last_loss").is_null() ? NAN : t.at("last_loss").get<double>();
     pendingLossScale_.reset();
     if (t.contains("loss_scaling")) {
@@ -225,7 +221,7 @@ void Trainer::afterUpdate(double lv, int64_t samples, const std::function<std::s
     throw std::runtime_error("training stopped at " + where() + ": the update made the weights of '" +
                              model_.namedParameters()[static_cast<size_t>(bad)].first + "' non-finite (lr " +
                              num(opt_.lr()) + " is too high); nothing was saved after it");
-  fnv(lossChecksum_, &lv, sizeof lv);
+  lossChecksum_.add(&lv, sizeof lv);
   epochLossSum_ += lv * static_cast<double>(samples);
   epochSamples_ += samples;
   samples_ += samples;
@@ -493,8 +489,7 @@ void Trainer::run(const Hooks& hooks) {
 }
 
 nlohmann::json Trainer::summary() const {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(lossChecksum_));
+  const std::string hex = lossChecksum_.hex();
   nlohmann::json j = {{"epochs", completedEpochs_},
                       {"best_epoch", bestEpoch_},
                       {"metric", metric_.name},

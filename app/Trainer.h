@@ -32,6 +32,7 @@
 #include "app/RunLog.h"
 #include "app/TrainingFlags.h"
 #include "device/Device.h"
+#include "gnn/Fnv1a.h"
 #include "gnn/Checkpoint.h"
 #include "gnn/LrSchedule.h"
 #include "gnn/Module.h"
@@ -112,7 +113,7 @@ class Trainer {
   const nlohmann::json& bestTest() const { return bestTest_; }
   double lastLoss() const { return lastLoss_; }
   /// FNV-1a over the bits of every step's loss since the run began (carried through --load).
-  uint64_t lossChecksum() const { return lossChecksum_; }
+  uint64_t lossChecksum() const { return lossChecksum_.value(); }
   double trainSeconds() const { return trainSeconds_; }
   Progress& progress() { return progress_; }
 
@@ -155,7 +156,7 @@ class Trainer {
   int64_t calibratedAtStep_ = 0;      // run step of the last --time-budget estimate
   double calibratedAtSeconds_ = 0;    // training seconds at it
   int64_t runSteps_ = 0, spe_ = 0;
-  uint64_t lossChecksum_ = 1469598103934665603ULL;
+  Fnv1a lossChecksum_;  // over every update's loss, in order
   uint64_t seed_ = 0;
   RunResult lastRun_;
   int64_t padded_ = 0, dropped_ = 0;

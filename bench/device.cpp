@@ -8,7 +8,6 @@
 // Prints one JSON object.
 //
 //   bench_device [--rounds 5 --steps-per-round 4 --batch-size 64]
-#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +17,7 @@
 #include "device/CpuDevice.h"
 #include "device/SimulatedIpu.h"
 #include "app/MoleculeData.h"
+#include "app/HeapTuning.h"
 #include "app/Program.h"
 #include "app/ShippedData.h"
 #include "app/TrainingFlags.h"
@@ -107,8 +107,7 @@ int main(int argc, char** argv) {
     app::requireAtLeast("--steps-per-round", static_cast<double>(stepsPerRound), 1);
     app::requireAtLeast("--batch-size", static_cast<double>(batchSize), 8);
     app::applyThreads(threads);
-    mallopt(M_MMAP_THRESHOLD, 1 << 30);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    app::keepFreedMemoryInHeap();
     app::MoleculeDataOptions mo;
     mo.path = data;
     mo.limit = limit;

@@ -24,6 +24,7 @@
 #include "data/SmilesFeaturizer.h"
 #include "app/Program.h"
 #include "app/ShippedData.h"
+#include "gnn/Fnv1a.h"
 #include "gnn/Parallel.h"
 
 namespace po = boost::program_options;
@@ -36,27 +37,17 @@ namespace {
 // its other columns, and any changed, added or reordered molecule changes it.
 struct InputFingerprint {
   int64_t molecules = 0;
-  uint64_t smilesFnv1a64 = 0xcbf29ce484222325ull;
+  gnn::Fnv1a hash{gnn::Fnv1a::kStandardBasis};  // the published FNV-1a, as the stored reference
 
   void add(const std::string& smiles) {
     ++molecules;
-    for (unsigned char c : smiles) mix(c);
-    mix('\n');
-  }
-  void mix(unsigned char c) {
-    smilesFnv1a64 ^= c;
-    smilesFnv1a64 *= 0x100000001b3ull;
+    hash.add(smiles.data(), smiles.size());
+    hash.add('\n');
   }
   bool operator==(const InputFingerprint& o) const {
-    return molecules == o.molecules && smilesFnv1a64 == o.smilesFnv1a64;
+    return molecules == o.molecules && hash.value() == o.hash.value();
   }
 };
-
-std::string hex(uint64_t v) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 // Python's throughput on MoleculeNet's HIV set, measured once on this project's build machine (issue 3):
 // OGB's smiles2graph, RDKit's Python MolFromSmiles and Graphormer's preprocess_item, in molecules/s. A rate
@@ -70,7 +61,7 @@ struct Reference {
   double ogbSmiles2graph, pythonMolFromSmiles, graphormerPreprocess;
 };
 constexpr Reference kHivReference{"MoleculeNet HIV as shipped in examples/data/moleculenet/HIV.csv.gz",
-                                  {41127, 0xdf05c8aa534888afull},
+                                  {41127, gnn::Fnv1a(0xdf05c8aa534888afull)},
                                   2533,
                                   8093,
                                   158};
@@ -146,7 +137,7 @@ int measure(const app::Program& prog, const std::string& input, int repeats, int
   nlohmann::json out = {
       {"input", input},
       {"molecules", n},
-      {"input_fingerprint", {{"molecules", n}, {"smiles_fnv1a64", hex(fingerprint.smilesFnv1a64)}}},
+      {"input_fingerprint", {{"molecules", n}, {"smiles_fnv1a64", fingerprint.hash.hex()}}},
       {"repeats", repeats},
       {"rdkit_version", rdkitVersion()}};
   if (referenceApplies) {
@@ -159,8 +150,8 @@ int measure(const app::Program& prog, const std::string& input, int repeats, int
   } else {
     const std::string why = std::string("the Python figures and targets were measured on ") + ref.input +
                             " (" + std::to_string(ref.fingerprint.molecules) + " molecules, SMILES hash " +
-                            hex(ref.fingerprint.smilesFnv1a64) + "); this input has " + std::to_string(n) +
-                            " molecules, SMILES hash " + hex(fingerprint.smilesFnv1a64);
+                            ref.fingerprint.hash.hex() + "); this input has " + std::to_string(n) +
+                            " molecules, SMILES hash " + fingerprint.hash.hex();
     out["reference"] = {{"applies", false}, {"reason", why}};
     prog.note("note: no reference figures apply to this input: " + why +
               "; only ratios within this run are printed");

@@ -6,7 +6,6 @@
 // roofline: the step's fp32 GEMM work timed alone and the machine's FMA peak, as bounds on graphs/s.
 //
 //   bench_graph_training [--model gin --layers 5 --hidden 300 --batch-size 128 --rounds 4 --steps-per-round 5]
-#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/MoleculeData.h"
+#include "app/HeapTuning.h"
 #include "app/Program.h"
 #include "app/ShippedData.h"
 #include "app/TrainingFlags.h"
@@ -232,10 +232,7 @@ int main(int argc, char** argv) {
     app::requireAtLeast("--steps-per-round", static_cast<double>(stepsPerRound), 1);
     if (limit != -1) app::requireAtLeast("--limit", static_cast<double>(limit), 1);
     app::applyThreads(threads);
-    // Every step allocates the same activation sizes; keep freed blocks in the heap instead of returning them
-    // to the kernel, which would zero fresh pages on every step (~12% of a step in perf on this machine).
-    mallopt(M_MMAP_THRESHOLD, 1 << 30);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    app::keepFreedMemoryInHeap();
     app::MoleculeDataOptions mo;
     mo.path = data;
     mo.limit = limit;

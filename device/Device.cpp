@@ -8,6 +8,7 @@
 #include "device/ExecutionProgram.h"
 #include "device/Plan.h"
 #include "device/SimulatedIpu.h"
+#include "gnn/Fnv1a.h"
 #include "gnn/Check.h"
 #include "gnn/Ops.h"
 
@@ -75,14 +76,9 @@ double paramL2(const Module& model) {
 }
 
 std::string paramChecksum(const Module& model) {
-  uint64_t h = 1469598103934665603ULL;
-  for (const Variable& p : model.parameters()) {
-    const auto* b = static_cast<const unsigned char*>(p.value().raw());
-    for (size_t i = 0; i < p.value().nbytes(); ++i) h = (h ^ b[i]) * 1099511628211ULL;
-  }
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-  return out;
+  Fnv1a h;
+  for (const Variable& p : model.parameters()) h.add(p.value().raw(), p.value().nbytes());
+  return h.hex();
 }
 
 }  // namespace gnn

@@ -5,10 +5,11 @@
 //
 //   build_dataset --input HIV.csv.gz --target-cols HIV_active --out hiv.npz --threads 2
 //   build_dataset inspect hiv.npz
-#include <malloc.h>
 #include <signal.h>
 
 #include "app/CheckpointDir.h"
+#include "app/HeapTuning.h"
+#include "app/Program.h"
 #include "app/TrainingFlags.h"
 #include "gnn/FolderLock.h"
 #include "gnn/Parallel.h"
@@ -69,15 +70,6 @@ int stoppedBy(int sig, bool progressShown, const std::string& resumeDir = "") {
     std::fprintf(stderr, "build_dataset: interrupted by %s; no output written, finished chunks kept in %s: run the "
                  "same command to go on\n", name.c_str(), resumeDir.c_str());
   return 128 + sig;
-}
-
-std::vector<std::string> splitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, ','))
-    if (!cur.empty()) out.push_back(cur);
-  return out;
 }
 
 std::string clock(double seconds) {
@@ -308,7 +300,7 @@ int build(int argc, char** argv) {
     std::cerr << "build_dataset: " << e.what() << "\n" << opts << "\n";
     return 2;
   }
-  o.source.targetColumns = splitList(targets);
+  o.source.targetColumns = app::splitCommaList(targets);
   try {
     gnn::app::applyThreads(o.threads);  // 0 = every core; negative or more than the cores is refused
   } catch (const gnn::app::UsageError& e) {
@@ -441,10 +433,7 @@ int build(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A fixed mmap threshold: glibc otherwise raises it after freeing a large block, and the large per-molecule
-  // buffers of big molecules (Graphormer's N^2 arrays) then fragment the heap, so peak RSS would creep up
-  // with the input's length. With it, big buffers go straight back to the system when freed.
-  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  app::returnLargeBlocksToSystem();
   try {
     if (argc >= 2 && std::string(argv[1]) == "inspect") return inspect(argc - 1, argv + 1);
     return build(argc, argv);

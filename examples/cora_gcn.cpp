@@ -46,14 +46,9 @@ struct SeedRun {
   std::string paramChecksum;
   int64_t bestEpoch = 0;
   std::vector<double> epochMs, inferMs;
-  uint64_t predChecksum = 1469598103934665603ULL;
+  Fnv1a predChecksum;
   nlohmann::json device;  // --device ipu: the device's keys for --json
 };
-
-void fnv(uint64_t& h, const void* p, size_t n) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ULL;
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -251,15 +246,9 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
     std::vector<int64_t> pred;
     Tensor out = infer();
     r.finalTestAcc = accuracy(out, y, ds.testIdx, &pred);
-    fnv(r.predChecksum, pred.data(), pred.size() * sizeof(int64_t));
+    r.predChecksum.add(pred.data(), pred.size() * sizeof(int64_t));
   }
   return r;
-}
-
-std::string hex(uint64_t v) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
-  return b;
 }
 
 }  // namespace
@@ -433,7 +422,7 @@ int main(int argc, char** argv) {
         j["best_epoch"].push_back(r.bestEpoch);
         j["final_loss"].push_back(r.summary["final_loss"]);
         j["loss_checksum"].push_back(r.summary["loss_checksum"]);
-        j["predictions_checksum"].push_back(hex(r.predChecksum));
+        j["predictions_checksum"].push_back(r.predChecksum.hex());
         j["param_l2"].push_back(r.paramL2);
         j["param_checksum"].push_back(r.paramChecksum);
       }

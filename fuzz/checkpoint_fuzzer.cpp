@@ -9,6 +9,7 @@
 #include <string>
 
 #include "fuzz/FuzzInput.h"
+#include "gnn/Fnv1a.h"
 #include "gnn/Checkpoint.h"
 #include "gnn/Linear.h"
 #include "gnn/Optimizer.h"
@@ -17,8 +18,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);
   if (size % 2 == 0 && size >= 8) {
-    uint64_t h = 1469598103934665603ULL;  // FNV-1a 64, as gnn/Checkpoint.cpp
-    for (size_t i = 0; i < size - 8; ++i) h = (h ^ static_cast<unsigned char>(bytes[i])) * 1099511628211ULL;
+    const uint64_t h = gnn::Fnv1a::of(bytes.data(), size - 8);  // the checkpoint's trailer
     std::memcpy(&bytes[size - 8], &h, 8);
   }
   gnn::fuzz::TempTree tree;

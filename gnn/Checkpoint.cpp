@@ -9,20 +9,13 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "gnn/Fnv1a.h"
 #include "gnn/Module.h"
 #include "gnn/Optimizer.h"
 
 namespace gnn {
 namespace {
 constexpr char kMagic[8] = {'G', 'N', 'N', 'C', 'K', 'P', 'T', '\0'};
-
-struct Fnv1a {
-  uint64_t h = 1469598103934665603ULL;
-  void add(const void* p, size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ULL;
-  }
-};
 
 class Writer {
  public:
@@ -116,7 +109,7 @@ void Checkpoint::save(const std::string& path) const {
   }
   Fnv1a h;
   h.add(buf.data(), buf.size());
-  w.pod<uint64_t>(h.h);
+  w.pod<uint64_t>(h.value());
 
   // Atomic replace: a crash leaves either the old file or the new one, never half of one.
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
@@ -144,7 +137,7 @@ Checkpoint Checkpoint::load(const std::string& path) {
   h.add(data.data(), data.size() - 8);
   uint64_t stored;
   std::memcpy(&stored, data.data() + data.size() - 8, 8);
-  if (stored != h.h) throw std::runtime_error(path + ": checkpoint checksum mismatch (file corrupt or truncated)");
+  if (stored != h.value()) throw std::runtime_error(path + ": checkpoint checksum mismatch (file corrupt or truncated)");
 
   Reader r(data, path);
   r.take(8);

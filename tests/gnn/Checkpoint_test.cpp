@@ -1,3 +1,4 @@
+#include "gnn/Fnv1a.h"
 #include "gnn/Checkpoint.h"
 
 #include <gtest/gtest.h>
@@ -100,8 +101,7 @@ std::string craft(const Checkpoint& ck, const std::function<void(std::string&)>&
   in.close();
   data.resize(data.size() - 8);
   edit(data);
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : data) h = (h ^ c) * 1099511628211ULL;
+  const uint64_t h = Fnv1a::of(data.data(), data.size());
   data.append(reinterpret_cast<const char*>(&h), 8);
   std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
   return path;
