@@ -31,6 +31,12 @@ size_t BlockModel::blockIndex(const std::string& name) const {
   invalidArgument("the model has no block '", name, "' (blocks: ", names, ")");
 }
 
+BlockState BlockModel::outputState(Variable out) {
+  BlockState s;
+  s.set("out", std::move(out));
+  return s;
+}
+
 void BlockModel::addBlock(std::string name, ModelBlock::Fn run) {
   for (const auto& b : blocks_) GNN_CHECK_ARG(b.name != name, "block '", name, "' added twice");
   blocks_.push_back({std::move(name), std::move(run)});

@@ -31,6 +31,9 @@ class BlockModel : public Module {
  protected:
   /// Appends a block; names are unique.
   void addBlock(std::string name, ModelBlock::Fn run);
+  /// What the last block returns: a fresh state holding only "out" (what forward() returns), so no entry of
+  /// the earlier blocks moves on with the output (to the loss, or out of a device's last stage).
+  static BlockState outputState(Variable out);
 
  private:
   std::vector<ModelBlock> blocks_;

@@ -28,14 +28,6 @@ bool BlockState::has(const std::string& name) const {
   return false;
 }
 
-void BlockState::erase(const std::string& name) {
-  for (auto it = entries_.begin(); it != entries_.end(); ++it)
-    if (it->first == name) {
-      entries_.erase(it);
-      return;
-    }
-}
-
 std::vector<std::string> BlockState::names() const {
   std::vector<std::string> out;
   for (const auto& [n, v] : entries_) out.push_back(n);

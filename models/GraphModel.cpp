@@ -1,6 +1,7 @@
 #include "models/GraphModel.h"
 
 #include "gnn/Ops.h"
+#include "models/PaddingGraphRows.h"
 
 namespace gnn {
 
@@ -28,9 +29,7 @@ void GraphModel::registerHead() {
   registerModule("head", head_);
   addBlock("head", [this](BlockState s, const Batch& b) {
     Variable out = head_.forward(globalPool(opt_.pool, s.get("h"), b.ptr, b.graphsMask));
-    // The head's bias would make padding rows non-zero again.
-    s.set("out", b.graphsMask.defined() ? mul(out, Variable(maskColumn(b.graphsMask, out.dtype()))) : out);
-    return s;
+    return outputState(zeroPaddingGraphRows(out, b));
   });
 }
 

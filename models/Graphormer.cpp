@@ -3,6 +3,7 @@
 #include "gnn/GlobalPooling.h"
 #include "gnn/Init.h"
 #include "gnn/Ops.h"
+#include "models/PaddingGraphRows.h"
 
 namespace gnn {
 
@@ -80,12 +81,7 @@ Graphormer::Graphormer(GraphormerOptions options, Generator& gen)
     for (int64_t g = 0; g < b.numGraphs; ++g) tokens.data<int64_t>()[g] = g * t;
     // The final LayerNorm is per row, so it runs on the token rows only.
     Variable out = head_.forward(finalNorm_.forward(gatherRows(s.get("h"), tokens)));
-    // Padding graphs' rows are 0, as GraphModel's (their token rows hold the head's bias otherwise).
-    s.set("out", b.graphsMask.defined() ? mul(out, Variable(maskColumn(b.graphsMask, out.dtype()))) : out);
-    s.erase("h");
-    s.erase("bias");
-    s.erase("mask");
-    return s;
+    return outputState(zeroPaddingGraphRows(out, b));
   });
 }
 

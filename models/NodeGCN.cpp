@@ -40,8 +40,7 @@ NodeGCN::NodeGCN(int64_t inChannels, int64_t hidden, int64_t numClasses, Generat
     return s;
   });
   addBlock("layers/1", [this](BlockState s, const Batch& b) {
-    s.set("out", conv2_.forward(dropout(s.get("h"), opt_.dropout, isTraining()), b.edgeIndex));
-    return s;
+    return outputState(conv2_.forward(dropout(s.get("h"), opt_.dropout, isTraining()), b.edgeIndex));
   });
 }
 

@@ -5,6 +5,7 @@
 #include "gnn/CFConv.h"
 #include "gnn/GlobalPooling.h"
 #include "gnn/Ops.h"
+#include "models/PaddingGraphRows.h"
 
 namespace gnn {
 
@@ -77,9 +78,7 @@ SchNet::SchNet(SchNetOptions options, Generator& gen)
     if (scale_.defined()) atom = add(mul(atom, Variable(scale_)), Variable(shift_));
     if (atomref_.defined()) atom = add(atom, embedding(Variable(atomref_), s.get("z").value()));
     Variable out = opt_.readout == "mean" ? segmentMean(atom, b.ptr) : segmentSum(atom, b.ptr);
-    s.set("out", b.graphsMask.defined() ? mul(out, Variable(maskColumn(b.graphsMask, out.dtype()))) : out);
-    for (const char* k : {"h", "rbf", "cut", "pair_of", "z", "pos"}) s.erase(k);
-    return s;
+    return outputState(zeroPaddingGraphRows(out, b));
   });
 }
 

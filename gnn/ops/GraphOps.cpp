@@ -8,6 +8,7 @@
 
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
+#include "gnn/ops/GatherMultiplySum.h"
 
 namespace gnn {
 namespace {
@@ -331,17 +332,9 @@ Variable filterMessageSum(const Variable& x, const Variable& filter, const Tenso
     auto wm = W.matrix<T>();
     auto ym = Y.matrix<T>();
     // Per target node, its messages in edge order starting from 0: the rounding of scatterSum(mul(gather, w)).
-    parallelFor(numNodes, grainFor(std::max<int64_t>(1, E / std::max<int64_t>(numNodes, 1)) * F),
-                [&](int64_t b, int64_t e) {
-                  for (int64_t i = b; i < e; ++i) {
-                    auto o = ym.row(i);
-                    o.setZero();
-                    for (int64_t k = byDst.ptr[i]; k < byDst.ptr[i + 1]; ++k) {
-                      const int64_t edge = byDst.perm[k];
-                      o.array() += xm.row(src[edge]).array() * wm.row(row ? row[edge] : edge).array();
-                    }
-                  }
-                });
+    ops::gatherMultiplySum<T>(
+        xm, [src](int64_t edge) { return src[edge]; }, wm, [row](int64_t edge) { return row ? row[edge] : edge; },
+        byDst.ptr, byDst.perm, E, ym);
     const int64_t elem = static_cast<int64_t>(sizeof(T));
     OpInfo info{"filterMessageSum", 2 * E * F, E * (16 + 2 * F * elem), static_cast<int64_t>(Y.nbytes()),
                 (x.requiresGrad() ? 2 * E * F : 0) + (filter.requiresGrad() ? 2 * E * F : 0)};
@@ -367,17 +360,9 @@ Variable filterMessageSum(const Variable& x, const Variable& filter, const Tenso
               });
             } else {
               IndexPlan byRow = planFor(saved[4], numW);
-              parallelFor(numW, grainFor(std::max<int64_t>(1, E / std::max<int64_t>(numW, 1)) * F),
-                          [&](int64_t b, int64_t e) {
-                            for (int64_t r = b; r < e; ++r) {
-                              auto o = gw.row(r);
-                              o.setZero();
-                              for (int64_t k = byRow.ptr[r]; k < byRow.ptr[r + 1]; ++k) {
-                                const int64_t edge = byRow.perm[k];
-                                o.array() += go.row(dst[edge]).array() * xm.row(src[edge]).array();
-                              }
-                            }
-                          });
+              ops::gatherMultiplySum<T>(
+                  go, [dst](int64_t edge) { return dst[edge]; }, xm, [src](int64_t edge) { return src[edge]; },
+                  byRow.ptr, byRow.perm, E, gw);
             }
             in[1].addGrad(GW);
           }
@@ -385,18 +370,9 @@ Variable filterMessageSum(const Variable& x, const Variable& filter, const Tenso
             auto wm = saved[1].matrix<T>();
             IndexPlan bySrc = planFor(saved[2], numX);
             Tensor G = Tensor::empty({numX, F}, gy.dtype());
-            auto gm = G.matrix<T>();
-            parallelFor(numX, grainFor(std::max<int64_t>(1, E / std::max<int64_t>(numX, 1)) * F),
-                        [&](int64_t b, int64_t e) {
-                          for (int64_t j = b; j < e; ++j) {
-                            auto o = gm.row(j);
-                            o.setZero();
-                            for (int64_t k = bySrc.ptr[j]; k < bySrc.ptr[j + 1]; ++k) {
-                              const int64_t edge = bySrc.perm[k];
-                              o.array() += go.row(dst[edge]).array() * wm.row(row ? row[edge] : edge).array();
-                            }
-                          }
-                        });
+            ops::gatherMultiplySum<T>(
+                go, [dst](int64_t edge) { return dst[edge]; }, wm,
+                [row](int64_t edge) { return row ? row[edge] : edge; }, bySrc.ptr, bySrc.perm, E, G.matrix<T>());
             in[0].addGrad(G);
           }
         });

@@ -153,6 +153,28 @@ TEST(BlockModel, AnySplitIntoRangesGivesTheSameBits) {
   EXPECT_TRUE(h.bitEqual(m->runBlocks(BlockState(), b, 0, 4).get("h").value()));
 }
 
+// A model's last block hands on its output alone: what the blocks before it (or a caller) put in the state
+// does not move on with it to the loss or out of a device's last stage.
+TEST(BlockModel, TheLastBlockHandsOnOnlyTheOutput) {
+  const std::vector<std::string> out{"out"};
+  const Batch b = someBatches().front();
+  for (bool gin : {true, false}) {
+    auto m = makeModel(gin, DType::F32, 0);
+    BlockState s = m->runBlocks(BlockState(), b, 0, m->numBlocks() - 1);
+    s.set("extra", Variable(Tensor::zeros({1})));
+    EXPECT_EQ(s.names(), (std::vector<std::string>{"h", "extra"}));
+    EXPECT_EQ(m->runBlocks(s, b, m->numBlocks() - 1, m->numBlocks()).names(), out) << m->name();
+  }
+  NodeGraph ng = nodeGraph();
+  Generator g(6);
+  NodeGCN net(3, 5, 2, g);
+  Batch nb;
+  nb.edgeIndex = ng.edgeIndex;
+  BlockState s;
+  s.set("x", Variable(ng.x));  // as forward(Variable, edgeIndex) does
+  EXPECT_EQ(net.runBlocks(s, nb, 0, net.numBlocks()).names(), out);
+}
+
 struct BlockRecorder : OpObserver {
   void onOp(const OpEvent& e) override {
     if (e.pass == Pass::Forward) ops.emplace_back(e.block, e.info->name);

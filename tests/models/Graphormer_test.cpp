@@ -296,7 +296,9 @@ TEST(Graphormer, BlocksCloneAndConfigurations) {
   const Tensor whole = model.forward(b).value();
   BlockState s = model.runBlocks({}, b, 0, 2);  // a pipeline stage boundary after layers/0
   EXPECT_TRUE(s.has("h") && s.has("bias") && s.has("mask"));
-  const Tensor staged = model.runBlocks(s, b, 2, model.numBlocks()).get("out").value();
+  const BlockState end = model.runBlocks(s, b, 2, model.numBlocks());
+  EXPECT_EQ(end.names(), std::vector<std::string>{"out"});  // the head hands on its output alone
+  const Tensor staged = end.get("out").value();
   EXPECT_TRUE(sameRows(staged, whole, whole.rows()));
   std::unique_ptr<Graphormer> copy = cloneModule(model);
   EXPECT_TRUE(sameRows(copy->forward(b).value(), whole, whole.rows()));

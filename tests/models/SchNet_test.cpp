@@ -298,6 +298,19 @@ TEST(SchNet, DefaultsArePygs) {
   EXPECT_NEAR(rbf.coeff(), -0.5 / std::pow(10.0 / 49, 2), 1e-12);
 }
 
+// The head hands on its output alone: neither what the blocks before it put in the state nor the positions a
+// caller put there move on with it.
+TEST(SchNet, TheHeadHandsOnOnlyTheOutput) {
+  Generator gen(2);
+  SchNet model(tiny(DType::F64), gen);
+  Batch b = batchOf(qm7(2, 4.0));
+  BlockState s;
+  s.set("pos", Variable(b.pos.to(DType::F64)));
+  s = model.runBlocks(s, b, 0, model.numBlocks() - 1);
+  EXPECT_EQ(s.names(), (std::vector<std::string>{"pos", "h", "rbf", "cut", "pair_of", "z"}));
+  EXPECT_EQ(model.runBlocks(s, b, model.numBlocks() - 1, model.numBlocks()).names(), std::vector<std::string>{"out"});
+}
+
 TEST(SchNet, ErrorsNameTheFix) {
   Generator gen(1);
   SchNet model(SchNetOptions{}, gen);

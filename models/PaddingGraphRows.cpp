@@ -1,0 +1,17 @@
+#include "models/PaddingGraphRows.h"
+
+#include "gnn/Check.h"
+#include "gnn/GlobalPooling.h"
+#include "gnn/Ops.h"
+
+namespace gnn {
+
+Variable zeroPaddingGraphRows(const Variable& out, const Batch& batch) {
+  if (!batch.graphsMask.defined()) return out;
+  GNN_CHECK_ARG(out.value().rank() == 2 && out.dim(0) == batch.graphsMask.numel(),
+                "zeroPaddingGraphRows: the batch's graphsMask has ", batch.graphsMask.numel(),
+                " entries for an output of shape ", shapeString(out.shape()), " (one row per graph)");
+  return mul(out, Variable(maskColumn(batch.graphsMask, out.dtype())));
+}
+
+}  // namespace gnn
