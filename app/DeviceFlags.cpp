@@ -2,6 +2,7 @@
 
 #include "device/Plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -186,6 +187,20 @@ void DeviceFlags::apply(const Program& prog) {
   }
 }
 
+namespace {
+// Bytes per process per weight update summing the replicas' gradients across processes, beside the bound of
+// an order-preserving reduce-scatter + all-gather: 2 (n - 1) / n of one gradient (n processes).
+nlohmann::json exchangeJson(const DeviceProgram::ExchangeBytes& b, int processes) {
+  const double updates = static_cast<double>(std::max<int64_t>(b.updates, 1));
+  const double bound = 2.0 * (processes - 1) / processes * static_cast<double>(b.gradient);
+  return {{"updates", b.updates},
+          {"gradient_bytes", b.gradient},
+          {"bytes_sent_per_update", static_cast<double>(b.sent) / updates},
+          {"bytes_received_per_update", static_cast<double>(b.received) / updates},
+          {"received_over_reduce_scatter_bound", bound > 0 ? static_cast<double>(b.received) / updates / bound : 0.0}};
+}
+}  // namespace
+
 nlohmann::json DeviceFlags::toJson(const DeviceProgram& program) const {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : program.stageNames()) stages.push_back(s);
@@ -202,7 +217,8 @@ nlohmann::json DeviceFlags::toJson(const DeviceProgram& program) const {
           {"loss_scale", program.lossScale()},
           {"skipped_updates", program.skippedUpdates()},
           {"processes", options.processes ? options.processes->size() : 1},
-          {"all_reduce_seconds", program.allReduceSeconds()}};
+          {"all_reduce_seconds", program.allReduceSeconds()},
+          {"exchange", exchangeJson(program.exchangeBytes(), options.processes ? options.processes->size() : 1)}};
 }
 
 void DeviceFlags::writeTraces(const DeviceProgram& program, const std::string& title) const {

@@ -88,6 +88,70 @@ void buildMoleculeDataset(const std::string& input, const std::string& format, c
       .run();
 }
 
+namespace {
+
+// What the build recorded in the dataset's metadata: the source file as the reader saw it, the rejected
+// molecules, the featurisation.
+void readBuildMetadata(MoleculeData& d, const MoleculeDataOptions& o) {
+  const NpzDataset& ds = *d.dataset;
+  nlohmann::json meta = nlohmann::json::parse(ds.metadataJson(), nullptr, false);
+  d.sourcePath = o.path;
+  if (meta.is_object()) {
+    if (meta.contains("source") && meta["source"].is_object()) {
+      // The metadata names the file as the reader saw it (a PCQM4Mv2 folder's raw/data.csv.gz: "data.csv.gz").
+      fs::path named = meta["source"].value("path", o.path);
+      if (named.is_absolute() || fs::is_regular_file(named)) d.sourcePath = named.string();
+      for (const fs::path& p : {fs::path(o.path) / "raw" / named.filename(), fs::path(o.path) / named.filename()})
+        if (fs::is_directory(o.path) && fs::is_regular_file(p)) d.sourcePath = p.string();
+    }
+    d.rejected = meta.value("num_rejected", int64_t{0});
+    if (meta.contains("rejected") && meta["rejected"].is_array())
+      for (const auto& r : meta["rejected"])
+        d.rejectedLines.push_back("line " + std::to_string(r.value("line", int64_t{0})) + ": " +
+                                  r.value("reason", std::string()));
+    nlohmann::json opts = meta.value("options", nlohmann::json::object());
+    d.featurisation = {{"features", "ogb_smiles2graph"},
+                       {"feature_vocabulary", meta.value("feature_vocabulary", nlohmann::json())},
+                       {"explicit_hydrogens", opts.value("explicit_hydrogens", false)},
+                       {"conformers", opts.value("conformers", false)},
+                       {"conformer_seed", opts.value("conformer_seed", nlohmann::json())},
+                       {"graphormer_max_dist", opts.value("graphormer_max_dist", 0)},
+                       {"rdkit_version", meta.value("rdkit_version", std::string())}};
+  }
+}
+
+// The split --split-file, --split or the dataset itself chooses, among the first d.size molecules.
+void chooseSplit(MoleculeData& d, const MoleculeDataOptions& o, bool isNpz) {
+  const NpzDataset& ds = *d.dataset;
+  auto keepFirst = [&](std::vector<int64_t>& v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [&](int64_t i) { return i >= d.size; }), v.end());
+  };
+  if (!o.splitFile.empty()) {
+    d.split = splitFromFiles(o.splitFile, ds, isNpz ? -1 : o.limit);
+    keepFirst(d.split.train), keepFirst(d.split.valid), keepFirst(d.split.test);
+  } else if (o.split == "random") {
+    d.split = randomSplit(d.size, o.seed);
+  } else if (o.split == "scaffold") {
+    std::vector<std::string> smiles;
+    smiles.reserve(static_cast<size_t>(d.size));
+    for (int64_t i = 0; i < d.size; ++i) smiles.push_back(ds.smiles(static_cast<size_t>(i)));
+    if (!smiles.empty() && smiles[0].empty())
+      throw UsageError("--split scaffold needs each molecule's SMILES, which " + d.npzPath +
+                       " does not hold (rebuild it with this version of build_dataset)");
+    d.split = scaffoldSplit(smiles);
+  } else {
+    // "auto": the split the dataset was built with (the source's own, or a split column), when it has one.
+    d.split = storedSplit(ds);
+    keepFirst(d.split.train), keepFirst(d.split.valid), keepFirst(d.split.test);
+    if (d.split.train.empty()) {
+      if (std::string hint = Pcqm4mv2Reader::splitHint(o.path); !hint.empty()) std::cerr << hint << "\n";
+      d.split = randomSplit(d.size, o.seed);
+    }
+  }
+}
+
+}  // namespace
+
 MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
   MoleculeData d;
   const bool isNpz = fs::path(o.path).extension() == ".npz";
@@ -148,30 +212,7 @@ MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
   if (!d.dataset) d.dataset = std::make_shared<NpzDataset>(d.npzPath);
   const NpzDataset& ds = *d.dataset;
   d.targetNames = ds.targetNames();
-  nlohmann::json meta = nlohmann::json::parse(ds.metadataJson(), nullptr, false);
-  d.sourcePath = o.path;
-  if (meta.is_object()) {
-    if (meta.contains("source") && meta["source"].is_object()) {
-      // The metadata names the file as the reader saw it (a PCQM4Mv2 folder's raw/data.csv.gz: "data.csv.gz").
-      fs::path named = meta["source"].value("path", o.path);
-      if (named.is_absolute() || fs::is_regular_file(named)) d.sourcePath = named.string();
-      for (const fs::path& p : {fs::path(o.path) / "raw" / named.filename(), fs::path(o.path) / named.filename()})
-        if (fs::is_directory(o.path) && fs::is_regular_file(p)) d.sourcePath = p.string();
-    }
-    d.rejected = meta.value("num_rejected", int64_t{0});
-    if (meta.contains("rejected") && meta["rejected"].is_array())
-      for (const auto& r : meta["rejected"])
-        d.rejectedLines.push_back("line " + std::to_string(r.value("line", int64_t{0})) + ": " +
-                                  r.value("reason", std::string()));
-    nlohmann::json opts = meta.value("options", nlohmann::json::object());
-    d.featurisation = {{"features", "ogb_smiles2graph"},
-                       {"feature_vocabulary", meta.value("feature_vocabulary", nlohmann::json())},
-                       {"explicit_hydrogens", opts.value("explicit_hydrogens", false)},
-                       {"conformers", opts.value("conformers", false)},
-                       {"conformer_seed", opts.value("conformer_seed", nlohmann::json())},
-                       {"graphormer_max_dist", opts.value("graphormer_max_dist", 0)},
-                       {"rdkit_version", meta.value("rdkit_version", std::string())}};
-  }
+  readBuildMetadata(d, o);
   if (isNpz && !o.targetColumns.empty() && o.targetColumns != d.targetNames)
     throw UsageError("--target-cols " + joined(o.targetColumns) + ": " + o.path + " was built with targets " +
                      joined(d.targetNames) + "; rebuild it with build_dataset --target-cols, or drop the flag");
@@ -198,31 +239,7 @@ MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
   d.size = static_cast<int64_t>(ds.size());
   if (o.limit >= 0) d.size = std::min<int64_t>(d.size, o.limit);
   if (d.size == 0) throw std::runtime_error(o.path + ": no molecule could be read (" + std::to_string(d.rejected) + " rejected)");
-  auto keepFirst = [&](std::vector<int64_t>& v) {
-    v.erase(std::remove_if(v.begin(), v.end(), [&](int64_t i) { return i >= d.size; }), v.end());
-  };
-  if (!o.splitFile.empty()) {
-    d.split = splitFromFiles(o.splitFile, ds, isNpz ? -1 : o.limit);
-    keepFirst(d.split.train), keepFirst(d.split.valid), keepFirst(d.split.test);
-  } else if (o.split == "random") {
-    d.split = randomSplit(d.size, o.seed);
-  } else if (o.split == "scaffold") {
-    std::vector<std::string> smiles;
-    smiles.reserve(static_cast<size_t>(d.size));
-    for (int64_t i = 0; i < d.size; ++i) smiles.push_back(ds.smiles(static_cast<size_t>(i)));
-    if (!smiles.empty() && smiles[0].empty())
-      throw UsageError("--split scaffold needs each molecule's SMILES, which " + d.npzPath +
-                       " does not hold (rebuild it with this version of build_dataset)");
-    d.split = scaffoldSplit(smiles);
-  } else {
-    // "auto": the split the dataset was built with (the source's own, or a split column), when it has one.
-    d.split = storedSplit(ds);
-    keepFirst(d.split.train), keepFirst(d.split.valid), keepFirst(d.split.test);
-    if (d.split.train.empty()) {
-      if (std::string hint = Pcqm4mv2Reader::splitHint(o.path); !hint.empty()) std::cerr << hint << "\n";
-      d.split = randomSplit(d.size, o.seed);
-    }
-  }
+  chooseSplit(d, o, isNpz);
   if (d.split.train.empty()) throw std::runtime_error(o.path + ": the " + d.split.kind + " split leaves no training molecule");
   if (d.split.valid.empty())
     throw std::runtime_error(o.path + ": the " + d.split.kind + " split leaves no validation molecule (" +

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gnn/Metrics.h"
 #include "loaders/FixedSizeDataLoader.h"
 
 namespace gnn::app {
@@ -68,46 +67,6 @@ MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std
 std::string moleculeMetricName(MoleculeTask task, int64_t tasks) {
   if (task == MoleculeTask::Classification) return "rocauc";
   return tasks > 1 ? "std_mae" : "mae";
-}
-
-Evaluation scoreMolecules(const MoleculePredictions& p, MoleculeTask task, const std::vector<std::string>& targetNames,
-                          const TargetScaling& scaling) {
-  Evaluation e;
-  const int64_t tasks = p.score.defined() ? p.score.dim(1) : 0;
-  const int64_t n = p.score.defined() ? p.score.dim(0) : 0;
-  e.details["molecules"] = n;
-  if (!p.skipped.empty()) e.details["skipped_too_large"] = static_cast<int64_t>(p.skipped.size());
-  if (n == 0) return e;
-  double stdMaeSum = 0;
-  int64_t counted = 0;
-  nlohmann::json per = nlohmann::json::object();
-  for (int64_t t = 0; t < tasks; ++t) {
-    Tensor s = Tensor::zeros({n, 1}), y = Tensor::zeros({n, 1}), m = Tensor::zeros({n, 1}, DType::U8);
-    for (int64_t i = 0; i < n; ++i) {
-      s.matrix<float>()(i, 0) = p.score.matrix<float>()(i, t);
-      y.matrix<float>()(i, 0) = p.target.matrix<float>()(i, t);
-      m.matrix<uint8_t>()(i, 0) = p.mask.matrix<uint8_t>()(i, t);
-    }
-    const std::string name = t < static_cast<int64_t>(targetNames.size()) ? targetNames[static_cast<size_t>(t)]
-                                                                          : "target" + std::to_string(t);
-    if (task == MoleculeTask::Classification) {
-      per[name] = rocAuc(s, y, m);
-    } else {
-      const double mae = meanAbsoluteError(s, y, m);
-      per[name] = mae;
-      if (std::isfinite(mae)) {
-        stdMaeSum += mae / (scaling.enabled() ? scaling.std[static_cast<size_t>(t)] : 1.0);
-        ++counted;
-      }
-    }
-  }
-  if (task == MoleculeTask::Classification) {
-    e.metric = rocAuc(p.score, p.target, p.mask);
-  } else {
-    e.metric = tasks == 1 ? per.begin().value().get<double>() : (counted ? stdMaeSum / static_cast<double>(counted) : NAN);
-  }
-  e.details[task == MoleculeTask::Classification ? "rocauc_per_target" : "mae_per_target"] = per;
-  return e;
 }
 
 namespace {

@@ -1,19 +1,18 @@
 // MoleculePredictions: one pass of a graph-level model over chosen molecules, in their order, in fixed-size
 // batches packed in that order (so the same molecules in the same order give the same batches and the same
-// bits, in `molecule_property --predict` and in `predict`); the metrics over them (MAE or ROC-AUC, per
-// target); and the predictions file (`line,id,smiles,prediction[_<target>]`).
+// bits, in `molecule_property --predict` and in `predict`); the metric's name; and the predictions file
+// (`line,id,smiles,prediction[_<target>]`). Scoring them against the targets is gnn/Evaluation.h's.
 //
 //   app::MoleculePredictions p = app::predictMolecules(model, 1, dataset, positions, fixed, scaling, task);
-//   app::Evaluation e = app::scoreMolecules(p, task, targetNames);
-//   app::writePredictionsCsv("test.csv", *dataset, p, targetNames, task);
+//   Evaluation e = scoreTargets(p.score, p.target, p.mask, task == app::MoleculeTask::Classification, targetNames);
+//   app::writePredictionsCsv("test.csv", *dataset, p, targetNames);
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "data/NpzDataset.h"
-#include "app/TargetScaling.h"
-#include "app/Trainer.h"
+#include "data/TargetScaling.h"
 #include "loaders/FixedSizeOptions.h"
 #include "models/BlockModel.h"
 
@@ -35,11 +34,6 @@ MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std
                                      const std::vector<int64_t>& positions, const FixedSizeOptions& fixed,
                                      const TargetScaling& scaling, MoleculeTask task);
 
-/// Regression: MAE per target; the metric is the MAE (one target) or the mean over targets of MAE / the
-/// target's training standard deviation ("std_mae", when there are several). Classification: ROC-AUC per
-/// target and its mean over targets with both classes (OGB's Evaluator).
-Evaluation scoreMolecules(const MoleculePredictions& p, MoleculeTask task, const std::vector<std::string>& targetNames,
-                          const TargetScaling& scaling);
 /// The metric's name for this task and target count ("mae", "std_mae", "rocauc").
 std::string moleculeMetricName(MoleculeTask task, int64_t tasks);
 

@@ -1,24 +1,23 @@
-#include "device/Device.h"
 #include "app/MoleculeProgram.h"
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
-#include "app/DeviceFlags.h"
 #include "app/HeapTuning.h"
 #include "app/MemoryBounds.h"
 #include "app/MoleculeData.h"
-#include "app/MoleculeModel.h"
 #include "app/MoleculePredictions.h"
-#include "app/Program.h"
 #include "app/ShippedData.h"
 #include "app/Trainer.h"
-#include "app/TrainingFlags.h"
+#include "data/TargetScaling.h"
+#include "device/Device.h"
+#include "gnn/Evaluation.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
 #include "gnn/Profiler.h"
@@ -29,15 +28,6 @@
 namespace gnn::app {
 
 namespace {
-
-struct Config {
-  std::string data, format, smilesCol = "smiles", targetCols, splitCol, split = "auto", splitFile, task = "auto",
-                    targetScaling = "standard", strategy = "plan", overSize = "error", predict;
-  int64_t numNodes = 0, numEdges = 0, numGraphs = 0, batchSize = 128, limit = -1, prefetch = 2, packWindow = 0;
-  bool paddingReportOnly = false, profile = false;
-};
-
-
 
 // The first labelled value that is not 0 or 1 among the training molecules, as "line L, target T = v".
 std::string firstNonBinary(const MoleculeData& md) {
@@ -56,19 +46,6 @@ std::string firstNonBinary(const MoleculeData& md) {
     }
   }
   return "";
-}
-
-// "auto": Graphormer pads (its attention works on a dense block per graph slot, so packing saves nothing),
-// message-passing models and SchNet pack by size (their work follows the atoms and edges).
-PackingStrategy strategyFromFlag(const std::string& s, bool graphormer) {
-  requireOneOf("--strategy", s, {"auto", "pad", "stream", "plan"});
-  if (s == "auto") return graphormer ? PackingStrategy::PadToMax : PackingStrategy::PlannedPack;
-  return parsePackingStrategy(s);
-}
-
-OverSizeStrategy overSizeFromFlag(const std::string& s) {
-  requireOneOf("--oversize", s, {"error", "skip", "trim_nodes", "trim_edges", "trim"});
-  return parseOverSizeStrategy(s);
 }
 
 nlohmann::json fixedToJson(const FixedSizeOptions& f) {
@@ -98,549 +75,657 @@ FixedSizeOptions fixedFromJson(const nlohmann::json& j, const std::string& sourc
 
 }  // namespace
 
-int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) {
-  Program prog(d.name, d.summary);
-  Config c;
-  MoleculeModelSpec spec;
-  spec.model = d.model;
-  spec.layers = d.layers;
-  spec.hidden = d.hidden;
-  c.targetScaling = d.targetScaling;
-  c.overSize = d.overSize;
-  TrainingFlags tf;
-  DeviceFlags df;
+// "auto": Graphormer pads (its attention works on a dense block per graph slot, so packing saves nothing),
+// message-passing models and SchNet pack by size (their work follows the atoms and edges).
+PackingStrategy MoleculeSettings::packing() const {
+  requireOneOf("--strategy", strategy, {"auto", "pad", "stream", "plan"});
+  if (strategy == "auto") return spec.isGraphormer() ? PackingStrategy::PadToMax : PackingStrategy::PlannedPack;
+  return parsePackingStrategy(strategy);
+}
+
+OverSizeStrategy MoleculeSettings::overSizeStrategy() const {
+  requireOneOf("--oversize", overSize, {"error", "skip", "trim_nodes", "trim_edges", "trim"});
+  return parseOverSizeStrategy(overSize);
+}
+
+void MoleculeSettings::bind(RunConfig& config) {
+  config.bind("data", &data);
+  config.bind("format", &format);
+  config.bind("smiles-col", &smilesCol);
+  config.bind("target-cols", &targetCols);
+  config.bind("split-col", &splitCol);
+  config.bind("split", &split);
+  config.bind("split-file", &splitFile);
+  config.bind("task", &task);
+  config.bind("target-scaling", &targetScaling);
+  config.bind("strategy", &strategy);
+  config.bind("oversize", &overSize);
+  config.bind("limit", &limit);
+  config.bind("batch-size", &batchSize);
+  config.bind("num-nodes", &numNodes);
+  config.bind("num-edges", &numEdges);
+  config.bind("num-graphs", &numGraphs);
+  config.bind("pack-window", &packWindow);
+  config.bind("seed", &training.seed);
+  spec.bind(config);
+}
+
+void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramDefaults& d) {
+  s.spec.model = d.model;
+  s.spec.layers = d.layers;
+  s.spec.hidden = d.hidden;
+  s.targetScaling = d.targetScaling;
+  s.overSize = d.overSize;
   const bool schnetProgram = MoleculeModelSpec::schnetIn(d.models);
   prog.group("Data").add_options()(
-      "data", po::value(&c.data)->value_name("PATH"),
+      "data", po::value(&s.data)->value_name("PATH"),
       ("PCQM4Mv2 layout (folder), MoleculeNet CSV, .smi, SDF, XYZ (each optionally .gz) or a built .npz "
        "(default: the shipped " + shippedDataLabel(d.data) + ")").c_str())(
-      "format", po::value(&c.format)->value_name("NAME"),
+      "format", po::value(&s.format)->value_name("NAME"),
       "pcqm4mv2 | csv | smi | sdf | xyz (default: from the file name)")(
-      "smiles-col", value(&c.smilesCol, "smiles"), "CSV: the SMILES column")(
+      "smiles-col", value(&s.smilesCol, "smiles"), "CSV: the SMILES column")(
       "target-cols",
-      d.targetCols.empty() ? po::value(&c.targetCols)->value_name("A,B") : value(&c.targetCols, d.targetCols),
+      d.targetCols.empty() ? po::value(&s.targetCols)->value_name("A,B") : value(&s.targetCols, d.targetCols),
       "CSV, SDF, XYZ: the columns (properties, keys) to predict, comma-separated")(
-      "limit", value(&c.limit, int64_t{-1}), "use the first N molecules only (-1: all)")(
-      "split", value(&c.split, d.split),
+      "limit", value(&s.limit, int64_t{-1}), "use the first N molecules only (-1: all)")(
+      "split", value(&s.split, d.split),
       "auto (the source's own split, else random) | random (seeded by --seed: 80/10/10 of a permutation) | "
       "scaffold (Bemis-Murcko scaffolds, largest groups to train first, 80/10/10, as OGB and MoleculeNet)")(
-      "split-file", po::value(&c.splitFile)->value_name("DIR"),
+      "split-file", po::value(&s.splitFile)->value_name("DIR"),
       "OGB's split layout: DIR/{train,valid,test}.csv[.gz], one 0-based molecule index of the input per line")(
-      "split-col", po::value(&c.splitCol)->value_name("COL"), "CSV: a column holding train / valid / test");
+      "split-col", po::value(&s.splitCol)->value_name("COL"), "CSV: a column holding train / valid / test");
   prog.group("Model and task").add_options()(
-      "task", value(&c.task, "auto"), "regression | classification | auto (classification when every label is 0/1)")(
-      "target-scaling", value(&c.targetScaling, d.targetScaling),
+      "task", value(&s.task, "auto"), "regression | classification | auto (classification when every label is 0/1)")(
+      "target-scaling", value(&s.targetScaling, d.targetScaling),
       schnetProgram ? "regression: atomref (schnet: per-element references fitted on the training split by least "
                       "squares, the model learns the rest per atom) | standard (learn (y - mean) / std of the "
                       "training split) | none; reported in target units"
                     : "regression: standard (learn (y - mean) / std of the training split; reported in target units) "
                       "| none");
-  spec.addTo(prog.group("Model and task"), d.models);
+  s.spec.addTo(prog.group("Model and task"), d.models);
   prog.group("Batches").add_options()(
-      "strategy", value(&c.strategy, d.strategy),
+      "strategy", value(&s.strategy, d.strategy),
       "auto (pad for Graphormer, plan otherwise) | pad (PadToMax) | stream (StreamPack) | plan (PlannedPack)")(
-      "batch-size", value(&c.batchSize, d.batchSize),
+      "batch-size", value(&s.batchSize, d.batchSize),
       "real molecules per batch (pad), at most per batch (stream, plan); the padding graph comes on top")(
-      "num-nodes", value(&c.numNodes, int64_t{0}), "atoms per batch (0: sized from the data)")(
-      "num-edges", value(&c.numEdges, int64_t{0}), "directed bonds per batch (0: sized from the data)")(
-      "num-graphs", value(&c.numGraphs, int64_t{0}), "graph slots per batch incl. padding (0: batch-size + 1)")(
-      "oversize", value(&c.overSize, d.overSize),
+      "num-nodes", value(&s.numNodes, int64_t{0}), "atoms per batch (0: sized from the data)")(
+      "num-edges", value(&s.numEdges, int64_t{0}), "directed bonds per batch (0: sized from the data)")(
+      "num-graphs", value(&s.numGraphs, int64_t{0}), "graph slots per batch incl. padding (0: batch-size + 1)")(
+      "oversize", value(&s.overSize, d.overSize),
       "a training molecule larger than a batch holds (or than --max-node): error | skip | trim_nodes | trim_edges | "
       "trim; evaluation always fits every molecule")(
-      "pack-window", value(&c.packWindow, int64_t{0}), "PlannedPack window in molecules (0: whole epoch)")(
-      "prefetch", value(&c.prefetch, int64_t{2}), "batches prepared ahead on a background thread");
+      "pack-window", value(&s.packWindow, int64_t{0}), "PlannedPack window in molecules (0: whole epoch)")(
+      "prefetch", value(&s.prefetch, int64_t{2}), "batches prepared ahead on a background thread");
   prog.flags().add_options()(
-      "predict", po::value(&c.predict)->value_name("FILE.csv"),
+      "predict", po::value(&s.predict)->value_name("FILE.csv"),
       "write the test molecules' predictions (best validation epoch's weights): line,id,smiles,prediction")(
-      "profile", po::bool_switch(&c.profile),
+      "profile", po::bool_switch(&s.profile),
       "per-op table of the training steps on stderr (op, pass, calls, ms, GFLOP, GFLOP/s, share); rows under "
       "\"profile\" with --json")(
-      "padding-report-only", po::bool_switch(&c.paddingReportOnly), "one pass of the loader, no training");
-  tf.addTo(prog, d.training);
-  df.addTo(prog);
+      "padding-report-only", po::bool_switch(&s.paddingReportOnly), "one pass of the loader, no training");
+  s.training.addTo(prog, d.training);
+  s.device.addTo(prog);
   prog.setEpilog(d.epilog + (d.epilog.empty() ? "" : "\n\n") +
       "Results go to stdout (a summary, or one JSON object with --json); progress and notes go to stderr.\n"
       "The loss is in standardised units for regression with --target-scaling standard; metrics are in the\n"
       "targets' units. Checkpoints (--save) hold the configuration above, so --load FILE alone continues a run,\n"
       "and `predict --checkpoint FILE` applies the model to new molecules.");
-  return prog.run(argc, argv, [&] {
-    tf.apply(prog);
-    df.apply(prog);
-    RunConfig config;
-    for (const char* f : {"data", "format", "smiles-col", "target-cols", "split-col", "split", "split-file", "task",
-                          "target-scaling", "strategy", "oversize"}) {
-      std::string* p = std::string(f) == "data"           ? &c.data
-                       : std::string(f) == "format"       ? &c.format
-                       : std::string(f) == "split-col"    ? &c.splitCol
-                       : std::string(f) == "smiles-col"   ? &c.smilesCol
-                       : std::string(f) == "target-cols"  ? &c.targetCols
-                       : std::string(f) == "split"        ? &c.split
-                       : std::string(f) == "split-file"   ? &c.splitFile
-                       : std::string(f) == "task"         ? &c.task
-                       : std::string(f) == "target-scaling" ? &c.targetScaling
-                       : std::string(f) == "strategy"     ? &c.strategy
-                                                          : &c.overSize;
-      config.bind(f, p);
-    }
-    config.bind("limit", &c.limit);
-    config.bind("batch-size", &c.batchSize);
-    config.bind("num-nodes", &c.numNodes);
-    config.bind("num-edges", &c.numEdges);
-    config.bind("num-graphs", &c.numGraphs);
-    config.bind("pack-window", &c.packWindow);
-    config.bind("seed", const_cast<uint64_t*>(&tf.seed));
-    spec.bind(config);
-    // --load FILE, or --resume: the newest valid checkpoint of --checkpoint-dir.
-    std::optional<CheckpointDir::Found> found = tf.checkpointToContinue();
-    std::optional<Checkpoint> ck;
-    std::string ckPath;
-    if (found) {
-      ck = std::move(found->checkpoint);
-      ckPath = found->path;
-      const nlohmann::json& written = ck->meta.contains("program") ? ck->meta["program"] : nlohmann::json();
-      const std::string program = written.is_string() ? written.get<std::string>() : written.dump();
-      if (program != d.name)
-        throw std::runtime_error(ckPath + ": not a checkpoint of " + std::string(d.name) + " (program '" + program + "')");
-      config.restore(ck->meta["config"], prog, ckPath);
-      if (!config.derived.is_object())
-        throw std::runtime_error(ckPath + ": configuration 'derived' is not a JSON object; the checkpoint cannot be used");
-    }
-    // Reads config.derived.<key> of the checkpoint continued: a malformed value is named in this program's words.
-    auto readDerived = [&](const char* key, const auto& read) {
-      try {
-        return read(config.derived[key]);
-      } catch (const nlohmann::json::exception&) {
-        std::string shown = config.derived[key].dump();
-        if (shown.size() > 120) shown = shown.substr(0, 117) + "...";
-        throw std::runtime_error(ckPath + ": configuration 'derived." + key + "' = " + shown +
-                                 " is malformed; the checkpoint cannot be used");
-      }
-    };
-    // Widths and batch sizes within the machine's memory before anything is allocated for them (a width a
-    // checkpoint holds is named as its configuration's).
-    const std::string sizesFrom = ck ? ckPath : std::string();
-    spec.requireFitsInMemory(sizesFrom);
-    // Values, in flag terms, before any work.
-    spec.validate(d.models, &prog);
-    requireOneOf("--task", c.task, {"auto", "regression", "classification"});
-    if (schnetProgram)
-      requireOneOf("--target-scaling", c.targetScaling, {"atomref", "standard", "none"});
-    else
-      requireOneOf("--target-scaling", c.targetScaling, {"standard", "none"});
-    if (c.targetScaling == "atomref" && !spec.isSchNet())
-      throw UsageError("--target-scaling atomref applies to --model schnet (use standard or none)");
-    requireOneOf("--split", c.split, {"auto", "random", "scaffold"});
-    if (!c.splitCol.empty() && (c.split != "auto" || !c.splitFile.empty()))
-      throw UsageError("--split-col and --split " + c.split + (c.splitFile.empty() ? "" : " / --split-file") +
-                            " both choose the split; give one");
-    if (!c.splitFile.empty() && c.split != "auto") throw UsageError("--split-file and --split " + c.split + " both choose the split; give one");
-    PackingStrategy strategy = strategyFromFlag(c.strategy, spec.isGraphormer());
-    OverSizeStrategy overSize = overSizeFromFlag(c.overSize);
-    requireAtLeast("--batch-size", static_cast<double>(c.batchSize), 1);
-    requireAtLeast("--limit", static_cast<double>(c.limit), -1);
-    if (c.limit == 0) throw UsageError("--limit 0: no molecule to train on (-1 uses all)");
-    requireAtLeast("--num-nodes", static_cast<double>(c.numNodes), 0);
-    requireAtLeast("--num-edges", static_cast<double>(c.numEdges), 0);
-    requireAtLeast("--num-graphs", static_cast<double>(c.numGraphs), 0);
-    if (c.numGraphs == 1) throw UsageError("--num-graphs 1: a batch needs a slot for its padding graph (at least 2)");
-    requireAtLeast("--pack-window", static_cast<double>(c.packWindow), 0);
-    {
-      FixedSizeOptions asked;
-      asked.numNodes = c.numNodes;
-      asked.numEdges = c.numEdges;
-      asked.numGraphs = c.numGraphs;
-      asked.maxNodesPerGraph = spec.isGraphormer() ? spec.maxNode : 0;
-      spec.requireBatchFitsInMemory(asked, {"num-nodes", "num-edges", "num-graphs", "max-node"}, sizesFrom);
-      // Every molecule of a batch has at least one atom and one bond; Graphormer gives each a block.
-      const double perMolecule = spec.bytesPerNode() + spec.bytesPerEdge() +
-                                 spec.bytesPerGraph(spec.isGraphormer() ? spec.maxNode : 1);
-      requireFitsInMemory("batch-size", static_cast<double>(c.batchSize),
-                          static_cast<double>(c.batchSize) * perMolecule, sizesFrom,
-                          "a batch's inputs and activations through " + spec.describe());
-    }
-    requireAtLeast("--prefetch", static_cast<double>(c.prefetch), 0);
-    if (!c.predict.empty()) checkWritable("--predict", c.predict);
+}
 
-    keepFreedMemoryInHeap();
+void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const MoleculeProgramDefaults& d,
+                        const std::string& sizesFrom) {
+  const MoleculeModelSpec& spec = s.spec;
+  // Widths and batch sizes within the machine's memory before anything is allocated for them (a width a
+  // checkpoint holds is named as its configuration's).
+  spec.requireFitsInMemory(sizesFrom);
+  spec.validate(d.models, &prog);
+  requireOneOf("--task", s.task, {"auto", "regression", "classification"});
+  if (MoleculeModelSpec::schnetIn(d.models))
+    requireOneOf("--target-scaling", s.targetScaling, {"atomref", "standard", "none"});
+  else
+    requireOneOf("--target-scaling", s.targetScaling, {"standard", "none"});
+  if (s.targetScaling == "atomref" && !spec.isSchNet())
+    throw UsageError("--target-scaling atomref applies to --model schnet (use standard or none)");
+  requireOneOf("--split", s.split, {"auto", "random", "scaffold"});
+  if (!s.splitCol.empty() && (s.split != "auto" || !s.splitFile.empty()))
+    throw UsageError("--split-col and --split " + s.split + (s.splitFile.empty() ? "" : " / --split-file") +
+                     " both choose the split; give one");
+  if (!s.splitFile.empty() && s.split != "auto")
+    throw UsageError("--split-file and --split " + s.split + " both choose the split; give one");
+  s.packing();
+  s.overSizeStrategy();
+  requireAtLeast("--batch-size", static_cast<double>(s.batchSize), 1);
+  requireAtLeast("--limit", static_cast<double>(s.limit), -1);
+  if (s.limit == 0) throw UsageError("--limit 0: no molecule to train on (-1 uses all)");
+  requireAtLeast("--num-nodes", static_cast<double>(s.numNodes), 0);
+  requireAtLeast("--num-edges", static_cast<double>(s.numEdges), 0);
+  requireAtLeast("--num-graphs", static_cast<double>(s.numGraphs), 0);
+  if (s.numGraphs == 1) throw UsageError("--num-graphs 1: a batch needs a slot for its padding graph (at least 2)");
+  requireAtLeast("--pack-window", static_cast<double>(s.packWindow), 0);
+  FixedSizeOptions asked;
+  asked.numNodes = s.numNodes;
+  asked.numEdges = s.numEdges;
+  asked.numGraphs = s.numGraphs;
+  asked.maxNodesPerGraph = spec.isGraphormer() ? spec.maxNode : 0;
+  spec.requireBatchFitsInMemory(asked, {"num-nodes", "num-edges", "num-graphs", "max-node"}, sizesFrom);
+  // Every molecule of a batch has at least one atom and one bond; Graphormer gives each a block.
+  const double perMolecule =
+      spec.bytesPerNode() + spec.bytesPerEdge() + spec.bytesPerGraph(spec.isGraphormer() ? spec.maxNode : 1);
+  requireFitsInMemory("batch-size", static_cast<double>(s.batchSize), static_cast<double>(s.batchSize) * perMolecule,
+                      sizesFrom, "a batch's inputs and activations through " + spec.describe());
+  requireAtLeast("--prefetch", static_cast<double>(s.prefetch), 0);
+  if (!s.predict.empty()) checkWritable("--predict", s.predict);
+  if (!s.format.empty()) requireOneOf("--format", s.format, {"pcqm4mv2", "csv", "smi", "sdf", "xyz"});
+}
 
-    MoleculeDataOptions mo;
-    mo.path = c.data.empty() ? shippedData(d.data) : c.data;
-    if (!c.format.empty()) requireOneOf("--format", c.format, {"pcqm4mv2", "csv", "smi", "sdf", "xyz"});
-    mo.format = c.format;
-    mo.smilesColumn = c.smilesCol;
-    mo.smilesColumnGiven = prog.given("smiles-col");
-    mo.splitColumn = c.splitCol;
-    mo.targetColumns = splitCommaList(c.targetCols);
-    mo.limit = c.limit;
-    mo.threads = numThreads();
-    mo.split = c.split;
-    mo.splitFile = c.splitFile;
-    mo.seed = tf.seed;
-    mo.quiet = tf.quiet;
-    spec.requireFeatures(mo);
-    if (!tf.quiet && !c.data.empty() && std::filesystem::path(mo.path).extension() != ".npz")
-      std::cerr << prog.name() << ": reading " << mo.path << " (featurised once, then cached)\n";
-    MoleculeData md = openMoleculeData(mo);
-    if (md.rejected > 0 && !tf.quiet) {
-      std::cerr << prog.name() << ": " << md.rejected << " molecule(s) of " << md.sourcePath << " rejected";
-      for (size_t k = 0; k < std::min<size_t>(md.rejectedLines.size(), 5); ++k) std::cerr << "\n  " << md.rejectedLines[k];
-      if (md.rejectedLines.size() > 5) std::cerr << "\n  ... (build_dataset inspect " << md.npzPath << " lists all)";
-      std::cerr << "\n";
-    }
-    // The molecules as the model reads them (SchNet: the radius graph, computed once here).
-    std::shared_ptr<const Dataset> all = spec.view(md.dataset);
-    const int64_t tasks = md.dataset->numTargets();
-    spec.tasks = tasks;
+namespace {
 
-    // The task: from the checkpoint when continuing, else from the flag and the labels.
-    MoleculeTask task;
-    if (config.derived.contains("task")) {
-      task = config.derived["task"] == "classification" ? MoleculeTask::Classification : MoleculeTask::Regression;
-    } else {
-      const std::string bad = firstNonBinary(md);
-      if (c.task == "classification" && !bad.empty())
-        throw UsageError("--task classification needs 0/1 labels, but " + bad +
-                              " (use --task regression for continuous targets)");
-      task = c.task == "classification" || (c.task == "auto" && bad.empty()) ? MoleculeTask::Classification
-                                                                            : MoleculeTask::Regression;
-    }
-    const bool classification = task == MoleculeTask::Classification;
-    config.derived["task"] = classification ? "classification" : "regression";
-    config.derived["targets"] = md.targetNames;
-    config.derived["featurisation"] = md.featurisation;
-    // SchNet learns from every atom of an XYZ file, hydrogens included: SMILES given to `predict` later get
-    // explicit hydrogens before their conformers are embedded (the XYZ reader itself ignores the option).
-    auto endsWith = [](const std::string& t, const std::string& suffix) {
-      return t.size() >= suffix.size() && t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0;
-    };
-    if (spec.isSchNet() && (mo.format == "xyz" || (mo.format.empty() && (endsWith(md.sourcePath, ".xyz") ||
-                                                                        endsWith(md.sourcePath, ".xyz.gz")))))
-      config.derived["featurisation"]["explicit_hydrogens"] = true;
-    TargetScaling scaling;
-    if (config.derived.contains("target_scaling")) {
-      scaling = readDerived("target_scaling", [](const nlohmann::json& j) { return TargetScaling::fromJson(j); });
-    } else if (!classification && c.targetScaling == "standard") {
-      scaling = TargetScaling::fit(*all, md.split.train, static_cast<int>(tasks));
-    }
-    config.derived["target_scaling"] = scaling.toJson();
-    if (config.derived.contains("model_output")) {
-      readDerived("model_output", [&](const nlohmann::json& j) { spec.outputFromJson(j); });
-    } else if (!classification && c.targetScaling == "atomref") {
-      fitAtomReferences(spec, *all, md.split.train);
-    }
-    config.derived["model_output"] = spec.outputJson();
-    if (!c.predict.empty() && md.split.test.empty())
-      throw UsageError("--predict writes the test molecules' predictions, but the " + md.split.kind +
-                            " split has no test molecule");
+// One run of the program, phase by phase; each phase leaves its results here for the next.
+class MoleculeRun {
+ public:
+  MoleculeRun(Program& prog, MoleculeSettings& s, const MoleculeProgramDefaults& d) : prog_(prog), s_(s), d_(d) {}
 
-    // Fixed sizes from the whole set, so validation and test batches share the training shapes.
-    FixedSizeOptions fixed;
-    if (config.derived.contains("fixed")) {
-      fixed = fixedFromJson(config.derived["fixed"], ckPath, "fixed");
-      spec.requireBatchFitsInMemory(fixed, {"derived.fixed.num_nodes", "derived.fixed.num_edges",
-                                            "derived.fixed.num_graphs", "derived.fixed.max_nodes_per_graph"}, ckPath);
-    } else {
-      // Graphormer: sized from the molecules of at most --max-node atoms, the ones its blocks hold.
-      std::shared_ptr<const Dataset> sized = all;
-      if (spec.isGraphormer()) {
-        std::vector<size_t> small;
-        for (size_t i = 0; i < all->size(); ++i)
-          if (all->numNodes(i) <= spec.maxNode) small.push_back(i);
-        if (small.empty())
-          throw UsageError("no molecule has at most --max-node " + std::to_string(spec.maxNode) + " atoms");
-        sized = std::make_shared<Subset>(all, small);
-      }
-      fixed = strategy == PackingStrategy::PadToMax ? FixedSizeOptions::fromDataset(*sized, c.batchSize + 1)
-                                                    : FixedSizeOptions::forPacking(*sized, c.batchSize);
-      if (spec.isGraphormer()) fixed.maxNodesPerGraph = spec.maxNode;
-      if (c.numGraphs > 0) fixed.numGraphs = c.numGraphs;
-      if (c.numNodes > 0) fixed.numNodes = c.numNodes;
-      if (c.numEdges > 0) fixed.numEdges = c.numEdges;
-      try {
-        fixed.validate();
-      } catch (const std::exception& e) {
-        throw UsageError("--num-nodes " + std::to_string(fixed.numNodes) + ", --num-edges " +
-                              std::to_string(fixed.numEdges) + ", --num-graphs " + std::to_string(fixed.numGraphs) +
-                              ": every graph slot of a batch needs at least one atom and one bond (raise --num-nodes "
-                              "and --num-edges to at least --num-graphs, or lower --batch-size)");
-      }
-      spec.requireBatchFitsInMemory(fixed, {"num-nodes", "num-edges", "num-graphs", "max-node"}, sizesFrom);
-    }
-    config.derived["fixed"] = fixedToJson(fixed);
-    // Molecules larger than a batch holds, named in the flags' terms before any training.
-    {
-      int64_t over = 0, worstNodes = 0, worstEdges = 0, worstLine = 0;
-      for (size_t i = 0; i < static_cast<size_t>(md.size); ++i)
-        if (!fixed.fitsGraph(all->numNodes(i), all->numEdges(i))) {
-          ++over;
-          if (all->numNodes(i) > worstNodes || all->numEdges(i) > worstEdges) {
-            worstNodes = std::max(worstNodes, all->numNodes(i));
-            worstEdges = std::max(worstEdges, all->numEdges(i));
-            worstLine = md.dataset->sourceLine(i);
-          }
-        }
-      if (over > 0 && overSize == OverSizeStrategy::Error) {
-        const int64_t needNodes = worstNodes + fixed.numGraphs - 1, needEdges = worstEdges + fixed.numGraphs - 1;
-        std::string raise;
-        if (needNodes > fixed.numNodes) raise += "--num-nodes to at least " + std::to_string(needNodes);
-        if (needEdges > fixed.numEdges)
-          raise += (raise.empty() ? "" : " and ") + std::string("--num-edges to at least ") + std::to_string(needEdges);
-        if (raise.empty() || (fixed.maxNodesPerGraph > 0 && worstNodes > fixed.maxNodesPerGraph))
-          raise = spec.isGraphormer() ? "--max-node to at least " + std::to_string(worstNodes)
-                                      : "--num-nodes / --num-edges (or lower --batch-size)";
-        throw UsageError(std::to_string(over) + " molecule(s) are larger than a batch of --num-nodes " +
-                              std::to_string(fixed.numNodes) + ", --num-edges " + std::to_string(fixed.numEdges) +
-                              ", --num-graphs " + std::to_string(fixed.numGraphs) + " holds (e.g. " + md.sourcePath +
-                              " line " + std::to_string(worstLine) + "); raise " + raise +
-                              ", or pass --oversize skip (or trim)");
-      }
-      if (over > 0 && !tf.quiet)
-        std::cerr << prog.name() << ": " << over << " molecule(s) larger than a batch holds"
-                  << (spec.isGraphormer() ? " (more than --max-node " + std::to_string(spec.maxNode) + " atoms)" : "")
-                  << ": --oversize " << c.overSize << " applies to them in training; evaluation predicts them all\n";
-    }
-    // Evaluation and --predict: the training shape, grown (node-pair blocks included) until every molecule fits,
-    // so validation and test scores cover every molecule.
-    FixedSizeOptions evalFixed = fixed;
-    if (config.derived.contains("eval_fixed")) {
-      evalFixed = fixedFromJson(config.derived["eval_fixed"], ckPath, "eval_fixed");
-      spec.requireBatchFitsInMemory(evalFixed, {"derived.eval_fixed.num_nodes", "derived.eval_fixed.num_edges",
-                                                "derived.eval_fixed.num_graphs", "derived.eval_fixed.max_nodes_per_graph"},
-                                    ckPath);
-    } else {
-      int64_t maxNodes = 0, maxEdges = 0;
-      for (size_t i = 0; i < all->size(); ++i) {
-        maxNodes = std::max(maxNodes, all->numNodes(i));
-        maxEdges = std::max(maxEdges, all->numEdges(i));
-      }
-      if (evalFixed.maxNodesPerGraph > 0) evalFixed.maxNodesPerGraph = std::max(evalFixed.maxNodesPerGraph, maxNodes);
-      evalFixed.numNodes = std::max(evalFixed.numNodes, evalFixed.rowsNeeded(maxNodes, 1));
-      evalFixed.numEdges = std::max(evalFixed.numEdges, evalFixed.rowsNeeded(maxEdges, 1));
-      evalFixed.validate();
-    }
-    config.derived["eval_fixed"] = fixedToJson(evalFixed);
-
-    auto subset = [&](const std::vector<int64_t>& v) {
-      return std::make_shared<Subset>(all, std::vector<size_t>(v.begin(), v.end()));
-    };
-    auto train = subset(md.split.train);
-    FixedSizeDataLoader::Options lo;
-    lo.strategy = strategy;
-    lo.overSize = overSize;
-    lo.seed = tf.seed;
-    lo.prefetch = static_cast<int>(c.prefetch);
-    lo.packWindow = c.packWindow;
-    lo.microBatchesPerRequest = df.microBatchesPerRequest();
-    // Under mpirun: this rank's replicas' micro-batches only (every micro-batch of an epoch on exactly one rank).
-    lo.shard = df.options.shard(/*training=*/true);
-    FixedSizeDataLoader trainLoader(train, fixed, lo);
-
-    nlohmann::json out;
-    out["data"] = mo.path;
-    out["graphs"] = md.size;
-    out["rejected"] = md.rejected;
-    out["split"] = md.split.toJson();
-    out["train_graphs"] = md.split.train.size();
-    out["valid_graphs"] = md.split.valid.size();
-    out["test_graphs"] = md.split.test.size();
-    out["targets"] = md.targetNames;
-    out["strategy"] = packingStrategyName(strategy);
-    out["num_nodes"] = fixed.numNodes;
-    out["num_edges"] = fixed.numEdges;
-    out["num_graphs"] = fixed.numGraphs;
-    out["batch_size"] = c.batchSize;
-    out["task"] = classification ? "classification" : "regression";
-    out["target_scaling"] = scaling.toJson();
-    out["threads"] = numThreads();
-
-    trainLoader.startEpoch(0);
-    PaddingReport report = trainLoader.report();
-    nlohmann::json reportJson = report.toJson();  // items() must not outlive the json it iterates
-    for (const auto& [k, v] : reportJson.items()) out[k] = v;
-    if (c.paddingReportOnly) {
-      // Collation of the whole set, timed on this thread (no prefetch): the loader's cost per epoch.
-      FixedSizeDataLoader::Options so = lo;
-      so.prefetch = 0;
-      FixedSizeDataLoader once(all, fixed, so);
-      Stopwatch sw;
-      once.startEpoch(0);
-      for (Batch b; once.next(b);) {
-      }
-      const double collateSeconds = sw.ms() / 1000;
-      out["collate_seconds_full_set"] = collateSeconds;
-      out["collate_graphs_per_s"] = static_cast<double>(once.report().realGraphs) / collateSeconds;
-      if (tf.json)
-        std::cout << out.dump() << std::endl;
-      else
-        std::cout << "train loader (" << c.strategy << ", " << fixed.toString() << "): " << report.toString() << "\n"
-                  << "collation of all " << all->size() << " molecules: " << collateSeconds << " s\n";
-      return 0;
-    }
-
-    std::unique_ptr<BlockModel> model = makeMoleculeModel(spec, tf.seed);
-    std::unique_ptr<Optimizer> opt = tf.makeOptimizer({{model->parameters(), tf.weightDecay}});
-    const std::string metricName = moleculeMetricName(task, tasks);
-    Trainer trainer(prog, tf, *model, *opt, config, {metricName, classification}, "molecules");
-    if (ck) trainer.resume(*ck, ckPath);
-    if (!tf.quiet)
-      std::cerr << prog.name() << ": " << md.size << " molecules (" << md.split.kind << " split "
-                << md.split.train.size() << "/" << md.split.valid.size() << "/" << md.split.test.size() << "), "
-                << (classification ? "classification" : "regression") << " of " << tasks << " target(s), "
-                << spec.describe() << " (" << model->numParameters()
-                << " parameters), batches of " << fixed.numNodes << " atoms, " << fixed.numEdges << " directed bonds, "
-                << fixed.numGraphs << " graph slots, " << numThreads() << " thread(s)\n";
-
-    trainer.logRunStart({{"data", mo.path}, {"split", md.split.toJson()}, {"molecules", md.size}});
-    // Inference throughput over every evaluation pass (no tape, eval mode, the training batch shape).
-    double inferSeconds = 0;
-    int64_t inferMolecules = 0;
-    auto evaluate = [&](const std::vector<int64_t>& positions) {
-      Stopwatch sw;
-      MoleculePredictions p = predictMolecules(*model, tasks, all, positions, evalFixed, scaling, task);
-      inferSeconds += sw.ms() / 1000;
-      inferMolecules += static_cast<int64_t>(p.positions.size());
-      return scoreMolecules(p, task, md.targetNames, scaling);
-    };
-    int64_t steps = 0;
-    // The device runs every training step: the model whole on this machine (cpu), or replicas, pipeline stages
-    // and micro-batches on simulated IPUs (ipu). Compiled once for the training batch's fixed shapes.
-    trainLoader.startEpoch(0);
-    const Batch shapes = trainLoader.collateBatch(0);
-    LossFn lossFn{[&](const Variable& pred, const Batch& b) {
-                    return classification ? bceWithLogits(pred, b.y, b.yMask)
-                                          : l1Loss(pred, scaling.standardize(b.y), b.yMask);
-                  },
-                  {}};
-    std::unique_ptr<DeviceProgram> program =
-        df.compile(prog, *model, lossFn, opt.get(), shapes, static_cast<double>(c.batchSize), tf.quiet);
-    if (!df.trace.empty() || !df.traceSvg.empty()) program->enableTrace(df.traceRequests);
-    if (!tf.quiet && df.simulated())
-      std::cerr << prog.name() << ": " << df.options.describe(static_cast<int64_t>(program->stageNames().size()))
-                << " on " << program->numIpus() << " simulated IPU(s); one weight update = " << c.batchSize
-                << " graph slots x " << df.replicas << " replica(s) x " << df.gradAccum
-                << " micro-batch(es), one host request = " << df.microBatchesPerRequest() << " micro-batches\n";
-    if (!tf.quiet && isDistributed(prog.processes().get()))
-      std::cerr << prog.name() << ": the replicas spread over " << prog.processes()->size() << " MPI processes ("
-                << prog.processes()->localSize() << " on this host, " << numThreads() << " thread(s) each); this rank runs "
-                << df.options.shard(true).describe() << "\n";
-    Trainer::Hooks hooks;
-    hooks.stepsPerEpoch = [&] {
-      trainLoader.startEpoch(trainer.completedEpochs());
-      return program->updatesFor(trainLoader.numBatches());
-    };
-    OpProfiler profiler;
-    hooks.trainEpoch = [&](int64_t epoch, int64_t skip) {
-      // The profile covers the training steps only, not the evaluations between epochs.
-      std::optional<ObserverScope> profiling;
-      if (c.profile) profiling.emplace(profiler);
-      trainLoader.startEpoch(epoch);
-      for (Batch b; trainLoader.nextRequest(b);) {
-        if (skip > 0) {
-          // Updates already trained before an interrupt (interrupts come between host requests).
-          skip -= program->updatesFor(trainLoader.lastRequestMicroBatches());
-          continue;
-        }
-        const bool more = trainer.step(*program, b, [&] {
-          std::vector<int64_t> pos;
-          for (int64_t g : b.graphIndex) pos.push_back(md.split.train[static_cast<size_t>(g)]);
-          return describeMolecules(md, pos);
-        });
-        steps += trainer.lastRun().updates;
-        if (!more) break;  // --time-budget spent
-      }
-    };
-    hooks.validate = [&] { return evaluate(md.split.valid); };
-    if (!md.split.test.empty()) hooks.test = [&] { return evaluate(md.split.test); };
-
-    trainer.run(hooks);
-    if (c.profile && prog.primary()) {
-      std::cerr << "per-op profile of " << steps << " training steps (forward and backward; optimizer not included)\n";
-      profiler.print(std::cerr);
-      out["profile"] = profiler.json();
-      out["profile_steps"] = steps;
-    }
-    if (!c.predict.empty()) {
-      trainer.withBestWeights([&] {
-        MoleculePredictions p = predictMolecules(*model, tasks, all, md.split.test, evalFixed, scaling, task);
-        if (prog.primary()) writePredictionsCsv(c.predict, *md.dataset, p, md.targetNames);
-        if (!tf.quiet)
-          std::cerr << prog.name() << ": wrote " << p.positions.size() << " test predictions to " << c.predict << "\n";
-      });
-      out["predictions"] = c.predict;
-    }
-
-    nlohmann::json sum = trainer.summary();
-    for (const auto& [k, v] : sum.items()) out[k] = v;
-    out["model"] = spec.model;
-    if (spec.isGraphormer()) {
-      const auto& go = static_cast<const Graphormer&>(*model).options();
-      out["layers"] = go.layers;
-      out["hidden"] = go.hidden;
-      out["max_node"] = spec.maxNode;
-      out["eval_max_node"] = evalFixed.maxNodesPerGraph;
-    } else {
-      out["layers"] = spec.layers;
-      out["hidden"] = spec.hidden;
-    }
-    out["parameters"] = model->numParameters();
-    // Names kept from earlier versions of this program's JSON.
-    out["valid_metric_name"] = metricName;
-    out["valid_metric"] = sum["valid_" + metricName];
-    if (sum.contains("test_" + metricName)) out["test_metric"] = sum["test_" + metricName];
-    out["real_graphs_per_s"] = sum["train_samples_per_s"];
-    out["train_graphs_per_s"] = sum["train_samples_per_s"];
-    out["infer_graphs_per_s"] = inferSeconds > 0 ? static_cast<double>(inferMolecules) / inferSeconds : 0.0;
-    out["train_molecules_per_s"] = out["train_graphs_per_s"];
-    out["infer_molecules_per_s"] = out["infer_graphs_per_s"];
-    out["seconds"] = sum["train_seconds"].get<double>() + sum["eval_seconds"].get<double>();
-    out["param_l2"] = paramL2(*model);
-    out["param_checksum"] = paramChecksum(*model);
-    const nlohmann::json deviceJson = df.toJson(*program);  // items() must not outlive the json it iterates
-    for (const auto& [k, v] : deviceJson.items()) out[k] = v;
-    const nlohmann::json planJson = df.planJson(*program);
-    for (const auto& [k, v] : planJson.items()) out[k] = v;
-    out["samples_per_s"] = sum["train_samples_per_s"];
-    out["padded_micro_batches"] = trainer.paddedMicroBatches();
-    out["dropped_micro_batches"] = trainer.droppedMicroBatches();
-    if (!tf.quiet && (trainer.droppedMicroBatches() > 0 || trainer.paddedMicroBatches() > 0))
-      std::cerr << prog.name() << ": the epochs' last host requests were short: "
-                << (trainer.droppedMicroBatches() > 0
-                        ? std::to_string(trainer.droppedMicroBatches()) + " micro-batch(es) dropped (--partial-request drop)"
-                        : std::to_string(trainer.paddedMicroBatches()) +
-                              " weight-0 micro-batch(es) padded in (--partial-request pad; they change nothing)")
-                << "\n";
-    df.writeTraces(*program, prog.name() + " " + spec.model);
-    if (df.simulated() && !tf.quiet) std::cerr << "stages (per micro-batch):\n" << program->stageTable();
-    if (df.simulated()) {
-      nlohmann::json st = nlohmann::json::array();
-      for (const auto& r : program->record().stages)
-        st.push_back({{"blocks", r.name}, {"parameters", r.parameters}, {"forward_ops", r.forwardOps},
-                      {"backward_ops", r.backwardOps}, {"flops_per_micro_batch", r.forwardFlops + r.backwardFlops},
-                      {"saved_bytes_per_micro_batch", r.savedBytes}, {"max_stashed", r.maxStashed}});
-      out["stage_table"] = st;
-    }
-    out["peak_rss_mb"] = peakRssMb();
-    if (tf.json) {
-      std::cout << out.dump() << std::endl;
-    } else {
-      auto shown = [](const nlohmann::json& v) {
-        if (!v.is_number() || !std::isfinite(v.get<double>())) return std::string("n/a (no labels)");
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.5g", v.get<double>());
-        return std::string(buf);
-      };
-      std::cout << "best epoch " << trainer.bestEpoch() << " of " << trainer.completedEpochs() << ": valid "
-                << metricName << " " << shown(out["valid_metric"]);
-      if (out.contains("test_metric")) std::cout << ", test " << metricName << " " << shown(out["test_metric"]);
-      std::cout << "\n";
-      const char* perKey = classification ? "rocauc_per_target" : "mae_per_target";
-      if (tasks > 1 && sum["test_details"].is_object() && sum["test_details"].contains(perKey))
-        for (const auto& [name, v] : sum["test_details"][perKey].items())
-          std::cout << "  test " << (classification ? "ROC-AUC " : "MAE ") << name << " " << shown(v) << "\n";
-      std::printf("%.0f molecules/s in training, param_l2 %.6f\n", sum["train_samples_per_s"].get<double>(),
-                  out["param_l2"].get<double>());
-    }
+  int run() {
+    startOrContinue();
+    loadData();
+    deriveRunConfig();
+    makeTrainLoader();
+    if (s_.paddingReportOnly) return reportPadding();
+    buildModel();
+    train();
+    writePredictions();
+    report();
     return 0;
+  }
+
+ private:
+  void startOrContinue();
+  void loadData();
+  void deriveRunConfig();
+  MoleculeTask deriveTask() const;
+  FixedSizeOptions trainingShape() const;
+  FixedSizeOptions evaluationShape() const;
+  void checkOversizedMolecules() const;
+  void makeTrainLoader();
+  int reportPadding();
+  void buildModel();
+  void train();
+  Evaluation evaluate(const std::vector<int64_t>& positions);
+  void writePredictions();
+  void report();
+  void printSummary(const nlohmann::json& sum) const;
+
+  Program& prog_;
+  MoleculeSettings& s_;
+  MoleculeModelSpec& spec_ = s_.spec;
+  const TrainingFlags& tf_ = s_.training;
+  const DeviceFlags& df_ = s_.device;
+  const MoleculeProgramDefaults& d_;
+  RunConfig config_;
+  // The checkpoint continued (--load, --resume) and its path; sizesFrom_ names it for the memory checks.
+  std::optional<Checkpoint> ck_;
+  std::string ckPath_, sizesFrom_;
+  PackingStrategy strategy_ = PackingStrategy::PlannedPack;
+  OverSizeStrategy overSize_ = OverSizeStrategy::Error;
+  MoleculeDataOptions mo_;
+  MoleculeData md_;
+  // The molecules as the model reads them (SchNet: the radius graph, computed once).
+  std::shared_ptr<const Dataset> all_;
+  int64_t tasks_ = 0;
+  MoleculeTask task_ = MoleculeTask::Regression;
+  bool classification_ = false;
+  TargetScaling scaling_;
+  FixedSizeOptions fixed_, evalFixed_;
+  FixedSizeDataLoader::Options lo_;
+  std::unique_ptr<FixedSizeDataLoader> trainLoader_;
+  nlohmann::json out_;
+  PaddingReport padding_;
+  std::unique_ptr<BlockModel> model_;
+  std::unique_ptr<Optimizer> opt_;
+  std::string metricName_;
+  std::unique_ptr<Trainer> trainer_;
+  std::unique_ptr<DeviceProgram> program_;
+  OpProfiler profiler_;
+  int64_t steps_ = 0;
+  // Inference throughput over every evaluation pass (no tape, eval mode, the training batch shape).
+  double inferSeconds_ = 0;
+  int64_t inferMolecules_ = 0;
+};
+
+// The run's configuration: bound to the flags, restored from the checkpoint continued; then every flag checked.
+void MoleculeRun::startOrContinue() {
+  s_.bind(config_);
+  if (std::optional<CheckpointDir::Found> found = tf_.continueRun(prog_, config_)) {
+    ck_ = std::move(found->checkpoint);
+    ckPath_ = found->path;
+    sizesFrom_ = ckPath_;
+  }
+  checkMoleculeFlags(prog_, s_, d_, sizesFrom_);
+  strategy_ = s_.packing();
+  overSize_ = s_.overSizeStrategy();
+  keepFreedMemoryInHeap();
+}
+
+void MoleculeRun::loadData() {
+  mo_.path = s_.data.empty() ? shippedData(d_.data) : s_.data;
+  mo_.format = s_.format;
+  mo_.smilesColumn = s_.smilesCol;
+  mo_.smilesColumnGiven = prog_.given("smiles-col");
+  mo_.splitColumn = s_.splitCol;
+  mo_.targetColumns = splitCommaList(s_.targetCols);
+  mo_.limit = s_.limit;
+  mo_.threads = numThreads();
+  mo_.split = s_.split;
+  mo_.splitFile = s_.splitFile;
+  mo_.seed = tf_.seed;
+  mo_.quiet = tf_.quiet;
+  spec_.requireFeatures(mo_);
+  if (!tf_.quiet && !s_.data.empty() && std::filesystem::path(mo_.path).extension() != ".npz")
+    std::cerr << prog_.name() << ": reading " << mo_.path << " (featurised once, then cached)\n";
+  md_ = openMoleculeData(mo_);
+  if (md_.rejected > 0 && !tf_.quiet) {
+    std::cerr << prog_.name() << ": " << md_.rejected << " molecule(s) of " << md_.sourcePath << " rejected";
+    for (size_t k = 0; k < std::min<size_t>(md_.rejectedLines.size(), 5); ++k)
+      std::cerr << "\n  " << md_.rejectedLines[k];
+    if (md_.rejectedLines.size() > 5) std::cerr << "\n  ... (build_dataset inspect " << md_.npzPath << " lists all)";
+    std::cerr << "\n";
+  }
+  all_ = spec_.view(md_.dataset);
+  tasks_ = md_.dataset->numTargets();
+  spec_.tasks = tasks_;
+}
+
+// What the run derives from the data on its first start, kept as it was when it continues (RunConfig::deriveOnce):
+// the task, the target scaling, the model's output constants, the training and evaluation batch shapes.
+void MoleculeRun::deriveRunConfig() {
+  task_ = config_.deriveOnce(
+      "task", [&] { return deriveTask(); },
+      [](const nlohmann::json& j) { return j == "classification" ? MoleculeTask::Classification : MoleculeTask::Regression; },
+      [](MoleculeTask t) { return t == MoleculeTask::Classification ? "classification" : "regression"; });
+  classification_ = task_ == MoleculeTask::Classification;
+  config_.derived["targets"] = md_.targetNames;
+  config_.derived["featurisation"] = md_.featurisation;
+  // SchNet learns from every atom of an XYZ file, hydrogens included: SMILES given to `predict` later get
+  // explicit hydrogens before their conformers are embedded (the XYZ reader itself ignores the option).
+  auto endsWith = [](const std::string& t, const std::string& suffix) {
+    return t.size() >= suffix.size() && t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (spec_.isSchNet() && (mo_.format == "xyz" || (mo_.format.empty() && (endsWith(md_.sourcePath, ".xyz") ||
+                                                                          endsWith(md_.sourcePath, ".xyz.gz")))))
+    config_.derived["featurisation"]["explicit_hydrogens"] = true;
+  scaling_ = config_.deriveOnce(
+      "target_scaling",
+      [&] {
+        return !classification_ && s_.targetScaling == "standard"
+                   ? TargetScaling::fit(*all_, md_.split.train, static_cast<int>(tasks_))
+                   : TargetScaling::identity();
+      },
+      TargetScaling::fromJson, [](const TargetScaling& t) { return t.toJson(); });
+  config_.deriveOnce(
+      "model_output",
+      [&] {
+        if (!classification_ && s_.targetScaling == "atomref") fitAtomReferences(spec_, *all_, md_.split.train);
+        return spec_.outputJson();
+      },
+      [&](const nlohmann::json& j) {
+        spec_.outputFromJson(j);
+        return spec_.outputJson();
+      },
+      [](const nlohmann::json& j) { return j; });
+  if (!s_.predict.empty() && md_.split.test.empty())
+    throw UsageError("--predict writes the test molecules' predictions, but the " + md_.split.kind +
+                     " split has no test molecule");
+  // A checkpoint's batch shapes must fit this machine too.
+  auto restoredShape = [this](const char* key) {
+    return [this, key](const nlohmann::json& j) {
+      FixedSizeOptions f = fixedFromJson(j, ckPath_, key);
+      const std::string k = std::string("derived.") + key + ".";
+      spec_.requireBatchFitsInMemory(f, {k + "num_nodes", k + "num_edges", k + "num_graphs", k + "max_nodes_per_graph"},
+                                     ckPath_);
+      return f;
+    };
+  };
+  fixed_ = config_.deriveOnce("fixed", [&] { return trainingShape(); }, restoredShape("fixed"), fixedToJson);
+  checkOversizedMolecules();
+  evalFixed_ = config_.deriveOnce("eval_fixed", [&] { return evaluationShape(); }, restoredShape("eval_fixed"), fixedToJson);
+}
+
+// The task of a first run: from --task and the labels.
+MoleculeTask MoleculeRun::deriveTask() const {
+  const std::string bad = firstNonBinary(md_);
+  if (s_.task == "classification" && !bad.empty())
+    throw UsageError("--task classification needs 0/1 labels, but " + bad +
+                     " (use --task regression for continuous targets)");
+  return s_.task == "classification" || (s_.task == "auto" && bad.empty()) ? MoleculeTask::Classification
+                                                                           : MoleculeTask::Regression;
+}
+
+// Fixed sizes from the whole set, so validation and test batches share the training shapes.
+FixedSizeOptions MoleculeRun::trainingShape() const {
+  // Graphormer: sized from the molecules of at most --max-node atoms, the ones its blocks hold.
+  std::shared_ptr<const Dataset> sized = all_;
+  if (spec_.isGraphormer()) {
+    std::vector<size_t> small;
+    for (size_t i = 0; i < all_->size(); ++i)
+      if (all_->numNodes(i) <= spec_.maxNode) small.push_back(i);
+    if (small.empty())
+      throw UsageError("no molecule has at most --max-node " + std::to_string(spec_.maxNode) + " atoms");
+    sized = std::make_shared<Subset>(all_, small);
+  }
+  FixedSizeOptions fixed = strategy_ == PackingStrategy::PadToMax
+                               ? FixedSizeOptions::fromDataset(*sized, s_.batchSize + 1)
+                               : FixedSizeOptions::forPacking(*sized, s_.batchSize);
+  if (spec_.isGraphormer()) fixed.maxNodesPerGraph = spec_.maxNode;
+  if (s_.numGraphs > 0) fixed.numGraphs = s_.numGraphs;
+  if (s_.numNodes > 0) fixed.numNodes = s_.numNodes;
+  if (s_.numEdges > 0) fixed.numEdges = s_.numEdges;
+  try {
+    fixed.validate();
+  } catch (const std::exception& e) {
+    throw UsageError("--num-nodes " + std::to_string(fixed.numNodes) + ", --num-edges " +
+                     std::to_string(fixed.numEdges) + ", --num-graphs " + std::to_string(fixed.numGraphs) +
+                     ": every graph slot of a batch needs at least one atom and one bond (raise --num-nodes "
+                     "and --num-edges to at least --num-graphs, or lower --batch-size)");
+  }
+  spec_.requireBatchFitsInMemory(fixed, {"num-nodes", "num-edges", "num-graphs", "max-node"}, sizesFrom_);
+  return fixed;
+}
+
+// Evaluation and --predict: the training shape, grown (node-pair blocks included) until every molecule fits,
+// so validation and test scores cover every molecule.
+FixedSizeOptions MoleculeRun::evaluationShape() const {
+  FixedSizeOptions evalFixed = fixed_;
+  int64_t maxNodes = 0, maxEdges = 0;
+  for (size_t i = 0; i < all_->size(); ++i) {
+    maxNodes = std::max(maxNodes, all_->numNodes(i));
+    maxEdges = std::max(maxEdges, all_->numEdges(i));
+  }
+  if (evalFixed.maxNodesPerGraph > 0) evalFixed.maxNodesPerGraph = std::max(evalFixed.maxNodesPerGraph, maxNodes);
+  evalFixed.numNodes = std::max(evalFixed.numNodes, evalFixed.rowsNeeded(maxNodes, 1));
+  evalFixed.numEdges = std::max(evalFixed.numEdges, evalFixed.rowsNeeded(maxEdges, 1));
+  evalFixed.validate();
+  return evalFixed;
+}
+
+// Molecules larger than a batch holds, named in the flags' terms before any training.
+void MoleculeRun::checkOversizedMolecules() const {
+  int64_t over = 0, worstNodes = 0, worstEdges = 0, worstLine = 0;
+  for (size_t i = 0; i < static_cast<size_t>(md_.size); ++i)
+    if (!fixed_.fitsGraph(all_->numNodes(i), all_->numEdges(i))) {
+      ++over;
+      if (all_->numNodes(i) > worstNodes || all_->numEdges(i) > worstEdges) {
+        worstNodes = std::max(worstNodes, all_->numNodes(i));
+        worstEdges = std::max(worstEdges, all_->numEdges(i));
+        worstLine = md_.dataset->sourceLine(i);
+      }
+    }
+  if (over > 0 && overSize_ == OverSizeStrategy::Error) {
+    const int64_t needNodes = worstNodes + fixed_.numGraphs - 1, needEdges = worstEdges + fixed_.numGraphs - 1;
+    std::string raise;
+    if (needNodes > fixed_.numNodes) raise += "--num-nodes to at least " + std::to_string(needNodes);
+    if (needEdges > fixed_.numEdges)
+      raise += (raise.empty() ? "" : " and ") + std::string("--num-edges to at least ") + std::to_string(needEdges);
+    if (raise.empty() || (fixed_.maxNodesPerGraph > 0 && worstNodes > fixed_.maxNodesPerGraph))
+      raise = spec_.isGraphormer() ? "--max-node to at least " + std::to_string(worstNodes)
+                                   : "--num-nodes / --num-edges (or lower --batch-size)";
+    throw UsageError(std::to_string(over) + " molecule(s) are larger than a batch of --num-nodes " +
+                     std::to_string(fixed_.numNodes) + ", --num-edges " + std::to_string(fixed_.numEdges) +
+                     ", --num-graphs " + std::to_string(fixed_.numGraphs) + " holds (e.g. " + md_.sourcePath +
+                     " line " + std::to_string(worstLine) + "); raise " + raise + ", or pass --oversize skip (or trim)");
+  }
+  if (over > 0 && !tf_.quiet)
+    std::cerr << prog_.name() << ": " << over << " molecule(s) larger than a batch holds"
+              << (spec_.isGraphormer() ? " (more than --max-node " + std::to_string(spec_.maxNode) + " atoms)" : "")
+              << ": --oversize " << s_.overSize << " applies to them in training; evaluation predicts them all\n";
+}
+
+// The training loader, and the data's part of the results (its first epoch's padding included).
+void MoleculeRun::makeTrainLoader() {
+  auto train = std::make_shared<Subset>(all_, std::vector<size_t>(md_.split.train.begin(), md_.split.train.end()));
+  lo_.strategy = strategy_;
+  lo_.overSize = overSize_;
+  lo_.seed = tf_.seed;
+  lo_.prefetch = static_cast<int>(s_.prefetch);
+  lo_.packWindow = s_.packWindow;
+  lo_.microBatchesPerRequest = df_.microBatchesPerRequest();
+  // Under mpirun: this rank's replicas' micro-batches only (every micro-batch of an epoch on exactly one rank).
+  lo_.shard = df_.options.shard(/*training=*/true);
+  trainLoader_ = std::make_unique<FixedSizeDataLoader>(train, fixed_, lo_);
+
+  out_["data"] = mo_.path;
+  out_["graphs"] = md_.size;
+  out_["rejected"] = md_.rejected;
+  out_["split"] = md_.split.toJson();
+  out_["train_graphs"] = md_.split.train.size();
+  out_["valid_graphs"] = md_.split.valid.size();
+  out_["test_graphs"] = md_.split.test.size();
+  out_["targets"] = md_.targetNames;
+  out_["strategy"] = packingStrategyName(strategy_);
+  out_["num_nodes"] = fixed_.numNodes;
+  out_["num_edges"] = fixed_.numEdges;
+  out_["num_graphs"] = fixed_.numGraphs;
+  out_["batch_size"] = s_.batchSize;
+  out_["task"] = classification_ ? "classification" : "regression";
+  out_["target_scaling"] = scaling_.toJson();
+  out_["threads"] = numThreads();
+
+  trainLoader_->startEpoch(0);
+  padding_ = trainLoader_->report();
+  const nlohmann::json reportJson = padding_.toJson();  // items() must not outlive the json it iterates
+  for (const auto& [k, v] : reportJson.items()) out_[k] = v;
+}
+
+// --padding-report-only: collation of the whole set, timed on this thread (no prefetch): the loader's cost per
+// epoch.
+int MoleculeRun::reportPadding() {
+  FixedSizeDataLoader::Options so = lo_;
+  so.prefetch = 0;
+  FixedSizeDataLoader once(all_, fixed_, so);
+  Stopwatch sw;
+  once.startEpoch(0);
+  for (Batch b; once.next(b);) {
+  }
+  const double collateSeconds = sw.ms() / 1000;
+  out_["collate_seconds_full_set"] = collateSeconds;
+  out_["collate_graphs_per_s"] = static_cast<double>(once.report().realGraphs) / collateSeconds;
+  if (tf_.json)
+    std::cout << out_.dump() << std::endl;
+  else
+    std::cout << "train loader (" << s_.strategy << ", " << fixed_.toString() << "): " << padding_.toString() << "\n"
+              << "collation of all " << all_->size() << " molecules: " << collateSeconds << " s\n";
+  return 0;
+}
+
+// The model, its optimizer and the Trainer (continuing the checkpoint, if any), and the device program that
+// runs every training step: the model whole on this machine (cpu), or replicas, pipeline stages and
+// micro-batches on simulated IPUs (ipu), compiled once for the training batch's fixed shapes.
+void MoleculeRun::buildModel() {
+  model_ = makeMoleculeModel(spec_, tf_.seed);
+  opt_ = tf_.makeOptimizer({{model_->parameters(), tf_.weightDecay}});
+  metricName_ = moleculeMetricName(task_, tasks_);
+  trainer_ = std::make_unique<Trainer>(prog_, tf_, *model_, *opt_, config_, MetricSpec{metricName_, classification_},
+                                       "molecules");
+  if (ck_) trainer_->resume(*ck_, ckPath_);
+  if (!tf_.quiet)
+    std::cerr << prog_.name() << ": " << md_.size << " molecules (" << md_.split.kind << " split "
+              << md_.split.train.size() << "/" << md_.split.valid.size() << "/" << md_.split.test.size() << "), "
+              << (classification_ ? "classification" : "regression") << " of " << tasks_ << " target(s), "
+              << spec_.describe() << " (" << model_->numParameters() << " parameters), batches of "
+              << fixed_.numNodes << " atoms, " << fixed_.numEdges << " directed bonds, " << fixed_.numGraphs
+              << " graph slots, " << numThreads() << " thread(s)\n";
+  trainer_->logRunStart({{"data", mo_.path}, {"split", md_.split.toJson()}, {"molecules", md_.size}});
+  trainLoader_->startEpoch(0);
+  const Batch shapes = trainLoader_->collateBatch(0);
+  LossFn lossFn{[this](const Variable& pred, const Batch& b) {
+                  return classification_ ? bceWithLogits(pred, b.y, b.yMask)
+                                         : l1Loss(pred, scaling_.standardize(b.y), b.yMask);
+                },
+                {}};
+  program_ = df_.compile(prog_, *model_, lossFn, opt_.get(), shapes, static_cast<double>(s_.batchSize), tf_.quiet);
+  if (!df_.trace.empty() || !df_.traceSvg.empty()) program_->enableTrace(df_.traceRequests);
+  if (!tf_.quiet && df_.simulated())
+    std::cerr << prog_.name() << ": " << df_.options.describe(static_cast<int64_t>(program_->stageNames().size()))
+              << " on " << program_->numIpus() << " simulated IPU(s); one weight update = " << s_.batchSize
+              << " graph slots x " << df_.replicas << " replica(s) x " << df_.gradAccum
+              << " micro-batch(es), one host request = " << df_.microBatchesPerRequest() << " micro-batches\n";
+  if (!tf_.quiet && isDistributed(prog_.processes().get()))
+    std::cerr << prog_.name() << ": the replicas spread over " << prog_.processes()->size() << " MPI processes ("
+              << prog_.processes()->localSize() << " on this host, " << numThreads()
+              << " thread(s) each); this rank runs " << df_.options.shard(true).describe() << "\n";
+}
+
+void MoleculeRun::train() {
+  Trainer& trainer = *trainer_;
+  Trainer::Hooks hooks;
+  hooks.stepsPerEpoch = [&] {
+    trainLoader_->startEpoch(trainer.completedEpochs());
+    return program_->updatesFor(trainLoader_->numBatches());
+  };
+  hooks.trainEpoch = [&](int64_t epoch, int64_t skip) {
+    // The profile covers the training steps only, not the evaluations between epochs.
+    std::optional<ObserverScope> profiling;
+    if (s_.profile) profiling.emplace(profiler_);
+    trainLoader_->startEpoch(epoch);
+    for (Batch b; trainLoader_->nextRequest(b);) {
+      if (skip > 0) {
+        // Updates already trained before an interrupt (interrupts come between host requests).
+        skip -= program_->updatesFor(trainLoader_->lastRequestMicroBatches());
+        continue;
+      }
+      const bool more = trainer.step(*program_, b, [&] {
+        std::vector<int64_t> pos;
+        for (int64_t g : b.graphIndex) pos.push_back(md_.split.train[static_cast<size_t>(g)]);
+        return describeMolecules(md_, pos);
+      });
+      steps_ += trainer.lastRun().updates;
+      if (!more) break;  // --time-budget spent
+    }
+  };
+  hooks.validate = [&] { return evaluate(md_.split.valid); };
+  if (!md_.split.test.empty()) hooks.test = [&] { return evaluate(md_.split.test); };
+  trainer.run(hooks);
+  if (s_.profile && prog_.primary()) {
+    std::cerr << "per-op profile of " << steps_ << " training steps (forward and backward; optimizer not included)\n";
+    profiler_.print(std::cerr);
+    out_["profile"] = profiler_.json();
+    out_["profile_steps"] = steps_;
+  }
+}
+
+Evaluation MoleculeRun::evaluate(const std::vector<int64_t>& positions) {
+  Stopwatch sw;
+  MoleculePredictions p = predictMolecules(*model_, tasks_, all_, positions, evalFixed_, scaling_, task_);
+  inferSeconds_ += sw.ms() / 1000;
+  inferMolecules_ += static_cast<int64_t>(p.positions.size());
+  Evaluation e = scoreTargets(p.score, p.target, p.mask, classification_, md_.targetNames, scaling_.std);
+  e.details["molecules"] = static_cast<int64_t>(p.positions.size());
+  if (!p.skipped.empty()) e.details["skipped_too_large"] = static_cast<int64_t>(p.skipped.size());
+  return e;
+}
+
+// --predict: the test molecules with the best validation epoch's weights.
+void MoleculeRun::writePredictions() {
+  if (s_.predict.empty()) return;
+  trainer_->withBestWeights([&] {
+    MoleculePredictions p = predictMolecules(*model_, tasks_, all_, md_.split.test, evalFixed_, scaling_, task_);
+    if (prog_.primary()) writePredictionsCsv(s_.predict, *md_.dataset, p, md_.targetNames);
+    if (!tf_.quiet)
+      std::cerr << prog_.name() << ": wrote " << p.positions.size() << " test predictions to " << s_.predict << "\n";
+  });
+  out_["predictions"] = s_.predict;
+}
+
+// The results: one JSON object (--json) or a summary on stdout; the device's traces and stage table.
+void MoleculeRun::report() {
+  const Trainer& trainer = *trainer_;
+  nlohmann::json sum = trainer.summary();
+  for (const auto& [k, v] : sum.items()) out_[k] = v;
+  out_["model"] = spec_.model;
+  if (spec_.isGraphormer()) {
+    const auto& go = static_cast<const Graphormer&>(*model_).options();
+    out_["layers"] = go.layers;
+    out_["hidden"] = go.hidden;
+    out_["max_node"] = spec_.maxNode;
+    out_["eval_max_node"] = evalFixed_.maxNodesPerGraph;
+  } else {
+    out_["layers"] = spec_.layers;
+    out_["hidden"] = spec_.hidden;
+  }
+  out_["parameters"] = model_->numParameters();
+  // Names kept from earlier versions of this program's JSON.
+  out_["valid_metric_name"] = metricName_;
+  out_["valid_metric"] = sum["valid_" + metricName_];
+  if (sum.contains("test_" + metricName_)) out_["test_metric"] = sum["test_" + metricName_];
+  out_["real_graphs_per_s"] = sum["train_samples_per_s"];
+  out_["train_graphs_per_s"] = sum["train_samples_per_s"];
+  out_["infer_graphs_per_s"] = inferSeconds_ > 0 ? static_cast<double>(inferMolecules_) / inferSeconds_ : 0.0;
+  out_["train_molecules_per_s"] = out_["train_graphs_per_s"];
+  out_["infer_molecules_per_s"] = out_["infer_graphs_per_s"];
+  out_["seconds"] = sum["train_seconds"].get<double>() + sum["eval_seconds"].get<double>();
+  out_["param_l2"] = paramL2(*model_);
+  out_["param_checksum"] = paramChecksum(*model_);
+  const nlohmann::json deviceJson = df_.toJson(*program_);  // items() must not outlive the json it iterates
+  for (const auto& [k, v] : deviceJson.items()) out_[k] = v;
+  const nlohmann::json planJson = df_.planJson(*program_);
+  for (const auto& [k, v] : planJson.items()) out_[k] = v;
+  out_["samples_per_s"] = sum["train_samples_per_s"];
+  out_["padded_micro_batches"] = trainer.paddedMicroBatches();
+  out_["dropped_micro_batches"] = trainer.droppedMicroBatches();
+  if (!tf_.quiet && (trainer.droppedMicroBatches() > 0 || trainer.paddedMicroBatches() > 0))
+    std::cerr << prog_.name() << ": the epochs' last host requests were short: "
+              << (trainer.droppedMicroBatches() > 0
+                      ? std::to_string(trainer.droppedMicroBatches()) + " micro-batch(es) dropped (--partial-request drop)"
+                      : std::to_string(trainer.paddedMicroBatches()) +
+                            " weight-0 micro-batch(es) padded in (--partial-request pad; they change nothing)")
+              << "\n";
+  df_.writeTraces(*program_, prog_.name() + " " + spec_.model);
+  if (df_.simulated() && !tf_.quiet) std::cerr << "stages (per micro-batch):\n" << program_->stageTable();
+  if (df_.simulated()) {
+    nlohmann::json st = nlohmann::json::array();
+    for (const auto& r : program_->record().stages)
+      st.push_back({{"blocks", r.name}, {"parameters", r.parameters}, {"forward_ops", r.forwardOps},
+                    {"backward_ops", r.backwardOps}, {"flops_per_micro_batch", r.forwardFlops + r.backwardFlops},
+                    {"saved_bytes_per_micro_batch", r.savedBytes}, {"max_stashed", r.maxStashed}});
+    out_["stage_table"] = st;
+  }
+  out_["peak_rss_mb"] = peakRssMb();
+  if (tf_.json)
+    std::cout << out_.dump() << std::endl;
+  else
+    printSummary(sum);
+}
+
+// Without --json: the best epoch's metrics (per target when there are several) and the training speed.
+void MoleculeRun::printSummary(const nlohmann::json& sum) const {
+  auto shown = [](const nlohmann::json& v) {
+    if (!v.is_number() || !std::isfinite(v.get<double>())) return std::string("n/a (no labels)");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.5g", v.get<double>());
+    return std::string(buf);
+  };
+  std::cout << "best epoch " << trainer_->bestEpoch() << " of " << trainer_->completedEpochs() << ": valid "
+            << metricName_ << " " << shown(out_.at("valid_metric"));
+  if (out_.contains("test_metric")) std::cout << ", test " << metricName_ << " " << shown(out_.at("test_metric"));
+  std::cout << "\n";
+  const char* perKey = classification_ ? "rocauc_per_target" : "mae_per_target";
+  if (tasks_ > 1 && sum.contains("test_details") && sum["test_details"].is_object() &&
+      sum["test_details"].contains(perKey))
+    for (const auto& [name, v] : sum["test_details"][perKey].items())
+      std::cout << "  test " << (classification_ ? "ROC-AUC " : "MAE ") << name << " " << shown(v) << "\n";
+  std::printf("%.0f molecules/s in training, param_l2 %.6f\n", sum["train_samples_per_s"].get<double>(),
+              out_.at("param_l2").get<double>());
+}
+
+}  // namespace
+
+int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) {
+  Program prog(d.name, d.summary);
+  MoleculeSettings s;
+  addMoleculeFlags(prog, s, d);
+  return prog.run(argc, argv, [&] {
+    s.training.apply(prog);
+    s.device.apply(prog);
+    return MoleculeRun(prog, s, d).run();
   });
 }
 

@@ -7,10 +7,17 @@
 //     return app::runMoleculeProgram(argc, argv, d);
 //   }
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "app/DeviceFlags.h"
+#include "app/MoleculeModel.h"
+#include "app/Program.h"
+#include "app/RunConfig.h"
 #include "app/TrainingFlags.h"
+#include "loaders/OverSizeStrategy.h"
+#include "loaders/PackingStrategy.h"
 
 namespace gnn::app {
 
@@ -30,6 +37,31 @@ struct MoleculeProgramDefaults {
   std::string split = "auto";
   TrainingDefaults training;
 };
+
+/// The program's settings, as its command line sets them (addMoleculeFlags).
+struct MoleculeSettings {
+  std::string data, format, smilesCol = "smiles", targetCols, splitCol, split = "auto", splitFile, task = "auto",
+      targetScaling = "standard", strategy = "plan", overSize = "error", predict;
+  int64_t numNodes = 0, numEdges = 0, numGraphs = 0, batchSize = 128, limit = -1, prefetch = 2, packWindow = 0;
+  bool paddingReportOnly = false, profile = false;
+  MoleculeModelSpec spec;
+  TrainingFlags training;
+  DeviceFlags device;
+
+  /// Binds the flags that define a run (its checkpoints keep them; --load and --resume restore them).
+  void bind(RunConfig& config);
+  /// --strategy ("auto": pad for Graphormer, plan otherwise) and --oversize; UsageError for another value.
+  PackingStrategy packing() const;
+  OverSizeStrategy overSizeStrategy() const;
+};
+
+/// Adds every flag of the program (`d`'s defaults and models) to `prog`, bound to `s`.
+void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramDefaults& d);
+/// Checks the values in flag terms (UsageError naming the flag), before any work: ranges, flags that exclude each
+/// other, widths and batch sizes within the machine's memory (`sizesFrom`: "" when they are the command line's,
+/// else the checkpoint they were restored from), --predict writable.
+void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const MoleculeProgramDefaults& d,
+                        const std::string& sizesFrom);
 
 /// Parses the command line and runs; returns the exit code (see Program::run).
 int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& defaults);

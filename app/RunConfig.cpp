@@ -53,7 +53,17 @@ void RunConfig::restore(const nlohmann::json& saved, const Program& prog, const 
         },
         e.target);
   }
+  source_ = source;
   if (saved.contains("derived")) derived = saved["derived"];
+  if (!derived.is_object())
+    throw std::runtime_error(source + ": configuration 'derived' is not a JSON object; the checkpoint cannot be used");
+}
+
+void RunConfig::malformedDerived(const std::string& key) const {
+  std::string shown = derived.at(key).dump();
+  if (shown.size() > 120) shown = shown.substr(0, 117) + "...";
+  throw std::runtime_error(source_ + ": configuration 'derived." + key + "' = " + shown +
+                           " is malformed; the checkpoint cannot be used");
 }
 
 }  // namespace gnn::app

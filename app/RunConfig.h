@@ -7,6 +7,8 @@
 //   config.bind("model", &c.model);               // the flag --model, saved as "model"
 //   config.bind("hidden", &c.hidden);
 //   config.restore(ck.meta["config"], prog, "run.ckpt");   // before the model is built
+//   TargetScaling s = config.deriveOnce("target_scaling", [&] { return TargetScaling::fit(...); },
+//                                       TargetScaling::fromJson, [](const TargetScaling& t) { return t.toJson(); });
 //   ck.meta["config"] = config.toJson();
 #pragma once
 #include <nlohmann/json.hpp>
@@ -32,13 +34,22 @@ class RunConfig {
   nlohmann::json toJson() const;
   /// Adopts `saved` (a toJson() of an earlier run) for every bound flag the user did not give; a given flag
   /// whose value differs throws UsageError: "--hidden 128 contradicts run.ckpt (hidden 300) ...". Keys that
-  /// the checkpoint lacks keep the command line's value. `derived` is taken over as saved.
+  /// the checkpoint lacks keep the command line's value. `derived` is taken over as saved (it must be an object).
   void restore(const nlohmann::json& saved, const Program& prog, const std::string& source);
+
+  /// A value derived from the data when a run first starts and kept as it was for the rest of the run. When the
+  /// restored configuration holds derived[key], the value is `read(derived[key])` and `derive` is not called
+  /// (a malformed value is named with the checkpoint); otherwise it is `derive()`. Either way `write(value)`
+  /// becomes derived[key], for the run's checkpoints.
+  template <class Derive, class Read, class Write>
+  auto deriveOnce(const std::string& key, Derive derive, Read read, Write write) -> decltype(derive());
 
   /// Values derived from the data at the first run (kept as they were on resume).
   nlohmann::json derived = nlohmann::json::object();
 
  private:
+  [[noreturn]] void malformedDerived(const std::string& key) const;
+  std::string source_;  // the checkpoint restore() read, for messages
   using Target = std::variant<std::string*, int64_t*, int*, uint64_t*, double*, bool*>;
   template <class T>
   void add(const std::string& flag, T* v) {
@@ -50,5 +61,21 @@ class RunConfig {
   };
   std::vector<Entry> entries_;
 };
+
+template <class Derive, class Read, class Write>
+auto RunConfig::deriveOnce(const std::string& key, Derive derive, Read read, Write write) -> decltype(derive()) {
+  if (derived.contains(key)) {
+    try {
+      auto v = read(derived[key]);
+      derived[key] = write(v);
+      return v;
+    } catch (const nlohmann::json::exception&) {
+      malformedDerived(key);
+    }
+  }
+  auto v = derive();
+  derived[key] = write(v);
+  return v;
+}
 
 }  // namespace gnn::app

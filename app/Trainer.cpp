@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <variant>
 
 #include "app/CheckpointDir.h"
 #include "app/StopSignal.h"
@@ -21,7 +22,85 @@ std::string num(double v, const char* fmt = "%.5g") {
   return buf;
 }
 const char* signalName(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+// The fp16 loss scaling's state, under "trainer"."loss_scaling" (a field list like Trainer::StateField's).
+struct LossScaleField {
+  const char* name;
+  std::variant<int64_t LossScaleState::*, double LossScaleState::*> member;
+  double ifNull = NAN;
+};
+const std::vector<LossScaleField>& lossScaleFields() {
+  static const std::vector<LossScaleField> fields = {{"scale", &LossScaleState::scale},
+                                                     {"clean_updates", &LossScaleState::cleanUpdates},
+                                                     {"skipped_updates", &LossScaleState::skipped},
+                                                     {"overflow_updates", &LossScaleState::overflows}};
+  return fields;
+}
+
+// `fields` of `owner` as a JSON object.
+template <class Owner, class Field>
+nlohmann::json writeFields(const Owner& owner, const std::vector<Field>& fields) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const Field& f : fields)
+    std::visit(
+        [&](auto member) {
+          const auto& v = owner.*member;
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Fnv1a>)
+            j[f.name] = v.value();
+          else
+            j[f.name] = v;
+        },
+        f.member);
+  return j;
+}
+
+// Reads `fields` into `owner` from what `at(name)` returns (it names a missing field); a mistyped one throws
+// nlohmann's exception, which the caller names.
+template <class Owner, class Field, class At>
+void readFields(Owner& owner, const std::vector<Field>& fields, At at) {
+  for (const Field& f : fields)
+    std::visit(
+        [&](auto member) {
+          auto& v = owner.*member;
+          using T = std::decay_t<decltype(v)>;
+          const nlohmann::json& j = at(f.name);
+          if constexpr (std::is_same_v<T, Fnv1a>)
+            v = Fnv1a(j.template get<uint64_t>());
+          else if constexpr (std::is_same_v<T, double>)
+            v = j.is_null() ? f.ifNull : j.template get<double>();
+          else if constexpr (std::is_same_v<T, nlohmann::json>)
+            v = j;
+          else
+            v = j.template get<T>();
+        },
+        f.member);
+}
 }  // namespace
+
+// JSON has no NaN: a double saved as null (NaN, or an overflow) reads back as `ifNull`. Every int64_t field is a
+// count a run reaches, never negative.
+struct Trainer::StateField {
+  const char* name;
+  std::variant<int64_t Trainer::*, double Trainer::*, bool Trainer::*, nlohmann::json Trainer::*, Fnv1a Trainer::*>
+      member;
+  double ifNull = NAN;
+};
+
+const std::vector<Trainer::StateField>& Trainer::stateFields() {
+  static const std::vector<StateField> fields = {{"completed_epochs", &Trainer::completedEpochs_},
+                                                 {"step_in_epoch", &Trainer::stepInEpoch_},
+                                                 {"epoch_loss_sum", &Trainer::epochLossSum_, 0.0},
+                                                 {"epoch_samples", &Trainer::epochSamples_},
+                                                 {"best_epoch", &Trainer::bestEpoch_},
+                                                 {"best_valid", &Trainer::bestValid_},
+                                                 {"best_valid_details", &Trainer::bestValidDetails_},
+                                                 {"best_test", &Trainer::bestTest_},
+                                                 {"since_improvement", &Trainer::sinceImprovement_},
+                                                 {"stopped_early", &Trainer::stoppedEarly_},
+                                                 {"loss_checksum", &Trainer::lossChecksum_},
+                                                 {"last_loss", &Trainer::lastLoss_}};
+  return fields;
+}
 
 Trainer::Trainer(const Program& prog, const TrainingFlags& flags, Module& model, Optimizer& opt, RunConfig& config,
                  MetricSpec metric, std::string unit)
@@ -57,25 +136,9 @@ Checkpoint Trainer::checkpoint() const {
   ck.meta["metric"] = {{"name", metric_.name}, {"higher_is_better", metric_.higherIsBetter}};
   // Which run wrote it: --resume continues only the command that did (TrainingFlags::checkpointToContinue).
   ck.meta["run"] = {{"id", flags_.runId()}, {"training", flags_.trainingIdentity()}};
-  ck.meta["trainer"] = {{"completed_epochs", completedEpochs_},
-                        {"step_in_epoch", stepInEpoch_},
-                        {"epoch_loss_sum", epochLossSum_},
-                        {"epoch_samples", epochSamples_},
-                        {"best_epoch", bestEpoch_},
-                        {"best_valid", bestValid_},
-                        {"best_valid_details", bestValidDetails_},
-                        {"best_test", bestTest_},
-                        {"since_improvement", sinceImprovement_},
-                        {"stopped_early", stoppedEarly_},
-                        {"loss_checksum", lossChecksum_.value()},
-                        {"last_loss", lastLoss_}};
-  if (program_ && program_->options().precision == Precision::FP16) {
-    const LossScaleState ls = program_->lossScaleState();
-    ck.meta["trainer"]["loss_scaling"] = {{"scale", ls.scale},
-                                          {"clean_updates", ls.cleanUpdates},
-                                          {"skipped_updates", ls.skipped},
-                                          {"overflow_updates", ls.overflows}};
-  }
+  ck.meta["trainer"] = writeFields(*this, stateFields());
+  if (program_ && program_->options().precision == Precision::FP16)
+    ck.meta["trainer"]["loss_scaling"] = writeFields(program_->lossScaleState(), lossScaleFields());
   // The state a person looks for first, outside the nested object.
   ck.meta["epoch"] = completedEpochs_;
   return ck;
@@ -101,34 +164,21 @@ void Trainer::resume(const Checkpoint& ck, const std::string& path) {
   // Each field read through `field`, so a missing or mistyped one is named in the message.
   std::string reading;
   const nlohmann::json* readValue = nullptr;
-  auto field = [&](const nlohmann::json& obj, const char* key) -> const nlohmann::json& {
-    reading = (&obj == &t ? std::string() : "loss_scaling.") + key;
-    if (!obj.is_object() || !obj.contains(key))
-      throw std::runtime_error(path + ": trainer state lacks '" + reading + "'");
-    readValue = &obj.at(key);
-    return *readValue;
+  auto field = [&](const nlohmann::json& obj, const std::string& prefix) {
+    return [&obj, &reading, &readValue, &path, prefix](const char* key) -> const nlohmann::json& {
+      reading = prefix + key;
+      if (!obj.is_object() || !obj.contains(key))
+        throw std::runtime_error(path + ": trainer state lacks '" + reading + "'");
+      readValue = &obj.at(key);
+      return *readValue;
+    };
   };
   try {
-    completedEpochs_ = field(t, "completed_epochs").get<int64_t>();
-    stepInEpoch_ = field(t, "step_in_epoch").get<int64_t>();
-    epochLossSum_ = field(t, "epoch_loss_sum").is_null() ? 0.0 : t.at("epoch_loss_sum").get<double>();
-    epochSamples_ = field(t, "epoch_samples").get<int64_t>();
-    bestEpoch_ = field(t, "best_epoch").get<int64_t>();
-    bestValid_ = field(t, "best_valid").is_null() ? NAN : t.at("best_valid").get<double>();
-    bestValidDetails_ = field(t, "best_valid_details");
-    bestTest_ = field(t, "best_test");
-    sinceImprovement_ = field(t, "since_improvement").get<int64_t>();
-    stoppedEarly_ = field(t, "stopped_early").get<bool>();
-    lossChecksum_ = Fnv1a(field(t, "loss_checksum").get<uint64_t>());
-    lastLoss_ = field(t, "last_loss").is_null() ? NAN : t.at("last_loss").get<double>();
+    readFields(*this, stateFields(), field(t, ""));
     pendingLossScale_.reset();
     if (t.contains("loss_scaling")) {
-      const nlohmann::json& ls = field(t, "loss_scaling");
       LossScaleState st;
-      st.scale = field(ls, "scale").is_null() ? NAN : ls.at("scale").get<double>();
-      st.cleanUpdates = field(ls, "clean_updates").get<int64_t>();
-      st.skipped = field(ls, "skipped_updates").get<int64_t>();
-      st.overflows = field(ls, "overflow_updates").get<int64_t>();
+      readFields(st, lossScaleFields(), field(t.at("loss_scaling"), "loss_scaling."));
       if (!st.valid())
         throw std::runtime_error(path + ": loss scaling state out of range (scale " + num(st.scale) + ")");
       pendingLossScale_ = st;
@@ -138,15 +188,10 @@ void Trainer::resume(const Checkpoint& ck, const std::string& path) {
                              " has the wrong type");
   }
   // Counts a run can reach; step_in_epoch is checked against the epoch's steps when run() knows them.
-  const std::pair<const char*, int64_t> counts[] = {{"completed_epochs", completedEpochs_},
-                                                    {"step_in_epoch", stepInEpoch_},
-                                                    {"epoch_samples", epochSamples_},
-                                                    {"best_epoch", bestEpoch_},
-                                                    {"since_improvement", sinceImprovement_}};
-  for (const auto& [name, v] : counts)
-    if (v < 0)
-      throw std::runtime_error(path + ": trainer state out of range: " + name + " " + std::to_string(v) +
-                               " is negative; the checkpoint cannot be used");
+  for (const StateField& f : stateFields())
+    if (const auto* count = std::get_if<int64_t Trainer::*>(&f.member); count && this->**count < 0)
+      throw std::runtime_error(path + ": trainer state out of range: " + f.name + " " +
+                               std::to_string(this->**count) + " is negative; the checkpoint cannot be used");
   if (bestEpoch_ > completedEpochs_)
     throw std::runtime_error(path + ": trainer state out of range: best_epoch " + std::to_string(bestEpoch_) +
                              " is past completed_epochs " + std::to_string(completedEpochs_) +
@@ -179,15 +224,19 @@ void Trainer::logRunStart(const nlohmann::json& what) {
   log_.write({{"run", j}});
 }
 
-void Trainer::saveForStop(const std::string& why, std::string& where) const {
-  (void)why;
+std::vector<std::string> Trainer::saveOnStop() const {
   std::vector<std::string> saved;
   if (!flags_.save.empty()) {
     save(flags_.save);
     saved.push_back(flags_.save);
   }
-  if (!flags_.checkpointDir.empty())
-    saved.push_back(saveToCheckpointDir());
+  if (!flags_.checkpointDir.empty()) saved.push_back(saveToCheckpointDir());
+  return saved;
+}
+
+void Trainer::saveForStop(const std::string& why, std::string& where) const {
+  (void)why;
+  const std::vector<std::string> saved = saveOnStop();
   if (saved.empty()) {
     where = "nothing was saved (add --save FILE or --checkpoint-dir DIR to keep the state)";
   } else {
@@ -202,25 +251,30 @@ void Trainer::applySchedule(int64_t step) {
 
 void Trainer::checkGradients(std::vector<Tensor>& grads, double lv, const std::function<std::string()>& where) {
   GradNormResult g = flags_.clipNorm > 0 ? clipGradNorm(grads, flags_.clipNorm) : gradNorm(grads);
-  if (!std::isfinite(g.norm)) {
-    std::string name = g.firstNonFinite >= 0 ? model_.namedParameters()[static_cast<size_t>(g.firstNonFinite)].first
-                                             : std::string("?");
-    std::string saved;
-    saveForStop("gradient", saved);
-    throw std::runtime_error("training stopped: the gradient of '" + name + "' holds non-finite values at " + where() +
-                             (std::isfinite(lv) ? " (loss " + num(lv) + ")" : std::string()) +
-                             "; lower --lr or set --clip-norm; " + saved);
-  }
+  if (!std::isfinite(g.norm)) stopOnNonFiniteGradient(g.firstNonFinite, lv, where);
   lastGradNorm_ = g.norm;
 }
 
-void Trainer::afterUpdate(double lv, int64_t samples, const std::function<std::string()>& where) {
+void Trainer::stopOnNonFiniteGradient(int64_t index, double lv, const std::function<std::string()>& where) {
+  std::string name = index >= 0 ? model_.namedParameters()[static_cast<size_t>(index)].first : std::string("?");
+  std::string saved;
+  saveForStop("gradient", saved);
+  throw std::runtime_error("training stopped: the gradient of '" + name + "' holds non-finite values at " + where() +
+                           (std::isfinite(lv) ? " (loss " + num(lv) + ")" : std::string()) +
+                           "; lower --lr or set --clip-norm; " + saved);
+}
+
+void Trainer::stopOnNonFiniteWeights(int64_t index, const std::function<std::string()>& where) const {
+  throw std::runtime_error("training stopped at " + where() + ": the update made the weights of '" +
+                           model_.namedParameters()[static_cast<size_t>(index)].first + "' non-finite (lr " +
+                           num(opt_.lr()) + " is too high); nothing was saved after it");
+}
+
+void Trainer::afterUpdate(double lv, int64_t samples, const std::function<std::string()>& where, bool checkWeights) {
   // A finite gradient times a huge learning rate can still overflow a weight: stop before such weights are
   // used or saved (--save keeps whatever it held before).
-  if (const int64_t bad = firstNonFiniteValue(params_); bad >= 0)
-    throw std::runtime_error("training stopped at " + where() + ": the update made the weights of '" +
-                             model_.namedParameters()[static_cast<size_t>(bad)].first + "' non-finite (lr " +
-                             num(opt_.lr()) + " is too high); nothing was saved after it");
+  if (checkWeights)
+    if (const int64_t bad = firstNonFiniteValue(params_); bad >= 0) stopOnNonFiniteWeights(bad, where);
   lossChecksum_.add(&lv, sizeof lv);
   epochLossSum_ += lv * static_cast<double>(samples);
   epochSamples_ += samples;
@@ -267,13 +321,7 @@ void Trainer::afterRequest(int64_t stepBefore, const std::function<std::string()
     }
   }
   if (stop) {
-    std::vector<std::string> saved;
-    if (!flags_.save.empty()) {
-      save(flags_.save);
-      saved.push_back(flags_.save);
-    }
-    if (!flags_.checkpointDir.empty())
-      saved.push_back(saveToCheckpointDir());
+    const std::vector<std::string> saved = saveOnStop();
     progress_.clear();
     // Under mpirun a rank may stop for a signal another rank received.
     const int sig = StopSignal::requested() ? StopSignal::signal() : SIGTERM;
@@ -328,34 +376,43 @@ bool Trainer::step(DeviceProgram& program, const Batch& request, const std::func
     if (program.options().precision == Precision::FP16) program.setLossScaleState(*pendingLossScale_);
     pendingLossScale_.reset();
   }
-  // The device derives each micro-batch's dropout key from this seed, the optimizer step and the micro-batch.
-  ExecutionContext::current().setRandomKey({seed_, static_cast<uint64_t>(stepBefore), 0});
-  double lastLoss = NAN;
   const bool single = program.options().microBatchesPerRequest() == 1;
   auto where = [&] {
     return "epoch " + std::to_string(completedEpochs_ + 1) + ", step " + std::to_string(stepInEpoch_ + 1) +
            " of the epoch (optimizer step " + std::to_string(opt_.stepCount() + 1) + ")" +
            (describe ? (single ? ", on " : ", in the host request of ") + describe() : std::string());
   };
-  UpdateHooks hooks;
-  hooks.beforeUpdate = [&](int64_t step) {
-    lastLoss = NAN;  // not known until the update's gradients are checked
-    applySchedule(step);
-  };
-  hooks.onGradients = [&](std::vector<Tensor>& grads) { checkGradients(grads, lastLoss, where); };
-  hooks.afterUpdate = [&](double lv, int64_t samples) {
-    lastLoss = lv;
-    afterUpdate(lv, samples, where);
+  // Data goes one way: the device gets the seed (each micro-batch's dropout key derives from it, the optimizer
+  // step and the micro-batch), the learning-rate schedule and the clipping norm, checks the gradients and the
+  // weights itself, and reports every update; the updates are booked here, in order, once run() returns. So with
+  // --time-budget the schedule is recalibrated between host requests only: a request's updates all use the
+  // schedule it started with.
+  RunArgs args;
+  args.seed = seed_;
+  args.baseLr = flags_.lr;
+  args.schedule = schedule_.get();
+  args.clipNorm = flags_.clipNorm;
+  args.checkFinite = true;
+  auto book = [&](const UpdateResult& u) {
+    if (!u.skipped) lastGradNorm_ = u.gradNorm;
+    afterUpdate(u.loss, u.samples, where, /*checkWeights=*/false);
   };
   try {
-    lastRun_ = program.run(request, hooks);
-  } catch (const NonFiniteLoss& e) {
+    lastRun_ = program.run(request, args);
+  } catch (const RequestStopped& e) {
+    // The updates before the one that stopped were applied: they count as they would have.
+    for (const UpdateResult& u : e.completedUpdates()) book(u);
+    if (const auto* g = dynamic_cast<const NonFiniteGradient*>(&e)) stopOnNonFiniteGradient(g->parameter(), NAN, where);
+    if (const auto* w = dynamic_cast<const NonFiniteWeights*>(&e)) stopOnNonFiniteWeights(w->parameter(), where);
+    const auto* l = dynamic_cast<const NonFiniteLoss*>(&e);
+    if (!l) throw;
     std::string saved;
     saveForStop("loss", saved);
-    throw std::runtime_error("training stopped: the loss is " + num(e.value()) + " at " + where() +
-                             (single ? std::string() : " (" + e.where() + ")") +
+    throw std::runtime_error("training stopped: the loss is " + num(l->value()) + " at " + where() +
+                             (single ? std::string() : " (" + l->where() + ")") +
                              "; check those inputs' targets or lower --lr; " + saved);
   }
+  for (const UpdateResult& u : lastRun_.updateResults) book(u);
   padded_ += lastRun_.paddedMicroBatches;
   dropped_ += lastRun_.droppedMicroBatches;
   afterRequest(stepBefore, where);

@@ -34,18 +34,12 @@
 #include "device/Device.h"
 #include "gnn/Fnv1a.h"
 #include "gnn/Checkpoint.h"
+#include "gnn/Evaluation.h"
 #include "gnn/LrSchedule.h"
 #include "gnn/Module.h"
 #include "gnn/Optimizer.h"
 
 namespace gnn::app {
-
-/// One evaluation: the metric models are selected by, and anything else to report (per-target metrics,
-/// loss), copied into the log and the JSON.
-struct Evaluation {
-  double metric = NAN;
-  nlohmann::json details = nlohmann::json::object();
-};
 
 struct MetricSpec {
   std::string name;  // "mae", "rocauc", "acc"
@@ -122,11 +116,24 @@ class Trainer {
   void applySchedule(int64_t step);
   // Checks gradients (one per parameter) and clips them; throws naming the parameter when one is not finite.
   void checkGradients(std::vector<Tensor>& grads, double loss, const std::function<std::string()>& where);
-  // After an update: weights finite, loss bookkeeping, progress, the time budget.
-  void afterUpdate(double loss, int64_t samples, const std::function<std::string()>& where);
+  // Saves what --save / --checkpoint-dir ask for and throws: parameter `index`'s gradient is not finite (-1:
+  // the norm overflowed).
+  [[noreturn]] void stopOnNonFiniteGradient(int64_t index, double loss, const std::function<std::string()>& where);
+  // After an update: weights finite (unless the device checked them: `checkWeights` false), loss bookkeeping,
+  // progress, the time budget.
+  void afterUpdate(double loss, int64_t samples, const std::function<std::string()>& where, bool checkWeights = true);
+  // Throws: the update made parameter `index`'s weights non-finite.
+  [[noreturn]] void stopOnNonFiniteWeights(int64_t index, const std::function<std::string()>& where) const;
   // After a step or request: SIGINT/SIGTERM, --checkpoint-every.
   void afterRequest(int64_t stepBefore, const std::function<std::string()>& where);
   void saveForStop(const std::string& why, std::string& where) const;
+  // Writes --save and a --checkpoint-dir checkpoint, whichever the run has, when it stops early (a signal, a
+  // non-finite loss or gradient); the paths written.
+  std::vector<std::string> saveOnStop() const;
+  // The loop's state a checkpoint carries under "trainer", one row per field: written by checkpoint(), read
+  // back by resume().
+  struct StateField;
+  static const std::vector<StateField>& stateFields();
   // A checkpoint in --checkpoint-dir (rank 0 writes it); its path.
   std::string saveToCheckpointDir() const;
   bool better(double a, double b) const;

@@ -257,6 +257,18 @@ std::optional<CheckpointDir::Found> TrainingFlags::checkpointToContinue() const 
   return f;
 }
 
+std::optional<CheckpointDir::Found> TrainingFlags::continueRun(const Program& prog, RunConfig& config) const {
+  std::optional<CheckpointDir::Found> found = checkpointToContinue();
+  if (!found) return found;
+  const nlohmann::json& meta = found->checkpoint.meta;
+  const nlohmann::json& written = meta.contains("program") ? meta["program"] : nlohmann::json();
+  const std::string program = written.is_string() ? written.get<std::string>() : written.dump();
+  if (program != prog.name())
+    throw std::runtime_error(found->path + ": not a checkpoint of " + prog.name() + " (program '" + program + "')");
+  config.restore(meta.contains("config") ? meta["config"] : nlohmann::json(), prog, found->path);
+  return found;
+}
+
 std::unique_ptr<Optimizer> TrainingFlags::makeOptimizer(std::vector<ParamGroup> groups) const {
   if (optimizer == "adamw") return std::make_unique<AdamW>(std::move(groups), lr);
   return std::make_unique<Adam>(std::move(groups), lr);

@@ -18,6 +18,7 @@
 
 #include "app/CheckpointDir.h"
 #include "app/Program.h"
+#include "app/RunConfig.h"
 #include "gnn/FolderLock.h"
 #include "gnn/LrSchedule.h"
 #include "gnn/Optimizer.h"
@@ -64,6 +65,9 @@ struct TrainingFlags {
   /// had other training flags (trainingIdentity()) is refused naming each; --load may change them. A continued
   /// run takes the checkpoint's run id.
   std::optional<CheckpointDir::Found> checkpointToContinue() const;
+  /// checkpointToContinue(), refused unless `prog` wrote it (its metadata's "program"), with `config` restored
+  /// from it (RunConfig::restore): what every training program does before it reads its data.
+  std::optional<CheckpointDir::Found> continueRun(const Program& prog, RunConfig& config) const;
   /// The run's id, 16 hex digits: drawn when the run first starts, kept by every run that continues it.
   const std::string& runId() const { return runId_; }
   /// The flags that decide the weights besides the run's configuration (RunConfig): lr, epochs, optimizer,

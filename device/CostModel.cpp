@@ -76,83 +76,112 @@ StageCost stageCost(const ModelProfile& m, int64_t first, int64_t last, bool sen
   return sc;
 }
 
-CostPlan planCost(const ModelProfile& m, const StageBlocks& stages, const IpuOptions& o, const IpuSpec& spec,
-                  double samplesPerMicroBatch) {
-  CostPlan c;
-  const int64_t P = static_cast<int64_t>(stages.size());
-  const int64_t R = o.replicationFactor;
-  const int64_t G = m.training ? o.gradientAccumulation : o.deviceIterations;
-  const bool fp16 = o.precision == Precision::FP16;
-  const double fs = floatScale(o.precision);
-  const bool phased = o.executionStrategy == ExecutionStrategy::Phased;
-  const double linkBw = spec.ipuLinkBytesPerSecond;
-  const int64_t pb = fp16 ? 2 : 4;
+namespace {
 
-  std::vector<int64_t> params(static_cast<size_t>(P), 0);
-  for (int64_t s = 0; s < P; ++s) {
-    const auto [first, last] = stages[static_cast<size_t>(s)];
-    for (int64_t b = first; b < last; ++b) params[static_cast<size_t>(s)] += m.blocks[static_cast<size_t>(b)].parameters;
-    c.stages.push_back(stageCost(m, first, last, s + 1 < P, o, spec));
+// What planCost's phases share: one weight update's shape under the options.
+struct UpdateShape {
+  int64_t P = 0, R = 0, G = 0;  // stages, replicas, micro-batches per update (inference: per device iteration)
+  bool fp16 = false, phased = false;
+  double fs = 1;    // floatScale(precision)
+  int64_t pb = 4;   // bytes per weight
+};
+
+UpdateShape updateShape(const ModelProfile& m, const StageBlocks& stages, const IpuOptions& o) {
+  UpdateShape u;
+  u.P = static_cast<int64_t>(stages.size());
+  u.R = o.replicationFactor;
+  u.G = m.training ? o.gradientAccumulation : o.deviceIterations;
+  u.fp16 = o.precision == Precision::FP16;
+  u.fs = floatScale(o.precision);
+  u.phased = o.executionStrategy == ExecutionStrategy::Phased;
+  u.pb = u.fp16 ? 2 : 4;
+  return u;
+}
+
+// Each stage's parameter count.
+std::vector<int64_t> stageParameters(const ModelProfile& m, const StageBlocks& stages) {
+  std::vector<int64_t> params(stages.size(), 0);
+  for (size_t s = 0; s < stages.size(); ++s) {
+    const auto [first, last] = stages[s];
+    for (int64_t b = first; b < last; ++b) params[s] += m.blocks[static_cast<size_t>(b)].parameters;
   }
+  return params;
+}
 
-  // Play the schedule: the lanes the engine runs, each task as soon as its lane and its input are free.
+// When each (stage, micro-batch)'s forward and backward ended on the update's clock; -1 until they have run.
+struct TaskEnds {
+  int64_t G;
+  std::vector<double> forward, backward;
+  size_t at(int64_t s, int64_t k) const { return static_cast<size_t>(s * G + k); }
+};
+
+// Moves `ready` to when task t's input is there: the previous stage's forward, or the next stage's backward (the
+// last stage's backward: its own forward), with the copy between the IPUs; false while that task has not run.
+bool inputReady(const ScheduledTask& t, const TaskEnds& ends, const UpdateShape& u, const CostPlan& c, double& ready) {
+  if (t.kind == TaskKind::Forward) {
+    if (t.stage > 0) {
+      const double e = ends.forward[ends.at(t.stage - 1, t.microBatch)];
+      if (e < 0) return false;
+      ready = std::max(ready, e + (u.phased ? 0.0 : c.stages[static_cast<size_t>(t.stage - 1)].copyOut));
+    }
+  } else if (t.stage < u.P - 1) {
+    const double e = ends.backward[ends.at(t.stage + 1, t.microBatch)];
+    if (e < 0) return false;
+    ready = std::max(ready, e + (u.phased ? 0.0 : c.stages[static_cast<size_t>(t.stage)].copyOut));
+  } else if (ends.forward[ends.at(t.stage, t.microBatch)] < 0) {
+    return false;
+  }
+  return true;
+}
+
+// Phased: loading a phase's weights (and, for its backward, its accumulators) from streaming memory when the lane
+// enters another phase, and the micro-batches' activations stored and loaded between phases; delays `start`.
+void streamPhase(const ScheduledTask& t, const ModelProfile& m, const StageBlocks& stages,
+                 const std::vector<int64_t>& params, const UpdateShape& u, const IpuSpec& spec, int64_t& lastPhase,
+                 double& start, CostPlan& c) {
+  const int64_t phaseId = t.kind == TaskKind::Forward ? t.stage : u.P + t.stage;
+  if (phaseId != lastPhase) {
+    const double w = static_cast<double>(params[static_cast<size_t>(t.stage)] * u.pb);
+    const double acc = t.kind == TaskKind::Backward ? static_cast<double>(params[static_cast<size_t>(t.stage)] * 4) : 0;
+    const double load = (w + acc) / spec.streamingBytesPerSecond;
+    c.streamingSeconds += load;
+    start += load;
+    lastPhase = phaseId;
+  }
+  // Activations between phases: stored after a forward, loaded before the next phase's task.
+  if (u.P > 1) {
+    const double act = static_cast<double>(m.blocks[static_cast<size_t>(stages[static_cast<size_t>(t.stage)].second - 1)].outputBytes) * u.fs;
+    const double io = 2 * act / spec.streamingBytesPerSecond;
+    c.streamingSeconds += io;
+    start += io;
+  }
+}
+
+// Plays the schedule: the lanes the engine runs, each task as soon as its lane and its input are free. Fills the
+// timeline, each stage's busy time, the phases' streaming and the pipeline's makespan.
+void playSchedule(const ModelProfile& m, const StageBlocks& stages, const std::vector<int64_t>& params,
+                  const UpdateShape& u, const IpuOptions& o, const IpuSpec& spec, CostPlan& c) {
   const std::vector<std::vector<ScheduledTask>> lanes =
-      (m.training ? PipelineSchedule::training(P, G, o.executionStrategy)
-                  : PipelineSchedule::inference(P, G, o.executionStrategy)).lanes;
-  const size_t n = static_cast<size_t>(P * G);
-  std::vector<double> fwdEnd(n, -1), bwdEnd(n, -1);
-  auto at = [G](int64_t s, int64_t k) { return static_cast<size_t>(s * G + k); };
+      (m.training ? PipelineSchedule::training(u.P, u.G, o.executionStrategy)
+                  : PipelineSchedule::inference(u.P, u.G, o.executionStrategy)).lanes;
+  const size_t n = static_cast<size_t>(u.P * u.G);
+  TaskEnds ends{u.G, std::vector<double>(n, -1), std::vector<double>(n, -1)};
   std::vector<size_t> next(lanes.size(), 0);
   std::vector<double> laneFree(lanes.size(), 0);
   std::vector<int64_t> lastPhase(lanes.size(), -1);
   size_t remaining = 0;
   for (const auto& l : lanes) remaining += l.size();
-  // Phased: loading a phase's weights (and, for its backward, its accumulators) from streaming memory, and the
-  // micro-batches' activations stored and loaded between phases.
-  auto phaseLoad = [&](const ScheduledTask& t) {
-    const double w = static_cast<double>(params[static_cast<size_t>(t.stage)] * pb);
-    const double acc = t.kind == TaskKind::Backward ? static_cast<double>(params[static_cast<size_t>(t.stage)] * 4) : 0;
-    return (w + acc) / spec.streamingBytesPerSecond;
-  };
   while (remaining > 0) {
     bool progressed = false;
     for (size_t li = 0; li < lanes.size(); ++li) {
       while (next[li] < lanes[li].size()) {
         const ScheduledTask& t = lanes[li][next[li]];
         const StageCost& sc = c.stages[static_cast<size_t>(t.stage)];
-        double ready = laneFree[li];
-        if (t.kind == TaskKind::Forward) {
-          if (t.stage > 0) {
-            const double e = fwdEnd[at(t.stage - 1, t.microBatch)];
-            if (e < 0) break;
-            ready = std::max(ready, e + (phased ? 0.0 : c.stages[static_cast<size_t>(t.stage - 1)].copyOut));
-          }
-        } else if (t.stage < P - 1) {
-          const double e = bwdEnd[at(t.stage + 1, t.microBatch)];
-          if (e < 0) break;
-          ready = std::max(ready, e + (phased ? 0.0 : sc.copyOut));
-        } else if (fwdEnd[at(t.stage, t.microBatch)] < 0) {
-          break;
-        }
-        double start = ready;
-        if (phased) {
-          const int64_t phaseId = t.kind == TaskKind::Forward ? t.stage : P + t.stage;
-          if (phaseId != lastPhase[li]) {
-            const double load = phaseLoad(t);
-            c.streamingSeconds += load;
-            start += load;
-            lastPhase[li] = phaseId;
-          }
-          // Activations between phases: stored after a forward, loaded before the next phase's task.
-          if (P > 1) {
-            const double act = static_cast<double>(m.blocks[static_cast<size_t>(stages[static_cast<size_t>(t.stage)].second - 1)].outputBytes) * fs;
-            const double io = 2 * act / spec.streamingBytesPerSecond;
-            c.streamingSeconds += io;
-            start += io;
-          }
-        }
+        double start = laneFree[li];
+        if (!inputReady(t, ends, u, c, start)) break;
+        if (u.phased) streamPhase(t, m, stages, params, u, spec, lastPhase[li], start, c);
         const double dur = t.kind == TaskKind::Forward ? sc.forward : sc.backward + sc.recompute;
-        (t.kind == TaskKind::Forward ? fwdEnd : bwdEnd)[at(t.stage, t.microBatch)] = start + dur;
+        (t.kind == TaskKind::Forward ? ends.forward : ends.backward)[ends.at(t.stage, t.microBatch)] = start + dur;
         c.timeline.push_back({t.kind, t.stage, t.microBatch, start, dur});
         laneFree[li] = start + dur;
         c.stages[static_cast<size_t>(t.stage)].busy += dur;
@@ -164,77 +193,101 @@ CostPlan planCost(const ModelProfile& m, const StageBlocks& stages, const IpuOpt
     if (!progressed) break;  // cannot happen with the engine's schedules; guards a malformed one
   }
   for (double t : laneFree) c.pipelineSeconds = std::max(c.pipelineSeconds, t);
+}
 
-  // All-reduce of the gradients over the replicas, every stage's ring at once: a ring moves 2(R-1)/R of the
-  // bytes through each IPU's links and takes 2(R-1) steps. RTS replaces it with a reduce-scatter and, after the
-  // update, an all-gather of the weights: the same bytes in total.
-  // Replicas over H hosts (--hosts): hierarchical, as Poplar's cross-host collectives: a reduce-scatter and an
-  // all-gather over each host's Rh = R/H replicas on IPU-Links, and between them a ring all-reduce over the hosts
-  // through the network, each host's NIC carrying 2(H-1)/H of the gradient bytes (its replicas' shards together).
-  // The network's bandwidth and latency are IpuOptions parameters (an assumption: no published figure).
-  if (m.training && R > 1) {
-    const int64_t H = std::min(std::max<int64_t>(1, o.hosts), R);
-    const int64_t Rh = (R + H - 1) / H;
-    for (int64_t s = 0; s < P; ++s) {
-      const double bytes = static_cast<double>(params[static_cast<size_t>(s)] * pb);
-      const double intra = Rh > 1 ? 2.0 * static_cast<double>(Rh - 1) / static_cast<double>(Rh) * bytes /
-                                            (linkBw * static_cast<double>(spec.linksPerRing)) +
-                                        2.0 * static_cast<double>(Rh - 1) * spec.ipuLinkLatencySeconds
-                                  : 0.0;
-      const double inter = H > 1 ? 2.0 * static_cast<double>(H - 1) / static_cast<double>(H) * bytes /
-                                           o.networkBytesPerSecond +
-                                       2.0 * static_cast<double>(H - 1) * o.networkLatencySeconds
-                                 : 0.0;
-      if (intra + inter > c.allReduceSeconds) {
-        c.allReduceSeconds = intra + inter;
-        c.networkSeconds = inter;
-      }
+// All-reduce of the gradients over the replicas, every stage's ring at once: a ring moves 2(R-1)/R of the
+// bytes through each IPU's links and takes 2(R-1) steps. RTS replaces it with a reduce-scatter and, after the
+// update, an all-gather of the weights: the same bytes in total.
+// Replicas over H hosts (--hosts): hierarchical, as Poplar's cross-host collectives: a reduce-scatter and an
+// all-gather over each host's Rh = R/H replicas on IPU-Links, and between them a ring all-reduce over the hosts
+// through the network, each host's NIC carrying 2(H-1)/H of the gradient bytes (its replicas' shards together).
+// The network's bandwidth and latency are IpuOptions parameters (an assumption: no published figure).
+void allReduceCost(const std::vector<int64_t>& params, const UpdateShape& u, const IpuOptions& o, const IpuSpec& spec,
+                   CostPlan& c) {
+  const int64_t R = u.R;
+  const int64_t H = std::min(std::max<int64_t>(1, o.hosts), R);
+  const int64_t Rh = (R + H - 1) / H;
+  const double linkBw = spec.ipuLinkBytesPerSecond;
+  for (int64_t s = 0; s < u.P; ++s) {
+    const double bytes = static_cast<double>(params[static_cast<size_t>(s)] * u.pb);
+    const double intra = Rh > 1 ? 2.0 * static_cast<double>(Rh - 1) / static_cast<double>(Rh) * bytes /
+                                          (linkBw * static_cast<double>(spec.linksPerRing)) +
+                                      2.0 * static_cast<double>(Rh - 1) * spec.ipuLinkLatencySeconds
+                                : 0.0;
+    const double inter = H > 1 ? 2.0 * static_cast<double>(H - 1) / static_cast<double>(H) * bytes /
+                                         o.networkBytesPerSecond +
+                                     2.0 * static_cast<double>(H - 1) * o.networkLatencySeconds
+                               : 0.0;
+    if (intra + inter > c.allReduceSeconds) {
+      c.allReduceSeconds = intra + inter;
+      c.networkSeconds = inter;
     }
   }
-  // Optimizer: element-wise over the stage's weights, reading weight, gradient and state and writing weight and
-  // state (fp32); offloaded state crosses the streaming-memory link twice; RTS updates 1/R of the elements.
-  if (m.training) {
-    const double stateBytes = 4.0 * static_cast<double>(m.optimizerStateTensors) + (fp16 ? 4.0 : 0.0);
-    for (int64_t s = 0; s < P; ++s) {
-      double w = static_cast<double>(params[static_cast<size_t>(s)]);
-      if (o.replicatedTensorSharding) w /= static_cast<double>(R);
-      double t = w * (3.0 * 4.0 + 2.0 * stateBytes) / (spec.onChipBytesPerSecond * spec.memoryEfficiency) +
-                 spec.cyclesPerOp / spec.clockHz;
-      if (o.offloadOptimizer || phased) t += 2.0 * w * stateBytes / spec.streamingBytesPerSecond;
-      c.optimizerSeconds = phased ? c.optimizerSeconds + t : std::max(c.optimizerSeconds, t);
-    }
-  }
-  // Host: the update's micro-batches arrive on the first stage's IPU (integer features, 8-bit with --eight-bit-io,
-  // and indices; later stages receive the indices and masks at the same time, in parallel, on their own links),
-  // plus the host round trip once per host request.
-  const double ioIn = static_cast<double>(o.eightBitIo ? m.inputBytes - m.inputIntegerFeatureBytes + m.inputIntegerFeatureElements
-                                                       : m.inputBytes);
-  c.hostSeconds = static_cast<double>(G) * ioIn / spec.hostBytesPerSecondPerIpu +
-                  spec.hostLatencySeconds / static_cast<double>(o.deviceIterations);
-  c.stepSeconds = c.pipelineSeconds + c.allReduceSeconds + c.optimizerSeconds + c.hostSeconds;
+}
 
-  // The bottleneck: the busiest stage; the split is read on it.
-  for (int64_t s = 1; s < P; ++s)
+// Optimizer: element-wise over the stage's weights, reading weight, gradient and state and writing weight and
+// state (fp32); offloaded state crosses the streaming-memory link twice; RTS updates 1/R of the elements.
+void optimizerCost(const ModelProfile& m, const std::vector<int64_t>& params, const UpdateShape& u, const IpuOptions& o,
+                   const IpuSpec& spec, CostPlan& c) {
+  const double stateBytes = 4.0 * static_cast<double>(m.optimizerStateTensors) + (u.fp16 ? 4.0 : 0.0);
+  for (int64_t s = 0; s < u.P; ++s) {
+    double w = static_cast<double>(params[static_cast<size_t>(s)]);
+    if (o.replicatedTensorSharding) w /= static_cast<double>(u.R);
+    double t = w * (3.0 * 4.0 + 2.0 * stateBytes) / (spec.onChipBytesPerSecond * spec.memoryEfficiency) +
+               spec.cyclesPerOp / spec.clockHz;
+    if (o.offloadOptimizer || u.phased) t += 2.0 * w * stateBytes / spec.streamingBytesPerSecond;
+    c.optimizerSeconds = u.phased ? c.optimizerSeconds + t : std::max(c.optimizerSeconds, t);
+  }
+}
+
+// The bottleneck: the busiest stage; the split is read on it.
+void splitOnBottleneck(const UpdateShape& u, CostPlan& c) {
+  for (int64_t s = 1; s < u.P; ++s)
     if (c.stages[static_cast<size_t>(s)].busy > c.stages[static_cast<size_t>(c.bottleneckStage)].busy) c.bottleneckStage = s;
   const StageCost& b = c.stages[static_cast<size_t>(c.bottleneckStage)];
   double busyAll = 0;
   for (const StageCost& sc : c.stages) busyAll += sc.busy;
-  c.utilisation = c.pipelineSeconds > 0 ? busyAll / (static_cast<double>(P) * c.pipelineSeconds) : 0;
+  c.utilisation = c.pipelineSeconds > 0 ? busyAll / (static_cast<double>(u.P) * c.pipelineSeconds) : 0;
   const double perMb = b.forward + b.backward + b.recompute;
   const double share = perMb > 0 ? b.busy / perMb : 0;  // micro-batches the stage ran
   c.split.compute = b.compute * share;
   c.split.exchange = b.exchange * share;
   c.split.streaming = c.streamingSeconds;
-  c.split.bubble = std::max(0.0, c.pipelineSeconds - b.busy - (phased ? c.streamingSeconds : 0.0));
+  c.split.bubble = std::max(0.0, c.pipelineSeconds - b.busy - (u.phased ? c.streamingSeconds : 0.0));
   c.split.allReduce = c.allReduceSeconds;
   c.split.optimizer = c.optimizerSeconds;
   c.split.hostIo = c.hostSeconds;
   // Inter-stage copies on the critical path are in the bubble's share (the stage waits for them).
+}
+
+}  // namespace
+
+CostPlan planCost(const ModelProfile& m, const StageBlocks& stages, const IpuOptions& o, const IpuSpec& spec,
+                  double samplesPerMicroBatch) {
+  CostPlan c;
+  const UpdateShape u = updateShape(m, stages, o);
+  const std::vector<int64_t> params = stageParameters(m, stages);
+  for (int64_t s = 0; s < u.P; ++s) {
+    const auto [first, last] = stages[static_cast<size_t>(s)];
+    c.stages.push_back(stageCost(m, first, last, s + 1 < u.P, o, spec));
+  }
+  playSchedule(m, stages, params, u, o, spec, c);
+  if (m.training && u.R > 1) allReduceCost(params, u, o, spec, c);
+  if (m.training) optimizerCost(m, params, u, o, spec, c);
+  // Host: the update's micro-batches arrive on the first stage's IPU (integer features, 8-bit with --eight-bit-io,
+  // and indices; later stages receive the indices and masks at the same time, in parallel, on their own links),
+  // plus the host round trip once per host request.
+  const double ioIn = static_cast<double>(o.eightBitIo ? m.inputBytes - m.inputIntegerFeatureBytes + m.inputIntegerFeatureElements
+                                                       : m.inputBytes);
+  c.hostSeconds = static_cast<double>(u.G) * ioIn / spec.hostBytesPerSecondPerIpu +
+                  spec.hostLatencySeconds / static_cast<double>(o.deviceIterations);
+  c.stepSeconds = c.pipelineSeconds + c.allReduceSeconds + c.optimizerSeconds + c.hostSeconds;
+  splitOnBottleneck(u, c);
   if (m.training) {
-    if (R > 1) c.timeline.push_back({TaskKind::AllReduce, -1, -1, c.pipelineSeconds, c.allReduceSeconds});
+    if (u.R > 1) c.timeline.push_back({TaskKind::AllReduce, -1, -1, c.pipelineSeconds, c.allReduceSeconds});
     c.timeline.push_back({TaskKind::Optimizer, -1, -1, c.pipelineSeconds + c.allReduceSeconds, c.optimizerSeconds});
   }
-  c.samplesPerUpdate = static_cast<double>(R * G) * samplesPerMicroBatch;
+  c.samplesPerUpdate = static_cast<double>(u.R * u.G) * samplesPerMicroBatch;
   c.samplesPerSecond = c.stepSeconds > 0 ? c.samplesPerUpdate / c.stepSeconds : 0;
   return c;
 }

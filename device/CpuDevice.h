@@ -4,7 +4,7 @@
 //
 //   CpuDevice cpu;
 //   auto program = cpu.compile(model, {lossFn}, &opt, firstBatch, IpuOptions{});
-//   program->run(batch, hooks);                        // forward, backward, one update
+//   program->run(batch, args);                         // forward, backward, one update
 #pragma once
 #include "device/Device.h"
 

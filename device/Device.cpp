@@ -25,7 +25,8 @@ Plan planProgram(BlockModel& model, const LossFn& lossFn, const Optimizer* optim
   CompileRecord record;
   {
     // A copy of the model, trained by nothing (SGD at rate 0), run once on its own context: no observer (a
-    // profiler) sees it, the caller's model and random streams are untouched. An inference program is captured
+    // profiler) sees it, the caller's model and random streams are untouched (the record holds shapes and
+    // counts, which no random draw changes). An inference program is captured
     // the same way, in eval mode (no dropout): its backward is not planned, but it is what tells which block
     // each parameter belongs to (the block whose backward reaches it first), so the weights are counted.
     std::unique_ptr<Module> copy = model.clone();
@@ -34,7 +35,6 @@ Plan planProgram(BlockModel& model, const LossFn& lossFn, const Optimizer* optim
     if (!training) bm->eval();
     auto none = std::make_unique<SGD>(std::vector<ParamGroup>{{bm->parameters(), 0.0}}, 0.0);
     ExecutionContext ctx;
-    ctx.setRandomKey(ExecutionContext::current().randomKey());
     ContextScope use(ctx);
     LossFn captureLoss = lossFn;  // an inference program may have none: its outputs' sum stands in
     if (!captureLoss.loss) captureLoss.loss = [](const Variable& out, const Batch&) { return sum(out); };

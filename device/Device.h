@@ -2,17 +2,21 @@
 // shapes and the IpuOptions into a DeviceProgram; program.run(hostRequest) then runs one host request (its
 // forwards, backwards and weight updates) and returns the outputs the output mode asks for. A training loop is
 // written once against this interface and runs on CpuDevice (one thread of control, today's behaviour) or
-// SimulatedIpu (replicas, pipeline stages and micro-batches as tasks on a few worker threads).
+// SimulatedIpu (replicas, pipeline stages and micro-batches as tasks on a few worker threads). Data goes one way:
+// what the device needs (the random seed, the learning rates, the clipping norm) comes in RunArgs, what happened
+// (per update: loss, samples, gradient norm) comes back in RunResult, and a check that stops a request throws a
+// typed exception (NonFiniteLoss, NonFiniteGradient, NonFiniteWeights); the device never calls its caller back.
 //
 //   SimulatedIpu ipu;
 //   auto program = ipu.compile(model, l1Loss, &opt, firstBatch, options);
 //   for (Batch request; loader.nextRequest(request);) {
-//     RunResult r = program->run(request, hooks);      // r.outputs per options.outputMode
+//     RunResult r = program->run(request, args);        // r.outputs per options.outputMode, r.updateResults
 //   }
 #pragma once
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,6 +24,7 @@
 #include "device/CompileRecord.h"
 #include "device/IpuOptions.h"
 #include "device/Trace.h"
+#include "gnn/LrSchedule.h"
 #include "gnn/Optimizer.h"
 #include "loaders/Batch.h"
 #include "models/BlockModel.h"
@@ -39,18 +44,32 @@ struct LossFn {
 /// Labels of a micro-batch: ones of `mask`, or `fallback` when the mask is undefined.
 double labelCount(const Tensor& mask, double fallback);
 
-/// Called by a training program around each weight update, on the thread that called run().
-struct UpdateHooks {
-  /// Before update `step` (the optimizer's step count): set the learning rate.
-  std::function<void(int64_t step)> beforeUpdate;
-  /// The update's gradients (reduced over replicas and micro-batches, one per optimizer parameter, undefined =
-  /// none): check them, clip them in place. Throwing cancels this update and the rest of the request. Not
-  /// called for an update that fp16's dynamic loss scaling skips (its gradients overflowed).
-  std::function<void(std::vector<Tensor>& grads)> onGradients;
-  /// After the update: `loss` = the update's loss (weighted mean over its micro-batches), `samples` its real
-  /// graphs. Throwing stops the request (the update stays applied). Called for a skipped update too (its
-  /// micro-batches ran; RunResult::skippedUpdates counts it).
-  std::function<void(double loss, int64_t samples)> afterUpdate;
+/// What a host request needs besides its micro-batches: data only.
+struct RunArgs {
+  /// Random streams: micro-batch k of a request trained at optimizer step t draws from (seed, t, k) (dropout
+  /// masks, stochastic rounding), so a resumed run draws what an uninterrupted one would.
+  uint64_t seed = 0;
+  /// Inference programs: the step of that key (training uses the optimizer's step count).
+  int64_t step = 0;
+  /// Each update's learning rate: baseLr × schedule->factor(t) at the optimizer step t it makes (baseLr
+  /// without a schedule). Unset: the optimizer's rate as it is.
+  std::optional<double> baseLr;
+  const LrSchedule* schedule = nullptr;
+  /// > 0: the update's reduced gradients are clipped to this global L2 norm (clipGradNorm) before it is applied.
+  double clipNorm = 0;
+  /// Stop the request with NonFiniteGradient when an update's gradients hold NaN or Inf (before it is applied),
+  /// and with NonFiniteWeights when an update made a weight non-finite. Off: they are applied as they are
+  /// (fp16 with static loss scaling counts such an update as an overflow).
+  bool checkFinite = false;
+};
+
+/// One weight update of a host request (RunResult::updateResults, in order).
+struct UpdateResult {
+  double loss = NAN;       // weighted mean over its micro-batches
+  int64_t samples = 0;     // real graphs
+  double gradNorm = NAN;   // global L2 norm of its reduced gradients before clipping (with clipNorm or
+                           // checkFinite); NaN when not computed or the update was skipped
+  bool skipped = false;    // fp16, dynamic loss scaling: skipped on gradient overflow (its micro-batches ran)
 };
 
 /// One micro-batch's result on one replica.
@@ -73,6 +92,7 @@ struct RunResult {
   int64_t skippedUpdates = 0;             // fp16, dynamic loss scaling: updates skipped on gradient overflow
                                           // (not applied, not counted in `updates` nor in the optimizer's steps)
   double seconds = 0;                     // wall time of the request
+  std::vector<UpdateResult> updateResults;  // training: every update run, skipped ones included, in order
 };
 
 struct Plan;
@@ -98,7 +118,8 @@ class DeviceProgram {
   /// Runs one host request: a micro-batch or microBatchesPerRequest() micro-batches stacked by
   /// stackMicroBatches (fewer at the end of an epoch: see PartialRequest). Throws std::invalid_argument when a
   /// micro-batch's shapes differ from the compiled ones (naming the field and both shapes).
-  virtual RunResult run(const Batch& request, const UpdateHooks& hooks = {}) = 0;
+  /// A check that stops the request part-way throws a RequestStopped (the updates before it stay applied).
+  virtual RunResult run(const Batch& request, const RunArgs& args = {}) = 0;
   virtual bool training() const = 0;
   virtual const IpuOptions& options() const = 0;
   /// Stages as block ranges, e.g. {"input..layers/1", "layers/2..head"}.
@@ -129,17 +150,35 @@ class DeviceProgram {
   /// Wall seconds spent since compile reducing the replicas' gradients (across processes: the exchange,
   /// waiting for the slowest rank included), and the updates they were for.
   virtual double allReduceSeconds() const { return 0; }
+  /// Across processes: the bytes this process sent and received summing the replicas' gradients (totals since
+  /// compile, and the updates they were for), and the bytes of one summed gradient. All 0 in one process.
+  struct ExchangeBytes {
+    int64_t sent = 0, received = 0, updates = 0, gradient = 0;
+  };
+  virtual ExchangeBytes exchangeBytes() const { return {}; }
 
  protected:
   std::shared_ptr<const Plan> plan_;
 };
 
+/// A host request stopped part-way by a check. completedUpdates(): the updates of the request applied before it,
+/// in order, which the caller books as if run() had returned them.
+class RequestStopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+  const std::vector<UpdateResult>& completedUpdates() const { return completed_; }
+  void setCompletedUpdates(std::vector<UpdateResult> updates) { completed_ = std::move(updates); }
+
+ private:
+  std::vector<UpdateResult> completed_;
+};
+
 /// A micro-batch's loss was NaN or infinite: nothing of its weight update was applied.
-class NonFiniteLoss : public std::runtime_error {
+class NonFiniteLoss : public RequestStopped {
  public:
   /// `where`: "micro-batch 3 of the host request (replica 1, device iteration 0)".
   NonFiniteLoss(double value, int64_t microBatch, std::string where)
-      : std::runtime_error("the loss is " + std::to_string(value) + " on " + where), value_(value),
+      : RequestStopped("the loss is " + std::to_string(value) + " on " + where), value_(value),
         microBatch_(microBatch), where_(std::move(where)) {}
   const std::string& where() const { return where_; }
   double value() const { return value_; }
@@ -150,6 +189,36 @@ class NonFiniteLoss : public std::runtime_error {
   double value_;
   int64_t microBatch_;
   std::string where_;
+};
+
+/// RunArgs::checkFinite: update `update` of the request (0-based) had a reduced gradient holding NaN or Inf, first
+/// that of optimizer parameter `parameter` (the optimizer's order); the update was not applied.
+class NonFiniteGradient : public RequestStopped {
+ public:
+  NonFiniteGradient(int64_t parameter, int64_t update)
+      : RequestStopped("the gradient of parameter " + std::to_string(parameter) + " holds non-finite values in update " +
+                       std::to_string(update) + " of the host request"),
+        parameter_(parameter), update_(update) {}
+  int64_t parameter() const { return parameter_; }
+  int64_t update() const { return update_; }
+
+ private:
+  int64_t parameter_, update_;
+};
+
+/// RunArgs::checkFinite: update `update` of the request (0-based) made the weights of model parameter `parameter`
+/// (parameters() order) non-finite; the update stays applied.
+class NonFiniteWeights : public RequestStopped {
+ public:
+  NonFiniteWeights(int64_t parameter, int64_t update)
+      : RequestStopped("update " + std::to_string(update) + " of the host request made the weights of parameter " +
+                       std::to_string(parameter) + " non-finite"),
+        parameter_(parameter), update_(update) {}
+  int64_t parameter() const { return parameter_; }
+  int64_t update() const { return update_; }
+
+ private:
+  int64_t parameter_, update_;
 };
 
 class Device {

@@ -4,15 +4,20 @@
 // thread budget, memory account, random key per micro-batch, a GradientSink for its parameters). Stages hand
 // activations forward and their gradients back through per-micro-batch slots; the gradients of the replicas
 // and micro-batches are summed in a fixed order (replica, then stage; micro-batches in order within a stage),
-// so the weights never depend on thread timing. Then one weight update (hooks, optimizer) and the replicas'
-// weights are made equal to the updated ones again.
+// so the weights never depend on thread timing. Then one weight update (learning rate, gradient check and
+// clipping, loss scaling, optimizer) and the replicas' weights are made equal to the updated ones again.
 //
 // The loss of micro-batch k is seeded with weight_k / W (W: the update's total weight), so the update's
 // gradient is the mean over every labelled term of the update: R replicas × G micro-batches of B graphs give
 // the gradient of one batch of R·G·B graphs (PopTorch's Mean reduction when micro-batches weigh the same).
 //
 //   ExecutionProgram p("ipu", model, lossFn, &opt, firstBatch, options, /*simulated=*/true);
-//   RunResult r = p.run(request, hooks);
+//   RunResult r = p.run(request, args);
+//
+// Where things are: the stage tasks (StageTask), the worker pool (TaskScheduler), one weight update
+// (WeightUpdate.cpp), the gradient sum and the all-gather (GradientReduction), loss scaling (LossScaler), the host link (HostIo), the compile record's
+// capture (CompileCapture), the exchanges between processes (ProcessExchange, over WireFormat); the types they
+// share are in ExecutionProgramParts.h.
 #pragma once
 #include <chrono>
 #include <exception>
@@ -21,11 +26,19 @@
 #include <vector>
 
 #include "device/Device.h"
+#include "device/LossScaler.h"
 #include "device/PipelineSchedule.h"
+#include "device/StageSplit.h"
 #include "gnn/ExecutionContext.h"
 #include "gnn/GradientSink.h"
 
 namespace gnn {
+
+struct IpuRuntime;
+struct MicroBatchRun;
+struct StageSlots;
+class Recorder;
+class GradientExchange;
 
 class ExecutionProgram : public DeviceProgram {
  public:
@@ -34,9 +47,9 @@ class ExecutionProgram : public DeviceProgram {
                    const IpuOptions& options, bool simulated);
   ~ExecutionProgram() override;
 
-  RunResult run(const Batch& request, const UpdateHooks& hooks) override;
+  RunResult run(const Batch& request, const RunArgs& args) override;
   bool training() const override { return training_; }
-  const IpuOptions& options() const override { return o_; }
+  const IpuOptions& options() const override { return options_; }
   std::vector<std::string> stageNames() const override;
   int64_t numIpus() const override { return numIpus_; }
   int64_t hostRequests() const override { return requests_; }
@@ -45,13 +58,14 @@ class ExecutionProgram : public DeviceProgram {
   const CompileRecord& record() const override { return record_; }
   void enableTrace(int64_t requests) override { traceRequests_ = requests; }
   const Trace& trace() const override { return trace_; }
-  double lossScale() const override { return lossScale_; }
-  int64_t skippedUpdates() const override { return skippedTotal_; }
-  LossScaleState lossScaleState() const override { return {lossScale_, cleanUpdates_, skippedTotal_, overflowTotal_}; }
-  void setLossScaleState(const LossScaleState& st) override;
+  double lossScale() const override { return lossScaler_.scale(); }
+  int64_t skippedUpdates() const override { return lossScaler_.skipped(); }
+  LossScaleState lossScaleState() const override { return lossScaler_.state(); }
+  void setLossScaleState(const LossScaleState& st) override { lossScaler_.setState(st); }
   double allReduceSeconds() const override { return allReduceSeconds_; }
+  ExchangeBytes exchangeBytes() const override;
   /// Updates whose gradients overflowed in half (skipped ones included; with static scaling they were applied).
-  int64_t overflowUpdates() const { return overflowTotal_; }
+  int64_t overflowUpdates() const { return lossScaler_.overflows(); }
   /// Worker threads the tasks run on.
   int64_t workers() const { return workers_; }
   /// Off: a non-finite loss does not stop the request (a compile-time capture records the ops whatever the
@@ -63,15 +77,49 @@ class ExecutionProgram : public DeviceProgram {
   const MemoryAccount& streamingMemory() const { return *streaming_; }
 
  private:
-  struct Ipu;
-  struct Slots;
-  struct MicroBatchRun;
-  RunResult runRequest(const Batch& request, const UpdateHooks& hooks);
-  // One weight update (training) or one inference pass over `mbs` (per replica, G micro-batches each).
-  void runUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, int64_t iteration, int64_t step, uint64_t seed,
-                 RunResult& result);
-  void runTask(int64_t replica, const ScheduledTask& t, Slots& slots, std::vector<std::vector<MicroBatchRun>>& mbs,
-               int64_t iteration, int64_t step, uint64_t seed, double totalWeight);
+  using Replicas = std::vector<std::vector<MicroBatchRun>>;  // [replica][micro-batch] of one update
+
+  // Construction (ExecutionProgram.cpp).
+  void makeReplicas();
+  void placeOptimizerState();
+  void makeTracks();
+
+  // A host request's phases (ExecutionProgram.cpp).
+  RunResult runRequest(const Batch& request, const RunArgs& args);
+  std::vector<MicroBatchRun> splitIntoMicroBatches(const Batch& request, const std::string& req,
+                                                   std::exception_ptr& error);
+  // Pads (weight 0) or drops to whole updates; returns the micro-batches run.
+  int64_t completeUpdates(std::vector<MicroBatchRun>& all, const std::string& req, RunResult& result);
+  void sendToDevice(std::vector<MicroBatchRun>& all, int64_t real, const Batch& request, double start);
+  void fillPadding(std::vector<MicroBatchRun>& all, int64_t real);
+  void runUpdates(std::vector<MicroBatchRun>& all, const RunArgs& args, RunResult& result,
+                  std::vector<MicroBatchRun>& done);
+  void runInference(std::vector<MicroBatchRun>& all, const RunArgs& args, RunResult& result,
+                    std::vector<MicroBatchRun>& done);
+  void collectOutputs(const std::vector<MicroBatchRun>& done, RunResult& result);
+
+  // One weight update (training) or one inference pass over `mbs` (per replica, G micro-batches each): the
+  // tasks on the worker pool, the gradients reduced, loss scaling, the check and clipping of RunArgs, the
+  // optimizer (WeightUpdate.cpp).
+  UpdateResult runUpdate(Replicas& mbs, int64_t iteration, int64_t step, const RunArgs& args, RunResult& result);
+  std::vector<Tensor> reduceUpdateGradients(Replicas& mbs, std::exception_ptr error, int64_t iteration,
+                                            int64_t& overflows);
+  void applyUpdate(std::vector<Tensor>& grads, int64_t overflows, int64_t iteration, const RunArgs& args,
+                   RunResult& result, UpdateResult& update);
+
+  // One task of a stage (StageTask.cpp).
+  void runTask(int64_t replica, const ScheduledTask& t, StageSlots& slots, Replicas& mbs, int64_t iteration,
+               int64_t step, uint64_t seed, double totalWeight);
+  void runForwardTask(int64_t replica, const ScheduledTask& t, StageSlots& slots, MicroBatchRun& m,
+                      const TaskRecord& tr, int64_t step, uint64_t seed, bool capture, Recorder& rec, double start);
+  void runBackwardTask(int64_t replica, const ScheduledTask& t, StageSlots& slots, MicroBatchRun& m,
+                       const TaskRecord& tr, int64_t step, uint64_t seed, double totalWeight, bool capture,
+                       Recorder& rec);
+  // The task's trace slice, its ops into the compile record (capture), the stage's measured time.
+  void finishTask(const ScheduledTask& t, StageSlots& slots, TaskRecord tr, bool capture, const Recorder& rec,
+                  double start);
+  TaskRecord taskRecord(int64_t replica, const ScheduledTask& t, int64_t iteration) const;
+
   void recordTask(const TaskRecord& r);
   // The same slice (all-reduce, optimizer) on every simulated IPU's track.
   void recordOnEveryIpu(TaskKind kind, int64_t iteration, double start, double end);
@@ -80,47 +128,41 @@ class ExecutionProgram : public DeviceProgram {
   double now() const;
   // Every replica's weights from the master's (fp16: rounded to half).
   void syncReplicas();
-  // --eight-bit-io: integer features through the host link as uint8 (checked), widened again; returns the
-  // bytes that crossed the link.
-  int64_t narrowIntegerFeatures(Batch& b, int64_t microBatch) const;
-  // Replica r is global (0 .. R-1); this process holds replicas [rLo_, rLo_ + Rl_).
-  Ipu& ipu(int64_t replica, int64_t stage) { return *ipus_[static_cast<size_t>((replica - rLo_) * P_ + stage)]; }
-  BlockModel& replica(int64_t r) { return *replicas_[static_cast<size_t>(r - rLo_)]; }
-  std::vector<Variable>& replicaParams(int64_t r) { return params_[static_cast<size_t>(r - rLo_)]; }
-  bool local(int64_t r) const { return r >= rLo_ && r < rLo_ + Rl_; }
-  // Replicas spread over processes: every process's per-micro-batch weights and samples at the start of a request
-  // (into `all`, global order), and at the end of an update (or inference pass) the losses, outputs and gradients
-  // of the other processes' replicas, or the error one of them hit.
-  bool distributed() const { return isDistributed(o_.processes.get()); }
-  void exchangeRequest(std::vector<MicroBatchRun>& mine, std::exception_ptr error, std::vector<MicroBatchRun>& all);
-  void exchangeUpdate(std::vector<std::vector<MicroBatchRun>>& mbs, std::exception_ptr error, int64_t& overflows,
-                      std::vector<std::vector<std::vector<Tensor>>>& remoteGrads);
+  // Replica r is global (0 .. replicas_-1); this process holds replicas [firstLocalReplica_, +localReplicas_).
+  IpuRuntime& ipu(int64_t replica, int64_t stage) {
+    return *ipus_[static_cast<size_t>((replica - firstLocalReplica_) * stages_ + stage)];
+  }
+  BlockModel& replicaModel(int64_t r) { return *replicaModels_[static_cast<size_t>(r - firstLocalReplica_)]; }
+  std::vector<Variable>& replicaParams(int64_t r) { return replicaParams_[static_cast<size_t>(r - firstLocalReplica_)]; }
+  bool local(int64_t r) const { return r >= firstLocalReplica_ && r < firstLocalReplica_ + localReplicas_; }
+  // Replicas spread over processes (ProcessExchange.cpp).
+  bool distributed() const { return isDistributed(options_.processes.get()); }
 
   std::string deviceName_;
   BlockModel& master_;
   LossFn loss_;
   Optimizer* opt_;
-  IpuOptions o_;
+  IpuOptions options_;
   bool training_, simulated_;
-  int64_t P_ = 1, R_ = 1, G_ = 1, numIpus_ = 1, workers_ = 1;
-  int64_t rLo_ = 0, Rl_ = 1;  // this process's replicas
+  int64_t stages_ = 1, replicas_ = 1, accumulation_ = 1, numIpus_ = 1, workers_ = 1;
+  int64_t firstLocalReplica_ = 0, localReplicas_ = 1;  // this process's replicas
   RequestShard shard_;
   Batch shapes_;              // padding for a process none of whose micro-batches of a short request are real
-  std::vector<std::pair<size_t, size_t>> stageBlocks_;
+  StageBlocks stageBlocks_;
   PipelineSchedule schedule_;
   std::vector<std::unique_ptr<Module>> clones_;   // local replicas after the first (fp16: every one)
-  std::vector<BlockModel*> replicas_;             // local; [0] = the model itself (fp16: a clone holding half weights)
-  std::vector<std::vector<Variable>> params_;     // per local replica, in the optimizer's order
+  std::vector<BlockModel*> replicaModels_;        // local; [0] = the model itself (fp16: a clone holding half weights)
+  std::vector<std::vector<Variable>> replicaParams_;  // per local replica, in the optimizer's order
   std::vector<Variable> masterParams_;            // the optimizer's (fp32 master) parameters
   bool fp16_ = false;
-  LossScaling scaling_;
-  double lossScale_ = 1;
-  int64_t cleanUpdates_ = 0, skippedTotal_ = 0, overflowTotal_ = 0;
+  LossScaler lossScaler_;
   std::shared_ptr<MemoryAccount> streaming_;
   // Stage whose sink first received parameter i's gradient (-1: not yet known): where its state lives.
   std::shared_ptr<std::vector<int64_t>> ownerStage_;
-  std::vector<std::unique_ptr<Ipu>> ipus_;        // local replicas, replica-major: ipu(r, s)
+  std::vector<std::unique_ptr<IpuRuntime>> ipus_;  // local replicas, replica-major: ipu(r, s)
   uint64_t exchanges_ = 0;
+  std::unique_ptr<GradientExchange> gradientExchange_;  // training across processes: sums the replicas' gradients
+  int64_t gradientExchanges_ = 0;
   double allReduceSeconds_ = 0;
   CompileRecord record_;
   Trace trace_;
@@ -128,7 +170,6 @@ class ExecutionProgram : public DeviceProgram {
   int64_t requests_ = 0;
   bool capturing_ = false;
   bool checkLossFinite_ = true;
-  UpdateHooks hooks_;
   std::chrono::steady_clock::time_point t0_;
   bool started_ = false;
   // Measured seconds and counts of forward / backward tasks per stage.

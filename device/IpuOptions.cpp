@@ -103,7 +103,7 @@ std::string LossScaling::describe() const {
   return "?";
 }
 
-LossScaling IpuOptions::resolvedLossScaling() const {
+LossScaling PrecisionOptions::resolvedLossScaling() const {
   if (precision != Precision::FP16) return LossScaling{};
   if (lossScaling.mode != LossScaling::Mode::None) return lossScaling;
   return LossScaling::parse("dynamic");
@@ -133,7 +133,7 @@ PartialRequest parsePartialRequest(const std::string& text) {
   invalidArgument("unknown policy for the last partial request '", text, "' (pad, drop)");
 }
 
-OutputMode IpuOptions::resolvedOutputMode(bool training) const {
+OutputMode TrainingOptions::resolvedOutputMode(bool training) const {
   if (outputMode != OutputMode::Default) return outputMode;
   return training ? OutputMode::Final : OutputMode::All;
 }

@@ -67,42 +67,71 @@ struct LossScaling {
   std::string describe() const;
 };
 
-struct IpuOptions {
+/// Options grouped by concern, as PopTorch groups them (opts.Training, opts.Precision, opts.TensorLocations,
+/// opts.Distributed). IpuOptions derives from every group, so the ~300 places that read `o.gradientAccumulation`
+/// or set `o.recompute` stay as they are, while code that needs one concern (the loss scaler, the memory model)
+/// can take just that group.
+
+/// Replicas, accumulation and what a host request holds and returns.
+struct TrainingOptions {
   int64_t replicationFactor = 1;
   int64_t gradientAccumulation = 1;
   int64_t deviceIterations = 1;
   OutputMode outputMode = OutputMode::Default;
   /// Period of OutputMode::EveryN: micro-batch steps 0-based n-1, 2n-1, ... come back.
   int64_t outputPeriod = 1;
+  PartialRequest partialRequest = PartialRequest::Pad;
+
+  /// OutputMode::Default resolved: Final for training, All for inference (PopTorch).
+  OutputMode resolvedOutputMode(bool training) const;
+  /// Micro-batches in one host request (training: × accumulation; inference: accumulation must be 1).
+  int64_t microBatchesPerRequest() const { return deviceIterations * replicationFactor * gradientAccumulation; }
+};
+
+/// How the stages of a model run and on how many threads.
+struct ExecutionOptions {
   ExecutionStrategy executionStrategy = ExecutionStrategy::Pipelined;
   /// Block names that start a new stage ("layers/4"), in model order. Empty: one stage.
   std::vector<std::string> pipelineSplits;
   /// Round the number of IPUs (replicas × stages) up to a power of two, as PopTorch requires of real hardware.
   bool autoRoundNumIpus = false;
-  PartialRequest partialRequest = PartialRequest::Pad;
   /// Worker threads running tasks (0: the machine's cores, never more than the tasks that can run at once).
   int64_t workers = 0;
+};
 
-  // Precision and the options that trade memory for time (issue "Simulated IPU, part 2"). Each is exact: the
-  // fp32 weights after training are the same as without it (fp16 changes the numbers, by design).
+/// Storage and compute precision, and fp16's loss scaling and rounding.
+struct PrecisionOptions {
   Precision precision = Precision::FP32;
   LossScaling lossScaling;        // fp16 only; default with fp16: dynamic (see resolvedLossScaling)
   bool stochasticRounding = false;  // fp16: round to half stochastically, seeded by the step's random key
   uint64_t stochasticRoundingSeed = 0;
+
+  /// With fp16 and no loss scaling asked for: dynamic scaling from 2^16 (as PyTorch's GradScaler); with fp32:
+  /// none.
+  LossScaling resolvedLossScaling() const;
+};
+
+/// The options that trade memory for time (PopTorch's TensorLocations and recomputation). Each is exact: the
+/// fp32 weights after training are the same as without it.
+struct MemoryOptions {
   bool offloadOptimizer = false;    // optimizer state (and fp32 master weights) in streaming memory
   bool recompute = false;           // keep each block's input only; recompute the blocks in the backward
   bool replicatedTensorSharding = false;  // optimizer state sharded over the replicas, shards all-gathered
   bool eightBitIo = false;          // integer features cross the host link as uint8, widened on the device
+};
 
-  // Planning (memory and cost models; device/IpuSpec.h).
+/// Planning (memory and cost models; device/IpuSpec.h).
+struct PlanningOptions {
   std::string ipuSpec = "mk2";             // "mk2" (GC200) or "bow"
   double availableMemoryProportion = 0.6;  // PopTorch's default: share of tile memory matmul temporaries may use
   bool autoPipelineSplits = false;         // choose pipelineSplits with the cost model (--pipeline-splits auto)
   int64_t autoStages = 0;                  // with autoPipelineSplits: stages wanted (0: the fewest that fit)
   int64_t bytesPerTile = 0;                // 0: the IpuSpec's (624 KiB); a smaller or larger tile memory to plan for
   double samplesPerMicroBatch = 0;         // graphs one micro-batch trains on (0: the compile batch's real graphs)
+};
 
-  // Replicas across processes (MPI; PopTorch: Options.Distributed.configureProcessId(rank, size) with PopRun).
+/// Replicas across processes (MPI; PopTorch: Options.Distributed.configureProcessId(rank, size) with PopRun).
+struct DistributedOptions {
   /// The processes the replicas are spread over (null or one process: every replica here). This process runs
   /// its share (shard()); its loader must give it only those micro-batches (FixedSizeDataLoader::Options::shard).
   std::shared_ptr<ProcessGroup> processes;
@@ -112,18 +141,17 @@ struct IpuOptions {
   int64_t hosts = 1;
   double networkBytesPerSecond = 12.5e9;
   double networkLatencySeconds = 10e-6;
+};
 
+struct IpuOptions : TrainingOptions,
+                    ExecutionOptions,
+                    PrecisionOptions,
+                    MemoryOptions,
+                    PlanningOptions,
+                    DistributedOptions {
   /// This process's micro-batches of a host request (every one without processes).
   RequestShard shard(bool training) const;
 
-  /// With fp16 and no loss scaling asked for: dynamic scaling from 2^16 (as PyTorch's GradScaler); with fp32:
-  /// none.
-  LossScaling resolvedLossScaling() const;
-
-  /// OutputMode::Default resolved: Final for training, All for inference (PopTorch).
-  OutputMode resolvedOutputMode(bool training) const;
-  /// Micro-batches in one host request (training: × accumulation; inference: accumulation must be 1).
-  int64_t microBatchesPerRequest() const { return deviceIterations * replicationFactor * gradientAccumulation; }
   /// Checks every rule that does not need the model; `stages` = pipelineSplits.size() + 1. Throws
   /// std::invalid_argument saying what to change.
   void validate(bool training, int64_t stages) const;

@@ -47,10 +47,22 @@ int64_t temporaries(const ModelProfile& m, int64_t first, int64_t last, double f
       }
   return best;
 }
-}  // namespace
 
-IpuMemory stageMemory(const ModelProfile& m, int64_t first, int64_t last, int64_t s, int64_t P, const IpuOptions& o,
-                      const IpuSpec& spec, std::vector<MemoryItem>* streaming) {
+// What every part of a stage's memory depends on: the model, the stage, and the options' figures for it.
+struct StageContext {
+  const ModelProfile& m;
+  const IpuOptions& o;
+  int64_t first, last, s, P;
+  double fs;
+  bool fp16, phased;
+  int64_t pb, R, G, ampBytes;
+  int64_t statePerParam;  // optimizer state per parameter
+  int64_t ioIn;           // the first stage's input bytes per micro-batch
+  int64_t stash;          // micro-batches whose activations the stage holds at once
+};
+
+StageContext stageContext(const ModelProfile& m, int64_t first, int64_t last, int64_t s, int64_t P,
+                          const IpuOptions& o, const IpuSpec& spec) {
   const double fs = floatScale(o.precision);
   const bool fp16 = o.precision == Precision::FP16;
   const int64_t pb = fp16 ? 2 : 4;
@@ -65,118 +77,165 @@ IpuMemory stageMemory(const ModelProfile& m, int64_t first, int64_t last, int64_
   // Micro-batches whose activations a stage holds at once: 2(P-s)-1 pipelined, 1 sharded, all G phased.
   const int64_t stash =
       m.training ? PipelineSchedule::training(P, std::max<int64_t>(G, 1), o.executionStrategy).maxStashed(s) : 0;
-  std::vector<MemoryItem> ignored;
-  if (!streaming) streaming = &ignored;
-  IpuMemory ipu;
-  ipu.stage = s;
-  ipu.stageName = m.blocks[static_cast<size_t>(first)].name;
-  if (last - first > 1) ipu.stageName += ".." + m.blocks[static_cast<size_t>(last - 1)].name;
-  auto add = [&](std::string cat, std::string block, std::string detail, int64_t bytes) {
+  return {m, o, first, last, s, P, fs, fp16, phased, pb, R, G, ampBytes, statePerParam, ioIn, stash};
+}
+
+// Where a stage's items go: on the IPU (add) or to streaming memory (stream); an item of no bytes is left out.
+struct StageItems {
+  IpuMemory& ipu;
+  std::vector<MemoryItem>& streaming;
+
+  void add(std::string cat, std::string block, std::string detail, int64_t bytes) {
     if (bytes > 0) ipu.items.push_back({std::move(cat), std::move(block), std::move(detail), bytes});
-  };
-  auto stream = [&](std::string cat, std::string block, std::string detail, int64_t bytes) {
-    if (bytes > 0) streaming->push_back({std::move(cat), std::move(block), std::move(detail), bytes});
-  };
-  int64_t maxBlockSaved = 0;
-  std::string maxBlockName;
-  for (int64_t b = first; b < last; ++b) {
-    const BlockProfile& bp = m.blocks[static_cast<size_t>(b)];
-    const int64_t w = bp.parameters;
-    const std::string bn = bp.name;
-    // Weights at the program's precision; phased execution keeps them in streaming memory and loads one
-    // phase at a time (charged below as the resident phase).
-    if (phased) stream("weights", bn, fp16 ? "fp16" : "fp32", w * pb);
-    add("weights", bn, fp16 ? "fp16" : "fp32", w * pb);
-    if (m.training) {
-      // One gradient per weight; with accumulation an fp32 accumulator (the sum over micro-batches).
-      add("gradients", bn, G > 1 ? "fp32 accumulators" : (fp16 ? "fp16" : "fp32"), w * (G > 1 ? 4 : pb));
-      int64_t state = w * statePerParam;
-      std::string how = std::to_string(m.optimizerStateTensors) + " fp32 tensors per weight" +
-                        (fp16 ? " + fp32 master weights" : "");
-      if (o.replicatedTensorSharding) {
-        state = (state + R - 1) / R;
-        how += ", 1/" + std::to_string(R) + " shard per replica";
-      }
-      if (o.offloadOptimizer || phased)
-        stream("optimizer state", bn, how, state);
-      else
-        add("optimizer state", bn, how, state);
-      const int64_t saved = savedAt(bp, fs);
-      if (saved > maxBlockSaved) {
-        maxBlockSaved = saved;
-        maxBlockName = bn;
-      }
-      if (o.recompute) {
-        // A checkpoint per block (its input state) per micro-batch in flight; the block's own saved tensors
-        // exist only while its backward runs (charged once below).
-        const int64_t cp = b == first && s == 0 ? 0 : scaleBytes(bp.inputBytes, fs);
-        if (phased)
-          stream("stashed activations", bn, "checkpoint x " + std::to_string(stash) + " micro-batches", cp * stash);
-        else
-          add("stashed activations", bn, "checkpoint x " + std::to_string(stash) + " micro-batches", cp * stash);
-      } else if (phased) {
-        stream("stashed activations", bn, "x " + std::to_string(stash) + " micro-batches", saved * stash);
-      } else {
-        // The largest saved tensors of the block, named, then the rest.
-        std::vector<const OpCost*> ops;
-        for (const OpCost& c : bp.forward)
-          if (c.savedBytes > 0) ops.push_back(&c);
-        std::stable_sort(ops.begin(), ops.end(),
-                         [](const OpCost* a, const OpCost* b2) { return a->savedBytes > b2->savedBytes; });
-        int64_t rest = saved;
-        for (size_t i = 0; i < ops.size() && i < 2; ++i) {
-          const int64_t bytes = ops[i]->floating ? scaleBytes(ops[i]->savedBytes, fs) : ops[i]->savedBytes;
-          add("stashed activations", bn, ops[i]->name + " x " + std::to_string(stash) + " micro-batches",
-              bytes * stash);
-          rest -= bytes;
-        }
-        add("stashed activations", bn, "other ops x " + std::to_string(stash) + " micro-batches", rest * stash);
-      }
+  }
+  void stream(std::string cat, std::string block, std::string detail, int64_t bytes) {
+    if (bytes > 0) streaming.push_back({std::move(cat), std::move(block), std::move(detail), bytes});
+  }
+};
+
+// Weights at the program's precision; phased execution keeps them in streaming memory and loads one phase at a
+// time (charged as the resident phase).
+void blockWeights(const BlockProfile& bp, const StageContext& c, StageItems& items) {
+  const int64_t w = bp.parameters;
+  if (c.phased) items.stream("weights", bp.name, c.fp16 ? "fp16" : "fp32", w * c.pb);
+  items.add("weights", bp.name, c.fp16 ? "fp16" : "fp32", w * c.pb);
+}
+
+// Training: one gradient per weight (with accumulation an fp32 accumulator, the sum over micro-batches), and the
+// optimizer's state: sharded over the replicas with RTS, in streaming memory when offloaded or phased.
+void blockGradientsAndState(const BlockProfile& bp, const StageContext& c, StageItems& items) {
+  const int64_t w = bp.parameters;
+  const std::string& bn = bp.name;
+  items.add("gradients", bn, c.G > 1 ? "fp32 accumulators" : (c.fp16 ? "fp16" : "fp32"), w * (c.G > 1 ? 4 : c.pb));
+  int64_t state = w * c.statePerParam;
+  std::string how = std::to_string(c.m.optimizerStateTensors) + " fp32 tensors per weight" +
+                    (c.fp16 ? " + fp32 master weights" : "");
+  if (c.o.replicatedTensorSharding) {
+    state = (state + c.R - 1) / c.R;
+    how += ", 1/" + std::to_string(c.R) + " shard per replica";
+  }
+  if (c.o.offloadOptimizer || c.phased)
+    items.stream("optimizer state", bn, how, state);
+  else
+    items.add("optimizer state", bn, how, state);
+}
+
+// The activations block b stashes for the micro-batches in flight (`saved`: its saved bytes per micro-batch).
+void blockStash(const BlockProfile& bp, int64_t b, int64_t saved, const StageContext& c, StageItems& items) {
+  const std::string& bn = bp.name;
+  const int64_t stash = c.stash;
+  if (c.o.recompute) {
+    // A checkpoint per block (its input state) per micro-batch in flight; the block's own saved tensors
+    // exist only while its backward runs (charged once, apart).
+    const int64_t cp = b == c.first && c.s == 0 ? 0 : scaleBytes(bp.inputBytes, c.fs);
+    if (c.phased)
+      items.stream("stashed activations", bn, "checkpoint x " + std::to_string(stash) + " micro-batches", cp * stash);
+    else
+      items.add("stashed activations", bn, "checkpoint x " + std::to_string(stash) + " micro-batches", cp * stash);
+  } else if (c.phased) {
+    items.stream("stashed activations", bn, "x " + std::to_string(stash) + " micro-batches", saved * stash);
+  } else {
+    // The largest saved tensors of the block, named, then the rest.
+    std::vector<const OpCost*> ops;
+    for (const OpCost& op : bp.forward)
+      if (op.savedBytes > 0) ops.push_back(&op);
+    std::stable_sort(ops.begin(), ops.end(),
+                     [](const OpCost* a, const OpCost* b2) { return a->savedBytes > b2->savedBytes; });
+    int64_t rest = saved;
+    for (size_t i = 0; i < ops.size() && i < 2; ++i) {
+      const int64_t bytes = ops[i]->floating ? scaleBytes(ops[i]->savedBytes, c.fs) : ops[i]->savedBytes;
+      items.add("stashed activations", bn, ops[i]->name + " x " + std::to_string(stash) + " micro-batches",
+                bytes * stash);
+      rest -= bytes;
     }
+    items.add("stashed activations", bn, "other ops x " + std::to_string(stash) + " micro-batches", rest * stash);
   }
-  if (m.training && (o.recompute || phased)) {
-    // Recomputation: the micro-batch's inputs are kept too (the first block recomputes from them), and one
-    // block's saved tensors are live while its backward runs. Phased: one micro-batch's saved tensors of the
-    // resident phase.
-    if (o.recompute) {
-      if (phased)
-        stream("stashed activations", "", "micro-batch inputs x " + std::to_string(stash), ioIn * stash);
-      else
-        add("stashed activations", "", "micro-batch inputs x " + std::to_string(stash), ioIn * stash);
-      add("recomputation", maxBlockName, "one block's saved tensors during its backward", maxBlockSaved);
-    } else {
-      int64_t phaseSaved = 0;
-      for (int64_t b = first; b < last; ++b) phaseSaved += savedAt(m.blocks[static_cast<size_t>(b)], fs);
-      add("stashed activations", "", "one micro-batch of the resident phase", phaseSaved);
-    }
+}
+
+// Recomputation: the micro-batch's inputs are kept too (the first block recomputes from them), and one block's
+// saved tensors (the largest: `maxBlockSaved` bytes of `maxBlockName`) are live while its backward runs.
+// Phased: one micro-batch's saved tensors of the resident phase.
+void recomputedOrResident(const StageContext& c, const std::string& maxBlockName, int64_t maxBlockSaved,
+                          StageItems& items) {
+  if (c.o.recompute) {
+    if (c.phased)
+      items.stream("stashed activations", "", "micro-batch inputs x " + std::to_string(c.stash), c.ioIn * c.stash);
+    else
+      items.add("stashed activations", "", "micro-batch inputs x " + std::to_string(c.stash), c.ioIn * c.stash);
+    items.add("recomputation", maxBlockName, "one block's saved tensors during its backward", maxBlockSaved);
+  } else {
+    int64_t phaseSaved = 0;
+    for (int64_t b = c.first; b < c.last; ++b) phaseSaved += savedAt(c.m.blocks[static_cast<size_t>(b)], c.fs);
+    items.add("stashed activations", "", "one micro-batch of the resident phase", phaseSaved);
   }
-  // Buffers between stages: what a stage receives and sends, double-buffered.
-  if (P > 1) {
-    const int64_t in = s > 0 ? scaleBytes(m.blocks[static_cast<size_t>(first)].inputBytes, fs) : 0;
-    const int64_t out = s + 1 < P ? scaleBytes(m.blocks[static_cast<size_t>(last - 1)].outputBytes, fs) : 0;
-    add(phased ? "phase buffers" : "stage buffers", "", "received + sent, double-buffered", 2 * (in + out));
-    if (phased) stream("phase activations", ipu.stageName, "x " + std::to_string(G) + " micro-batches", out * G);
+}
+
+// Buffers between stages: what a stage receives and sends, double-buffered (phased: the phase's output
+// activations of every micro-batch wait in streaming memory).
+void stageBuffers(const StageContext& c, StageItems& items) {
+  const int64_t in = c.s > 0 ? scaleBytes(c.m.blocks[static_cast<size_t>(c.first)].inputBytes, c.fs) : 0;
+  const int64_t out = c.s + 1 < c.P ? scaleBytes(c.m.blocks[static_cast<size_t>(c.last - 1)].outputBytes, c.fs) : 0;
+  items.add(c.phased ? "phase buffers" : "stage buffers", "", "received + sent, double-buffered", 2 * (in + out));
+  if (c.phased)
+    items.stream("phase activations", items.ipu.stageName, "x " + std::to_string(c.G) + " micro-batches", out * c.G);
+}
+
+// Inference: the largest block's input and output are live at once.
+void inferenceActivations(const StageContext& c, StageItems& items) {
+  int64_t live = 0;
+  for (int64_t b = c.first; b < c.last; ++b) {
+    const BlockProfile& bp = c.m.blocks[static_cast<size_t>(b)];
+    live = std::max(live, scaleBytes(bp.inputBytes + bp.outputBytes, c.fs));
   }
-  if (!m.training) {
-    int64_t live = 0;
-    for (int64_t b = first; b < last; ++b) {
-      const BlockProfile& bp = m.blocks[static_cast<size_t>(b)];
-      live = std::max(live, scaleBytes(bp.inputBytes + bp.outputBytes, fs));
-    }
-    add("activations", "", "the largest block's input and output", live);
-  }
+  items.add("activations", "", "the largest block's input and output", live);
+}
+
+// The largest op's temporaries, the host streams and the stated constant for code and exchange.
+void fixedItems(const StageContext& c, const IpuSpec& spec, StageItems& items) {
+  const ModelProfile& m = c.m;
   std::string which;
-  add("temporaries", "", "", temporaries(m, first, last, fs, ampBytes, &which));
+  items.add("temporaries", "", "", temporaries(m, c.first, c.last, c.fs, c.ampBytes, &which));
+  IpuMemory& ipu = items.ipu;
   if (!ipu.items.empty() && ipu.items.back().category == "temporaries") ipu.items.back().detail = "largest op: " + which;
   // Host streams: every stage reads the micro-batch's fields; double-buffered. The last stage returns the output.
   // Integer features (atom and bond types, Graphormer's encodings) are read by the input block only: the first
   // stage receives them; every stage receives the indices and masks.
-  add("I/O buffers", "", std::string("micro-batch input, double-buffered") + (o.eightBitIo && s == 0 ? " (8-bit features)" : ""),
-      2 * (s == 0 ? ioIn : m.inputBytes - m.inputIntegerFeatureBytes));
-  if (s == P - 1) add("I/O buffers", "", "output, double-buffered", 2 * scaleBytes(m.outputBytes, fs));
-  add("code and exchange", "", "stated constant: " + std::to_string(spec.codeAndExchangeBytesPerTile / 1024) +
-                                   " KiB per tile",
-      spec.codeAndExchangeBytes());
+  items.add("I/O buffers", "", std::string("micro-batch input, double-buffered") + (c.o.eightBitIo && c.s == 0 ? " (8-bit features)" : ""),
+            2 * (c.s == 0 ? c.ioIn : m.inputBytes - m.inputIntegerFeatureBytes));
+  if (c.s == c.P - 1) items.add("I/O buffers", "", "output, double-buffered", 2 * scaleBytes(m.outputBytes, c.fs));
+  items.add("code and exchange", "", "stated constant: " + std::to_string(spec.codeAndExchangeBytesPerTile / 1024) +
+                                         " KiB per tile",
+            spec.codeAndExchangeBytes());
+}
+}  // namespace
+
+IpuMemory stageMemory(const ModelProfile& m, int64_t first, int64_t last, int64_t s, int64_t P, const IpuOptions& o,
+                      const IpuSpec& spec, std::vector<MemoryItem>* streaming) {
+  const StageContext c = stageContext(m, first, last, s, P, o, spec);
+  std::vector<MemoryItem> ignored;
+  IpuMemory ipu;
+  ipu.stage = s;
+  ipu.stageName = stageLabel(m.blockNames(), first, last);
+  StageItems items{ipu, streaming ? *streaming : ignored};
+  // The block with the most saved tensors: recomputation holds one block's at a time.
+  int64_t maxBlockSaved = 0;
+  std::string maxBlockName;
+  for (int64_t b = first; b < last; ++b) {
+    const BlockProfile& bp = m.blocks[static_cast<size_t>(b)];
+    blockWeights(bp, c, items);
+    if (!m.training) continue;
+    blockGradientsAndState(bp, c, items);
+    const int64_t saved = savedAt(bp, c.fs);
+    if (saved > maxBlockSaved) {
+      maxBlockSaved = saved;
+      maxBlockName = bp.name;
+    }
+    blockStash(bp, b, saved, c, items);
+  }
+  if (m.training && (o.recompute || c.phased)) recomputedOrResident(c, maxBlockName, maxBlockSaved, items);
+  if (P > 1) stageBuffers(c, items);
+  if (!m.training) inferenceActivations(c, items);
+  fixedItems(c, spec, items);
   ipu.budget = spec.memoryBytes();
   for (const MemoryItem& it : ipu.items) ipu.total += it.bytes;
   std::stable_sort(ipu.items.begin(), ipu.items.end(),

@@ -19,11 +19,10 @@
 #include "device/IpuOptions.h"
 #include "device/IpuSpec.h"
 #include "device/ModelProfile.h"
+#include "device/StageSplit.h"
 
 namespace gnn {
 
-/// Stages as block ranges [first, last).
-using StageBlocks = std::vector<std::pair<int64_t, int64_t>>;
 
 struct MemoryItem {
   std::string category;  // "weights", "optimizer state", "stashed activations", ...

@@ -102,6 +102,12 @@ int64_t ModelProfile::parameters() const {
   return n;
 }
 
+std::vector<std::string> ModelProfile::blockNames() const {
+  std::vector<std::string> names;
+  for (const BlockProfile& b : blocks) names.push_back(b.name);
+  return names;
+}
+
 ModelProfile ModelProfile::scaled(double f) const {
   ModelProfile m = *this;
   m.batchScale = batchScale * f;

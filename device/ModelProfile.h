@@ -58,6 +58,8 @@ struct ModelProfile {
 
   static ModelProfile from(const CompileRecord& record, bool training, int64_t optimizerStateTensors);
   int64_t parameters() const;
+  /// The blocks' names, in model order.
+  std::vector<std::string> blockNames() const;
   /// The same model on micro-batches `factor` times the captured size: every activation, FLOP and byte that
   /// depends on the batch scales linearly (every dimension that changes with the micro-batch is a batch
   /// dimension of these models: nodes, edges, graphs); parameters do not.

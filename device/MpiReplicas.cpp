@@ -76,17 +76,37 @@ MpiReplicas::~MpiReplicas() {
 }
 
 std::vector<std::string> MpiReplicas::allGather(const std::string& mine, const std::string& what) {
-  std::vector<std::string> out(static_cast<size_t>(size_));
+  std::vector<const std::string*> to(static_cast<size_t>(size_), &mine);
+  to[static_cast<size_t>(rank_)] = nullptr;
+  std::vector<std::string> out = exchange(to, what);
   out[static_cast<size_t>(rank_)] = mine;
+  return out;
+}
+
+std::vector<std::string> MpiReplicas::allToAll(const std::vector<std::string>& toEach, const std::string& what) {
+  if (toEach.size() != static_cast<size_t>(size_))
+    throw ProcessGroupError(what + ": " + std::to_string(toEach.size()) + " messages for " + std::to_string(size_) + " ranks");
+  std::vector<const std::string*> to(static_cast<size_t>(size_));
+  for (size_t p = 0; p < to.size(); ++p) to[p] = &toEach[p];
+  to[static_cast<size_t>(rank_)] = nullptr;
+  std::vector<std::string> out = exchange(to, what);
+  out[static_cast<size_t>(rank_)] = toEach[static_cast<size_t>(rank_)];
+  return out;
+}
+
+std::vector<std::string> MpiReplicas::exchange(const std::vector<const std::string*>& to, const std::string& what) {
+  std::vector<std::string> out(static_cast<size_t>(size_));
   if (size_ == 1) return out;
-  if (mine.size() > static_cast<size_t>(INT_MAX))
-    throw ProcessGroupError(what + ": " + std::to_string(mine.size()) + " bytes is more than one MPI message carries");
+  for (const std::string* m : to)
+    if (m && m->size() > static_cast<size_t>(INT_MAX))
+      throw ProcessGroupError(what + ": " + std::to_string(m->size()) + " bytes is more than one MPI message carries");
   // One tag per collective: messages of different collectives between two ranks never match each other.
   const int tag = static_cast<int>(sequence_++ % 32000) + 1;
   MPI_Comm comm = commOf(comm_);
   std::vector<MPI_Request> sends;
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
+    const std::string& mine = *to[static_cast<size_t>(p)];
     MPI_Request r;
     const int rc = MPI_Isend(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, p, tag, comm, &r);
     if (rc != MPI_SUCCESS) throw ProcessGroupError(what + ": sending to rank " + std::to_string(p) + " failed: " + mpiError(rc));
@@ -179,6 +199,11 @@ std::shared_ptr<MpiReplicas> MpiReplicas::launched(int*, char***) {
 }
 MpiReplicas::~MpiReplicas() = default;
 std::vector<std::string> MpiReplicas::allGather(const std::string& mine, const std::string&) { return {mine}; }
+std::vector<std::string> MpiReplicas::allToAll(const std::vector<std::string>& toEach, const std::string& what) {
+  if (toEach.size() != 1)
+    throw ProcessGroupError(what + ": " + std::to_string(toEach.size()) + " messages for one process");
+  return toEach;
+}
 void MpiReplicas::abort(int exitCode) { std::_Exit(exitCode); }
 std::string MpiReplicas::describe() const { return "one process"; }
 

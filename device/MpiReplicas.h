@@ -36,6 +36,7 @@ class MpiReplicas : public ProcessGroup {
   int localSize() const override { return localSize_; }
   int localRank() const override { return localRank_; }
   std::vector<std::string> allGather(const std::string& mine, const std::string& what) override;
+  std::vector<std::string> allToAll(const std::vector<std::string>& toEach, const std::string& what) override;
   [[noreturn]] void abort(int exitCode) override;
   std::string describe() const override;
   const std::string& hostName() const { return host_; }
@@ -45,6 +46,8 @@ class MpiReplicas : public ProcessGroup {
   int rank_ = 0, size_ = 1, localSize_ = 1, localRank_ = 0;
   std::string host_;
   uint64_t sequence_ = 0;
+  // Both collectives: to[p] is sent to rank p (null for this rank), result[p] received from it, with the deadline.
+  std::vector<std::string> exchange(const std::vector<const std::string*>& to, const std::string& what);
   void* comm_ = nullptr;  // MPI_Comm of our own (a duplicate of MPI_COMM_WORLD)
 };
 

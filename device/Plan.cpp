@@ -30,35 +30,11 @@ double rangeSeconds(const ModelProfile& m, int64_t first, int64_t last, const Ip
   const StageCost c = stageCost(m, first, last, false, o, spec);
   return c.forward + c.backward + c.recompute;
 }
-
-std::string stageLabel(const ModelProfile& m, int64_t first, int64_t last) {
-  std::string s = m.blocks[static_cast<size_t>(first)].name;
-  if (last - first > 1) s += ".." + m.blocks[static_cast<size_t>(last - 1)].name;
-  return s;
-}
 }  // namespace
 
 StageBlocks stagesFromSplits(const ModelProfile& m, const std::vector<std::string>& splits) {
   GNN_CHECK_ARG(!m.blocks.empty(), "plan: the compile record has no blocks");
-  std::vector<int64_t> starts{0};
-  std::string names;
-  for (const BlockProfile& b : m.blocks) names += (names.empty() ? "" : ", ") + b.name;
-  for (const std::string& sname : splits) {
-    int64_t i = -1;
-    for (size_t b = 0; b < m.blocks.size(); ++b)
-      if (m.blocks[b].name == sname) i = static_cast<int64_t>(b);
-    // The engine's words (ExecutionProgram, BlockModel::blockIndex): the plan is checked first.
-    GNN_CHECK_ARG(i >= 0, "the model has no block '", sname, "' (blocks: ", names, ")");
-    GNN_CHECK_ARG(i > 0, "pipeline split '", sname, "' is the model's first block, which would leave an empty first "
-                  "stage; split at a later block (blocks in order: ", names, ")");
-    GNN_CHECK_ARG(i > starts.back(), "pipeline split '", sname, "' is out of order or repeated: splits must name "
-                  "blocks in model order (blocks in order: ", names, ")");
-    starts.push_back(i);
-  }
-  StageBlocks out;
-  for (size_t i = 0; i < starts.size(); ++i)
-    out.push_back({starts[i], i + 1 < starts.size() ? starts[i + 1] : static_cast<int64_t>(m.blocks.size())});
-  return out;
+  return stageRanges(m.blockNames(), splits);
 }
 
 bool autoSplits(const ModelProfile& m, const IpuOptions& o, int64_t stages, StageBlocks* out, std::string* reason) {
@@ -94,7 +70,7 @@ bool autoSplits(const ModelProfile& m, const IpuOptions& o, int64_t stages, Stag
           if (!mem.fits()) {
             if (mem.total < smallestOver) {
               smallestOver = mem.total;
-              overWhere = stageLabel(m, j, i);
+              overWhere = stageLabel(m.blockNames(), j, i);
             }
             continue;
           }
@@ -140,7 +116,7 @@ bool autoSplits(const ModelProfile& m, const IpuOptions& o, int64_t stages, Stag
           slowest = s;
         }
       }
-      why << " ms (slowest: stage " << slowest << ", " << stageLabel(m, st[static_cast<size_t>(slowest)].first, st[static_cast<size_t>(slowest)].second) << ")";
+      why << " ms (slowest: stage " << slowest << ", " << stageLabel(m.blockNames(), st[static_cast<size_t>(slowest)].first, st[static_cast<size_t>(slowest)].second) << ")";
       if (o.executionStrategy == ExecutionStrategy::Pipelined && o.gradientAccumulation < P)
         why << "; a pipeline of " << P << " stages needs --grad-accum " << P << " or more";
     }
@@ -159,12 +135,13 @@ int64_t Plan::numIpus() const {
 
 std::string Plan::stageName(int64_t s) const {
   const auto [a, b] = stages[static_cast<size_t>(s)];
-  std::string n = blockNames[static_cast<size_t>(a)];
-  if (b - a > 1) n += ".." + blockNames[static_cast<size_t>(b - 1)];
-  return n;
+  return stageLabel(blockNames, a, b);
 }
 
-Plan makePlan(const ModelProfile& m, const IpuOptions& options, double samplesPerMicroBatch, bool withFixes) {
+namespace {
+
+// The plan of `options` as they are: its stages (given or balanced), memory and cost, without fixes.
+Plan planAsGiven(const ModelProfile& m, const IpuOptions& options, double samplesPerMicroBatch) {
   Plan p;
   p.spec = IpuSpec::of(options);
   p.options = options;
@@ -183,52 +160,58 @@ Plan makePlan(const ModelProfile& m, const IpuOptions& options, double samplesPe
   p.splits = p.options.pipelineSplits;
   p.memory = planMemory(m, p.stages, p.options, p.spec);
   p.cost = planCost(m, p.stages, p.options, p.spec, samplesPerMicroBatch);
-  if (p.fits() || !withFixes) return p;
+  return p;
+}
 
-  // Every change that could make it fit, each planned again.
-  const IpuOptions& o = p.options;
-  const int64_t P = static_cast<int64_t>(p.stages.size());
-  const int64_t B = static_cast<int64_t>(m.blocks.size());
-  auto record = [&](std::string change, std::string flags, const Plan& q) {
-    p.fixes.push_back({std::move(change), std::move(flags), q.fits(), q.memory.ipus[q.memory.fullest].total,
-                       q.cost.samplesPerSecond});
-  };
-  auto again = [&](const IpuOptions& o2) { return makePlan(m, o2, samplesPerMicroBatch, false); };
-  std::vector<std::pair<std::string, std::string>> simple;  // (change, flag) of the simple switches that apply
-  std::vector<IpuOptions> simpleOptions;
+// A simple switch that could make a plan fit: what it changes, its flag, and the plan's options with it.
+struct Switch {
+  std::string change, flag;
+  IpuOptions options;
+};
+
+// The simple switches that apply to options `o` of a plan of P stages, in the order they are tried and combined.
+std::vector<Switch> simpleSwitches(const ModelProfile& m, const IpuOptions& o, int64_t P) {
+  std::vector<Switch> simple;
   if (o.precision == Precision::FP32) {
     IpuOptions o2 = o;
     o2.precision = Precision::FP16;
-    simple.push_back({"fp16 weights, activations and gradients (fp32 master weights and optimizer state)", "--precision fp16"});
-    simpleOptions.push_back(o2);
+    simple.push_back({"fp16 weights, activations and gradients (fp32 master weights and optimizer state)", "--precision fp16", o2});
   }
   if (m.training && !o.recompute) {
     IpuOptions o2 = o;
     o2.recompute = true;
-    simple.push_back({"recompute each block's forward in the backward instead of stashing activations", "--recompute"});
-    simpleOptions.push_back(o2);
+    simple.push_back({"recompute each block's forward in the backward instead of stashing activations", "--recompute", o2});
   }
   if (m.training && !o.offloadOptimizer && o.executionStrategy != ExecutionStrategy::Phased) {
     IpuOptions o2 = o;
     o2.offloadOptimizer = true;
-    simple.push_back({"optimizer state in streaming memory", "--offload-optimizer"});
-    simpleOptions.push_back(o2);
+    simple.push_back({"optimizer state in streaming memory", "--offload-optimizer", o2});
   }
   if (m.training && o.replicationFactor > 1 && !o.replicatedTensorSharding) {
     IpuOptions o2 = o;
     o2.replicatedTensorSharding = true;
     simple.push_back({"optimizer state sharded over the " + std::to_string(o.replicationFactor) + " replicas",
-                      "--replicated-tensor-sharding"});
-    simpleOptions.push_back(o2);
+                      "--replicated-tensor-sharding", o2});
   }
   if (m.training && o.executionStrategy != ExecutionStrategy::Phased && P > 1) {
     IpuOptions o2 = o;
     o2.executionStrategy = ExecutionStrategy::Phased;
-    simple.push_back({"phased execution: one stage's weights resident at a time, on one IPU per replica", "--execution phased"});
-    simpleOptions.push_back(o2);
+    simple.push_back({"phased execution: one stage's weights resident at a time, on one IPU per replica", "--execution phased", o2});
   }
-  for (size_t i = 0; i < simple.size(); ++i) record(simple[i].first, simple[i].second, again(simpleOptions[i]));
-  // More stages: the fewest that fit, balanced.
+  return simple;
+}
+
+// Adds to p's fixes the change and its flags, with what plan q (planned with them) says of them.
+void recordFix(Plan& p, std::string change, std::string flags, const Plan& q) {
+  p.fixes.push_back({std::move(change), std::move(flags), q.fits(), q.memory.ipus[q.memory.fullest].total,
+                     q.cost.samplesPerSecond});
+}
+
+// More stages: the fewest that fit, balanced (the most there are blocks when none does).
+void fixByMoreStages(const ModelProfile& m, double samplesPerMicroBatch, Plan& p) {
+  const IpuOptions& o = p.options;
+  const int64_t P = static_cast<int64_t>(p.stages.size());
+  const int64_t B = static_cast<int64_t>(m.blocks.size());
   for (int64_t P2 = P + 1; P2 <= B; ++P2) {
     IpuOptions o2 = o;
     o2.autoPipelineSplits = true;
@@ -238,47 +221,68 @@ Plan makePlan(const ModelProfile& m, const IpuOptions& options, double samplesPe
       o2.gradientAccumulation = P2;
       extra = " --grad-accum " + std::to_string(P2);
     }
-    const Plan q = again(o2);
+    const Plan q = makePlan(m, o2, samplesPerMicroBatch, false);
     if (q.fits() || P2 == B) {
       std::string names;
       for (const auto& n : q.splits) names += (names.empty() ? "" : ",") + n;
-      record(std::to_string(P2) + " pipeline stages, balanced", "--pipeline-splits " + names + extra, q);
+      recordFix(p, std::to_string(P2) + " pipeline stages, balanced", "--pipeline-splits " + names + extra, q);
       break;
     }
   }
-  // A smaller micro-batch: halve until it fits (at most 1/8).
+}
+
+// A smaller micro-batch: halve until it fits (at most 1/8).
+void fixBySmallerMicroBatches(const ModelProfile& m, double samplesPerMicroBatch, Plan& p) {
   for (double f = 0.5; f >= 0.125; f /= 2) {
     const ModelProfile m2 = m.scaled(f);
-    const Plan q = makePlan(m2, o, samplesPerMicroBatch * f, false);
+    const Plan q = makePlan(m2, p.options, samplesPerMicroBatch * f, false);
     if (q.fits() || f <= 0.125) {
-      record("micro-batches " + fmt("%g", 1 / f) + "x smaller (activations scale with the micro-batch)",
-             "--batch-size " + fmt("%.0f", std::max(1.0, std::floor(samplesPerMicroBatch * f))), q);
+      recordFix(p, "micro-batches " + fmt("%g", 1 / f) + "x smaller (activations scale with the micro-batch)",
+                "--batch-size " + fmt("%.0f", std::max(1.0, std::floor(samplesPerMicroBatch * f))), q);
       break;
     }
   }
-  // When no single change fits: the simple switches combined, in order, until it does.
+}
+
+// When no single change fits: the simple switches combined, in order, until it does.
+void fixByCombinedSwitches(const ModelProfile& m, double samplesPerMicroBatch, const std::vector<Switch>& simple,
+                           Plan& p) {
   bool any = false;
   for (const PlanFix& f : p.fixes) any = any || f.fits;
-  if (!any && simple.size() > 1) {
-    IpuOptions o2 = o;
-    std::string change, flags;
-    for (size_t i = 0; i < simple.size(); ++i) {
-      const IpuOptions& s = simpleOptions[i];
-      if (s.precision != o.precision) o2.precision = s.precision;
-      if (s.recompute) o2.recompute = true;
-      if (s.offloadOptimizer) o2.offloadOptimizer = true;
-      if (s.replicatedTensorSharding) o2.replicatedTensorSharding = true;
-      if (s.executionStrategy != o.executionStrategy) o2.executionStrategy = s.executionStrategy;
-      change += (change.empty() ? "" : " + ") + simple[i].second.substr(2);
-      flags += (flags.empty() ? "" : " ") + simple[i].second;
-      if (i == 0) continue;
-      const Plan q = again(o2);
-      if (q.fits() || i + 1 == simple.size()) {
-        record("combined: " + change, flags, q);
-        break;
-      }
+  if (any || simple.size() <= 1) return;
+  const IpuOptions& o = p.options;
+  IpuOptions o2 = o;
+  std::string change, flags;
+  for (size_t i = 0; i < simple.size(); ++i) {
+    const IpuOptions& s = simple[i].options;
+    if (s.precision != o.precision) o2.precision = s.precision;
+    if (s.recompute) o2.recompute = true;
+    if (s.offloadOptimizer) o2.offloadOptimizer = true;
+    if (s.replicatedTensorSharding) o2.replicatedTensorSharding = true;
+    if (s.executionStrategy != o.executionStrategy) o2.executionStrategy = s.executionStrategy;
+    change += (change.empty() ? "" : " + ") + simple[i].flag.substr(2);
+    flags += (flags.empty() ? "" : " ") + simple[i].flag;
+    if (i == 0) continue;
+    const Plan q = makePlan(m, o2, samplesPerMicroBatch, false);
+    if (q.fits() || i + 1 == simple.size()) {
+      recordFix(p, "combined: " + change, flags, q);
+      break;
     }
   }
+}
+
+}  // namespace
+
+Plan makePlan(const ModelProfile& m, const IpuOptions& options, double samplesPerMicroBatch, bool withFixes) {
+  Plan p = planAsGiven(m, options, samplesPerMicroBatch);
+  if (p.fits() || !withFixes) return p;
+
+  // Every change that could make it fit, each planned again.
+  const std::vector<Switch> simple = simpleSwitches(m, p.options, static_cast<int64_t>(p.stages.size()));
+  for (const Switch& s : simple) recordFix(p, s.change, s.flag, makePlan(m, s.options, samplesPerMicroBatch, false));
+  fixByMoreStages(m, samplesPerMicroBatch, p);
+  fixBySmallerMicroBatches(m, samplesPerMicroBatch, p);
+  fixByCombinedSwitches(m, samplesPerMicroBatch, simple, p);
   std::stable_sort(p.fixes.begin(), p.fixes.end(), [](const PlanFix& a, const PlanFix& b) {
     if (a.fits != b.fits) return a.fits;
     return a.fits ? a.samplesPerSecond > b.samplesPerSecond : a.fullestBytes < b.fullestBytes;

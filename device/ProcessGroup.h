@@ -1,8 +1,9 @@
 // ProcessGroup: the processes a job's replicas are spread over (MPI ranks, device/MpiReplicas.h), as the device
-// program sees them: who am I, how many are we, and one collective — every process's bytes, in rank order — from
-// which the gradient reduction, the loss of an update and the stop decisions are built. Results are the same
-// bits however the replicas are spread, because every process sums the same per-replica tensors in the same
-// (replica) order; no reduction tree whose shape depends on the process count is involved.
+// program sees them: who am I, how many are we, and two collectives — every process's bytes in rank order
+// (allGather), and each process's bytes addressed to each other (allToAll) — from which the gradient reduction,
+// the loss of an update and the stop decisions are built. Results are the same bits however the replicas are
+// spread, because the same per-replica tensors are summed in the same (replica) order; no reduction tree whose
+// shape depends on the process count is involved.
 //
 //   auto group = MpiReplicas::launched(&argc, &argv);   // null when not started by mpirun
 //   IpuOptions o;  o.replicationFactor = 4;  o.processes = group;   // replicas 0-1 on rank 0, 2-3 on rank 1
@@ -34,6 +35,11 @@ class ProcessGroup {
   /// names the collective in errors ("the gradients of update 12"). Throws ProcessGroupError when a process has
   /// not sent within timeoutSeconds(), naming it.
   virtual std::vector<std::string> allGather(const std::string& mine, const std::string& what) = 0;
+  /// Every process calls it with one message per process, toEach[k] for process k (toEach.size() == size());
+  /// each gets what every process addressed to it, result[k] = process k's toEach[rank()] (its own message
+  /// included). Same deadline and errors as allGather: the basis of a reduce-scatter whose traffic per process
+  /// does not grow with the process count (device/GradientExchange.h).
+  virtual std::vector<std::string> allToAll(const std::vector<std::string>& toEach, const std::string& what) = 0;
   /// Ends every process of the job at once (after this process's message is printed): the way out when the
   /// processes no longer agree on what comes next.
   [[noreturn]] virtual void abort(int exitCode) = 0;

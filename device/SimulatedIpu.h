@@ -10,7 +10,7 @@
 //   SimulatedIpu ipu;
 //   auto program = ipu.compile(model, {lossFn}, &opt, firstMicroBatch, o);
 //   program->enableTrace(2);
-//   for (Batch request; loader.nextRequest(request);) program->run(request, hooks);
+//   for (Batch request; loader.nextRequest(request);) program->run(request, args);
 //   program->trace().writeChromeJson("trace.json", "GIN");
 #pragma once
 #include "device/Device.h"

@@ -215,14 +215,14 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
   };
   hooks.validate = [&] {
     Tensor out = infer();
-    app::Evaluation e;
+    Evaluation e;
     e.metric = accuracy(out, y, ds.validIdx, nullptr);
     e.details = {{"train_acc", accuracy(out, y, ds.trainIdx, nullptr)}};
     return e;
   };
   hooks.test = [&] {
     Tensor out = infer();
-    app::Evaluation e;
+    Evaluation e;
     e.metric = accuracy(out, y, ds.testIdx, nullptr);
     return e;
   };
@@ -295,17 +295,12 @@ int main(int argc, char** argv) {
     config.bind("clusters-per-batch", &cfg.clustersPerBatch);
     config.bind("seed", const_cast<uint64_t*>(&tf.seed));
     // --load FILE, or --resume: the newest valid checkpoint of --checkpoint-dir.
-    std::optional<app::CheckpointDir::Found> found = tf.checkpointToContinue();
+    std::optional<app::CheckpointDir::Found> found = tf.continueRun(prog, config);
     std::optional<Checkpoint> ck;
     std::string ckPath;
     if (found) {
       ck = std::move(found->checkpoint);
       ckPath = found->path;
-      const nlohmann::json& written = ck->meta.contains("program") ? ck->meta["program"] : nlohmann::json();
-      const std::string program = written.is_string() ? written.get<std::string>() : written.dump();
-      if (program != "cora_gcn")
-        throw std::runtime_error(ckPath + ": not a checkpoint of " + std::string("cora_gcn") + " (program '" + program + "')");
-      config.restore(ck->meta["config"], prog, ckPath);
     }
     app::requireAtLeast("--runs", static_cast<double>(cfg.runs), 1);
     app::requireAtLeast("--hidden", static_cast<double>(cfg.hidden), 1);

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     app::MoleculeModelSpec spec;
     std::vector<std::string> targets;
     app::MoleculeTask task = app::MoleculeTask::Regression;
-    app::TargetScaling scaling;
+    TargetScaling scaling;
     FixedSizeOptions fixed;
     std::string shapeKey;
     nlohmann::json featurisation;
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
       task = taskName == "classification" ? app::MoleculeTask::Classification : app::MoleculeTask::Regression;
       const nlohmann::json& scalingJson = need(derived, "target_scaling", "config.derived");
       try {
-        scaling = app::TargetScaling::fromJson(scalingJson);
+        scaling = TargetScaling::fromJson(scalingJson);
       } catch (const std::runtime_error& e) {
         throw unusable(std::string("its metadata's 'config.derived.target_scaling' is out of range (") + e.what() + ")");
       }

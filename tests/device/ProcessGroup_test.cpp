@@ -4,13 +4,12 @@
 // also with dropout, a short last request whose share is empty on one process, and an error on one process.
 #include <gtest/gtest.h>
 
-#include <condition_variable>
-#include <mutex>
 #include <set>
 #include <thread>
 
 #include "../models/GraphormerMolecules.h"
 #include "BitEqual.h"
+#include "ThreadRanks.h"
 #include "device/ProcessGroup.h"
 #include "gnn/ExecutionContext.h"
 #include "device/SimulatedIpu.h"
@@ -22,44 +21,8 @@
 namespace gnn {
 namespace {
 
-// n "processes" as threads: allGather is a barrier that hands every thread every thread's bytes.
-struct ThreadRanks {
-  std::mutex mu;
-  std::condition_variable cv;
-  int n = 1, arrived = 0;
-  uint64_t generation = 0;
-  std::vector<std::string> slots, result;
-  explicit ThreadRanks(int size) : n(size), slots(static_cast<size_t>(size)) {}
-};
-
-class ThreadRank : public ProcessGroup {
- public:
-  ThreadRank(std::shared_ptr<ThreadRanks> all, int rank) : all_(std::move(all)), rank_(rank) {}
-  int rank() const override { return rank_; }
-  int size() const override { return all_->n; }
-  int localSize() const override { return all_->n; }
-  int localRank() const override { return rank_; }
-  std::vector<std::string> allGather(const std::string& mine, const std::string&) override {
-    std::unique_lock<std::mutex> lock(all_->mu);
-    all_->slots[static_cast<size_t>(rank_)] = mine;
-    if (++all_->arrived == all_->n) {
-      all_->result = all_->slots;
-      all_->arrived = 0;
-      ++all_->generation;
-      all_->cv.notify_all();
-    } else {
-      const uint64_t g = all_->generation;
-      all_->cv.wait(lock, [&] { return all_->generation != g; });
-    }
-    return all_->result;
-  }
-  [[noreturn]] void abort(int) override { std::abort(); }
-  std::string describe() const override { return "thread rank " + std::to_string(rank_); }
-
- private:
-  std::shared_ptr<ThreadRanks> all_;
-  int rank_;
-};
+using test::ThreadRank;
+using test::ThreadRanks;
 
 const std::vector<Graph>& molecules() {
   static const std::vector<Graph> g = test::pcqmStyle(64, 30);
@@ -106,15 +69,16 @@ TrainedRun train(const std::vector<Batch>& micro, IpuOptions o, std::shared_ptr<
   const RequestShard shard = o.shard(true);
   const auto per = static_cast<size_t>(o.microBatchesPerRequest());
   TrainedRun r;
-  UpdateHooks hooks;
-  hooks.afterUpdate = [&](double l, int64_t) { r.losses.push_back(l); };
+  RunArgs args;
+  args.seed = 5;
   try {
     for (size_t q = 0; q < micro.size(); q += per) {
       std::vector<Batch> mine;
       for (size_t m = q; m < std::min(micro.size(), q + per); ++m)
         if (shard.owns(static_cast<int64_t>(m - q))) mine.push_back(micro[m]);
       const Batch req = mine.empty() ? Batch() : mine.size() == 1 ? mine.front() : stackMicroBatches(mine);
-      const RunResult res = program->run(req, hooks);
+      const RunResult res = program->run(req, args);
+      for (const UpdateResult& u : res.updateResults) r.losses.push_back(u.loss);
       r.updates += res.updates;
       r.samples += res.samples;
       r.padded += res.paddedMicroBatches;

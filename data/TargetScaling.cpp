@@ -1,9 +1,9 @@
-#include "app/TargetScaling.h"
+#include "data/TargetScaling.h"
 
 #include <cmath>
 #include <stdexcept>
 
-namespace gnn::app {
+namespace gnn {
 
 TargetScaling TargetScaling::fit(const Dataset& dataset, const std::vector<int64_t>& positions, int tasks) {
   TargetScaling s;
@@ -71,4 +71,4 @@ TargetScaling TargetScaling::fromJson(const nlohmann::json& j) {
   return s;
 }
 
-}  // namespace gnn::app
+}  // namespace gnn

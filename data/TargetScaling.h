@@ -12,7 +12,7 @@
 #include "data/Dataset.h"
 #include "gnn/Tensor.h"
 
-namespace gnn::app {
+namespace gnn {
 
 struct TargetScaling {
   std::vector<double> mean, std;  // one per target; empty = identity
@@ -30,4 +30,4 @@ struct TargetScaling {
   static TargetScaling fromJson(const nlohmann::json& j);
 };
 
-}  // namespace gnn::app
+}  // namespace gnn
