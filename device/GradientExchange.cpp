@@ -369,7 +369,7 @@ SummedSlice sumOwnSlice(const Gradients& mine, const std::vector<std::string>& i
   return own;
 }
 
-// The summed gradient, put together from every rank's summed slice (`slices[k]`, rank k's).
+// The summed gradient, put together from every rank's summed slice (`summedSlices[k]`: rank k's).
 std::vector<Tensor> assemble(const std::vector<std::string>& summedSlices, const Layout& layout, const Slices& slices,
                              size_t params, Round& round) {
   std::vector<Tensor> result(params);
@@ -409,8 +409,8 @@ std::vector<Tensor> GradientExchange::sum(const std::vector<std::vector<std::vec
 
   // 1. Headers: every process's replicas, the parameters' dtypes and shapes, and which parameters each gradient
   // it sends has (so a receiver knows every message's layout before it arrives).
-  const std::string header =
-      encodeHeader(ownPart(mine, firstReplica, static_cast<int64_t>(local.size()), params, prefix, what), stages, params);
+  const Part self = ownPart(mine, firstReplica, static_cast<int64_t>(local.size()), params, prefix, what);
+  const std::string header = encodeHeader(self, stages, params);
   const std::vector<std::string> headers = group_.allGather(header, what + " (layout)");
   round.sent += static_cast<int64_t>(header.size()) * (round.n - 1);
   const Layout layout = readHeaders(headers, stages, params, round);
