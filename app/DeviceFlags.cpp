@@ -42,7 +42,12 @@ void DeviceFlags::addTo(Program& prog) {
       "keep the optimizer state (and fp16's fp32 master weights) in streaming memory, streamed in for the update")(
       "recompute", po::bool_switch(&recompute),
       "keep only each block's input for the backward (a recomputation checkpoint at every block boundary) and "
-      "recompute the blocks there, one at a time from the last; the same bits as without")(
+      "recompute the blocks there, one at a time from the last; the same bits as without. Default: on when "
+      "training is pipelined over more than one stage, off otherwise, as in PopTorch (its "
+      "popart_compiler/source/Compiler.cpp sets autoRecomputation to Pipeline when pipelining over more than one "
+      "IPU)")(
+      "no-recompute", po::bool_switch(&noRecompute),
+      "stash every activation instead, also when pipelined (PopTorch: autoRecomputation NoRecompute)")(
       "replicated-tensor-sharding", po::bool_switch(&rts),
       "shard the optimizer state over the replicas: each updates its shard, then the shards are all-gathered")(
       "eight-bit-io", po::bool_switch(&eightBitIo),
@@ -54,7 +59,7 @@ void DeviceFlags::addTo(Program& prog) {
       "availableMemoryProportion)")(
       "plan-only", po::bool_switch(&planOnly),
       "compile, print the memory and cost report and exit: 0 when the plan fits, 3 with the out-of-memory "
-      "report when it does not")(
+      "report when it does not; with --json the report is one JSON object on stdout (as --report writes it)")(
       "plan-inference", po::bool_switch(&planInference),
       "as --plan-only, for the inference program instead (forward only, no optimizer state: PopTorch's "
       "inferenceModel); its pipeline depth is --device-iterations, and --grad-accum must be 1")(
@@ -136,7 +141,9 @@ void DeviceFlags::apply(const Program& prog) {
     throw UsageError("--stochastic-rounding needs --precision fp16");
   options.stochasticRounding = stochasticRounding;
   options.offloadOptimizer = offloadOptimizer;
+  if (recompute && noRecompute) throw UsageError("--recompute and --no-recompute contradict each other: give one");
   options.recompute = recompute;
+  options.recomputeWhenPipelined = !noRecompute;
   options.replicatedTensorSharding = rts;
   options.eightBitIo = eightBitIo;
   options.ipuSpec = ipuSpec;
@@ -149,6 +156,7 @@ void DeviceFlags::apply(const Program& prog) {
              {options.precision == Precision::FP16, "--precision fp16"},
              {offloadOptimizer, "--offload-optimizer"},
              {recompute, "--recompute"},
+             {noRecompute, "--no-recompute"},
              {rts, "--replicated-tensor-sharding"},
              {eightBitIo, "--eight-bit-io"},
              {execution != "pipelined", "--execution " + execution},
@@ -213,6 +221,7 @@ nlohmann::json DeviceFlags::toJson(const DeviceProgram& program) const {
           {"output_mode", outputModeName(options.resolvedOutputMode(true))},
           {"stages", stages},
           {"host_requests", program.hostRequests()},
+          {"recompute", program.options().recompute},
           {"precision", precision},
           {"loss_scale", program.lossScale()},
           {"skipped_updates", program.skippedUpdates()},
@@ -283,7 +292,14 @@ std::unique_ptr<DeviceProgram> DeviceFlags::compile(const Program& prog, BlockMo
   try {
     if (planOnly || planInference) {
       const Plan p = planProgram(model, lossFn, planInference ? nullptr : optimizer, shapes, o);
-      std::cout << p.report() << std::flush;
+      const auto json = prog.values().find("json");
+      if (json != prog.values().end() && json->second.as<bool>()) {
+        // --json: stdout holds the one JSON object, the --report's content; the out-of-memory report goes to stderr.
+        std::cout << p.toJson().dump(2) << "\n" << std::flush;
+        if (!p.fits() && prog.primary()) std::cerr << prog.name() << ": " << p.outOfMemoryReport();
+      } else {
+        std::cout << p.report() << std::flush;
+      }
       writeReportFile(report, p);
       throw EarlyExit(p.fits() ? 0 : 3);
     }

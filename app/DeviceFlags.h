@@ -2,8 +2,10 @@
 // cpu|ipu, --replicas, --grad-accum, --device-iterations, --output-mode, --pipeline-splits, --execution
 // pipelined|sharded|phased, --auto-round-num-ipus, --partial-request pad|drop, --trace FILE.json, --trace-svg
 // FILE.svg; precision and memory: --precision, --loss-scaling, --stochastic-rounding, --offload-optimizer,
-// --recompute, --replicated-tensor-sharding, --eight-bit-io; planning: --ipu mk2|bow,
-// --available-memory-proportion, --pipeline-splits auto[:N], --plan-only, --plan-inference, --report FILE.json.
+// --recompute / --no-recompute (on by default when pipelined over more than one stage, as PopTorch),
+// --replicated-tensor-sharding, --eight-bit-io; planning: --ipu mk2|bow, --available-memory-proportion,
+// --pipeline-splits auto[:N], --plan-only, --plan-inference (with --json: the report as JSON on stdout),
+// --report FILE.json.
 // --batch-size stays the micro-batch: one weight update is micro-batch × replicas × accumulation.
 //
 //   app::DeviceFlags df;
@@ -28,6 +30,7 @@ struct DeviceFlags {
   // Precision and memory-saving options (IpuOptions), planning (device/Plan.h).
   std::string precision = "fp32", lossScaling = "auto";
   bool stochasticRounding = false, offloadOptimizer = false, recompute = false, rts = false, eightBitIo = false;
+  bool noRecompute = false;  // turns off the recomputation a pipelined program has by default
   std::string ipuSpec = "mk2";
   double availableMemoryProportion = 0.6;
   bool planOnly = false, planInference = false;
@@ -46,15 +49,17 @@ struct DeviceFlags {
   bool simulated() const { return device == "ipu"; }
   /// Micro-batches per host request (the loader's microBatchesPerRequest).
   int64_t microBatchesPerRequest() const { return options.microBatchesPerRequest(); }
-  /// The --json keys of the issue: device, ipus, replicas, grad_accum, device_iterations, stages, host_requests.
+  /// The --json keys of the issue: device, ipus, replicas, grad_accum, device_iterations, stages, host_requests;
+  /// recompute (whether the program ran with recomputation, default or asked).
   nlohmann::json toJson(const DeviceProgram& program) const;
   /// Writes --trace / --trace-svg when asked; on the simulated IPU's clock when the program has a plan. Under
   /// mpirun every rank must call it: rank 0 writes one trace holding every rank's tracks ("rank 1: IPU 1 ...").
   void writeTraces(const DeviceProgram& program, const std::string& title) const;
   /// Compiles the training (optimizer given) or inference program on the device. The simulated IPU plans it
   /// first: --plan-only prints the memory and cost report (stdout), writes --report and ends the program
-  /// (EarlyExit: 0 when it fits, 3 when not); a plan that does not fit throws OutOfMemory (exit 3 with the
-  /// report); --report is written either way. Bad options are UsageErrors. `samplesPerMicroBatch`: graphs one
+  /// (EarlyExit: 0 when it fits, 3 when not; with --json the report is one JSON object on stdout, the content
+  /// of --report); a plan that does not fit throws OutOfMemory (exit 3 with the report); --report is written
+  /// either way. Bad options are UsageErrors. `samplesPerMicroBatch`: graphs one
   /// micro-batch trains on (the batch size), for samples/s.
   std::unique_ptr<DeviceProgram> compile(const Program& prog, BlockModel& model, LossFn lossFn, Optimizer* optimizer,
                                          const Batch& shapes, double samplesPerMicroBatch, bool quiet) const;

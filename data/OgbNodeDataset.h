@@ -9,9 +9,11 @@
 //
 // Every file is streamed; any problem is an InputError naming the file and line.
 //
-//   OgbNodeDataset ds = OgbNodeDataset::load("examples/data/cora", {.normalizeFeatures = true});
+//   OgbNodeDataset ds = OgbNodeDataset::load("examples/data/cora", {.normalization = FeatureNormalization::Row});
 #pragma once
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/Graph.h"
@@ -19,11 +21,25 @@
 
 namespace gnn {
 
+/// How the loader rescales node features.
+enum class FeatureNormalization {
+  None,      ///< as read
+  Row,       ///< PyG's NormalizeFeatures: shifted by the global minimum, rows divided by max(row sum, 1)
+  Standard,  ///< per feature (x - mean) / std, mean and std over the training nodes (std 0 -> 1)
+  Auto,      ///< Row when every feature is >= 0 (bag-of-words, TF-IDF), else Standard (real-valued embeddings)
+};
+
+/// "none", "row", "standard", "auto".
+const char* featureNormalizationName(FeatureNormalization n);
+/// The value of a name above; nullopt for any other text.
+std::optional<FeatureNormalization> parseFeatureNormalization(std::string_view name);
+
 struct OgbNodeOptions {
   /// Split folder under split/; empty = the only one present.
   std::string split;
-  /// Rows scaled to sum to 1 (PyG's NormalizeFeatures), as in Kipf & Welling's preprocessing.
-  bool normalizeFeatures = true;
+  /// Row is Kipf & Welling's preprocessing of bag-of-words features; real-valued ones (negative values among
+  /// them) are better standardised, hence Auto.
+  FeatureNormalization normalization = FeatureNormalization::Auto;
 };
 
 class OgbNodeDataset {
@@ -38,6 +54,11 @@ class OgbNodeDataset {
   Graph graph;
   int64_t numClasses = 0;
   std::vector<int64_t> trainIdx, validIdx, testIdx;
+  /// The normalisation applied (Auto resolved to Row or Standard).
+  FeatureNormalization normalization = FeatureNormalization::None;
+  /// Standard: each feature's training mean and std (the divisor, 1 for a feature constant over the training
+  /// nodes); empty otherwise.
+  std::vector<double> featureMean, featureStd;
 
   /// The features as a sparse matrix (bag-of-words features are mostly zeros: Cora 1.3% non-zero).
   SparseMatrix sparseFeatures() const;

@@ -173,6 +173,17 @@ void IpuOptions::validate(bool training, int64_t stages) const {
                   "--execution sharded");
 }
 
+bool IpuOptions::recomputesByDefault(bool training, int64_t stages) const {
+  // PopTorch (popart_compiler/source/Compiler.cpp): "If we are pipelining we want to turn on recompute by
+  // default" -- Pipelined execution over more than one IPU; sharded and phased programs do not.
+  return !recompute && recomputeWhenPipelined && training && stages > 1 &&
+         executionStrategy == ExecutionStrategy::Pipelined;
+}
+
+bool IpuOptions::recomputes(bool training, int64_t stages) const {
+  return recompute || recomputesByDefault(training, stages);
+}
+
 int64_t IpuOptions::numIpus(int64_t stages) const {
   // Phased execution runs every phase on the same IPU(s) in turn.
   int64_t n = replicationFactor * (executionStrategy == ExecutionStrategy::Phased ? 1 : stages);

@@ -116,6 +116,10 @@ struct PrecisionOptions {
 struct MemoryOptions {
   bool offloadOptimizer = false;    // optimizer state (and fp32 master weights) in streaming memory
   bool recompute = false;           // keep each block's input only; recompute the blocks in the backward
+  /// PopTorch's default: a training program pipelined over more than one stage recomputes even without
+  /// `recompute` (its compiler sets PopART's autoRecomputation to Pipeline when pipelining over more than one IPU,
+  /// unless the option was set). false: only `recompute` decides (PopART's RecomputationType::NoRecompute).
+  bool recomputeWhenPipelined = true;
   bool replicatedTensorSharding = false;  // optimizer state sharded over the replicas, shards all-gathered
   bool eightBitIo = false;          // integer features cross the host link as uint8, widened on the device
 };
@@ -155,6 +159,12 @@ struct IpuOptions : TrainingOptions,
   /// Checks every rule that does not need the model; `stages` = pipelineSplits.size() + 1. Throws
   /// std::invalid_argument saying what to change.
   void validate(bool training, int64_t stages) const;
+  /// Whether a program of `stages` stages recomputes: `recompute`, or PopTorch's default for a training program
+  /// pipelined over more than one stage (recomputeWhenPipelined). An inference program has no backward to
+  /// recompute for; the flag then changes nothing.
+  bool recomputes(bool training, int64_t stages) const;
+  /// True when recomputes() is on by that default alone (`recompute` not set).
+  bool recomputesByDefault(bool training, int64_t stages) const;
   /// Simulated IPUs: replicas × stages, rounded up to a power of two with autoRoundNumIpus.
   int64_t numIpus(int64_t stages) const;
   /// The memory-saving and precision options in force, comma-separated ("fp16, dynamic loss scaling from 65536,

@@ -30,6 +30,15 @@ double rangeSeconds(const ModelProfile& m, int64_t first, int64_t last, const Ip
   const StageCost c = stageCost(m, first, last, false, o, spec);
   return c.forward + c.backward + c.recompute;
 }
+
+// prefix[i]: seconds per micro-batch of blocks [0, i), each block alone on an IPU.
+std::vector<double> blockPrefixSeconds(const ModelProfile& m, const IpuOptions& o, const IpuSpec& spec) {
+  const size_t B = m.blocks.size();
+  std::vector<double> prefix(B + 1, 0);
+  for (size_t b = 0; b < B; ++b)
+    prefix[b + 1] = prefix[b] + rangeSeconds(m, static_cast<int64_t>(b), static_cast<int64_t>(b) + 1, o, spec);
+  return prefix;
+}
 }  // namespace
 
 StageBlocks stagesFromSplits(const ModelProfile& m, const std::vector<std::string>& splits) {
@@ -43,12 +52,14 @@ bool autoSplits(const ModelProfile& m, const IpuOptions& o, int64_t stages, Stag
   GNN_CHECK_ARG(B >= 1, "plan: the compile record has no blocks");
   GNN_CHECK_ARG(stages <= B, "--pipeline-splits auto:", stages, ": the model has only ", B, " blocks");
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  std::vector<double> prefix(static_cast<size_t>(B) + 1, 0);
-  for (int64_t b = 0; b < B; ++b) prefix[static_cast<size_t>(b) + 1] = prefix[static_cast<size_t>(b)] + rangeSeconds(m, b, b + 1, o, spec);
   std::string whyNotFewer;
   const int64_t lo = stages > 0 ? stages : 1, hi = stages > 0 ? stages : B;
   StageBlocks fallback;
   for (int64_t P = lo; P <= hi; ++P) {
+    // P stages planned as they would run: a pipeline of more than one stage recomputes by PopTorch's default.
+    IpuOptions oP = o;
+    oP.recompute = o.recomputes(m.training, P);
+    const std::vector<double> prefix = blockPrefixSeconds(m, oP, spec);
     // best[s][i]: the smallest slowest-stage time for blocks [0, i) in stages 0..s, every stage fitting.
     std::vector<std::vector<double>> best(static_cast<size_t>(P), std::vector<double>(static_cast<size_t>(B) + 1, kInf));
     std::vector<std::vector<int64_t>> from(static_cast<size_t>(P), std::vector<int64_t>(static_cast<size_t>(B) + 1, -1));
@@ -63,10 +74,10 @@ bool autoSplits(const ModelProfile& m, const IpuOptions& o, int64_t stages, Stag
           if (before == kInf) continue;
           if (s == P - 1 && i != B) continue;
           const double t = prefix[static_cast<size_t>(i)] - prefix[static_cast<size_t>(j)] +
-                           (s + 1 < P ? copySeconds(m, i - 1, o, spec) : 0.0);
+                           (s + 1 < P ? copySeconds(m, i - 1, oP, spec) : 0.0);
           const double v = std::max(before, t);
           if (v >= best[static_cast<size_t>(s)][static_cast<size_t>(i)]) continue;
-          const IpuMemory mem = stageMemory(m, j, i, s, P, o, spec, nullptr);
+          const IpuMemory mem = stageMemory(m, j, i, s, P, oP, spec, nullptr);
           if (!mem.fits()) {
             if (mem.total < smallestOver) {
               smallestOver = mem.total;
@@ -103,13 +114,13 @@ bool autoSplits(const ModelProfile& m, const IpuOptions& o, int64_t stages, Stag
     else
       why << ": the fewest that fit; " << whyNotFewer;
     if (P > 1) {
-      why << "; blocks balanced by estimated time per micro-batch (forward + backward" << (o.recompute ? " + recompute" : "")
+      why << "; blocks balanced by estimated time per micro-batch (forward + backward" << (oP.recompute ? " + recompute" : "")
           << " + copy):";
       double slow = 0;
       int64_t slowest = 0;
       for (int64_t s = 0; s < P; ++s) {
         const auto [a, b] = st[static_cast<size_t>(s)];
-        const double t = prefix[static_cast<size_t>(b)] - prefix[static_cast<size_t>(a)] + (s + 1 < P ? copySeconds(m, b - 1, o, spec) : 0.0);
+        const double t = prefix[static_cast<size_t>(b)] - prefix[static_cast<size_t>(a)] + (s + 1 < P ? copySeconds(m, b - 1, oP, spec) : 0.0);
         why << (s ? " / " : " ") << fmt("%.3f", t * 1e3);
         if (t > slow) {
           slow = t;
@@ -158,6 +169,9 @@ Plan planAsGiven(const ModelProfile& m, const IpuOptions& options, double sample
   for (size_t s = 1; s < p.stages.size(); ++s) p.options.pipelineSplits.push_back(p.blockNames[static_cast<size_t>(p.stages[s].first)]);
   p.options.autoPipelineSplits = false;
   p.splits = p.options.pipelineSplits;
+  const auto P = static_cast<int64_t>(p.stages.size());
+  p.recomputeByDefault = p.options.recomputesByDefault(m.training, P);
+  p.options.recompute = p.options.recomputes(m.training, P);
   p.memory = planMemory(m, p.stages, p.options, p.spec);
   p.cost = planCost(m, p.stages, p.options, p.spec, samplesPerMicroBatch);
   return p;
@@ -170,6 +184,8 @@ struct Switch {
 };
 
 // The simple switches that apply to options `o` of a plan of P stages, in the order they are tried and combined.
+// `o` holds the options as asked (recomputation by default not yet resolved), so that a switch planned again
+// resolves it as the program given its flags would (a phased program does not recompute by default).
 std::vector<Switch> simpleSwitches(const ModelProfile& m, const IpuOptions& o, int64_t P) {
   std::vector<Switch> simple;
   if (o.precision == Precision::FP32) {
@@ -177,7 +193,7 @@ std::vector<Switch> simpleSwitches(const ModelProfile& m, const IpuOptions& o, i
     o2.precision = Precision::FP16;
     simple.push_back({"fp16 weights, activations and gradients (fp32 master weights and optimizer state)", "--precision fp16", o2});
   }
-  if (m.training && !o.recompute) {
+  if (m.training && !o.recomputes(m.training, P)) {
     IpuOptions o2 = o;
     o2.recompute = true;
     simple.push_back({"recompute each block's forward in the backward instead of stashing activations", "--recompute", o2});
@@ -245,12 +261,11 @@ void fixBySmallerMicroBatches(const ModelProfile& m, double samplesPerMicroBatch
 }
 
 // When no single change fits: the simple switches combined, in order, until it does.
-void fixByCombinedSwitches(const ModelProfile& m, double samplesPerMicroBatch, const std::vector<Switch>& simple,
-                           Plan& p) {
+void fixByCombinedSwitches(const ModelProfile& m, double samplesPerMicroBatch, const IpuOptions& o,
+                           const std::vector<Switch>& simple, Plan& p) {
   bool any = false;
   for (const PlanFix& f : p.fixes) any = any || f.fits;
   if (any || simple.size() <= 1) return;
-  const IpuOptions& o = p.options;
   IpuOptions o2 = o;
   std::string change, flags;
   for (size_t i = 0; i < simple.size(); ++i) {
@@ -278,11 +293,13 @@ Plan makePlan(const ModelProfile& m, const IpuOptions& options, double samplesPe
   if (p.fits() || !withFixes) return p;
 
   // Every change that could make it fit, each planned again.
-  const std::vector<Switch> simple = simpleSwitches(m, p.options, static_cast<int64_t>(p.stages.size()));
+  IpuOptions asked = p.options;
+  if (p.recomputeByDefault) asked.recompute = false;
+  const std::vector<Switch> simple = simpleSwitches(m, asked, static_cast<int64_t>(p.stages.size()));
   for (const Switch& s : simple) recordFix(p, s.change, s.flag, makePlan(m, s.options, samplesPerMicroBatch, false));
   fixByMoreStages(m, samplesPerMicroBatch, p);
   fixBySmallerMicroBatches(m, samplesPerMicroBatch, p);
-  fixByCombinedSwitches(m, samplesPerMicroBatch, simple, p);
+  fixByCombinedSwitches(m, samplesPerMicroBatch, asked, simple, p);
   std::stable_sort(p.fixes.begin(), p.fixes.end(), [](const PlanFix& a, const PlanFix& b) {
     if (a.fits != b.fits) return a.fits;
     return a.fits ? a.samplesPerSecond > b.samplesPerSecond : a.fullestBytes < b.fullestBytes;
@@ -297,6 +314,7 @@ std::string Plan::report() const {
     << options.describe(P);
   const std::string mem = options.describeMemoryOptions();
   if (!mem.empty()) s << "; " << mem;
+  if (recomputeByDefault) s << " (PopTorch's default for a pipelined training program; --no-recompute: off)";
   s << "\n  " << thousands(static_cast<double>(parameters)) << " parameters, " << fmt("%g", samplesPerMicroBatch)
     << " samples per micro-batch, " << numIpus() << " IPU(s)\n";
   if (!splitReason.empty()) s << "  splits: " << splitReason << "\n";
@@ -426,6 +444,8 @@ nlohmann::json Plan::toJson() const {
           {"description", spec.description},
           {"options", options.describe(static_cast<int64_t>(stages.size()))},
           {"memory_options", options.describeMemoryOptions()},
+          {"recompute", training && options.recompute},
+          {"recompute_by_default", recomputeByDefault},
           {"num_ipus", numIpus()},
           {"parameters", parameters},
           {"samples_per_micro_batch", samplesPerMicroBatch},

@@ -33,6 +33,7 @@ struct Plan {
   StageBlocks stages;
   std::vector<std::string> splits;  // block names that start stages 1..P-1
   std::string splitReason;          // --pipeline-splits auto: why these
+  bool recomputeByDefault = false;  // recomputation on as PopTorch's default for a pipelined training program
   double samplesPerMicroBatch = 0;
   bool training = true;
   int64_t parameters = 0;
@@ -56,13 +57,16 @@ struct Plan {
 /// Stages from block names that start each stage after the first; throws naming the blocks on a bad name.
 StageBlocks stagesFromSplits(const ModelProfile& model, const std::vector<std::string>& splits);
 
-/// The plan of `options` as given; with options.autoPipelineSplits, of the splits autoSplits chooses. `withFixes`:
-/// plan the candidate changes when it does not fit.
+/// The plan of `options` as given; with options.autoPipelineSplits, of the splits autoSplits chooses. Its options
+/// hold the defaults resolved as PopTorch resolves them (recomputation when a training program is pipelined over
+/// more than one stage: IpuOptions::recomputes); the program runs with them. `withFixes`: plan the candidate
+/// changes when it does not fit.
 Plan makePlan(const ModelProfile& model, const IpuOptions& options, double samplesPerMicroBatch, bool withFixes = true);
 
 /// Balanced splits for `stages` stages (0: the fewest that fit, up to one block per stage): contiguous blocks
 /// minimising the slowest stage's time per micro-batch, every stage within its IPU's memory (dynamic
-/// programming over the blocks). Returns false when no split fits; `reason` says why these were chosen.
+/// programming over the blocks), each number of stages planned with its own default recomputation. Returns false
+/// when no split fits; `reason` says why these were chosen.
 bool autoSplits(const ModelProfile& model, const IpuOptions& options, int64_t stages, StageBlocks* out,
                 std::string* reason);
 

@@ -6,12 +6,14 @@
 //   cora_gcn --data examples/data/citeseer
 //   cora_gcn --epochs 100 --save run.ckpt && cora_gcn --epochs 200 --load run.ckpt   # continue to 200
 //   cora_gcn --loader cluster --clusters 16 --clusters-per-batch 4   # Cluster-GCN, fixed-size batches
+//   cora_gcn --data ogbn-arxiv --normalize-features standard            # real-valued features
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 
 #include "data/OgbNodeDataset.h"
 #include "device/Device.h"
@@ -21,6 +23,7 @@
 #include "app/ShippedData.h"
 #include "app/Trainer.h"
 #include "app/TrainingFlags.h"
+#include "gnn/Fnv1a.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
 #include "gnn/Profiler.h"
@@ -34,7 +37,7 @@ using namespace gnn;
 namespace {
 
 struct Config {
-  std::string data, loader = "full";
+  std::string data, loader = "full", normalizeFeatures = "auto";
   int64_t hidden = 16, runs = 1, clusters = 16, clustersPerBatch = 4;
   double dropout = 0.5;
   bool profile = false;
@@ -270,6 +273,9 @@ int main(int argc, char** argv) {
       "clusters", app::value(&cfg.clusters, int64_t{16}), "--loader cluster: METIS clusters")(
       "clusters-per-batch", app::value(&cfg.clustersPerBatch, int64_t{4}),
       "--loader cluster: clusters merged per fixed-size batch")(
+      "normalize-features", app::value(&cfg.normalizeFeatures, "auto"),
+      "none | row (PyG's NormalizeFeatures: rows sum to 1) | standard (per feature, the training nodes' mean and "
+      "std) | auto (row when every feature is >= 0, else standard)")(
       "profile", po::bool_switch(&cfg.profile),
       "per-op table of all runs on stderr (op, pass, calls, ms, GFLOP, GFLOP/s, share); rows under \"profile\" "
       "with --json");
@@ -293,6 +299,7 @@ int main(int argc, char** argv) {
     config.bind("loader", &cfg.loader);
     config.bind("clusters", &cfg.clusters);
     config.bind("clusters-per-batch", &cfg.clustersPerBatch);
+    config.bind("normalize-features", &cfg.normalizeFeatures);
     config.bind("seed", const_cast<uint64_t*>(&tf.seed));
     // --load FILE, or --resume: the newest valid checkpoint of --checkpoint-dir.
     std::optional<app::CheckpointDir::Found> found = tf.continueRun(prog, config);
@@ -301,11 +308,15 @@ int main(int argc, char** argv) {
     if (found) {
       ck = std::move(found->checkpoint);
       ckPath = found->path;
+      // Checkpoints from before the flag existed were trained on row-normalised features.
+      const nlohmann::json& saved = std::as_const(ck->meta).at("config");  // restore() checked it is an object
+      if (!saved.contains("normalize_features") && !prog.given("normalize-features")) cfg.normalizeFeatures = "row";
     }
     app::requireAtLeast("--runs", static_cast<double>(cfg.runs), 1);
     app::requireAtLeast("--hidden", static_cast<double>(cfg.hidden), 1);
     app::requireRange("--dropout", cfg.dropout, 0, 0.999);
     app::requireOneOf("--loader", cfg.loader, {"full", "cluster"});
+    app::requireOneOf("--normalize-features", cfg.normalizeFeatures, {"none", "row", "standard", "auto"});
     app::requireAtLeast("--clusters", static_cast<double>(cfg.clusters), 1);
     app::requireRange("--clusters-per-batch", static_cast<double>(cfg.clustersPerBatch), 1,
                       static_cast<double>(cfg.clusters));
@@ -314,13 +325,37 @@ int main(int argc, char** argv) {
     if (cfg.data.empty()) cfg.data = app::shippedData("cora");
 
     Stopwatch loadTime;
-    OgbNodeDataset ds = OgbNodeDataset::load(cfg.data);
+    OgbNodeOptions loadOptions;
+    loadOptions.normalization = *parseFeatureNormalization(cfg.normalizeFeatures);  // checked above
+    OgbNodeDataset ds = OgbNodeDataset::load(cfg.data, loadOptions);
     SparseMatrix features = ds.sparseFeatures();
     nlohmann::json dataId = {{"dataset", ds.name}, {"num_features", ds.graph.x.dim(1)}, {"num_classes", ds.numClasses}};
     if (ck && config.derived.contains("data") && config.derived["data"] != dataId)
       throw app::UsageError("--data " + cfg.data + " (" + dataId.dump() + ") is not the dataset " + ckPath +
                             " was trained on (" + config.derived["data"].dump() + ")");
     config.derived["data"] = dataId;
+    {
+      // The normalisation the features got. Under `auto` it depends on the data, and `standard` on the training
+      // split's statistics: those are recomputed from the data on resume (deterministic: fixed order, double) and
+      // their checksum is kept, so a resumed run sees the features the checkpoint was trained on bit for bit, or
+      // is refused.
+      nlohmann::json norm = {{"normalization", featureNormalizationName(ds.normalization)}};
+      if (ds.normalization == FeatureNormalization::Standard) {
+        Fnv1a h;
+        h.add(ds.featureMean.data(), ds.featureMean.size() * sizeof(double));
+        h.add(ds.featureStd.data(), ds.featureStd.size() * sizeof(double));
+        norm["mean_std_checksum"] = h.hex();
+      }
+      // A checkpoint without the record predates the choice: its run normalised rows.
+      const nlohmann::json saved = !ck                                  ? norm
+                                   : config.derived.contains("features") ? config.derived["features"]
+                                                                         : nlohmann::json{{"normalization", "row"}};
+      if (saved != norm)
+        throw app::UsageError("--data " + cfg.data + " gives features normalised as " + norm.dump() + ", but " +
+                              ckPath + " was trained on features normalised as " + saved.dump() +
+                              " (the features or the training split changed)");
+      config.derived["features"] = norm;
+    }
     {
       // The width within the machine's memory before a model is built with it: the two layers' weights with
       // their gradients, Adam's moments and the best epoch's copy, and a few activations of every node.
@@ -335,11 +370,12 @@ int main(int argc, char** argv) {
       app::requireRange("--clusters", static_cast<double>(cfg.clusters), 1, static_cast<double>(ds.graph.numNodes));
     if (!tf.quiet)
       std::fprintf(stderr,
-                   "%s: %lld nodes, %lld edges, %lld features (%.1f%% non-zero), %lld classes, split %zu/%zu/%zu, "
-                   "loaded in %.0f ms, %d threads\n",
+                   "%s: %lld nodes, %lld edges, %lld features (%.1f%% non-zero, normalized: %s%s), %lld classes, "
+                   "split %zu/%zu/%zu, loaded in %.0f ms, %d threads\n",
                    ds.name.c_str(), static_cast<long long>(ds.graph.numNodes),
                    static_cast<long long>(ds.graph.numEdges()), static_cast<long long>(ds.graph.x.dim(1)),
                    100.0 * static_cast<double>(features.nnz()) / static_cast<double>(ds.graph.x.numel()),
+                   featureNormalizationName(ds.normalization), cfg.normalizeFeatures == "auto" ? " (auto)" : "",
                    static_cast<long long>(ds.numClasses), ds.trainIdx.size(), ds.validIdx.size(), ds.testIdx.size(),
                    loadTime.ms(), numThreads());
 
@@ -394,6 +430,7 @@ int main(int argc, char** argv) {
       j["epochs"] = tf.epochs;
       j["seed"] = tf.seed;
       j["loader"] = cfg.loader;
+      j["normalize_features"] = featureNormalizationName(ds.normalization);
       if (clusters) {
         j["clusters"] = cfg.clusters;
         j["clusters_per_batch"] = cfg.clustersPerBatch;

@@ -16,9 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                 "split/s/test.csv"};
   for (size_t i = 0; i < parts.size() && i < 7; ++i) tree.write(files[i], parts[i]);
   try {
-    gnn::OgbNodeOptions options;  // the only split present, features normalised
+    gnn::OgbNodeOptions options;  // the only split present
     options.split = "";
-    options.normalizeFeatures = true;
+    // Every normalisation in turn, chosen by the input's length (None, Row, Standard, Auto).
+    options.normalization = static_cast<gnn::FeatureNormalization>(size % 4);
     gnn::OgbNodeDataset ds = gnn::OgbNodeDataset::load(tree.root().string(), options);
     ds.sparseFeatures();
   } catch (const gnn::InputError&) {

@@ -211,6 +211,80 @@ TEST(MemoryModel, StashPerStageAndWhatEachOptionSaves) {
   EXPECT_GT(mp.streamingTotal, 4 * 8000000);
 }
 
+// PopTorch's default when a training program is pipelined over more than one stage: recomputation, planned
+// without being asked (the memory of recomputation, not of stashed activations, and its time); not for one stage,
+// sharded stages or with the off switch. A plan that recomputes by default proposes no --recompute, and its
+// phased fix is planned as `--execution phased` runs: without recomputation.
+TEST(Plan, PipelinedTrainingRecomputesByDefault) {
+  ModelProfile m = uniform(4, 1000, 100, 1000000, 5000000, 100000);
+  IpuOptions o = opts(2, 8);
+  o.pipelineSplits = {"layers/1", "layers/2", "layers/3"};
+  const Plan p = makePlan(m, o, 8);
+  EXPECT_TRUE(p.recomputeByDefault);
+  EXPECT_TRUE(p.options.recompute);  // the options the program runs with
+  EXPECT_EQ(category(p.memory.ipus[1], "stashed activations"), 100000 * 5 + 1000 * 5);
+  EXPECT_EQ(category(p.memory.ipus[1], "recomputation"), 5000000);
+  EXPECT_GT(p.cost.stages[0].recompute, 0);
+  EXPECT_NE(p.report().find("PopTorch's default"), std::string::npos) << p.report();
+  EXPECT_TRUE(p.toJson()["recompute"].get<bool>());
+  EXPECT_TRUE(p.toJson()["recompute_by_default"].get<bool>());
+
+  IpuOptions off = o;
+  off.recomputeWhenPipelined = false;
+  const Plan q = makePlan(m, off, 8);
+  EXPECT_FALSE(q.recomputeByDefault);
+  EXPECT_FALSE(q.options.recompute);
+  EXPECT_EQ(category(q.memory.ipus[1], "stashed activations"), 5000000 * 5);
+  EXPECT_EQ(q.cost.stages[0].recompute, 0);
+  EXPECT_FALSE(q.toJson()["recompute"].get<bool>());
+
+  IpuOptions sharded = o;
+  sharded.executionStrategy = ExecutionStrategy::Sharded;
+  EXPECT_FALSE(makePlan(m, sharded, 8).options.recompute);
+  EXPECT_FALSE(makePlan(m, opts(2, 8), 8).options.recompute);  // one stage
+  IpuOptions forward = o;
+  forward.gradientAccumulation = 1;
+  forward.deviceIterations = 8;
+  const Plan inference = makePlan(uniform(4, 1000, 100, 1000000, 5000000, 100000, false), forward, 8);
+  EXPECT_FALSE(inference.recomputeByDefault);  // no backward to recompute for
+  EXPECT_FALSE(inference.toJson()["recompute"].get<bool>());
+
+  // Too little memory for any plan: the fixes of a pipeline that recomputes by default.
+  IpuOptions tight = o;
+  tight.bytesPerTile = 96 * 1024 + 1000;
+  const Plan t = makePlan(m, tight, 8);
+  ASSERT_FALSE(t.fits());
+  for (const PlanFix& f : t.fixes) EXPECT_EQ(f.flags.find("--recompute"), std::string::npos) << f.flags;
+  IpuOptions phased = o;
+  phased.executionStrategy = ExecutionStrategy::Phased;
+  phased.bytesPerTile = tight.bytesPerTile;
+  const Plan ph = makePlan(m, phased, 8, false);
+  bool found = false;
+  for (const PlanFix& f : t.fixes)
+    if (f.flags == "--execution phased") {
+      found = true;
+      EXPECT_EQ(f.fullestBytes, ph.memory.ipus[ph.memory.fullest].total);
+    }
+  EXPECT_TRUE(found);
+}
+
+// Automatic splits plan each number of stages as it would run: more than one pipelined stage recomputes.
+TEST(Plan, AutoSplitsPlanPipelinesWithTheirDefaultRecomputation) {
+  ModelProfile m = uniform(6, 1000, 100, 1000, 150000000, 1000);
+  IpuOptions o = opts(1, 8);
+  o.autoPipelineSplits = true;
+  // Room for one block's stash at a time, not for a pipeline's stash of several micro-batches.
+  o.bytesPerTile = 96 * 1024 + 400000000 / 1472;
+  const Plan p = makePlan(m, o, 8);
+  ASSERT_TRUE(p.fits()) << p.report();
+  EXPECT_GT(p.stages.size(), 1u);
+  EXPECT_TRUE(p.recomputeByDefault);
+  EXPECT_NE(p.splitReason.find("+ recompute"), std::string::npos) << p.splitReason;
+  IpuOptions off = o;
+  off.recomputeWhenPipelined = false;
+  EXPECT_FALSE(makePlan(m, off, 8).fits());  // stashing 2P-1 micro-batches on the first stage does not fit
+}
+
 TEST(Plan, AutoSplitsBalanceAndFit) {
   // Blocks of unequal cost: the slowest stage of the chosen split is no slower than any other 2-stage split's.
   ModelProfile m = uniform(6, 100000000, 1000, 1000, 1000, 1000);

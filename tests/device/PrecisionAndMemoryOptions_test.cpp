@@ -10,6 +10,7 @@
 #include "BitEqual.h"
 #include "device/ExecutionProgram.h"
 #include "device/PipelineSchedule.h"
+#include "device/Plan.h"
 #include "device/SimulatedIpu.h"
 #include "gnn/HalfPrecision.h"
 #include "gnn/Ops.h"
@@ -249,6 +250,7 @@ TEST(Recomputation, SameBitsAsStoringActivationsWithDropoutOnOneAndTwoStages) {
       IpuOptions o;
       o.gradientAccumulation = 4;
       if (split) o.pipelineSplits = {"layers/1"};
+      o.recomputeWhenPipelined = false;  // the run that stores activations (a pipeline recomputes by default)
       auto reqs = requests(2, 4, 2);
       Session kept = train(graphormerModel ? graphormer(0.2) : gin(0.3), reqs, o);
       o.recompute = true;
@@ -267,6 +269,7 @@ TEST(Recomputation, PeakMemoryOfAPipelinedStageDrops) {
   IpuOptions o;
   o.gradientAccumulation = 6;
   o.pipelineSplits = {"layers/2"};
+  o.recomputeWhenPipelined = false;  // the run that stores activations (a pipeline recomputes by default)
   auto reqs = requests(1, 6, 3);
   Session kept = train(graphormer(0.1), reqs, o);
   o.recompute = true;
@@ -277,11 +280,49 @@ TEST(Recomputation, PeakMemoryOfAPipelinedStageDrops) {
   EXPECT_TRUE(bitEqual(kept.weights(), again.weights()));
 }
 
+// PopTorch's default: a training program pipelined over more than one stage recomputes without being asked (its
+// compiler sets autoRecomputation to Pipeline); one stage, sharded stages and inference do not; the off switch
+// (PopART's NoRecompute) stores the activations. Exact either way: the same weights.
+TEST(Recomputation, OnByDefaultWhenPipelinedOverStagesAndOffWhenTurnedOff) {
+  IpuOptions o;
+  o.gradientAccumulation = 6;
+  o.pipelineSplits = {"layers/2"};
+  auto reqs = requests(1, 6, 3);
+  Session byDefault = train(graphormer(0.1), reqs, o);
+  EXPECT_TRUE(byDefault.program->options().recompute);
+  ASSERT_NE(byDefault.program->plan(), nullptr);
+  EXPECT_TRUE(byDefault.program->plan()->recomputeByDefault);
+  EXPECT_GT(byDefault.program->plan()->cost.stages[0].recompute, 0);
+  IpuOptions off = o;
+  off.recomputeWhenPipelined = false;
+  Session stored = train(graphormer(0.1), reqs, off);
+  EXPECT_FALSE(stored.program->options().recompute);
+  EXPECT_FALSE(stored.program->plan()->recomputeByDefault);
+  EXPECT_EQ(stored.program->plan()->cost.stages[0].recompute, 0);
+  EXPECT_LT(byDefault.exec().ipuMemory(0).peakBytes(), stored.exec().ipuMemory(0).peakBytes());
+  EXPECT_TRUE(bitEqual(byDefault.weights(), stored.weights())) << maxRelDiff(byDefault.weights(), stored.weights());
+
+  IpuOptions sharded = o;
+  sharded.executionStrategy = ExecutionStrategy::Sharded;
+  IpuOptions one = o;
+  one.pipelineSplits.clear();
+  EXPECT_TRUE(o.recomputes(true, 2));
+  EXPECT_FALSE(o.recomputes(false, 2));  // inference: no backward
+  EXPECT_FALSE(one.recomputes(true, 1));
+  EXPECT_FALSE(sharded.recomputes(true, 2));
+  EXPECT_FALSE(off.recomputes(true, 2));
+  off.recompute = true;  // asked for: on whatever the default
+  EXPECT_TRUE(off.recomputes(true, 1));
+  EXPECT_FALSE(off.recomputesByDefault(true, 2));
+  EXPECT_FALSE(train(graphormer(0.1), reqs, sharded).program->options().recompute);
+}
+
 TEST(Recomputation, WorksWithFp16AndStochasticRounding) {
   IpuOptions o;
   o.gradientAccumulation = 2;
   o.pipelineSplits = {"layers/1"};
   o.precision = Precision::FP16;
+  o.recomputeWhenPipelined = false;  // the run that stores activations (a pipeline recomputes by default)
   auto reqs = requests(3, 2, 2);
   Session kept = train(gin(0.3), reqs, o, Opt::Sgd);
   o.recompute = true;

@@ -178,6 +178,31 @@ TEST_F(ModelPrograms, PlanOfThePublishedGraphormerIpuConfigurationMatchesItsMeas
   EXPECT_TRUE(someFixFits) << one["fixes"].dump();
 }
 
+// The port's own flags, as its train.sh gives them: no recomputation flag, since PopTorch recomputes by default
+// when pipelining. Planned the same way it fits (exit 0, the plan as JSON on stdout); with recomputation turned
+// off (PopART's NoRecompute) the first stage's stash of 7 micro-batches does not.
+TEST_F(ModelPrograms, PlanOfTheGraphormerIpuPortWithoutRecomputeFlagFitsByPopTorchsDefault) {
+  const std::string port = "--model base --device ipu --ipu mk2 --batch-size 28 --multi-hop-max-dist 20 --replicas 4 "
+                           "--pipeline-splits layers/1,layers/5,layers/8 --grad-accum 32 --plan-only --json";
+  Result r = runExample("pcqm4m_graphormer", port, false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json plan = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(plan["fits"].get<bool>());
+  EXPECT_EQ(plan["num_ipus"], 16);
+  EXPECT_TRUE(plan["recompute"].get<bool>());
+  EXPECT_TRUE(plan["recompute_by_default"].get<bool>());
+  for (const auto& s : plan["stages"]) EXPECT_GT(s["recompute_ms"].get<double>(), 0) << s.dump();
+  Result off = runExample("pcqm4m_graphormer", port + " --no-recompute", false);
+  EXPECT_EQ(off.code, 3) << off.out;
+  const nlohmann::json stored = nlohmann::json::parse(off.out);
+  EXPECT_FALSE(stored["fits"].get<bool>());
+  EXPECT_FALSE(stored["recompute"].get<bool>());
+  bool proposesRecompute = false;
+  for (const auto& f : stored["fixes"])
+    proposesRecompute = proposesRecompute || (f["flags"] == "--recompute" && f["fits"].get<bool>());
+  EXPECT_TRUE(proposesRecompute) << stored["fixes"].dump();
+}
+
 // SchNet on QM7: the JSON keys; predict on the test molecules' XYZ frames, in reverse order, gives the
 // same bits.
 TEST_F(ModelPrograms, SchNetPredictionsAreReproducedByPredictFromXyz) {
