@@ -191,14 +191,11 @@ class NonFiniteLoss : public RequestStopped {
   std::string where_;
 };
 
-/// RunArgs::checkFinite: update `update` of the request (0-based) had a reduced gradient holding NaN or Inf, first
-/// that of optimizer parameter `parameter` (the optimizer's order); the update was not applied.
-class NonFiniteGradient : public RequestStopped {
+/// RunArgs::checkFinite found a parameter holding NaN or Inf after update `update` of the request (0-based).
+class NonFiniteParameter : public RequestStopped {
  public:
-  NonFiniteGradient(int64_t parameter, int64_t update)
-      : RequestStopped("the gradient of parameter " + std::to_string(parameter) + " holds non-finite values in update " +
-                       std::to_string(update) + " of the host request"),
-        parameter_(parameter), update_(update) {}
+  NonFiniteParameter(const std::string& message, int64_t parameter, int64_t update)
+      : RequestStopped(message), parameter_(parameter), update_(update) {}
   int64_t parameter() const { return parameter_; }
   int64_t update() const { return update_; }
 
@@ -206,19 +203,24 @@ class NonFiniteGradient : public RequestStopped {
   int64_t parameter_, update_;
 };
 
-/// RunArgs::checkFinite: update `update` of the request (0-based) made the weights of model parameter `parameter`
-/// (parameters() order) non-finite; the update stays applied.
-class NonFiniteWeights : public RequestStopped {
+/// The update's reduced gradient held NaN or Inf, first that of optimizer parameter `parameter` (the optimizer's
+/// order); the update was not applied.
+class NonFiniteGradient : public NonFiniteParameter {
+ public:
+  NonFiniteGradient(int64_t parameter, int64_t update)
+      : NonFiniteParameter("the gradient of parameter " + std::to_string(parameter) +
+                               " holds non-finite values in update " + std::to_string(update) + " of the host request",
+                           parameter, update) {}
+};
+
+/// The update made the weights of model parameter `parameter` (parameters() order) non-finite; the update stays
+/// applied.
+class NonFiniteWeights : public NonFiniteParameter {
  public:
   NonFiniteWeights(int64_t parameter, int64_t update)
-      : RequestStopped("update " + std::to_string(update) + " of the host request made the weights of parameter " +
-                       std::to_string(parameter) + " non-finite"),
-        parameter_(parameter), update_(update) {}
-  int64_t parameter() const { return parameter_; }
-  int64_t update() const { return update_; }
-
- private:
-  int64_t parameter_, update_;
+      : NonFiniteParameter("update " + std::to_string(update) + " of the host request made the weights of parameter " +
+                               std::to_string(parameter) + " non-finite",
+                           parameter, update) {}
 };
 
 class Device {

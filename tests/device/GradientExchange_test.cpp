@@ -9,6 +9,7 @@
 #include "BitEqual.h"
 #include "ThreadRanks.h"
 #include "device/GradientExchange.h"
+#include "device/GradientReduction.h"
 
 namespace gnn {
 namespace {
@@ -62,27 +63,14 @@ Gradients gradients(int64_t replicas, int64_t stages) {
   return g;
 }
 
-// One process running every replica: ExecutionProgram's reduction, replicas in order and each replica's stages
-// in order, the first gradient taken as it is and each next one added in its dtype.
-Tensor sumInto(const Tensor& acc, const Tensor& g) {
-  if (!acc.defined()) return g;
-  Tensor out = Tensor::empty(acc.shape(), acc.dtype());
-  dispatchFloat(acc.dtype(), [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    out.flat<T>() = acc.flat<T>() + g.flat<T>();
-  });
-  return out;
-}
+// One process running every replica: the device's own reduction (reduceGradients: replicas in order and each
+// replica's stages in order). `reversed`: the same additions in the opposite order, to show the order matters.
 std::vector<Tensor> orderedSum(const Gradients& all, bool reversed = false) {
-  std::vector<Tensor> grads(kShapes.size());
-  const size_t n = all.size() * all.front().size();
-  for (size_t i = 0; i < grads.size(); ++i)
-    for (size_t k = 0; k < n; ++k) {
-      const size_t at = reversed ? n - 1 - k : k;
-      const Tensor& g = all[at / all.front().size()][at % all.front().size()][i];
-      if (g.defined()) grads[i] = sumInto(grads[i], g);
-    }
-  return grads;
+  const auto replicas = static_cast<int64_t>(all.size()), stages = static_cast<int64_t>(all.front().size());
+  return reduceGradients(replicas, stages, kShapes.size(), [&](int64_t r, int64_t s, size_t i) {
+    if (reversed) r = replicas - 1 - r, s = stages - 1 - s;
+    return all[static_cast<size_t>(r)][static_cast<size_t>(s)][i];
+  });
 }
 
 struct RankRun {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "device/GradientExchange.h"
+#include "device/GradientReduction.h"
 #include "device/MpiReplicas.h"
 
 namespace {
@@ -63,27 +64,13 @@ Gradients gradients(int64_t replicas, int64_t stages) {
   return g;
 }
 
-// One process running every replica: replicas in order, each one's stages in order, the first gradient taken as
-// it is and each next one added in its dtype.
+// One process running every replica: the device's own reduction (reduceGradients: replicas in order, each
+// one's stages in order).
 std::vector<Tensor> orderedSum(const Gradients& all) {
-  std::vector<Tensor> grads(kShapes.size());
-  for (size_t i = 0; i < grads.size(); ++i)
-    for (const auto& replica : all)
-      for (const auto& stage : replica) {
-        const Tensor& g = stage[i];
-        if (!g.defined()) continue;
-        if (!grads[i].defined()) {
-          grads[i] = g;
-          continue;
-        }
-        Tensor out = Tensor::empty(g.shape(), g.dtype());
-        gnn::dispatchFloat(g.dtype(), [&](auto* tag) {
-          using T = std::remove_pointer_t<decltype(tag)>;
-          out.flat<T>() = grads[i].flat<T>() + g.flat<T>();
-        });
-        grads[i] = out;
-      }
-  return grads;
+  return gnn::reduceGradients(static_cast<int64_t>(all.size()), static_cast<int64_t>(all.front().size()),
+                              kShapes.size(), [&](int64_t r, int64_t s, size_t i) {
+                                return all[static_cast<size_t>(r)][static_cast<size_t>(s)][i];
+                              });
 }
 
 int failures = 0;
