@@ -1,6 +1,8 @@
 #include "app/DeviceFlags.h"
 
 #include "device/Plan.h"
+#include "device/PlanScaling.h"
+#include "loaders/FixedSizeDataLoader.h"
 
 #include <algorithm>
 #include <cmath>
@@ -63,6 +65,22 @@ void DeviceFlags::addTo(Program& prog) {
       "plan-inference", po::bool_switch(&planInference),
       "as --plan-only, for the inference program instead (forward only, no optimizer state: PopTorch's "
       "inferenceModel); its pipeline depth is --device-iterations, and --grad-accum must be 1")(
+      "plan-scaling", po::bool_switch(&planScaling),
+      "as --plan-only (or --plan-inference), and the plan again at 1, 2, 4, ..., 64 replicas: IPUs, hosts, each "
+      "part of the step (compute, exchange, all-reduce over IPU-Links and the hosts' network, host I/O, host "
+      "preparation) and samples/s, with --json as the report's 'scaling'")(
+      "host-cores", value(&hostCores, gnn::hostCores()),
+      "planning: cores per host preparing micro-batches (an assumption; default: this machine's); the plan "
+      "commands time the loader on one core and scale by this")(
+      "host-prep-ms", value(&hostPrepMs, 0.0),
+      "planning: ms one core takes to prepare a micro-batch (collation, packing, host-side encodings), e.g. "
+      "measured on the target host; 0: timed on this machine's loader by the plan commands")(
+      "ipus-per-host", value(&ipusPerHost, int64_t{4}),
+      "planning: IPUs per host in the --plan-scaling table (4: an IPU-M2000 or Bow-2000); the hosts' cores "
+      "prepare the micro-batches")(
+      "ipus-per-pod", value(&ipusPerPod, int64_t{64}),
+      "planning: IPUs joined by IPU-Links in the --plan-scaling table (64: an IPU-POD64's torus); its all-reduce "
+      "crosses the network (--network-gbps) between PODs")(
       "report", po::value(&report)->value_name("FILE.json"), "write the memory and cost report as JSON")(
       "auto-round-num-ipus", po::bool_switch(&autoRound),
       "round replicas x stages up to a power of two, as real IPU systems require")(
@@ -83,8 +101,8 @@ void DeviceFlags::addTo(Program& prog) {
       "planning: hosts the replicas are spread over (the all-reduce crosses the network between them; "
       "--plan-only reports its share)")(
       "network-gbps", value(&networkGbps, 100.0),
-      "planning: bandwidth of the network between hosts, Gbit/s per host (default 100 Gb/s Ethernet, an "
-      "assumption)")(
+      "planning: bandwidth of the network between hosts (and between PODs in --plan-scaling), Gbit/s per host "
+      "(default 100 Gb/s Ethernet, an assumption; an IPU-M2000's gateway has 2 x 100 GbE)")(
       "network-latency-us", value(&networkLatencyUs, 10.0), "planning: latency of one message between hosts, us");
 }
 
@@ -162,6 +180,7 @@ void DeviceFlags::apply(const Program& prog) {
              {execution != "pipelined", "--execution " + execution},
              {planOnly, "--plan-only"},
              {planInference, "--plan-inference"},
+             {planScaling, "--plan-scaling"},
              {!report.empty(), "--report"}})
       if (on) throw UsageError(flag + " is an option of the simulated IPU: add --device ipu");
   }
@@ -170,6 +189,10 @@ void DeviceFlags::apply(const Program& prog) {
   requireAtLeast("--hosts", static_cast<double>(hosts), 1);
   requirePositive("--network-gbps", networkGbps);
   if (!(networkLatencyUs >= 0 && std::isfinite(networkLatencyUs))) throw UsageError("--network-latency-us must be >= 0");
+  requireAtLeast("--host-cores", static_cast<double>(hostCores), 1);
+  requireAtLeast("--ipus-per-host", static_cast<double>(ipusPerHost), 1);
+  requireAtLeast("--ipus-per-pod", static_cast<double>(ipusPerPod), 1);
+  if (!(hostPrepMs >= 0 && std::isfinite(hostPrepMs))) throw UsageError("--host-prep-ms must be >= 0 (0: timed)");
   options.hosts = hosts;
   options.networkBytesPerSecond = networkGbps * 1e9 / 8;
   options.networkLatencySeconds = networkLatencyUs * 1e-6;
@@ -276,10 +299,10 @@ void DeviceFlags::writeTraces(const DeviceProgram& program, const std::string& t
 }
 
 namespace {
-void writeReportFile(const std::string& path, const Plan& plan) {
+void writeReportFile(const std::string& path, const nlohmann::json& j) {
   if (path.empty()) return;
   std::ofstream f(path);
-  f << plan.toJson().dump(2) << "\n";
+  f << j.dump(2) << "\n";
   if (!f) throw std::runtime_error("cannot write the report to " + path);
 }
 }  // namespace
@@ -287,31 +310,71 @@ void writeReportFile(const std::string& path, const Plan& plan) {
 std::unique_ptr<DeviceProgram> DeviceFlags::compile(const Program& prog, BlockModel& model, LossFn lossFn,
                                                     Optimizer* optimizer, const Batch& shapes,
                                                     double samplesPerMicroBatch, bool quiet) const {
+  PlanInputs in;
+  in.samplesPerMicroBatch = samplesPerMicroBatch;
+  return compile(prog, model, std::move(lossFn), optimizer, shapes, in, quiet);
+}
+
+std::unique_ptr<DeviceProgram> DeviceFlags::compile(const Program& prog, BlockModel& model, LossFn lossFn,
+                                                    Optimizer* optimizer, const Batch& shapes,
+                                                    FixedSizeDataLoader& loader, bool quiet) const {
+  PlanInputs in;
+  in.packing = PackingProfile::of(loader);
+  if (in.packing.packs == 0) in.packing = {};  // an empty epoch: the device counts the compile batch's graphs
+  in.samplesPerMicroBatch = in.packing.realGraphsPerMicroBatch();
+  in.loader = &loader;
+  return compile(prog, model, std::move(lossFn), optimizer, shapes, in, quiet);
+}
+
+namespace {
+// The host's preparation of a micro-batch for the plan commands: stated (--host-prep-ms), timed on the loader, or
+// unknown (no loader).
+HostSample hostSampleFor(const DeviceFlags& df, const PlanInputs& in) {
+  if (df.hostPrepMs > 0) return HostSample::given(df.hostPrepMs / 1e3, "--host-prep-ms " + std::to_string(df.hostPrepMs));
+  if (in.loader) return timeLoader(*in.loader, HostTiming{}, in.loaderEpoch);
+  return {};
+}
+}  // namespace
+
+std::unique_ptr<DeviceProgram> DeviceFlags::compile(const Program& prog, BlockModel& model, LossFn lossFn,
+                                                    Optimizer* optimizer, const Batch& shapes,
+                                                    const PlanInputs& in, bool quiet) const {
   IpuOptions o = options;
-  o.samplesPerMicroBatch = samplesPerMicroBatch;
+  o.samplesPerMicroBatch = in.samplesPerMicroBatch;
   try {
-    if (planOnly || planInference) {
-      const Plan p = planProgram(model, lossFn, planInference ? nullptr : optimizer, shapes, o);
+    if (planOnly || planInference || planScaling) {
+      // The host first, while nothing else runs; then the plan, which runs the model once.
+      const HostSample host = hostSampleFor(*this, in);
+      Plan p = planProgram(model, lossFn, planInference ? nullptr : optimizer, shapes, o);
+      if (in.packing.known) p.packing = in.packing;
+      if (host.known) p.setHost(host, hostCores, prog.given("host-cores") ? "--host-cores" : "this machine's");
+      nlohmann::json j = p.toJson();
+      std::string text = p.report();
+      if (planScaling) {
+        const PlanScaling t = gnn::planScaling(p, ScalingOptions{64, ipusPerHost, ipusPerPod});
+        j["scaling"] = t.toJson();
+        text += t.table();
+      }
       const auto json = prog.values().find("json");
       if (json != prog.values().end() && json->second.as<bool>()) {
         // --json: stdout holds the one JSON object, the --report's content; the out-of-memory report goes to stderr.
-        std::cout << p.toJson().dump(2) << "\n" << std::flush;
+        std::cout << j.dump(2) << "\n" << std::flush;
         if (!p.fits() && prog.primary()) std::cerr << prog.name() << ": " << p.outOfMemoryReport();
       } else {
-        std::cout << p.report() << std::flush;
+        std::cout << text << std::flush;
       }
-      writeReportFile(report, p);
+      writeReportFile(report, j);
       throw EarlyExit(p.fits() ? 0 : 3);
     }
     std::unique_ptr<DeviceProgram> program;
     try {
       program = makeDevice(device)->compile(model, std::move(lossFn), optimizer, shapes, o);
     } catch (const OutOfMemory& e) {
-      writeReportFile(report, e.plan());
+      writeReportFile(report, e.plan().toJson());
       throw;
     }
     if (const Plan* p = program->plan()) {
-      writeReportFile(report, *p);
+      writeReportFile(report, p->toJson());
       if (!quiet) {
         const IpuMemory& full = p->memory.ipus[p->memory.fullest];
         std::cerr << prog.name() << ": plan: " << formatMB(full.total) << " of " << formatMB(full.budget)

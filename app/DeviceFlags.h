@@ -5,7 +5,8 @@
 // --recompute / --no-recompute (on by default when pipelined over more than one stage, as PopTorch),
 // --replicated-tensor-sharding, --eight-bit-io; planning: --ipu mk2|bow, --available-memory-proportion,
 // --pipeline-splits auto[:N], --plan-only, --plan-inference (with --json: the report as JSON on stdout),
-// --report FILE.json.
+// --report FILE.json; the host and many replicas: --plan-scaling (the plan at 1, 2, 4, ..., 64 replicas),
+// --host-cores, --host-prep-ms, --ipus-per-host, --ipus-per-pod.
 // --batch-size stays the micro-batch: one weight update is micro-batch × replicas × accumulation.
 //
 //   app::DeviceFlags df;
@@ -17,10 +18,24 @@
 #include <string>
 
 #include "device/Device.h"
+#include "device/PackingProfile.h"
 #include "app/Program.h"
 #include "app/TrainingFlags.h"
 
+namespace gnn {
+class FixedSizeDataLoader;
+}
+
 namespace gnn::app {
+
+/// What the plan knows of the data beside the micro-batch's shapes: the samples (real graphs) a micro-batch
+/// trains on, the loader's packs, and the loader itself, whose preparation the plan commands time.
+struct PlanInputs {
+  double samplesPerMicroBatch = 0;
+  PackingProfile packing;                  // known when a loader gave it
+  FixedSizeDataLoader* loader = nullptr;   // timed by --plan-only, --plan-inference, --plan-scaling
+  int64_t loaderEpoch = 0;                 // the epoch the loader is on
+};
 
 struct DeviceFlags {
   std::string device = "cpu";
@@ -33,7 +48,12 @@ struct DeviceFlags {
   bool noRecompute = false;  // turns off the recomputation a pipelined program has by default
   std::string ipuSpec = "mk2";
   double availableMemoryProportion = 0.6;
-  bool planOnly = false, planInference = false;
+  bool planOnly = false, planInference = false, planScaling = false;
+  // The hosts: cores per host (default: this machine's), a stated preparation time per micro-batch on one core
+  // (0: timed on the loader); in the scaling table, IPUs per host (an IPU-M2000 / Bow-2000 holds 4) and per POD
+  // (IPUs joined by IPU-Links: a POD64).
+  int64_t hostCores = 0, ipusPerHost = 4, ipusPerPod = 64;
+  double hostPrepMs = 0;
   std::string report;
   std::string trace, traceSvg;
   int64_t traceRequests = 2;
@@ -63,6 +83,13 @@ struct DeviceFlags {
   /// micro-batch trains on (the batch size), for samples/s.
   std::unique_ptr<DeviceProgram> compile(const Program& prog, BlockModel& model, LossFn lossFn, Optimizer* optimizer,
                                          const Batch& shapes, double samplesPerMicroBatch, bool quiet) const;
+  /// The same, planned from the training loader: samples/s counts its real graphs per micro-batch (packs x mean
+  /// real graphs per pack, PackingProfile), and the plan commands time its preparation of micro-batches (at
+  /// most 20 or 2 s) against the device (HostCost). The loader is on epoch 0 and left at its start.
+  std::unique_ptr<DeviceProgram> compile(const Program& prog, BlockModel& model, LossFn lossFn, Optimizer* optimizer,
+                                         const Batch& shapes, FixedSizeDataLoader& loader, bool quiet) const;
+  std::unique_ptr<DeviceProgram> compile(const Program& prog, BlockModel& model, LossFn lossFn, Optimizer* optimizer,
+                                         const Batch& shapes, const PlanInputs& inputs, bool quiet) const;
   /// The plan's --json keys: memory_per_ipu_mb, memory_budget_mb, estimated_samples_per_s, pipeline_utilisation,
   /// bottleneck_stage (empty without a plan).
   nlohmann::json planJson(const DeviceProgram& program) const;

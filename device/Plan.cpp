@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "device/StepParts.h"
 #include "gnn/Check.h"
 
 namespace gnn {
@@ -144,6 +145,10 @@ int64_t Plan::numIpus() const {
   return o.numIpus(static_cast<int64_t>(stages.size()));
 }
 
+void Plan::setHost(const HostSample& sample, int64_t coresPerHost, const std::string& coresSource, int64_t hosts) {
+  host = planHost(sample, coresPerHost, coresSource, options, training, cost, samplesPerMicroBatch, hosts);
+}
+
 std::string Plan::stageName(int64_t s) const {
   const auto [a, b] = stages[static_cast<size_t>(s)];
   return stageLabel(blockNames, a, b);
@@ -174,6 +179,7 @@ Plan planAsGiven(const ModelProfile& m, const IpuOptions& options, double sample
   p.options.recompute = p.options.recomputes(m.training, P);
   p.memory = planMemory(m, p.stages, p.options, p.spec);
   p.cost = planCost(m, p.stages, p.options, p.spec, samplesPerMicroBatch);
+  p.profile = std::make_shared<const ModelProfile>(m);
   return p;
 }
 
@@ -307,6 +313,48 @@ Plan makePlan(const ModelProfile& m, const IpuOptions& options, double samplesPe
   return p;
 }
 
+namespace {
+// The report's cost section: the device's estimate, the step's parts, the all-reduce across hosts, the stages,
+// the hosts' preparation and the headline.
+void writeCost(std::ostringstream& s, const Plan& p) {
+  const CostPlan& c = p.cost;
+  const int64_t P = static_cast<int64_t>(p.stages.size());
+  s << "Cost (estimate): the IPUs run " << thousands(c.samplesPerSecond) << " samples/s; " << ms(c.stepSeconds) << " per "
+    << (p.training ? "weight update of " : "device iteration of ") << fmt("%g", c.samplesPerUpdate) << " samples\n";
+  const double T = c.stepSeconds > 0 ? c.stepSeconds : 1;
+  s << stepParts(p).table();
+  if (p.training && p.options.replicationFactor > 1) {
+    const int64_t H = std::min(std::max<int64_t>(1, p.options.hosts), p.options.replicationFactor);
+    s << "  all-reduce of " << p.options.replicationFactor << " replicas over " << H << " host(s): " << ms(c.allReduceSeconds)
+      << " per update (" << pct(c.allReduceSeconds / T) << " of the step)";
+    if (H > 1)
+      s << ", of which the network between hosts " << ms(c.networkSeconds) << " ("
+        << fmt("%g", p.options.networkBytesPerSecond * 8 / 1e9) << " Gb/s, "
+        << fmt("%g", p.options.networkLatencySeconds * 1e6) << " us; --network-gbps, --network-latency-us)";
+    s << "\n";
+  }
+  s << "  pipeline utilisation " << pct(c.utilisation) << "; bottleneck: stage " << c.bottleneckStage << " ("
+    << p.stageName(c.bottleneckStage) << ")\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "  %-5s %-30s %10s %10s %10s %10s %10s\n", "stage", "blocks", "fwd ms", "bwd ms",
+                "recomp ms", "copy ms", "busy ms");
+  s << line;
+  for (int64_t i = 0; i < P; ++i) {
+    const StageCost& sc = c.stages[static_cast<size_t>(i)];
+    std::snprintf(line, sizeof line, "  %-5lld %-30s %10.4f %10.4f %10.4f %10.4f %10.4f\n", static_cast<long long>(i),
+                  p.stageName(i).c_str(), sc.forward * 1e3, sc.backward * 1e3, sc.recompute * 1e3, sc.copyOut * 1e3,
+                  sc.busy * 1e3);
+    s << line;
+  }
+  s << p.host.report();
+  s << "Throughput (estimate): " << thousands(p.throughput()) << " samples/s"
+    << (p.packing.known ? " (real graphs)" : "") << ", limited by the "
+    << (!p.host.known ? "IPUs (the host's preparation not planned: no loader)"
+                      : p.host.hostBound() ? "HOST (its preparation of micro-batches)" : "IPUs")
+    << "\n";
+}
+}  // namespace
+
 std::string Plan::report() const {
   std::ostringstream s;
   const int64_t P = static_cast<int64_t>(stages.size());
@@ -316,7 +364,8 @@ std::string Plan::report() const {
   if (!mem.empty()) s << "; " << mem;
   if (recomputeByDefault) s << " (PopTorch's default for a pipelined training program; --no-recompute: off)";
   s << "\n  " << thousands(static_cast<double>(parameters)) << " parameters, " << fmt("%g", samplesPerMicroBatch)
-    << " samples per micro-batch, " << numIpus() << " IPU(s)\n";
+    << (packing.known ? " real graphs" : " samples") << " per micro-batch, " << numIpus() << " IPU(s)\n";
+  if (packing.known) s << "  micro-batch: " << packing.describe() << "\n";
   if (!splitReason.empty()) s << "  splits: " << splitReason << "\n";
   s << "Memory per IPU (budget " << formatMB(memory.ipus.front().budget) << " In-Processor-Memory, "
     << spec.tiles << " tiles x " << spec.bytesPerTile << " B):\n";
@@ -342,40 +391,14 @@ std::string Plan::report() const {
     s << "  streaming memory per replica: " << formatMB(memory.streamingTotal) << " of " << formatMB(memory.streamingBudget)
       << " (largest: " << memory.streaming.front().category << " " << memory.streaming.front().block << " "
       << formatMB(memory.streaming.front().bytes) << ")\n";
-  const CostPlan& c = cost;
-  s << "Cost (estimate): " << thousands(c.samplesPerSecond) << " samples/s; " << ms(c.stepSeconds) << " per "
-    << (training ? "weight update of " : "device iteration of ") << fmt("%g", c.samplesPerUpdate) << " samples\n";
-  const double T = c.stepSeconds > 0 ? c.stepSeconds : 1;
-  s << "  step split: compute " << pct(c.split.compute / T) << ", exchange " << pct(c.split.exchange / T)
-    << ", pipeline bubble " << pct(c.split.bubble / T) << ", all-reduce " << pct(c.split.allReduce / T)
-    << ", optimizer " << pct(c.split.optimizer / T) << ", host I/O " << pct(c.split.hostIo / T);
-  if (c.split.streaming > 0) s << ", streaming memory " << pct(c.split.streaming / T);
-  if (training && options.replicationFactor > 1) {
-    const int64_t H = std::min(std::max<int64_t>(1, options.hosts), options.replicationFactor);
-    s << "\n  all-reduce of " << options.replicationFactor << " replicas over " << H << " host(s): " << ms(c.allReduceSeconds)
-      << " per update (" << pct(c.allReduceSeconds / T) << " of the step)";
-    if (H > 1)
-      s << ", of which the network between hosts " << ms(c.networkSeconds) << " ("
-        << fmt("%g", options.networkBytesPerSecond * 8 / 1e9) << " Gb/s, " << fmt("%g", options.networkLatencySeconds * 1e6)
-        << " us; --network-gbps, --network-latency-us)";
-  }
-  s << "\n  pipeline utilisation " << pct(c.utilisation) << "; bottleneck: stage " << c.bottleneckStage << " ("
-    << stageName(c.bottleneckStage) << ")\n";
-  std::snprintf(line, sizeof line, "  %-5s %-30s %10s %10s %10s %10s %10s\n", "stage", "blocks", "fwd ms", "bwd ms",
-                "recomp ms", "copy ms", "busy ms");
-  s << line;
-  for (int64_t i = 0; i < P; ++i) {
-    const StageCost& sc = c.stages[static_cast<size_t>(i)];
-    std::snprintf(line, sizeof line, "  %-5lld %-30s %10.4f %10.4f %10.4f %10.4f %10.4f\n", static_cast<long long>(i),
-                  stageName(i).c_str(), sc.forward * 1e3, sc.backward * 1e3, sc.recompute * 1e3, sc.copyOut * 1e3,
-                  sc.busy * 1e3);
-    s << line;
-  }
-  s << "  assumptions (docs/device.md): matmul efficiency " << spec.matmulEfficiency << " of "
-    << fmt("%.1f", spec.peakFlops(options.precision == Precision::FP16) / 1e12) << " TFLOPS peak (half at "
-    << fmt("%.0f", spec.matmulHalfEfficiencyFlopsPerTile / 1e3) << "k FLOP per tile), memory-bound ops at "
-    << spec.memoryEfficiency << " of bandwidth, " << fmt("%.0f", spec.cyclesPerOp) << " cycles per op, code and "
-    << "exchange " << spec.codeAndExchangeBytesPerTile / 1024 << " KiB per tile\n";
+  writeCost(s, *this);
+  s << "  per-op terms fitted to kernel measurements (device/CostFit.h): matmuls at " << fmt("%.2f", spec.matmulPeakShare)
+    << " of " << fmt("%.1f", spec.peakFlops(options.precision == Precision::FP16) / 1e12) << " TFLOPS peak, "
+    << fmt("%.0f", spec.opCycles) << " cycles per op, element-wise "
+    << fmt("%.1f", spec.elementwiseBytesPerCycle * spec.clockHz / 1e12) << " TB/s, gathers "
+    << fmt("%.1f", spec.gatherBytesPerCycle * spec.clockHz / 1e12) << " TB/s, scatters "
+    << fmt("%.1f", spec.scatterBytesPerCycle * spec.clockHz / 1e12) << " TB/s; assumed: code and exchange "
+    << spec.codeAndExchangeBytesPerTile / 1024 << " KiB per tile\n";
   if (!fits()) s << outOfMemoryReport();
   return s.str();
 }
@@ -472,13 +495,29 @@ nlohmann::json Plan::toJson() const {
           {"network_ms", cost.networkSeconds * 1e3},
           {"pipeline_utilisation", cost.utilisation},
           {"bottleneck_stage", cost.bottleneckStage},
+          {"step_parts", stepParts(*this).toJson()},
+          {"packing", packing.known ? packing.toJson(cost.samplesPerSecond / std::max(samplesPerMicroBatch, 1e-12))
+                                    : nlohmann::json(nullptr)},
+          {"host", host.toJson()},
+          {"throughput",
+           {{"samples_per_s", throughput()},
+            {"limited_by", limitedBy()},
+            {"device_samples_per_s", cost.samplesPerSecond},
+            {"host_samples_per_s", host.known ? nlohmann::json(host.samplesPerSecond) : nlohmann::json(nullptr)}}},
           {"stages", st},
           {"fixes", fx},
           {"assumptions",
-           {{"matmul_efficiency", spec.matmulEfficiency},
-            {"matmul_half_efficiency_flops_per_tile", spec.matmulHalfEfficiencyFlopsPerTile},
-            {"memory_efficiency", spec.memoryEfficiency},
-            {"cycles_per_op", spec.cyclesPerOp},
+           {{"matmul_peak_share", spec.matmulPeakShare},
+            {"matmul_half_dim", spec.matmulHalfDim},
+            {"op_cycles", spec.opCycles},
+            {"elementwise_bytes_per_cycle", spec.elementwiseBytesPerCycle},
+            {"gather_cycles", spec.gatherCycles},
+            {"gather_cycles_per_index", spec.gatherCyclesPerIndex},
+            {"gather_cycles_per_table_row", spec.gatherCyclesPerTableRow},
+            {"gather_bytes_per_cycle", spec.gatherBytesPerCycle},
+            {"scatter_cycles", spec.scatterCycles},
+            {"scatter_cycles_per_index", spec.scatterCyclesPerIndex},
+            {"scatter_bytes_per_cycle", spec.scatterBytesPerCycle},
             {"code_and_exchange_bytes_per_tile", spec.codeAndExchangeBytesPerTile},
             {"clock_hz", spec.clockHz},
             {"ipu_link_bytes_per_s", spec.ipuLinkBytesPerSecond},

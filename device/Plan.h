@@ -3,18 +3,24 @@
 // without the hardware. A plan holds the memory of every simulated IPU (MemoryModel), the estimated step time
 // and its split (CostModel), the stages (given, or chosen by autoSplits), and, when it does not fit, the
 // changes that would make it fit: each computed by planning the changed configuration again, never guessed.
+// Given the loader's packs (PackingProfile) its samples are real graphs; given the host's preparation of a
+// micro-batch (HostCost) its headline is min(device, host), naming which limits; planScaling (PlanScaling.h)
+// plans it again for 1..64 replicas.
 //
 //   Plan p = makePlan(profile, options, /*samplesPerMicroBatch=*/64);
 //   std::cout << p.report();
 //   if (!p.fits()) throw OutOfMemory(p);          // what SimulatedIpu::compile does
 #pragma once
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "device/CostModel.h"
+#include "device/HostCost.h"
 #include "device/MemoryModel.h"
+#include "device/PackingProfile.h"
 
 namespace gnn {
 
@@ -41,15 +47,25 @@ struct Plan {
   CostPlan cost;
   std::vector<PlanFix> fixes;  // only when it does not fit
   std::vector<std::string> blockNames;
+  PackingProfile packing;  // known when the loader told the plan its packs (samplesPerMicroBatch = its real graphs)
+  HostPlan host;           // known when the host's preparation was timed or given (setHost)
+  std::shared_ptr<const ModelProfile> profile;  // what it was planned from (the scaling table plans it again)
 
   bool fits() const { return memory.fits; }
   int64_t numIpus() const;
+  /// The headline: the device's samples/s, or min(device, host) when the host is known.
+  double throughput() const { return host.known ? host.throughput : cost.samplesPerSecond; }
+  const char* limitedBy() const { return host.hostBound() ? "host" : "device"; }
+  /// Sets `host` from the host's preparation of one micro-batch and its cores (an assumption; `coresSource` says
+  /// whose), against this plan's device; `hosts` feed the replicas (0: options.hosts).
+  void setHost(const HostSample& sample, int64_t coresPerHost, const std::string& coresSource, int64_t hosts = 0);
   /// The memory and cost report people read (--plan-only).
   std::string report() const;
   /// The out-of-memory report: the IPU, used vs budget, the largest items, the changes that would make it fit.
   std::string outOfMemoryReport() const;
   /// Everything in report() as JSON (--report), including the --json keys memory_per_ipu_mb, memory_budget_mb,
-  /// estimated_samples_per_s, pipeline_utilisation, bottleneck_stage.
+  /// estimated_samples_per_s (the IPUs' rate), pipeline_utilisation, bottleneck_stage; packing, host, step_parts
+  /// and throughput (the headline, min(device, host), and which limits).
   nlohmann::json toJson() const;
   std::string stageName(int64_t s) const;
 };

@@ -1,0 +1,109 @@
+// The plan commands as a user runs them: a packed loader's plan counts real graphs (graphs/s = packs/s x mean
+// real graphs per pack, not the graph slots --batch-size asked for), the loader's preparation is timed within its
+// bounds, a slow host (--host-prep-ms, the test hook) is named as the bottleneck and caps the headline, and
+// --plan-scaling prints the table for 1..64 replicas in one command, as text and as the JSON's "scaling".
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "RunProgram.h"
+
+namespace {
+using gnn::testing::expectUsageError;
+using gnn::testing::runExample;
+
+// GPS++'s kind of micro-batch: 33 graph slots but a node and edge budget for about 16 molecules.
+const std::string kPacked =
+    "--device ipu --limit 300 --hidden 32 --strategy plan --batch-size 16 --num-graphs 33 --grad-accum 4 ";
+
+nlohmann::json planJson(const std::string& args, int code = 0) {
+  const gnn::testing::ProgramResult r = runExample("molecule_property", args + " --json", false);
+  EXPECT_EQ(r.code, code) << args << "\n" << r.out;
+  try {
+    return nlohmann::json::parse(r.out);
+  } catch (const nlohmann::json::exception& e) {
+    ADD_FAILURE() << args << ": stdout is not one JSON object (" << e.what() << "):\n" << r.out;
+    return {};
+  }
+}
+
+TEST(PlanCommands, PackedLoaderPlanCountsRealGraphs) {
+  const nlohmann::json j = planJson(kPacked + "--plan-only");
+  const nlohmann::json& pk = j["packing"];
+  ASSERT_TRUE(pk.is_object()) << j.dump(2);
+  EXPECT_EQ(pk["strategy"], "plan");
+  EXPECT_EQ(pk["graph_slots_per_pack"], 33);
+  const double mean = pk["real_graphs_per_pack"].get<double>();
+  EXPECT_GT(mean, 4.0);
+  EXPECT_LT(mean, 32.0 * 0.75);  // the node budget, not the 32 real slots, limits a pack
+  EXPECT_DOUBLE_EQ(j["samples_per_micro_batch"].get<double>(), mean);
+  const double packsPerS = pk["packs_per_s"].get<double>();
+  const double device = j["estimated_samples_per_s"].get<double>();
+  EXPECT_NEAR(device, packsPerS * mean, 1e-9 * device);
+  // packs/s by hand from the step: 1 replica x 4 micro-batches of one pack per weight update.
+  EXPECT_NEAR(packsPerS, 4.0 / (j["step_ms"].get<double>() / 1e3), 1e-9 * packsPerS);
+  // The host: timed on the loader (at most 20 micro-batches), this machine's cores.
+  const nlohmann::json& h = j["host"];
+  ASSERT_TRUE(h.is_object()) << j.dump(2);
+  EXPECT_GE(h["timed_micro_batches"].get<int>(), 1);
+  EXPECT_LE(h["timed_micro_batches"].get<int>(), 20);
+  EXPECT_GT(h["ms_per_micro_batch_one_core"].get<double>(), 0);
+  EXPECT_EQ(h["cores_source"], "this machine's");
+  const double hostRate = h["host_samples_per_s"].get<double>();
+  EXPECT_NEAR(hostRate, mean * h["cores_per_host"].get<double>() * 1e3 / h["ms_per_micro_batch_one_core"].get<double>(),
+              1e-6 * hostRate);
+  EXPECT_NEAR(j["throughput"]["samples_per_s"].get<double>(), std::min(device, hostRate), 1e-9 * device);
+}
+
+TEST(PlanCommands, SlowHostIsTheBottleneckInTheTextAndTheJson) {
+  // 200 ms per micro-batch on one core, 2 cores: 2 x mean / 0.2 graphs/s, far below the IPUs.
+  const std::string slow = kPacked + "--plan-only --host-prep-ms 200 --host-cores 2";
+  const nlohmann::json j = planJson(slow);
+  const double mean = j["packing"]["real_graphs_per_pack"].get<double>();
+  EXPECT_EQ(j["throughput"]["limited_by"], "host");
+  EXPECT_NEAR(j["throughput"]["samples_per_s"].get<double>(), 2 * mean / 0.2, 1e-9 * mean);
+  EXPECT_TRUE(j["host"]["host_is_bottleneck"].get<bool>());
+  EXPECT_EQ(j["host"]["cores_source"], "--host-cores");
+  EXPECT_NEAR(j["step_parts"]["host_preparation_ms"].get<double>(), 4 * 200.0 / 2, 1e-9);
+  const gnn::testing::ProgramResult text = runExample("molecule_property", slow, false);
+  EXPECT_EQ(text.code, 0) << text.out;
+  for (const char* needle : {"the HOST is the bottleneck", "limited by the HOST", "AsynchronousDataAccessor",
+                             "--device-iterations", "host preparation (all hosts)", "real graphs per pack"})
+    EXPECT_NE(text.out.find(needle), std::string::npos) << needle << "\n" << text.out;
+  // A fast host leaves the IPUs as the limit.
+  const nlohmann::json fast = planJson(kPacked + "--plan-only --host-prep-ms 0.001");
+  EXPECT_EQ(fast["throughput"]["limited_by"], "device");
+  EXPECT_DOUBLE_EQ(fast["throughput"]["samples_per_s"].get<double>(), fast["estimated_samples_per_s"].get<double>());
+}
+
+TEST(PlanCommands, PlanScalingPrintsOneToSixtyFourReplicas) {
+  const std::string args = kPacked + "--pipeline-splits layers/2 --plan-scaling --host-prep-ms 1 --host-cores 8";
+  const nlohmann::json j = planJson(args);
+  const nlohmann::json& rows = j["scaling"]["rows"];
+  ASSERT_EQ(rows.size(), 7u) << j.dump(2);
+  double lastAllReduce = -1;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int64_t R = int64_t{1} << i;
+    EXPECT_EQ(rows[i]["replicas"], R);
+    EXPECT_EQ(rows[i]["ipus"], 2 * R);
+    EXPECT_EQ(rows[i]["hosts"], (2 * R + 3) / 4);
+    EXPECT_EQ(rows[i]["pods"], (2 * R + 63) / 64);
+    const double allReduce = rows[i]["all_reduce_ipu_links_ms"].get<double>() + rows[i]["all_reduce_network_ms"].get<double>();
+    EXPECT_GE(allReduce, lastAllReduce);
+    lastAllReduce = allReduce;
+    for (const char* key : {"compute_ms", "exchange_ms", "host_io_ms", "host_preparation_ms", "samples_per_s"})
+      EXPECT_TRUE(rows[i][key].is_number()) << key;
+  }
+  EXPECT_EQ(rows[0]["all_reduce_network_ms"], 0.0);
+  EXPECT_GT(rows[6]["all_reduce_network_ms"].get<double>(), 0);
+  const gnn::testing::ProgramResult text = runExample("molecule_property", args, false);
+  EXPECT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("Scaling (--plan-scaling)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Plan of the training program"), std::string::npos) << text.out;
+  expectUsageError(runExample("molecule_property", "--plan-scaling"), "--plan-scaling is an option of the simulated IPU");
+  expectUsageError(runExample("molecule_property", "--device ipu --plan-only --host-cores 0"), "--host-cores");
+}
+
+}  // namespace
