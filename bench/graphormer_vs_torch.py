@@ -110,7 +110,7 @@ def main():
         npz = args.npz
         if npz is None:
             npz = os.path.join(tmp, "data.npz")
-            out["dataset"], _ = run_json([build_bin, "--input", args.data, "--graphormer-max-dist", "5", "--out", npz,
+            out["dataset"], _ = run_json([build_bin, "--input", args.data, "--graphormer-max-dist", "5", "--format-version", "1", "--out", npz,
                                           "--threads", str(args.threads), "--json"], env)
         else:
             out["dataset"] = dict(npz=os.path.abspath(npz))

@@ -26,7 +26,7 @@ void GraphormerEncodings::appendIntermediates(int i, int j) {
   appendIntermediates(m, j);
 }
 
-void GraphormerEncodings::compute(MoleculeGraph& g) {
+void GraphormerEncodings::computePaths(MoleculeGraph& g) {
   const int n = static_cast<int>(g.numNodes);
   const size_t nn = static_cast<size_t>(n) * n;
   n_ = n;
@@ -61,15 +61,30 @@ void GraphormerEncodings::compute(MoleculeGraph& g) {
       }
     }
   }
-  const int slots = hopSlots(n);
-  g.maxDist = slots;
+  g.maxDist = hopSlots(n);
   g.spatialPos.resize(nn);
-  g.edgeInput.assign(nn * static_cast<size_t>(slots) * MoleculeGraph::kBondFeatures, -1);
+  g.pathVia.resize(nn);
+  g.edgeInput.clear();
+  for (size_t at = 0; at < nn; ++at) {
+    const int32_t d = std::min(dist_[at], kFar);
+    g.spatialPos[at] = d;
+    g.pathVia[at] = d >= kFar ? -1 : via_[at];  // an unreachable pair has no path (and gets no hop)
+  }
+}
+
+// The paths are walked here from via_ directly, as Graphormer's get_all_edges does, and not through
+// EdgeInputGather: datasets that store edge_input (format 1) come from this code, so the tests comparing them
+// with edge_input gathered from the stored pathVia (format 2) compare two implementations, not one with itself.
+void GraphormerEncodings::compute(MoleculeGraph& g) {
+  computePaths(g);
+  const int n = n_;
+  constexpr int32_t kFar = static_cast<int32_t>(kUnreachable);
+  const int slots = g.maxDist;
+  g.edgeInput.assign(static_cast<size_t>(n) * n * static_cast<size_t>(slots) * MoleculeGraph::kBondFeatures, -1);
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) {
       const size_t at = static_cast<size_t>(i) * n + j;
       const int32_t d = std::min(dist_[at], kFar);
-      g.spatialPos[at] = d;
       if (i == j || d >= kFar) continue;
       hops_.clear();
       hops_.push_back(i);

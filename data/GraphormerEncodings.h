@@ -11,6 +11,9 @@
 //                            The path is the one Floyd-Warshall's last-improving intermediate node picks
 //                            (algos.get_all_edges), so ties between equal-length paths break as in Graphormer.
 //                            Graphormer's collator keeps the first multi_hop_max_dist = K hops and adds 1.
+//   pathVia    [N, N]        that path's "last improving intermediate" node (algos.floyd_warshall's path
+//                            matrix), -1 when there is none: edgeInput for any K follows from it and the edges
+//                            (data/EdgeInputGather.h), which is what the compact dataset stores.
 //
 //   GraphormerEncodings enc(5);   // one per thread: it keeps scratch buffers
 //   enc.compute(moleculeGraph);
@@ -35,8 +38,11 @@ class GraphormerEncodings {
   /// The K a graph of n nodes gets (see capAtLongestPath).
   int hopSlots(int64_t n) const;
 
-  /// Fills g.spatialPos, g.inDegree, g.edgeInput and g.maxDist from g's edges and bond features.
+  /// Fills g.spatialPos, g.inDegree, g.pathVia, g.edgeInput and g.maxDist from g's edges and bond features.
   void compute(MoleculeGraph& g);
+  /// The same without g.edgeInput (left empty; g.maxDist still says the K it would have): what a compact
+  /// dataset stores, O(N^2) per graph instead of O(N^2 K).
+  void computePaths(MoleculeGraph& g);
 
  private:
   void appendIntermediates(int i, int j);

@@ -35,7 +35,6 @@ namespace gnn {
 namespace {
 
 constexpr const char* kFormatName = "gnn-molecules-npz";
-constexpr int kFormatVersion = 1;
 
 std::string tooManyAtoms(int64_t heavy, int64_t maxAtoms) {
   return std::to_string(heavy) + " heavy atoms, more than --max-atoms " + std::to_string(maxAtoms);
@@ -169,7 +168,10 @@ nlohmann::json resumeFingerprint(const BuildOptions& o, const std::string& input
   std::error_code ec;
   const auto size = std::filesystem::file_size(inputFile, ec);
   const auto mtime = std::filesystem::last_write_time(inputFile, ec).time_since_epoch().count();
-  return {{"format_version", kFormatVersion},
+  // writer_state 2: NpzWriter's snapshot holds each array's largest value (narrow dtypes); a state saved by an
+  // earlier build is refused here, with the advice to remove it, rather than misread.
+  return {{"format_version", o.formatVersion},
+          {"writer_state", 2},
           {"input", std::filesystem::absolute(o.source.path).string()},
           {"input_bytes", static_cast<uint64_t>(size)},
           {"input_mtime", static_cast<int64_t>(mtime)},
@@ -218,6 +220,8 @@ MoleculeDatasetBuilder::MoleculeDatasetBuilder(BuildOptions options)
   GNN_CHECK_ARG(options_.threads >= 1, "threads must be >= 1, got ", options_.threads);
   GNN_CHECK_ARG(options_.chunkSize >= 1, "chunk size must be >= 1");
   GNN_CHECK_ARG(options_.graphormerMaxDist >= 0, "--graphormer-max-dist must be >= 0");
+  GNN_CHECK_ARG(options_.formatVersion == 1 || options_.formatVersion == 2, "--format-version must be 1 or 2, got ",
+                options_.formatVersion);
 }
 
 bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g, std::string& error) const {
@@ -260,14 +264,15 @@ bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g
       if (!r.smiles.empty()) {
         if (options_.maxSmilesLength > 0 && static_cast<int64_t>(r.smiles.size()) > options_.maxSmilesLength) {
           error = "SMILES of " + std::to_string(r.smiles.size()) + " characters, longer than --max-smiles-length " +
-                  std::to_string(options_.maxSmilesLength) + " (parsing time grows with the cube of the atoms)";
+                  std::to_string(options_.maxSmilesLength);
           return false;
         }
         // --max-atoms before RDKit sanitises: its time grows steeply with the atoms (0.6 s for a 999-carbon
         // chain), so the heavy atoms are counted from the text (exact for a valid SMILES) and a molecule over the
         // limit is refused in microseconds. An invalid SMILES over it is refused for its size, not its syntax.
-        if (const int64_t heavy = smilesHeavyAtoms(r.smiles); options_.maxAtoms > 0 && heavy > options_.maxAtoms) {
-          error = tooManyAtoms(heavy, options_.maxAtoms);
+        // Dummy atoms count as heavy here and written hydrogens against twice the limit (data/SmilesBounds.h).
+        if (std::string why = atomBoundsError(smilesAtomCounts(r.smiles), options_.maxAtoms); !why.empty()) {
+          error = why;
           return false;
         }
         mol = featurizer_.parse(r.smiles, error);
@@ -280,9 +285,8 @@ bool MoleculeDatasetBuilder::featurize(const MoleculeRecord& r, MoleculeGraph& g
           const RingSystemLimits& limits = options_.featurizer.ringLimits;
           if (limits.maxDummies > 0 || limits.maxRings > 0 || options_.maxAtoms > 0) {
             std::unique_ptr<RDKit::RWMol> raw(RDKit::MolBlockToMol(r.molBlock, false, false));
-            if (raw && options_.maxAtoms > 0 && static_cast<int64_t>(raw->getNumHeavyAtoms()) > options_.maxAtoms)
-              error = tooManyAtoms(raw->getNumHeavyAtoms(), options_.maxAtoms);
-            else if (raw)
+            if (raw) error = atomBoundsError(molAtomCounts(*raw), options_.maxAtoms);
+            if (raw && error.empty())
               error = limits.check(*raw);
             if (!error.empty()) return false;
           }
@@ -370,7 +374,9 @@ BuildSummary MoleculeDatasetBuilder::run() {
   std::unique_ptr<NpzDatasetWriter> writer;
   if (!options_.outPath.empty())
     writer = std::make_unique<NpzDatasetWriter>(
-        NpzDatasetWriter::Options{options_.outPath, numTargets, positions_, k, resumeDir});
+        NpzDatasetWriter::Options{options_.outPath, numTargets, positions_, k, resumeDir, options_.formatVersion});
+  // Format 2 stores the paths and leaves edge_input to the reader: no n^2 K buffer per molecule here.
+  const bool pathsOnly = options_.formatVersion >= 2;
 
   const int threads = options_.threads;
   const size_t chunk = static_cast<size_t>(options_.chunkSize);
@@ -443,7 +449,13 @@ BuildSummary MoleculeDatasetBuilder::run() {
       std::string& err = errors[i];
       err.clear();
       ok[i] = featurize(records[i], graphs[i], err);
-      if (ok[i] && k > 0) encoders[static_cast<size_t>(omp_get_thread_num())]->compute(graphs[i]);
+      if (ok[i] && k > 0) {
+        GraphormerEncodings& enc = *encoders[static_cast<size_t>(omp_get_thread_num())];
+        if (pathsOnly)
+          enc.computePaths(graphs[i]);
+        else
+          enc.compute(graphs[i]);
+      }
     }
     throwIfStopped();
 
@@ -476,6 +488,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
       MoleculeGraph& g = graphs[i];
       std::vector<int64_t>().swap(g.spatialPos);
       std::vector<int16_t>().swap(g.edgeInput);
+      std::vector<int32_t>().swap(g.pathVia);
       if (g.x.capacity() > (1u << 10) || g.edgeAttr.capacity() > (1u << 11)) g = MoleculeGraph();
     }
     if (!resumeDir.empty() && writer) {
@@ -529,7 +542,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
     // Nothing here may depend on the thread count or the clock: the file's bytes must not.
     nlohmann::json meta = {
         {"format", kFormatName},
-        {"format_version", kFormatVersion},
+        {"format_version", options_.formatVersion},
         {"feature_vocabulary", SmilesFeaturizer::kVocabularyVersion},
         {"atom_feature_dims", SmilesFeaturizer::kAtomFeatureDims},
         {"bond_feature_dims", SmilesFeaturizer::kBondFeatureDims},

@@ -19,6 +19,7 @@ void MoleculeGraph::clear() {
   spatialPos.clear();
   inDegree.clear();
   edgeInput.clear();
+  pathVia.clear();
 }
 
 Graph MoleculeGraph::toGraph() const {

@@ -29,6 +29,9 @@ struct MoleculeGraph {
   std::vector<int64_t> spatialPos;  // [N * N]
   std::vector<int64_t> inDegree;    // [N]
   std::vector<int16_t> edgeInput;   // [N * N * K * 3]; int16 (values <= 1031): it grows as N^2
+  /// [N * N] Floyd-Warshall's last improving intermediate node of each pair, -1 when there is none (i == j,
+  /// one bond, unreachable): edgeInput for any K follows from it (data/EdgeInputGather.h).
+  std::vector<int32_t> pathVia;
 
   int64_t numEdges() const { return static_cast<int64_t>(src.size()); }
   /// Empties every buffer but keeps its capacity, so a reused MoleculeGraph stops allocating.

@@ -3,25 +3,68 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
+#include "data/EdgeInputGather.h"
+#include "data/GraphormerEncodings.h"
 #include "gnn/Check.h"
 
 namespace gnn {
 
 namespace {
 constexpr int kF = MoleculeGraph::kAtomFeatures, kB = MoleculeGraph::kBondFeatures;
+constexpr int64_t kFar = GraphormerEncodings::kUnreachable;
+
+bool isUnsigned(const std::string& descr) { return descr == "|u1" || descr == "<u2" || descr == "<u4"; }
+
+template <class T, class Out>
+void readAs(const NpzFile::Array& a, int64_t begin, int64_t count, Out* out, bool mapTop, Out topAs) {
+  const unsigned char* in = a.data + static_cast<size_t>(begin) * sizeof(T);
+  for (int64_t i = 0; i < count; ++i) {
+    T v;
+    std::memcpy(&v, in + static_cast<size_t>(i) * sizeof(T), sizeof(T));  // the mapped data need not be aligned
+    out[i] = mapTop && v == std::numeric_limits<T>::max() ? topAs : static_cast<Out>(v);
+  }
 }
 
+// Items [begin, begin + count) of an integer array in any dtype this format uses. `topAs`, when given, is what
+// an unsigned dtype's largest value stands for (format 2's sentinels: 510 in spatial_pos, -1 in path_via).
+template <class Out>
+void readInts(const NpzFile::Array& a, int64_t begin, int64_t count, Out* out, std::optional<Out> topAs = {}) {
+  const bool map = topAs.has_value();
+  const Out top = topAs.value_or(0);
+  if (a.descr == "|u1") return readAs<uint8_t>(a, begin, count, out, map, top);
+  if (a.descr == "<u2") return readAs<uint16_t>(a, begin, count, out, map, top);
+  if (a.descr == "<u4") return readAs<uint32_t>(a, begin, count, out, map, top);
+  if (a.descr == "<i2") return readAs<int16_t>(a, begin, count, out, false, top);
+  if (a.descr == "<i4") return readAs<int32_t>(a, begin, count, out, false, top);
+  GNN_ASSERT(a.descr == "<i8", "readInts: dtype ", a.descr, " was not checked when the file was opened");
+  readAs<int64_t>(a, begin, count, out, false, top);
+}
+
+Tensor readTensor(const NpzFile::Array& a, int64_t begin, int64_t count, Shape shape,
+                  std::optional<int64_t> topAs = {}) {
+  Tensor t(std::move(shape), DType::I64);
+  readInts<int64_t>(a, begin, count, t.data<int64_t>(), topAs);
+  return t;
+}
+}  // namespace
+
 // On-disk dtypes are the narrowest that hold every value (docs/datasets.md): OGB's feature indices fit in
-// uint8, Graphormer's distances (<= 510) and offset edge features (<= 2 + 512 * 2 + 5) in int16. NpzDataset
-// widens them to int64 on get(), the dtype Graph and OGB use.
+// uint8; format 2 chooses uint8, uint16 or uint32 for local node indices, distances, degrees and path nodes by
+// the largest value the whole file holds (NpzWriter's narrow arrays), format 1 stored int32 and int16.
+// NpzDataset widens them to int64 on get(), the dtype Graph and OGB use.
 NpzDatasetWriter::NpzDatasetWriter(Options options)
     : options_(std::move(options)), out_(options_.path, options_.stateDir) {
+  GNN_CHECK_ARG(options_.formatVersion == 1 || options_.formatVersion == 2,
+                "NpzDatasetWriter: format version must be 1 or 2, got ", options_.formatVersion);
+  const bool v2 = options_.formatVersion == 2;
   const int64_t t = options_.numTargets;
   x_ = out_.addArray("x", "|u1", 1, {kF});
-  edgeIndex_ = out_.addArray("edge_index", "<i4", 4, {}, 2);
+  edgeIndex_ = v2 ? out_.addNarrowArray("edge_index", {}, 2) : out_.addArray("edge_index", "<i4", 4, {}, 2);
   edgeAttr_ = out_.addArray("edge_attr", "|u1", 1, {kB});
   nodePtr_ = out_.addArray("node_ptr", "<i8", 8);
   edgePtr_ = out_.addArray("edge_ptr", "<i8", 8);
@@ -35,7 +78,14 @@ NpzDatasetWriter::NpzDatasetWriter(Options options)
     pos_ = out_.addArray("pos", "<f4", 4, {3});
     z_ = out_.addArray("z", "|u1", 1);
   }
-  if (options_.graphormerMaxDist > 0) {
+  if (options_.graphormerMaxDist > 0 && v2) {
+    // Graphormer's encodings in O(n^2) per graph: edge_input is gathered from path_via when read, for any K.
+    spatialPos_ = out_.addNarrowArray("spatial_pos", {}, 1, kFar);
+    pairPtr_ = out_.addArray("pair_ptr", "<i8", 8);
+    inDegree_ = out_.addNarrowArray("in_degree");
+    pathVia_ = out_.addNarrowArray("path_via", {}, 1, -1);
+    maxSlots_ = 1;  // as format 1's edge_input, at least one slot
+  } else if (options_.graphormerMaxDist > 0) {
     spatialPos_ = out_.addArray("spatial_pos", "<i2", 2);
     pairPtr_ = out_.addArray("pair_ptr", "<i8", 8);
     inDegree_ = out_.addArray("in_degree", "<i2", 2);
@@ -55,12 +105,17 @@ void NpzDatasetWriter::add(const MoleculeGraph& g, int64_t index, int64_t line) 
   const int64_t n = g.numNodes, e = g.numEdges();
   GNN_CHECK_ARG(static_cast<int>(g.y.size()) == options_.numTargets, "NpzDatasetWriter: graph has ", g.y.size(),
                 " targets, the dataset ", options_.numTargets);
+  const bool v2 = options_.formatVersion == 2;
   u8_.assign(g.x.begin(), g.x.end());
   out_.append(x_, u8_.data(), u8_.size());
-  i32_.assign(g.src.begin(), g.src.end());
-  out_.append(edgeIndex_, i32_.data(), i32_.size() * 4, 0);
-  i32_.assign(g.dst.begin(), g.dst.end());
-  out_.append(edgeIndex_, i32_.data(), i32_.size() * 4, 1);
+  for (int part = 0; part < 2; ++part) {
+    const std::vector<int64_t>& ends = part == 0 ? g.src : g.dst;
+    i32_.assign(ends.begin(), ends.end());
+    if (v2)
+      out_.appendNarrow(edgeIndex_, i32_.data(), i32_.size(), part);
+    else
+      out_.append(edgeIndex_, i32_.data(), i32_.size() * 4, part);
+  }
   u8_.assign(g.edgeAttr.begin(), g.edgeAttr.end());
   out_.append(edgeAttr_, u8_.data(), u8_.size());
   nodes_ += n;
@@ -82,7 +137,19 @@ void NpzDatasetWriter::add(const MoleculeGraph& g, int64_t index, int64_t line) 
     for (int64_t i = 0; i < n; ++i) u8_[i] = static_cast<uint8_t>(g.z[i]);
     out_.append(z_, u8_.data(), u8_.size());
   }
-  if (spatialPos_ >= 0) {
+  if (spatialPos_ >= 0 && v2) {
+    GNN_CHECK_ARG(g.inDegree.size() == static_cast<size_t>(n) && g.spatialPos.size() == static_cast<size_t>(n * n) &&
+                      g.pathVia.size() == static_cast<size_t>(n * n),
+                  "NpzDatasetWriter: molecule at line ", line, " lacks Graphormer's paths (GraphormerEncodings)");
+    maxSlots_ = std::max<int64_t>(maxSlots_, std::min<int64_t>(options_.graphormerMaxDist, std::max<int64_t>(1, n - 1)));
+    i32_.assign(g.spatialPos.begin(), g.spatialPos.end());
+    out_.appendNarrow(spatialPos_, i32_.data(), i32_.size());
+    pairs_ += n * n;
+    out_.append(pairPtr_, &pairs_, 8);
+    i32_.assign(g.inDegree.begin(), g.inDegree.end());
+    out_.appendNarrow(inDegree_, i32_.data(), i32_.size());
+    out_.appendNarrow(pathVia_, g.pathVia.data(), g.pathVia.size());
+  } else if (spatialPos_ >= 0) {
     const int64_t slots = std::min<int64_t>(options_.graphormerMaxDist, std::max<int64_t>(1, n - 1));
     GNN_CHECK_ARG(g.inDegree.size() == static_cast<size_t>(n) && g.maxDist >= slots &&
                       g.maxDist <= options_.graphormerMaxDist &&
@@ -110,24 +177,26 @@ void NpzDatasetWriter::add(const MoleculeGraph& g, int64_t index, int64_t line) 
 
 std::vector<int64_t> NpzDatasetWriter::snapshot() {
   std::vector<int64_t> state = out_.snapshot();
-  state.insert(state.end(), {graphs_, nodes_, edges_, pairs_, smilesBytes_});
+  state.insert(state.end(), {graphs_, nodes_, edges_, pairs_, smilesBytes_, maxSlots_});
   return state;
 }
 
 void NpzDatasetWriter::restore(std::vector<int64_t> state) {
-  if (state.size() < 5) throw std::runtime_error(options_.path + ": resume state does not match the dataset");
-  const auto counts = state.end() - 5;
+  if (state.size() < 6) throw std::runtime_error(options_.path + ": resume state does not match the dataset");
+  const auto counts = state.end() - 6;
   graphs_ = counts[0];
   nodes_ = counts[1];
   edges_ = counts[2];
   pairs_ = counts[3];
   smilesBytes_ = counts[4];
+  maxSlots_ = counts[5];
   state.erase(counts, state.end());
   out_.restore(state);
 }
 
 int NpzDatasetWriter::graphormerMaxDist() const {
-  return edgeInput_ >= 0 ? static_cast<int>(out_.width(edgeInput_)) : 0;
+  if (edgeInput_ >= 0) return static_cast<int>(out_.width(edgeInput_));
+  return pathVia_ >= 0 ? static_cast<int>(maxSlots_) : 0;
 }
 
 void NpzDatasetWriter::addSplit(const std::string& name, const std::vector<int64_t>& positions) {
@@ -139,6 +208,11 @@ void NpzDatasetWriter::finish(const std::string& metadataJson, const std::functi
   // With no targets y's rows hold no bytes, so the writer cannot count them: [G, 0], not [0, 0].
   out_.setRows(y_, graphs_);
   out_.setRows(yMask_, graphs_);
+  if (pathVia_ >= 0) {
+    // The K graphs get unless a reader asks for another (any K reads exactly: path_via keeps whole paths).
+    const int k = out_.addArray("multi_hop_max_dist", "<i8", 8);
+    out_.append(k, &maxSlots_, 8);
+  }
   const int m = out_.addArray("metadata", "|u1", 1);
   out_.append(m, metadataJson.data(), metadataJson.size());
   out_.finish(poll);
@@ -153,8 +227,13 @@ NpzDataset::NpzDataset(const std::string& path) : file_(path) {
   nodePtr_ = reinterpret_cast<const int64_t*>(np.data);
   edgePtr_ = reinterpret_cast<const int64_t*>(ep.data);
   const NpzFile::Array& x = file_.get("x", "|u1", 2);
-  const NpzFile::Array& ei = file_.get("edge_index", "<i4", 2);
+  // The format is told by edge_index's dtype: int32 in format 1, the narrowest unsigned type in format 2.
+  const NpzFile::Array& ei = file_.get("edge_index");
+  const bool v2 = isUnsigned(ei.descr);
+  version_ = v2 ? 2 : 1;
+  file_.get("edge_index", v2 ? ei.descr : "<i4", 2);
   file_.get("edge_attr", "|u1", 2);
+  if (file_.has("z")) file_.get("z", "|u1", 1);
   if (x.shape[0] != nodePtr_[numGraphs_] || ei.shape[1] != edgePtr_[numGraphs_])
     throw std::runtime_error(path + ": x or edge_index length differs from node_ptr / edge_ptr totals");
   const NpzFile::Array& y = file_.get("y", "<f4", 2);
@@ -179,10 +258,30 @@ NpzDataset::NpzDataset(const std::string& path) : file_(path) {
     smilesData_ = reinterpret_cast<const char*>(sd.data);
     smilesSize_ = sd.shape[0];
   }
-  if (file_.has("edge_input")) {
+  if (!v2 && file_.has("edge_input")) {
     maxDist_ = static_cast<int>(file_.get("edge_input", "<i2", 3).shape[1]);
     pairPtr_ = reinterpret_cast<const int64_t*>(file_.get("pair_ptr", "<i8", 1).data);
+    file_.get("spatial_pos", "<i2", 1);
+    file_.get("in_degree", "<i2", 1);
   }
+  if (v2 && file_.has("path_via")) {
+    pathVia_ = &file_.get("path_via");
+    pairPtr_ = reinterpret_cast<const int64_t*>(file_.get("pair_ptr", "<i8", 1).data);
+    for (const char* name : {"spatial_pos", "in_degree", "path_via"}) {
+      const NpzFile::Array& a = file_.get(name);
+      if (!isUnsigned(a.descr) || a.shape.size() != 1)
+        throw std::runtime_error(path + ": array '" + name + "' has dtype " + a.descr + " and rank " +
+                                 std::to_string(a.shape.size()) + ", expected |u1, <u2 or <u4 and rank 1");
+    }
+    const NpzFile::Array& k = file_.get("multi_hop_max_dist", "<i8", 1);
+    if (k.shape[0] != 1) throw std::runtime_error(path + ": multi_hop_max_dist: shape is not (1,)");
+    int64_t stored = 0;
+    std::memcpy(&stored, k.data, 8);
+    // Checked in validate() against the graphs' sizes, once the offsets are known to be sound.
+    maxDist_ = static_cast<int>(std::clamp<int64_t>(stored, 0, std::numeric_limits<int>::max()));
+    if (maxDist_ != stored) maxDist_ = 0;
+  }
+  hops_ = maxDist_;
   validate();
 }
 
@@ -214,14 +313,22 @@ void NpzDataset::validate() const {
   };
   // Arrays come in groups that are written together; one without the others (or a name this format does not
   // have) is a damaged directory, which would otherwise silently drop a feature.
-  static const std::vector<std::string> known = {"x", "edge_index", "edge_attr", "node_ptr", "edge_ptr", "y", "y_mask",
-                                                 "source_index", "source_line", "smiles", "smiles_ptr", "pos", "z",
-                                                 "spatial_pos", "pair_ptr", "in_degree", "edge_input", "metadata"};
+  const bool v2 = version_ == 2;
+  std::vector<std::string> known = {"x", "edge_index", "edge_attr", "node_ptr", "edge_ptr", "y", "y_mask",
+                                    "source_index", "source_line", "smiles", "smiles_ptr", "pos", "z",
+                                    "spatial_pos", "pair_ptr", "in_degree", "metadata"};
+  const std::vector<std::string> graphormer =
+      v2 ? std::vector<std::string>{"spatial_pos", "pair_ptr", "in_degree", "path_via", "multi_hop_max_dist"}
+         : std::vector<std::string>{"spatial_pos", "pair_ptr", "in_degree", "edge_input"};
+  known.push_back(graphormer.back());
+  if (v2) known.push_back("path_via");
   for (const auto& [name, a] : file_.arrays())
     if (name.rfind("split_", 0) != 0 && std::find(known.begin(), known.end(), name) == known.end())
-      fail(name, "is not an array of this dataset format (a damaged or foreign file)");
-  for (const std::vector<std::string>& group : {std::vector<std::string>{"smiles", "smiles_ptr"}, {"pos", "z"},
-                                                {"spatial_pos", "pair_ptr", "in_degree", "edge_input"}}) {
+      fail(name, std::string("is not an array of this dataset format") +
+                     (v2 ? " (format 2, told by edge_index's unsigned dtype)" : " (format 1, told by edge_index's int32)") +
+                     " (a damaged or foreign file)");
+  for (const std::vector<std::string>& group :
+       {std::vector<std::string>{"smiles", "smiles_ptr"}, std::vector<std::string>{"pos", "z"}, graphormer}) {
     size_t present = 0;
     for (const auto& name : group) present += file_.has(name) ? 1 : 0;
     if (present != 0 && present != group.size()) fail(group[0], "present without the rest of its group");
@@ -241,14 +348,20 @@ void NpzDataset::validate() const {
   expectShape("z", {N});
   expectShape("in_degree", {N});
   // Every edge joins two nodes of its own molecule (indices are local to the molecule: 0 .. n-1).
-  const auto* ei = reinterpret_cast<const int32_t*>(file_.get("edge_index").data);
-  for (int64_t g = 0; g < numGraphs_; ++g) {
-    const int64_t n = nodePtr_[g + 1] - nodePtr_[g];
-    for (int64_t e = edgePtr_[g]; e < edgePtr_[g + 1]; ++e) {
-      const int64_t a = ei[e], b = ei[E + e];
-      if (a < 0 || a >= n || b < 0 || b >= n)
-        fail("edge_index", "edge " + std::to_string(e) + " (" + std::to_string(a) + " -> " + std::to_string(b) +
-                               ") of graph " + std::to_string(g) + " leaves its " + std::to_string(n) + " nodes");
+  {
+    const NpzFile::Array& ei = file_.get("edge_index");
+    std::vector<int64_t> ends;
+    for (int64_t g = 0; g < numGraphs_; ++g) {
+      const int64_t n = nodePtr_[g + 1] - nodePtr_[g], e0 = edgePtr_[g], e = edgePtr_[g + 1] - e0;
+      ends.resize(static_cast<size_t>(2 * e));
+      readInts<int64_t>(ei, e0, e, ends.data());
+      readInts<int64_t>(ei, E + e0, e, ends.data() + e);
+      for (int64_t k = 0; k < e; ++k) {
+        const int64_t a = ends[k], b = ends[e + k];
+        if (a < 0 || a >= n || b < 0 || b >= n)
+          fail("edge_index", "edge " + std::to_string(e0 + k) + " (" + std::to_string(a) + " -> " + std::to_string(b) +
+                                 ") of graph " + std::to_string(g) + " leaves its " + std::to_string(n) + " nodes");
+      }
     }
   }
   const NpzFile::Array& m = file_.get("y_mask");
@@ -285,12 +398,69 @@ void NpzDataset::validate() const {
       if (pairPtr_[g + 1] - pairPtr_[g] != n * n) fail("pair_ptr", "graph " + std::to_string(g) + " has no N x N block");
     }
     expectShape("edge_input", {P, maxDist_, kB});
+    expectShape("spatial_pos", {P});
+    expectShape("path_via", {P});
+    // What the writer stores: the K asked for, capped at the longest possible path, and at least 1 (get()
+    // allocates n^2 K items per graph, so a crafted K must not pass).
+    if (pathVia_ && (maxDist_ < 1 || maxDist_ > std::max<int64_t>(1, maxNodes() - 1)))
+      fail("multi_hop_max_dist", "is not between 1 and the largest graph's nodes - 1");
+    if (pathVia_) validatePaths();
   }
   for (const std::string& name : splitNames()) {
     const NpzFile::Array& a = file_.get("split_" + name, "<i8", 1);
     const auto* v = reinterpret_cast<const int64_t*>(a.data);
     for (int64_t k = 0; k < a.shape[0]; ++k)
       if (v[k] < 0 || v[k] >= numGraphs_) fail("split_" + name, "position " + std::to_string(v[k]) + " is not a graph");
+  }
+}
+
+// path_via is followed recursively when edge_input is gathered, so a crafted one could loop or step off the
+// graph: every pair must be what Floyd-Warshall leaves (docs/datasets.md). A pair (i, j) with a via m splits
+// into (i, m) and (m, j), both strictly closer than (i, j) by spatial_pos, so every walk ends; a pair without
+// one is the diagonal, one edge (distance 1) or unreachable (510). One pass over the N^2 entries of each graph.
+void NpzDataset::validatePaths() const {
+  const NpzFile::Array& sp = file_.get("spatial_pos");
+  const NpzFile::Array& ei = file_.get("edge_index");
+  const int64_t E = ei.shape[1];
+  std::vector<int32_t> dist, via;
+  std::vector<int64_t> ends;
+  std::vector<uint8_t> edge;
+  for (int64_t g = 0; g < numGraphs_; ++g) {
+    const int64_t n = nodePtr_[g + 1] - nodePtr_[g], p0 = pairPtr_[g], e0 = edgePtr_[g], e = edgePtr_[g + 1] - e0;
+    const size_t nn = static_cast<size_t>(n * n);
+    dist.resize(nn);
+    via.resize(nn);
+    readInts<int32_t>(sp, p0, n * n, dist.data(), static_cast<int32_t>(kFar));
+    readInts<int32_t>(*pathVia_, p0, n * n, via.data(), -1);
+    ends.resize(static_cast<size_t>(2 * e));
+    readInts<int64_t>(ei, e0, e, ends.data());
+    readInts<int64_t>(ei, E + e0, e, ends.data() + e);
+    edge.assign(nn, 0);
+    for (int64_t k = 0; k < e; ++k) edge[static_cast<size_t>(ends[k] * n + ends[e + k])] = 1;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const size_t at = static_cast<size_t>(i * n + j);
+        const int64_t d = dist[at], m = via[at];
+        auto bad = [&](const std::string& why) {
+          throw std::runtime_error(file_.path() + ": path_via: graph " + std::to_string(g) + " pair (" + std::to_string(i) +
+                                   ", " + std::to_string(j) + "): " + why + " (spatial_pos " + std::to_string(d) +
+                                   ", via " + std::to_string(m) + ")");
+        };
+        if (i == j) {
+          if (d != 0 || m != -1) bad("the diagonal has distance 0 and no via");
+          continue;
+        }
+        if (d < 1 || d > kFar) bad("distance out of range");
+        if (edge[at] && d != 1) bad("an edge at a distance other than 1");
+        if (m < 0) {
+          if (d != kFar && !(d == 1 && edge[at])) bad("no via, yet neither one edge nor unreachable");
+          continue;
+        }
+        if (m >= n || m == i || m == j || d == kFar) bad("via is not a node inside a reachable pair's path");
+        const int64_t a = dist[static_cast<size_t>(i * n + m)], b = dist[static_cast<size_t>(m * n + j)];
+        if (a < 1 || b < 1 || a + b != d) bad("the halves through via do not add up to the distance");
+      }
+    }
   }
 }
 
@@ -305,21 +475,6 @@ std::string NpzDataset::smiles(size_t i) const {
   return std::string(smilesData_ + b, static_cast<size_t>(e - b));
 }
 
-namespace {
-template <class T>
-Tensor widen(const NpzFile::Array& a, int64_t begin, int64_t count, Shape shape) {
-  Tensor t(std::move(shape), DType::I64);
-  int64_t* out = t.data<int64_t>();
-  const T* in = reinterpret_cast<const T*>(a.data) + begin;
-  for (int64_t i = 0; i < count; ++i) {
-    T v;
-    std::memcpy(&v, in + i, sizeof(T));  // the mapped data need not be aligned for T
-    out[i] = v;
-  }
-  return t;
-}
-}  // namespace
-
 Graph NpzDataset::get(size_t i) const {
   GNN_CHECK_ARG(i < size(), "NpzDataset::get: index ", i, " out of range for ", size(), " graphs");
   const int64_t n0 = nodePtr_[i], n = nodePtr_[i + 1] - n0;
@@ -327,13 +482,13 @@ Graph NpzDataset::get(size_t i) const {
   const int64_t totalE = edgePtr_[numGraphs_];
   Graph g;
   g.numNodes = n;
-  g.x = widen<uint8_t>(file_.get("x"), n0 * kF, n * kF, {n, kF});
+  g.x = readTensor(file_.get("x"), n0 * kF, n * kF, {n, kF});
   const NpzFile::Array& ei = file_.get("edge_index");
   g.edgeIndex = Tensor({2, e}, DType::I64);
-  Tensor src = widen<int32_t>(ei, e0, e, {e}), dst = widen<int32_t>(ei, totalE + e0, e, {e});
-  std::memcpy(g.edgeIndex.data<int64_t>(), src.data<int64_t>(), static_cast<size_t>(e) * 8);
-  std::memcpy(g.edgeIndex.data<int64_t>() + e, dst.data<int64_t>(), static_cast<size_t>(e) * 8);
-  g.edgeAttr = widen<uint8_t>(file_.get("edge_attr"), e0 * kB, e * kB, {e, kB});
+  int64_t* src = g.edgeIndex.data<int64_t>();
+  readInts<int64_t>(ei, e0, e, src);
+  readInts<int64_t>(ei, totalE + e0, e, src + e);
+  g.edgeAttr = readTensor(file_.get("edge_attr"), e0 * kB, e * kB, {e, kB});
   const int64_t t = numTargets_;
   g.y = Tensor({t}, DType::F32);
   std::memcpy(g.y.data<float>(), file_.get("y").data + static_cast<size_t>(i * t) * 4, static_cast<size_t>(t) * 4);
@@ -342,21 +497,33 @@ Graph NpzDataset::get(size_t i) const {
   if (file_.has("pos")) {
     g.pos = Tensor({n, 3}, DType::F32);
     std::memcpy(g.pos.data<float>(), file_.get("pos").data + static_cast<size_t>(n0) * 12, static_cast<size_t>(n) * 12);
-    g.z = widen<uint8_t>(file_.get("z"), n0, n, {n});
+    g.z = readTensor(file_.get("z"), n0, n, {n});
   }
-  if (pairPtr_) {
-    const int64_t p0 = pairPtr_[i];
-    g.spatialPos = widen<int16_t>(file_.get("spatial_pos"), p0, n * n, {n, n});
-    g.inDegree = widen<int16_t>(file_.get("in_degree"), n0, n, {n});
-    g.edgeInput = widen<int16_t>(file_.get("edge_input"), p0 * maxDist_ * kB, n * n * maxDist_ * kB,
-                                 {n, n, maxDist_, kB});
-    if (widenTo_ > maxDist_) {
-      Tensor wide = Tensor::full({n, n, widenTo_, kB}, -1.0, DType::I64);
-      for (int64_t p = 0; p < n * n; ++p)
-        std::copy_n(g.edgeInput.data<int64_t>() + p * maxDist_ * kB, maxDist_ * kB,
-                    wide.data<int64_t>() + p * widenTo_ * kB);
-      g.edgeInput = wide;
-    }
+  if (!pairPtr_) return g;
+  const int64_t p0 = pairPtr_[i];
+  g.spatialPos = readTensor(file_.get("spatial_pos"), p0, n * n, {n, n}, pathVia_ ? std::optional<int64_t>(kFar) : std::nullopt);
+  g.inDegree = readTensor(file_.get("in_degree"), n0, n, {n});
+  g.edgeInput = Tensor({n, n, hops_, kB}, DType::I64);
+  if (pathVia_) {
+    // Format 2: the first hops_ hops of every path of path_via (scratch per thread: loaders call get() from
+    // their prefetch threads).
+    thread_local std::vector<int32_t> via;
+    thread_local EdgeInputGather gather;
+    via.resize(static_cast<size_t>(n * n));
+    readInts<int32_t>(*pathVia_, p0, n * n, via.data(), -1);
+    gather.run(n, src, src + e, e, g.edgeAttr.data<int64_t>(), g.spatialPos.data<int64_t>(), via.data(), hops_,
+               g.edgeInput.data<int64_t>());
+  } else if (hops_ == maxDist_) {
+    readInts<int64_t>(file_.get("edge_input"), p0 * maxDist_ * kB, n * n * maxDist_ * kB, g.edgeInput.data<int64_t>());
+  } else {
+    // Format 1 read with another K: the stored slots, cut or padded with "no hop" (coversMaxDist said it is exact).
+    const int64_t kept = std::min(hops_, maxDist_);
+    std::vector<int64_t> stored(static_cast<size_t>(n * n * maxDist_ * kB));
+    readInts<int64_t>(file_.get("edge_input"), p0 * maxDist_ * kB, n * n * maxDist_ * kB, stored.data());
+    int64_t* out = g.edgeInput.data<int64_t>();
+    std::fill(out, out + n * n * hops_ * kB, int64_t{-1});
+    for (int64_t p = 0; p < n * n; ++p)
+      std::copy_n(stored.data() + p * maxDist_ * kB, kept * kB, out + p * hops_ * kB);
   }
   return g;
 }
@@ -367,10 +534,23 @@ int64_t NpzDataset::maxNodes() const {
   return m;
 }
 
+bool NpzDataset::coversMaxDist(int k) const {
+  if (maxDist_ == 0) return false;
+  return pathVia_ || k <= maxDist_ || maxDist_ >= maxNodes() - 1;
+}
+
 void NpzDataset::widenMaxDist(int k) {
-  GNN_CHECK_ARG(maxDist_ > 0 && maxDist_ >= maxNodes() - 1, file_.path(), ": edge_input holds ", maxDist_,
+  GNN_CHECK_ARG(coversMaxDist(k), file_.path(), ": edge_input holds ", maxDist_,
                 " hops, fewer than its longest possible path: rebuild it with --graphormer-max-dist ", k);
-  widenTo_ = std::max(k, maxDist_);
+  hops_ = std::max(k, hops_);
+}
+
+void NpzDataset::setGraphormerMaxDist(int k) {
+  GNN_CHECK_ARG(k >= 1, "NpzDataset::setGraphormerMaxDist: K must be >= 1, got ", k);
+  if (maxDist_ == 0) return;
+  GNN_CHECK_ARG(coversMaxDist(k), file_.path(), ": edge_input holds ", maxDist_,
+                " hops, fewer than its longest possible path: rebuild it with --graphormer-max-dist ", k);
+  hops_ = k;
 }
 
 int64_t NpzDataset::sourceIndex(size_t i) const {

@@ -77,6 +77,7 @@ std::vector<int64_t> NpzWriter::snapshot() {
     }
     state.push_back(a.width);
     state.push_back(a.paddedRows);
+    state.push_back(a.maxValue);
   }
   return state;
 }
@@ -85,7 +86,7 @@ void NpzWriter::restore(const std::vector<int64_t>& state) {
   layoutFixed_ = true;
   size_t at = 0;
   for (Array& a : arrays_) {
-    if (at + a.files.size() + 2 > state.size()) throw std::runtime_error(path_ + ": resume state does not match the arrays");
+    if (at + a.files.size() + 3 > state.size()) throw std::runtime_error(path_ + ": resume state does not match the arrays");
     for (size_t p = 0; p < a.files.size(); ++p) {
       const int64_t bytes = state[at++];
       std::fflush(a.files[p]);
@@ -99,6 +100,7 @@ void NpzWriter::restore(const std::vector<int64_t>& state) {
     }
     a.width = state[at++];
     a.paddedRows = state[at++];
+    a.maxValue = state[at++];  // values appended after the snapshot were cut off with their bytes
   }
   if (at != state.size()) throw std::runtime_error(path_ + ": resume state does not match the arrays");
 }
@@ -175,13 +177,68 @@ void NpzWriter::appendRows(int array, const void* data, int64_t rows, int64_t wi
 
 int64_t NpzWriter::width(int array) const { return arrays_.at(static_cast<size_t>(array)).width; }
 
+int NpzWriter::addNarrowArray(const std::string& name, std::vector<int64_t> trailing, int parts, int64_t sentinel) {
+  const int a = addArray(name, "<i4", 4, std::move(trailing), parts);
+  Array& arr = arrays_[static_cast<size_t>(a)];
+  arr.narrow = true;
+  arr.sentinel = sentinel;
+  return a;
+}
+
+void NpzWriter::appendNarrow(int array, const int32_t* values, size_t count, int part) {
+  Array& a = arrays_.at(static_cast<size_t>(array));
+  if (!a.narrow) throw std::invalid_argument("NpzWriter::appendNarrow: '" + a.name + "' is not a narrow array");
+  int64_t top = a.maxValue;
+  for (size_t i = 0; i < count; ++i) {
+    const int64_t v = values[i];
+    if (v == a.sentinel) continue;
+    if (v < 0)
+      throw std::invalid_argument("NpzWriter::appendNarrow: '" + a.name + "' holds non-negative values, got " +
+                                  std::to_string(v));
+    top = std::max(top, v);
+  }
+  append(array, values, count * 4, part);
+  a.maxValue = top;
+}
+
+size_t NpzWriter::finalItemSize(const Array& a) const {
+  if (!a.narrow) return a.itemSize;
+  // With a sentinel the dtype's largest value is taken by it: the others must stay below.
+  const int64_t need = a.sentinel == kNoSentinel ? a.maxValue : a.maxValue + 1;
+  return need <= 0xff ? 1 : need <= 0xffff ? 2 : 4;
+}
+
+std::string NpzWriter::descr(int array) const {
+  const Array& a = arrays_.at(static_cast<size_t>(array));
+  if (!a.narrow) return a.descr;
+  const size_t item = finalItemSize(a);
+  return item == 1 ? "|u1" : item == 2 ? "<u2" : "<u4";
+}
+
 void NpzWriter::readArray(Array& a, std::vector<char>& buf, const std::function<void(const char*, size_t)>& sink,
                           const std::function<void()>& poll) {
   for (size_t p = 0; p < a.files.size(); ++p) {
     std::FILE* f = a.files[p];
     std::fflush(f);
     std::rewind(f);
-    if (!a.padded) {
+    if (a.narrow) {
+      // int32 items narrowed to the chosen width (little-endian, as NumPy's '<' and every target here), the
+      // sentinel to that width's largest value.
+      const size_t item = finalItemSize(a);
+      const uint32_t top = item == 1 ? 0xffu : item == 2 ? 0xffffu : 0xffffffffu;
+      std::vector<char> out(buf.size() / 4 * item);
+      size_t n;
+      while ((n = std::fread(buf.data(), 4, buf.size() / 4, f)) > 0) {
+        for (size_t i = 0; i < n; ++i) {
+          int32_t v;
+          std::memcpy(&v, &buf[i * 4], 4);
+          const uint32_t u = v == a.sentinel ? top : static_cast<uint32_t>(v);
+          std::memcpy(&out[i * item], &u, item);
+        }
+        sink(out.data(), n * item);
+        if (poll) poll();
+      }
+    } else if (!a.padded) {
       size_t n;
       while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
         sink(buf.data(), n);
@@ -243,8 +300,9 @@ void NpzWriter::finish(const std::function<void()>& poll) {
     // Shape: [parts,] rows, trailing...; a padded array's width is the first trailing dimension.
     std::vector<int64_t> trailing = a.trailing;
     if (a.padded) trailing.insert(trailing.begin(), a.width);
-    int64_t perRow = static_cast<int64_t>(a.itemSize);
-    for (int64_t d : trailing) perRow *= d;
+    // perRow: bytes of a row in the temp file; a narrow array's rows shrink to outRow in the zip.
+    int64_t perRow = static_cast<int64_t>(a.itemSize), outRow = static_cast<int64_t>(finalItemSize(a));
+    for (int64_t d : trailing) perRow *= d, outRow *= d;
     std::vector<int64_t> shape;
     if (a.files.size() > 1) shape.push_back(static_cast<int64_t>(a.files.size()));
     int64_t rows = a.rows >= 0 ? a.rows : perRow ? static_cast<int64_t>(a.bytes[0]) / perRow : 0;
@@ -255,12 +313,12 @@ void NpzWriter::finish(const std::function<void()>& poll) {
                                (a.rows >= 0 ? " (setRows: " + std::to_string(a.rows) + ")" : std::string()));
     shape.push_back(rows);
     shape.insert(shape.end(), trailing.begin(), trailing.end());
-    const std::string header = npyHeader(a.descr, shape);
+    const std::string header = npyHeader(descr(static_cast<int>(&a - arrays_.data())), shape);
     uint64_t size = header.size();
     if (a.padded)
       size += static_cast<uint64_t>(rows) * static_cast<uint64_t>(perRow);
     else
-      for (uint64_t b : a.bytes) size += b;
+      size += static_cast<uint64_t>(rows) * static_cast<uint64_t>(outRow) * a.files.size();
     // CRC-32 of the member: header, then each part's bytes.
     uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(header.data()), static_cast<uInt>(header.size()));
     readArray(

@@ -7,6 +7,8 @@
 //   NpzWriter w("out.npz");
 //   int x = w.addArray("x", "|u1", 1, {9});     // shape [rows, 9], rows counted from the bytes appended
 //   w.append(x, bytes, n);
+//   int ei = w.addNarrowArray("edge_index", {}, 2);   // uint8, uint16 or uint32: the narrowest that holds it
+//   w.appendNarrow(ei, values, count, 0);
 //   w.finish();
 #pragma once
 #include <cstdint>
@@ -43,6 +45,18 @@ class NpzWriter {
   void appendRows(int array, const void* data, int64_t rows, int64_t width);
   /// A padded array's width so far: the widest appended, or its minWidth.
   int64_t width(int array) const;
+  /// Declares an array of non-negative integers whose dtype is chosen by finish(): the narrowest of uint8,
+  /// uint16, uint32 that holds every value appended (a streaming writer learns the largest graph only at the
+  /// end). With a `sentinel` (e.g. -1 for "none", 510 for "unreachable") that value is stored as the chosen
+  /// dtype's largest value (255, 65535, 4294967295), which no other value may then take. Values are kept as
+  /// int32 in the temp file until then.
+  static constexpr int64_t kNoSentinel = INT64_MIN;
+  int addNarrowArray(const std::string& name, std::vector<int64_t> trailing = {}, int parts = 1,
+                     int64_t sentinel = kNoSentinel);
+  /// Throws std::invalid_argument for a negative value that is not the sentinel.
+  void appendNarrow(int array, const int32_t* values, size_t count, int part = 0);
+  /// The dtype a narrow array gets ("|u1", "<u2", "<u4") from the values appended so far; any other array's.
+  std::string descr(int array) const;
   /// Fixes the array's first dimension: needed when its rows hold no bytes (a trailing dimension of 0, as
   /// `y` [G, 0] of a dataset without targets), where it cannot be counted from the bytes. finish() checks
   /// that the bytes appended fill exactly this many rows.
@@ -50,7 +64,8 @@ class NpzWriter {
   const std::string& path() const { return path_; }
 
   /// Resumable writers: flushes every array to disk (fsync) and returns how far each one is (bytes per part,
-  /// a padded array's width and rows), for restore() after a crash. Appends after it may be lost.
+  /// a padded array's width and rows, a narrow array's largest value), for restore() after a crash. Appends
+  /// after it may be lost.
   std::vector<int64_t> snapshot();
   /// Cuts every array back to a snapshot() (bytes appended after it, e.g. by a chunk a kill interrupted, go).
   /// Throws std::runtime_error when a file is shorter than the snapshot says or the layout differs.
@@ -74,7 +89,13 @@ class NpzWriter {
     bool padded = false;
     std::string fill;
     int64_t width = 0, paddedRows = 0;
+    // Narrow arrays: int32 items in the temp file, written with the narrowest unsigned dtype (descr()).
+    bool narrow = false;
+    int64_t sentinel = kNoSentinel;
+    int64_t maxValue = -1;  // the largest value appended that is not the sentinel
   };
+  // Bytes of one item as written into the zip (a narrow array's chosen width, not its temp file's).
+  size_t finalItemSize(const Array& a) const;
   // Streams the array's bytes as they go into the zip (a padded array's rows widened), in pieces of `buf`.
   void readArray(Array& a, std::vector<char>& buf, const std::function<void(const char*, size_t)>& sink,
                  const std::function<void()>& poll);

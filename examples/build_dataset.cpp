@@ -157,6 +157,7 @@ int inspect(int argc, char** argv) {
                            {"has_smiles", ds.hasSmiles()},
                            {"split_kind", storedSplit(ds).kind},
                            {"graphormer_max_dist", ds.graphormerMaxDist()},
+                           {"format_version", ds.formatVersion()},
                            {"splits", nlohmann::json::object()}};
   for (const std::string& s : ds.splitNames()) report["splits"][s] = ds.split(s).size();
   const NpzFile::Array& y = ds.file().get("y");
@@ -199,8 +200,8 @@ int inspect(int argc, char** argv) {
                 s["mean"].get<double>(), s["p50"].get<double>(), s["p90"].get<double>(), s["p99"].get<double>(),
                 s["max"].get<double>());
   };
-  std::printf("%s: %zu graphs, %.1f MB (%.0f bytes/graph)\n", file.c_str(), ds.size(),
-              ds.file().fileBytes() / 1e6, report["bytes_per_graph"].get<double>());
+  std::printf("%s: %zu graphs, %.1f MB (%.0f bytes/graph), format version %d\n", file.c_str(), ds.size(),
+              ds.file().fileBytes() / 1e6, report["bytes_per_graph"].get<double>(), ds.formatVersion());
   std::printf("source %s (%s, crc32 %s), RDKit %s, features %s\n",
               report["source"].value("path", "").c_str(), report["source"].value("format", "").c_str(),
               report["source"].value("crc32", "").c_str(), meta.value("rdkit_version", "").c_str(),
@@ -259,11 +260,15 @@ int build(int argc, char** argv) {
       "random seed of the 3D coordinates")(
       "graphormer-max-dist", po::value(&o.graphormerMaxDist)->default_value(0)->value_name("K"),
       "also store Graphormer's encodings, paths of up to K bonds (0: none)")(
+      "format-version", po::value(&o.formatVersion)->default_value(o.formatVersion)->value_name("V"),
+      "the .npz layout: 2 (narrowest dtypes, Graphormer's paths in O(n^2) bytes per molecule whatever K) or 1 "
+      "(the earlier layout, edge_input stored whole, for readers that predate 2)")(
       "max-atoms", po::value(&o.maxAtoms)->default_value(o.maxAtoms)->value_name("N"),
-      "reject molecules with more heavy atoms (XYZ: atoms) than N (0: no limit)")(
+      "reject molecules with more heavy atoms than N ('*' dummies count as heavy; XYZ: atoms), or more than 2N "
+      "atoms with written hydrogens, counted from the SMILES before RDKit parses it (0: no limit)")(
       "max-smiles-length", po::value(&o.maxSmilesLength)->default_value(o.maxSmilesLength)->value_name("N"),
-      "reject SMILES longer than N characters before parsing: RDKit's time grows with the cube of the atoms "
-      "(0: no limit)")(
+      "reject SMILES longer than N characters before anything else (a guard on the text; the work RDKit does "
+      "is bounded by --max-atoms) (0: no limit)")(
       "max-ring-dummies",
       po::value(&o.featurizer.ringLimits.maxDummies)->default_value(o.featurizer.ringLimits.maxDummies)->value_name("N"),
       "reject molecules with more than N dummy atoms ('*') in one fused ring system before RDKit sanitises them: "
@@ -310,6 +315,10 @@ int build(int argc, char** argv) {
   if (o.threads == 0) o.threads = gnn::machineCores();
   if (resume && (o.outPath.empty() || !jsonlPath.empty())) {
     std::cerr << "build_dataset: --resume needs --out and cannot be combined with --jsonl (see build_dataset --help)\n";
+    return 2;
+  }
+  if (o.formatVersion != 1 && o.formatVersion != 2) {
+    std::cerr << "build_dataset: --format-version " << o.formatVersion << ": must be 1 or 2 (see build_dataset --help)\n";
     return 2;
   }
   if (resume) o.resumeDir = o.outPath + ".resume";
@@ -424,7 +433,8 @@ int build(int argc, char** argv) {
                         {"peak_rss_mb", peakRssMb()},
                         {"nodes", s.nodes},
                         {"edges", s.edges},
-                        {"out", s.written ? o.outPath : ""}};
+                        {"out", s.written ? o.outPath : ""},
+                        {"bytes", s.written ? static_cast<int64_t>(std::filesystem::file_size(o.outPath)) : 0}};
     std::cout << j.dump() << "\n";
   }
   return o.strict && s.rejected > 0 ? 1 : 0;

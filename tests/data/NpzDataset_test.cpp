@@ -10,13 +10,18 @@
 
 using namespace gnn;
 
-TEST(NpzDataset, RoundTripEqualsTheFeaturiser) {
-  const auto dir = gnn::testing::tempDir("npz");
+// Both formats: 2 (the default: narrow dtypes, path_via) and 1 (edge_input stored).
+class NpzDatasetFormats : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Format, NpzDatasetFormats, ::testing::Values(1, 2));
+
+TEST_P(NpzDatasetFormats, RoundTripEqualsTheFeaturiser) {
+  const int version = GetParam();
+  const auto dir = gnn::testing::tempDir("npz" + std::to_string(version));
   const std::vector<std::string> smiles{"Cl[C@H](/C=C/C)Br", "[Na+].[Cl-]", "c1ccccc1O", "C"};
   SmilesFeaturizer f;
   GraphormerEncodings enc(4);
   std::vector<MoleculeGraph> graphs(smiles.size());
-  NpzDatasetWriter w({(dir / "d.npz").string(), 2, false, 4, ""});
+  NpzDatasetWriter w({(dir / "d.npz").string(), 2, false, 4, "", version});
   for (size_t i = 0; i < smiles.size(); ++i) {
     std::string why;
     ASSERT_TRUE(f.featurize(smiles[i], graphs[i], why));
@@ -29,6 +34,7 @@ TEST(NpzDataset, RoundTripEqualsTheFeaturiser) {
   w.finish("{\"hello\": 1}");
   NpzDataset ds((dir / "d.npz").string());
   ASSERT_EQ(ds.size(), smiles.size());
+  EXPECT_EQ(ds.formatVersion(), version);
   EXPECT_EQ(ds.metadataJson(), "{\"hello\": 1}");
   EXPECT_EQ(ds.split("train"), (std::vector<int64_t>{0, 2}));
   EXPECT_EQ(ds.graphormerMaxDist(), 4);
@@ -50,8 +56,11 @@ TEST(NpzDataset, RoundTripEqualsTheFeaturiser) {
   if (std::system("/usr/bin/python3 -c 'import numpy' > /dev/null 2>&1") == 0) {
     const std::string cmd = "/usr/bin/python3 -c \"import numpy as np; d = np.load('" + (dir / "d.npz").string() +
                             "'); assert d['x'].shape == (" + std::to_string(ds.numNodes(0) + ds.numNodes(1) + ds.numNodes(2) + ds.numNodes(3)) +
-                            ", 9); assert list(d['node_ptr'][:2]) == [0, 6]; assert d['edge_index'].shape[0] == 2; "
-                            "assert d['edge_input'].shape[1:] == (4, 3); assert bytes(d['metadata']) == b'{\\\"hello\\\": 1}'\"";
+                            ", 9); assert list(d['node_ptr'][:2]) == [0, 6]; assert d['edge_index'].shape[0] == 2; " +
+                            (version == 1 ? "assert d['edge_input'].shape[1:] == (4, 3); "
+                                          : "assert d['edge_index'].dtype == np.uint8 and d['path_via'].shape == d['spatial_pos'].shape; "
+                                            "assert list(d['multi_hop_max_dist']) == [4]; ") +
+                            "assert bytes(d['metadata']) == b'{\\\"hello\\\": 1}'\"";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
   std::filesystem::remove_all(dir);

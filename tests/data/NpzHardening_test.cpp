@@ -251,15 +251,52 @@ TEST_F(NpzHardening, DamagedBytesTruncationAndCraftedHeadersAreRefused) {
     EXPECT_NE(withBytes(bytes.substr(0, cut)), "") << cut;
 }
 
-// 2,000 seeded mutations (bytes, 4-byte words, names and lengths in the zip structures): each file is refused
-// or reads whole; nothing crashes (the asan preset checks for reads out of bounds).
-TEST_F(NpzHardening, MutatedFilesNeverCrash) {
-  std::ifstream in(good(), std::ios::binary);
+// Format 2's path matrix is walked recursively when edge_input is gathered: a via that loops, steps off the
+// graph's edges or disagrees with spatial_pos is refused when the file is opened, as is a K no graph can have.
+TEST_F(NpzHardening, ACraftedPathMatrixIsRefused) {
+  // Graph 0 is CCO (atoms 0-1-2): pair (0, 2) goes through 1, pair (0, 1) is one bond; pairs are row-major.
+  auto opening = [&](const std::string& array, const std::function<void(std::vector<unsigned char>&)>& edit) {
+    return errorOpening(crafted(array, edit));
+  };
+  ASSERT_EQ(errorOpening(good()), "");
+  std::string e = opening("path_via", [](auto& b) { b[2] = 2; });  // (0, 2) through 2 itself
+  EXPECT_NE(e.find("path_via: graph 0 pair (0, 2): via is not a node inside"), std::string::npos) << e;
+  e = opening("path_via", [](auto& b) { b[2] = 255; });  // (0, 2) with no via, yet two bonds apart
+  EXPECT_NE(e.find("pair (0, 2): no via, yet neither one edge nor unreachable"), std::string::npos) << e;
+  e = opening("path_via", [](auto& b) { b[1] = 2; });  // (0, 1) -> (0, 2) -> (0, 1) -> ...: a loop
+  EXPECT_NE(e.find("pair (0, 1): the halves through via do not add up"), std::string::npos) << e;
+  e = opening("spatial_pos", [](auto& b) { b[2] = 255; });  // (0, 2) unreachable, yet it has a via
+  EXPECT_NE(e.find("pair (0, 2): via is not a node inside a reachable pair's path"), std::string::npos) << e;
+  e = opening("spatial_pos", [](auto& b) { b[4] = 7; });  // (1, 1): the diagonal
+  EXPECT_NE(e.find("pair (1, 1): the diagonal"), std::string::npos) << e;
+  e = opening("multi_hop_max_dist", [](auto& b) { setI64(b, 0, 1000000000); });  // n^2 K per graph on get()
+  EXPECT_NE(e.find("multi_hop_max_dist: is not between 1 and"), std::string::npos) << e;
+  e = opening("path_via", [](auto&) {});
+  EXPECT_EQ(e, "");
+}
+
+// Seeded mutations (bytes, 4-byte words, names and lengths in the zip structures) of `good`: each file is
+// refused or reads whole; nothing crashes (the asan preset checks for reads out of bounds). Returns how many
+// were refused.
+int mutate(const std::string& good, const fs::path& dir, int count) {
+  std::ifstream in(good, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::mt19937_64 rng(12345);
-  const std::string p = (dir_ / "mut.npz").string();
+  const std::string p = (dir / "mut.npz").string();
   int refused = 0;
-  for (int k = 0; k < 2000; ++k) {
+  auto errorOpening = [](const std::string& path) {
+    try {
+      NpzDataset ds(path);
+      for (size_t i = 0; i < ds.size(); ++i) {
+        ds.get(i);
+        ds.smiles(i);
+      }
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  for (int k = 0; k < count; ++k) {
     std::string m = bytes;
     const size_t at = rng() % (m.size() - 4);
     switch (k % 4) {
@@ -279,19 +316,38 @@ TEST_F(NpzHardening, MutatedFilesNeverCrash) {
     }
     // Accepted: the mutation hit bytes nothing reads (zip timestamps, versions, the local headers' copies of
     // sizes), so every graph must read exactly as in the good file.
-    NpzDataset a(good()), b(p);
-    ASSERT_EQ(a.size(), b.size());
+    NpzDataset a(good), b(p);
+    EXPECT_EQ(a.size(), b.size());
+    if (a.size() != b.size()) return -1;
     for (size_t i = 0; i < a.size(); ++i) {
       Graph ga = a.get(i), gb = b.get(i);
       for (auto [ta, tb] : {std::pair{&ga.x, &gb.x}, {&ga.edgeIndex, &gb.edgeIndex}, {&ga.edgeAttr, &gb.edgeAttr},
                             {&ga.y, &gb.y}, {&ga.spatialPos, &gb.spatialPos}, {&ga.edgeInput, &gb.edgeInput}}) {
-        ASSERT_EQ(ta->nbytes(), tb->nbytes()) << "mutation " << k << " at byte " << at;
-        ASSERT_EQ(std::memcmp(ta->raw(), tb->raw(), ta->nbytes()), 0) << "mutation " << k << " at byte " << at;
+        const bool same = ta->nbytes() == tb->nbytes() && std::memcmp(ta->raw(), tb->raw(), ta->nbytes()) == 0;
+        EXPECT_TRUE(same) << "mutation " << k << " at byte " << at;
+        if (!same) return -1;
       }
-      ASSERT_EQ(a.smiles(i), b.smiles(i));
+      EXPECT_EQ(a.smiles(i), b.smiles(i));
     }
   }
-  EXPECT_GT(refused, 1500);  // most mutations hit a checked byte (CRC-covered data, headers, offsets)
+  return refused;
+}
+
+TEST_F(NpzHardening, MutatedFilesNeverCrash) {
+  EXPECT_GT(mutate(good(), dir_, 2000), 1500);  // most mutations hit a checked byte (CRC-covered data, headers, offsets)
+}
+
+// Files written before format 2 (edge_input stored, int32 and int16 dtypes) get the same checks.
+TEST_F(NpzHardening, MutatedFormat1FilesNeverCrash) {
+  BuildOptions o;
+  o.source.path = (dir_ / "m.csv").string();
+  o.source.targetColumns = {"y"};
+  o.graphormerMaxDist = 2;
+  o.formatVersion = 1;
+  o.outPath = (dir_ / "good_v1.npz").string();
+  MoleculeDatasetBuilder(o).run();
+  ASSERT_EQ(NpzDataset(o.outPath).formatVersion(), 1);
+  EXPECT_GT(mutate(o.outPath, dir_, 500), 350);
 }
 
 }  // namespace
