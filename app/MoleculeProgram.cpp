@@ -1,5 +1,6 @@
 #include "app/MoleculeProgram.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -98,15 +99,17 @@ void MoleculeSettings::bind(RunConfig& config) {
   config.bind("split-file", &splitFile);
   config.bind("task", &task);
   config.bind("target-scaling", &targetScaling);
-  config.bind("strategy", &strategy);
-  config.bind("oversize", &overSize);
   config.bind("limit", &limit);
-  config.bind("batch-size", &batchSize);
-  config.bind("num-nodes", &numNodes);
-  config.bind("num-edges", &numEdges);
-  config.bind("num-graphs", &numGraphs);
-  config.bind("pack-window", &packWindow);
   config.bind("seed", &training.seed);
+  // How molecules are batched and scored does not change the model: an evaluation-only run may change these.
+  config.bindOutsideModel("strategy", &strategy);
+  config.bindOutsideModel("oversize", &overSize);
+  config.bindOutsideModel("batch-size", &batchSize);
+  config.bindOutsideModel("num-nodes", &numNodes);
+  config.bindOutsideModel("num-edges", &numEdges);
+  config.bindOutsideModel("num-graphs", &numGraphs);
+  config.bindOutsideModel("pack-window", &packWindow);
+  config.bindOutsideModel("metric", &metric);
   spec.bind(config);
 }
 
@@ -141,7 +144,21 @@ void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramD
                       "squares, the model learns the rest per atom) | standard (learn (y - mean) / std of the "
                       "training split) | none; reported in target units"
                     : "regression: standard (learn (y - mean) / std of the training split; reported in target units) "
-                      "| none");
+                      "| none")(
+      "metric", po::value(&s.metric)->value_name("A,B"),
+      "metrics to report, comma-separated; the FIRST selects the best epoch (and --early-stopping), named "
+      "selection_metric in the JSON. Regression: mae, rmse, r2 (each per target, then averaged over targets), "
+      "std_mae (the mean over targets of MAE / the target's training std). Classification: roc (ROC-AUC), prc "
+      "(average precision, the step-wise area under the precision-recall curve as sklearn's "
+      "average_precision_score and OGB compute it; Chemprop's prc is the trapezoidal area, a little higher), "
+      "accuracy, f1, mcc (a probability above 0.5 is a positive). Unlabelled values are left out per target, "
+      "and roc and prc average over the targets with both classes. Default: mae for one regression target, "
+      "std_mae for several, roc for classification")(
+      "class-balance", po::bool_switch(&s.classBalance),
+      "classification: every training epoch takes as many positives (a molecule with a target of 1) as "
+      "negatives, min(P, N) of each, drawn anew each epoch and in alternation (Chemprop's ClassBalanceSampler). "
+      "With --strategy pad or stream every batch holds equal numbers (one apart when odd); plan packs by size, "
+      "so the balance holds over the epoch");
   s.spec.addTo(prog.group("Model and task"), d.models);
   prog.group("Batches").add_options()(
       "strategy", value(&s.strategy, d.strategy),
@@ -169,7 +186,9 @@ void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramD
       "Results go to stdout (a summary, or one JSON object with --json); progress and notes go to stderr.\n"
       "The loss is in standardised units for regression with --target-scaling standard; metrics are in the\n"
       "targets' units. Checkpoints (--save) hold the configuration above, so --load FILE alone continues a run,\n"
-      "and `predict --checkpoint FILE` applies the model to new molecules.");
+      "and `predict --checkpoint FILE` applies the model to new molecules. An evaluation-only run (--load FILE\n"
+      "--epochs 0) scores the saved best weights again and may change the batching flags and --metric; the flags\n"
+      "that make the model (--model, --hidden, --layers, ...) must stay the checkpoint's.");
 }
 
 void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const MoleculeProgramDefaults& d,
@@ -216,6 +235,15 @@ void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const Mo
   requireAtLeast("--prefetch", static_cast<double>(s.prefetch), 0);
   if (!s.predict.empty()) checkWritable("--predict", s.predict);
   if (!s.format.empty()) requireOneOf("--format", s.format, {"pcqm4mv2", "csv", "smi", "sdf", "xyz"});
+  if (!s.metric.empty()) {
+    try {
+      parseMetrics(s.metric);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--metric " + s.metric + ": " + e.what());
+    }
+  }
+  if (s.classBalance && s.task == "regression")
+    throw UsageError("--class-balance balances the classes of a classification task (--task is regression)");
 }
 
 namespace {
@@ -233,6 +261,7 @@ class MoleculeRun {
     if (s_.paddingReportOnly) return reportPadding();
     buildModel();
     train();
+    evaluateOnly();
     writePredictions();
     report();
     return 0;
@@ -243,6 +272,8 @@ class MoleculeRun {
   void loadData();
   void deriveRunConfig();
   MoleculeTask deriveTask() const;
+  std::vector<Metric> chosenMetrics() const;
+  std::vector<uint8_t> trainingPositives() const;
   FixedSizeOptions trainingShape() const;
   FixedSizeOptions evaluationShape() const;
   void checkOversizedMolecules() const;
@@ -251,8 +282,10 @@ class MoleculeRun {
   void buildModel();
   void train();
   Evaluation evaluate(const std::vector<int64_t>& positions);
+  void evaluateOnly();
   void writePredictions();
   void report();
+  void reportMetrics(const nlohmann::json& sum);
   void printSummary(const nlohmann::json& sum) const;
 
   Program& prog_;
@@ -282,7 +315,10 @@ class MoleculeRun {
   PaddingReport padding_;
   std::unique_ptr<BlockModel> model_;
   std::unique_ptr<Optimizer> opt_;
+  std::vector<Metric> metrics_;  // --metric (or the task's default); the first selects the best epoch
   std::string metricName_;
+  // An evaluation-only run (--load, no epoch to train): its own scores of the best weights.
+  std::optional<Evaluation> evalValid_, evalTest_;
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<DeviceProgram> program_;
   OpProfiler profiler_;
@@ -303,6 +339,13 @@ void MoleculeRun::startOrContinue() {
   checkMoleculeFlags(prog_, s_, d_, sizesFrom_);
   strategy_ = s_.packing();
   overSize_ = s_.overSizeStrategy();
+  // No epoch trains in an evaluation-only run: a molecule larger than its training batch is no error.
+  if (tf_.evaluationOnly() && overSize_ == OverSizeStrategy::Error) overSize_ = OverSizeStrategy::Skip;
+  if (!config_.changedOutsideModel().empty() && !tf_.quiet) {
+    std::string changed;
+    for (const std::string& f : config_.changedOutsideModel()) changed += (changed.empty() ? "--" : ", --") + f;
+    std::cerr << prog_.name() << ": evaluation only: " << changed << " as given, not as in " << ckPath_ << "\n";
+  }
   keepFreedMemoryInHeap();
 }
 
@@ -343,6 +386,9 @@ void MoleculeRun::deriveRunConfig() {
       [](const nlohmann::json& j) { return j == "classification" ? MoleculeTask::Classification : MoleculeTask::Regression; },
       [](MoleculeTask t) { return t == MoleculeTask::Classification ? "classification" : "regression"; });
   classification_ = task_ == MoleculeTask::Classification;
+  metrics_ = chosenMetrics();
+  if (s_.classBalance && !classification_)
+    throw UsageError("--class-balance balances the classes of a classification task, but the task is regression");
   config_.derived["targets"] = md_.targetNames;
   config_.derived["featurisation"] = md_.featurisation;
   // SchNet learns from every atom of an XYZ file, hydrogens included: SMILES given to `predict` later get
@@ -385,6 +431,12 @@ void MoleculeRun::deriveRunConfig() {
       return f;
     };
   };
+  // An evaluation-only run given other batching flags sizes its batches from them, not from the checkpoint.
+  const std::vector<std::string>& changed = config_.changedOutsideModel();
+  if (std::any_of(changed.begin(), changed.end(), [](const std::string& f) { return f != "metric"; })) {
+    config_.derived.erase("fixed");
+    config_.derived.erase("eval_fixed");
+  }
   fixed_ = config_.deriveOnce("fixed", [&] { return trainingShape(); }, restoredShape("fixed"), fixedToJson);
   checkOversizedMolecules();
   evalFixed_ = config_.deriveOnce("eval_fixed", [&] { return evaluationShape(); }, restoredShape("eval_fixed"), fixedToJson);
@@ -398,6 +450,38 @@ MoleculeTask MoleculeRun::deriveTask() const {
                      " (use --task regression for continuous targets)");
   return s_.task == "classification" || (s_.task == "auto" && bad.empty()) ? MoleculeTask::Classification
                                                                            : MoleculeTask::Regression;
+}
+
+// --metric in the task's terms (the default: moleculeMetricName's, as runs have always been scored).
+std::vector<Metric> MoleculeRun::chosenMetrics() const {
+  if (s_.metric.empty()) return {defaultMetric(classification_, tasks_)};
+  const std::vector<Metric> ms = parseMetrics(s_.metric);  // checked by checkMoleculeFlags
+  for (Metric m : ms)
+    if (isClassificationMetric(m) != classification_)
+      throw UsageError("--metric " + s_.metric + ": " + metricName(m) + " scores " +
+                       (isClassificationMetric(m) ? "classification" : "regression") + ", but the task is " +
+                       (classification_ ? "classification" : "regression") + " (its metrics: " +
+                       (classification_ ? "roc, prc, accuracy, f1, mcc" : "mae, rmse, r2, std_mae") + ")");
+  return ms;
+}
+
+// --class-balance: which training molecules are positives (Chemprop: a target of 1, any target when several).
+std::vector<uint8_t> MoleculeRun::trainingPositives() const {
+  std::vector<uint8_t> positive;
+  int64_t count = 0;
+  for (int64_t i : md_.split.train) {
+    const Graph g = md_.dataset->get(static_cast<size_t>(i));
+    bool any = false;
+    for (int64_t k = 0; k < g.y.numel(); ++k)
+      any = any || ((!g.yMask.defined() || g.yMask.at(k) != 0) && g.y.at(k) > 0.5);
+    positive.push_back(any ? 1 : 0);
+    count += any;
+  }
+  const int64_t n = static_cast<int64_t>(positive.size());
+  if (count == 0 || count == n)
+    throw UsageError("--class-balance: the training split has " + std::to_string(count) + " positive and " +
+                     std::to_string(n - count) + " negative molecule(s); balancing needs both");
+  return positive;
 }
 
 // Fixed sizes from the whole set, so validation and test batches share the training shapes.
@@ -490,6 +574,7 @@ void MoleculeRun::makeTrainLoader() {
   lo_.microBatchesPerRequest = df_.microBatchesPerRequest();
   // Under mpirun: this rank's replicas' micro-batches only (every micro-batch of an epoch on exactly one rank).
   lo_.shard = df_.options.shard(/*training=*/true);
+  if (s_.classBalance) lo_.classBalance = trainingPositives();
   trainLoader_ = std::make_unique<FixedSizeDataLoader>(train, fixed_, lo_);
 
   out_["data"] = mo_.path;
@@ -506,6 +591,16 @@ void MoleculeRun::makeTrainLoader() {
   out_["num_graphs"] = fixed_.numGraphs;
   out_["batch_size"] = s_.batchSize;
   out_["task"] = classification_ ? "classification" : "regression";
+  out_["class_balance"] = s_.classBalance;
+  if (s_.classBalance) {
+    const auto positives = std::count(lo_.classBalance.begin(), lo_.classBalance.end(), uint8_t{1});
+    out_["class_balance_positives"] = positives;
+    out_["class_balance_negatives"] = static_cast<int64_t>(lo_.classBalance.size()) - positives;
+    if (strategy_ == PackingStrategy::PlannedPack && !tf_.quiet)
+      std::cerr << prog_.name() << ": --class-balance: every epoch takes as many positives as negatives; --strategy "
+                << "plan packs them by size, so single batches are balanced only on average (pad or stream keep "
+                << "the alternation)\n";
+  }
   out_["target_scaling"] = scaling_.toJson();
   out_["threads"] = numThreads();
 
@@ -542,9 +637,9 @@ int MoleculeRun::reportPadding() {
 void MoleculeRun::buildModel() {
   model_ = makeMoleculeModel(spec_, tf_.seed);
   opt_ = tf_.makeOptimizer({{model_->parameters(), tf_.weightDecay}});
-  metricName_ = moleculeMetricName(task_, tasks_);
-  trainer_ = std::make_unique<Trainer>(prog_, tf_, *model_, *opt_, config_, MetricSpec{metricName_, classification_},
-                                       "molecules");
+  metricName_ = metricName(metrics_.front());
+  trainer_ = std::make_unique<Trainer>(prog_, tf_, *model_, *opt_, config_,
+                                       MetricSpec{metricName_, higherIsBetter(metrics_.front())}, "molecules");
   if (ck_) trainer_->resume(*ck_, ckPath_);
   if (!tf_.quiet)
     std::cerr << prog_.name() << ": " << md_.size << " molecules (" << md_.split.kind << " split "
@@ -561,7 +656,7 @@ void MoleculeRun::buildModel() {
                                          : l1Loss(pred, scaling_.standardize(b.y), b.yMask);
                 },
                 {}};
-  program_ = df_.compile(prog_, *model_, lossFn, opt_.get(), shapes, static_cast<double>(s_.batchSize), tf_.quiet);
+  program_ = df_.compile(prog_, *model_, lossFn, opt_.get(), shapes, *trainLoader_, tf_.quiet);
   if (!df_.trace.empty() || !df_.traceSvg.empty()) program_->enableTrace(df_.traceRequests);
   if (!tf_.quiet && df_.simulated())
     std::cerr << prog_.name() << ": " << df_.options.describe(static_cast<int64_t>(program_->stageNames().size()))
@@ -617,10 +712,20 @@ Evaluation MoleculeRun::evaluate(const std::vector<int64_t>& positions) {
   MoleculePredictions p = predictMolecules(*model_, tasks_, all_, positions, evalFixed_, scaling_, task_);
   inferSeconds_ += sw.ms() / 1000;
   inferMolecules_ += static_cast<int64_t>(p.positions.size());
-  Evaluation e = scoreTargets(p.score, p.target, p.mask, classification_, md_.targetNames, scaling_.std);
+  Evaluation e = scoreTargets(p.score, p.target, p.mask, metrics_, md_.targetNames, scaling_.std);
   e.details["molecules"] = static_cast<int64_t>(p.positions.size());
   if (!p.skipped.empty()) e.details["skipped_too_large"] = static_cast<int64_t>(p.skipped.size());
   return e;
+}
+
+// An evaluation-only run scores the best weights itself (with its own batching and --metric), rather than
+// reporting the scores the checkpoint kept from training.
+void MoleculeRun::evaluateOnly() {
+  if (!tf_.evaluationOnly()) return;
+  trainer_->withBestWeights([&] {
+    evalValid_ = evaluate(md_.split.valid);
+    if (!md_.split.test.empty()) evalTest_ = evaluate(md_.split.test);
+  });
 }
 
 // --predict: the test molecules with the best validation epoch's weights.
@@ -639,7 +744,16 @@ void MoleculeRun::writePredictions() {
 void MoleculeRun::report() {
   const Trainer& trainer = *trainer_;
   nlohmann::json sum = trainer.summary();
+  if (evalValid_) {  // evaluation only: this run's scores of the best weights
+    sum["valid_" + metricName_] = evalValid_->metric;
+    sum["valid_details"] = evalValid_->details;
+    if (evalTest_) {
+      sum["test_" + metricName_] = evalTest_->metric;
+      sum["test_details"] = evalTest_->details;
+    }
+  }
   for (const auto& [k, v] : sum.items()) out_[k] = v;
+  reportMetrics(sum);
   out_["model"] = spec_.model;
   if (spec_.isGraphormer()) {
     const auto& go = static_cast<const Graphormer&>(*model_).options();
@@ -652,6 +766,7 @@ void MoleculeRun::report() {
     out_["hidden"] = spec_.hidden;
   }
   out_["parameters"] = model_->numParameters();
+  out_.update(spec_.resultJson());  // a model's own sizes (dmpnn: depth, aggregation, FFN)
   // Names kept from earlier versions of this program's JSON.
   out_["valid_metric_name"] = metricName_;
   out_["valid_metric"] = sum["valid_" + metricName_];
@@ -695,6 +810,23 @@ void MoleculeRun::report() {
     printSummary(sum);
 }
 
+// Every --metric at the best epoch as valid_<name> and test_<name>, and which one selected it.
+void MoleculeRun::reportMetrics(const nlohmann::json& sum) {
+  out_["selection_metric"] = metricName_;
+  out_["metrics"] = nlohmann::json::array();
+  for (Metric m : metrics_) {
+    const std::string name = metricName(m);
+    out_["metrics"].push_back(name);
+    for (const std::string part : {"valid", "test"}) {
+      const std::string details = part + "_details";
+      if (sum.contains(details) && sum[details].is_object() && sum[details].contains(name))
+        out_[part + "_" + name] = sum[details][name];
+    }
+  }
+  out_["evaluation_only"] = tf_.evaluationOnly();
+  if (!config_.changedOutsideModel().empty()) out_["changed_from_checkpoint"] = config_.changedOutsideModel();
+}
+
 // Without --json: the best epoch's metrics (per target when there are several) and the training speed.
 void MoleculeRun::printSummary(const nlohmann::json& sum) const {
   auto shown = [](const nlohmann::json& v) {
@@ -707,11 +839,19 @@ void MoleculeRun::printSummary(const nlohmann::json& sum) const {
             << metricName_ << " " << shown(out_.at("valid_metric"));
   if (out_.contains("test_metric")) std::cout << ", test " << metricName_ << " " << shown(out_.at("test_metric"));
   std::cout << "\n";
-  const char* perKey = classification_ ? "rocauc_per_target" : "mae_per_target";
+  for (size_t k = 1; k < metrics_.size(); ++k) {  // the other --metric values, at the same epoch
+    const std::string name = metricName(metrics_[k]);
+    std::cout << "  valid " << name << " " << shown(out_.value("valid_" + name, nlohmann::json()));
+    if (out_.contains("test_" + name)) std::cout << ", test " << name << " " << shown(out_.at("test_" + name));
+    std::cout << "\n";
+  }
+  const Metric selected = metrics_.front();
+  const std::string perKey = selected == Metric::StdMae ? "mae_per_target" : metricName_ + "_per_target";
+  const std::string label = selected == Metric::RocAuc ? "ROC-AUC" : selected == Metric::StdMae ? "MAE" : metricName_;
   if (tasks_ > 1 && sum.contains("test_details") && sum["test_details"].is_object() &&
       sum["test_details"].contains(perKey))
     for (const auto& [name, v] : sum["test_details"][perKey].items())
-      std::cout << "  test " << (classification_ ? "ROC-AUC " : "MAE ") << name << " " << shown(v) << "\n";
+      std::cout << "  test " << label << " " << name << " " << shown(v) << "\n";
   std::printf("%.0f molecules/s in training, param_l2 %.6f\n", sum["train_samples_per_s"].get<double>(),
               out_.at("param_l2").get<double>());
 }
@@ -724,6 +864,7 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
   addMoleculeFlags(prog, s, d);
   return prog.run(argc, argv, [&] {
     s.training.apply(prog);
+    s.training.programTraining["class_balance"] = s.classBalance;  // decides the weights as --lr does
     s.device.apply(prog);
     return MoleculeRun(prog, s, d).run();
   });

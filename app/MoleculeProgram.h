@@ -44,11 +44,14 @@ struct MoleculeSettings {
       targetScaling = "standard", strategy = "plan", overSize = "error", predict;
   int64_t numNodes = 0, numEdges = 0, numGraphs = 0, batchSize = 128, limit = -1, prefetch = 2, packWindow = 0;
   bool paddingReportOnly = false, profile = false;
+  std::string metric;        // --metric: comma-separated, the first selects the best epoch ("": the task's default)
+  bool classBalance = false;  // --class-balance
   MoleculeModelSpec spec;
   TrainingFlags training;
   DeviceFlags device;
 
-  /// Binds the flags that define a run (its checkpoints keep them; --load and --resume restore them).
+  /// Binds the flags that define a run (its checkpoints keep them; --load and --resume restore them); batching and
+  /// --metric as flags outside the model, which an evaluation-only --load may change.
   void bind(RunConfig& config);
   /// --strategy ("auto": pad for Graphormer, plan otherwise) and --oversize; UsageError for another value.
   PackingStrategy packing() const;

@@ -22,7 +22,9 @@ nlohmann::json RunConfig::toJson() const {
   return j;
 }
 
-void RunConfig::restore(const nlohmann::json& saved, const Program& prog, const std::string& source) {
+void RunConfig::restore(const nlohmann::json& saved, const Program& prog, const std::string& source,
+                        bool evaluationOnly) {
+  changed_.clear();
   // Every run's checkpoint holds its configuration: without it the command line's values would be taken for
   // the ones the weights were trained with.
   if (!saved.is_object())
@@ -43,10 +45,15 @@ void RunConfig::restore(const nlohmann::json& saved, const Program& prog, const 
                                      " has the wrong type");
           }
           if (prog.given(e.flag)) {
-            if (nlohmann::json(*p) != nlohmann::json(v))
-              throw UsageError("--" + e.flag + " " + shownValue(nlohmann::json(*p)) + " contradicts " + source + " (" +
-                               e.flag + " " + shownValue(s) +
-                               "); drop the flag to continue that run, or start a new one without --load");
+            if (nlohmann::json(*p) == nlohmann::json(v)) return;
+            if (evaluationOnly && e.outsideModel) {
+              changed_.push_back(e.flag);
+              return;
+            }
+            throw UsageError("--" + e.flag + " " + shownValue(nlohmann::json(*p)) + " contradicts " + source + " (" +
+                             e.flag + " " + shownValue(s) + "); drop the flag to continue that run, or start a new " +
+                             "one without --load" +
+                             (e.outsideModel ? " (an evaluation-only run, --epochs 0, may change it)" : ""));
           } else {
             *p = v;
           }

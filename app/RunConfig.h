@@ -1,7 +1,10 @@
 // RunConfig: the flags that define a run (model, widths, task, featurisation, data, target scaling) as one
 // JSON object that checkpoints carry. `--load` restores them: a flag the user did not give takes the
 // checkpoint's value, a given flag that contradicts it is an error naming both values. Flags that may change
-// on resume (learning rate, epochs, schedule, threads, output files) are simply not bound.
+// on resume (learning rate, epochs, schedule, threads, output files) are simply not bound. Flags bound with
+// bindOutsideModel (how molecules are batched, which metrics are reported) are restored alike when a run
+// continues training, but an evaluation-only run (it trains nothing more) may change them: they do not change
+// the model it evaluates.
 //
 //   app::RunConfig config;
 //   config.bind("model", &c.model);               // the flag --model, saved as "model"
@@ -29,13 +32,24 @@ class RunConfig {
   void bind(const std::string& flag, uint64_t* v) { add(flag, v); }
   void bind(const std::string& flag, double* v) { add(flag, v); }
   void bind(const std::string& flag, bool* v) { add(flag, v); }
+  /// A flag that leaves the model as it is (batching, metrics): restore() with `evaluationOnly` keeps the value
+  /// the command line gave instead of refusing it.
+  template <class T>
+  void bindOutsideModel(const std::string& flag, T* v) {
+    add(flag, v);
+    entries_.back().outsideModel = true;
+  }
 
   /// The bound values, plus `derived` (values computed from the data: target scaling, batch sizes, ...).
   nlohmann::json toJson() const;
   /// Adopts `saved` (a toJson() of an earlier run) for every bound flag the user did not give; a given flag
   /// whose value differs throws UsageError: "--hidden 128 contradicts run.ckpt (hidden 300) ...". Keys that
   /// the checkpoint lacks keep the command line's value. `derived` is taken over as saved (it must be an object).
-  void restore(const nlohmann::json& saved, const Program& prog, const std::string& source);
+  /// With `evaluationOnly`, a given flag bound by bindOutsideModel keeps its value (see changedOutsideModel()).
+  void restore(const nlohmann::json& saved, const Program& prog, const std::string& source,
+               bool evaluationOnly = false);
+  /// The bindOutsideModel flags an evaluation-only restore() kept at a value other than the checkpoint's.
+  const std::vector<std::string>& changedOutsideModel() const { return changed_; }
 
   /// A value derived from the data when a run first starts and kept as it was for the rest of the run. When the
   /// restored configuration holds derived[key], the value is `read(derived[key])` and `derive` is not called
@@ -58,8 +72,10 @@ class RunConfig {
   struct Entry {
     std::string flag;
     Target target;
+    bool outsideModel = false;
   };
   std::vector<Entry> entries_;
+  std::vector<std::string> changed_;
 };
 
 template <class Derive, class Read, class Write>

@@ -76,6 +76,9 @@ void TrainingFlags::addTo(Program& prog, const TrainingDefaults& d) {
           "gamma", value(&gamma, 0.1), "decay factor (--schedule step)")(
           "early-stopping", value(&earlyStopping, int64_t{0}),
           "stop after this many epochs without a better validation metric (0: never)")(
+          "test-every-epoch", po::bool_switch(&testEveryEpoch),
+          "evaluate the test set after every epoch (in the log); by default it is evaluated once, on the best "
+          "validation epoch's weights, after training")(
           "clip-norm", value(&clipNorm, d.clipNorm), "clip the global gradient norm to this (0: no clipping)")(
           "time-budget", value(&timeBudgetMinutes, 0.0),
           "stop training after this many minutes of training steps (evaluation not counted; 0: no limit); the "
@@ -181,17 +184,19 @@ void TrainingFlags::apply(const Program& prog) {
 }
 
 nlohmann::json TrainingFlags::trainingIdentity() const {
-  return {{"lr", lr},
-          {"epochs", epochs},
-          {"optimizer", optimizer},
-          {"weight_decay", weightDecay},
-          {"schedule", schedule},
-          {"warmup", warmup},
-          {"step_size", stepSize},
-          {"gamma", gamma},
-          {"early_stopping", earlyStopping},
-          {"clip_norm", clipNorm},
-          {"time_budget", timeBudgetMinutes}};
+  nlohmann::json j = {{"lr", lr},
+                      {"epochs", epochs},
+                      {"optimizer", optimizer},
+                      {"weight_decay", weightDecay},
+                      {"schedule", schedule},
+                      {"warmup", warmup},
+                      {"step_size", stepSize},
+                      {"gamma", gamma},
+                      {"early_stopping", earlyStopping},
+                      {"clip_norm", clipNorm},
+                      {"time_budget", timeBudgetMinutes}};
+  for (const auto& [key, value] : programTraining.items()) j[key] = value;
+  return j;
 }
 
 namespace {
@@ -258,6 +263,7 @@ std::optional<CheckpointDir::Found> TrainingFlags::checkpointToContinue() const 
 }
 
 std::optional<CheckpointDir::Found> TrainingFlags::continueRun(const Program& prog, RunConfig& config) const {
+  evaluationOnly_ = false;
   std::optional<CheckpointDir::Found> found = checkpointToContinue();
   if (!found) return found;
   const nlohmann::json& meta = found->checkpoint.meta;
@@ -265,7 +271,11 @@ std::optional<CheckpointDir::Found> TrainingFlags::continueRun(const Program& pr
   const std::string program = written.is_string() ? written.get<std::string>() : written.dump();
   if (program != prog.name())
     throw std::runtime_error(found->path + ": not a checkpoint of " + prog.name() + " (program '" + program + "')");
-  config.restore(meta.contains("config") ? meta["config"] : nlohmann::json(), prog, found->path);
+  // Epochs the loaded run completed (a malformed state is named later, when the trainer reads it).
+  const nlohmann::json* trainer = meta.contains("trainer") && meta["trainer"].is_object() ? &meta["trainer"] : nullptr;
+  const bool knownEpochs = trainer && trainer->contains("completed_epochs") && (*trainer)["completed_epochs"].is_number_integer();
+  evaluationOnly_ = !load.empty() && knownEpochs && epochs <= (*trainer)["completed_epochs"].get<int64_t>();
+  config.restore(meta.contains("config") ? meta["config"] : nlohmann::json(), prog, found->path, evaluationOnly_);
   return found;
 }
 

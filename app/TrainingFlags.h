@@ -50,6 +50,11 @@ struct TrainingFlags {
   double timeBudgetMinutes = 0;  // 0: none
   int64_t checkpointEvery = 0, keepCheckpoints = 3;
   bool resume = false;
+  bool testEveryEpoch = false;  // --test-every-epoch (else test once, at the best epoch's weights)
+  /// A program's own flags that decide the weights (e.g. molecule_property's class_balance: {"class_balance":
+  /// true}), set before the run starts: part of trainingIdentity(), so --resume refuses a change and --load may
+  /// make one, as for --lr.
+  nlohmann::json programTraining = nlohmann::json::object();
 
   /// Adds the flags to `prog` under "Run" and "Training" headings.
   void addTo(Program& prog, const TrainingDefaults& defaults);
@@ -66,12 +71,16 @@ struct TrainingFlags {
   /// run takes the checkpoint's run id.
   std::optional<CheckpointDir::Found> checkpointToContinue() const;
   /// checkpointToContinue(), refused unless `prog` wrote it (its metadata's "program"), with `config` restored
-  /// from it (RunConfig::restore): what every training program does before it reads its data.
+  /// from it (RunConfig::restore): what every training program does before it reads its data. A --load whose run
+  /// has reached --epochs already is evaluation-only (evaluationOnly()): its flags bound outside the model
+  /// (RunConfig::bindOutsideModel: batching, metrics) may differ from the checkpoint's.
   std::optional<CheckpointDir::Found> continueRun(const Program& prog, RunConfig& config) const;
+  /// Whether continueRun() found a --load that trains nothing more (--epochs at most the epochs it completed).
+  bool evaluationOnly() const { return evaluationOnly_; }
   /// The run's id, 16 hex digits: drawn when the run first starts, kept by every run that continues it.
   const std::string& runId() const { return runId_; }
   /// The flags that decide the weights besides the run's configuration (RunConfig): lr, epochs, optimizer,
-  /// weight_decay, schedule, warmup, step_size, gamma, early_stopping, clip_norm, time_budget.
+  /// weight_decay, schedule, warmup, step_size, gamma, early_stopping, clip_norm, time_budget, and programTraining.
   nlohmann::json trainingIdentity() const;
   /// Whether this run continues an earlier one (--load, or --resume with a checkpoint found).
   bool continuing() const { return continuing_; }
@@ -79,7 +88,7 @@ struct TrainingFlags {
   std::unique_ptr<LrSchedule> makeSchedule(int64_t totalSteps, int64_t stepsPerEpoch) const;
 
  private:
-  mutable bool continuing_ = false;
+  mutable bool continuing_ = false, evaluationOnly_ = false;
   mutable std::string runId_;
   // Held from apply() to the end of the program (shared: TrainingFlags stays copyable).
   std::shared_ptr<FolderLock> checkpointDirLock_;

@@ -1,5 +1,5 @@
 // Reads every record of a molecule file and featurises each one as build_dataset does (default limits:
-// --max-smiles-length 1000, --max-atoms 500), with Graphormer encodings (K = 5) on the molecules accepted.
+// --max-smiles-length 10000, --max-atoms 500), with Graphormer encodings (K = 5) on the molecules accepted.
 // A molecule the library rejects is fine; an InputError for the file is fine; anything else is a bug.
 #pragma once
 #include <memory>

@@ -23,6 +23,47 @@ bool elementCounts(const Tensor& mask, const Tensor& target, int64_t i) {
   return mask.at(i / target.cols()) != 0;
 }
 
+// The counted (value, target) pairs of task t (column t; a NaN target does not count), in row order.
+std::vector<std::pair<double, double>> taskPairs(const Tensor& values, const Tensor& target, const Tensor& mask,
+                                                 int64_t t) {
+  const int64_t rows = target.rows(), tasks = target.numel() / std::max<int64_t>(rows, 1);
+  std::vector<std::pair<double, double>> v;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = r * tasks + t;
+    if (elementCounts(mask, target, i) && !std::isnan(target.at(i))) v.emplace_back(values.at(i), target.at(i));
+  }
+  return v;
+}
+
+// The mean over tasks of `perTask` (NaN: not defined for that task, left out); NaN when no task has a value.
+template <class PerTask>
+double meanOverTasks(const Tensor& values, const Tensor& target, const Tensor& mask, const char* what, PerTask perTask) {
+  checkSame(values, target, mask, what);
+  const int64_t rows = target.rows(), tasks = target.numel() / std::max<int64_t>(rows, 1);
+  double sum = 0;
+  int64_t used = 0;
+  for (int64_t t = 0; t < tasks; ++t) {
+    const double v = perTask(taskPairs(values, target, mask, t));
+    if (std::isnan(v)) continue;
+    sum += v;
+    ++used;
+  }
+  return used ? sum / static_cast<double>(used) : std::numeric_limits<double>::quiet_NaN();
+}
+
+struct Confusion {
+  double tp = 0, fp = 0, tn = 0, fn = 0;
+};
+// Logit > 0 (probability > 0.5) decides positive; a label above 0.5 is positive.
+Confusion confusion(const std::vector<std::pair<double, double>>& v) {
+  Confusion c;
+  for (const auto& [logit, label] : v) {
+    const bool predicted = logit > 0, actual = label > 0.5;
+    (predicted ? (actual ? c.tp : c.fp) : (actual ? c.fn : c.tn)) += 1;
+  }
+  return c;
+}
+
 }  // namespace
 
 double meanAbsoluteError(const Tensor& pred, const Tensor& target, const Tensor& mask) {
@@ -104,6 +145,70 @@ double rocAuc(const Tensor& scores, const Tensor& labels, const Tensor& mask) {
     ++used;
   }
   return used ? sum / static_cast<double>(used) : std::numeric_limits<double>::quiet_NaN();
+}
+
+double r2Score(const Tensor& pred, const Tensor& target, const Tensor& mask) {
+  return meanOverTasks(pred, target, mask, "r2Score", [](const std::vector<std::pair<double, double>>& v) {
+    if (v.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+    double mean = 0;
+    for (const auto& p : v) mean += p.second;
+    mean /= static_cast<double>(v.size());
+    double ssRes = 0, ssTot = 0;
+    for (const auto& [y, t] : v) {
+      ssRes += (t - y) * (t - y);
+      ssTot += (t - mean) * (t - mean);
+    }
+    if (ssTot == 0) return ssRes == 0 ? 1.0 : 0.0;
+    return 1 - ssRes / ssTot;
+  });
+}
+
+double averagePrecision(const Tensor& scores, const Tensor& labels, const Tensor& mask) {
+  return meanOverTasks(scores, labels, mask, "averagePrecision", [](std::vector<std::pair<double, double>> v) {
+    int64_t positives = 0;
+    for (const auto& p : v) positives += p.second > 0.5;
+    if (positives == 0 || positives == static_cast<int64_t>(v.size())) return std::numeric_limits<double>::quiet_NaN();
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    // One step per distinct score: every molecule at or above it is predicted positive.
+    double ap = 0, recallBefore = 0;
+    int64_t tp = 0;
+    for (size_t i = 0; i < v.size();) {
+      size_t j = i;
+      for (; j < v.size() && v[j].first == v[i].first; ++j) tp += v[j].second > 0.5;
+      const double precision = static_cast<double>(tp) / static_cast<double>(j);
+      const double recall = static_cast<double>(tp) / static_cast<double>(positives);
+      ap += (recall - recallBefore) * precision;
+      recallBefore = recall;
+      i = j;
+    }
+    return ap;
+  });
+}
+
+double binaryAccuracy(const Tensor& logits, const Tensor& labels, const Tensor& mask) {
+  return meanOverTasks(logits, labels, mask, "binaryAccuracy", [](const std::vector<std::pair<double, double>>& v) {
+    if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+    const Confusion c = confusion(v);
+    return (c.tp + c.tn) / static_cast<double>(v.size());
+  });
+}
+
+double f1Score(const Tensor& logits, const Tensor& labels, const Tensor& mask) {
+  return meanOverTasks(logits, labels, mask, "f1Score", [](const std::vector<std::pair<double, double>>& v) {
+    if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+    const Confusion c = confusion(v);
+    const double denominator = 2 * c.tp + c.fp + c.fn;
+    return denominator > 0 ? 2 * c.tp / denominator : 0.0;
+  });
+}
+
+double matthewsCorrelation(const Tensor& logits, const Tensor& labels, const Tensor& mask) {
+  return meanOverTasks(logits, labels, mask, "matthewsCorrelation", [](const std::vector<std::pair<double, double>>& v) {
+    if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+    const Confusion c = confusion(v);
+    const double denominator = (c.tp + c.fp) * (c.tp + c.fn) * (c.tn + c.fp) * (c.tn + c.fn);
+    return denominator > 0 ? (c.tp * c.tn - c.fp * c.fn) / std::sqrt(denominator) : 0.0;
+  });
 }
 
 }  // namespace gnn

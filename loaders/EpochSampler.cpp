@@ -1,6 +1,9 @@
 #include "loaders/EpochSampler.h"
 
+#include <algorithm>
 #include <numeric>
+
+#include "gnn/Check.h"
 
 namespace gnn {
 
@@ -11,7 +14,38 @@ Generator EpochSampler::generator(int64_t epoch, uint64_t purpose) const {
   return g;
 }
 
+EpochSampler::EpochSampler(int64_t size, bool shuffle, uint64_t seed, std::vector<uint8_t> positive)
+    : size_(size), shuffle_(shuffle), seed_(seed), positive_(std::move(positive)) {
+  GNN_CHECK_ARG(positive_.empty() || static_cast<int64_t>(positive_.size()) == size_, "EpochSampler: ",
+                positive_.size(), " class marks for ", size_, " items");
+}
+
+int64_t EpochSampler::epochSize() const {
+  if (positive_.empty()) return size_;
+  int64_t p = 0;
+  for (uint8_t v : positive_) p += v != 0;
+  return 2 * std::min(p, size_ - p);
+}
+
 std::vector<int64_t> EpochSampler::order(int64_t epoch) const {
+  if (!positive_.empty()) {
+    std::vector<int64_t> pos, neg;
+    for (int64_t i = 0; i < size_; ++i) (positive_[static_cast<size_t>(i)] ? pos : neg).push_back(i);
+    if (shuffle_) {
+      // Both classes from the epoch's shuffle stream, positives first (as Chemprop shuffles them).
+      Generator g = generator(epoch, 0);
+      shuffleInPlace(pos, g);
+      shuffleInPlace(neg, g);
+    }
+    std::vector<int64_t> o;
+    const size_t pairs = std::min(pos.size(), neg.size());
+    o.reserve(2 * pairs);
+    for (size_t k = 0; k < pairs; ++k) {
+      o.push_back(pos[k]);
+      o.push_back(neg[k]);
+    }
+    return o;
+  }
   std::vector<int64_t> o(static_cast<size_t>(size_));
   std::iota(o.begin(), o.end(), int64_t{0});
   if (shuffle_) {

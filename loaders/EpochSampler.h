@@ -1,6 +1,14 @@
 // EpochSampler: the order in which a loader visits n items in epoch e: identity, or a seeded Fisher-Yates
 // shuffle drawn from gnn::Generator. The order depends only on (seed, epoch), never on threads or on how many
 // epochs were visited before, so epoch 7 can be replayed on its own (resuming from a checkpoint).
+//
+// With classes to balance it is Chemprop's ClassBalanceSampler (chemprop/data/samplers.py, v2; MoleculeSampler in
+// v1): an epoch visits as many positives as negatives, min(P, N) of each, alternating positive, negative,
+// positive, ...; shuffled, each epoch draws its own positives and negatives (so the larger class is seen a new
+// subset at a time), unshuffled it takes the first min(P, N) of each in index order.
+//
+//   EpochSampler s(n, /*shuffle=*/true, seed, positive);   // positive[i] != 0: item i is a positive
+//   s.order(epoch);                                         // 2 min(P, N) items, pos, neg, pos, neg, ...
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -14,7 +22,12 @@ namespace gnn {
 class EpochSampler {
  public:
   EpochSampler(int64_t size, bool shuffle, uint64_t seed) : size_(size), shuffle_(shuffle), seed_(seed) {}
+  /// Balancing the classes `positive` marks (one entry per item; empty: no balancing).
+  EpochSampler(int64_t size, bool shuffle, uint64_t seed, std::vector<uint8_t> positive);
   std::vector<int64_t> order(int64_t epoch) const;
+  /// Items an epoch visits: size(), or 2 min(P, N) when balancing.
+  int64_t epochSize() const;
+  bool balanced() const { return !positive_.empty(); }
   /// An independent random stream for (epoch, purpose): purpose 0 is the shuffle; loaders use others for
   /// packing order and trimming so that changing one does not move the other.
   Generator generator(int64_t epoch, uint64_t purpose) const;
@@ -26,6 +39,7 @@ class EpochSampler {
   int64_t size_;
   bool shuffle_;
   uint64_t seed_;
+  std::vector<uint8_t> positive_;
 };
 
 /// Fisher-Yates shuffle of v in place with draws from g.

@@ -19,7 +19,7 @@ FixedSizeDataLoader::FixedSizeDataLoader(std::shared_ptr<const Dataset> dataset,
     : dataset_(std::move(dataset)),
       fixed_(fixed),
       options_(options),
-      sampler_(static_cast<int64_t>(dataset_ ? dataset_->size() : 0), options.shuffle, options.seed),
+      sampler_(static_cast<int64_t>(dataset_ ? dataset_->size() : 0), options.shuffle, options.seed, options.classBalance),
       planner_(dataset_, fixed, plannerOptions(options)),
       collator_(fixed, options.nodeLevelTargets) {
   GNN_CHECK_ARG(options_.microBatchesPerRequest >= 1, "FixedSizeDataLoader: microBatchesPerRequest must be >= 1");

@@ -42,6 +42,8 @@ class FixedSizeDataLoader {
     /// Replicas spread over processes (MPI): this process collates and returns only its replicas' batches
     /// (shard.perRequest must be microBatchesPerRequest). Default: every batch.
     RequestShard shard;
+    /// Non-empty (one mark per graph, 1 = positive): each epoch balances the classes (EpochSampler).
+    std::vector<uint8_t> classBalance;
   };
 
   FixedSizeDataLoader(std::shared_ptr<const Dataset> dataset, FixedSizeOptions fixed, Options options);

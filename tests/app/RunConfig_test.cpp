@@ -112,5 +112,49 @@ TEST(RunConfig, AFlagTheUserGaveMustAgreeWithTheCheckpoint) {
   EXPECT_NE(err.find("--hidden 64 contradicts run.ckpt (hidden 128)"), std::string::npos) << err;
 }
 
+// A flag outside the model (batching, metrics) is restored like any other when the run continues training, and
+// refused when it contradicts; an evaluation-only restore keeps the given value and names it. A model flag is
+// refused either way.
+TEST(RunConfig, AnEvaluationOnlyRestoreKeepsFlagsOutsideTheModel) {
+  int64_t hidden = 0;
+  std::string strategy = "plan";
+  auto withStrategy = [&](std::vector<std::string> args, bool evaluationOnly) {
+    Program prog("run_config_test", "two flags");
+    prog.flags().add_options()("hidden", value(&hidden, int64_t{300}), "width")("strategy", value(&strategy, "plan"),
+                                                                                 "batching");
+    std::vector<char*> argv;
+    args.insert(args.begin(), "run_config_test");
+    for (std::string& a : args) argv.push_back(a.data());
+    std::vector<std::string> changed;
+    const int code = prog.run(static_cast<int>(argv.size()), argv.data(), [&] {
+      RunConfig config;
+      config.bind("hidden", &hidden);
+      config.bindOutsideModel("strategy", &strategy);
+      config.restore({{"hidden", 128}, {"strategy", "plan"}}, prog, "run.ckpt", evaluationOnly);
+      changed = config.changedOutsideModel();
+      return 0;
+    });
+    return std::make_pair(code, changed);
+  };
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(withStrategy({"--strategy", "stream"}, /*evaluationOnly=*/false).first, 2);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("--strategy stream contradicts run.ckpt (strategy plan)"), std::string::npos) << err;
+  EXPECT_NE(err.find("an evaluation-only run, --epochs 0, may change it"), std::string::npos) << err;
+
+  const auto [code, changed] = withStrategy({"--strategy", "stream"}, /*evaluationOnly=*/true);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(strategy, "stream");
+  EXPECT_EQ(hidden, 128);  // not given: the checkpoint's
+  EXPECT_EQ(changed, std::vector<std::string>{"strategy"});
+  EXPECT_TRUE(withStrategy({}, true).second.empty());
+  EXPECT_EQ(strategy, "plan");  // not given: the checkpoint's, evaluation-only or not
+
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(withStrategy({"--hidden", "64", "--strategy", "stream"}, true).first, 2);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("--hidden 64 contradicts run.ckpt (hidden 128)"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace gnn::app

@@ -36,12 +36,15 @@ struct TinyRun {
   std::unique_ptr<Optimizer> opt;
   RunConfig config;
   std::unique_ptr<Trainer> trainer;
+  int testPasses = 0;  // how often the test set was evaluated
   Tensor x = Tensor::fromVector<float>({0.1f, 0.5f, -0.3f, 0.9f, -0.2f, 0.4f, 0.3f, 0.3f, 0.8f, -0.7f, 0.6f, 0.1f,
                                         0.2f, -0.9f, 0.5f, 0.4f, 0.0f, -0.1f, -0.6f, 0.2f, 0.7f, 0.5f, 0.5f, -0.4f},
                                        {8, 3});
   Tensor y = Tensor::fromVector<float>({1.0f, -0.5f, 0.3f, 2.0f, 0.7f, -1.2f, 0.4f, 0.9f}, {8, 1});
 
-  TinyRun(uint64_t initSeed, const std::string& checkpointDir) : gen(initSeed), model(3, 1, gen) {
+  TinyRun(uint64_t initSeed, const std::string& checkpointDir, bool testEveryEpoch = false)
+      : gen(initSeed), model(3, 1, gen) {
+    flags.testEveryEpoch = testEveryEpoch;
     flags.epochs = 5;
     flags.lr = 0.05;
     flags.earlyStopping = 2;
@@ -76,6 +79,7 @@ struct TinyRun {
       return e;
     };
     hooks.test = [&] {
+      ++testPasses;
       Evaluation e;
       e.metric = 0.5;
       return e;
@@ -122,7 +126,10 @@ TEST(Trainer, ResumesEveryFieldAndContinuesToTheSameBits) {
   EXPECT_EQ(state["best_epoch"], 1);
   EXPECT_EQ(state["best_valid"], 1.0);
   EXPECT_EQ(state["best_valid_details"], (nlohmann::json{{"epoch", 1}}));
-  EXPECT_EQ(state["best_test"]["metric"], 0.5);
+  // The best epoch's test metric is taken once, after the last epoch, on the kept best weights.
+  EXPECT_TRUE(state["best_test"].empty()) << state["best_test"];
+  EXPECT_EQ(whole.testPasses, 1);
+  EXPECT_EQ(whole.trainer->summary()["test_mae"], 0.5);
   EXPECT_EQ(state["since_improvement"], 1);
   EXPECT_GT(state["epoch_loss_sum"].get<double>(), 0.0);
   EXPECT_GT(state["last_loss"].get<double>(), 0.0);
@@ -144,7 +151,8 @@ TEST(Trainer, ResumesEveryFieldAndContinuesToTheSameBits) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].bitEqual(b[i])) << i;
   EXPECT_EQ(resumed.trainer->lossChecksum(), whole.trainer->lossChecksum());
-  for (const char* key : {"epochs", "best_epoch", "valid_mae", "final_loss", "steps", "stopped_early", "loss_checksum"})
+  for (const char* key : {"epochs", "best_epoch", "valid_mae", "test_mae", "final_loss", "steps", "stopped_early",
+                          "loss_checksum"})
     EXPECT_EQ(resumed.trainer->summary()[key], whole.trainer->summary()[key]) << key;
   // And its final state is the uninterrupted run's, field for field.
   const std::string endA = (dir.path / "end_a.ckpt").string(), endB = (dir.path / "end_b.ckpt").string();
@@ -152,6 +160,17 @@ TEST(Trainer, ResumesEveryFieldAndContinuesToTheSameBits) {
   resumed.trainer->save(endB);
   EXPECT_EQ(Checkpoint::load(endA).meta.at("trainer"), Checkpoint::load(endB).meta.at("trainer"));
   expectSameTensors(Checkpoint::load(endA), Checkpoint::load(endB));
+}
+
+TEST(Trainer, TestsOnceAtTheEndUnlessAskedEveryEpoch) {
+  TinyRun once(1, "");
+  once.run();
+  EXPECT_EQ(once.testPasses, 1);
+  TinyRun every(1, "", /*testEveryEpoch=*/true);
+  every.run();
+  EXPECT_EQ(every.testPasses, 3);  // epochs 1-3 (early stopping after 3)
+  EXPECT_EQ(every.trainer->summary()["test_mae"], once.trainer->summary()["test_mae"]);
+  EXPECT_EQ(every.trainer->lossChecksum(), once.trainer->lossChecksum());
 }
 
 TEST(Trainer, NamesAMissingMistypedOrNegativeField) {

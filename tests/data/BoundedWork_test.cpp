@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -91,7 +92,7 @@ TEST(BoundedWork, LongSmilesAndLargeMoleculesAreRejectedNotParsedForMinutes) {
   BuildSummary s = buildWithoutStalling("long.csv", csv.str());
   EXPECT_EQ(s.accepted, 1);
   ASSERT_EQ(s.rejected, 2);
-  EXPECT_NE(s.rejectedMolecules[0].reason.find("longer than --max-smiles-length 1000"), std::string::npos);
+  EXPECT_NE(s.rejectedMolecules[0].reason.find("longer than --max-smiles-length 10000"), std::string::npos);
   EXPECT_NE(s.rejectedMolecules[0].smiles.find("(400000 characters)"), std::string::npos);
   EXPECT_LT(s.rejectedMolecules[0].smiles.size(), 300u);
   EXPECT_NE(s.rejectedMolecules[1].reason.find("600 heavy atoms, more than --max-atoms 500"), std::string::npos);
@@ -121,7 +122,9 @@ TEST(BoundedWork, GraphormerKIsCappedAtTheLongestPossiblePath) {
   EXPECT_TRUE(slurp(huge) == slurp(cap)) << "K = 100000 and K = 6 (the cap) gave different files";
   NpzDataset ds(huge), ds3(small);
   EXPECT_EQ(ds.graphormerMaxDist(), 6);
-  EXPECT_EQ(ds.file().get("edge_input").shape[1], 6);
+  int64_t stored = 0;
+  std::memcpy(&stored, ds.file().get("multi_hop_max_dist").data, 8);
+  EXPECT_EQ(stored, 6);
   EXPECT_EQ(ds3.graphormerMaxDist(), 3);  // below the cap: as asked
 
   // Each graph's encodings equal Graphormer's own for any K, once widened with "no hop" slots.
@@ -136,9 +139,20 @@ TEST(BoundedWork, GraphormerKIsCappedAtTheLongestPossiblePath) {
     GraphormerEncodings(10).compute(g);
     EXPECT_TRUE(ds.get(i).edgeInput.bitEqual(g.toGraph().edgeInput)) << smiles[i];
   }
-  // A dataset whose K is below its longest path cannot be widened: the hops past K are not in it.
-  EXPECT_THROW(ds3.widenMaxDist(10), std::invalid_argument);
-  for (const std::string& p : {csv, huge, cap, small}) std::filesystem::remove(p);
+  // A format-1 dataset whose K is below its longest path cannot be widened: the hops past K are not in it.
+  // Format 2 keeps whole paths (path_via), so any K reads exactly.
+  EXPECT_NO_THROW(ds3.widenMaxDist(10));
+  BuildOptions o;
+  o.source.path = csv;
+  o.source.targetColumns = {"y"};
+  o.graphormerMaxDist = 3;
+  o.formatVersion = 1;
+  o.outPath = csv + ".v1.npz";
+  MoleculeDatasetBuilder(o).run();
+  NpzDataset v1(o.outPath);
+  EXPECT_EQ(v1.file().get("edge_input").shape[1], 3);
+  EXPECT_THROW(v1.widenMaxDist(10), std::invalid_argument);
+  for (const std::string& p : {csv, huge, cap, small, o.outPath}) std::filesystem::remove(p);
 }
 
 TEST(BoundedWork, GraphormerEncodingsPerGraphStopAtItsLongestPath) {
