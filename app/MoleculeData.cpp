@@ -216,10 +216,10 @@ MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
   if (isNpz && !o.targetColumns.empty() && o.targetColumns != d.targetNames)
     throw UsageError("--target-cols " + joined(o.targetColumns) + ": " + o.path + " was built with targets " +
                      joined(d.targetNames) + "; rebuild it with build_dataset --target-cols, or drop the flag");
-  // A build caps K at the longest possible path (its largest molecule's atoms - 1): such a dataset holds every
-  // hop of every path, and is widened with "no hop" slots to the K asked for.
+  // A format 2 file keeps whole paths, so any K can be read from it; a format 1 build capped at the longest
+  // possible path (its largest molecule's atoms - 1) holds every hop too and is widened with "no hop" slots.
   if (o.graphormerMaxDist > 0 && ds.graphormerMaxDist() > 0 && ds.graphormerMaxDist() < o.graphormerMaxDist &&
-      ds.graphormerMaxDist() >= ds.maxNodes() - 1)
+      ds.coversMaxDist(o.graphormerMaxDist))
     d.dataset->widenMaxDist(o.graphormerMaxDist);
   // The featurisation a checkpoint records (and predict repeats for new molecules) is the K graphs come with.
   if (ds.graphormerMaxDist() > 0 && d.featurisation.is_object() && d.featurisation.contains("graphormer_max_dist"))

@@ -244,3 +244,25 @@ TEST_F(ModelPrograms, SchNetPredictionsAreReproducedByPredictFromXyz) {
 }
 
 }  // namespace
+
+// A format 2 .npz keeps Graphormer's whole paths (the via matrix), so a run may ask for more hops than it was
+// built with: trained on a K = 2 file with --multi-hop-max-dist 5, Graphormer-slim gives the bits of the same run
+// on a K = 5 file.
+TEST_F(ModelPrograms, AFormat2FileServesMoreHopsThanItWasBuiltWith) {
+  std::ofstream csv(path("m.csv"));
+  gnn::GzLineReader in(kData + "pcqm4mv2_style/raw/data.csv.gz");
+  std::string_view line;
+  for (int i = 0; i <= 200 && in.next(line); ++i) csv << line << "\n";
+  csv.close();
+  const std::string build = std::string(GNN_BINARY_DIR) + "/examples/build_dataset --input " + path("m.csv") +
+                            " --target-cols homolumogap --no-progress --graphormer-max-dist ";
+  ASSERT_EQ(gnn::testing::runProgram(build + "2 --out " + path("k2.npz")).code, 0);
+  ASSERT_EQ(gnn::testing::runProgram(build + "5 --out " + path("k5.npz")).code, 0);
+  const std::string args = " --multi-hop-max-dist 5 --epochs 1 --batch-size 16 --quiet --json";
+  Result a = runExample("pcqm4m_graphormer", "--data " + path("k2.npz") + args);
+  Result b = runExample("pcqm4m_graphormer", "--data " + path("k5.npz") + args);
+  ASSERT_EQ(a.code, 0) << a.out;
+  ASSERT_EQ(b.code, 0) << b.out;
+  EXPECT_EQ(lastJson(a.out)["loss_checksum"], lastJson(b.out)["loss_checksum"]);
+  EXPECT_EQ(lastJson(a.out)["valid_mae"], lastJson(b.out)["valid_mae"]);
+}
