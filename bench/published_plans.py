@@ -16,7 +16,8 @@ timed on this machine):
   gpspp-config    Graphormer-base in GPS++'s configuration (Bow, fp16, AMP 0.2, 4 x 4 auto splits, micro-batch
                   32, accumulation 7). GPS++ (another model) measured 17,800 graphs/s.
 Prints one JSON object: per plan its flags, whether it fits, the fullest IPU in MB, estimated samples/s, the
-step split, and the ratio to the measurement where there is one. Exit 2 when a program fails.
+step split, and the ratio to the measurement where there is one; and once, the per-op terms the plans used (fitted
+to kernel-level measurements by device/costfit/fit.py, never to these figures). Exit 2 when a program fails.
 """
 import argparse
 import json
@@ -51,6 +52,7 @@ def main():
     a = ap.parse_args()
     prog = example_program(a.build, "pcqm4m_graphormer")
     out = {}
+    terms = None
     with tempfile.TemporaryDirectory() as tmp:
         for name, (flags, measured) in PLANS.items():
             report = os.path.join(tmp, name + ".json")
@@ -61,6 +63,8 @@ def main():
             with open(report) as f:
                 r = json.load(f)
             est = r["estimated_samples_per_s"]
+            terms = terms or {k: v for k, v in r["assumptions"].items() if k.startswith(("op_", "matmul_", "gather_",
+                                                                                        "scatter_", "elementwise_"))}
             out[name] = {
                 "flags": " ".join(flags),
                 "program": r["program"],
@@ -75,6 +79,7 @@ def main():
             print(f"{name:14s} fits={str(r['fits']):5s} fullest {max(r['memory_per_ipu_mb']):7.1f} MB  "
                   f"{est:9,.0f} samples/s" + (f"  {est / measured:.2f}x of {measured:,}" if measured else ""),
                   file=sys.stderr)
+    out["per_op_terms"] = terms
     text = json.dumps(out, indent=1)
     print(text)
     if a.out:

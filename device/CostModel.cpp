@@ -9,36 +9,55 @@ namespace gnn {
 
 namespace {
 // Non-matmul arithmetic runs on the tiles' vector units: an assumption of 8 fp32 (16 fp16) FLOP per cycle per
-// tile, a quarter of the AMP unit's peak (the IPU's f32v2/f16v4 instructions on a 6-thread tile).
+// tile, a quarter of the AMP unit's peak (the IPU's f32v2/f16v4 instructions on a 6-thread tile). No kernel data
+// was found to fit it; it binds only for arithmetic-heavy element-wise ops.
 constexpr double kVectorShareOfPeak = 0.25;
-}  // namespace
 
-double opSeconds(const OpCost& op, Precision p, const IpuSpec& spec, double ampBytes) {
+// Exchange ops that move rows by index into a table (scatter-adds, segment reductions, sparse products, fused
+// message sums) are charged the scatter terms; the rest (gathers, lookups, layout changes) the gather terms.
+// A backward swaps them: a gather's gradient is a scatter-add, a scatter's a gather.
+bool scatterLike(const std::string& name) {
+  return name.rfind("scatter", 0) == 0 || name.rfind("segment", 0) == 0 || name == "spmm" ||
+         name == "reluMessageSum" || name == "filterMessageSum";
+}
+
+// Cycles of one op (device/CostFit.h's terms, read from `spec`); `backward`: the op is a backward pass.
+double opCycles(const OpCost& op, bool backward, Precision p, const IpuSpec& spec, double ampBytes) {
   const bool fp16 = p == Precision::FP16;
   const double bytes = static_cast<double>(op.bytes) * (op.floating ? floatScale(p) : 1.0);
   const double flops = static_cast<double>(op.flops);
-  double compute = 0, memory = 0;
+  const double tiles = static_cast<double>(spec.tiles);
+  const double peak = tiles * (fp16 ? spec.flopsPerCycleFp16 : spec.flopsPerCycleFp32);  // FLOP per cycle
+  const double vector = flops / (peak * kVectorShareOfPeak);
   switch (op.cls) {
     case OpClass::Matmul: {
-      const double perTile = flops / static_cast<double>(spec.tiles);
-      double eff = spec.matmulEfficiency * perTile / (perTile + spec.matmulHalfEfficiencyFlopsPerTile);
+      // h = MKN / (MK + KN + MN), about the smallest dimension: 2 x FLOPs over the fp32 bytes the op records.
+      const double h = op.bytes > 0 ? 2.0 * flops / static_cast<double>(op.bytes) : 0.0;
+      double eff = spec.matmulPeakShare * (h > 0 ? h / (h + spec.matmulHalfDim) : 1.0);
       // Poplar's planner keeps a matmul's temporaries within availableMemoryProportion: a larger working set is
       // computed in serial passes, which we charge as proportionally lower efficiency.
       if (bytes > ampBytes && ampBytes > 0) eff *= ampBytes / bytes;
-      compute = eff > 0 ? flops / (spec.peakFlops(fp16) * eff) : 0;
-      memory = bytes / (spec.onChipBytesPerSecond * spec.memoryEfficiency);
-      break;
+      const double compute = eff > 0 ? flops / (peak * eff) : 0.0;
+      return spec.opCycles + std::max(compute, bytes / spec.elementwiseBytesPerCycle);
     }
-    case OpClass::Exchange:
-      compute = flops / (spec.peakFlops(fp16) * kVectorShareOfPeak);
-      memory = bytes / (spec.exchangeBytesPerSecond * spec.memoryEfficiency);
-      break;
+    case OpClass::Exchange: {
+      const double indices = static_cast<double>(op.indices), table = static_cast<double>(op.tableRows);
+      const double moved = scatterLike(op.name) != backward
+                               ? spec.scatterCycles + spec.scatterCyclesPerIndex * indices + bytes / spec.scatterBytesPerCycle
+                               : spec.gatherCycles + spec.gatherCyclesPerIndex * indices +
+                                     spec.gatherCyclesPerTableRow * table + bytes / spec.gatherBytesPerCycle;
+      return std::max(moved, vector);
+    }
     case OpClass::Elementwise:
-      compute = flops / (spec.peakFlops(fp16) * kVectorShareOfPeak);
-      memory = bytes / (spec.onChipBytesPerSecond * spec.memoryEfficiency);
       break;
   }
-  return std::max(compute, memory) + spec.cyclesPerOp / spec.clockHz;
+  return spec.opCycles + std::max(bytes / spec.elementwiseBytesPerCycle, vector);
+}
+
+}  // namespace
+
+double opSeconds(const OpCost& op, Precision p, const IpuSpec& spec, double ampBytes) {
+  return opCycles(op, op.backward, p, spec, ampBytes) / spec.clockHz;
 }
 
 double copySeconds(const ModelProfile& m, int64_t lastBlock, const IpuOptions& o, const IpuSpec& spec) {
@@ -54,13 +73,13 @@ StageCost stageCost(const ModelProfile& m, int64_t first, int64_t last, bool sen
   for (int64_t b = first; b < last; ++b) {
     const BlockProfile& bp = m.blocks[static_cast<size_t>(b)];
     for (const OpCost& op : bp.forward) {
-      const double t = opSeconds(op, o.precision, spec, ampBytes);
+      const double t = opCycles(op, false, o.precision, spec, ampBytes) / spec.clockHz;
       sc.forward += t;
       (op.cls == OpClass::Exchange ? fwdExchange : fwdCompute) += t;
     }
     if (!m.training) continue;
     for (const OpCost& op : bp.backward) {
-      const double t = opSeconds(op, o.precision, spec, ampBytes);
+      const double t = opCycles(op, true, o.precision, spec, ampBytes) / spec.clockHz;
       sc.backward += t;
       (op.cls == OpClass::Exchange ? sc.exchange : sc.compute) += t;
     }
@@ -233,8 +252,7 @@ void optimizerCost(const ModelProfile& m, const std::vector<int64_t>& params, co
   for (int64_t s = 0; s < u.P; ++s) {
     double w = static_cast<double>(params[static_cast<size_t>(s)]);
     if (o.replicatedTensorSharding) w /= static_cast<double>(u.R);
-    double t = w * (3.0 * 4.0 + 2.0 * stateBytes) / (spec.onChipBytesPerSecond * spec.memoryEfficiency) +
-               spec.cyclesPerOp / spec.clockHz;
+    double t = (w * (3.0 * 4.0 + 2.0 * stateBytes) / spec.elementwiseBytesPerCycle + spec.opCycles) / spec.clockHz;
     if (o.offloadOptimizer || u.phased) t += 2.0 * w * stateBytes / spec.streamingBytesPerSecond;
     c.optimizerSeconds = u.phased ? c.optimizerSeconds + t : std::max(c.optimizerSeconds, t);
   }

@@ -1,11 +1,12 @@
 // CostModel: how long a step takes on the simulated IPUs, from the compile record's FLOPs and bytes and the
-// IpuSpec's published figures. Per op: the larger of its compute time (matmuls on the AMP units at a stated,
-// size-dependent efficiency, the rest on the vector units) and its memory time (tile memory, or the tile
-// exchange for gathers, scatters and layout changes), plus a fixed per-op cost for the BSP superstep. Per
-// stage: the sum of its ops. Per weight update: the pipeline schedule played out with those durations and the
-// inter-IPU copies (the same PipelineSchedule the engine runs), then the gradient all-reduce over the replicas
-// (ring), the optimizer step (with streaming-memory traffic when its state is offloaded), the host transfers and
-// phase loads. Every assumption is a field of IpuSpec with its source; nothing is fitted to a measurement.
+// IpuSpec's figures. Per op, the terms fitted to published kernel-level IPU measurements (device/CostFit.h,
+// device/costfit/): a fixed cost and element-wise bytes per cycle; matmuls on the AMP units at a shape-dependent
+// share of peak; gathers and scatters by indices, table rows and bytes on the tile exchange; arithmetic-heavy ops
+// bounded by the vector units. Per stage: the sum of its ops. Per weight update: the pipeline schedule played out
+// with those durations and the inter-IPU copies (the same PipelineSchedule the engine runs), then the gradient
+// all-reduce over the replicas (ring), the optimizer step (with streaming-memory traffic when its state is
+// offloaded), the host transfers and phase loads. Every figure is a field of IpuSpec with its source; nothing is
+// fitted to a whole model's throughput (those are the checks).
 //
 //   CostPlan c = planCost(profile, stages, options, IpuSpec::bow(), /*samplesPerMicroBatch=*/64);
 //   c.samplesPerSecond;  c.bottleneckStage;  c.split.bubble;
@@ -19,7 +20,8 @@
 
 namespace gnn {
 
-/// Seconds of one op on one IPU at `precision`; `ampBytes` caps a matmul's temporaries (slower plan beyond).
+/// Seconds of one op on one IPU at `precision` (a backward pass when op.backward); `ampBytes` caps a matmul's
+/// temporaries (slower plan beyond).
 double opSeconds(const OpCost& op, Precision precision, const IpuSpec& spec, double ampBytes);
 
 /// Seconds to send the state block `lastBlock` hands on to the next IPU over the IPU-Links.

@@ -12,9 +12,9 @@ IpuSpec IpuSpec::bow() {
   s.name = "bow";
   s.description = "Graphcore Bow IPU (GC200 at 1.85 GHz, Bow-2000)";
   s.clockHz = 1.85e9;
-  // Tile-local memory bandwidth scales with the clock (same tiles, same width per cycle).
+  // Tile-local memory bandwidth scales with the clock (same tiles, same width per cycle); the per-op terms are in
+  // cycles, so they scale with it too.
   s.onChipBytesPerSecond = 47.5e12 * 1.85 / 1.33;
-  s.exchangeBytesPerSecond = 8e12 * 1.85 / 1.33;
   return s;
 }
 

@@ -1,6 +1,7 @@
 // IpuSpec: the hardware figures the memory and cost models read, each with its source (../shared/ipu/README.md
-// holds the notes). Mk2 GC200 is the default; Bow is the same chip at 1.85 GHz. Figures the sources do not
-// confirm are marked "unconfirmed" and are plain fields, so a user with better numbers can set them.
+// holds the notes; the per-op terms come from device/CostFit.h). Mk2 GC200 is the default; Bow is the same chip at
+// 1.85 GHz. Figures the sources do not confirm are marked "unconfirmed" and are plain fields, so a user with better
+// numbers can set them.
 //
 //   IpuSpec s = IpuSpec::byName("bow");
 //   s.memoryBytes();            // 940,572,672 B In-Processor-Memory per IPU
@@ -8,6 +9,8 @@
 #pragma once
 #include <cstdint>
 #include <string>
+
+#include "device/CostFit.h"
 
 namespace gnn {
 
@@ -23,11 +26,9 @@ struct IpuSpec {
   // IPU-POD64 datasheet: 15.978 PFLOPS fp16.16 and 3.994 PFLOPS fp32 for 64 IPUs at 1.33 GHz, i.e. 128 and 32
   // FLOP per cycle per tile (the AMP unit).
   double flopsPerCycleFp16 = 128, flopsPerCycleFp32 = 32;
-  // Graphcore's optimisation guide: "about 47 TB/s" of memory bandwidth within an IPU (at 1.33 GHz).
+  // Graphcore's optimisation guide: "about 47 TB/s" of memory bandwidth within an IPU (at 1.33 GHz): the peak,
+  // reported beside the fitted element-wise rate below (which reaches about a tenth of it).
   double onChipBytesPerSecond = 47.5e12;
-  // On-chip exchange between tiles (gathers, scatters, transposes): the optimisation guide's "8 TB/s",
-  // unconfirmed as to what it measures; used as the all-to-all exchange rate.
-  double exchangeBytesPerSecond = 8e12;
   // IPU-Links: 10 per IPU, 320 GB/s in total (unconfirmed), i.e. 32 GB/s per link.
   double ipuLinkBytesPerSecond = 32e9;
   int64_t linksBetweenStages = 2;  // assumption: a pipeline's neighbouring IPUs use two links
@@ -44,16 +45,24 @@ struct IpuSpec {
   // exchange buffers. Assumption (PopVision profiles of mid-sized models show roughly 10-20% of tile memory
   // for these); a parameter, not a measured constant.
   int64_t codeAndExchangeBytesPerTile = 96 * 1024;
-  // Fixed cost of one op on the IPU: at least one BSP superstep (sync + exchange setup). Assumption.
-  double cyclesPerOp = 2000;
-  // Share of peak a large matmul reaches on the AMP units (Poplar's planner; assumption), and the work per tile
-  // at which a matmul reaches half of that (smaller ones are dominated by setup and exchange).
-  double matmulEfficiency = 0.6;
-  double matmulHalfEfficiencyFlopsPerTile = 64e3;
-  // Share of on-chip / exchange bandwidth that element-wise and exchange-bound ops reach: Jia et al. (arXiv
-  // 1912.03413) measured compiler-generated loops at about a quarter of the tiles' memory bandwidth (hand-written
-  // assembly near all of it).
-  double memoryEfficiency = 0.25;
+  // Per-op terms fitted to published kernel-level measurements (device/CostFit.h, written by
+  // device/costfit/fit.py from device/costfit/kernels.csv): GC200 tile cycles, the same on Mk2 and Bow.
+  // Every op but gathers and scatters: a fixed cost (was an assumed 2,000 cycles) and element-wise bytes per cycle
+  // (was a quarter of the 47.5 TB/s peak); matmuls reach matmulPeakShare x h / (h + matmulHalfDim) of the AMP
+  // peak, h = MKN / (MK + KN + MN), about the smallest dimension (was an assumed 0.6 x w / (w + 64k FLOP/tile)).
+  double opCycles = costfit::kOpCycles;
+  double elementwiseBytesPerCycle = costfit::kElementwiseBytesPerCycle;
+  double matmulPeakShare = costfit::kMatmulPeakShare;
+  double matmulHalfDim = costfit::kMatmulHalfDim;
+  // Gathers and scatters on the tile exchange (were charged at a quarter of an unconfirmed 8 TB/s): fixed
+  // cycles, cycles per index and per table row, bytes per cycle (device/CostModel.cpp says which ops are which).
+  double gatherCycles = costfit::kGatherCycles;
+  double gatherCyclesPerIndex = costfit::kGatherCyclesPerIndex;
+  double gatherCyclesPerTableRow = costfit::kGatherCyclesPerTableRow;
+  double gatherBytesPerCycle = costfit::kGatherBytesPerCycle;
+  double scatterCycles = costfit::kScatterCycles;
+  double scatterCyclesPerIndex = costfit::kScatterCyclesPerIndex;
+  double scatterBytesPerCycle = costfit::kScatterBytesPerCycle;
 
   static IpuSpec mk2();
   static IpuSpec bow();

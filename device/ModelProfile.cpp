@@ -27,6 +27,36 @@ OpClass classifyOp(const std::string& n) {
   return OpClass::Elementwise;
 }
 
+namespace {
+
+// What an exchange op indexes (OpCost::indices, tableRows), from its record: the ops' FLOPs and output shapes as
+// gnn/ops record them (a scatter or segment reduction of X [rows, F] counts X.numel() FLOPs, and so on).
+void exchangeRows(const OpRecord& op, const CompileRecord& r, OpCost& c) {
+  const std::string n = op.name;
+  const int64_t f = op.shape.empty() ? 1 : std::max<int64_t>(1, op.shape.back());
+  const int64_t rows = op.shape.empty() ? 0 : op.shape.front();
+  if (n == "gatherRows") {
+    c.indices = rows;
+    c.tableRows = r.numNodes;
+  } else if (n == "embeddingBag") {
+    c.indices = op.flops / f;
+  } else if (n == "segmentSoftmax") {
+    c.indices = rows;
+    c.tableRows = rows;
+  } else if (n.rfind("scatter", 0) == 0 || n.rfind("segment", 0) == 0) {
+    c.indices = op.flops / f;
+    c.tableRows = rows;
+  } else if (n == "spmm" || n == "filterMessageSum") {
+    c.indices = op.flops / (2 * f);
+    c.tableRows = rows;
+  } else if (n == "reluMessageSum") {  // its FLOPs add the root term when there is one: the batch's edges instead
+    c.indices = r.numEdges;
+    c.tableRows = rows;
+  }
+}
+
+}  // namespace
+
 ModelProfile ModelProfile::from(const CompileRecord& r, bool training, int64_t optimizerStateTensors) {
   ModelProfile m;
   m.training = training;
@@ -68,6 +98,7 @@ ModelProfile ModelProfile::from(const CompileRecord& r, bool training, int64_t o
     c.name = op.name;
     c.cls = classifyOp(c.name);
     c.flops = op.flops;
+    if (op.pass == Pass::Forward && c.cls == OpClass::Exchange) exchangeRows(op, r, c);
     if (op.pass == Pass::Forward) {
       c.bytes = op.bytesRead + op.bytesWritten;
       c.savedBytes = op.savedBytes;
@@ -76,6 +107,7 @@ ModelProfile ModelProfile::from(const CompileRecord& r, bool training, int64_t o
       b->savedBytes += c.savedBytes;
       b->forward.push_back(std::move(c));
     } else {
+      c.backward = true;
       b->backwardFlops += c.flops;
       b->backward.push_back(std::move(c));
     }
@@ -89,6 +121,8 @@ ModelProfile ModelProfile::from(const CompileRecord& r, bool training, int64_t o
       if (v.empty()) continue;
       g.bytes = 2 * v.back()->bytes;
       g.floating = v.back()->floating;
+      g.indices = v.back()->indices;
+      g.tableRows = v.back()->tableRows;
       v.pop_back();
     }
   }
@@ -128,6 +162,8 @@ ModelProfile ModelProfile::scaled(double f) const {
         c.flops = s(c.flops);
         c.bytes = s(c.bytes);
         c.savedBytes = s(c.savedBytes);
+        c.indices = s(c.indices);
+        c.tableRows = s(c.tableRows);
       }
   }
   return m;

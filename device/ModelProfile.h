@@ -30,6 +30,11 @@ struct OpCost {
   int64_t bytes = 0;       // read + written (backward: estimated, see BlockProfile)
   int64_t savedBytes = 0;  // forward: what its backward keeps
   bool floating = true;    // its output is floating point (fp16 halves its bytes)
+  // Exchange ops (device/CostModel.h): the rows it moves by index (gathers: rows gathered; scatters and segment
+  // reductions: rows reduced) and the rows of the table it indexes (gathers: the micro-batch's nodes, as message
+  // passing gathers node rows; scatters: the target rows). Backward ops carry their forward op's.
+  int64_t indices = 0, tableRows = 0;
+  bool backward = false;
 };
 
 struct BlockProfile {

@@ -52,18 +52,21 @@ IpuOptions opts(int64_t R = 1, int64_t G = 1) {
 
 TEST(CostModel, SingleMatmulByHand) {
   const IpuSpec s = IpuSpec::mk2();
-  // 1 GFLOP over 1472 tiles: 679,348 FLOP per tile, efficiency 0.6 * w / (w + 64e3).
-  const double w = 1e9 / 1472.0;
-  const double eff = 0.6 * w / (w + 64e3);
-  const double compute = 1e9 / (1472.0 * 32 * 1.33e9 * eff);
-  const double memory = 4e6 / (47.5e12 * 0.25);
+  // 1 GFLOP from 4 MB (fp32): h = 2 x FLOPs / bytes = 500, about the smallest dimension; the fitted terms
+  // (device/CostFit.h): efficiency share x h / (h + halfDim), a fixed cost per op, element-wise bytes per cycle.
+  const double eff = s.matmulPeakShare * 500 / (500 + s.matmulHalfDim);
+  const double compute = 1e9 / (1472.0 * 32 * eff);  // cycles
+  const double memory = 4e6 / s.elementwiseBytesPerCycle;
   const OpCost op{"linear", OpClass::Matmul, 1000000000, 4000000, 0, true};
-  EXPECT_NEAR(opSeconds(op, Precision::FP32, s, 1e12), std::max(compute, memory) + 2000 / 1.33e9, 1e-12);
+  EXPECT_NEAR(opSeconds(op, Precision::FP32, s, 1e12), (std::max(compute, memory) + s.opCycles) / 1.33e9, 1e-12);
   // fp16: four times the peak, half the bytes.
-  const double compute16 = 1e9 / (1472.0 * 128 * 1.33e9 * eff);
-  EXPECT_NEAR(opSeconds(op, Precision::FP16, s, 1e12), std::max(compute16, memory / 2) + 2000 / 1.33e9, 1e-12);
+  const double compute16 = 1e9 / (1472.0 * 128 * eff);
+  EXPECT_NEAR(opSeconds(op, Precision::FP16, s, 1e12), (std::max(compute16, memory / 2) + s.opCycles) / 1.33e9, 1e-12);
   // A working set beyond availableMemoryProportion's share runs in serial passes: slower by that ratio.
-  EXPECT_NEAR(opSeconds(op, Precision::FP32, s, 2e6), std::max(compute * 2, memory) + 2000 / 1.33e9, 1e-12);
+  EXPECT_NEAR(opSeconds(op, Precision::FP32, s, 2e6), (std::max(compute * 2, memory) + s.opCycles) / 1.33e9, 1e-12);
+  // Bow: the same cycles at 1.85 GHz.
+  EXPECT_NEAR(opSeconds(op, Precision::FP32, IpuSpec::bow(), 1e12), (std::max(compute, memory) + s.opCycles) / 1.85e9,
+              1e-12);
 
   // The whole step of an inference program of that one op: the op, plus the host transfer and round trip.
   ModelProfile m = uniform(1, 1000000000, 4000000, 10, 0, 4, false);
@@ -369,6 +372,36 @@ TEST(Plan, CompileRecordPerBlock) {
   GIN fresh(o, gen);
   const auto a = model->parameters(), f = fresh.parameters();
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].value().bitEqual(f[i].value())) << i;
+}
+
+// The fitted exchange terms need each exchange op's index count and table: GIN's fused message sum (a gather of the
+// micro-batch's node rows by its edges, scatter-added back to the nodes) and the readout's segment sum over each
+// graph's nodes; the backwards carry the same.
+TEST(Plan, GathersAndScattersCarryTheirIndicesAndTables) {
+  auto model = gin();
+  Adam opt({{model->parameters(), 0.0}}, 1e-3);
+  const Batch b = batchOf(8);
+  const Plan p = planProgram(*model, l1(), &opt, b, opts());
+  ASSERT_TRUE(p.profile);
+  int64_t messages = 0, readouts = 0;
+  for (const BlockProfile& bp : p.profile->blocks)
+    for (const auto* ops : {&bp.forward, &bp.backward})
+      for (const OpCost& c : *ops) {
+        EXPECT_EQ(c.backward, ops == &bp.backward) << c.name;
+        if (c.name == "reluMessageSum") {
+          ++messages;
+          EXPECT_EQ(c.indices, b.numEdges);
+          EXPECT_EQ(c.tableRows, b.numNodes);
+        } else if (c.name == "segmentSum" || c.name == "segmentMean") {
+          ++readouts;
+          EXPECT_EQ(c.indices, b.numNodes);
+          EXPECT_EQ(c.tableRows, b.numGraphs);
+        } else if (c.cls != OpClass::Exchange) {
+          EXPECT_EQ(c.indices, 0) << c.name;
+        }
+      }
+  EXPECT_EQ(messages, 2 * 4);  // 4 layers, forward and backward
+  EXPECT_GE(readouts, 2);
 }
 
 // An inference program (no optimizer, no loss: PopTorch's inferenceModel) is planned from the forward only, with
