@@ -202,7 +202,12 @@ std::vector<Switch> simpleSwitches(const ModelProfile& m, const IpuOptions& o, i
   if (m.training && !o.recomputes(m.training, P)) {
     IpuOptions o2 = o;
     o2.recompute = true;
-    simple.push_back({"recompute each block's forward in the backward instead of stashing activations", "--recompute", o2});
+    // The user turned PopTorch's default off: the fix says to drop that flag (--recompute beside it is refused).
+    const bool turnedOff = !o.recomputeWhenPipelined;
+    o2.recomputeWhenPipelined = true;
+    simple.push_back({std::string("recompute each block's forward in the backward instead of stashing activations") +
+                          (turnedOff ? " (drop --no-recompute)" : ""),
+                      "--recompute", o2});
   }
   if (m.training && !o.offloadOptimizer && o.executionStrategy != ExecutionStrategy::Phased) {
     IpuOptions o2 = o;
