@@ -8,6 +8,7 @@
 #include "app/MemoryBounds.h"
 #include "gnn/GlobalPooling.h"
 #include "gnn/Random.h"
+#include "models/Dmpnn.h"
 #include "models/GCN.h"
 #include "models/GIN.h"
 #include "models/Graphormer.h"
@@ -28,36 +29,61 @@ bool MoleculeModelSpec::graphormerIn(const std::vector<std::string>& models) {
   return has(models, "slim") || has(models, "base");
 }
 bool MoleculeModelSpec::schnetIn(const std::vector<std::string>& models) { return has(models, "schnet"); }
+bool MoleculeModelSpec::dmpnnIn(const std::vector<std::string>& models) { return has(models, "dmpnn"); }
+const std::vector<std::string>& MoleculeModelSpec::allModels() {
+  static const std::vector<std::string> all = {"gin", "gcn", "dmpnn", "slim", "base", "schnet"};
+  return all;
+}
 
 void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<std::string>& models) {
   std::string help = joinedModels(models) + " (";
   std::vector<std::string> parts;
   if (has(models, "gin") || has(models, "gcn"))
     parts.push_back("gin, gcn: OGB's atom and bond encoders, global pooling, linear head");
+  if (dmpnnIn(models))
+    parts.push_back("dmpnn: Chemprop's directed message passing on bonds (D-MPNN) with its defaults, an FFN head");
   if (graphormerIn(models))
     parts.push_back("slim: Graphormer 12 layers x 80, 8 heads, FFN 80; base: 12 x 768, 32 heads, FFN 768");
   if (schnetIn(models)) parts.push_back("schnet: SchNet with PyTorch Geometric's defaults");
   help += joinedModels(parts, "; ") + ")";
   flags.add_options()("model", value(&model, model), help.c_str());
   added_ = {"model"};
-  const bool mp = has(models, "gin") || has(models, "gcn");
+  const bool mp = has(models, "gin") || has(models, "gcn"), dm = dmpnnIn(models);
   if (mp || schnetIn(models)) {
     const std::string layersHelp = std::string(mp ? "message-passing layers" : "") + (mp && schnetIn(models) ? "; " : "") +
                                    (schnetIn(models) ? "schnet: interaction blocks" : "");
-    flags.add_options()("layers", value(&layers, layers), layersHelp.c_str())("hidden", value(&hidden, hidden),
-                                                                              "hidden width");
-    added_.insert(added_.end(), {"layers", "hidden"});
+    flags.add_options()("layers", value(&layers, layers), layersHelp.c_str());
+    added_.push_back("layers");
+  }
+  if (mp || schnetIn(models) || dm) {
+    flags.add_options()("hidden", value(&hidden, hidden), dm ? "hidden width (dmpnn: of the bond and atom states)"
+                                                             : "hidden width");
+    added_.push_back("hidden");
   }
   if (mp) {
     flags.add_options()("pool", value(&pool, pool), "global pooling: sum | mean | max");
     added_.push_back("pool");
   }
-  if (mp || graphormerIn(models)) {
-    flags.add_options()("dropout", value(&dropout, dropout),
-                        graphormerIn(models) ? "dropout after each layer (gin, gcn); on embeddings, attention and "
-                                               "FFN outputs (Graphormer; 0 in its PCQM4M scripts)"
-                                             : "dropout after each layer");
+  if (mp || graphormerIn(models) || dm) {
+    std::string dropoutHelp = graphormerIn(models) ? "dropout after each layer (gin, gcn); on embeddings, attention and "
+                                                     "FFN outputs (Graphormer; 0 in its PCQM4M scripts)"
+                                                   : "dropout after each layer";
+    if (dm) dropoutHelp += "; dmpnn: after each update, the atom states and each FFN layer's ReLU, as Chemprop's";
+    flags.add_options()("dropout", value(&dropout, dropout), dropoutHelp.c_str());
     added_.push_back("dropout");
+  }
+  if (dm) {
+    flags.add_options()("depth", value(&depth, depth),
+                        "dmpnn: message-passing steps, as Chemprop's --depth (depth - 1 updates of the bond states)")(
+        "aggregation", value(&aggregation, aggregation),
+        "dmpnn: atoms to molecule: mean | sum | norm (sum / --aggregation-norm); Chemprop v2's choices, mean as in "
+        "Yang et al. 2019 (`chemprop train` defaults to norm)")(
+        "aggregation-norm", po::value(&aggregationNorm)->default_value(aggregationNorm, "100"),
+        "dmpnn: the divisor of --aggregation norm")(
+        "ffn-hidden-dim", value(&ffnHiddenDim, ffnHiddenDim), "dmpnn: width of the FFN head's hidden layers")(
+        "ffn-num-layers", value(&ffnNumLayers, ffnNumLayers),
+        "dmpnn: hidden layers of the FFN head (Chemprop v2's meaning; 0: one linear layer)");
+    added_.insert(added_.end(), {"depth", "aggregation", "aggregation-norm", "ffn-hidden-dim", "ffn-num-layers"});
   }
   if (graphormerIn(models)) {
     flags.add_options()("max-node", value(&maxNode, maxNode),
@@ -95,6 +121,11 @@ void MoleculeModelSpec::bind(RunConfig& config) {
     else if (f == "cutoff") config.bind(f, &cutoff);
     else if (f == "max-neighbors") config.bind(f, &maxNeighbors);
     else if (f == "readout") config.bind(f, &readout);
+    else if (f == "depth") config.bind(f, &depth);
+    else if (f == "aggregation") config.bind(f, &aggregation);
+    else if (f == "aggregation-norm") config.bind(f, &aggregationNorm);
+    else if (f == "ffn-hidden-dim") config.bind(f, &ffnHiddenDim);
+    else if (f == "ffn-num-layers") config.bind(f, &ffnNumLayers);
   }
 }
 
@@ -111,6 +142,13 @@ void MoleculeModelSpec::validate(const std::vector<std::string>& models, const P
   if (prog && !isSchNet())
     for (const char* f : {"filters", "gaussians", "cutoff", "max-neighbors", "readout"})
       if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to --model schnet");
+  if (prog && isDmpnn()) {
+    if (prog->given("layers")) throw UsageError("--layers: dmpnn's message-passing steps are --depth (Chemprop's name)");
+    if (prog->given("pool")) throw UsageError("--pool: dmpnn's readout is --aggregation mean | sum | norm (Chemprop's name)");
+  }
+  if (prog && !isDmpnn())
+    for (const char* f : {"depth", "aggregation", "aggregation-norm", "ffn-hidden-dim", "ffn-num-layers"})
+      if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to --model dmpnn");
   requireOneOf("--pool", pool, {"sum", "mean", "max"});
   requireRange("--layers", static_cast<double>(layers), 1, 1000);
   requireRange("--hidden", static_cast<double>(hidden), 2, 1 << 20);
@@ -124,6 +162,11 @@ void MoleculeModelSpec::validate(const std::vector<std::string>& models, const P
   requireRange("--cutoff", cutoff, 1e-3, 1000);
   requireRange("--max-neighbors", static_cast<double>(maxNeighbors), 1, 100000);
   requireOneOf("--readout", readout, {"sum", "mean"});
+  requireRange("--depth", static_cast<double>(depth), 1, 1000);
+  requireOneOf("--aggregation", aggregation, {"mean", "sum", "norm"});
+  requireRange("--aggregation-norm", aggregationNorm, 1e-6, 1e12);
+  requireRange("--ffn-hidden-dim", static_cast<double>(ffnHiddenDim), 1, 1 << 20);
+  requireRange("--ffn-num-layers", static_cast<double>(ffnNumLayers), 0, 100);
 }
 
 void MoleculeModelSpec::requireFeatures(MoleculeDataOptions& data) const {
@@ -162,6 +205,11 @@ MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
   s.cutoff = c.value("cutoff", s.cutoff);
   s.maxNeighbors = c.value("max_neighbors", s.maxNeighbors);
   s.readout = c.value("readout", s.readout);
+  s.depth = c.value("depth", s.depth);
+  s.aggregation = c.value("aggregation", s.aggregation);
+  s.aggregationNorm = c.value("aggregation_norm", s.aggregationNorm);
+  s.ffnHiddenDim = c.value("ffn_hidden_dim", s.ffnHiddenDim);
+  s.ffnNumLayers = c.value("ffn_num_layers", s.ffnNumLayers);
   if (c.contains("derived")) {
     const auto& d = c["derived"];
     if (d.contains("targets")) s.tasks = static_cast<int64_t>(d["targets"].size());
@@ -170,8 +218,16 @@ MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
   return s;
 }
 
+nlohmann::json MoleculeModelSpec::resultJson() const {
+  if (!isDmpnn()) return nlohmann::json::object();
+  return {{"layers", depth},           {"depth", depth},
+          {"aggregation", aggregation}, {"aggregation_norm", aggregationNorm},
+          {"ffn_hidden_dim", ffnHiddenDim}, {"ffn_num_layers", ffnNumLayers}};
+}
+
 std::string MoleculeModelSpec::describe() const {
   if (isGraphormer()) return "graphormer " + model;
+  if (isDmpnn()) return "dmpnn depth " + std::to_string(depth) + " x " + std::to_string(hidden);
   return model + " " + std::to_string(layers) + "x" + std::to_string(hidden);
 }
 
@@ -195,6 +251,12 @@ double MoleculeModelSpec::stateBytes(bool training) const {
     const double f = static_cast<double>(filters), g = static_cast<double>(gaussians);
     // Per interaction: the filter network (G x F, F x F), CFConv's two linears (H x F, F x H), the output H x H.
     params = l * (g * f + f * f + 2 * h * f + h * h + 4 * (f + h)) + SchNetOptions::kElements * h + h * h / 2 + h * t;
+  } else if (isDmpnn()) {
+    // W_i (one-hot atom and bond categories x H), W_h (H x H, shared by the updates), W_o (atom categories and
+    // H, x H), the FFN head.
+    const double f = static_cast<double>(ffnHiddenDim), fl = static_cast<double>(ffnNumLayers);
+    params = (kAtomVocabulary + kBondVocabulary) * h + h * h + (kAtomVocabulary + h + 1) * h +
+             (fl > 0 ? h * f + (fl - 1) * f * f + f * t : h * t) + (fl + 1) * f;
   } else {
     // GIN's MLP per layer (H -> 2H -> H; GCN's H x H is less), its bond encoder and norm; the atom encoder.
     params = l * (4 * h * h + (kBondVocabulary + 8) * h) + kAtomVocabulary * h + h * t;
@@ -208,6 +270,8 @@ double MoleculeModelSpec::bytesPerNode(bool training) const {
   // Inputs: 9 int64 features, batch index, in-degree, mask, 3 float64 coordinates.
   const double input = 9 * 8 + 8 + 8 + 1 + 24;
   if (isGraphormer()) return input;  // its activations are per row of a graph's block (bytesPerGraph)
+  // D-MPNN: its layers' activations are the bonds' (bytesPerEdge); per atom, one sum per update and the readout.
+  if (isDmpnn()) return input + ((training ? static_cast<double>(depth) : 1.0) + 4) * static_cast<double>(hidden) * 4;
   // A layer keeps a few activations of width H (and GIN's 2H) for backward.
   return input + l * 8 * static_cast<double>(hidden) * 4;
 }
@@ -218,6 +282,8 @@ double MoleculeModelSpec::bytesPerEdge(bool training) const {
   if (isGraphormer()) return input;
   // SchNet: the Gaussian expansion and the filters of every pair; GIN, GCN: the bond embedding and the message.
   if (isSchNet()) return input + l * (static_cast<double>(gaussians) + 3 * static_cast<double>(filters)) * 4;
+  // D-MPNN: per update, the gathered sums, the reverse states, the message, W_h m, h0 + W_h m and its ReLU.
+  if (isDmpnn()) return input + 12 * 8 + ((training ? static_cast<double>(depth) : 1.0) * 6 + 2) * static_cast<double>(hidden) * 4;
   return input + l * 2 * static_cast<double>(hidden) * 4;
 }
 
@@ -251,6 +317,8 @@ void MoleculeModelSpec::requireFitsInMemory(const std::string& source, bool trai
   one.layers = 1;
   one.filters = 1;
   one.gaussians = 2;
+  one.ffnHiddenDim = 1;
+  one.ffnNumLayers = std::min<int64_t>(ffnNumLayers, 1);
   app::requireFitsInMemory("hidden", static_cast<double>(hidden), one.stateBytes(training), source, what);
   if (isSchNet()) {
     one.hidden = 2;
@@ -259,6 +327,15 @@ void MoleculeModelSpec::requireFitsInMemory(const std::string& source, bool trai
     one.filters = 1;
     one.gaussians = gaussians;
     app::requireFitsInMemory("gaussians", static_cast<double>(gaussians), one.stateBytes(training), source, what);
+  }
+  if (isDmpnn()) {
+    one.hidden = 2;
+    one.ffnHiddenDim = ffnHiddenDim;
+    app::requireFitsInMemory("ffn-hidden-dim", static_cast<double>(ffnHiddenDim), one.stateBytes(training), source,
+                             what);
+    app::requireFitsInMemory("ffn-num-layers", static_cast<double>(ffnNumLayers), stateBytes(training), source,
+                             what + " of " + describe());
+    return;
   }
   app::requireFitsInMemory("layers", static_cast<double>(layers), stateBytes(training), source,
                            what + " of " + describe());
@@ -281,8 +358,20 @@ void MoleculeModelSpec::requireBatchFitsInMemory(const FixedSizeOptions& fixed, 
 }
 
 std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed) {
-  spec.validate({"gin", "gcn", "slim", "base", "schnet"});
+  spec.validate(MoleculeModelSpec::allModels());
   Generator gen(seed);
+  if (spec.isDmpnn()) {
+    DmpnnOptions o;
+    o.hidden = spec.hidden;
+    o.depth = spec.depth;
+    o.tasks = spec.tasks;
+    o.ffnHidden = spec.ffnHiddenDim;
+    o.ffnLayers = spec.ffnNumLayers;
+    o.dropout = spec.dropout;
+    o.aggregation = spec.aggregation;
+    o.aggregationNorm = spec.aggregationNorm;
+    return std::make_unique<Dmpnn>(o, gen);
+  }
   if (spec.isGraphormer()) {
     GraphormerOptions o = GraphormerOptions::named(spec.model);
     o.tasks = spec.tasks;

@@ -1,4 +1,4 @@
-// MoleculeModel: the graph-level models the molecule programs train (GIN, GCN, Graphormer slim/base, SchNet),
+// MoleculeModel: the graph-level models the molecule programs train (GIN, GCN, D-MPNN, Graphormer slim/base, SchNet),
 // built from the flags a checkpoint records, so `predict` rebuilds exactly the model that was trained, reads
 // the molecules the way it did (featurisation, SchNet's radius graph) and batches them as it did.
 //
@@ -33,13 +33,21 @@ struct MoleculeModelSpec {
   int64_t filters = 128, gaussians = 50, maxNeighbors = 32;
   double cutoff = 10.0;
   std::string readout = "sum";
+  // D-MPNN (--model dmpnn), with Chemprop's flag names and defaults; --hidden is its message width.
+  int64_t depth = 3, ffnHiddenDim = 300, ffnNumLayers = 1;
+  std::string aggregation = "mean";
+  double aggregationNorm = 100.0;
   // SchNet's output constants, fitted on the training split (checkpoints keep them under derived.model_output).
   std::vector<double> scale, shift, atomref;
 
   bool isGraphormer() const { return model == "slim" || model == "base"; }
   bool isSchNet() const { return model == "schnet"; }
+  bool isDmpnn() const { return model == "dmpnn"; }
   static bool graphormerIn(const std::vector<std::string>& models);
   static bool schnetIn(const std::vector<std::string>& models);
+  static bool dmpnnIn(const std::vector<std::string>& models);
+  /// Every model makeMoleculeModel builds (what a checkpoint may hold).
+  static const std::vector<std::string>& allModels();
 
   /// --model (one of `models`) and the flags of those models on `flags`.
   void addTo(po::options_description& flags, const std::vector<std::string>& models = {"gin", "gcn"});
@@ -58,7 +66,10 @@ struct MoleculeModelSpec {
   void outputFromJson(const nlohmann::json& j);
   /// Every model field from a checkpoint's config (keys it lacks keep their defaults) and its derived values.
   static MoleculeModelSpec fromConfig(const nlohmann::json& config);
-  /// "gin 5x300", "graphormer slim", "schnet 6x128".
+  /// The model's own sizes for a run's results, beyond "model", "layers" and "hidden" (dmpnn: "layers" is its
+  /// depth, and "depth", "aggregation", "aggregation_norm", "ffn_hidden_dim", "ffn_num_layers"); {} for the others.
+  nlohmann::json resultJson() const;
+  /// "gin 5x300", "dmpnn depth 3 x 300", "graphormer slim", "schnet 6x128".
   std::string describe() const;
 
   /// Rough bytes, to refuse sizes no machine holds before anything is allocated for them: the model's state
@@ -84,7 +95,7 @@ struct MoleculeModelSpec {
 };
 
 /// GIN (OGB's baseline: 5 layers, 300 wide, virtual node off) or GCN with OGB's atom and bond encoders;
-/// Graphormer slim or base (maxNodes 0: blocks of whatever side the batch has); SchNet.
+/// D-MPNN (Chemprop's); Graphormer slim or base (maxNodes 0: blocks of whatever side the batch has); SchNet.
 std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed);
 
 /// Per-element references fitted on the training split for SchNet (--target-scaling atomref): least squares

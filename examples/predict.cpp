@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
                                                     shapeAt + "max_nodes_per_graph"};
     spec.requireBatchFitsInMemory(fixed, shapeFields, checkpoint, /*training=*/false);
     try {
-      spec.validate({"gin", "gcn", "slim", "base", "schnet"});
+      spec.validate(app::MoleculeModelSpec::allModels());
     } catch (const app::UsageError& e) {
       // The message names a training flag (--hidden 0: ...): here it is a value of the checkpoint's configuration.
       std::string what = e.what();
