@@ -3,7 +3,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <filesystem>
+#include <utility>
 
 #include "data/GzLineReader.h"
 
@@ -21,6 +23,40 @@ std::string findFile(const fs::path& base, const std::string& rel, bool required
   if (required) throw InputError(p.string(), 0, "file not found");
   return {};
 }
+
+// Values appended in chunks of 1M: growth never copies what is already read (a doubling vector holds the old
+// and the new buffer at once), and the chunks can be freed one by one as they are moved into the final tensor.
+template <class T>
+class ChunkedArray {
+ public:
+  static constexpr int64_t kChunk = int64_t{1} << 20;  // a multiple of 2, so an edge's pair never straddles two
+  void push(T v) {
+    if (chunks_.empty() || static_cast<int64_t>(chunks_.back().size()) == kChunk) {
+      chunks_.emplace_back();
+      chunks_.back().reserve(static_cast<size_t>(kChunk));
+    }
+    chunks_.back().push_back(v);
+    ++size_;
+  }
+  int64_t size() const { return size_; }
+  /// Calls f(data, n) on each chunk in order, freeing it afterwards.
+  template <class F>
+  void drain(F&& f) {
+    for (auto& c : chunks_) {
+      f(c.data(), static_cast<int64_t>(c.size()));
+      std::vector<T>().swap(c);
+    }
+    chunks_.clear();
+    size_ = 0;
+  }
+  void moveInto(T* out) {
+    drain([&](const T* p, int64_t n) { out = std::copy(p, p + n, out); });
+  }
+
+ private:
+  std::deque<std::vector<T>> chunks_;
+  int64_t size_ = 0;
+};
 
 std::vector<int64_t> readIndexList(const std::string& path, int64_t numNodes) {
   GzLineReader in(path);
@@ -123,11 +159,14 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
   ds.name = fs::path(dirName).lexically_normal().filename().string();
   if (ds.name.empty()) ds.name = fs::path(dirName).lexically_normal().parent_path().filename().string();
 
-  // Features: every row must have the first row's width.
-  std::vector<float> feats;
+  // Features: every row must have the first row's width. Rows go into fixed-size chunks (no vector doubling,
+  // which would hold up to three copies at its peak), then into the tensor, each chunk freed once copied: at
+  // most the matrix twice, briefly, and no text beyond the current line.
   int64_t width = -1, rows = 0;
+  Tensor features;
   {
     GzLineReader in(findFile(dir, "raw/node-feat.csv.gz", true));
+    ChunkedArray<float> feats;
     std::string_view line;
     while (in.next(line)) {
       int64_t cols = 0;
@@ -144,7 +183,7 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
         // then every loss into NaN.
         if (!std::isfinite(v))
           in.fail("feature " + std::to_string(cols) + " is not a finite number: '" + std::string(p, fe) + "'");
-        feats.push_back(v);
+        feats.push(v);
         ++cols;
         if (!comma) break;
         p = comma + 1;
@@ -156,6 +195,8 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
       ++rows;
     }
     if (rows == 0) in.fail("no feature rows");
+    features = Tensor::empty({rows, width}, DType::F32);
+    feats.moveInto(features.data<float>());
   }
   int64_t numNodes = rows;
   if (std::string nn = findFile(dir, "raw/num-node-list.csv.gz", false); !nn.empty()) {
@@ -180,14 +221,15 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
   }
   Graph& g = ds.graph;
   g.numNodes = numNodes;
-  g.x = Tensor::fromVector(feats, {numNodes, width});
-  feats.clear();
-  feats.shrink_to_fit();
+  g.x = std::move(features);
 
-  // Edges.
+  // Edges: (src, dst) pairs in chunks, 32-bit while the node ids fit (8 bytes an edge while reading), then the
+  // [2, E] int64 tensor the graph holds, filled chunk by chunk as the chunks are freed.
   {
     GzLineReader in(findFile(dir, "raw/edge.csv.gz", true));
-    std::vector<int64_t> src, dst;
+    const bool narrow = numNodes <= INT32_MAX;
+    ChunkedArray<int32_t> pairs32;
+    ChunkedArray<int64_t> pairs64;
     std::string_view line;
     std::vector<std::string_view> f;
     while (in.next(line)) {
@@ -198,18 +240,34 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
       if (s < 0 || s >= numNodes || d < 0 || d >= numNodes)
         in.fail("edge " + std::to_string(s) + " -> " + std::to_string(d) + " points past the last node (" +
                 std::to_string(numNodes) + " nodes)");
-      src.push_back(s);
-      dst.push_back(d);
+      if (narrow) {
+        pairs32.push(static_cast<int32_t>(s));
+        pairs32.push(static_cast<int32_t>(d));
+      } else {
+        pairs64.push(s);
+        pairs64.push(d);
+      }
     }
-    std::vector<int64_t> ei(src);
-    ei.insert(ei.end(), dst.begin(), dst.end());
-    g.edgeIndex = Tensor::fromVector(ei, {2, static_cast<int64_t>(src.size())});
+    const int64_t E = (narrow ? pairs32.size() : pairs64.size()) / 2;
+    g.edgeIndex = Tensor::empty({2, E}, DType::I64);
+    int64_t* src = g.edgeIndex.data<int64_t>();
+    int64_t* dst = src + E;
+    int64_t e = 0;
+    auto unzip = [&](const auto* p, int64_t n) {
+      for (int64_t k = 0; k < n; k += 2, ++e) {
+        src[e] = p[k];
+        dst[e] = p[k + 1];
+      }
+    };
+    if (narrow) pairs32.drain(unzip);
+    else pairs64.drain(unzip);
   }
 
   // Labels.
   {
     GzLineReader in(findFile(dir, "raw/node-label.csv.gz", true));
     std::vector<int64_t> y;
+    y.reserve(static_cast<size_t>(numNodes));
     std::string_view line;
     while (in.next(line)) {
       if (line.empty()) continue;
@@ -263,6 +321,75 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
     standardize(g.x, g.trainMask, ds.featureMean, ds.featureStd);
   }
   return ds;
+}
+
+void OgbNodeDataset::permuteNodes(const std::vector<int64_t>& order) {
+  Graph& g = graph;
+  const int64_t n = g.numNodes;
+  GNN_CHECK_ARG(static_cast<int64_t>(order.size()) == n, "OgbNodeDataset::permuteNodes: an order of ", order.size(),
+                " nodes for ", n);
+  std::vector<int64_t> newId(static_cast<size_t>(n), -1);
+  for (int64_t i = 0; i < n; ++i) {
+    GNN_CHECK_ARG(order[i] >= 0 && order[i] < n && newId[order[i]] < 0,
+                  "OgbNodeDataset::permuteNodes: not a permutation (node ", order[i], " at ", i, ")");
+    newId[order[i]] = i;
+  }
+  // Rows follow the cycles of the permutation: new row i = old row order[i], one row of scratch.
+  {
+    const int64_t f = g.x.dim(1);
+    float* x = g.x.data<float>();
+    std::vector<float> tmp(static_cast<size_t>(f));
+    std::vector<bool> done(static_cast<size_t>(n), false);
+    for (int64_t start = 0; start < n; ++start) {
+      if (done[start] || order[start] == start) continue;
+      std::copy(x + start * f, x + (start + 1) * f, tmp.begin());
+      int64_t i = start;
+      for (int64_t from = order[i]; from != start; i = from, from = order[i]) {
+        std::copy(x + from * f, x + (from + 1) * f, x + i * f);
+        done[i] = true;
+      }
+      std::copy(tmp.begin(), tmp.end(), x + i * f);
+      done[i] = true;
+    }
+  }
+  auto gather = [&](Tensor& t, auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    if (!t.defined()) return;
+    Tensor out = Tensor::empty(t.shape(), t.dtype());
+    const T* in = std::as_const(t).data<T>();
+    T* o = out.data<T>();
+    for (int64_t i = 0; i < n; ++i) o[i] = in[order[i]];
+    t = std::move(out);
+  };
+  gather(g.y, static_cast<int64_t*>(nullptr));
+  for (Tensor* m : {&g.trainMask, &g.validMask, &g.testMask}) gather(*m, static_cast<uint8_t*>(nullptr));
+  // Edges renumbered and listed by source (a stable counting sort: one source's edges keep their order), so
+  // the rows of the normalised adjacency, grouped by target, come out with their columns in order.
+  {
+    const int64_t E = g.numEdges();
+    const int64_t* e = std::as_const(g.edgeIndex).data<int64_t>();
+    std::vector<int64_t> start(static_cast<size_t>(n) + 1, 0);
+    for (int64_t k = 0; k < E; ++k) ++start[newId[e[k]] + 1];
+    for (int64_t v = 0; v < n; ++v) start[v + 1] += start[v];
+    Tensor sorted = Tensor::empty({2, E}, DType::I64);
+    int64_t* src = sorted.data<int64_t>();
+    int64_t* dst = src + E;
+    for (int64_t k = 0; k < E; ++k) {
+      const int64_t s = newId[e[k]], at = start[s]++;
+      src[at] = s;
+      dst[at] = newId[e[E + k]];
+    }
+    g.edgeIndex = std::move(sorted);
+  }
+  for (std::vector<int64_t>* idx : {&trainIdx, &validIdx, &testIdx})
+    for (int64_t& v : *idx) v = newId[v];
+}
+
+double OgbNodeDataset::featureDensity() const {
+  const Tensor& x = graph.x;
+  if (x.numel() == 0) return 0;
+  const int64_t nonZero = (x.flat<float>().array() != 0.0f).count();
+  return static_cast<double>(nonZero) / static_cast<double>(x.numel());
 }
 
 SparseMatrix OgbNodeDataset::sparseFeatures() const {

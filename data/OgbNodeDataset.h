@@ -7,7 +7,10 @@
 //   raw/num-node-list.csv.gz  the node count (optional; else the feature rows count)
 //   split/<name>/{train,valid,test}.csv.gz   node ids, one per line
 //
-// Every file is streamed; any problem is an InputError naming the file and line.
+// Every file is streamed, line by line, into chunks and then the graph's tensors (no copy of a file's text, no
+// vector doubling): reading peaks at about twice the larger of the feature matrix and the edge list, then holds
+// x (4 bytes per feature) and edge_index (16 bytes per edge). Any problem is an InputError naming the file and
+// line.
 //
 //   OgbNodeDataset ds = OgbNodeDataset::load("examples/data/cora", {.normalization = FeatureNormalization::Row});
 #pragma once
@@ -60,6 +63,20 @@ class OgbNodeDataset {
   /// nodes); empty otherwise.
   std::vector<double> featureMean, featureStd;
 
+  /// Programs keep the features sparse below this fraction of non-zeros (Cora 1.27%, CiteSeer 0.85%), as a
+  /// dense float32 matrix above it (ogbn-arxiv's and ogbn-products' embeddings: 100%). From the cost of X W with
+  /// its weight gradient, SpMM against GEMM (bench_node_scale --feature-crossover, Cora's 2708 x 1433 times
+  /// 1433 x 16, one thread): sparse takes 0.13 of dense's time at 10%, 0.28 at 20%, 0.39 at 30%, 0.91 at 50%,
+  /// 1.74 at 100% (SpMM's 2 FLOPs per non-zero and column run at ~1/2 of GEMM's rate). And its bytes: 8 per
+  /// non-zero, 24 with the transpose full-batch training builds, against 4 per entry dense, even at 1/6. At 25%
+  /// sparse is ~3x faster and holds at most 1.5x the dense matrix.
+  static constexpr double kSparseFeatureDensity = 0.25;
+  /// Renumbers the nodes in place: node order[i] becomes node i (features, labels, masks, edge endpoints and the
+  /// split lists follow; the edges keep their order). No copy of the features: rows move along the
+  /// permutation's cycles. order must be a permutation of 0 .. N-1.
+  void permuteNodes(const std::vector<int64_t>& order);
+  /// Fraction of the feature matrix that is non-zero.
+  double featureDensity() const;
   /// The features as a sparse matrix (bag-of-words features are mostly zeros: Cora 1.3% non-zero).
   SparseMatrix sparseFeatures() const;
 };

@@ -7,6 +7,8 @@
 //   cora_gcn --epochs 100 --save run.ckpt && cora_gcn --epochs 200 --load run.ckpt   # continue to 200
 //   cora_gcn --loader cluster --clusters 16 --clusters-per-batch 4   # Cluster-GCN, fixed-size batches
 //   cora_gcn --data ogbn-arxiv --normalize-features standard            # real-valued features
+#include <malloc.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +25,7 @@
 #include "app/ShippedData.h"
 #include "app/Trainer.h"
 #include "app/TrainingFlags.h"
+#include "gnn/BufferPool.h"
 #include "gnn/Fnv1a.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
@@ -37,7 +40,7 @@ using namespace gnn;
 namespace {
 
 struct Config {
-  std::string data, loader = "full", normalizeFeatures = "auto";
+  std::string data, loader = "full", normalizeFeatures = "auto", featureLayout = "auto";
   int64_t hidden = 16, runs = 1, clusters = 16, clustersPerBatch = 4;
   double dropout = 0.5;
   bool profile = false;
@@ -82,24 +85,55 @@ double accuracy(const Tensor& logits, const Tensor& y, const std::vector<int64_t
   return idx.empty() ? 0 : static_cast<double>(correct) / static_cast<double>(idx.size());
 }
 
+// Cluster-GCN's memory. Each batch's subgraph is cut at its own size before it is padded, so the buffer pool,
+// which recycles buffers of equal size only, would keep every one of them (up to its 1 GiB) for requests that
+// never come: ~20 MB a step at 245k nodes, 640 MB peak on a 24.5k-node graph of 30 MB. The heap reuses freed
+// blocks of any size instead: no pool, and one heap for all threads (glibc gives the loader's thread an arena
+// of its own, whose peak then adds to the main one's: 1,053 MB against 847 MB for 8 epochs at 245k nodes,
+// batches of 4 of 16 clusters). Called before the dataset is read.
+void boundClusterLoaderMemory() {
+  BufferPool::setCapacity(0);
+  mallopt(M_ARENA_MAX, 1);
+}
+
+// Once the graph is partitioned: what METIS and the renumbering freed (more than the graph itself) goes back to
+// the system, and from then on freed blocks under 32 MB stay in the heap (no trimming), so each step's buffers
+// reuse the last step's memory instead of faulting in fresh pages (~20% of an epoch at 245k nodes). Larger
+// blocks (a batch's edge list, the whole graph's arrays in evaluation) are mapped and returned when freed: in
+// the heap they left holes the next, differently sized, ones did not fit, and the peak crept up from epoch to
+// epoch (by ~130 MB over 20 epochs at 245k nodes, batches of 4 of 16 clusters; app::keepFreedMemoryInHeap's
+// 1 GiB threshold). Kept from the start, the heap would also hold the reader's chunks through METIS.
+void keepTrainingMemoryInHeap() {
+  malloc_trim(0);
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
 SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const app::DeviceFlags& df,
                   const Config& cfg, app::RunConfig& config,
-                    const OgbNodeDataset& ds, const SparseMatrix& features, uint64_t seed,
-                    const std::shared_ptr<const ClusterData>& clusters, const Checkpoint* resumeFrom,
-                    const std::string& resumePath) {
+                    const OgbNodeDataset& ds, const SparseMatrix* sparseFeatures, uint64_t seed,
+                    const std::shared_ptr<const ClusterData>& clusters, const std::vector<int64_t>& nodeOrder,
+                    const Checkpoint* resumeFrom, const std::string& resumePath) {
   Generator initGen(seed);
   NodeGCNOptions mo;
   mo.dropout = cfg.dropout;
-  // Cluster-GCN: every step sees another subgraph, so the normalised adjacency cannot be cached.
+  // Cluster-GCN: every step sees another subgraph, so no graph's normalised adjacency is kept past its forward
+  // (the whole graph's, ~100 MB at 245k nodes, is rebuilt for each evaluation).
   mo.cached = clusters == nullptr;
+  NodeGCN net(ds.graph.x.dim(1), cfg.hidden, ds.numClasses, initGen, mo);
   std::unique_ptr<ClusterLoader> loader;
   if (clusters) {
     ClusterLoader::Options lo;
     lo.clustersPerBatch = static_cast<int>(cfg.clustersPerBatch);
     lo.seed = seed;
+    // One batch cut ahead overlaps the loader with the step (which keeps the cores busy itself); each further
+    // one only holds memory: ~80 MB a batch of 4 of 16 clusters at 245k nodes.
+    lo.prefetch = 1;
+    // The batch's normalised adjacency is built there too, off the step's path (the devices run copies of the
+    // model, with caches of their own).
+    if (!df.simulated()) lo.prepare = [&net](const Batch& b) { net.prepare(b); };
     loader = std::make_unique<ClusterLoader>(clusters, clusters->worstCaseOptions(lo.clustersPerBatch), lo);
   }
-  NodeGCN net(ds.graph.x.dim(1), cfg.hidden, ds.numClasses, initGen, mo);
   // The paper's L2 regularisation applies to the first layer only (Kipf & Welling 2017, section 5.2).
   std::unique_ptr<Optimizer> opt =
       tf.makeOptimizer({{net.conv1().parameters(), tf.weightDecay}, {net.conv2().parameters(), 0.0}});
@@ -110,11 +144,14 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
   SeedRun r;
   const Tensor& ei = ds.graph.edgeIndex;
   const Tensor& y = ds.graph.y;
+  // The whole graph's logits from its features as kept: sparse (bag-of-words), else the dense matrix.
+  const Variable denseFeatures(ds.graph.x);
+  auto forwardAll = [&] { return sparseFeatures ? net.forward(*sparseFeatures, ei) : net.forward(denseFeatures, ei); };
   auto infer = [&] {
     NoGradGuard ng;
     net.eval();
     Stopwatch sw;
-    Tensor out = net.forward(features, ei).value();
+    Tensor out = forwardAll().value();
     r.inferMs.push_back(sw.ms());
     net.train();
     return out;
@@ -211,7 +248,7 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
           break;  // --time-budget spent
       }
     } else {
-      trainer.step([&] { return crossEntropy(net.forward(features, ei), y, ds.graph.trainMask); },
+      trainer.step([&] { return crossEntropy(forwardAll(), y, ds.graph.trainMask); },
                    static_cast<int64_t>(ds.trainIdx.size()));
     }
     r.epochMs.push_back(sw.ms());
@@ -249,6 +286,11 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
     std::vector<int64_t> pred;
     Tensor out = infer();
     r.finalTestAcc = accuracy(out, y, ds.testIdx, &pred);
+    if (!nodeOrder.empty()) {  // back to the dataset's own numbering
+      std::vector<int64_t> original(pred.size());
+      for (size_t i = 0; i < pred.size(); ++i) original[static_cast<size_t>(nodeOrder[i])] = pred[i];
+      pred = std::move(original);
+    }
     r.predChecksum.add(pred.data(), pred.size() * sizeof(int64_t));
   }
   return r;
@@ -276,6 +318,9 @@ int main(int argc, char** argv) {
       "normalize-features", app::value(&cfg.normalizeFeatures, "auto"),
       "none | row (PyG's NormalizeFeatures: rows sum to 1) | standard (per feature, the training nodes' mean and "
       "std) | auto (row when every feature is >= 0, else standard)")(
+      "feature-layout", app::value(&cfg.featureLayout, "auto"),
+      "full-graph steps and evaluation: sparse | dense feature matrix | auto (sparse below "
+      "OgbNodeDataset::kSparseFeatureDensity non-zeros, as bag-of-words features, else dense)")(
       "profile", po::bool_switch(&cfg.profile),
       "per-op table of all runs on stderr (op, pass, calls, ms, GFLOP, GFLOP/s, share); rows under \"profile\" "
       "with --json");
@@ -317,18 +362,43 @@ int main(int argc, char** argv) {
     app::requireRange("--dropout", cfg.dropout, 0, 0.999);
     app::requireOneOf("--loader", cfg.loader, {"full", "cluster"});
     app::requireOneOf("--normalize-features", cfg.normalizeFeatures, {"none", "row", "standard", "auto"});
+    app::requireOneOf("--feature-layout", cfg.featureLayout, {"auto", "sparse", "dense"});
     app::requireAtLeast("--clusters", static_cast<double>(cfg.clusters), 1);
     app::requireRange("--clusters-per-batch", static_cast<double>(cfg.clustersPerBatch), 1,
                       static_cast<double>(cfg.clusters));
     if (cfg.runs > 1 && (!tf.save.empty() || !tf.load.empty() || !tf.checkpointDir.empty()))
       throw app::UsageError("--save, --load, --checkpoint-dir and --resume work with --runs 1");
     if (cfg.data.empty()) cfg.data = app::shippedData("cora");
+    if (cfg.loader == "cluster") boundClusterLoaderMemory();  // before the dataset's buffers and any thread
 
     Stopwatch loadTime;
     OgbNodeOptions loadOptions;
     loadOptions.normalization = *parseFeatureNormalization(cfg.normalizeFeatures);  // checked above
     OgbNodeDataset ds = OgbNodeDataset::load(cfg.data, loadOptions);
-    SparseMatrix features = ds.sparseFeatures();
+    const double loadMs = loadTime.ms();
+    // Cluster-GCN: METIS on the graph as read, then its nodes renumbered cluster by cluster
+    // (ClusterData::clusterOrder): the batches are the same bits, and the whole-graph evaluation reads its
+    // neighbours' rows from a cluster's block instead of from anywhere in the graph. order maps back.
+    std::vector<int64_t> partition, order;
+    int64_t edgeCut = 0;
+    double partitionMs = 0;
+    if (cfg.loader == "cluster") {
+      app::requireRange("--clusters", static_cast<double>(cfg.clusters), 1, static_cast<double>(ds.graph.numNodes));
+      Stopwatch metis;
+      partition = ClusterData::partition(ds.graph.numNodes, ds.graph.edgeIndex, cfg.clusters, tf.seed, &edgeCut);
+      partitionMs = metis.ms();
+      order = ClusterData::clusterOrder(partition, cfg.clusters);
+      ds.permuteNodes(order);
+      std::vector<int64_t> renumbered(order.size());
+      for (size_t i = 0; i < order.size(); ++i) renumbered[i] = partition[static_cast<size_t>(order[i])];
+      partition = std::move(renumbered);
+      keepTrainingMemoryInHeap();
+    }
+    const double density = ds.featureDensity();
+    const bool sparse = cfg.featureLayout == "sparse" ||
+                        (cfg.featureLayout == "auto" && density < OgbNodeDataset::kSparseFeatureDensity);
+    std::optional<SparseMatrix> sparseFeatures;
+    if (sparse) sparseFeatures = ds.sparseFeatures();
     nlohmann::json dataId = {{"dataset", ds.name}, {"num_features", ds.graph.x.dim(1)}, {"num_classes", ds.numClasses}};
     if (ck && config.derived.contains("data") && config.derived["data"] != dataId)
       throw app::UsageError("--data " + cfg.data + " (" + dataId.dump() + ") is not the dataset " + ckPath +
@@ -366,26 +436,23 @@ int main(int argc, char** argv) {
                                "a two-layer GCN's weights and optimizer state, and its activations over " +
                                    std::to_string(ds.graph.numNodes) + " nodes");
     }
-    if (cfg.loader == "cluster")
-      app::requireRange("--clusters", static_cast<double>(cfg.clusters), 1, static_cast<double>(ds.graph.numNodes));
     if (!tf.quiet)
       std::fprintf(stderr,
-                   "%s: %lld nodes, %lld edges, %lld features (%.1f%% non-zero, normalized: %s%s), %lld classes, "
+                   "%s: %lld nodes, %lld edges, %lld features (%.1f%% non-zero, kept %s, normalized: %s%s), %lld classes, "
                    "split %zu/%zu/%zu, loaded in %.0f ms, %d threads\n",
                    ds.name.c_str(), static_cast<long long>(ds.graph.numNodes),
                    static_cast<long long>(ds.graph.numEdges()), static_cast<long long>(ds.graph.x.dim(1)),
-                   100.0 * static_cast<double>(features.nnz()) / static_cast<double>(ds.graph.x.numel()),
-                   featureNormalizationName(ds.normalization), cfg.normalizeFeatures == "auto" ? " (auto)" : "",
+                   100.0 * density, sparse ? "sparse" : "dense", featureNormalizationName(ds.normalization), cfg.normalizeFeatures == "auto" ? " (auto)" : "",
                    static_cast<long long>(ds.numClasses), ds.trainIdx.size(), ds.validIdx.size(), ds.testIdx.size(),
-                   loadTime.ms(), numThreads());
+                   loadMs, numThreads());
 
     std::shared_ptr<const ClusterData> clusters;
     if (cfg.loader == "cluster") {
-      clusters = std::make_shared<ClusterData>(ds.graph, static_cast<int>(cfg.clusters), tf.seed);
+      clusters = std::make_shared<ClusterData>(ds.graph, std::move(partition), cfg.clusters, edgeCut);
       FixedSizeOptions fo = clusters->worstCaseOptions(static_cast<int>(cfg.clustersPerBatch));
       if (!tf.quiet)
         std::fprintf(stderr, "METIS: %lld clusters in %.0f ms (edge cut %lld); batches of %lld clusters, %s\n",
-                     static_cast<long long>(cfg.clusters), 1000 * clusters->partitionSeconds(),
+                     static_cast<long long>(cfg.clusters), partitionMs,
                      static_cast<long long>(clusters->edgeCut()), static_cast<long long>(cfg.clustersPerBatch),
                      fo.toString().c_str());
     }
@@ -396,7 +463,8 @@ int main(int argc, char** argv) {
     if (cfg.profile) profiling.emplace(profiler);
     for (int64_t run = 0; run < cfg.runs; ++run) {
       const uint64_t seed = tf.seed + static_cast<uint64_t>(run);
-      SeedRun r = trainOnce(prog, tf, df, cfg, config, ds, features, seed, clusters, ck ? &*ck : nullptr, ckPath);
+      SeedRun r = trainOnce(prog, tf, df, cfg, config, ds, sparseFeatures ? &*sparseFeatures : nullptr, seed, clusters,
+                            order, ck ? &*ck : nullptr, ckPath);
       if (!tf.quiet && cfg.runs > 1)
         std::fprintf(stderr, "run %lld (seed %llu): test accuracy %.4f (best validation at epoch %lld)\n",
                      static_cast<long long>(run + 1), static_cast<unsigned long long>(seed), r.testAcc,
@@ -431,9 +499,15 @@ int main(int argc, char** argv) {
       j["seed"] = tf.seed;
       j["loader"] = cfg.loader;
       j["normalize_features"] = featureNormalizationName(ds.normalization);
+      j["feature_layout"] = sparse ? "sparse" : "dense";
+      j["feature_density"] = density;
+      j["num_nodes"] = ds.graph.numNodes;
+      j["num_edges"] = ds.graph.numEdges();
+      j["load_ms"] = loadMs;
       if (clusters) {
         j["clusters"] = cfg.clusters;
         j["clusters_per_batch"] = cfg.clustersPerBatch;
+        j["partition_ms"] = partitionMs;
       }
       j["test_acc_mean"] = testMean;
       j["test_acc_std"] = testStd;

@@ -6,12 +6,20 @@
 // adjacency. That matrix is built once per graph and cached (`cached`, on by default for full-batch training;
 // turn it off when every batch is a different graph). The cache is keyed by the edge_index buffer's identity
 // and version (Tensor::storageId, Tensor::version), its view, shape and the node count: a buffer overwritten
-// in place, as a device with static input buffers does every step, is a new graph.
+// in place, as a device with static input buffers does every step, is a new graph. Layers of one model that run
+// on the same graph can share one cache (shareAdjacencyWith), so the graph's matrix, and the transpose its
+// backward builds, are made once per graph rather than once per layer.
 //
 //   GCNConv conv(1433, 16, gen);
 //   Variable h = conv.forward(x, edgeIndex);            // dense features [N, 1433]
 //   Variable h = conv.forward(xSparse, edgeIndex);      // sparse features (bag of words)
 #pragma once
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+
 #include "gnn/MessagePassing.h"
 #include "gnn/Random.h"
 
@@ -37,13 +45,51 @@ class GCNConv : public MessagePassing {
   std::unique_ptr<Module> clone() const override;
 
   /// The propagation matrix: row = target, column = source, D^-1/2 (A + I) D^-1/2 (or A, A + I when asked).
-  /// Self-loops are added only to nodes that have none (PyG's add_remaining_self_loops).
+  /// Self-loops are added only to nodes that have none (PyG's add_remaining_self_loops). Duplicate edges count
+  /// in the degree and are summed into one entry; columns are sorted within a row. O(E) (a counting sort by
+  /// target), rows finished in parallel; the same bits for any thread count.
   static SparseMatrix normalizedAdjacency(const Tensor& edgeIndex, int64_t numNodes, bool addSelfLoops = true,
                                           bool normalize = true, DType dtype = DType::F32);
   Variable& weight() { return *weight_; }
   Variable* bias() { return bias_; }
-  /// Normalised adjacencies built so far (cache misses, or every call when not cached).
-  int64_t adjacencyBuilds() const { return builds_; }
+  /// Normalised adjacencies this layer built so far (cache misses, or every call when not cached).
+  int64_t adjacencyBuilds() const { return builds_.load(); }
+  /// From now on this layer uses `other`'s cache (same options required): a graph's matrix built by either layer
+  /// serves both. The shared cache keeps the two most recent graphs, so pipeline stages running the layers on
+  /// different micro-batches at once do not evict each other's.
+  void shareAdjacencyWith(GCNConv& other);
+  /// Drops the cached matrix of this graph, if any (a model's last layer on a graph that will not come back).
+  void forgetAdjacency(const Tensor& edgeIndex, int64_t numNodes);
+  /// Builds this graph's matrix into the cache now (when cached), and checks whether it is symmetric (its
+  /// backward's question), e.g. on a loader's thread while the previous batch trains; the forward on the graph
+  /// then finds it. Thread-safe.
+  void prepareAdjacency(const Tensor& edgeIndex, int64_t numNodes);
+
+  /// Normalised adjacencies keyed by graph (see the top of this file); thread-safe, most recent first.
+  class AdjacencyCache {
+   public:
+    explicit AdjacencyCache(size_t capacity) : capacity_(capacity) {}
+    /// The graph's matrix; on a miss `build()` runs (outside the lock) and *built is set.
+    SparseMatrix get(const Tensor& edgeIndex, int64_t numNodes, const std::function<SparseMatrix()>& build,
+                     bool* built);
+    void forget(const Tensor& edgeIndex, int64_t numNodes);
+    void setCapacity(size_t capacity);
+
+   private:
+    struct Entry {
+      // Holding the edge_index keeps its storage alive, so no other buffer can take its identity; the version
+      // says whether it was written since.
+      Tensor edgeIndex;
+      const void* data = nullptr;  // the view's first element (slices share a storage)
+      uint64_t version = 0;
+      int64_t numNodes = -1;
+      SparseMatrix matrix;
+      bool matches(const Tensor& ei, uint64_t v, int64_t n) const;
+    };
+    std::mutex mu_;
+    std::deque<Entry> entries_;
+    size_t capacity_;
+  };
 
  protected:
   /// A_hat X: the normalised adjacency times the (already transformed) features.
@@ -52,20 +98,15 @@ class GCNConv : public MessagePassing {
 
  private:
   Variable finish(const Variable& xw, const Tensor& edgeIndex, int64_t numNodes);
-  const SparseMatrix& adjacency(const Tensor& edgeIndex, int64_t numNodes);
+  SparseMatrix adjacency(const Tensor& edgeIndex, int64_t numNodes);
+  SparseMatrix build(const Tensor& edgeIndex, int64_t numNodes);
 
   int64_t in_, out_;
   GCNConvOptions opt_;
   Variable* weight_;  // [in, out] so that sparse X [N, in] multiplies it directly
   Variable* bias_ = nullptr;
-  SparseMatrix cache_;
-  // What cache_ was built from. Holding the edge_index keeps its storage alive, so no other buffer can take
-  // its identity; the version says whether it was written since.
-  Tensor cacheEdgeIndex_;
-  const void* cacheData_ = nullptr;  // the view's first element (slices share a storage)
-  uint64_t cacheVersion_ = 0;
-  int64_t cacheNodes_ = -1;
-  int64_t builds_ = 0;
+  std::shared_ptr<AdjacencyCache> cache_ = std::make_shared<AdjacencyCache>(1);
+  std::atomic<int64_t> builds_{0};
 };
 
 }  // namespace gnn

@@ -88,7 +88,51 @@ SparseMatrix SparseMatrix::rowNormalized() const {
   return withValues(std::move(v));
 }
 
+bool SparseMatrix::symmetric() const {
+  std::call_once(transposed_->symmetricOnce, [this] {
+    if (rows_ != cols_) return;
+    const int64_t* rp = pattern_->rowPtr.data();
+    const int32_t* ci = pattern_->colIdx.data();
+    // One pass in row order. The mirror of entry (r, c) above the diagonal is (c, r) below it, and as r grows
+    // the mirrors asked of row c come in its column order: a cursor per row walks its entries below the
+    // diagonal, each of which must be the next mirror asked for, with the same bits, and all of them asked for
+    // by the time row c is read. Each entry is visited once (no search), nothing is copied; columns must be
+    // strictly increasing within a row. Sequential: a cursor moves in row order.
+    bool ok = true;
+    dispatchFloat(values_.dtype(), [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      const T* v = values_.data<T>();
+      std::vector<int64_t> next(rp, rp + rows_);
+      for (int64_t r = 0; r < rows_ && ok; ++r) {
+        // Every mirror row r can be asked for came from a row above it: its cursor must have passed all of its
+        // entries below the diagonal.
+        if (next[r] < rp[r + 1] && ci[next[r]] < r) {
+          ok = false;
+          break;
+        }
+        for (int64_t k = rp[r]; k < rp[r + 1]; ++k) {
+          const int32_t c = ci[k];
+          if (k > rp[r] && ci[k - 1] >= c) {
+            ok = false;
+            break;
+          }
+          if (c <= r) continue;
+          const int64_t m = next[c];
+          if (m >= rp[c + 1] || ci[m] != r || std::memcmp(&v[k], &v[m], sizeof(T)) != 0) {
+            ok = false;
+            break;
+          }
+          ++next[c];
+        }
+      }
+    });
+    transposed_->symmetric = ok;
+  });
+  return transposed_->symmetric;
+}
+
 const SparseMatrix& SparseMatrix::transposed() const {
+  if (symmetric()) return *this;
   std::call_once(pattern_->once, [this] {
     Pattern& p = *pattern_;
     const auto& rowPtr_ = p.rowPtr;

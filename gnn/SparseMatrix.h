@@ -3,7 +3,7 @@
 // the backward of spmm, is built once on first use and cached.
 //
 //   SparseMatrix a = SparseMatrix::fromCoo(rows, cols, src, dst, values);   // duplicates are summed
-//   Variable y = spmm(a, x);                                                // ops/SparseOps.cpp
+//   Variable y = spmm(a, x);                                                // ops/GraphOps.cpp
 #pragma once
 #include <memory>
 #include <mutex>
@@ -38,7 +38,12 @@ class SparseMatrix {
   SparseMatrix to(DType dtype) const { return withValues(values_.to(dtype)); }
   /// Rows scaled to sum to one (PyG's NormalizeFeatures; rows summing to zero are left as they are).
   SparseMatrix rowNormalized() const;
-  /// The transpose, built once and cached (thread-safe).
+  /// Whether the matrix equals its transpose bit for bit (a GCN adjacency of an undirected graph: every edge
+  /// listed both ways). Checked once per matrix (rows in parallel, the same answer for any thread count).
+  bool symmetric() const;
+  /// The transpose, built once and cached (thread-safe). A symmetric matrix is its own transpose: nothing is
+  /// built (a transpose in CSR costs 16 bytes per non-zero and a scatter over all of them), and products with it
+  /// have the bits a built transpose gives (its rows list the same columns in the same order, same values).
   const SparseMatrix& transposed() const;
   /// Dense copy, for tests.
   Tensor toDense() const;
@@ -57,8 +62,9 @@ class SparseMatrix {
     std::vector<int32_t> tColIdx;
   };
   struct Transposed {
-    std::once_flag once;
+    std::once_flag once, symmetricOnce;
     std::shared_ptr<SparseMatrix> matrix;
+    bool symmetric = false;
   };
   std::shared_ptr<Pattern> pattern_ = std::make_shared<Pattern>();
   std::shared_ptr<Transposed> transposed_ = std::make_shared<Transposed>();

@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include "gnn/Parallel.h"
 #include "loaders/BatchFields.h"
@@ -64,7 +65,10 @@ std::vector<int64_t> ClusterData::partition(int64_t numNodes, const Tensor& edge
     out += rowLen[i];
   }
   xadj[numNodes] = out;
+  // Symmetric input (each undirected edge listed both ways, as OGB's and PyG's graphs are) leaves half the
+  // array as duplicates: give it back before METIS allocates its own copies.
   adj.resize(static_cast<size_t>(out));
+  adj.shrink_to_fit();
 
   if (out == 0) {
     // No edges at all: METIS has nothing to cut; contiguous balanced blocks are an optimal partition.
@@ -90,26 +94,78 @@ std::vector<int64_t> ClusterData::partition(int64_t numNodes, const Tensor& edge
 ClusterData::ClusterData(Graph graph, int64_t numClusters, uint64_t seed)
     : graph_(std::move(graph)), numClusters_(numClusters) {
   graph_.validate("ClusterData's graph");
-  const int64_t n = graph_.numNodes, m = graph_.numEdges();
   auto t0 = std::chrono::steady_clock::now();
-  clusterOf_ = partition(n, graph_.edgeIndex, numClusters, seed, &edgeCut_);
+  clusterOf_ = partition(graph_.numNodes, graph_.edgeIndex, numClusters, seed, &edgeCut_);
   partitionSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  index();
+}
 
+ClusterData::ClusterData(Graph graph, std::vector<int64_t> clusterOf, int64_t numClusters, int64_t edgeCut)
+    : graph_(std::move(graph)), numClusters_(numClusters), clusterOf_(std::move(clusterOf)), edgeCut_(edgeCut) {
+  graph_.validate("ClusterData's graph");
+  GNN_CHECK_ARG(numClusters >= 1 && static_cast<int64_t>(clusterOf_.size()) == graph_.numNodes,
+                "ClusterData: a partition of ", clusterOf_.size(), " nodes into ", numClusters,
+                " clusters for a graph of ", graph_.numNodes, " nodes");
+  for (int64_t c : clusterOf_)
+    GNN_CHECK_ARG(c >= 0 && c < numClusters, "ClusterData: cluster ", c, " out of range [0, ", numClusters, ")");
+  index();
+}
+
+std::vector<int64_t> ClusterData::clusterOrder(const std::vector<int64_t>& clusterOf, int64_t numClusters) {
+  std::vector<int64_t> start(static_cast<size_t>(numClusters) + 1, 0);
+  for (int64_t c : clusterOf) {
+    GNN_CHECK_ARG(c >= 0 && c < numClusters, "ClusterData: cluster ", c, " out of range [0, ", numClusters, ")");
+    ++start[c + 1];
+  }
+  for (int64_t c = 0; c < numClusters; ++c) start[c + 1] += start[c];
+  std::vector<int64_t> order(clusterOf.size());
+  for (size_t v = 0; v < clusterOf.size(); ++v) order[start[clusterOf[v]]++] = static_cast<int64_t>(v);
+  return order;
+}
+
+void ClusterData::index() {
+  const int64_t n = graph_.numNodes, m = graph_.numEdges();
+  const int64_t numClusters = numClusters_;
   clusterPtr_.assign(static_cast<size_t>(numClusters) + 1, 0);
   for (int64_t v = 0; v < n; ++v) ++clusterPtr_[clusterOf_[v] + 1];
   for (int64_t c = 0; c < numClusters; ++c) clusterPtr_[c + 1] += clusterPtr_[c];
   clusterNodes_.resize(static_cast<size_t>(n));
+  rankInCluster_.resize(static_cast<size_t>(n));
   std::vector<int64_t> fill(clusterPtr_.begin(), clusterPtr_.end() - 1);
-  for (int64_t v = 0; v < n; ++v) clusterNodes_[fill[clusterOf_[v]]++] = v;
+  for (int64_t v = 0; v < n; ++v) {
+    const int64_t c = clusterOf_[v];
+    rankInCluster_[v] = static_cast<int32_t>(fill[c] - clusterPtr_[c]);
+    clusterNodes_[fill[c]++] = v;
+  }
 
-  // Original edges grouped by source (stable, so edge order within a node is the input order).
-  const int64_t* e = m ? graph_.edgeIndex.data<int64_t>() : nullptr;
+  // Original edges grouped by source (stable, so edge order within a node is the input order): each one's target
+  // (4 bytes an edge, read in order when a subgraph is cut, where the edge list itself would be read at random),
+  // and its original id only when an edge-level field (edge_attr) has to follow the edges into subgraphs. An edge
+  // list already sorted by source (OgbNodeDataset::permuteNodes leaves it so) is its own CSR: row pointers only.
+  const bool nodeLevel = graph_.y.defined() && graph_.y.rank() >= 1 && graph_.y.dim(0) == graph_.numNodes;
+  needEdgeIds_ = false;
+  for (const BatchField& f : batchFields())
+    needEdgeIds_ = needEdgeIds_ ||
+                   (!f.nodeIds && f.levelFor(nodeLevel) == FieldLevel::Edge && (graph_.*f.inGraph).defined());
+  // Const: reading must not bump the version of a buffer the caller may still hold.
+  const int64_t* e = m ? std::as_const(graph_.edgeIndex).data<int64_t>() : nullptr;
   outPtr_.assign(static_cast<size_t>(n) + 1, 0);
   for (int64_t j = 0; j < m; ++j) ++outPtr_[e[j] + 1];
   for (int64_t v = 0; v < n; ++v) outPtr_[v + 1] += outPtr_[v];
-  outEdges_.resize(static_cast<size_t>(m));
-  std::vector<int64_t> ofill(outPtr_.begin(), outPtr_.end() - 1);
-  for (int64_t j = 0; j < m; ++j) outEdges_[ofill[e[j]]++] = j;
+  bySource_ = std::is_sorted(e, e + m);
+  if (bySource_) {
+    outDst_ = std::vector<int32_t>();
+    outEdges_ = std::vector<int64_t>();
+  } else {
+    outDst_.resize(static_cast<size_t>(m));
+    if (needEdgeIds_) outEdges_.resize(static_cast<size_t>(m));
+    std::vector<int64_t> ofill(outPtr_.begin(), outPtr_.end() - 1);
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t k = ofill[e[j]]++;
+      outDst_[k] = static_cast<int32_t>(e[m + j]);
+      if (needEdgeIds_) outEdges_[k] = j;
+    }
+  }
   clusterOutEdges_.assign(static_cast<size_t>(numClusters), 0);
   for (int64_t v = 0; v < n; ++v) clusterOutEdges_[clusterOf_[v]] += outPtr_[v + 1] - outPtr_[v];
 }
@@ -138,28 +194,33 @@ Graph ClusterData::subgraph(const std::vector<int64_t>& clusters, std::vector<in
     if (blockStart[c] < 0) blockStart[c] = off;
     off += clusterSize(c);
   }
+  // Two passes over the chosen nodes' out-edges: count the kept ones, then write them straight into the
+  // [2, k] tensor (no intermediate lists of the batch's size).
   const int64_t m = graph_.numEdges();
-  const int64_t* e = m ? graph_.edgeIndex.data<int64_t>() : nullptr;
-  auto localId = [&](int64_t v) {
-    int64_t c = clusterOf_[v];
-    auto b = clusterNodes_.begin() + clusterPtr_[c], en = clusterNodes_.begin() + clusterPtr_[c + 1];
-    return blockStart[c] + (std::lower_bound(b, en, v) - b);
-  };
-  std::vector<int64_t> edges, src, dst;
+  const int64_t* targets = bySource_ && m ? std::as_const(graph_.edgeIndex).data<int64_t>() + m : nullptr;
+  auto target = [&](int64_t j) -> int64_t { return bySource_ ? targets[j] : outDst_[j]; };
+  auto edgeId = [&](int64_t j) -> int64_t { return bySource_ ? j : outEdges_[j]; };
+  auto kept = [&](int64_t j) { return chosen[clusterOf_[target(j)]] != 0; };
+  int64_t k = 0;
+  for (int64_t v : nodes)
+    for (int64_t j = outPtr_[v]; j < outPtr_[v + 1]; ++j) k += kept(j);
+  Tensor ei = Tensor::empty({2, k}, DType::I64);
+  int64_t* src = ei.data<int64_t>();
+  int64_t* dst = src + k;
+  std::vector<int64_t> edges;
+  if (needEdgeIds_) edges.reserve(static_cast<size_t>(k));
+  int64_t next = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    int64_t v = nodes[i];
-    for (int64_t k = outPtr_[v]; k < outPtr_[v + 1]; ++k) {
-      int64_t j = outEdges_[k], w = e[m + j];
-      if (!chosen[clusterOf_[w]]) continue;
-      edges.push_back(j);
-      src.push_back(static_cast<int64_t>(i));
-      dst.push_back(localId(w));
+    const int64_t v = nodes[i];
+    for (int64_t j = outPtr_[v]; j < outPtr_[v + 1]; ++j) {
+      if (!kept(j)) continue;
+      const int64_t w = target(j);
+      if (needEdgeIds_) edges.push_back(edgeId(j));
+      src[next] = static_cast<int64_t>(i);
+      dst[next] = blockStart[clusterOf_[w]] + rankInCluster_[w];  // local id: its cluster's block, then its rank
+      ++next;
     }
   }
-  int64_t k = static_cast<int64_t>(edges.size());
-  Tensor ei({2, k}, DType::I64);
-  std::copy(src.begin(), src.end(), ei.data<int64_t>());
-  std::copy(dst.begin(), dst.end(), ei.data<int64_t>() + k);
   // Targets with one row per node are node-level (Cora's labels); anything else describes the whole graph.
   const bool nodeLevel = graph_.y.defined() && graph_.y.rank() >= 1 && graph_.y.dim(0) == graph_.numNodes;
   Graph out = selectSubgraph(graph_, nodes, edges, std::move(ei), nodeLevel);

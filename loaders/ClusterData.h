@@ -21,11 +21,20 @@ class ClusterData {
  public:
   /// seed: METIS's own random seed (METIS_OPTION_SEED), so the partition is reproducible.
   ClusterData(Graph graph, int64_t numClusters, uint64_t seed = 0);
+  /// With a partition computed before (partition(), e.g. on the graph before its nodes were renumbered by
+  /// cluster: see clusterOrder): clusterOf[v] in [0, numClusters) for every node.
+  ClusterData(Graph graph, std::vector<int64_t> clusterOf, int64_t numClusters, int64_t edgeCut = 0);
 
   /// Cluster of each node from METIS_PartGraphKway on the symmetrised, self-loop-free pattern of edgeIndex.
   /// numClusters == 1 puts everything in cluster 0 (METIS is not called). edgeCut receives METIS's cut.
   static std::vector<int64_t> partition(int64_t numNodes, const Tensor& edgeIndex, int64_t numClusters,
                                         uint64_t seed = 0, int64_t* edgeCut = nullptr);
+
+  /// The nodes cluster by cluster (ascending id within each): order[newId] = id. Renumbering a graph this way
+  /// (OgbNodeDataset::permuteNodes) makes every cluster a contiguous block of node ids, so products over the
+  /// whole graph (its evaluation) read their neighbours' rows from a block that stays in cache, and the batches
+  /// of the renumbered graph hold the same rows in the same order as before.
+  static std::vector<int64_t> clusterOrder(const std::vector<int64_t>& clusterOf, int64_t numClusters);
 
   int64_t numClusters() const { return numClusters_; }
   const Graph& graph() const { return graph_; }
@@ -48,11 +57,18 @@ class ClusterData {
   FixedSizeOptions worstCaseOptions(int64_t clustersPerBatch) const;
 
  private:
+  void index();
+
   Graph graph_;
   int64_t numClusters_;
   std::vector<int64_t> clusterOf_;
   std::vector<int64_t> clusterPtr_, clusterNodes_;  // nodes grouped by cluster
-  std::vector<int64_t> outPtr_, outEdges_;           // original edge ids grouped by source node (CSR)
+  std::vector<int32_t> rankInCluster_;               // a node's place in its cluster's (ascending) list
+  std::vector<int64_t> outPtr_;                      // edges grouped by source node (CSR): each node's row
+  std::vector<int32_t> outDst_;                      //   each edge's target
+  std::vector<int64_t> outEdges_;                    //   its original id, when edge-level fields need it
+  bool needEdgeIds_ = false;
+  bool bySource_ = false;  // edge_index sorted by source: it is the CSR (outDst_, outEdges_ left empty)
   std::vector<int64_t> clusterOutEdges_;
   int64_t edgeCut_ = 0;
   double partitionSeconds_ = 0;

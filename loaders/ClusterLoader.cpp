@@ -61,6 +61,7 @@ ClusterLoader::Item ClusterLoader::makeItem(int64_t i) const {
   item.batch = collator_.collate({&g}, ids.empty() ? std::vector<int64_t>{} : std::vector<int64_t>{ids.front()});
   item.batch.graphIndex = ids;
   item.batch.nodeIndex = std::move(nodeIds);
+  if (options_.prepare) options_.prepare(item.batch);
   return item;
 }
 

@@ -10,6 +10,7 @@
 //   loader.startEpoch(epoch);
 //   for (Batch b; loader.next(b);) step(b);   // b.nodeIndex maps rows back to the original nodes
 #pragma once
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -33,6 +34,10 @@ class ClusterLoader {
     /// A merged subgraph larger than the fixed sizes is trimmed (seeded) by default, as sizes chosen below the
     /// worst case are the usual way to bound memory; Error makes it an exception instead.
     OverSizeStrategy overSize = OverSizeStrategy::TrimNodesAndEdges;
+    /// Called with each batch once it is collated, on the loader's thread when prefetching: work on a batch
+    /// that can overlap the training of the previous one (NodeGCN::prepare builds its normalised adjacency).
+    /// Must be thread-safe and must not write the batch.
+    std::function<void(const Batch&)> prepare;
   };
 
   ClusterLoader(std::shared_ptr<const ClusterData> clusters, FixedSizeOptions fixed, Options options);

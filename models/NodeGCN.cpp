@@ -9,9 +9,11 @@
 namespace gnn {
 
 namespace {
-GCNConvOptions convOptions(bool cached) {
+// Both layers cache their graph's matrix and share the cache: one build per graph and forward, not one per
+// layer. NodeGCNOptions::cached decides whether it outlives the forward.
+GCNConvOptions convOptions() {
   GCNConvOptions o;
-  o.cached = cached;
+  o.cached = true;
   return o;
 }
 
@@ -28,10 +30,11 @@ NodeGCN::NodeGCN(int64_t inChannels, int64_t hidden, int64_t numClasses, Generat
       hidden_(hidden),
       classes_(numClasses),
       opt_(options),
-      conv1_(inChannels, hidden, gen, convOptions(options.cached)),
-      conv2_(hidden, numClasses, gen, convOptions(options.cached)) {
+      conv1_(inChannels, hidden, gen, convOptions()),
+      conv2_(hidden, numClasses, gen, convOptions()) {
   registerModule("conv1", conv1_);
   registerModule("conv2", conv2_);
+  conv2_.shareAdjacencyWith(conv1_);
   // The input comes from the state's "x" when a caller put it there (forward(Variable, ...)), else from the
   // batch's dense features.
   addBlock("layers/0", [this](BlockState s, const Batch& b) {
@@ -40,7 +43,11 @@ NodeGCN::NodeGCN(int64_t inChannels, int64_t hidden, int64_t numClasses, Generat
     return s;
   });
   addBlock("layers/1", [this](BlockState s, const Batch& b) {
-    return outputState(conv2_.forward(dropout(s.get("h"), opt_.dropout, isTraining()), b.edgeIndex));
+    Variable h = s.get("h");
+    Variable out = conv2_.forward(dropout(h, opt_.dropout, isTraining()), b.edgeIndex);
+    // The last layer on this graph: an uncached model lets the matrix go with the forward's tape.
+    if (!opt_.cached) conv2_.forgetAdjacency(b.edgeIndex, h.dim(0));
+    return outputState(out);
   });
 }
 
@@ -66,6 +73,8 @@ Variable NodeGCN::forward(const Variable& x, const Tensor& edgeIndex) {
   s.set("x", x);
   return runBlocks(std::move(s), graphOf(edgeIndex), 0, numBlocks()).get("out");
 }
+
+void NodeGCN::prepare(const Batch& batch) { conv1_.prepareAdjacency(batch.edgeIndex, batch.x.dim(0)); }
 
 SparseMatrix dropoutValues(const SparseMatrix& x, double p) {
   const Tensor& values = x.values();

@@ -17,7 +17,8 @@ namespace gnn {
 
 struct NodeGCNOptions {
   double dropout = 0.5;
-  /// Keep the normalised adjacency between calls (full-batch training on one graph).
+  /// Keep the normalised adjacency between calls (full-batch training on one graph). Either way its two layers
+  /// share one matrix per forward.
   bool cached = true;
 };
 
@@ -29,6 +30,9 @@ class NodeGCN : public BlockModel {
   /// Logits [N, numClasses].
   Variable forward(const SparseMatrix& x, const Tensor& edgeIndex);
   Variable forward(const Variable& x, const Tensor& edgeIndex);
+  /// Builds the batch's normalised adjacency into the layers' shared cache ahead of forward(batch), from
+  /// another thread if need be (ClusterLoader::Options::prepare): the forward then finds it.
+  void prepare(const Batch& batch);
   std::unique_ptr<Module> clone() const override;
 
   GCNConv& conv1() { return conv1_; }

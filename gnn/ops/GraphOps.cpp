@@ -452,26 +452,50 @@ int64_t spmmRowChunk(const SparseMatrix& a, int64_t f) {
   return grainFor(perRow, 16);
 }
 
-// One row block of out = A x with the feature width fixed at compile time when W > 0 (the compiler then
-// keeps a row of out in registers), or read from F when W == 0.
+// Entries ahead whose x row is prefetched: the rows of a sparse product are scattered through x, and the next
+// entries' rows are known early (the column indices), so their loads can start a few entries in advance.
+constexpr int kSpmmPrefetch = 8;
+
+// One row block of out = A x with the feature width fixed at compile time (the compiler then keeps a row of out
+// in registers, vectorised along the features).
 template <class T, int W>
-void spmmRows(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t F, int64_t b, int64_t e) {
+void spmmRows(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t b, int64_t e) {
+  using Row = Eigen::Matrix<T, 1, W>;
   for (int64_t i = b; i < e; ++i) {
-    if constexpr (W > 0) {
-      // Fixed-size Eigen rows: one accumulator row in registers, vectorised along the features.
-      (void)F;
-      using Row = Eigen::Matrix<T, 1, W>;
-      Row acc = Row::Zero();
-      for (int64_t k = rp[i]; k < rp[i + 1]; ++k) acc.noalias() += v[k] * Eigen::Map<const Row>(xp + int64_t{ci[k]} * W);
-      Eigen::Map<Row>(op + i * W) = acc;
-    } else {
-      T* o = op + i * F;
-      std::fill(o, o + F, T(0));
+    Row acc = Row::Zero();
+    for (int64_t k = rp[i]; k < rp[i + 1]; ++k) {
+      if (W >= 8 && k + kSpmmPrefetch < rp[i + 1]) __builtin_prefetch(xp + int64_t{ci[k + kSpmmPrefetch]} * W);
+      acc.noalias() += v[k] * Eigen::Map<const Row>(xp + int64_t{ci[k]} * W);
+    }
+    Eigen::Map<Row>(op + i * W) = acc;
+  }
+}
+
+// Any other width F: each row's product in strips of S columns (S = 16, or 8 below 16 columns), up to G strips
+// at once in registers during one pass over the row's entries (a strip of S floats is one or two vector
+// registers); the last strip ends at column F, overlapping the one before when S does not divide F (the
+// overlapped columns are computed twice, by the same instructions over the same entries in the same order).
+// x's row is read once per group of strips. The earlier scalar loop over F kept the row in memory (a load and a
+// store per term).
+template <class T, int S, int G>
+void spmmStrips(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t F, int64_t b,
+                int64_t e) {
+  using Row = Eigen::Matrix<T, 1, S>;
+  const int64_t strips = (F + S - 1) / S;
+  for (int64_t i = b; i < e; ++i) {
+    for (int64_t s0 = 0; s0 < strips; s0 += G) {
+      const int64_t n = std::min<int64_t>(G, strips - s0);
+      int64_t col[G];
+      for (int g = 0; g < G; ++g) col[g] = std::min((s0 + std::min<int64_t>(g, n - 1)) * S, F - S);
+      Row acc[G];
+      for (int g = 0; g < G; ++g) acc[g].setZero();
       for (int64_t k = rp[i]; k < rp[i + 1]; ++k) {
+        if (k + kSpmmPrefetch < rp[i + 1]) __builtin_prefetch(xp + int64_t{ci[k + kSpmmPrefetch]} * F + col[0]);
         const T w = v[k];
-        const T* xr = xp + static_cast<int64_t>(ci[k]) * F;
-        for (int64_t f = 0; f < F; ++f) o[f] += w * xr[f];
+        const T* xr = xp + int64_t{ci[k]} * F;
+        for (int g = 0; g < G; ++g) acc[g].noalias() += w * Eigen::Map<const Row>(xr + col[g]);
       }
+      for (int g = 0; g < n; ++g) Eigen::Map<Row>(op + i * F + col[g]) = acc[g];
     }
   }
 }
@@ -484,20 +508,25 @@ void spmmInto(const SparseMatrix& a, ConstMatrixMap<T> x, MatrixMap<T> out) {
   const T* xp = x.data();
   T* op = out.data();
   const int64_t F = x.cols();
+  if (F == 0) return;
   parallelFor(a.rows(), spmmRowChunk(a, F), [&](int64_t b, int64_t e) {
     switch (F) {
-      case 1: return spmmRows<T, 1>(rp, ci, v, xp, op, F, b, e);
-      case 2: return spmmRows<T, 2>(rp, ci, v, xp, op, F, b, e);
-      case 3: return spmmRows<T, 3>(rp, ci, v, xp, op, F, b, e);
-      case 4: return spmmRows<T, 4>(rp, ci, v, xp, op, F, b, e);
-      case 5: return spmmRows<T, 5>(rp, ci, v, xp, op, F, b, e);
-      case 6: return spmmRows<T, 6>(rp, ci, v, xp, op, F, b, e);
-      case 7: return spmmRows<T, 7>(rp, ci, v, xp, op, F, b, e);
-      case 8: return spmmRows<T, 8>(rp, ci, v, xp, op, F, b, e);
-      case 16: return spmmRows<T, 16>(rp, ci, v, xp, op, F, b, e);
-      case 32: return spmmRows<T, 32>(rp, ci, v, xp, op, F, b, e);
-      case 64: return spmmRows<T, 64>(rp, ci, v, xp, op, F, b, e);
-      default: return spmmRows<T, 0>(rp, ci, v, xp, op, F, b, e);
+      case 1: return spmmRows<T, 1>(rp, ci, v, xp, op, b, e);
+      case 2: return spmmRows<T, 2>(rp, ci, v, xp, op, b, e);
+      case 3: return spmmRows<T, 3>(rp, ci, v, xp, op, b, e);
+      case 4: return spmmRows<T, 4>(rp, ci, v, xp, op, b, e);
+      case 5: return spmmRows<T, 5>(rp, ci, v, xp, op, b, e);
+      case 6: return spmmRows<T, 6>(rp, ci, v, xp, op, b, e);
+      case 7: return spmmRows<T, 7>(rp, ci, v, xp, op, b, e);
+      case 8: return spmmRows<T, 8>(rp, ci, v, xp, op, b, e);
+      case 16: return spmmRows<T, 16>(rp, ci, v, xp, op, b, e);
+      case 32: return spmmRows<T, 32>(rp, ci, v, xp, op, b, e);
+      case 64: return spmmRows<T, 64>(rp, ci, v, xp, op, b, e);
+      default:
+        if (F < 16) return spmmStrips<T, 8, 2>(rp, ci, v, xp, op, F, b, e);
+        if (F <= 32) return spmmStrips<T, 16, 2>(rp, ci, v, xp, op, F, b, e);
+        if (F <= 48) return spmmStrips<T, 16, 3>(rp, ci, v, xp, op, F, b, e);
+        return spmmStrips<T, 16, 4>(rp, ci, v, xp, op, F, b, e);
     }
   });
 }
