@@ -2,6 +2,8 @@
 
 #include "device/Plan.h"
 #include "device/PlanScaling.h"
+#include "gnn/ExecutionContext.h"
+#include "gnn/MatmulPrecision.h"
 #include "loaders/FixedSizeDataLoader.h"
 
 #include <algorithm>
@@ -33,8 +35,9 @@ void DeviceFlags::addTo(Program& prog) {
       "pipelined (every stage at once, micro-batches in flight) | sharded (one stage at a time) | phased (one "
       "stage's weights resident at a time, loaded from streaming memory; every micro-batch through it first)")(
       "precision", value(&precision, "fp32"),
-      "fp32 | fp16 (IEEE half weights, activations and gradients; fp32 master weights, optimizer state and "
-      "accumulation; overflow saturates)")(
+      "fp32 | bf16 (CPU: matrix products on bfloat16 inputs with fp32 accumulation, as torch.autocast's bf16; "
+      "weights, optimizer state and every other op in fp32) | fp16 (simulated IPU: IEEE half weights, activations "
+      "and gradients; fp32 master weights, optimizer state and accumulation; overflow saturates)")(
       "loss-scaling", value(&lossScaling, "auto"),
       "fp16 only: none | static:S | dynamic[:S] (skip the update on overflow and halve the scale, double it "
       "after 1000 clean updates); auto = dynamic from 65536 with fp16")(
@@ -113,7 +116,7 @@ void DeviceFlags::apply(const Program& prog) {
   requireAtLeast("--device-iterations", static_cast<double>(deviceIterations), 1);
   requireAtLeast("--trace-requests", static_cast<double>(traceRequests), 1);
   requireOneOf("--execution", execution, {"pipelined", "sharded", "phased"});
-  requireOneOf("--precision", precision, {"fp32", "fp16"});
+  requireOneOf("--precision", precision, {"fp32", "bf16", "fp16"});
   requireOneOf("--ipu", ipuSpec, {"mk2", "bow"});
   if (!(availableMemoryProportion > 0 && availableMemoryProportion <= 1))
     throw UsageError("--available-memory-proportion must be in (0, 1], got " + std::to_string(availableMemoryProportion));
@@ -147,7 +150,14 @@ void DeviceFlags::apply(const Program& prog) {
   } else {
     options.pipelineSplits = splitCommaList(pipelineSplits);
   }
-  options.precision = parsePrecision(precision);
+  const bool bf16 = precision == "bf16";
+  if (bf16 && device != "cpu")
+    throw UsageError("--precision bf16 is the CPU's bfloat16 matrix products; the simulated IPU computes in fp32 or "
+                     "fp16 (--precision fp16)");
+  // The products of every context this process creates (stages, replicas, evaluation) follow the flag.
+  setDefaultMatmulPrecision(bf16 ? MatmulPrecision::BFloat16 : MatmulPrecision::Float32);
+  ExecutionContext::current().setMatmulPrecision(defaultMatmulPrecision());
+  options.precision = parsePrecision(bf16 ? "fp32" : precision);
   try {
     if (lossScaling != "auto") options.lossScaling = LossScaling::parse(lossScaling);
   } catch (const std::invalid_argument& e) {

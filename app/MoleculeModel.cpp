@@ -167,6 +167,9 @@ void MoleculeModelSpec::validate(const std::vector<std::string>& models, const P
   requireRange("--aggregation-norm", aggregationNorm, 1e-6, 1e12);
   requireRange("--ffn-hidden-dim", static_cast<double>(ffnHiddenDim), 1, 1 << 20);
   requireRange("--ffn-num-layers", static_cast<double>(ffnNumLayers), 0, 100);
+  requireRange("molecule features' width", static_cast<double>(graphFeatures), 0, 1 << 24);
+  if (graphFeatures > 0 && (isGraphormer() || isSchNet()))
+    throw UsageError("molecule features apply to --model gin, gcn and dmpnn; " + model + " reads none");
 }
 
 void MoleculeModelSpec::requireFeatures(MoleculeDataOptions& data) const {
@@ -214,6 +217,8 @@ MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
     const auto& d = c["derived"];
     if (d.contains("targets")) s.tasks = static_cast<int64_t>(d["targets"].size());
     if (d.contains("model_output")) s.outputFromJson(d["model_output"]);
+    if (d.contains("molecule_features") && d["molecule_features"].is_object())
+      s.graphFeatures = d["molecule_features"].value("width", int64_t{0});
   }
   return s;
 }
@@ -261,6 +266,9 @@ double MoleculeModelSpec::stateBytes(bool training) const {
     // GIN's MLP per layer (H -> 2H -> H; GCN's H x H is less), its bond encoder and norm; the atom encoder.
     params = l * (4 * h * h + (kBondVocabulary + 8) * h) + kAtomVocabulary * h + h * t;
   }
+  // Molecule features: one more input row per feature in the first layer of the head (or FFN).
+  const double g = static_cast<double>(graphFeatures);
+  params += g * (isDmpnn() ? (ffnNumLayers > 0 ? static_cast<double>(ffnHiddenDim) : t) : t);
   return params * (training ? kTrainingBytesPerParameter : kInferenceBytesPerParameter);
 }
 
@@ -288,7 +296,8 @@ double MoleculeModelSpec::bytesPerEdge(bool training) const {
 }
 
 double MoleculeModelSpec::bytesPerGraph(int64_t maxNodes, bool training) const {
-  const double perGraph = 8 * 8 + 16 * static_cast<double>(tasks);  // ptr, masks, y, y_mask
+  // ptr, masks, y, y_mask, the molecule features
+  const double perGraph = 8 * 8 + 16 * static_cast<double>(tasks) + 4 * static_cast<double>(graphFeatures);
   if (!isGraphormer()) return perGraph;
   const GraphormerOptions o = GraphormerOptions::named(model);
   const double gl = training ? static_cast<double>(o.layers) : 1.0;
@@ -370,6 +379,7 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
     o.dropout = spec.dropout;
     o.aggregation = spec.aggregation;
     o.aggregationNorm = spec.aggregationNorm;
+    o.graphFeatures = spec.graphFeatures;
     return std::make_unique<Dmpnn>(o, gen);
   }
   if (spec.isGraphormer()) {
@@ -403,6 +413,7 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
   o.tasks = spec.tasks;
   o.dropout = spec.dropout;
   o.pool = parsePoolKind(spec.pool);
+  o.graphFeatures = spec.graphFeatures;
   if (spec.model == "gcn") return std::make_unique<GCN>(o, gen);
   return std::make_unique<GIN>(o, gen);
 }

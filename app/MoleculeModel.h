@@ -37,6 +37,9 @@ struct MoleculeModelSpec {
   int64_t depth = 3, ffnHiddenDim = 300, ffnNumLayers = 1;
   std::string aggregation = "mean";
   double aggregationNorm = 100.0;
+  // Width of the molecule-level features the readout concatenates before the head (gin, gcn, dmpnn; 0: none;
+  // app/MoleculeFeatures.h: set from the data, checkpoints keep it under derived.molecule_features.width).
+  int64_t graphFeatures = 0;
   // SchNet's output constants, fitted on the training split (checkpoints keep them under derived.model_output).
   std::vector<double> scale, shift, atomref;
 

@@ -14,54 +14,79 @@ namespace gnn::app {
 MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std::shared_ptr<const Dataset>& dataset,
                                      const std::vector<int64_t>& positions, const FixedSizeOptions& fixed,
                                      const TargetScaling& scaling, MoleculeTask task) {
+  return predictMolecules(model, tasks, dataset, positions, ShapeBuckets::single(fixed), scaling, task);
+}
+
+MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std::shared_ptr<const Dataset>& dataset,
+                                     const std::vector<int64_t>& positions, const ShapeBuckets& buckets,
+                                     const TargetScaling& scaling, MoleculeTask task) {
   MoleculePredictions p;
-  std::vector<size_t> kept;
+  // Per shape: the rows of the result it predicts and their dataset positions, in input order.
+  const auto k = static_cast<size_t>(buckets.size());
+  std::vector<std::vector<int64_t>> rows(k);
+  std::vector<std::vector<size_t>> members(k);
   for (int64_t i : positions) {
-    if (fixed.fitsGraph(dataset->numNodes(static_cast<size_t>(i)), dataset->numEdges(static_cast<size_t>(i)))) {
-      kept.push_back(static_cast<size_t>(i));
-      p.positions.push_back(i);
-    } else {
+    const auto at = static_cast<size_t>(i);
+    const int64_t b = buckets.bucketOf(dataset->numNodes(at), dataset->numEdges(at));
+    if (b < 0) {
       p.skipped.push_back(i);
+      continue;
     }
+    rows[static_cast<size_t>(b)].push_back(static_cast<int64_t>(p.positions.size()));
+    members[static_cast<size_t>(b)].push_back(static_cast<size_t>(i));
+    p.positions.push_back(i);
   }
-  const auto n = static_cast<int64_t>(kept.size());
+  const auto n = static_cast<int64_t>(p.positions.size());
   p.pred = Tensor::zeros({n, tasks});
   p.score = Tensor::zeros({n, tasks});
   p.target = Tensor::zeros({n, tasks});
   p.mask = Tensor::zeros({n, tasks}, DType::U8);
+  p.shapes = buckets.shapes();
+  for (const auto& m : members) p.moleculesPerShape.push_back(static_cast<int64_t>(m.size()));
   if (n == 0) return p;
-  auto subset = std::make_shared<Subset>(dataset, kept);
-  FixedSizeDataLoader::Options lo;
-  lo.strategy = PackingStrategy::StreamPack;  // in order: the batches depend only on the molecules and their order
-  lo.shuffle = false;
-  lo.prefetch = 1;
-  FixedSizeDataLoader loader(subset, fixed, lo);
   NoGradGuard noGrad;
   const bool wasTraining = model.isTraining();
   model.eval();
-  loader.startEpoch(0);
   auto pred = p.pred.matrix<float>(), score = p.score.matrix<float>(), target = p.target.matrix<float>();
   auto mask = p.mask.matrix<uint8_t>();
-  for (Batch b; loader.next(b);) {
-    Tensor out = model.forward(b).value();
-    Tensor restored = task == MoleculeTask::Regression ? scaling.restore(out) : out;
-    auto o = out.matrix<float>(), r = restored.matrix<float>(), y = b.y.matrix<float>();
-    auto ym = b.yMask.matrix<uint8_t>();
-    for (int64_t g = 0; g < b.numRealGraphs; ++g) {
-      const int64_t row = b.graphIndex[static_cast<size_t>(g)];
-      for (int64_t t = 0; t < tasks; ++t) {
-        const float logit = o(g, t);
-        score(row, t) = task == MoleculeTask::Regression ? r(g, t) : logit;
-        pred(row, t) = task == MoleculeTask::Regression ? r(g, t) : static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logit))));
-        if (y.cols() > t) {
-          target(row, t) = y(g, t);
-          mask(row, t) = ym(g, t);
+  for (size_t s = 0; s < k; ++s) {
+    if (members[s].empty()) continue;
+    auto subset = std::make_shared<Subset>(dataset, members[s]);
+    FixedSizeDataLoader::Options lo;
+    lo.strategy = PackingStrategy::StreamPack;  // in order: the batches depend only on the molecules and their order
+    lo.shuffle = false;
+    lo.prefetch = 1;
+    FixedSizeDataLoader loader(subset, buckets.shapes()[s], lo);
+    loader.startEpoch(0);
+    for (Batch b; loader.next(b);) {
+      p.padding.add(b);
+      Tensor out = model.forward(b).value();
+      Tensor restored = task == MoleculeTask::Regression ? scaling.restore(out) : out;
+      auto o = out.matrix<float>(), r = restored.matrix<float>(), y = b.y.matrix<float>();
+      auto ym = b.yMask.matrix<uint8_t>();
+      for (int64_t g = 0; g < b.numRealGraphs; ++g) {
+        const int64_t row = rows[s][static_cast<size_t>(b.graphIndex[static_cast<size_t>(g)])];
+        for (int64_t t = 0; t < tasks; ++t) {
+          const float logit = o(g, t);
+          score(row, t) = task == MoleculeTask::Regression ? r(g, t) : logit;
+          pred(row, t) = task == MoleculeTask::Regression ? r(g, t) : static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logit))));
+          if (y.cols() > t) {
+            target(row, t) = y(g, t);
+            mask(row, t) = ym(g, t);
+          }
         }
       }
     }
   }
   model.train(wasTraining);
   return p;
+}
+
+ShapeBuckets inferenceBuckets(const Dataset& dataset, const std::vector<int64_t>& positions,
+                              const FixedSizeOptions& base, int64_t maxBuckets, bool nodePairs) {
+  if (maxBuckets <= 1) return ShapeBuckets::single(base);
+  return ShapeBuckets::choose(graphSizes(dataset, positions), base, maxBuckets,
+                              nodePairs ? ShapeCost::NodePairs : ShapeCost::Rows);
 }
 
 std::string moleculeMetricName(MoleculeTask task, int64_t tasks) {

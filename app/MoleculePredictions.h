@@ -14,6 +14,8 @@
 #include "data/NpzDataset.h"
 #include "data/TargetScaling.h"
 #include "loaders/FixedSizeOptions.h"
+#include "loaders/PaddingReport.h"
+#include "loaders/ShapeBuckets.h"
 #include "models/BlockModel.h"
 
 namespace gnn::app {
@@ -26,6 +28,10 @@ struct MoleculePredictions {
   Tensor pred;                     // [n, T]: target units (regression) or probabilities (classification)
   Tensor score;                    // [n, T]: what the metric ranks (regression: pred; classification: logits)
   Tensor target, mask;             // [n, T] float32, uint8
+  /// The batch shapes (one, or the inference buckets), the molecules each held, and the batches' padding.
+  std::vector<FixedSizeOptions> shapes;
+  std::vector<int64_t> moleculesPerShape;
+  PaddingReport padding;
 };
 
 /// Predicts `positions` in order with `model` (tasks outputs per graph) in eval mode and no tape. Results do
@@ -33,6 +39,18 @@ struct MoleculePredictions {
 MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std::shared_ptr<const Dataset>& dataset,
                                      const std::vector<int64_t>& positions, const FixedSizeOptions& fixed,
                                      const TargetScaling& scaling, MoleculeTask task);
+
+/// The same with each molecule in the smallest of `buckets`' shapes that holds it (each shape's molecules
+/// batched in input order, rows of the result still in the order of `positions`); the predictions are the bits
+/// of one shape (padding invariance). Molecules no shape holds are `skipped`.
+MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std::shared_ptr<const Dataset>& dataset,
+                                     const std::vector<int64_t>& positions, const ShapeBuckets& buckets,
+                                     const TargetScaling& scaling, MoleculeTask task);
+
+/// The inference shapes for `positions` of `dataset`: at most `maxBuckets` shapes (<= 1: `base` alone) that
+/// ShapeBuckets chooses from their sizes, minimising padded node pairs (`nodePairs`: Graphormer) or rows.
+ShapeBuckets inferenceBuckets(const Dataset& dataset, const std::vector<int64_t>& positions,
+                              const FixedSizeOptions& base, int64_t maxBuckets, bool nodePairs);
 
 /// The metric's name for this task and target count ("mae", "std_mae", "rocauc").
 std::string moleculeMetricName(MoleculeTask task, int64_t tasks);

@@ -5,11 +5,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
+#include "app/ComputeInfo.h"
+#include "app/EpochOrderFlags.h"
 #include "app/HeapTuning.h"
 #include "app/MemoryBounds.h"
 #include "app/MoleculeData.h"
@@ -22,8 +25,10 @@
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
 #include "gnn/Profiler.h"
+#include "gnn/ResidentMemory.h"
 #include "gnn/SystemInfo.h"
 #include "loaders/FixedSizeDataLoader.h"
+#include "loaders/ShapeBuckets.h"
 #include "models/Graphormer.h"
 
 namespace gnn::app {
@@ -110,7 +115,10 @@ void MoleculeSettings::bind(RunConfig& config) {
   config.bindOutsideModel("num-graphs", &numGraphs);
   config.bindOutsideModel("pack-window", &packWindow);
   config.bindOutsideModel("metric", &metric);
+  config.bindOutsideModel("eval-buckets", &evalBuckets);
   spec.bind(config);
+  features.bind(config);
+  transfer.bind(config);
 }
 
 void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramDefaults& d) {
@@ -160,6 +168,10 @@ void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramD
       "With --strategy pad or stream every batch holds equal numbers (one apart when odd); plan packs by size, "
       "so the balance holds over the epoch");
   s.spec.addTo(prog.group("Model and task"), d.models);
+  // Molecule features: for the models whose readout feeds a head.
+  auto readsFeatures = [](const std::string& m) { return m == "gin" || m == "gcn" || m == "dmpnn"; };
+  if (std::any_of(d.models.begin(), d.models.end(), readsFeatures)) s.features.addTo(prog.group("Model and task"));
+  s.transfer.addTo(prog.group("Model and task"));
   prog.group("Batches").add_options()(
       "strategy", value(&s.strategy, d.strategy),
       "auto (pad for Graphormer, plan otherwise) | pad (PadToMax) | stream (StreamPack) | plan (PlannedPack)")(
@@ -173,6 +185,12 @@ void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramD
       "trim; evaluation always fits every molecule")(
       "pack-window", value(&s.packWindow, int64_t{0}), "PlannedPack window in molecules (0: whole epoch)")(
       "prefetch", value(&s.prefetch, int64_t{2}), "batches prepared ahead on a background thread");
+  prog.group("Batches").add_options()(
+      "eval-buckets", value(&s.evalBuckets, int64_t{4}),
+      "evaluation and --predict batch the molecules in up to N fixed shapes chosen from the set's sizes (each "
+      "molecule in the smallest that holds it; fewer when more would not lower the padded work: node pairs for "
+      "Graphormer, atoms + bonds otherwise); 0 or 1: one shape that fits the largest molecule. Predictions are "
+      "the same bits either way");
   prog.flags().add_options()(
       "predict", po::value(&s.predict)->value_name("FILE.csv"),
       "write the test molecules' predictions (best validation epoch's weights): line,id,smiles,prediction")(
@@ -198,6 +216,7 @@ void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const Mo
   // checkpoint holds is named as its configuration's).
   spec.requireFitsInMemory(sizesFrom);
   spec.validate(d.models, &prog);
+  s.features.validate(spec, &prog);
   requireOneOf("--task", s.task, {"auto", "regression", "classification"});
   if (MoleculeModelSpec::schnetIn(d.models))
     requireOneOf("--target-scaling", s.targetScaling, {"atomref", "standard", "none"});
@@ -221,6 +240,7 @@ void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const Mo
   requireAtLeast("--num-graphs", static_cast<double>(s.numGraphs), 0);
   if (s.numGraphs == 1) throw UsageError("--num-graphs 1: a batch needs a slot for its padding graph (at least 2)");
   requireAtLeast("--pack-window", static_cast<double>(s.packWindow), 0);
+  requireRange("--eval-buckets", static_cast<double>(s.evalBuckets), 0, 16);
   FixedSizeOptions asked;
   asked.numNodes = s.numNodes;
   asked.numEdges = s.numEdges;
@@ -251,7 +271,8 @@ namespace {
 // One run of the program, phase by phase; each phase leaves its results here for the next.
 class MoleculeRun {
  public:
-  MoleculeRun(Program& prog, MoleculeSettings& s, const MoleculeProgramDefaults& d) : prog_(prog), s_(s), d_(d) {}
+  MoleculeRun(Program& prog, MoleculeSettings& s, const MoleculeProgramDefaults& d, EpochOrderFlags& order)
+      : prog_(prog), s_(s), d_(d), order_(order) {}
 
   int run() {
     startOrContinue();
@@ -281,7 +302,11 @@ class MoleculeRun {
   int reportPadding();
   void buildModel();
   void train();
-  Evaluation evaluate(const std::vector<int64_t>& positions);
+  Evaluation evaluate(const std::vector<int64_t>& positions, const std::string& set);
+  const ShapeBuckets& evalBucketsFor(const std::string& set, const std::vector<int64_t>& positions);
+  void noteEvalPadding(const std::string& set, const std::vector<int64_t>& positions, const MoleculePredictions& p);
+  std::string describeEvalPadding(const std::string& set, const std::vector<int64_t>& positions, const PaddingReport& r);
+  void reportEvalPadding();
   void evaluateOnly();
   void writePredictions();
   void report();
@@ -294,6 +319,9 @@ class MoleculeRun {
   const TrainingFlags& tf_ = s_.training;
   const DeviceFlags& df_ = s_.device;
   const MoleculeProgramDefaults& d_;
+  EpochOrderFlags& order_;
+  // Resident memory apart: RssAnon (what the run allocated) and RssFile (the mapped dataset's pages).
+  ResidentMemoryPeak memoryPeak_;
   RunConfig config_;
   // The checkpoint continued (--load, --resume) and its path; sizesFrom_ names it for the memory checks.
   std::optional<Checkpoint> ck_;
@@ -326,17 +354,24 @@ class MoleculeRun {
   // Inference throughput over every evaluation pass (no tape, eval mode, the training batch shape).
   double inferSeconds_ = 0;
   int64_t inferMolecules_ = 0;
+  // Per evaluated set ("valid", "test"): its batch shapes (--eval-buckets), chosen once from its molecules' sizes,
+  // the padding of its last pass, and that padding as JSON with one shape's for comparison.
+  std::map<std::string, ShapeBuckets> evalBuckets_;
+  std::map<std::string, PaddingReport> evalPadding_;
+  nlohmann::json evalPaddingJson_ = nlohmann::json::object();
 };
 
 // The run's configuration: bound to the flags, restored from the checkpoint continued; then every flag checked.
 void MoleculeRun::startOrContinue() {
   s_.bind(config_);
+  order_.bind(config_);
   if (std::optional<CheckpointDir::Found> found = tf_.continueRun(prog_, config_)) {
     ck_ = std::move(found->checkpoint);
     ckPath_ = found->path;
     sizesFrom_ = ckPath_;
   }
   checkMoleculeFlags(prog_, s_, d_, sizesFrom_);
+  order_.check();
   strategy_ = s_.packing();
   overSize_ = s_.overSizeStrategy();
   // No epoch trains in an evaluation-only run: a molecule larger than its training batch is no error.
@@ -391,6 +426,8 @@ void MoleculeRun::deriveRunConfig() {
     throw UsageError("--class-balance balances the classes of a classification task, but the task is regression");
   config_.derived["targets"] = md_.targetNames;
   config_.derived["featurisation"] = md_.featurisation;
+  // Molecule-level features: computed once, scaled with the training split's statistics (kept in checkpoints).
+  all_ = attachMoleculeFeatures(s_.features, md_, all_, config_, spec_, ckPath_, prog_.name(), tf_.quiet);
   // SchNet learns from every atom of an XYZ file, hydrogens included: SMILES given to `predict` later get
   // explicit hydrogens before their conformers are embedded (the XYZ reader itself ignores the option).
   auto endsWith = [](const std::string& t, const std::string& suffix) {
@@ -433,7 +470,9 @@ void MoleculeRun::deriveRunConfig() {
   };
   // An evaluation-only run given other batching flags sizes its batches from them, not from the checkpoint.
   const std::vector<std::string>& changed = config_.changedOutsideModel();
-  if (std::any_of(changed.begin(), changed.end(), [](const std::string& f) { return f != "metric"; })) {
+  // (--eval-buckets chooses its shapes within the evaluation shape: that one stays.)
+  if (std::any_of(changed.begin(), changed.end(),
+                  [](const std::string& f) { return f != "metric" && f != "eval-buckets"; })) {
     config_.derived.erase("fixed");
     config_.derived.erase("eval_fixed");
   }
@@ -575,7 +614,19 @@ void MoleculeRun::makeTrainLoader() {
   // Under mpirun: this rank's replicas' micro-batches only (every micro-batch of an epoch on exactly one rank).
   lo_.shard = df_.options.shard(/*training=*/true);
   if (s_.classBalance) lo_.classBalance = trainingPositives();
+  // A training set larger than memory is read in shuffled chunks, ahead of the batches (EpochOrderFlags).
+  const std::string order = config_.deriveOnce(
+      "epoch_order", [&] { return order_.resolve(md_.dataset->file().fileBytes(), physicalMemoryBytes()); },
+      [](const nlohmann::json& j) { return j.get<std::string>(); }, [](const std::string& o) { return o; });
+  lo_.chunks = order_.chunks(order);
+  if (order_.advise()) lo_.readAhead = std::make_shared<MappedReadAhead>(md_.dataset, md_.split.train);
   trainLoader_ = std::make_unique<FixedSizeDataLoader>(train, fixed_, lo_);
+  out_["epoch_order"] = order;
+  if (lo_.chunks.enabled()) {
+    out_["shuffle_chunk"] = lo_.chunks.chunk;
+    out_["shuffle_window"] = lo_.chunks.window;
+  }
+  out_["read_ahead"] = lo_.readAhead && lo_.readAhead->active();
 
   out_["data"] = mo_.path;
   out_["graphs"] = md_.size;
@@ -585,6 +636,11 @@ void MoleculeRun::makeTrainLoader() {
   out_["valid_graphs"] = md_.split.valid.size();
   out_["test_graphs"] = md_.split.test.size();
   out_["targets"] = md_.targetNames;
+  if (s_.features.any()) {
+    out_["molecule_features"] = s_.features.kind;
+    out_["molecule_features_file"] = s_.features.file;
+    out_["molecule_features_width"] = spec_.graphFeatures;
+  }
   out_["strategy"] = packingStrategyName(strategy_);
   out_["num_nodes"] = fixed_.numNodes;
   out_["num_edges"] = fixed_.numEdges;
@@ -603,6 +659,7 @@ void MoleculeRun::makeTrainLoader() {
   }
   out_["target_scaling"] = scaling_.toJson();
   out_["threads"] = numThreads();
+  addComputeInfo(out_);
 
   trainLoader_->startEpoch(0);
   padding_ = trainLoader_->report();
@@ -623,11 +680,18 @@ int MoleculeRun::reportPadding() {
   const double collateSeconds = sw.ms() / 1000;
   out_["collate_seconds_full_set"] = collateSeconds;
   out_["collate_graphs_per_s"] = static_cast<double>(once.report().realGraphs) / collateSeconds;
+  std::string evalLines;  // the evaluation sets' batches as planned (--eval-buckets)
+  for (const auto& [set, positions] : {std::pair{"valid", &md_.split.valid}, std::pair{"test", &md_.split.test}})
+    if (!positions->empty()) {
+      evalPadding_[set] = plannedPadding(all_, *positions, evalBucketsFor(set, *positions), spec_.isGraphormer());
+      evalLines += describeEvalPadding(set, *positions, evalPadding_[set]) + "\n";
+    }
+  reportEvalPadding();
   if (tf_.json)
     std::cout << out_.dump() << std::endl;
   else
     std::cout << "train loader (" << s_.strategy << ", " << fixed_.toString() << "): " << padding_.toString() << "\n"
-              << "collation of all " << all_->size() << " molecules: " << collateSeconds << " s\n";
+              << "collation of all " << all_->size() << " molecules: " << collateSeconds << " s\n" << evalLines;
   return 0;
 }
 
@@ -636,7 +700,9 @@ int MoleculeRun::reportPadding() {
 // micro-batches on simulated IPUs (ipu), compiled once for the training batch's fixed shapes.
 void MoleculeRun::buildModel() {
   model_ = makeMoleculeModel(spec_, tf_.seed);
-  opt_ = tf_.makeOptimizer({{model_->parameters(), tf_.weightDecay}});
+  // --init-from: the encoder from another run (a new run only); --freeze-encoder: the head alone is trained.
+  const std::vector<Variable> trained = s_.transfer.prepare(*model_, spec_, tf_.continuing(), prog_, tf_.quiet);
+  opt_ = tf_.makeOptimizer({{trained, tf_.weightDecay}});
   metricName_ = metricName(metrics_.front());
   trainer_ = std::make_unique<Trainer>(prog_, tf_, *model_, *opt_, config_,
                                        MetricSpec{metricName_, higherIsBetter(metrics_.front())}, "molecules");
@@ -696,8 +762,8 @@ void MoleculeRun::train() {
       if (!more) break;  // --time-budget spent
     }
   };
-  hooks.validate = [&] { return evaluate(md_.split.valid); };
-  if (!md_.split.test.empty()) hooks.test = [&] { return evaluate(md_.split.test); };
+  hooks.validate = [&] { return evaluate(md_.split.valid, "valid"); };
+  if (!md_.split.test.empty()) hooks.test = [&] { return evaluate(md_.split.test, "test"); };
   trainer.run(hooks);
   if (s_.profile && prog_.primary()) {
     std::cerr << "per-op profile of " << steps_ << " training steps (forward and backward; optimizer not included)\n";
@@ -707,15 +773,89 @@ void MoleculeRun::train() {
   }
 }
 
-Evaluation MoleculeRun::evaluate(const std::vector<int64_t>& positions) {
+Evaluation MoleculeRun::evaluate(const std::vector<int64_t>& positions, const std::string& set) {
   Stopwatch sw;
-  MoleculePredictions p = predictMolecules(*model_, tasks_, all_, positions, evalFixed_, scaling_, task_);
+  MoleculePredictions p =
+      predictMolecules(*model_, tasks_, all_, positions, evalBucketsFor(set, positions), scaling_, task_);
   inferSeconds_ += sw.ms() / 1000;
+  noteEvalPadding(set, positions, p);
   inferMolecules_ += static_cast<int64_t>(p.positions.size());
+  if (lo_.readAhead) lo_.readAhead->releaseAll();  // the mapped file's pages the evaluation read
   Evaluation e = scoreTargets(p.score, p.target, p.mask, metrics_, md_.targetNames, scaling_.std);
   e.details["molecules"] = static_cast<int64_t>(p.positions.size());
   if (!p.skipped.empty()) e.details["skipped_too_large"] = static_cast<int64_t>(p.skipped.size());
   return e;
+}
+
+// A set's evaluation shapes: chosen once from its molecules' sizes (the same shapes every epoch), within the
+// evaluation shape every molecule fits.
+const ShapeBuckets& MoleculeRun::evalBucketsFor(const std::string& set, const std::vector<int64_t>& positions) {
+  auto it = evalBuckets_.find(set);
+  if (it == evalBuckets_.end())
+    it = evalBuckets_.emplace(set, inferenceBuckets(*all_, positions, evalFixed_, s_.evalBuckets, spec_.isGraphormer()))
+             .first;
+  return it->second;
+}
+
+// The padding of a set's evaluation batches (its last pass); the first time, its JSON and a line on stderr.
+void MoleculeRun::noteEvalPadding(const std::string& set, const std::vector<int64_t>& positions,
+                                  const MoleculePredictions& p) {
+  const bool first = evalPadding_.count(set) == 0;
+  evalPadding_[set] = p.padding;
+  if (!first) return;
+  const std::string line = describeEvalPadding(set, positions, p.padding);
+  if (!tf_.quiet) trainer_->progress().line(line);
+}
+
+// `r`, the padding of a set's evaluation batches, into the results' JSON beside what one shape gives the same
+// molecules (planned, not run), and as one line of text.
+std::string MoleculeRun::describeEvalPadding(const std::string& set, const std::vector<int64_t>& positions,
+                                             const PaddingReport& r) {
+  const ShapeBuckets& buckets = evalBucketsFor(set, positions);
+  const bool pairs = spec_.isGraphormer();
+  const PaddingReport one = plannedPadding(all_, positions, ShapeBuckets::single(evalFixed_), pairs);
+  std::vector<int64_t> molecules(static_cast<size_t>(buckets.size()), 0);
+  for (int64_t i : positions) {
+    const int64_t k = buckets.bucketOf(all_->numNodes(static_cast<size_t>(i)), all_->numEdges(static_cast<size_t>(i)));
+    if (k >= 0) ++molecules[static_cast<size_t>(k)];
+  }
+  nlohmann::json j = r.toJson();
+  j["shapes"] = nlohmann::json::array();
+  for (size_t k = 0; k < molecules.size(); ++k) {
+    nlohmann::json shape = fixedToJson(buckets.shapes()[k]);
+    shape["molecules"] = molecules[k];
+    j["shapes"].push_back(shape);
+  }
+  j["single_shape"] = fixedToJson(evalFixed_);
+  j["single_shape_padding"] = one.toJson();
+  evalPaddingJson_[set] = j;
+  auto efficiency = [pairs](const PaddingReport& q) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "atoms %.1f%% real", 100 * q.nodeEfficiency());
+    std::string t = buf;
+    if (pairs && q.totalNodePairs > 0) {
+      std::snprintf(buf, sizeof buf, ", atom pairs %.1f%% real", 100 * q.nodePairEfficiency());
+      t += buf;
+    }
+    return t;
+  };
+  std::ostringstream line;
+  line << prog_.name() << ": " << set << " batches (" << positions.size() << " molecules) in " << buckets.size()
+       << (buckets.size() == 1 ? " shape" : " shapes") << " (--eval-buckets " << s_.evalBuckets
+       << "): " << efficiency(r);
+  if (buckets.size() > 1) line << "; one shape: " << efficiency(one);
+  return line.str();
+}
+
+// The evaluation padding in the results: per set, and over the sets' last passes.
+void MoleculeRun::reportEvalPadding() {
+  out_["eval_buckets"] = s_.evalBuckets;
+  out_["eval_padding"] = evalPaddingJson_;
+  PaddingReport all;
+  for (const auto& [set, r] : evalPadding_) all.merge(r);
+  out_["eval_node_efficiency"] = all.nodeEfficiency();
+  out_["eval_edge_efficiency"] = all.edgeEfficiency();
+  if (all.totalNodePairs > 0) out_["eval_node_pair_efficiency"] = all.nodePairEfficiency();
 }
 
 // An evaluation-only run scores the best weights itself (with its own batching and --metric), rather than
@@ -723,8 +863,8 @@ Evaluation MoleculeRun::evaluate(const std::vector<int64_t>& positions) {
 void MoleculeRun::evaluateOnly() {
   if (!tf_.evaluationOnly()) return;
   trainer_->withBestWeights([&] {
-    evalValid_ = evaluate(md_.split.valid);
-    if (!md_.split.test.empty()) evalTest_ = evaluate(md_.split.test);
+    evalValid_ = evaluate(md_.split.valid, "valid");
+    if (!md_.split.test.empty()) evalTest_ = evaluate(md_.split.test, "test");
   });
 }
 
@@ -732,7 +872,8 @@ void MoleculeRun::evaluateOnly() {
 void MoleculeRun::writePredictions() {
   if (s_.predict.empty()) return;
   trainer_->withBestWeights([&] {
-    MoleculePredictions p = predictMolecules(*model_, tasks_, all_, md_.split.test, evalFixed_, scaling_, task_);
+    MoleculePredictions p = predictMolecules(*model_, tasks_, all_, md_.split.test,
+                                             evalBucketsFor("test", md_.split.test), scaling_, task_);
     if (prog_.primary()) writePredictionsCsv(s_.predict, *md_.dataset, p, md_.targetNames);
     if (!tf_.quiet)
       std::cerr << prog_.name() << ": wrote " << p.positions.size() << " test predictions to " << s_.predict << "\n";
@@ -766,6 +907,13 @@ void MoleculeRun::report() {
     out_["hidden"] = spec_.hidden;
   }
   out_["parameters"] = model_->numParameters();
+  if (!s_.transfer.initFrom.empty()) {
+    out_["init_from"] = s_.transfer.initFrom;
+    out_["freeze_encoder"] = s_.transfer.freezeEncoder;
+    int64_t trained = 0;
+    for (const Variable& p : opt_->parameters()) trained += p.value().numel();
+    out_["trained_parameters"] = trained;
+  }
   out_.update(spec_.resultJson());  // a model's own sizes (dmpnn: depth, aggregation, FFN)
   // Names kept from earlier versions of this program's JSON.
   out_["valid_metric_name"] = metricName_;
@@ -773,6 +921,7 @@ void MoleculeRun::report() {
   if (sum.contains("test_" + metricName_)) out_["test_metric"] = sum["test_" + metricName_];
   out_["real_graphs_per_s"] = sum["train_samples_per_s"];
   out_["train_graphs_per_s"] = sum["train_samples_per_s"];
+  reportEvalPadding();
   out_["infer_graphs_per_s"] = inferSeconds_ > 0 ? static_cast<double>(inferMolecules_) / inferSeconds_ : 0.0;
   out_["train_molecules_per_s"] = out_["train_graphs_per_s"];
   out_["infer_molecules_per_s"] = out_["infer_graphs_per_s"];
@@ -804,6 +953,15 @@ void MoleculeRun::report() {
     out_["stage_table"] = st;
   }
   out_["peak_rss_mb"] = peakRssMb();
+  const ResidentMemory peak = memoryPeak_.peak(), now = residentMemory();
+  out_["peak_rss_anon_mb"] = peak.anonMb;
+  out_["peak_rss_file_mb"] = peak.fileMb;
+  out_["rss_anon_mb"] = now.anonMb;
+  out_["rss_file_mb"] = now.fileMb;
+  if (lo_.readAhead) {
+    out_["read_ahead_mb"] = static_cast<double>(lo_.readAhead->willNeedBytes()) / 1048576.0;
+    out_["released_mb"] = static_cast<double>(lo_.readAhead->releasedBytes()) / 1048576.0;
+  }
   if (tf_.json)
     std::cout << out_.dump() << std::endl;
   else
@@ -862,11 +1020,14 @@ int runMoleculeProgram(int argc, char** argv, const MoleculeProgramDefaults& d) 
   Program prog(d.name, d.summary);
   MoleculeSettings s;
   addMoleculeFlags(prog, s, d);
+  EpochOrderFlags order;
+  order.addTo(prog.group("Batches"));
   return prog.run(argc, argv, [&] {
     s.training.apply(prog);
+    s.transfer.check(prog, s.training);
     s.training.programTraining["class_balance"] = s.classBalance;  // decides the weights as --lr does
     s.device.apply(prog);
-    return MoleculeRun(prog, s, d).run();
+    return MoleculeRun(prog, s, d, order).run();
   });
 }
 

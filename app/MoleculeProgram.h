@@ -12,10 +12,12 @@
 #include <vector>
 
 #include "app/DeviceFlags.h"
+#include "app/MoleculeFeatures.h"
 #include "app/MoleculeModel.h"
 #include "app/Program.h"
 #include "app/RunConfig.h"
 #include "app/TrainingFlags.h"
+#include "app/TransferInit.h"
 #include "loaders/OverSizeStrategy.h"
 #include "loaders/PackingStrategy.h"
 
@@ -44,11 +46,14 @@ struct MoleculeSettings {
       targetScaling = "standard", strategy = "plan", overSize = "error", predict;
   int64_t numNodes = 0, numEdges = 0, numGraphs = 0, batchSize = 128, limit = -1, prefetch = 2, packWindow = 0;
   bool paddingReportOnly = false, profile = false;
+  int64_t evalBuckets = 4;  // --eval-buckets: batch shapes of evaluation and --predict (0, 1: one shape)
   std::string metric;        // --metric: comma-separated, the first selects the best epoch ("": the task's default)
   bool classBalance = false;  // --class-balance
   MoleculeModelSpec spec;
+  MoleculeFeatureOptions features;  // --molecule-features, --molecule-features-file, --molecule-features-scaling
   TrainingFlags training;
   DeviceFlags device;
+  TransferFlags transfer;  // --init-from, --freeze-encoder
 
   /// Binds the flags that define a run (its checkpoints keep them; --load and --resume restore them); batching and
   /// --metric as flags outside the model, which an evaluation-only --load may change.

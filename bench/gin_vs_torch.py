@@ -67,6 +67,8 @@ def main():
                    help="molecule set (default: examples/data/pcqm4mv2_style in the source tree)")
     p.add_argument("--threads", type=int, default=2, help="threads of both programs (default: 2)")
     p.add_argument("--epochs", type=int, default=1, help="training epochs of both programs (default: 1)")
+    p.add_argument("--bf16", action="store_true",
+                   help="also ours with --precision bf16 and the reference under torch.autocast bf16 (same run)")
     p.add_argument("--python", default="/usr/bin/python3", help="interpreter for the reference (Debian's torch)")
     p.add_argument("--anchor", type=float, default=None,
                    help="PyTorch Geometric's real graphs/s for this run's data and threads (default: the issue's "
@@ -99,12 +101,24 @@ def main():
                                       str(args.threads), "--json"], env)
         out["torch"], _ = run_json([args.python, REFERENCE, "--npz", npz, "--threads", str(args.threads),
                                     "--epochs", str(args.epochs)], env)
+        if args.bf16:
+            out["gnn_bf16"], _ = run_json([ours_bin, "--data", args.data, "--strategy", "plan", "--epochs",
+                                           str(args.epochs), "--threads", str(args.threads), "--precision", "bf16",
+                                           "--json"] + model, env)
+            out["torch_bf16_autocast"], _ = run_json([args.python, REFERENCE, "--npz", npz, "--threads",
+                                                      str(args.threads), "--epochs", str(args.epochs),
+                                                      "--autocast", "bf16"], env)
     warn_if_busy(out["machine"])
     ours, ref = out["gnn"]["real_graphs_per_s"], out["torch"]["real_graphs_per_s"]
     if out["gnn"].get("train_graphs") != out["torch"].get("train_graphs"):
         print("gin_vs_torch: warning: the two programs trained on different numbers of graphs "
               f"({out['gnn'].get('train_graphs')} vs {out['torch'].get('train_graphs')})", file=sys.stderr)
     out["speedup_vs_torch"] = ours / ref
+    if args.bf16:
+        ours16, ref16 = out["gnn_bf16"]["real_graphs_per_s"], out["torch_bf16_autocast"]["real_graphs_per_s"]
+        out["bf16_speedup_vs_torch_fp32"] = ours16 / ref
+        out["bf16_speedup_vs_torch_bf16_autocast"] = ours16 / ref16
+        out["bf16_over_fp32"] = ours16 / ours
     if args.anchor is not None:
         out["anchor_applies"], out["anchor_source"], anchor = True, "--anchor", args.anchor
     else:

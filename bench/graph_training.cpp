@@ -12,6 +12,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/ComputeInfo.h"
 #include "app/MoleculeData.h"
 #include "app/HeapTuning.h"
 #include "app/Program.h"
@@ -196,6 +197,7 @@ int main(int argc, char** argv) {
   int64_t layers = 5, hidden = 300, batchSize = 128, rounds = 4, stepsPerRound = 5, limit = -1;
   int threads = 0;
   bool roofline = true, memory = true, profile = false;
+  std::string precision = "fp32";
   auto flag = prog.flags().add_options();
   flag("data",
        po::value(&data)->default_value(app::defaultMoleculeDataPath(),
@@ -217,10 +219,16 @@ int main(int argc, char** argv) {
   flag(
       "memory", po::value(&memory)->default_value(true, "true"),
       "also measure one step's memory: peak tensor bytes, bytes the tape saves, what the previous tape held");
+  flag("precision", app::value(&precision, "fp32"),
+       "fp32 | bf16: the matrix products' inputs (bf16: fp32 accumulation, every other op in fp32); the roofline's "
+       "GEMMs run in the same precision");
   flag("profile", po::bool_switch(&profile),
        "profile one more step: per-op table on stderr, rows under \"profile\"");
   return prog.run(argc, argv, [&] {
     app::requireOneOf("--model", modelName, {"gin", "gcn"});
+    app::requireOneOf("--precision", precision, {"fp32", "bf16"});
+    setDefaultMatmulPrecision(parseMatmulPrecision(precision));
+    ExecutionContext::current().setMatmulPrecision(defaultMatmulPrecision());
     if (strategies.find_first_not_of(',') == std::string::npos)
       throw app::UsageError("--strategies '" + strategies + "': names none of pad, stream, plan");
     const std::vector<std::string> chosen =
@@ -336,6 +344,7 @@ int main(int argc, char** argv) {
       out["profile"] = prof.json();
       out["profile_linear_gflop"] = static_cast<double>(prof.flopsOf("linear")) / 1e9;
     }
+    app::addComputeInfo(out);
     std::cout << out.dump(2) << std::endl;
     return 0;
   });

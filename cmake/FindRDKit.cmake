@@ -5,9 +5,10 @@
 #   find_package(RDKit REQUIRED)  ->  RDKit_FOUND, RDKit_INCLUDE_DIRS, RDKit_VERSION, RDKit::RDKit, RDKit::<Part>
 include(FindPackageHandleStandardArgs)
 find_path(RDKit_INCLUDE_DIR GraphMol/RDKitBase.h PATH_SUFFIXES rdkit)
-set(_rdkit_parts SmilesParse FileParsers ChemTransforms DistGeomHelpers ForceFieldHelpers ForceField DistGeometry
-    MolTransforms Alignment EigenSolvers Optimizer SubstructMatch Subgraphs GraphMol RDGeometryLib
-    DataStructs Catalogs RDStreams RDGeneral)
+# Descriptors, Fingerprints and PartialCharges: molecule-level descriptors (data/MoleculeDescriptors.h).
+set(_rdkit_parts Descriptors Fingerprints PartialCharges SmilesParse FileParsers ChemTransforms DistGeomHelpers
+    ForceFieldHelpers ForceField DistGeometry MolTransforms Alignment EigenSolvers Optimizer SubstructMatch Subgraphs
+    GraphMol RDGeometryLib DataStructs Catalogs RDStreams RDGeneral)
 set(_rdkit_libs)
 foreach(part ${_rdkit_parts})
   find_library(RDKit_${part}_LIBRARY NAMES RDKit${part})

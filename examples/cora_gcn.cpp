@@ -19,6 +19,7 @@
 
 #include "data/OgbNodeDataset.h"
 #include "device/Device.h"
+#include "app/ComputeInfo.h"
 #include "app/DeviceFlags.h"
 #include "app/MemoryBounds.h"
 #include "app/Program.h"
@@ -516,6 +517,7 @@ int main(int argc, char** argv) {
       j["epoch_ms_median"] = median(epochMs);
       j["infer_ms_median"] = median(inferMs);
       j["threads"] = numThreads();
+      app::addComputeInfo(j);
       if (!results.empty() && results.front().device.is_object()) {
         const nlohmann::json dev = results.front().device;
         for (const auto& [k, v] : dev.items()) j[k] = v;

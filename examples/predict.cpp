@@ -4,10 +4,13 @@
 // coordinates: SDF or XYZ input, or SMILES with the seeded conformers the checkpoint's featurisation names),
 // and the predictions are written as CSV (line,id,smiles,prediction[_<target>]), in target units. Batches
 // grow to fit every molecule (Graphormer: up to kMaxGraphormerAtoms atoms); molecules RDKit rejects or too
-// large are listed on stderr with their line and reason; the rest are predicted.
+// large are listed on stderr with their line and reason; the rest are predicted. --embeddings FILE.npz also
+// writes each predicted molecule's learned representation (the vector the model's head reads; see
+// app/MoleculeEmbeddings.h) with the CSV's line, id and SMILES, in the CSV's order.
 //
 //   predict --checkpoint bbbp.ckpt --input new.smi --out new.csv
 //   predict --checkpoint gap.ckpt --input candidates.csv.gz --smiles-col SMILES --out gap.csv --weights last
+//   predict --checkpoint bbbp.ckpt --input new.smi --out new.csv --embeddings new.npz
 #include <unistd.h>
 
 #include <array>
@@ -18,12 +21,15 @@
 #include "data/MoleculeSource.h"
 #include "data/NpzDataset.h"
 #include "app/MoleculeData.h"
+#include "app/MoleculeFeatures.h"
+#include "app/MoleculeEmbeddings.h"
 #include "app/MoleculeModel.h"
 #include "app/MoleculePredictions.h"
 #include "app/Program.h"
 #include "app/RunConfig.h"
 #include "app/TrainingFlags.h"
 #include "gnn/Checkpoint.h"
+#include "gnn/ExecutionContext.h"
 #include "gnn/Parallel.h"
 
 namespace po = boost::program_options;
@@ -39,29 +45,53 @@ int main(int argc, char** argv) {
   app::Program prog("predict",
                     "apply a trained molecule_property, pcqm4m_graphormer or qm7_schnet checkpoint to new molecules; "
                     "predictions as CSV");
-  std::string checkpoint, input, outPath, format, smilesCol = "smiles", weights = "best";
+  std::string checkpoint, input, outPath, embeddingsPath, format, smilesCol = "smiles", weights = "best";
+  std::string featuresFile;  // --molecule-features-file: the input's own rows, for a checkpoint trained with one
   int threads = 0;
   bool quiet = false;
+  std::string precision = "auto";
+  int64_t evalBuckets = 4;
   prog.flags().add_options()("checkpoint", po::value(&checkpoint)->value_name("FILE"), "a checkpoint written by --save")(
       "input", po::value(&input)->value_name("FILE"), ".smi, .csv, .sdf, .xyz (each optionally .gz) or a PCQM4Mv2 folder")(
       "out", po::value(&outPath)->value_name("FILE.csv"), "where to write the predictions")(
+      "embeddings", po::value(&embeddingsPath)->value_name("FILE.npz"),
+      "also write each predicted molecule's learned representation (the vector the model's head reads) as NumPy "
+      ".npz: float32 embeddings [molecules, width] with int64 line and id and the SMILES (smiles, smiles_ptr), "
+      "rows in the CSV's order")(
       "format", po::value(&format)->value_name("NAME"), "smi | csv | sdf | xyz | pcqm4mv2 (default: from the file name)")(
       "smiles-col", app::value(&smilesCol, "smiles"), "CSV: the SMILES column")(
+      "molecule-features-file", po::value(&featuresFile)->value_name("FILE"),
+      "for a checkpoint trained with --molecule-features-file: these molecules' features, one row per molecule of "
+      "--input in its order (.npz array 'features' or CSV, as in training); computed descriptors "
+      "(--molecule-features) need nothing")(
       "weights", app::value(&weights, "best"),
       "best (the best validation epoch's weights, as --predict writes) | last (the weights at the end)")(
       "threads", app::value(&threads, 0), "threads (0: every core)")(
+      "precision", app::value(&precision, "auto"),
+      "matrix products in fp32 | bf16 (bfloat16 inputs, fp32 accumulation); auto: the precision the checkpoint's "
+      "run evaluated in, so that predict reproduces its --predict bit for bit")(
+      "eval-buckets", app::value(&evalBuckets, int64_t{4}),
+      "batch the molecules in up to N fixed shapes chosen from their sizes, each in the smallest that holds it "
+      "(0 or 1: one shape that fits the largest); the predictions are the same bits either way")(
       "quiet,q", po::bool_switch(&quiet), "no notes on stderr (rejected molecules are still listed)");
   return prog.run(argc, argv, [&] {
     if (checkpoint.empty()) throw app::UsageError("--checkpoint FILE is required");
     if (input.empty()) throw app::UsageError("--input FILE is required");
     if (outPath.empty()) throw app::UsageError("--out FILE.csv is required");
     app::requireOneOf("--weights", weights, {"best", "last"});
+    app::requireOneOf("--precision", precision, {"auto", "fp32", "bf16"});
     if (!format.empty()) app::requireOneOf("--format", format, {"smi", "csv", "sdf", "xyz", "pcqm4mv2"});
     app::applyThreads(threads);
+    app::requireRange("--eval-buckets", static_cast<double>(evalBuckets), 0, 16);
     app::checkWritable("--out", outPath);
+    if (!embeddingsPath.empty()) app::checkWritable("--embeddings", embeddingsPath);
     if (!fs::exists(input)) throw app::UsageError("--input " + input + ": no such file");
 
     Checkpoint ck = Checkpoint::load(checkpoint);
+    if (precision == "auto")
+      precision = ck.meta.contains("matmul_precision") && ck.meta["matmul_precision"] == "bf16" ? "bf16" : "fp32";
+    setDefaultMatmulPrecision(parseMatmulPrecision(precision));
+    ExecutionContext::current().setMatmulPrecision(defaultMatmulPrecision());
     const nlohmann::json& writtenBy = ck.meta.contains("program") ? ck.meta["program"] : nlohmann::json();
     const std::string program = writtenBy.is_string() ? writtenBy.get<std::string>() : std::string();
     const std::string programs = "molecule_property, pcqm4m_graphormer or qm7_schnet";
@@ -173,6 +203,8 @@ int main(int argc, char** argv) {
     auto npzData = std::make_shared<NpzDataset>(npz);
     const NpzDataset& src = *npzData;
     std::shared_ptr<const Dataset> ds = spec.view(npzData);  // SchNet: the radius graph
+    // Molecule features as the checkpoint records them (kind, width, the training split's statistics).
+    ds = app::attachCheckpointFeatures(ck.meta["config"], checkpoint, src, ds, featuresFile, numThreads());
     nlohmann::json meta = nlohmann::json::parse(src.metadataJson(), nullptr, false);
     int64_t rejected = 0;
     if (meta.is_object() && meta.contains("rejected"))
@@ -199,17 +231,26 @@ int main(int argc, char** argv) {
     fixed.numNodes = std::max(fixed.numNodes, fixed.rowsNeeded(maxNodes, 1));
     fixed.numEdges = std::max(fixed.numEdges, fixed.rowsNeeded(maxEdges, 1));
     spec.requireBatchFitsInMemory(fixed, shapeFields, checkpoint, /*training=*/false);  // grown to fit the input
-    app::MoleculePredictions p = app::predictMolecules(*model, spec.tasks, ds, all, fixed, scaling, task);
+    // Each molecule in the smallest of a few shapes within `fixed` (--eval-buckets): the same bits as `fixed` alone.
+    app::MoleculePredictions p = app::predictMolecules(
+        *model, spec.tasks, ds, all, app::inferenceBuckets(*ds, all, fixed, evalBuckets, spec.isGraphormer()), scaling,
+        task);
     for (int64_t i : tooLarge) p.skipped.push_back(i);
     for (int64_t i : p.skipped)
       std::cerr << input << ":" << src.sourceLine(static_cast<size_t>(i)) << ": not predicted '"
                 << src.smiles(static_cast<size_t>(i)) << "': " << ds->numNodes(static_cast<size_t>(i))
                 << " atoms, more than Graphormer's pair blocks here hold (" << kMaxGraphormerAtoms << ")\n";
+    if (!quiet)
+      std::cerr << "predict: batches in " << p.shapes.size() << " shape(s) (--eval-buckets " << evalBuckets
+                << "): " << p.padding.toString() << "\n";
     app::writePredictionsCsv(outPath, src, p, targets);
+    if (!embeddingsPath.empty())  // the molecules predicted, in the same batches
+      app::writeEmbeddingsNpz(embeddingsPath, src, app::embedMolecules(*model, ds, p.positions, fixed));
     if (!quiet)
       std::cerr << "predict: " << p.positions.size() << " molecule(s) predicted, "
                 << rejected + static_cast<int64_t>(p.skipped.size()) << " not (" << rejected << " rejected by RDKit, "
-                << p.skipped.size() << " too large), written to " << outPath << "\n";
+                << p.skipped.size() << " too large), written to " << outPath
+                << (embeddingsPath.empty() ? "" : " (embeddings: " + embeddingsPath + ")") << "\n";
     return p.positions.empty() ? 1 : 0;
   });
 }

@@ -7,6 +7,7 @@
 //     the random op in the step), so masks do not depend on the order micro-batches run in,
 //   - the op observer and the current block (gnn/OpInfo.h, gnn/Block.h),
 //   - an optional GradientSink that receives parameter gradients instead of the parameters themselves,
+//   - the precision of matrix products (gnn/MatmulPrecision.h: float32 or bfloat16 inputs),
 //   - the rounding of stored values (gnn/HalfPrecision.h): none (float32), or half precision, where every
 //     floating value an op records and every gradient the tape passes on is rounded to half; stochastic
 //     rounding draws from its own stream of (seed, step, micro-batch, rounding op index), and gradient values
@@ -25,6 +26,7 @@
 #include <memory>
 
 #include "gnn/HalfPrecision.h"
+#include "gnn/MatmulPrecision.h"
 #include "gnn/MemoryAccount.h"
 #include "gnn/Random.h"
 
@@ -78,6 +80,13 @@ class ExecutionContext {
   GradientSink* gradientSink() const { return sink_; }
   void setGradientSink(GradientSink* sink) { sink_ = sink; }
 
+  /// The precision of matmul / matmulNT / linear products (gnn/MatmulPrecision.h): the process default
+  /// unless set on this context.
+  MatmulPrecision matmulPrecision() const { return precisionSet_ ? matmulPrecision_ : defaultMatmulPrecision(); }
+  void setMatmulPrecision(MatmulPrecision p) {
+    matmulPrecision_ = p;
+    precisionSet_ = true;
+  }
   /// How values stored under this context are rounded (Rounding::None: float32 as computed).
   Rounding rounding() const { return rounding_; }
   void setRounding(Rounding r) { rounding_ = r; }
@@ -107,6 +116,8 @@ class ExecutionContext {
   const char* block_ = "";
   GradientSink* sink_ = nullptr;
   Rounding rounding_ = Rounding::None;
+  MatmulPrecision matmulPrecision_ = MatmulPrecision::Float32;
+  bool precisionSet_ = false;
   uint64_t roundingOps_ = 0;
   int64_t gradientOverflows_ = 0;
   std::chrono::steady_clock::time_point mark_;

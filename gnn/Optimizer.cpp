@@ -12,10 +12,10 @@ namespace gnn {
 
 Optimizer::Optimizer(std::vector<ParamGroup> groups, double lr) : groups_(std::move(groups)), lr_(lr) {
   GNN_CHECK_ARG(lr >= 0, "optimizer: learning rate must be >= 0, got ", lr);
+  // A parameter that requires no gradient (a frozen one) is allowed: it never has one, so it is left alone.
   for (auto& g : groups_)
     for (auto& p : g.params)
-      GNN_CHECK_ARG(p.requiresGrad() && p.value().isFloating(), "optimizer: every parameter must be a float "
-                    "Variable that requires a gradient");
+      GNN_CHECK_ARG(p.defined() && p.value().isFloating(), "optimizer: every parameter must be a float Variable");
 }
 
 void Optimizer::zeroGrad() {

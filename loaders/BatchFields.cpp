@@ -52,6 +52,7 @@ constexpr BatchField kFields[] = {
     {"train_mask", L::Node, &Graph::trainMask, &Batch::trainMask, P::Zero},
     {"valid_mask", L::Node, &Graph::validMask, &Batch::validMask, P::Zero},
     {"test_mask", L::Node, &Graph::testMask, &Batch::testMask, P::Zero},
+    {"graph_features", L::Graph, &Graph::graphFeatures, &Batch::graphFeatures, P::Zero},
 };
 
 constexpr CollatorField kCollatorFields[] = {

@@ -27,7 +27,14 @@ int64_t EpochSampler::epochSize() const {
   return 2 * std::min(p, size_ - p);
 }
 
+ChunkShuffle::Epoch EpochSampler::chunkEpoch(int64_t epoch) const {
+  GNN_CHECK_ARG(chunks_.enabled() && positive_.empty(), "EpochSampler::chunkEpoch: no chunks set, or balancing");
+  Generator g = generator(epoch, 0);
+  return chunks_.plan(size_, g, shuffle_);
+}
+
 std::vector<int64_t> EpochSampler::order(int64_t epoch) const {
+  if (chunks_.enabled() && positive_.empty()) return chunkEpoch(epoch).order;
   if (!positive_.empty()) {
     std::vector<int64_t> pos, neg;
     for (int64_t i = 0; i < size_; ++i) (positive_[static_cast<size_t>(i)] ? pos : neg).push_back(i);

@@ -9,6 +9,10 @@
 //
 //   EpochSampler s(n, /*shuffle=*/true, seed, positive);   // positive[i] != 0: item i is a positive
 //   s.order(epoch);                                         // 2 min(P, N) items, pos, neg, pos, neg, ...
+//
+// With chunks (setChunks, for data read from a large memory-mapped file; loaders/ChunkShuffle.h) an epoch visits
+// shuffled chunks of consecutive items instead, shuffled within windows of chunks; class balancing keeps its own
+// order.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "gnn/Random.h"
+#include "loaders/ChunkShuffle.h"
 
 namespace gnn {
 
@@ -25,6 +30,12 @@ class EpochSampler {
   /// Balancing the classes `positive` marks (one entry per item; empty: no balancing).
   EpochSampler(int64_t size, bool shuffle, uint64_t seed, std::vector<uint8_t> positive);
   std::vector<int64_t> order(int64_t epoch) const;
+  /// Epochs in shuffled chunks (chunks.chunk > 0; ignored when balancing). Draws from the shuffle stream, so
+  /// without chunks (the default) every order is as before.
+  void setChunks(ChunkShuffle chunks) { chunks_ = chunks; }
+  const ChunkShuffle& chunks() const { return chunks_; }
+  /// The epoch's chunks and windows; its order is order(epoch). Requires chunks().enabled() and no balancing.
+  ChunkShuffle::Epoch chunkEpoch(int64_t epoch) const;
   /// Items an epoch visits: size(), or 2 min(P, N) when balancing.
   int64_t epochSize() const;
   bool balanced() const { return !positive_.empty(); }
@@ -40,6 +51,7 @@ class EpochSampler {
   bool shuffle_;
   uint64_t seed_;
   std::vector<uint8_t> positive_;
+  ChunkShuffle chunks_;
 };
 
 /// Fisher-Yates shuffle of v in place with draws from g.

@@ -11,6 +11,8 @@ BatchPlanner::Options plannerOptions(const FixedSizeDataLoader::Options& o) {
   p.packWindow = o.packWindow;
   p.dropLast = o.dropLast;
   p.nodeLevelTargets = o.nodeLevelTargets;
+  // Chunked epochs are read a window at a time: planned batches stay within one.
+  if (o.chunks.enabled() && o.classBalance.empty() && p.packWindow == 0) p.packWindow = o.chunks.windowItems();
   return p;
 }
 }  // namespace
@@ -26,13 +28,35 @@ FixedSizeDataLoader::FixedSizeDataLoader(std::shared_ptr<const Dataset> dataset,
   GNN_CHECK_ARG(options_.shard.whole() || options_.shard.perRequest == options_.microBatchesPerRequest,
                 "FixedSizeDataLoader: the shard's requests hold ", options_.shard.perRequest,
                 " micro-batches but microBatchesPerRequest is ", options_.microBatchesPerRequest);
+  if (options_.chunks.enabled()) sampler_.setChunks(options_.chunks);
+  GNN_CHECK_ARG(!options_.readAhead || options_.readAhead->size() == static_cast<int64_t>(dataset_ ? dataset_->size() : 0),
+                "FixedSizeDataLoader: the read-ahead covers ", options_.readAhead ? options_.readAhead->size() : 0,
+                " graphs, the dataset holds ", dataset_ ? dataset_->size() : 0);
 }
 
 FixedSizeDataLoader::~FixedSizeDataLoader() { prefetcher_.stop(); }
 
 void FixedSizeDataLoader::startEpoch(int64_t epoch) {
   prefetcher_.stop();  // the worker reads plan_: stop it before replacing the plan
-  plan_ = planner_.plan(sampler_.order(epoch), sampler_, epoch);
+  const bool chunked = options_.chunks.enabled() && !sampler_.balanced();
+  chunkEpoch_ = chunked ? sampler_.chunkEpoch(epoch) : ChunkShuffle::Epoch();
+  plan_ = planner_.plan(chunked ? chunkEpoch_.order : sampler_.order(epoch), sampler_, epoch);
+  batchReach_.clear();
+  fetched_ = released_ = 0;
+  sinceRelease_ = 0;
+  if (options_.readAhead && options_.readAhead->active()) {
+    options_.readAhead->releaseAll();  // what the last epoch and the evaluations read
+    options_.readAhead->setRandom(!chunked);
+    if (chunked) {
+      std::vector<int64_t> where(chunkEpoch_.order.size());
+      for (size_t p = 0; p < chunkEpoch_.order.size(); ++p) where[static_cast<size_t>(chunkEpoch_.order[p])] = static_cast<int64_t>(p);
+      for (const auto& batch : plan_.batches) {
+        int64_t reach = 0;
+        for (const PlannedGraph& g : batch) reach = std::max(reach, where[static_cast<size_t>(g.index)]);
+        batchReach_.push_back(reach);
+      }
+    }
+  }
   nextRequestIndex_ = 0;
   local_.clear();
   requestSizes_.clear();
@@ -42,7 +66,10 @@ void FixedSizeDataLoader::startEpoch(int64_t epoch) {
       const int64_t n = std::min(per, numBatches() - q * per);
       requestSizes_.push_back({n, n});
     }
-    prefetcher_.start(numBatches(), [this](int64_t i) { return collateBatch(i); }, options_.prefetch);
+    prefetcher_.start(numBatches(), [this](int64_t i) {
+      adviseBefore(i);
+      return collateBatch(i);
+    }, options_.prefetch);
     return;
   }
   int64_t q = 0;
@@ -51,8 +78,39 @@ void FixedSizeDataLoader::startEpoch(int64_t epoch) {
     requestSizes_.push_back({static_cast<int64_t>(mine.size()), std::min(per, numBatches() - q * per)});
     ++q;
   }
-  prefetcher_.start(static_cast<int64_t>(local_.size()), [this](int64_t i) { return collateBatch(local_[static_cast<size_t>(i)]); },
-                    options_.prefetch);
+  prefetcher_.start(static_cast<int64_t>(local_.size()), [this](int64_t i) {
+    adviseBefore(local_[static_cast<size_t>(i)]);
+    return collateBatch(local_[static_cast<size_t>(i)]);
+  }, options_.prefetch);
+}
+
+// Runs on the prefetch thread (or in next() without prefetch), batch by batch in order.
+void FixedSizeDataLoader::adviseBefore(int64_t batch) {
+  const MappedReadAhead* ra = options_.readAhead.get();
+  if (!ra || !ra->active()) return;
+  if (batchReach_.empty()) {
+    sinceRelease_ += static_cast<int64_t>(plan_.batches.at(static_cast<size_t>(batch)).size());
+    if (sinceRelease_ >= kReleaseEvery) {
+      ra->releaseAll();
+      sinceRelease_ = 0;
+    }
+    return;
+  }
+  const size_t windows = chunkEpoch_.windowStarts.size() - 1;
+  const size_t w = chunkEpoch_.windowOf(batchReach_.at(static_cast<size_t>(batch)));
+  const int64_t n = static_cast<int64_t>(chunkEpoch_.order.size());
+  auto each = [&](size_t window, void (MappedReadAhead::*advice)(int64_t, int64_t) const) {
+    for (int64_t c : chunkEpoch_.windowChunks(window))
+      (ra->*advice)(options_.chunks.chunkBegin(c), options_.chunks.chunkEnd(c, n));
+  };
+  // The windows before the one being read are done: released (and marked first to reclaim). The kernel maps up to
+  // 16 cached pages about every fault (fault-around), other windows' too, so a new window also drops the whole
+  // mapping: the process then holds about the pages of the window it reads. The window being read and the next
+  // one are asked for.
+  const bool moved = released_ < w;
+  for (; released_ < w; ++released_) each(released_, &MappedReadAhead::release);
+  if (moved) ra->releaseAll();
+  for (; fetched_ <= w + 1 && fetched_ < windows; ++fetched_) each(fetched_, &MappedReadAhead::willNeed);
 }
 
 Batch FixedSizeDataLoader::collateBatch(int64_t i) const {

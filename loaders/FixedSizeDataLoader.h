@@ -15,6 +15,7 @@
 #pragma once
 #include <memory>
 
+#include "data/MappedReadAhead.h"
 #include "loaders/Batch.h"
 #include "loaders/BatchPlanner.h"
 #include "loaders/EpochSampler.h"
@@ -44,7 +45,18 @@ class FixedSizeDataLoader {
     RequestShard shard;
     /// Non-empty (one mark per graph, 1 = positive): each epoch balances the classes (EpochSampler).
     std::vector<uint8_t> classBalance;
+    /// chunks.chunk > 0: epochs visit shuffled chunks of consecutive graphs, shuffled within windows of
+    /// chunks (loaders/ChunkShuffle.h; not with classBalance); PlannedPack's window then defaults to one window.
+    ChunkShuffle chunks;
+    /// A memory-mapped dataset's page-cache advice (graph i of the loader is item i of readAhead): at each
+    /// epoch's start the pages read before are released; with chunks, the prefetch thread reads the next window
+    /// ahead (MADV_WILLNEED) and releases each window once its batches are collated; without, it releases every
+    /// page read after each kReleaseEvery graphs and asks for no read-around (MADV_RANDOM). Batches are the
+    /// same bits with or without it.
+    std::shared_ptr<const MappedReadAhead> readAhead;
   };
+  /// Graphs collated between two releases of a shuffled (unchunked) mapped dataset's pages.
+  static constexpr int64_t kReleaseEvery = 16384;
 
   FixedSizeDataLoader(std::shared_ptr<const Dataset> dataset, FixedSizeOptions fixed, Options options);
   ~FixedSizeDataLoader();
@@ -68,6 +80,8 @@ class FixedSizeDataLoader {
   const EpochPlan& plan() const { return plan_; }
   /// Collates batch i of the current plan (thread-safe; what the prefetch thread calls).
   Batch collateBatch(int64_t i) const;
+  /// The current epoch's chunks and windows (empty unless options().chunks is on).
+  const ChunkShuffle::Epoch& chunkEpoch() const { return chunkEpoch_; }
   const FixedSizeOptions& fixedSizeOptions() const { return fixed_; }
   const Options& options() const { return options_; }
 
@@ -85,6 +99,13 @@ class FixedSizeDataLoader {
   std::vector<int64_t> local_;
   std::vector<std::pair<int64_t, int64_t>> requestSizes_;
   size_t nextRequestIndex_ = 0;
+  // Page-cache advice (prefetch thread): per planned batch the furthest epoch position of its graphs, the next
+  // window to read ahead and to release, graphs since the last release.
+  void adviseBefore(int64_t batch);
+  ChunkShuffle::Epoch chunkEpoch_;
+  std::vector<int64_t> batchReach_;
+  size_t fetched_ = 0, released_ = 0;
+  int64_t sinceRelease_ = 0;
   int64_t lastRequest_ = 0;
 };
 

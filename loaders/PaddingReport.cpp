@@ -14,6 +14,11 @@ void PaddingReport::add(const Batch& b) {
   totalEdges += b.numEdges;
   realGraphs += b.numRealGraphs;
   totalGraphs += b.numGraphs;
+  if (b.spatialPos.defined() && b.ptr.defined()) {
+    const int64_t* ptr = b.ptr.data<int64_t>();
+    for (int64_t g = 0; g < b.numRealGraphs; ++g) realNodePairs += (ptr[g + 1] - ptr[g]) * (ptr[g + 1] - ptr[g]);
+    totalNodePairs += b.numGraphs * b.maxNodesPerGraph * b.maxNodesPerGraph;
+  }
 }
 
 void PaddingReport::merge(const PaddingReport& o) {
@@ -26,10 +31,12 @@ void PaddingReport::merge(const PaddingReport& o) {
   totalGraphs += o.totalGraphs;
   skipped += o.skipped;
   trimmed += o.trimmed;
+  realNodePairs += o.realNodePairs;
+  totalNodePairs += o.totalNodePairs;
 }
 
 nlohmann::json PaddingReport::toJson() const {
-  return {{"batches", batches},
+  nlohmann::json j = {{"batches", batches},
           {"real_nodes", realNodes},
           {"total_nodes", totalNodes},
           {"real_edges", realEdges},
@@ -42,6 +49,12 @@ nlohmann::json PaddingReport::toJson() const {
           {"real_graphs_per_batch", realGraphsPerBatch()},
           {"skipped", skipped},
           {"trimmed", trimmed}};
+  if (totalNodePairs > 0) {
+    j["real_node_pairs"] = realNodePairs;
+    j["total_node_pairs"] = totalNodePairs;
+    j["node_pair_efficiency"] = nodePairEfficiency();
+  }
+  return j;
 }
 
 std::string PaddingReport::toString() const {
@@ -53,7 +66,13 @@ std::string PaddingReport::toString() const {
                 static_cast<long long>(totalNodes), 100 * edgeEfficiency(), static_cast<long long>(realEdges),
                 static_cast<long long>(totalEdges), 100 * graphEfficiency(), static_cast<long long>(realGraphs),
                 static_cast<long long>(totalGraphs), static_cast<long long>(skipped), static_cast<long long>(trimmed));
-  return buf;
+  std::string s = buf;
+  if (totalNodePairs > 0) {
+    std::snprintf(buf, sizeof buf, ", node pairs %.2f%% real (%lld/%lld)", 100 * nodePairEfficiency(),
+                  static_cast<long long>(realNodePairs), static_cast<long long>(totalNodePairs));
+    s += buf;
+  }
+  return s;
 }
 
 }  // namespace gnn

@@ -16,6 +16,9 @@ struct PaddingReport {
   int64_t realEdges = 0, totalEdges = 0;
   int64_t realGraphs = 0, totalGraphs = 0;
   int64_t skipped = 0, trimmed = 0;
+  /// Graphormer's node-pair blocks (batches with spatialPos only): Σ n² over the real graphs, and numGraphs · M²
+  /// per batch for the blocks of side M that every graph slot gets.
+  int64_t realNodePairs = 0, totalNodePairs = 0;
 
   /// Adds one batch's rows (real counts from the batch, totals from its fixed sizes).
   void add(const Batch& batch);
@@ -23,8 +26,10 @@ struct PaddingReport {
   double nodeEfficiency() const { return ratio(realNodes, totalNodes); }
   double edgeEfficiency() const { return ratio(realEdges, totalEdges); }
   double graphEfficiency() const { return ratio(realGraphs, totalGraphs); }
+  double nodePairEfficiency() const { return ratio(realNodePairs, totalNodePairs); }
   /// Mean real graphs per batch.
   double realGraphsPerBatch() const { return batches ? static_cast<double>(realGraphs) / batches : 0.0; }
+  /// The node-pair keys only when a batch had node-pair blocks.
   nlohmann::json toJson() const;
   std::string toString() const;
 

@@ -8,6 +8,7 @@
 #include "models/AtomEncoder.h"
 #include "models/BondEncoder.h"
 #include "models/BondMessages.h"
+#include "models/GraphFeatures.h"
 #include "models/PaddingGraphRows.h"
 
 namespace gnn {
@@ -57,8 +58,8 @@ ReverseEdges reverseFromState(const BlockState& s) {
 }  // namespace
 
 void DmpnnOptions::validate() const {
-  GNN_CHECK_ARG(hidden >= 1 && depth >= 1 && tasks >= 1 && ffnHidden >= 1 && ffnLayers >= 0,
-                "Dmpnn: hidden, depth, tasks and ffnHidden must be >= 1, ffnLayers >= 0");
+  GNN_CHECK_ARG(hidden >= 1 && depth >= 1 && tasks >= 1 && ffnHidden >= 1 && ffnLayers >= 0 && graphFeatures >= 0,
+                "Dmpnn: hidden, depth, tasks and ffnHidden must be >= 1, ffnLayers and graphFeatures >= 0");
   GNN_CHECK_ARG(dropout >= 0 && dropout < 1, "Dmpnn: dropout must be in [0, 1), got ", dropout);
   GNN_CHECK_ARG(aggregation == "mean" || aggregation == "sum" || aggregation == "norm",
                 "Dmpnn: aggregation must be mean, sum or norm, got '", aggregation, "'");
@@ -74,7 +75,8 @@ Dmpnn::Dmpnn(DmpnnOptions options, Generator& gen)
   registerModule("W_h", wh_);
   registerModule("W_o", wo_);
   for (int64_t l = 0; l <= opt_.ffnLayers; ++l) {
-    const int64_t in = l == 0 ? opt_.hidden : opt_.ffnHidden, out = l == opt_.ffnLayers ? opt_.tasks : opt_.ffnHidden;
+    const int64_t in = l == 0 ? opt_.hidden + opt_.graphFeatures : opt_.ffnHidden;
+    const int64_t out = l == opt_.ffnLayers ? opt_.tasks : opt_.ffnHidden;
     ffn_.push_back(std::make_unique<Linear>(in, out, gen, true, opt_.dtype));
     registerModule("ffn." + std::to_string(l), *ffn_.back());
   }
@@ -116,9 +118,15 @@ std::unique_ptr<Module> Dmpnn::clone() const {
 }
 
 Variable Dmpnn::aggregate(const Variable& atoms, const Batch& b) const {
-  if (opt_.aggregation == "mean") return globalMeanPool(atoms, b.ptr, b.graphsMask);
-  Variable sum = globalSumPool(atoms, b.ptr, b.graphsMask);
-  return opt_.aggregation == "norm" ? scale(sum, 1.0 / opt_.aggregationNorm) : sum;
+  Variable pooled;
+  if (opt_.aggregation == "mean") {
+    pooled = globalMeanPool(atoms, b.ptr, b.graphsMask);
+  } else {
+    Variable sum = globalSumPool(atoms, b.ptr, b.graphsMask);
+    pooled = opt_.aggregation == "norm" ? scale(sum, 1.0 / opt_.aggregationNorm) : sum;
+  }
+  if (opt_.graphFeatures == 0) return pooled;
+  return concatCols({pooled, graphFeaturesInput(b, opt_.graphFeatures, opt_.dtype, "Dmpnn")});
 }
 
 Variable Dmpnn::moleculeEmbeddings(const Batch& b) {

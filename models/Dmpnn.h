@@ -12,7 +12,9 @@
 //   m_v       = sum_{k -> v} h_kv^depth
 //   h_v       = dropout(ReLU(W_o [x_v || m_v] + b_o))
 //   y         = FFN(aggregate_v h_v)      mean (default) | sum | norm (sum / aggregationNorm)
-//   FFN       = Linear(hidden, ffnHidden), [ReLU, dropout, Linear(ffnHidden, ffnHidden)] x (ffnLayers - 1),
+//               FFN([aggregate_v h_v || x_d])  with graphFeatures > 0: Batch::graphFeatures x_d, Chemprop's X_d
+//               (molecule descriptors, app/MoleculeFeatures.h) concatenated after the aggregation
+//   FFN       = Linear(hidden (+ graphFeatures), ffnHidden), [ReLU, dropout, Linear(ffnHidden, ffnHidden)] x (ffnLayers - 1),
 //               ReLU, dropout, Linear(ffnHidden, tasks)          (ffnLayers = 0: Linear(hidden, tasks) alone)
 //
 // The paper writes h0 after its activation inside the update (tau(h0 + W_h m)); both Chemprop v1 and v2 add the
@@ -46,6 +48,7 @@ struct DmpnnOptions {
   double dropout = 0.0;     // --dropout: after each update, the atom readout and before each FFN layer but the first
   std::string aggregation = "mean";  // mean | sum | norm
   double aggregationNorm = 100.0;    // --aggregation-norm: norm = sum / this
+  int64_t graphFeatures = 0;         // width of Batch::graphFeatures the FFN reads after the aggregation (0: none)
   DType dtype = DType::F32;
   /// Throws std::invalid_argument naming the first option out of range.
   void validate() const;
@@ -57,8 +60,8 @@ class Dmpnn : public BlockModel {
   const char* name() const { return "dmpnn"; }
   const DmpnnOptions& options() const { return opt_; }
   std::unique_ptr<Module> clone() const override;
-  /// Each molecule's vector after the aggregation, the FFN's input [numGraphs, hidden] (Chemprop's fingerprint
-  /// at the "mpnn" level); padding graphs' rows are 0.
+  /// Each molecule's vector after the aggregation, the FFN's input [numGraphs, hidden + graphFeatures] (Chemprop's
+  /// fingerprint at the "mpnn" level, its X_d included); padding graphs' rows are 0.
   Variable moleculeEmbeddings(const Batch& batch);
 
  private:

@@ -1,14 +1,19 @@
 #include "models/GraphModel.h"
 
+#include <algorithm>
+
 #include "gnn/Ops.h"
+#include "models/GraphFeatures.h"
 #include "models/PaddingGraphRows.h"
 
 namespace gnn {
 
 GraphModel::GraphModel(const char* what, GraphModelOptions options, Generator& gen)
-    : opt_(options), head_(options.hidden, options.tasks, gen, true, options.dtype) {
+    : opt_(options), head_(options.hidden + std::max<int64_t>(options.graphFeatures, 0), options.tasks, gen, true,
+                           options.dtype) {
   GNN_CHECK_ARG(opt_.layers >= 1 && opt_.hidden >= 1 && opt_.tasks >= 1, what,
                 ": layers, hidden and tasks must be >= 1");
+  GNN_CHECK_ARG(opt_.graphFeatures >= 0, what, ": graphFeatures must be >= 0, got ", opt_.graphFeatures);
   // This draw once seeded the model's own dropout stream (dropout now draws from the ExecutionContext); it is
   // still taken so that a seed gives the same initial weights as before.
   gen.next();
@@ -28,11 +33,19 @@ GraphModel::GraphModel(const char* what, GraphModelOptions options, Generator& g
 void GraphModel::registerHead() {
   registerModule("head", head_);
   addBlock("head", [this](BlockState s, const Batch& b) {
-    Variable out = head_.forward(globalPool(opt_.pool, s.get("h"), b.ptr, b.graphsMask));
+    Variable out = head_.forward(readout(s.get("h"), b));
     return outputState(zeroPaddingGraphRows(out, b));
   });
 }
 
 Variable GraphModel::nodeEmbeddings(const Batch& b) { return runBlocks(BlockState(), b, 0, numBlocks() - 1).get("h"); }
+
+Variable GraphModel::readout(const Variable& h, const Batch& b) const {
+  Variable pooled = globalPool(opt_.pool, h, b.ptr, b.graphsMask);
+  if (opt_.graphFeatures == 0) return pooled;
+  return concatCols({pooled, graphFeaturesInput(b, opt_.graphFeatures, opt_.dtype, name())});
+}
+
+Variable GraphModel::graphEmbeddings(const Batch& b) { return readout(nodeEmbeddings(b), b); }
 
 }  // namespace gnn

@@ -28,6 +28,9 @@ struct GraphModelOptions {
   int64_t inFeatures = 0;
   /// Use int64 bond features [E, 3] (BondEncoder) in GIN's messages.
   bool edgeFeatures = true;
+  /// > 0: Batch::graphFeatures [numGraphs, graphFeatures] is concatenated to the pooled vector before the head
+  /// (molecules: descriptors, as Chemprop's X_d); the head reads hidden + graphFeatures values.
+  int64_t graphFeatures = 0;
   /// Parameter and activation dtype (float64 for gradient checks and exactness tests).
   DType dtype = DType::F32;
 };
@@ -36,6 +39,10 @@ class GraphModel : public BlockModel {
  public:
   /// Node embeddings after the last layer, [numNodes, hidden]: every block but the head, the state's "h".
   Variable nodeEmbeddings(const Batch& batch);
+  /// The graph-level vector the head reads, [numGraphs, hidden + options().graphFeatures]: the node embeddings
+  /// pooled (options().pool), then Batch::graphFeatures when the model reads them;
+  /// padding graphs' rows are 0. forward() is the head applied to exactly these values.
+  Variable graphEmbeddings(const Batch& batch);
   virtual const char* name() const = 0;
   const GraphModelOptions& options() const { return opt_; }
 
@@ -46,6 +53,8 @@ class GraphModel : public BlockModel {
   /// Registers the head after the subclass's layers (parameters keep the order input, layers, head) and adds
   /// the "head" block.
   void registerHead();
+  /// The pooling the head block and graphEmbeddings() share.
+  Variable readout(const Variable& h, const Batch& b) const;
 
   // Declaration order is construction order: the head draws its weights first, as it always has.
   GraphModelOptions opt_;

@@ -76,13 +76,20 @@ Graphormer::Graphormer(GraphormerOptions options, Generator& gen)
       return s;
     });
   addBlock("head", [this](BlockState s, const Batch& b) {
-    const int64_t t = s.get("h").dim(0) / b.numGraphs;
-    Tensor tokens({b.numGraphs}, DType::I64);
-    for (int64_t g = 0; g < b.numGraphs; ++g) tokens.data<int64_t>()[g] = g * t;
-    // The final LayerNorm is per row, so it runs on the token rows only.
-    Variable out = head_.forward(finalNorm_.forward(gatherRows(s.get("h"), tokens)));
-    return outputState(zeroPaddingGraphRows(out, b));
+    return outputState(zeroPaddingGraphRows(head_.forward(readout(s.get("h"), b)), b));
   });
+}
+
+Variable Graphormer::readout(const Variable& h, const Batch& b) const {
+  const int64_t t = h.dim(0) / b.numGraphs;
+  Tensor tokens({b.numGraphs}, DType::I64);
+  for (int64_t g = 0; g < b.numGraphs; ++g) tokens.data<int64_t>()[g] = g * t;
+  // The final LayerNorm is per row, so it runs on the token rows only.
+  return finalNorm_.forward(gatherRows(h, tokens));
+}
+
+Variable Graphormer::graphEmbeddings(const Batch& b) {
+  return zeroPaddingGraphRows(readout(runBlocks(BlockState(), b, 0, blockIndex("head")).get("h"), b), b);
 }
 
 std::unique_ptr<Module> Graphormer::clone() const {

@@ -79,12 +79,18 @@ class Graphormer : public BlockModel {
   const GraphormerOptions& options() const { return opt_; }
   std::unique_ptr<Module> clone() const override;
 
+  /// The graph-level vector the head reads, [numGraphs, hidden]: each graph token's row after the final
+  /// LayerNorm; padding graphs' rows are 0. forward() is the head applied to exactly these values.
+  Variable graphEmbeddings(const Batch& batch);
+
   /// The key mask of a batch: [G, M + 1] uint8, 1 for each graph's token and for the atoms of real graphs.
   static Tensor keyMask(const Batch& batch, int64_t maxNodes);
 
  private:
   /// Checks the batch carries Graphormer's fields with shapes that fit these options; returns M.
   int64_t checkBatch(const Batch& batch) const;
+  /// The graph tokens' rows of the last layer's "h" [G·T, hidden], through the final LayerNorm: [G, hidden].
+  Variable readout(const Variable& h, const Batch& batch) const;
 
   GraphormerOptions opt_;
   CentralityEncoding centrality_;

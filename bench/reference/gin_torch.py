@@ -130,6 +130,9 @@ def main():
     ap.add_argument("--dropout", type=float, default=0.0)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--autocast", choices=["none", "bf16"], default="none",
+                    help="bf16: the forward under torch.autocast('cpu', dtype=torch.bfloat16), as a PyTorch user of a "
+                         "bfloat16 CPU trains")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -150,8 +153,9 @@ def main():
         for b in range(0, len(order), a.batch_size):
             t_step = time.perf_counter()
             x, ei, ea, y, m, batch, n = collate(graphs, order[b:b + a.batch_size])
-            pred = model(x, ei, ea, batch, n)
-            loss = (pred - y).abs()[m].mean()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast == "bf16"):
+                pred = model(x, ei, ea, batch, n)
+            loss = (pred.float() - y).abs()[m].mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -162,7 +166,7 @@ def main():
         sys.exit("gin_torch: the loss is not finite")
     print(json.dumps({
         "model": "gin (plain PyTorch, OGB-style)", "torch": torch.__version__, "threads": torch.get_num_threads(),
-        "norm": a.norm, "layers": a.layers, "hidden": a.hidden, "batch_size": a.batch_size,
+        "autocast": a.autocast, "norm": a.norm, "layers": a.layers, "hidden": a.hidden, "batch_size": a.batch_size,
         "train_graphs": int(len(train)), "epochs": a.epochs, "epoch_seconds": epoch_seconds,
         "real_graphs_per_s": len(train) * a.epochs / sum(epoch_seconds),
         "step_ms_median": 1000 * statistics.median(step_seconds), "final_loss": losses[-1],

@@ -4,60 +4,14 @@
 
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
+#include "gnn/ops/GemmProducts.h"
 #include "gnn/ops/OpLoops.h"
+#include "gnn/ops/RowBlocks.h"
 
 namespace gnn {
+using ops::kPanelRows;
+using ops::RowBlocks;
 namespace {
-// Rows of one panel of Eigen's product kernel (gebp's mr: 48 floats or 24 doubles with AVX-512). Rows inside
-// a whole panel all get the same rounding, wherever the panel sits; the rows of a last, partial panel go
-// through narrower kernels that add in another order (two interleaved accumulators). Forward products
-// therefore cut their rows into whole panels and compute a last partial panel on a zero-padded copy
-// (rowStableProduct), so a row's bits depend on its own values only, not on its position or on how many rows
-// there are: a model's real rows come out identical whatever the padding of the batch
-// (tests/gnn/RowStableProduct_test.cpp).
-template <class T>
-constexpr int64_t kPanelRows = Eigen::internal::gebp_traits<T, T>::mr;
-
-// Row block for products: about 256 rows (where Eigen runs near its peak), at least kGrainWork multiply-adds,
-// but small enough for 8 blocks when the output has few rows. It depends only on the shapes, so Eigen's
-// blocking (and thus rounding) never depends on the thread count.
-template <class T>
-int64_t rowBlock(int64_t m, int64_t k, int64_t n) {
-  auto up32 = [](int64_t v) { return std::max<int64_t>(32, (v + 31) / 32 * 32); };
-  int64_t byWork = up32(grainFor(k * n, 1));
-  int64_t forEight = up32((m + 7) / 8);
-  return std::max(byWork, std::min<int64_t>(256, forEight));
-}
-
-// The rows of a product cut into blocks of whole kernel panels (the last block ends at the last row): about
-// rowBlock rows each, and a count rounded up to a multiple of 4 (below 4: 1, 2 or 4), so that 2 or 4 threads
-// get equal shares. Equal block sizes would leave 2 threads 4 blocks against 3 for GIN's 2,007 rows (7 blocks of
-// 288), one thread idle a quarter of every product. Block sizes differ by at most a panel, and the cut depends
-// only on the shapes.
-template <class T>
-class RowBlocks {
- public:
-  RowBlocks(int64_t m, int64_t k, int64_t n) : m_(m), panels_((m + kPanelRows<T> - 1) / kPanelRows<T>) {
-    const int64_t rows = rowBlock<T>(m, k, n);
-    const int64_t want = (m + rows - 1) / rows;
-    const int64_t rounded = want <= 1 ? 1 : want <= 2 ? 2 : (want + 3) / 4 * 4;
-    count_ = std::max<int64_t>(1, std::min(rounded, panels_));
-  }
-  int64_t count() const { return count_; }
-  int64_t begin(int64_t block) const { return std::min(m_, panels_ * block / count_ * kPanelRows<T>); }
-
-  // f(rowBegin, rowEnd) for every block, in parallel.
-  template <class F>
-  void forEach(F&& f) const {
-    parallelFor(count_, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) f(begin(b), begin(b + 1));
-    });
-  }
-
- private:
-  int64_t m_, panels_, count_;
-};
-
 template <class T>
 using Mat = RowMatrix<T>;
 
@@ -162,8 +116,12 @@ void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q, Tensor* co
   const int64_t chunk = evenChunk(M, std::max<int64_t>(256, (M + 8 * 32 - 1) / (8 * 32) * 32), 4);
   const int64_t chunks = (M + chunk - 1) / chunk;
   if (chunks < 2 || R >= 8 * 256 || R * C > (int64_t{1} << 21)) {
-    auto pt = pm.transpose();
-    blockedProduct<T>(om, [&](int64_t s, int64_t n) { return pt.middleRows(s, n); }, qm);
+    if constexpr (std::is_same_v<T, float>) {
+      ops::gemmRows(out.data<T>(), R, C, M, P.data<T>(), true, R, Q.data<T>(), false, C, nullptr);
+    } else {
+      auto pt = pm.transpose();
+      blockedProduct<T>(om, [&](int64_t s, int64_t n) { return pt.middleRows(s, n); }, qm);
+    }
     if (colSums) *colSums = reduceTo<T>(P, {R}, Broadcast::Row);
     return;
   }
@@ -173,7 +131,10 @@ void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q, Tensor* co
   parallelFor(chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t lo = c * chunk, n = std::min(M, lo + chunk) - lo;
-      MatrixMap<T>(part + c * R * C, R, C).noalias() = pm.middleRows(lo, n).transpose() * qm.middleRows(lo, n);
+      if constexpr (std::is_same_v<T, float>)
+        ops::gemmOnThread(true, false, R, C, n, P.data<T>() + lo * R, R, Q.data<T>() + lo * C, C, part + c * R * C, C);
+      else
+        MatrixMap<T>(part + c * R * C, R, C).noalias() = pm.middleRows(lo, n).transpose() * qm.middleRows(lo, n);
       if (colSums) {
         T* __restrict cs = partialSums.data<T>() + c * R;
         std::fill(cs, cs + R, T(0));
@@ -199,8 +160,13 @@ void matmulNTBackward(const Tensor& A, const Tensor& B, const Tensor& gy, GradIn
   auto gm = gy.matrix<T>();
   if (a.requiresGrad()) {
     Tensor ga = Tensor::empty(a.shape(), gy.dtype());
-    auto bm = B.matrix<T>();
-    blockedProduct<T>(ga.matrix<T>(), [&](int64_t s, int64_t n) { return gm.middleRows(s, n); }, bm);
+    if constexpr (std::is_same_v<T, float>) {
+      const int64_t M = gy.dim(0), N = gy.dim(1), K = B.dim(1);
+      ops::gemmRows(ga.data<T>(), M, K, N, gy.data<T>(), false, N, B.data<T>(), false, K, nullptr);
+    } else {
+      auto bm = B.matrix<T>();
+      blockedProduct<T>(ga.matrix<T>(), [&](int64_t s, int64_t n) { return gm.middleRows(s, n); }, bm);
+    }
     a.addGrad(ga);
   }
   if (b.requiresGrad()) {
@@ -225,7 +191,10 @@ Variable matmul(const Variable& a, const Variable& b) {
   return dispatchFloat(A.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty({A.dim(0), B.dim(1)}, A.dtype());
-    rowStableProduct<T>(Y.matrix<T>(), A.matrix<T>(), B.matrix<T>(), nullptr);
+    if constexpr (std::is_same_v<T, float>)
+      ops::gemmRows(Y.data<T>(), A.dim(0), B.dim(1), A.dim(1), A.data<T>(), false, A.dim(1), B.data<T>(), false, B.dim(1), nullptr);
+    else
+      rowStableProduct<T>(Y.matrix<T>(), A.matrix<T>(), B.matrix<T>(), nullptr);
     const int64_t flops = 2 * A.dim(0) * A.dim(1) * B.dim(1);
     OpInfo info{"matmul", flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
                 flops * (a.requiresGrad() + b.requiresGrad())};
@@ -236,8 +205,13 @@ Variable matmul(const Variable& a, const Variable& b) {
       auto gm = gy.matrix<T>();
       if (in[0].requiresGrad()) {
         Tensor ga = Tensor::empty(in[0].shape(), gy.dtype());
-        auto bt = B.matrix<T>().transpose();
-        blockedProduct<T>(ga.matrix<T>(), [&](int64_t s, int64_t n) { return gm.middleRows(s, n); }, bt);
+        if constexpr (std::is_same_v<T, float>) {
+          const int64_t M = gy.dim(0), N = gy.dim(1), K = B.dim(0);
+          ops::gemmRows(ga.data<T>(), M, K, N, gy.data<T>(), false, N, B.data<T>(), true, N, nullptr);
+        } else {
+          auto bt = B.matrix<T>().transpose();
+          blockedProduct<T>(ga.matrix<T>(), [&](int64_t s, int64_t n) { return gm.middleRows(s, n); }, bt);
+        }
         in[0].addGrad(ga);
       }
       if (in[1].requiresGrad()) {
@@ -257,7 +231,10 @@ Variable matmulNT(const Variable& a, const Variable& b) {
   return dispatchFloat(A.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty({A.dim(0), B.dim(0)}, A.dtype());
-    rowStableProduct<T>(Y.matrix<T>(), A.matrix<T>(), B.matrix<T>().transpose(), nullptr);
+    if constexpr (std::is_same_v<T, float>)
+      ops::gemmRows(Y.data<T>(), A.dim(0), B.dim(0), A.dim(1), A.data<T>(), false, A.dim(1), B.data<T>(), true, B.dim(1), nullptr);
+    else
+      rowStableProduct<T>(Y.matrix<T>(), A.matrix<T>(), B.matrix<T>().transpose(), nullptr);
     const int64_t flops = 2 * A.dim(0) * A.dim(1) * B.dim(0);
     OpInfo info{"matmulNT", flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
                 flops * (a.requiresGrad() + b.requiresGrad())};
@@ -283,8 +260,12 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty({X.dim(0), W.dim(0)}, X.dtype());
     const int64_t M = X.dim(0), K = X.dim(1), N = W.dim(0);
-    rowStableProduct<T>(Y.matrix<T>(), X.matrix<T>(), W.matrix<T>().transpose(),
-                        hasBias ? bias.value().data<T>() : nullptr);
+    if constexpr (std::is_same_v<T, float>)
+      ops::gemmRows(Y.data<T>(), M, N, K, X.data<T>(), false, K, W.data<T>(), true, K,
+                    hasBias ? bias.value().data<T>() : nullptr);
+    else
+      rowStableProduct<T>(Y.matrix<T>(), X.matrix<T>(), W.matrix<T>().transpose(),
+                          hasBias ? bias.value().data<T>() : nullptr);
     std::vector<Variable> inputs{x, weight};
     if (hasBias) inputs.push_back(bias);
     const int64_t flops = 2 * M * K * N;

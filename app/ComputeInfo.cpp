@@ -1,0 +1,14 @@
+#include "app/ComputeInfo.h"
+
+#include "gnn/ExecutionContext.h"
+#include "gnn/kernels/Gemm.h"
+
+namespace gnn::app {
+
+void addComputeInfo(nlohmann::json& j) {
+  if (!j.contains("precision")) j["precision"] = matmulPrecisionName(ExecutionContext::current().matmulPrecision());
+  j["gemm_isa"] = kernels::gemmIsa();
+  j["bf16_native"] = kernels::bf16Native();
+}
+
+}  // namespace gnn::app

@@ -1,0 +1,188 @@
+#include "gnn/kernels/Gemm.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <stdexcept>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "gnn/kernels/BFloat16.h"
+
+namespace gnn::kernels {
+namespace {
+
+// oneDNN (Debian's build uses the OpenMP runtime) runs a call on omp_get_max_threads() threads unless it is
+// already inside a parallel region. The ops call kernels from their own row blocks, and a block may run on
+// the thread that called the op, outside any region: one thread is set for the call, so the kernel neither
+// oversubscribes the cores nor splits the work (and its rounding) by the thread count.
+class OneThread {
+ public:
+  OneThread() : previous_(omp_get_max_threads()) {
+    if (previous_ != 1) omp_set_num_threads(1);
+  }
+  ~OneThread() {
+    if (previous_ != 1) omp_set_num_threads(previous_);
+  }
+  OneThread(const OneThread&) = delete;
+  OneThread& operator=(const OneThread&) = delete;
+
+ private:
+  int previous_;
+};
+
+// The depth cut into equal chunks of at most kGemmDepthChunk: f(k0, k) for each, in order.
+template <class F>
+void forDepthChunks(int64_t K, F&& f) {
+  const int64_t chunks = std::max<int64_t>(1, (K + kGemmDepthChunk - 1) / kGemmDepthChunk);
+  const int64_t chunk = (K + chunks - 1) / chunks;
+  for (int64_t k0 = 0; k0 < K; k0 += chunk) f(k0, std::min(chunk, K - k0));
+  if (K == 0) f(0, 0);
+}
+
+void check(dnnl_status_t s, const char* what) {
+  if (s != dnnl_success) throw std::runtime_error(std::string("oneDNN ") + what + " failed (status " + std::to_string(s) + ")");
+}
+
+// bfloat16 matmul primitives by shape and layout. Creating one costs tens of microseconds (oneDNN generates
+// its kernel); a training loop with fixed shapes uses a handful, created at its first step.
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
+struct Bf16Matmul {
+  dnnl::matmul primitive;
+  size_t scratchBytes = 0;
+};
+struct Bf16Cache {
+  std::mutex mutex;
+  std::map<Key, Bf16Matmul> primitives;
+};
+Bf16Cache& bf16Cache() {
+  static Bf16Cache* cache = new Bf16Cache;  // never destroyed: kernels may run during static destruction
+  return *cache;
+}
+dnnl::engine& cpuEngine() {
+  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+struct Bf16Descs {
+  dnnl::memory::desc a, b, c;
+};
+Bf16Descs bf16Descs(bool transA, bool transB, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc) {
+  using dt = dnnl::memory::data_type;
+  using dims = dnnl::memory::dims;
+  return {dnnl::memory::desc({M, K}, dt::bf16, transA ? dims{1, lda} : dims{lda, 1}),
+          dnnl::memory::desc({K, N}, dt::bf16, transB ? dims{1, ldb} : dims{ldb, 1}),
+          dnnl::memory::desc({M, N}, dt::f32, dims{ldc, 1})};
+}
+
+// Scratch memory is the caller's (scratchpad_mode::user), one buffer per thread: threads run one cached
+// primitive at once, and oneDNN's own scratchpad would be shared between them (packed inputs overwritten by
+// another thread's call).
+Bf16Matmul bf16Primitive(bool transA, bool transB, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
+                         int64_t ldc, bool accumulate) {
+  Bf16Cache& cache = bf16Cache();
+  const Key key{M, N, K, lda, ldb, ldc, transA, transB, accumulate};
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto it = cache.primitives.find(key);
+  if (it != cache.primitives.end()) return it->second;
+  const Bf16Descs d = bf16Descs(transA, transB, M, N, K, lda, ldb, ldc);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (accumulate) {
+    dnnl::post_ops ops;
+    ops.append_sum(1.0f);
+    attr.set_post_ops(ops);
+  }
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d.a, d.b, d.c), attr, cpuEngine());
+  const Bf16Matmul m{dnnl::matmul(pd), pd.scratchpad_desc().get_size()};
+  cache.primitives.emplace(key, m);
+  return m;
+}
+
+}  // namespace
+
+void gemmF32(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
+             const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
+  if (M == 0 || N == 0) return;
+  OneThread one;
+  forDepthChunks(K, [&](int64_t k0, int64_t k) {
+    const float* a = transA ? A + k0 * lda : A + k0;
+    const float* b = transB ? B + k0 : B + k0 * ldb;
+    const float beta = accumulate || k0 > 0 ? 1.0f : 0.0f;
+    check(dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', M, N, k, 1.0f, a, lda, b, ldb, beta, C, ldc), "sgemm");
+  });
+}
+
+void gemmBf16(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda,
+              const uint16_t* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    if (!accumulate)
+      for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+    return;
+  }
+  if (!bf16Supported()) {
+    // oneDNN has no bfloat16 matmul below AVX-512: the inputs widened back to float32 (exactly: a bfloat16
+    // is a float32 with a shorter mantissa) through the float32 kernel, the same products summed in another order.
+    const int64_t ar = transA ? K : M, ac = transA ? M : K, br = transB ? N : K, bc = transB ? K : N;
+    std::vector<float> a(static_cast<size_t>(ar * ac)), b(static_cast<size_t>(br * bc));
+    for (int64_t i = 0; i < ar; ++i)
+      for (int64_t j = 0; j < ac; ++j) a[static_cast<size_t>(i * ac + j)] = fromBf16(A[i * lda + j]);
+    for (int64_t i = 0; i < br; ++i)
+      for (int64_t j = 0; j < bc; ++j) b[static_cast<size_t>(i * bc + j)] = fromBf16(B[i * ldb + j]);
+    gemmF32(transA, transB, M, N, K, a.data(), ac, b.data(), bc, C, ldc, accumulate);
+    return;
+  }
+  OneThread one;
+  thread_local dnnl::stream stream(cpuEngine());
+  forDepthChunks(K, [&](int64_t k0, int64_t k) {
+    const uint16_t* a = transA ? A + k0 * lda : A + k0;
+    const uint16_t* b = transB ? B + k0 : B + k0 * ldb;
+    const bool acc = accumulate || k0 > 0;
+    const Bf16Matmul m = bf16Primitive(transA, transB, M, N, k, lda, ldb, ldc, acc);
+    const Bf16Descs d = bf16Descs(transA, transB, M, N, k, lda, ldb, ldc);
+    dnnl::memory am(d.a, cpuEngine(), const_cast<uint16_t*>(a)), bm(d.b, cpuEngine(), const_cast<uint16_t*>(b)),
+        cm(d.c, cpuEngine(), C);
+    thread_local std::vector<std::byte> scratch;
+    if (scratch.size() < m.scratchBytes + 64) scratch.resize(m.scratchBytes + 64);
+    void* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+    dnnl::memory sm(dnnl::memory::desc({std::max<int64_t>(1, static_cast<int64_t>(m.scratchBytes))}, dnnl::memory::data_type::u8,
+                                       dnnl::memory::format_tag::a),
+                    cpuEngine(), aligned);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+    if (m.scratchBytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, sm);
+    m.primitive.execute(stream, args);
+  });
+  stream.wait();
+}
+
+bool bf16Supported() {
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core || isa == dnnl::cpu_isa::avx512_core_vnni || bf16Native();
+}
+
+bool bf16Native() {
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
+std::string gemmIsa() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
+}  // namespace gnn::kernels

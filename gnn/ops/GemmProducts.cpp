@@ -1,0 +1,111 @@
+#include "gnn/ops/GemmProducts.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "gnn/ExecutionContext.h"
+#include "gnn/kernels/BFloat16.h"
+#include "gnn/kernels/Gemm.h"
+#include "gnn/ops/RowBlocks.h"
+
+namespace gnn::ops {
+namespace {
+
+// Per-thread scratch reused across calls: a training loop with fixed shapes allocates it once.
+template <class T>
+T* scratch(size_t n, int slot) {
+  thread_local std::vector<T> buffers[3];
+  std::vector<T>& b = buffers[slot];
+  if (b.size() < n) b.resize(n);
+  return b.data();
+}
+
+// rows x K of op(A) starting at row r0, densely into out (row-major [rows, K]) as float or bfloat16; rows
+// past `valid` are zero (the padding of a last partial panel).
+template <class T>
+void gatherRows(const float* A, bool transA, int64_t lda, int64_t r0, int64_t valid, int64_t rows, int64_t K, T* out) {
+  for (int64_t i = 0; i < rows; ++i) {
+    T* o = out + i * K;
+    if (i >= valid) {
+      std::fill(o, o + K, T(0));
+      continue;
+    }
+    if (!transA) {
+      if constexpr (std::is_same_v<T, float>) {
+        std::copy(A + (r0 + i) * lda, A + (r0 + i) * lda + K, o);
+      } else {
+        kernels::toBf16Rows(A + (r0 + i) * lda, 1, K, lda, o);
+      }
+    } else {
+      for (int64_t k = 0; k < K; ++k) {
+        const float v = A[k * lda + r0 + i];
+        if constexpr (std::is_same_v<T, float>) o[k] = v; else o[k] = kernels::toBf16(v);
+      }
+    }
+  }
+}
+
+void fillBias(float* C, int64_t rows, int64_t N, int64_t ldc, const float* bias) {
+  for (int64_t i = 0; i < rows; ++i) std::copy(bias, bias + N, C + i * ldc);
+}
+
+}  // namespace
+
+void gemmRows(float* C, int64_t M, int64_t N, int64_t K, const float* A, bool transA, int64_t lda, const float* B,
+              bool transB, int64_t ldb, const float* bias) {
+  if (M == 0 || N == 0) return;
+  const int64_t panel = kernels::kGemmPanelRows;
+  const bool bf16 = ExecutionContext::current().matmulPrecision() == MatmulPrecision::BFloat16;
+  // bfloat16: B rounded once for all blocks (stored as given, densely), each block's rows of A in its own scratch.
+  std::vector<uint16_t> b16;
+  const int64_t bRows = transB ? N : K, bCols = transB ? K : N;
+  if (bf16) {
+    b16.resize(static_cast<size_t>(bRows * bCols));
+    kernels::toBf16Rows(B, bRows, bCols, ldb, b16.data());
+  }
+  RowBlocks<float>(M, K, N).forEach([&](int64_t b, int64_t e) {
+    if (e <= b) return;
+    const int64_t whole = b + (e - b) / panel * panel;
+    // rows [r0, r0 + valid) of C through a dense copy of op(A)'s rows padded to `rows` (a multiple of the panel).
+    auto viaCopy = [&](int64_t r0, int64_t valid, int64_t rows) {
+      float* out = valid == rows ? C + r0 * N : scratch<float>(static_cast<size_t>(rows * N), 0);
+      if (bias) fillBias(out, rows, N, N, bias);
+      if (bf16) {
+        uint16_t* a = scratch<uint16_t>(static_cast<size_t>(rows * K), 1);
+        gatherRows(A, transA, lda, r0, valid, rows, K, a);
+        kernels::gemmBf16(false, transB, rows, N, K, a, K, b16.data(), bCols, out, N, bias != nullptr);
+      } else {
+        float* a = scratch<float>(static_cast<size_t>(rows * K), 2);
+        gatherRows(A, transA, lda, r0, valid, rows, K, a);
+        kernels::gemmF32(false, transB, rows, N, K, a, K, B, ldb, out, N, bias != nullptr);
+      }
+      if (out != C + r0 * N) std::copy(out, out + valid * N, C + r0 * N);
+    };
+    if (whole > b) {
+      if (bf16) {
+        viaCopy(b, whole - b, whole - b);
+      } else {
+        if (bias) fillBias(C + b * N, whole - b, N, N, bias);
+        const float* a = transA ? A + b : A + b * lda;
+        kernels::gemmF32(transA, transB, whole - b, N, K, a, lda, B, ldb, C + b * N, N, bias != nullptr);
+      }
+    }
+    if (whole < e) viaCopy(whole, e - whole, panel);
+  });
+}
+
+void gemmOnThread(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
+                  const float* B, int64_t ldb, float* C, int64_t ldc) {
+  if (ExecutionContext::current().matmulPrecision() != MatmulPrecision::BFloat16) {
+    kernels::gemmF32(transA, transB, M, N, K, A, lda, B, ldb, C, ldc, false);
+    return;
+  }
+  const int64_t aRows = transA ? K : M, aCols = transA ? M : K, bRows = transB ? N : K, bCols = transB ? K : N;
+  uint16_t* a = scratch<uint16_t>(static_cast<size_t>(aRows * aCols), 1);
+  kernels::toBf16Rows(A, aRows, aCols, lda, a);
+  uint16_t* b = scratch<uint16_t>(static_cast<size_t>(bRows * bCols), 2);
+  kernels::toBf16Rows(B, bRows, bCols, ldb, b);
+  kernels::gemmBf16(transA, transB, M, N, K, a, aCols, b, bCols, C, ldc, false);
+}
+
+}  // namespace gnn::ops

@@ -1,0 +1,23 @@
+// float32 matrix products for the ops (matmul, matmulNT, linear and their gradients) on gnn/kernels/Gemm.h,
+// in the current context's matmul precision (gnn/MatmulPrecision.h): rows cut into RowBlocks run in parallel,
+// each block one single-threaded kernel call, so results are the same for any thread count.
+#pragma once
+#include <cstdint>
+
+#include "gnn/MatmulPrecision.h"
+
+namespace gnn::ops {
+
+/// C [M, N] (dense, row-major) = op(A) op(B) (+ bias on every row when bias is not null). op(A) is [M, K]:
+/// A stored [M, K] with leading dimension lda, or [K, M] when transA; op(B) is [K, N]: B stored [K, N], or
+/// [N, K] when transB. Row-stable: a row's bits depend on its own values, never on its position or on M
+/// (whole panels in place, a last partial panel on a zero-padded copy).
+void gemmRows(float* C, int64_t M, int64_t N, int64_t K, const float* A, bool transA, int64_t lda, const float* B,
+              bool transB, int64_t ldb, const float* bias);
+
+/// C [M, N] (leading dimension ldc) = op(A) op(B) on the calling thread, in the current precision: for callers
+/// that split the work themselves (weight gradients summed over chunks of rows).
+void gemmOnThread(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
+                  const float* B, int64_t ldb, float* C, int64_t ldc);
+
+}  // namespace gnn::ops
