@@ -672,6 +672,8 @@ void MoleculeRun::makeTrainLoader() {
 int MoleculeRun::reportPadding() {
   FixedSizeDataLoader::Options so = lo_;
   so.prefetch = 0;
+  so.readAhead = nullptr;  // the training set's advice; this pass reads the whole set
+  so.classBalance.clear();
   FixedSizeDataLoader once(all_, fixed_, so);
   Stopwatch sw;
   once.startEpoch(0);
