@@ -93,7 +93,9 @@ class GINConv(torch.nn.Module):
         src, dst = edge_index[0], edge_index[1]
         msg = torch.relu(h.index_select(0, src) + self.bond(edge_attr))
         agg = torch.zeros_like(h).index_add_(0, dst, msg)
-        return self.lin2(torch.relu(self.norm(self.lin1(h + agg))))
+        # .float(): under bf16 autocast the linear layers return bfloat16, and this torch's CPU autocast leaves
+        # layer_norm's input as given (its fp32 weights then refuse it); newer torch runs layer_norm in fp32.
+        return self.lin2(torch.relu(self.norm(self.lin1(h + agg).float())))
 
 
 class GIN(torch.nn.Module):
@@ -108,7 +110,7 @@ class GIN(torch.nn.Module):
     def forward(self, x, edge_index, edge_attr, batch, num_graphs):
         h = self.atoms(x)
         for layer, (conv, norm) in enumerate(zip(self.convs, self.norms)):
-            h = norm(conv(h, edge_index, edge_attr))
+            h = norm(conv(h, edge_index, edge_attr).float())
             if layer + 1 < len(self.convs):
                 h = torch.relu(h)
             h = torch.nn.functional.dropout(h, self.dropout, self.training)
