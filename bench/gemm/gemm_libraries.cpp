@@ -1,6 +1,6 @@
 // GEMM libraries on the shapes our models run: the GEMMs of one GIN 5x300 training step (per layer Linear(D, 2D)
 // and Linear(2D, D): forward X W^T, input gradient dY W, weight gradient dY^T X; M = the batch's nodes) timed
-// through gnn's own op (Eigen, fixed row blocks) and through OpenBLAS, oneDNN and BLIS, in fp32 and (oneDNN) with bf16 inputs and fp32 accumulation; beside the machine's FMA peak measured in the same run.
+// through gnn's own op (gnn/kernels: oneDNN per fixed row block) and through OpenBLAS, oneDNN and BLIS, in fp32 and (oneDNN) with bf16 inputs and fp32 accumulation; beside the machine's FMA peak measured in the same run.
 // Each library runs (a) with its own threads and (b) single-threaded per fixed row block in our parallel loop, the
 // shape that keeps a row's bits independent of the thread count and of the other rows. For each it also checks
 // (1) the same bits with 1 and 2 threads and (2) row stability: rows 0..99 computed alone equal the same rows of
@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
       w1.zeroGrad();
       w2.zeroGrad();
     });
-    std::printf("  \"gnn_eigen_op\": {\"gflop_per_s\": %.1f},\n", r);
+    std::printf("  \"gnn_op\": {\"gflop_per_s\": %.1f},\n", r);
   }
   for (const Lib& lib : libs) {
     const double own = runLib(lib.f, false), blk = runLib(lib.f, true);
