@@ -342,25 +342,32 @@ std::shared_ptr<const Dataset> attachMoleculeFeatures(const MoleculeFeatureOptio
   return std::make_shared<MoleculeFeatureDataset>(std::move(all), s.apply(m), s.width);
 }
 
+std::optional<MoleculeFeatureScaling> checkpointFeatures(const nlohmann::json& config, const std::string& checkpoint) {
+  const bool saved = config.is_object() && config.contains("derived") && config["derived"].is_object() &&
+                     config["derived"].contains("molecule_features");
+  if (saved) return MoleculeFeatureScaling::fromJson(config["derived"]["molecule_features"], checkpoint);
+  for (const auto& [key, flag] : {std::pair{"molecule_features", "--molecule-features"},
+                                  std::pair{"molecule_features_file", "--molecule-features-file"}}) {
+    const nlohmann::json v = config.is_object() ? config.value(key, nlohmann::json()) : nlohmann::json();
+    if (v.is_string() && !v.get<std::string>().empty())
+      throw std::runtime_error(checkpoint + ": its configuration names " + std::string(flag) + " " +
+                               v.get<std::string>() + " but holds no 'derived.molecule_features' (their statistics); "
+                               "the checkpoint cannot be used");
+  }
+  return std::nullopt;
+}
+
 std::shared_ptr<const Dataset> attachCheckpointFeatures(const nlohmann::json& config, const std::string& checkpoint,
                                                         const NpzDataset& dataset, std::shared_ptr<const Dataset> ds,
                                                         const std::string& file, int threads) {
-  const nlohmann::json* saved = nullptr;
-  if (config.is_object() && config.contains("derived") && config["derived"].is_object() &&
-      config["derived"].contains("molecule_features"))
-    saved = &config["derived"]["molecule_features"];
+  std::optional<MoleculeFeatureScaling> saved = checkpointFeatures(config, checkpoint);
   if (!saved) {
-    const std::string kind = config.is_object() ? config.value("molecule_features", std::string()) : std::string();
-    if (!kind.empty())
-      throw std::runtime_error(checkpoint + ": its configuration names --molecule-features " + kind +
-                               " but holds no 'derived.molecule_features' (their statistics); the checkpoint cannot "
-                               "be used");
     if (!file.empty())
       throw UsageError("--molecule-features-file " + file + ": " + checkpoint +
                        " was trained without molecule features; drop the flag");
     return ds;
   }
-  MoleculeFeatureScaling s = MoleculeFeatureScaling::fromJson(*saved, checkpoint);
+  MoleculeFeatureScaling& s = *saved;
   const bool wantsFile = s.width > s.computedWidth;
   if (wantsFile && file.empty())
     throw UsageError(checkpoint + " was trained with " + std::to_string(s.width - s.computedWidth) +

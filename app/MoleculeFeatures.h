@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,10 @@ std::shared_ptr<const Dataset> attachMoleculeFeatures(const MoleculeFeatureOptio
                                                       std::shared_ptr<const Dataset> all, RunConfig& config,
                                                       MoleculeModelSpec& spec, const std::string& source,
                                                       const std::string& program, bool quiet);
+
+/// The molecule features a checkpoint's configuration records (nullopt: none); std::runtime_error naming
+/// `checkpoint` when they are malformed or their statistics are missing. `predict` asks before building the model.
+std::optional<MoleculeFeatureScaling> checkpointFeatures(const nlohmann::json& config, const std::string& checkpoint);
 
 /// For `predict`: the features a checkpoint's configuration (`config`, from `checkpoint`) records, computed for the
 /// new molecules of `dataset` (its --molecule-features-file `file` for a file's columns) and scaled with the

@@ -111,13 +111,17 @@ void writePredictionsCsv(const std::string& path, const NpzDataset& dataset, con
     // Named as the file, not a flag: molecule_property writes it for --predict, predict for --out.
     if (!out) throw std::runtime_error(path + ": cannot write the predictions (" + tmp + ")");
     const int64_t tasks = p.pred.defined() ? p.pred.dim(1) : 1;
+    const bool uncertain = p.uncertainty.defined();
     out << "line,id,smiles";
-    if (tasks == 1) {
-      out << ",prediction";
-    } else {
-      for (int64_t t = 0; t < tasks; ++t)
-        out << ",prediction_"
-            << csvField(t < static_cast<int64_t>(targetNames.size()) ? targetNames[static_cast<size_t>(t)] : std::to_string(t));
+    for (const char* column : {"prediction", "uncertainty"}) {
+      if (std::string(column) == "uncertainty" && !uncertain) break;
+      if (tasks == 1) {
+        out << "," << column;
+      } else {
+        for (int64_t t = 0; t < tasks; ++t)
+          out << "," << column << "_"
+              << csvField(t < static_cast<int64_t>(targetNames.size()) ? targetNames[static_cast<size_t>(t)] : std::to_string(t));
+      }
     }
     out << "\n";
     char buf[32];
@@ -126,6 +130,11 @@ void writePredictionsCsv(const std::string& path, const NpzDataset& dataset, con
       out << dataset.sourceLine(i) << "," << dataset.sourceIndex(i) << "," << csvField(dataset.smiles(i));
       for (int64_t t = 0; t < tasks; ++t) {
         std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(p.pred.matrix<float>()(static_cast<int64_t>(k), t)));
+        out << "," << buf;
+      }
+      for (int64_t t = 0; uncertain && t < tasks; ++t) {
+        std::snprintf(buf, sizeof buf, "%.9g",
+                      static_cast<double>(p.uncertainty.matrix<float>()(static_cast<int64_t>(k), t)));
         out << "," << buf;
       }
       out << "\n";

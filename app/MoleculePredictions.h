@@ -28,6 +28,9 @@ struct MoleculePredictions {
   Tensor pred;                     // [n, T]: target units (regression) or probabilities (classification)
   Tensor score;                    // [n, T]: what the metric ranks (regression: pred; classification: logits)
   Tensor target, mask;             // [n, T] float32, uint8
+  /// [n, T] float32, or undefined: an ensemble's variance per target (app/Ensemble.h), written as uncertainty
+  /// column(s) after the predictions.
+  Tensor uncertainty;
   /// The batch shapes (one, or the inference buckets), the molecules each held, and the batches' padding.
   std::vector<FixedSizeOptions> shapes;
   std::vector<int64_t> moleculesPerShape;
@@ -55,8 +58,9 @@ ShapeBuckets inferenceBuckets(const Dataset& dataset, const std::vector<int64_t>
 /// The metric's name for this task and target count ("mae", "std_mae", "rocauc").
 std::string moleculeMetricName(MoleculeTask task, int64_t tasks);
 
-/// CSV with a header: line,id,smiles,prediction (or prediction_<target> per target); floats printed with 9
-/// significant digits, which read back as the same float32. Written to a temporary file and renamed.
+/// CSV with a header: line,id,smiles,prediction (or prediction_<target> per target), then, when p.uncertainty is
+/// defined, uncertainty (or uncertainty_<target>); floats printed with 9 significant digits, which read back as
+/// the same float32. Written to a temporary file and renamed.
 void writePredictionsCsv(const std::string& path, const NpzDataset& dataset, const MoleculePredictions& p,
                          const std::vector<std::string>& targetNames);
 

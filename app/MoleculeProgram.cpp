@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "app/ComputeInfo.h"
+#include "app/Ensemble.h"
 #include "app/EpochOrderFlags.h"
 #include "app/HeapTuning.h"
 #include "app/MemoryBounds.h"
@@ -106,6 +107,7 @@ void MoleculeSettings::bind(RunConfig& config) {
   config.bind("target-scaling", &targetScaling);
   config.bind("limit", &limit);
   config.bind("seed", &training.seed);
+  config.bind("ensemble-size", &ensembleSize);
   // How molecules are batched and scored does not change the model: an evaluation-only run may change these.
   config.bindOutsideModel("strategy", &strategy);
   config.bindOutsideModel("oversize", &overSize);
@@ -191,9 +193,21 @@ void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramD
       "molecule in the smallest that holds it; fewer when more would not lower the padded work: node pairs for "
       "Graphormer, atoms + bonds otherwise); 0 or 1: one shape that fits the largest molecule. Predictions are "
       "the same bits either way");
+  prog.group("Model and task").add_options()(
+      "ensemble-size", value(&s.ensembleSize, int64_t{1}),
+      "train N models from seeds --seed .. --seed + N - 1 (the same split and batches, another initialisation and "
+      "dropout each, as Chemprop's --ensemble-size), one after the other, kept in one --save checkpoint; the "
+      "prediction is their mean, the uncertainty their variance (of the probabilities for classification). The "
+      "top-level results are member 0's (the run of --ensemble-size 1), the ensemble's are under \"ensemble\"")(
+      "calibration", value(&s.calibration, "auto"),
+      "of an ensemble, fitted on the validation set and kept in the checkpoint: zscaling (regression: one factor s^2 "
+      "per target, by Gaussian NLL, multiplies the variances written) | platt (classification: sigmoid(a z + b) of "
+      "the mean probability's logit z per target becomes the prediction) | none | auto (zscaling for regression, "
+      "none for classification)");
   prog.flags().add_options()(
       "predict", po::value(&s.predict)->value_name("FILE.csv"),
-      "write the test molecules' predictions (best validation epoch's weights): line,id,smiles,prediction")(
+      "write the test molecules' predictions (best validation epoch's weights): line,id,smiles,prediction; "
+      "with --ensemble-size > 1 the ensemble's mean and then its (calibrated) variance as uncertainty")(
       "profile", po::bool_switch(&s.profile),
       "per-op table of the training steps on stderr (op, pass, calls, ms, GFLOP, GFLOP/s, share); rows under "
       "\"profile\" with --json")(
@@ -262,6 +276,16 @@ void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const Mo
       throw UsageError("--metric " + s.metric + ": " + e.what());
     }
   }
+  requireRange("--ensemble-size", static_cast<double>(s.ensembleSize), 1, 100);
+  requireOneOf("--calibration", s.calibration, {"auto", "zscaling", "platt", "none"});
+  if (s.calibration == "zscaling" && s.task == "classification")
+    throw UsageError("--calibration zscaling scales regression variances (--task is classification: use platt)");
+  if (s.calibration == "platt" && s.task == "regression")
+    throw UsageError("--calibration platt calibrates classification probabilities (--task is regression: use zscaling)");
+  if (s.ensembleSize > 1 && s.training.continuing())
+    throw UsageError("--ensemble-size " + std::to_string(s.ensembleSize) +
+                     " (as given or as the checkpoint recorded): an ensemble trains its members in one run and is "
+                     "not continued by --load or --resume; predict applies its checkpoint");
   if (s.classBalance && s.task == "regression")
     throw UsageError("--class-balance balances the classes of a classification task (--task is regression)");
 }
@@ -282,6 +306,7 @@ class MoleculeRun {
     if (s_.paddingReportOnly) return reportPadding();
     buildModel();
     train();
+    trainEnsemble();
     evaluateOnly();
     writePredictions();
     report();
@@ -301,7 +326,11 @@ class MoleculeRun {
   void makeTrainLoader();
   int reportPadding();
   void buildModel();
+  LossFn lossFunction();
   void train();
+  void trainEnsemble();
+  void evaluateEnsemble();
+  void saveEnsemble(const EnsembleInfo& info);
   Evaluation evaluate(const std::vector<int64_t>& positions, const std::string& set);
   const ShapeBuckets& evalBucketsFor(const std::string& set, const std::vector<int64_t>& positions);
   void noteEvalPadding(const std::string& set, const std::vector<int64_t>& positions, const MoleculePredictions& p);
@@ -349,6 +378,17 @@ class MoleculeRun {
   std::optional<Evaluation> evalValid_, evalTest_;
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<DeviceProgram> program_;
+  // --ensemble-size N: members 1 .. N-1 (member 0 is model_, opt_, trainer_, program_), each with its own flags
+  // (seed --seed + k; nothing saved, logged or checkpointed on its own), and the ensemble's test predictions.
+  struct Member {
+    std::unique_ptr<TrainingFlags> flags;
+    std::unique_ptr<BlockModel> model;
+    std::unique_ptr<Optimizer> opt;
+    std::unique_ptr<Trainer> trainer;
+    std::unique_ptr<DeviceProgram> program;
+  };
+  std::vector<Member> members_;
+  std::optional<MoleculePredictions> ensembleTest_;
   OpProfiler profiler_;
   int64_t steps_ = 0;
   // Inference throughput over every evaluation pass (no tape, eval mode, the training batch shape).
@@ -424,6 +464,10 @@ void MoleculeRun::deriveRunConfig() {
   metrics_ = chosenMetrics();
   if (s_.classBalance && !classification_)
     throw UsageError("--class-balance balances the classes of a classification task, but the task is regression");
+  if ((s_.calibration == "zscaling" && classification_) || (s_.calibration == "platt" && !classification_))
+    throw UsageError("--calibration " + s_.calibration + " applies to " +
+                     (classification_ ? "regression" : "classification") + ", but the task is " +
+                     (classification_ ? "classification (use platt)" : "regression (use zscaling)"));
   config_.derived["targets"] = md_.targetNames;
   config_.derived["featurisation"] = md_.featurisation;
   // Molecule-level features: computed once, scaled with the training split's statistics (kept in checkpoints).
@@ -719,12 +763,7 @@ void MoleculeRun::buildModel() {
   trainer_->logRunStart({{"data", mo_.path}, {"split", md_.split.toJson()}, {"molecules", md_.size}});
   trainLoader_->startEpoch(0);
   const Batch shapes = trainLoader_->collateBatch(0);
-  LossFn lossFn{[this](const Variable& pred, const Batch& b) {
-                  return classification_ ? bceWithLogits(pred, b.y, b.yMask)
-                                         : l1Loss(pred, scaling_.standardize(b.y), b.yMask);
-                },
-                {}};
-  program_ = df_.compile(prog_, *model_, lossFn, opt_.get(), shapes, *trainLoader_, tf_.quiet);
+  program_ = df_.compile(prog_, *model_, lossFunction(), opt_.get(), shapes, *trainLoader_, tf_.quiet);
   if (!df_.trace.empty() || !df_.traceSvg.empty()) program_->enableTrace(df_.traceRequests);
   if (!tf_.quiet && df_.simulated())
     std::cerr << prog_.name() << ": " << df_.options.describe(static_cast<int64_t>(program_->stageNames().size()))
@@ -735,6 +774,14 @@ void MoleculeRun::buildModel() {
     std::cerr << prog_.name() << ": the replicas spread over " << prog_.processes()->size() << " MPI processes ("
               << prog_.processes()->localSize() << " on this host, " << numThreads()
               << " thread(s) each); this rank runs " << df_.options.shard(true).describe() << "\n";
+}
+
+LossFn MoleculeRun::lossFunction() {
+  return {[this](const Variable& pred, const Batch& b) {
+            return classification_ ? bceWithLogits(pred, b.y, b.yMask)
+                                   : l1Loss(pred, scaling_.standardize(b.y), b.yMask);
+          },
+          {}};
 }
 
 void MoleculeRun::train() {
@@ -773,6 +820,145 @@ void MoleculeRun::train() {
     out_["profile"] = profiler_.json();
     out_["profile_steps"] = steps_;
   }
+}
+
+// --ensemble-size N: members 1 .. N-1 trained as member 0 was (the same split, batches and flags; Chemprop v2
+// also keeps the data order and changes the initialisation per member), from seeds --seed + k, each through
+// train() with its model, optimizer, trainer and device program in place of member 0's.
+void MoleculeRun::trainEnsemble() {
+  if (s_.ensembleSize <= 1) return;
+  auto swapIn = [this](Member& m) {
+    std::swap(model_, m.model);
+    std::swap(opt_, m.opt);
+    std::swap(trainer_, m.trainer);
+    std::swap(program_, m.program);
+  };
+  for (int64_t k = 1; k < s_.ensembleSize; ++k) {
+    Member m;
+    m.flags = std::make_unique<TrainingFlags>(tf_);
+    m.flags->seed = tf_.seed + static_cast<uint64_t>(k);
+    m.flags->save.clear();  // the ensemble's checkpoint is written once every member is trained
+    m.flags->checkpointDir.clear();
+    m.flags->log.clear();
+    m.model = makeMoleculeModel(spec_, m.flags->seed);
+    const std::vector<Variable> trained = s_.transfer.prepare(*m.model, spec_, false, prog_, /*quiet=*/true);
+    m.opt = m.flags->makeOptimizer({{trained, tf_.weightDecay}});
+    m.trainer =
+        std::make_unique<Trainer>(prog_, *m.flags, *m.model, *m.opt, config_,
+                                  MetricSpec{metricName_, higherIsBetter(metrics_.front())}, "molecules");
+    trainLoader_->startEpoch(0);
+    m.program = df_.compile(prog_, *m.model, lossFunction(), m.opt.get(), trainLoader_->collateBatch(0),
+                            *trainLoader_, /*quiet=*/true);
+    if (!tf_.quiet)
+      std::cerr << prog_.name() << ": ensemble member " << k + 1 << " of " << s_.ensembleSize << " (seed "
+                << m.flags->seed << ")\n";
+    swapIn(m);
+    try {
+      train();
+    } catch (...) {
+      swapIn(m);
+      throw;
+    }
+    swapIn(m);
+    members_.push_back(std::move(m));
+  }
+  evaluateEnsemble();
+}
+
+// The ensemble's scores on the validation and test sets (each member with its best validation epoch's
+// weights), the calibration fitted on validation, the test set's uncertainty scores before and after it, and
+// the checkpoint.
+void MoleculeRun::evaluateEnsemble() {
+  std::vector<std::pair<BlockModel*, Trainer*>> all = {{model_.get(), trainer_.get()}};
+  for (Member& m : members_) all.emplace_back(m.model.get(), m.trainer.get());
+  auto predictSet = [&](const std::vector<int64_t>& positions, const std::string& set) {
+    std::vector<MoleculePredictions> ps;
+    for (const auto& member : all)
+      member.second->withBestWeights([&] {
+        ps.push_back(predictMolecules(*member.first, tasks_, all_, positions, evalBucketsFor(set, positions),
+                                      scaling_, task_));
+      });
+    return combineEnsemble(ps, task_);
+  };
+  EnsembleInfo info;
+  info.size = s_.ensembleSize;
+  nlohmann::json members = nlohmann::json::array();
+  for (size_t k = 0; k < all.size(); ++k) {
+    info.seeds.push_back(tf_.seed + k);
+    const Trainer& t = *all[k].second;
+    nlohmann::json j = {
+        {"seed", tf_.seed + k}, {"best_epoch", t.bestEpoch()}, {"valid_" + metricName_, t.bestValid()}};
+    if (t.bestTest().contains("metric")) j["test_" + metricName_] = t.bestTest()["metric"];
+    members.push_back(j);
+  }
+  nlohmann::json j = {
+      {"size", s_.ensembleSize}, {"seeds", info.seeds}, {"uncertainty", "variance"}, {"members", members}};
+  MoleculePredictions valid = predictSet(md_.split.valid, "valid");
+  Evaluation ev =
+      scoreTargets(valid.score, valid.target, valid.mask, metrics_, md_.targetNames, scaling_.std);
+  j["valid_" + metricName_] = ev.metric;
+  j["valid_details"] = ev.details;
+  if (!valid.positions.empty() && !classification_ && s_.calibration != "none")
+    info.calibration = fitZScaling(valid);
+  if (!valid.positions.empty() && classification_ && s_.calibration == "platt")
+    info.calibration = fitPlatt(valid);
+  if (!md_.split.test.empty()) {
+    MoleculePredictions test = predictSet(md_.split.test, "test");
+    Evaluation et = scoreTargets(test.score, test.target, test.mask, metrics_, md_.targetNames, scaling_.std);
+    j["test_" + metricName_] = et.metric;
+    j["test_details"] = et.details;
+    auto scores = [&](const MoleculePredictions& q) {
+      return classification_ ? classificationUncertaintyScores(q, md_.targetNames)
+                             : uncertaintyScores(q, md_.targetNames);
+    };
+    j["test_uncertainty"] = {{"uncalibrated", scores(test)}};
+    info.calibration.apply(test);
+    if (info.calibration.method != "none") {
+      j["test_uncertainty"]["calibrated"] = scores(test);
+      // Platt changes the probabilities: the test metrics of the ones written.
+      if (classification_)
+        j["test_calibrated_details"] =
+            scoreTargets(test.score, test.target, test.mask, metrics_, md_.targetNames, scaling_.std).details;
+    }
+    ensembleTest_ = std::move(test);
+  }
+  j["calibration"] = info.calibration.toJson();
+  j["calibration"]["fitted_on"] = "valid";
+  out_["ensemble"] = j;
+  out_["ensemble_size"] = s_.ensembleSize;
+  if (!tf_.quiet) {
+    auto shown = [](const nlohmann::json& v) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.5g", v.is_number() ? v.get<double>() : NAN);
+      return std::string(buf);
+    };
+    std::cerr << prog_.name() << ": ensemble of " << s_.ensembleSize << ": valid " << metricName_ << " "
+              << shown(ev.metric);
+    if (j.contains("test_" + metricName_))
+      std::cerr << ", test " << metricName_ << " " << shown(j["test_" + metricName_]);
+    if (!classification_ && j.contains("test_uncertainty") && j["test_uncertainty"].contains("calibrated"))
+      std::cerr << "; test miscalibration area "
+                << shown(j["test_uncertainty"]["uncalibrated"]["miscalibration_area"]) << " uncalibrated, "
+                << shown(j["test_uncertainty"]["calibrated"]["miscalibration_area"])
+                << " after z-scaling on validation";
+    std::cerr << "\n";
+  }
+  saveEnsemble(info);
+}
+
+// --save: member 0's checkpoint as its trainer wrote it, with every member's best weights ("member<k>.*") and
+// the ensemble's metadata added.
+void MoleculeRun::saveEnsemble(const EnsembleInfo& info) {
+  if (tf_.save.empty() || !prog_.primary()) return;
+  Checkpoint ck = Checkpoint::load(tf_.save);
+  trainer_->withBestWeights([&] { ck.addModule(ensembleMemberPrefix(0), *model_); });
+  for (size_t k = 0; k < members_.size(); ++k)
+    members_[k].trainer->withBestWeights(
+        [&] { ck.addModule(ensembleMemberPrefix(static_cast<int64_t>(k) + 1), *members_[k].model); });
+  ck.meta["ensemble"] = info.toJson();
+  ck.save(tf_.save);
+  if (!tf_.quiet)
+    std::cerr << prog_.name() << ": saved the ensemble of " << info.size << " in " << tf_.save << "\n";
 }
 
 Evaluation MoleculeRun::evaluate(const std::vector<int64_t>& positions, const std::string& set) {
@@ -870,9 +1056,17 @@ void MoleculeRun::evaluateOnly() {
   });
 }
 
-// --predict: the test molecules with the best validation epoch's weights.
+// --predict: the test molecules with the best validation epoch's weights (an ensemble's: their mean and variance).
 void MoleculeRun::writePredictions() {
   if (s_.predict.empty()) return;
+  if (ensembleTest_) {
+    if (prog_.primary()) writePredictionsCsv(s_.predict, *md_.dataset, *ensembleTest_, md_.targetNames);
+    if (!tf_.quiet)
+      std::cerr << prog_.name() << ": wrote " << ensembleTest_->positions.size() << " test predictions of the "
+                << s_.ensembleSize << " members with their uncertainty to " << s_.predict << "\n";
+    out_["predictions"] = s_.predict;
+    return;
+  }
   trainer_->withBestWeights([&] {
     MoleculePredictions p = predictMolecules(*model_, tasks_, all_, md_.split.test,
                                              evalBucketsFor("test", md_.split.test), scaling_, task_);

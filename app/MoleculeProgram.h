@@ -47,6 +47,8 @@ struct MoleculeSettings {
   int64_t numNodes = 0, numEdges = 0, numGraphs = 0, batchSize = 128, limit = -1, prefetch = 2, packWindow = 0;
   bool paddingReportOnly = false, profile = false;
   int64_t evalBuckets = 4;  // --eval-buckets: batch shapes of evaluation and --predict (0, 1: one shape)
+  int64_t ensembleSize = 1;  // --ensemble-size: members trained from seeds --seed .. --seed + N - 1 (app/Ensemble.h)
+  std::string calibration = "auto";  // --calibration: of an ensemble's outputs, fitted on validation
   std::string metric;        // --metric: comma-separated, the first selects the best epoch ("": the task's default)
   bool classBalance = false;  // --class-balance
   MoleculeModelSpec spec;

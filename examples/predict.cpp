@@ -4,7 +4,9 @@
 // coordinates: SDF or XYZ input, or SMILES with the seeded conformers the checkpoint's featurisation names),
 // and the predictions are written as CSV (line,id,smiles,prediction[_<target>]), in target units. Batches
 // grow to fit every molecule (Graphormer: up to kMaxGraphormerAtoms atoms); molecules RDKit rejects or too
-// large are listed on stderr with their line and reason; the rest are predicted. --embeddings FILE.npz also
+// large are listed on stderr with their line and reason; the rest are predicted. An ensemble checkpoint
+// (molecule_property --ensemble-size) predicts with every member: the mean, then the members' variance (scaled by
+// the calibration fitted on the run's validation set) as uncertainty column(s), as the run's --predict wrote. --embeddings FILE.npz also
 // writes each predicted molecule's learned representation (the vector the model's head reads; see
 // app/MoleculeEmbeddings.h) with the CSV's line, id and SMILES, in the CSV's order.
 //
@@ -20,6 +22,7 @@
 
 #include "data/MoleculeSource.h"
 #include "data/NpzDataset.h"
+#include "app/Ensemble.h"
 #include "app/MoleculeData.h"
 #include "app/MoleculeFeatures.h"
 #include "app/MoleculeEmbeddings.h"
@@ -128,6 +131,7 @@ int main(int argc, char** argv) {
       const nlohmann::json& derived = need(config, "derived", "config");
       reading = "config";
       spec = app::MoleculeModelSpec::fromConfig(config);
+      app::checkpointFeatures(config, checkpoint);  // refused here, before a model of the wrong width is built
       targets = need(derived, "targets", "config.derived").get<std::vector<std::string>>();
       const nlohmann::json& taskName = need(derived, "task", "config.derived");
       if (taskName != "classification" && taskName != "regression")
@@ -188,6 +192,17 @@ int main(int argc, char** argv) {
     // "best.*" holds the best validation epoch's weights when the run validated at least once.
     const bool haveBest = ck.tensors.count("best." + model->namedParameters().front().first) > 0;
     ck.loadModule(weights == "best" && haveBest ? "best" : "model", *model);
+    // An ensemble checkpoint (molecule_property --ensemble-size): every member with its best validation epoch's
+    // weights, combined and calibrated as its --predict was.
+    const std::optional<app::EnsembleInfo> ensemble = app::EnsembleInfo::fromCheckpoint(ck);
+    if (ensemble && weights == "last" && prog.given("weights"))
+      throw app::UsageError("--weights last: " + checkpoint + " holds an ensemble of " + std::to_string(ensemble->size) +
+                            " models, which keeps each member's best validation epoch's weights only");
+    if (ensemble && !embeddingsPath.empty())
+      throw app::UsageError("--embeddings: " + checkpoint + " holds an ensemble of " + std::to_string(ensemble->size) +
+                            " models, and an embedding is one model's");
+    std::vector<std::unique_ptr<BlockModel>> members;
+    if (ensemble) members = app::loadEnsembleMembers(ck, *ensemble, spec);
 
     // Featurise into a private temporary .npz, removed when done.
     const std::string npz =
@@ -232,9 +247,16 @@ int main(int argc, char** argv) {
     fixed.numEdges = std::max(fixed.numEdges, fixed.rowsNeeded(maxEdges, 1));
     spec.requireBatchFitsInMemory(fixed, shapeFields, checkpoint, /*training=*/false);  // grown to fit the input
     // Each molecule in the smallest of a few shapes within `fixed` (--eval-buckets): the same bits as `fixed` alone.
-    app::MoleculePredictions p = app::predictMolecules(
-        *model, spec.tasks, ds, all, app::inferenceBuckets(*ds, all, fixed, evalBuckets, spec.isGraphormer()), scaling,
-        task);
+    const ShapeBuckets buckets = app::inferenceBuckets(*ds, all, fixed, evalBuckets, spec.isGraphormer());
+    app::MoleculePredictions p;
+    if (ensemble) {
+      std::vector<app::MoleculePredictions> each;
+      for (const auto& m : members) each.push_back(app::predictMolecules(*m, spec.tasks, ds, all, buckets, scaling, task));
+      p = app::combineEnsemble(each, task);
+      ensemble->calibration.apply(p);
+    } else {
+      p = app::predictMolecules(*model, spec.tasks, ds, all, buckets, scaling, task);
+    }
     for (int64_t i : tooLarge) p.skipped.push_back(i);
     for (int64_t i : p.skipped)
       std::cerr << input << ":" << src.sourceLine(static_cast<size_t>(i)) << ": not predicted '"
