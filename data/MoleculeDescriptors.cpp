@@ -88,7 +88,8 @@ void rdkit2d(const RDKit::ROMol& mol, double* row, size_t width) {
 void morgan(const RDKit::ROMol& mol, double* row, bool counts) {
   // Chemprop v2's MorganBinaryFeaturizer / MorganCountFeaturizer: radius 2, 2048 bits, no chirality, bond
   // types used (the generator's defaults, the same bits as GetMorganFingerprintAsBitVect).
-  std::unique_ptr<RDKit::FingerprintGenerator<std::uint32_t>> gen(RDKit::MorganFingerprint::getMorganGenerator<std::uint32_t>(
+  using Generator = RDKit::FingerprintGenerator<std::uint32_t>;
+  std::unique_ptr<Generator> gen(RDKit::MorganFingerprint::getMorganGenerator<std::uint32_t>(
       MoleculeDescriptors::kMorganRadius, /*countSimulation=*/false, /*includeChirality=*/false,
       /*useBondTypes=*/true, /*onlyNonzeroInvariants=*/false, nullptr, nullptr, MoleculeDescriptors::kMorganBits));
   std::fill(row, row + MoleculeDescriptors::kMorganBits, 0.0);

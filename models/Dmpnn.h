@@ -14,7 +14,8 @@
 //   y         = FFN(aggregate_v h_v)      mean (default) | sum | norm (sum / aggregationNorm)
 //               FFN([aggregate_v h_v || x_d])  with graphFeatures > 0: Batch::graphFeatures x_d, Chemprop's X_d
 //               (molecule descriptors, app/MoleculeFeatures.h) concatenated after the aggregation
-//   FFN       = Linear(hidden (+ graphFeatures), ffnHidden), [ReLU, dropout, Linear(ffnHidden, ffnHidden)] x (ffnLayers - 1),
+//   FFN       = Linear(hidden + graphFeatures, ffnHidden),
+//               [ReLU, dropout, Linear(ffnHidden, ffnHidden)] x (ffnLayers - 1),
 //               ReLU, dropout, Linear(ffnHidden, tasks)          (ffnLayers = 0: Linear(hidden, tasks) alone)
 //
 // The paper writes h0 after its activation inside the update (tau(h0 + W_h m)); both Chemprop v1 and v2 add the

@@ -128,9 +128,10 @@ TEST(MoleculeDescriptors, WhatRdkitCannotComputeIsNaN) {
   EXPECT_EQ(failed, (std::vector<int64_t>{1, 2}));  // carbon with five bonds is rejected too
   EXPECT_FALSE(std::isnan(all[0]));
   // "" parses to a molecule without atoms: its descriptors are 0 but BCUT2D's, which RDKit would abort on.
-  for (int64_t k = 0; k < d.width(); ++k)
-    EXPECT_EQ(std::isnan(all[static_cast<size_t>(3 * d.width() + k)]), d.names()[static_cast<size_t>(k)].rfind("BCUT2D_", 0) == 0)
-        << d.names()[static_cast<size_t>(k)];
+  for (int64_t k = 0; k < d.width(); ++k) {
+    const std::string& name = d.names()[static_cast<size_t>(k)];
+    EXPECT_EQ(std::isnan(all[static_cast<size_t>(3 * d.width() + k)]), name.rfind("BCUT2D_", 0) == 0) << name;
+  }
   MoleculeDescriptors morgan("morgan");
   std::vector<double> bits(2048, 1.0);
   EXPECT_FALSE(morgan.computeSmiles("C1CC", bits.data()));
