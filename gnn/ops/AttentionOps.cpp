@@ -9,6 +9,7 @@
 #include "gnn/ExecutionContext.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
+#include "gnn/ops/OpLoops.h"
 
 namespace gnn {
 namespace {
@@ -218,42 +219,59 @@ Variable softmax(const Variable& x, int axis, const Variable& bias, const Tensor
   const int64_t C = X.dim(-1), rows = C ? X.numel() / C : 0;
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    using Row = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
     const T* xp = X.data<T>();
     const T* bp = hasBias ? bias.value().data<T>() : nullptr;
     const uint8_t* mp = hasMask ? mask.data<uint8_t>() : nullptr;
     T* yp = Y.data<T>();
+    // Row loops of gnn/ops/OpLoops.h: a row's bits depend on its values and C, not on where it sits. The exp
+    // runs over groups of rows at once.
     parallelFor(rows, grainFor(16 * C), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const T* xr = xp + i * C;
-        T* yr = yp + i * C;
-        const T* br = bp ? bp + bb.offset(i) : nullptr;
-        const uint8_t* mr = mp ? mp + mb.offset(i) : nullptr;
-        // Scores (x + bias) of the kept entries into y, masked ones as -inf, and their maximum.
-        T mx = -std::numeric_limits<T>::infinity();
-        bool any = false;
-        for (int64_t j = 0; j < C; ++j) {
-          if (mr && !mr[j * mb.colStride]) {
-            yr[j] = -std::numeric_limits<T>::infinity();
+      std::vector<uint8_t> kept;
+      ops::rowGroups(b, e, C, [&](int64_t i0, int64_t i1) {
+        kept.resize(static_cast<size_t>(i1 - i0));
+        for (int64_t i = i0; i < i1; ++i) {
+          const T* xr = xp + i * C;
+          T* yr = yp + i * C;
+          const T* br = bp ? bp + bb.offset(i) : nullptr;
+          const uint8_t* mr = mp ? mp + mb.offset(i) : nullptr;
+          // Scores (x + bias) into y, masked ones as -inf, minus their maximum (found in lanes: the loops
+          // vectorise).
+          if (br)
+            for (int64_t j = 0; j < C; ++j) yr[j] = xr[j] + br[j];
+          else
+            std::copy(xr, xr + C, yr);
+          bool any = true;
+          if (mr) {
+            any = false;
+            for (int64_t j = 0; j < C; ++j) {
+              if (mr[j * mb.colStride])
+                any = true;
+              else
+                yr[j] = -std::numeric_limits<T>::infinity();
+            }
+          }
+          kept[i - i0] = any;
+          const T mx = ops::laneMax(static_cast<const T*>(yr), C);
+          for (int64_t j = 0; j < C; ++j) yr[j] -= mx;
+        }
+        T* group = yp + i0 * C;
+        ops::vectorBlocks((i1 - i0) * C, [](auto z) { return z.exp(); }, group, static_cast<const T*>(group));
+        for (int64_t i = i0; i < i1; ++i) {
+          T* yr = yp + i * C;
+          if (!kept[i - i0]) {  // every entry masked: no distribution, all zeros
+            std::fill(yr, yr + C, T(0));
             continue;
           }
-          const T z = br ? xr[j] + br[j] : xr[j];
-          yr[j] = z;
-          mx = std::max(mx, z);
-          any = true;
+          if (mp) {  // exactly 0 where masked, whatever the vectorised exp gives for -inf
+            const uint8_t* mr = mp + mb.offset(i);
+            for (int64_t j = 0; j < C; ++j)
+              if (!mr[j * mb.colStride]) yr[j] = T(0);
+          }
+          const T sum = ops::laneSum<T>(C, [yr](T& acc, int64_t j) { acc += yr[j]; });
+          for (int64_t j = 0; j < C; ++j) yr[j] /= sum;
         }
-        Row y(yr, C);
-        if (!any) {  // every entry masked: no distribution, all zeros
-          y.setZero();
-          continue;
-        }
-        y = (y - mx).exp();
-        if (mr)  // exactly 0 where masked, whatever the vectorised exp gives for -inf
-          for (int64_t j = 0; j < C; ++j)
-            if (!mr[j * mb.colStride]) yr[j] = T(0);
-        y /= y.sum();
-      }
+      });
     });
     std::vector<Variable> inputs{x};
     if (hasBias) inputs.push_back(bias);
@@ -276,9 +294,11 @@ Variable softmax(const Variable& x, int axis, const Variable& bias, const Tensor
       T* op = G.data<T>();
       parallelFor(rows, grainFor(4 * C), [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
-          Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> y(yp + i * C, C), g(gp + i * C, C);
-          const T dot = (y * g).sum();
-          Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(op + i * C, C) = y * (g - dot);
+          const T* __restrict y = yp + i * C;
+          const T* __restrict g = gp + i * C;
+          T* __restrict o = op + i * C;
+          const T dot = ops::laneSum<T>(C, [y, g](T& acc, int64_t j) { acc = ops::mulAdd(y[j], g[j], acc); });
+          for (int64_t j = 0; j < C; ++j) o[j] = y[j] * (g[j] - dot);
         }
       });
       if (in[0].requiresGrad()) in[0].addGrad(G);

@@ -88,13 +88,16 @@ Variable gelu(const Variable& a) {
           const T* __restrict x = X.data<T>();
           const T* __restrict g = gy.data<T>();
           T* __restrict o = G.data<T>();
-          using Arr = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
           parallelElements(X.numel(), [&](int64_t b, int64_t e) {
             for (int64_t i = b; i < e; ++i) o[i] = normalCdf(x[i]);
-            Arr xs(x + b, e - b), gs(g + b, e - b);
-            Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> os(o + b, e - b);
-            // Eigen's vectorised exp for phi.
-            os = gs * (os + xs * (T(-0.5) * xs.square()).exp() * T(0.3989422804014327));
+            // Eigen's vectorised exp for phi, on whole vectors for every element (gnn/ops/OpLoops.h), so an
+            // element's bits do not depend on its position.
+            ops::vectorBlocks(
+                e - b,
+                [](auto cdf, auto xs, auto gs) {
+                  return gs * (cdf + xs * (T(-0.5) * xs.square()).exp() * T(0.3989422804014327));
+                },
+                o + b, static_cast<const T*>(o + b), x + b, g + b);
           });
           in[0].addGrad(G);
         });
@@ -127,17 +130,17 @@ Variable softplus(const Variable& a, double beta, double threshold) {
 Variable shiftedSoftplus(const Variable& a) {
   // log(1 + e^x) - log 2 = max(x, 0) + log1p(e^-|x|) - log 2, stable for large |x| (SchNet, Schuett et al.
   // 2017). On Eigen arrays so exp and log1p run vectorised: SchNet's filter networks apply it to [pairs, 128]
-  // twice per interaction, where the scalar C library calls took a third of a training step.
+  // twice per interaction, where the scalar C library calls took a third of a training step. Every element
+  // takes the vector code (ops::vectorBlocks), so its bits do not depend on its position.
   const Tensor& X = a.value();
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
     const T* x = X.data<T>();
     T* y = Y.data<T>();
     parallelElements(X.numel(), [&](int64_t b, int64_t e) {
-      Eigen::Map<const Arr> xs(x + b, e - b);
-      Eigen::Map<Arr>(y + b, e - b) = xs.max(T(0)) + (-xs.abs()).exp().log1p() - T(M_LN2);
+      ops::vectorBlocks(
+          e - b, [](auto xs) { return xs.max(T(0)) + (-xs.abs()).exp().log1p() - T(M_LN2); }, y + b, x + b);
     });
     const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
     OpInfo info{"shiftedSoftplus", 12 * n, bytes, bytes, 13 * n};
@@ -150,8 +153,8 @@ Variable shiftedSoftplus(const Variable& a) {
       const T* g = gy.data<T>();
       T* o = G.data<T>();
       parallelElements(V.numel(), [&](int64_t b, int64_t e) {
-        Eigen::Map<const Arr> vs(v + b, e - b), gs(g + b, e - b);
-        Eigen::Map<Arr>(o + b, e - b) = gs / (T(1) + (-vs).exp());
+        ops::vectorBlocks(
+            e - b, [](auto vs, auto gs) { return gs / (T(1) + (-vs).exp()); }, o + b, v + b, g + b);
       });
       in[0].addGrad(G);
     });

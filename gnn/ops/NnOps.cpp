@@ -15,26 +15,52 @@ Variable logSoftmax(const Variable& a) {
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
-    auto x = X.matrix<T>();
-    auto y = Y.matrix<T>();
-    parallelFor(x.rows(), grainFor(x.cols()), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        T mx = x.row(i).maxCoeff();
-        T lse = mx + std::log((x.row(i).array() - mx).exp().sum());
-        y.row(i).array() = x.row(i).array() - lse;
-      }
+    const int64_t C = X.dim(1);
+    const T* xp = X.data<T>();
+    T* yp = Y.data<T>();
+    // Row loops of gnn/ops/OpLoops.h: a row's bits depend on its values and C, not on where it sits. The exp
+    // runs over groups of rows at once, with y as its scratch.
+    parallelFor(X.dim(0), grainFor(C), [&](int64_t b, int64_t e) {
+      std::vector<T> mx;
+      ops::rowGroups(b, e, C, [&](int64_t i0, int64_t i1) {
+        mx.resize(static_cast<size_t>(i1 - i0));
+        for (int64_t i = i0; i < i1; ++i) {
+          const T* __restrict xr = xp + i * C;
+          T* __restrict zr = yp + i * C;
+          const T m = mx[i - i0] = ops::laneMax(xr, C);
+          for (int64_t j = 0; j < C; ++j) zr[j] = xr[j] - m;
+        }
+        T* group = yp + i0 * C;
+        ops::vectorBlocks((i1 - i0) * C, [](auto z) { return z.exp(); }, group, static_cast<const T*>(group));
+        for (int64_t i = i0; i < i1; ++i) {
+          const T* __restrict xr = xp + i * C;
+          T* __restrict yr = yp + i * C;
+          const T lse = mx[i - i0] + std::log(ops::laneSum<T>(C, [yr](T& acc, int64_t j) { acc += yr[j]; }));
+          for (int64_t j = 0; j < C; ++j) yr[j] = xr[j] - lse;
+        }
+      });
     });
     const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
     OpInfo info{"logSoftmax", 12 * n, bytes, bytes, 13 * n};
     return Variable::record(info, Y, {a}, {Y}, [](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
       const Tensor& Y = saved[0];
+      const int64_t C = Y.dim(1);
       // gx = gy - softmax * sum(gy) per row.
       Tensor G = Tensor::empty(Y.shape(), Y.dtype());
-      auto g = G.matrix<T>();
-      auto go = gy.matrix<T>();
-      auto yo = Y.matrix<T>();
-      parallelFor(g.rows(), grainFor(g.cols()), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) g.row(i) = go.row(i) - yo.row(i).array().exp().matrix() * go.row(i).sum();
+      T* gp = G.data<T>();
+      const T* gyp = gy.data<T>();
+      const T* yp = Y.data<T>();
+      parallelFor(Y.dim(0), grainFor(C), [&](int64_t b, int64_t e) {
+        ops::rowGroups(b, e, C, [&](int64_t i0, int64_t i1) {
+          // softmax = exp(y) into the gradient's rows, then gx = gy - softmax * sum(gy) in place.
+          ops::vectorBlocks((i1 - i0) * C, [](auto y) { return y.exp(); }, gp + i0 * C, yp + i0 * C);
+          for (int64_t i = i0; i < i1; ++i) {
+            const T* __restrict go = gyp + i * C;
+            T* __restrict g = gp + i * C;
+            const T s = ops::laneSum<T>(C, [go](T& acc, int64_t j) { acc += go[j]; });
+            for (int64_t j = 0; j < C; ++j) g[j] = ops::mulAdd(-g[j], s, go[j]);
+          }
+        });
       });
       in[0].addGrad(G);
     });
@@ -55,23 +81,30 @@ Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma,
     using T = std::remove_pointer_t<decltype(tag)>;
     const int64_t M = X.dim(0), F = X.dim(1);
     Tensor Y = Tensor::empty(X.shape(), X.dtype()), Stats = Tensor::empty({M, 2}, X.dtype());
-    auto xm = X.matrix<T>();
-    auto ym = Y.matrix<T>();
+    const T* xp = X.data<T>();
+    T* yp = Y.data<T>();
     T* st = Stats.data<T>();
-    auto g = Gm.flat<T>().matrix().transpose();
-    auto bb = Bt.flat<T>().matrix().transpose();
+    const T* __restrict g = Gm.data<T>();
+    const T* __restrict bb = Bt.data<T>();
+    const T count = static_cast<T>(F);
+    // Plain loops with lane sums (gnn/ops/OpLoops.h): a row's bits depend on its values and F, not on where
+    // it sits in the batch.
     parallelFor(M, grainFor(F), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        T mu = xm.row(i).mean();
-        T var = (xm.row(i).array() - mu).square().mean();
-        T rs = T(1) / std::sqrt(var + static_cast<T>(eps));
+        const T* __restrict xr = xp + i * F;
+        T* __restrict yr = yp + i * F;
+        const T mu = ops::laneSum<T>(F, [xr](T& acc, int64_t j) { acc += xr[j]; }) / count;
+        const T var = ops::laneSum<T>(F, [xr, mu](T& acc, int64_t j) {
+                        const T d = xr[j] - mu;
+                        acc = ops::mulAdd(d, d, acc);
+                      }) / count;
+        const T rs = T(1) / std::sqrt(var + static_cast<T>(eps));
         st[2 * i] = mu;
         st[2 * i + 1] = rs;
-        auto pre = ((xm.row(i).array() - mu) * rs) * g.array() + bb.array();
-        if (withRelu)
-          ym.row(i) = (pre > T(0)).select(pre, T(0)).matrix();
-        else
-          ym.row(i) = pre.matrix();
+        for (int64_t j = 0; j < F; ++j) {
+          const T pre = ops::mulAdd((xr[j] - mu) * rs, g[j], bb[j]);
+          yr[j] = withRelu ? (pre > T(0) ? pre : T(0)) : pre;
+        }
       }
     });
     Tensor Yk = withRelu ? Y : Tensor();
@@ -81,37 +114,53 @@ Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma,
                             [F](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
       const Tensor &X = saved[0], &Yk = saved[1], &Stats = saved[2], &Gm = saved[3];
       const int64_t M = X.dim(0);
-      auto go = gy.matrix<T>();
-      auto xm = X.matrix<T>();
+      const T* gyp = gy.data<T>();
+      const T* xp = X.data<T>();
+      const T* yp = Yk.defined() ? Yk.data<T>() : nullptr;
       const T* st = Stats.data<T>();
-      auto gam = Gm.flat<T>().matrix().transpose();
+      const T* __restrict gam = Gm.data<T>();
+      const T count = static_cast<T>(F);
       const bool needX = in[0].requiresGrad(), needParams = in[1].requiresGrad() || in[2].requiresGrad();
       Tensor G = needX ? Tensor::empty(X.shape(), X.dtype()) : Tensor();
+      T* gxp = needX ? G.data<T>() : nullptr;
       // Row chunks fixed by the shape; each chunk sums its rows' gamma/beta gradients in row order, and the
       // chunks' partial sums are added in chunk order below: the same bits for any thread count.
       const int64_t chunk = grainFor(F);
       const int64_t chunks = (M + chunk - 1) / chunk;
       Tensor partial = needParams ? Tensor({std::max<int64_t>(chunks, 1), 2 * F}, X.dtype()) : Tensor();
+      T* partials = needParams ? partial.data<T>() : nullptr;
       parallelFor(M, chunk, [&](int64_t b, int64_t e) {
-        T* pg = needParams ? partial.data<T>() + (b / chunk) * 2 * F : nullptr;
+        T* pg = needParams ? partials + (b / chunk) * 2 * F : nullptr;
         T* pb = needParams ? pg + F : nullptr;
-        Eigen::Matrix<T, 1, Eigen::Dynamic> dy(F), xh(F);
+        // Row scratch: x_hat, the output gradient (through the ReLU's mask) and its product with gamma.
+        std::vector<T> rowBuf(static_cast<size_t>(3 * F));
+        T* __restrict xh = rowBuf.data();
+        T* __restrict dy = xh + F;
+        T* __restrict dxh = dy + F;
         for (int64_t i = b; i < e; ++i) {
           const T mu = st[2 * i], rs = st[2 * i + 1];
-          xh = (xm.row(i).array() - mu) * rs;
-          if (Yk.defined())
-            dy = (Yk.matrix<T>().row(i).array() > T(0)).select(go.row(i), T(0));
-          else
-            dy = go.row(i);
-          if (needParams) {
-            Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(pg, F) += dy.cwiseProduct(xh);
-            Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(pb, F) += dy;
+          const T* __restrict xr = xp + i * F;
+          const T* __restrict gr = gyp + i * F;
+          for (int64_t j = 0; j < F; ++j) xh[j] = (xr[j] - mu) * rs;
+          if (yp) {
+            const T* __restrict yr = yp + i * F;
+            for (int64_t j = 0; j < F; ++j) dy[j] = yr[j] > T(0) ? gr[j] : T(0);
+          } else {
+            std::copy(gr, gr + F, dy);
           }
+          if (needParams)
+            for (int64_t j = 0; j < F; ++j) {
+              pg[j] = ops::mulAdd(dy[j], xh[j], pg[j]);
+              pb[j] += dy[j];
+            }
           if (needX) {
-            auto dxh = dy.cwiseProduct(gam);
-            T m1 = dxh.mean();
-            T m2 = dxh.cwiseProduct(xh).mean();
-            G.matrix<T>().row(i) = rs * (dxh.array() - m1 - xh.array() * m2).matrix();
+            for (int64_t j = 0; j < F; ++j) dxh[j] = dy[j] * gam[j];
+            const T m1 = ops::laneSum<T>(F, [dxh](T& acc, int64_t j) { acc += dxh[j]; }) / count;
+            const T m2 = ops::laneSum<T>(F, [dxh, xh](T& acc, int64_t j) {
+                           acc = ops::mulAdd(dxh[j], xh[j], acc);
+                         }) / count;
+            T* __restrict gx = gxp + i * F;
+            for (int64_t j = 0; j < F; ++j) gx[j] = rs * ops::mulAdd(-xh[j], m2, dxh[j] - m1);
           }
         }
       });

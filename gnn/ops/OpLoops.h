@@ -1,9 +1,15 @@
-// Loops the ops in gnn/ops share: elementwise products, ordered sums of per-chunk partial results, and the
-// body of unary elementwise ops (value and derivative side by side). Both
+// Loops the ops in gnn/ops share: elementwise products, ordered sums of per-chunk partial results, the
+// body of unary elementwise ops (value and derivative side by side), and the pieces of row-wise ops (sums
+// and maxima over a row, vectorised exp) whose order and rounding are fixed by the row's width alone. All
 // split work in fixed chunks (gnn/Parallel.h), so results do not depend on the thread count.
 #pragma once
+#include <Eigen/Core>
 #include <algorithm>
-
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gnn/Parallel.h"
@@ -11,6 +17,154 @@
 #include "gnn/Variable.h"
 
 namespace gnn::ops {
+
+// ---- row loops whose bits depend on the row's values and width only ----
+//
+// Eigen's expressions on a row of a row-major matrix (x.row(i).sum(), y.row(i) = x.row(i).exp()) peel scalar
+// iterations until the destination is aligned: which elements take the vector code and which the scalar code,
+// and the order of a reduction, then depend on the row's address, that is on where the row sits in the batch.
+// The loops below fix both by the width: reductions run in lanes (element j into a lane chosen by j
+// and the width, lanes added in a fixed tree), which is exactly what the vectorised code computes, and
+// transcendental functions run on whole vectors (vectorBlocks).
+
+/// a * b + c, rounded once where the target has a fused multiply-add (std::fma is then one instruction, and
+/// loops over it vectorise), else twice. Row loops write every product that feeds a sum through it: GCC
+/// contracts a * b + c at will in C++ (-ffp-contract=fast is its default outside ISO C), so a product left to
+/// the compiler could be fused in the vector body and not in the scalar remainder, or the other way round.
+template <class T>
+inline T mulAdd(T a, T b, T c) {
+  // FMA3 on x86 (GCC and Clang), GCC's own macro, Arm.
+#if defined(__FMA__) || defined(__FP_FAST_FMA) || defined(__ARM_FEATURE_FMA)
+  return std::fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+/// Lanes of the row reductions: four AVX-512 vectors of floats (eight of doubles), independent chains of
+/// additions, so a sum is not waiting on the latency of each vector addition.
+constexpr int64_t kRowLanes = 64;
+
+namespace detail {
+// Lane l + W into lane l for l < W, then W / 2, ..., 1: constant trip counts, which GCC unrolls and
+// vectorises.
+template <int64_t W, class T, class Combine>
+inline void foldLanes(T* acc, Combine combine) {
+  for (int64_t l = 0; l < W; ++l) acc[l] = combine(acc[l], acc[l + W]);
+  if constexpr (W > 1) foldLanes<W / 2>(acc, combine);
+}
+}  // namespace detail
+
+/// A reduction over j < n: step(acc, j) folds term j into an accumulator, in increasing j, from `init`; the
+/// accumulators are then combined pairwise (lane l + W / 2 into l, then + W / 4, ..., + 1). How many there
+/// are depends on n: one below 16 terms (a plain sequence), 16 lanes (term j into lane j % 16) below
+/// kRowLanes, and kRowLanes lanes from there: term j into lane j % kRowLanes, except in a last partial block,
+/// which is read as the row's last kRowLanes terms (whole vectors, no masked loads), term j into lane
+/// j - (n - kRowLanes), with the terms already counted left out by a select. The order depends on n alone,
+/// and GCC vectorises the lanes without reassociating anything.
+template <class T, class Step, class Combine>
+inline T laneReduce(int64_t n, T init, Step step, Combine combine) {
+  constexpr int64_t kNarrow = 16;
+  if (n < kNarrow) {
+    T acc = init;
+    for (int64_t j = 0; j < n; ++j) step(acc, j);
+    return acc;
+  }
+  if (n < kRowLanes) {
+    T acc[kNarrow];
+    for (int64_t l = 0; l < kNarrow; ++l) acc[l] = init;
+    int64_t j = 0;
+    for (; j + kNarrow <= n; j += kNarrow)
+      for (int64_t l = 0; l < kNarrow; ++l) step(acc[l], j + l);
+    for (int64_t l = 0; j < n; ++j, ++l) step(acc[l], j);
+    detail::foldLanes<kNarrow / 2>(acc, combine);
+    return acc[0];
+  }
+  T acc[kRowLanes];
+  for (int64_t l = 0; l < kRowLanes; ++l) acc[l] = init;
+  int64_t j = 0;
+  for (; j + kRowLanes <= n; j += kRowLanes)
+    for (int64_t l = 0; l < kRowLanes; ++l) step(acc[l], j + l);
+  if (j < n) {
+    const int64_t last = n - kRowLanes;
+    for (int64_t l = 0; l < kRowLanes; ++l) {
+      T t = acc[l];
+      step(t, last + l);
+      acc[l] = last + l >= j ? t : acc[l];
+    }
+  }
+  detail::foldLanes<kRowLanes / 2>(acc, combine);
+  return acc[0];
+}
+
+/// The sum over j < n of the terms step adds: step(acc, j) adds term j into acc (acc += x[j], or
+/// acc = mulAdd(x[j], y[j], acc)), in the order of laneReduce.
+template <class T, class Step>
+inline T laneSum(int64_t n, Step step) {
+  return laneReduce<T>(n, T(0), step, [](T a, T b) { return a + b; });
+}
+
+/// The largest of x[0..n) (-inf for n = 0; NaNs are skipped), in the order of laneReduce.
+template <class T>
+inline T laneMax(const T* __restrict x, int64_t n) {
+  return laneReduce<T>(
+      n, -std::numeric_limits<T>::infinity(), [x](T& acc, int64_t j) { acc = acc < x[j] ? x[j] : acc; },
+      [](T a, T b) { return a < b ? b : a; });
+}
+
+namespace detail {
+template <class T, class F, size_t... I, class... In>
+void vectorBlocksImpl(int64_t n, F& f, T* out, std::index_sequence<I...>, const In*... in) {
+  // 256 elements a block: the buffers stay in L1; a multiple of every packet size (16 floats, 8 doubles).
+  constexpr int64_t kBlock = 256, kVector = 16;
+  using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
+  using Aligned = Eigen::Map<Arr, Eigen::Aligned64>;
+  using Source = Eigen::Map<const Arr>;
+  alignas(64) T buf[sizeof...(In) + 1][kBlock];
+  const T* src[] = {in...};
+  for (int64_t s = 0; s < n; s += kBlock) {
+    const int64_t m = std::min(kBlock, n - s), padded = (m + kVector - 1) / kVector * kVector;
+    if (m == kBlock) {
+      // A whole block reads its inputs where they are: the destination (aligned, whole vectors) decides
+      // which code runs, and every element takes the vector code whatever the inputs' alignment.
+      Aligned(buf[0], kBlock) = f(Source(src[I] + s, kBlock)...);
+    } else {
+      for (size_t k = 0; k < sizeof...(In); ++k) {
+        const T* __restrict from = src[k] + s;
+        T* __restrict to = buf[k + 1];
+        for (int64_t j = 0; j < m; ++j) to[j] = from[j];  // inline copies: a call costs more at these sizes
+        for (int64_t j = m; j < padded; ++j) to[j] = T(0);
+      }
+      Aligned(buf[0], padded) = f(Source(buf[I + 1], padded)...);
+    }
+    const T* __restrict res = buf[0];
+    T* __restrict to = out + s;
+    for (int64_t j = 0; j < m; ++j) to[j] = res[j];
+  }
+}
+}  // namespace detail
+
+/// out[j] = f(in...)[j] for j < n, where f maps Eigen arrays to an Eigen array expression (e.g.
+/// [](auto z) { return z.exp(); }). The elements go through f in blocks evaluated into an aligned buffer (the
+/// last block's inputs copied and padded with zeros to whole vectors), so every element takes Eigen's
+/// vectorised code: its exp, log1p, ... round
+/// differently from the scalar ones that the unaligned head and the tail of a plain Eigen expression take,
+/// and which elements those are depends on the address. out may be one of the inputs.
+template <class T, class F, class... In>
+void vectorBlocks(int64_t n, F f, T* out, const In*... in) {
+  static_assert(sizeof...(In) >= 1 && (std::is_same_v<T, In> && ...),
+                "vectorBlocks: inputs of the output's type");
+  detail::vectorBlocksImpl(n, f, out, std::index_sequence_for<In...>{}, in...);
+}
+
+/// Rows [b, e) of width c in groups of about 1,024 elements (at least one row each): f(groupBegin, groupEnd).
+/// Row-wise ops run their elementwise vector code (vectorBlocks) over a whole group at once, so narrow rows
+/// fill whole vectors and the vector exp's latency is spread over many rows.
+template <class F>
+void rowGroups(int64_t b, int64_t e, int64_t c, F&& f) {
+  const int64_t rows = std::max<int64_t>(1, 1024 / std::max<int64_t>(c, 1));
+  for (int64_t i = b; i < e; i += rows) f(i, std::min(e, i + rows));
+}
 
 /// out = x * y elementwise (all of one shape and dtype T).
 template <class T>

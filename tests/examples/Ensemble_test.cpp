@@ -151,7 +151,9 @@ TEST_F(Ensemble, ClassificationWithPlattScaling) {
   std::cout << "Platt a " << a << ", b " << e["calibration"]["b"][0] << "; test NLL "
             << e["test_uncertainty"]["uncalibrated"]["nll"] << " -> "
             << e["test_uncertainty"]["calibrated"]["nll"] << "\n";
-  if (a > 0) EXPECT_EQ(e.at("test_calibrated_details").at("rocauc"), e.at("test_rocauc"));
+  if (a > 0) {
+    EXPECT_EQ(e.at("test_calibrated_details").at("rocauc"), e.at("test_rocauc"));
+  }
   const Csv test = readCsv(path("c.csv"));
   EXPECT_EQ(test.header, "line,id,smiles,prediction,uncertainty");
   r = runExample("predict",
