@@ -2,7 +2,6 @@
 
 #include "device/Plan.h"
 #include "device/PlanScaling.h"
-#include "gnn/ExecutionContext.h"
 #include "gnn/MatmulPrecision.h"
 #include "loaders/FixedSizeDataLoader.h"
 
@@ -154,9 +153,8 @@ void DeviceFlags::apply(const Program& prog) {
   if (bf16 && device != "cpu")
     throw UsageError("--precision bf16 is the CPU's bfloat16 matrix products; the simulated IPU computes in fp32 or "
                      "fp16 (--precision fp16)");
-  // The products of every context this process creates (stages, replicas, evaluation) follow the flag.
+  // Every context that sets no precision of its own (this thread's, stages, replicas, evaluation) follows it.
   setDefaultMatmulPrecision(bf16 ? MatmulPrecision::BFloat16 : MatmulPrecision::Float32);
-  ExecutionContext::current().setMatmulPrecision(defaultMatmulPrecision());
   options.precision = parsePrecision(bf16 ? "fp32" : precision);
   try {
     if (lossScaling != "auto") options.lossScaling = LossScaling::parse(lossScaling);

@@ -228,7 +228,6 @@ int main(int argc, char** argv) {
     app::requireOneOf("--model", modelName, {"gin", "gcn"});
     app::requireOneOf("--precision", precision, {"fp32", "bf16"});
     setDefaultMatmulPrecision(parseMatmulPrecision(precision));
-    ExecutionContext::current().setMatmulPrecision(defaultMatmulPrecision());
     if (strategies.find_first_not_of(',') == std::string::npos)
       throw app::UsageError("--strategies '" + strategies + "': names none of pad, stream, plan");
     const std::vector<std::string> chosen =

@@ -32,7 +32,7 @@
 #include "app/RunConfig.h"
 #include "app/TrainingFlags.h"
 #include "gnn/Checkpoint.h"
-#include "gnn/ExecutionContext.h"
+#include "gnn/MatmulPrecision.h"
 #include "gnn/Parallel.h"
 
 namespace po = boost::program_options;
@@ -94,7 +94,6 @@ int main(int argc, char** argv) {
     if (precision == "auto")
       precision = ck.meta.contains("matmul_precision") && ck.meta["matmul_precision"] == "bf16" ? "bf16" : "fp32";
     setDefaultMatmulPrecision(parseMatmulPrecision(precision));
-    ExecutionContext::current().setMatmulPrecision(defaultMatmulPrecision());
     const nlohmann::json& writtenBy = ck.meta.contains("program") ? ck.meta["program"] : nlohmann::json();
     const std::string program = writtenBy.is_string() ? writtenBy.get<std::string>() : std::string();
     const std::string programs = "molecule_property, pcqm4m_graphormer or qm7_schnet";

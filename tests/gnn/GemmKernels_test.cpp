@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "PrecisionScope.h"
 #include "gnn/ExecutionContext.h"
 #include "gnn/Init.h"
 #include "gnn/Ops.h"
@@ -93,17 +94,6 @@ TEST(GemmKernels, BFloat16RoundsToNearestEven) {
   EXPECT_TRUE(std::isnan(kernels::fromBf16(rows[7])));
 }
 
-class PrecisionScope {
- public:
-  explicit PrecisionScope(MatmulPrecision p) : previous_(ExecutionContext::current().matmulPrecision()) {
-    ExecutionContext::current().setMatmulPrecision(p);
-  }
-  ~PrecisionScope() { ExecutionContext::current().setMatmulPrecision(previous_); }
-
- private:
-  MatmulPrecision previous_;
-};
-
 struct LinearGrads {
   Tensor y, gx, gw, gb;
 };
@@ -152,7 +142,9 @@ TEST(GemmKernels, LinearInBFloat16IsFloat32WithinBFloat16Error) {
 TEST(GemmKernels, ReportsTheInstructionSet) {
   const std::string isa = kernels::gemmIsa();
   EXPECT_FALSE(isa.empty());
-  if (kernels::bf16Native()) EXPECT_TRUE(kernels::bf16Supported());
+  if (kernels::bf16Native()) {
+    EXPECT_TRUE(kernels::bf16Supported());
+  }
 }
 
 }  // namespace

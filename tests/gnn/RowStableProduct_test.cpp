@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "PrecisionScope.h"
 #include "gnn/ExecutionContext.h"
 #include "gnn/Init.h"
 #include "gnn/Ops.h"
@@ -30,18 +31,6 @@ std::vector<ProductCase> cases() {
       {"matmulNT", [](const Variable& x, const Variable& w, const Variable&) { return matmulNT(x, w); },
        true}};
 }
-
-// Sets the current context's matmul precision for a scope.
-class PrecisionScope {
- public:
-  explicit PrecisionScope(MatmulPrecision p) : previous_(ExecutionContext::current().matmulPrecision()) {
-    ExecutionContext::current().setMatmulPrecision(p);
-  }
-  ~PrecisionScope() { ExecutionContext::current().setMatmulPrecision(previous_); }
-
- private:
-  MatmulPrecision previous_;
-};
 
 struct Setting {
   DType dt;
