@@ -123,8 +123,9 @@ void MoleculeFeatureOptions::addTo(po::options_description& flags) {
       ".npz with a float array 'features' [molecules, width], or CSV of numbers (optional header line; empty, "
       "nan, inf = missing); after --molecule-features' columns when both are given")(
       "molecule-features-scaling", value(&scaling, "auto"),
-      "auto (standardise every column but fingerprints') | standard | none; statistics of the training split, "
-      "missing values become the training mean (0 when unscaled)");
+      "auto (rdkit2d: quantile, a file's columns: standard, fingerprints: none) | quantile (each value becomes "
+      "its empirical CDF in [0, 1] over the training split's values, missing 0.5; bounded, as Chemprop's "
+      "rdkit_2d_normalized) | standard ((v - mean) / std of the training split, missing 0) | none (missing 0)");
   added_ = true;
 }
 
@@ -141,7 +142,7 @@ void MoleculeFeatureOptions::validate(const MoleculeModelSpec& spec, const Progr
     if (std::find(k.begin(), k.end(), kind) == k.end())
       throw UsageError("--molecule-features '" + kind + "': must be one of morgan, morgan-count, rdkit2d");
   }
-  requireOneOf("--molecule-features-scaling", scaling, {"auto", "standard", "none"});
+  requireOneOf("--molecule-features-scaling", scaling, {"auto", "quantile", "standard", "none"});
   if (!any()) {
     if (prog && prog->given("molecule-features-scaling"))
       throw UsageError("--molecule-features-scaling applies with --molecule-features or --molecule-features-file");
@@ -201,6 +202,43 @@ MoleculeFeatureMatrix computeMoleculeFeatures(const std::string& kind, const std
   return m;
 }
 
+namespace {
+
+/// kQuantiles + 1 quantiles of column c's finite values over `rows` (linear between order statistics, as
+/// numpy.quantile's default); a column without a finite training value gets knots of 0.
+std::vector<double> fitQuantiles(const MoleculeFeatureMatrix& m, const std::vector<int64_t>& rows, int64_t c) {
+  std::vector<double> v;
+  v.reserve(rows.size());
+  for (int64_t r : rows)
+    if (const double x = m.values[static_cast<size_t>(r * m.width + c)]; std::isfinite(x)) v.push_back(x);
+  const int k = MoleculeFeatureScaling::kQuantiles;
+  std::vector<double> q(static_cast<size_t>(k) + 1, 0.0);
+  if (v.empty()) return q;
+  std::sort(v.begin(), v.end());
+  const double last = static_cast<double>(v.size() - 1);
+  for (int i = 0; i <= k; ++i) {
+    const double pos = last * i / k;
+    const auto lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    q[static_cast<size_t>(i)] = v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+  }
+  return q;
+}
+
+/// The empirical CDF of x through the knots q (ascending): its fractional rank, linear between distinct
+/// neighbours, the middle of a run of knots equal to x, 0 below the first, 1 above the last.
+double quantileRank(const std::vector<double>& q, double x) {
+  const auto k = static_cast<double>(q.size() - 1);
+  const auto lo = std::lower_bound(q.begin(), q.end(), x), hi = std::upper_bound(q.begin(), q.end(), x);
+  if (lo != hi) return (static_cast<double>(lo - q.begin()) + static_cast<double>(hi - q.begin()) - 1) / 2 / k;
+  if (lo == q.begin()) return 0.0;
+  if (lo == q.end()) return 1.0;
+  const auto i = static_cast<double>(lo - q.begin());
+  return (i - 1 + (x - *(lo - 1)) / (*lo - *(lo - 1))) / k;
+}
+
+}  // namespace
+
 MoleculeFeatureScaling MoleculeFeatureScaling::fit(const MoleculeFeatureMatrix& m, const std::vector<int64_t>& trainRows,
                                                    const std::string& kind, const std::string& file,
                                                    const std::string& scaling) {
@@ -215,9 +253,17 @@ MoleculeFeatureScaling MoleculeFeatureScaling::fit(const MoleculeFeatureMatrix& 
   s.mean.assign(static_cast<size_t>(m.width), 0.0);
   s.std.assign(static_cast<size_t>(m.width), 1.0);
   s.scaled.assign(static_cast<size_t>(m.width), 0);
+  s.quantiles.assign(static_cast<size_t>(m.width), {});
   for (int64_t c = 0; c < m.width; ++c) {
-    const bool scale = scaling == "standard" || (scaling == "auto" && !m.fingerprint[static_cast<size_t>(c)]);
+    const bool fingerprint = m.fingerprint[static_cast<size_t>(c)] != 0, computed = c < m.computedWidth;
+    const bool byQuantile = scaling == "quantile" || (scaling == "auto" && computed && !fingerprint);
+    const bool scale = byQuantile || scaling == "standard" || (scaling == "auto" && !fingerprint);
     if (!scale) continue;
+    if (byQuantile) {
+      s.scaled[static_cast<size_t>(c)] = 2;
+      s.quantiles[static_cast<size_t>(c)] = fitQuantiles(m, trainRows, c);
+      continue;
+    }
     s.scaled[static_cast<size_t>(c)] = 1;
     // Two passes in the order of the training rows: the same bits on every machine and thread count.
     double sum = 0, n = 0;
@@ -263,8 +309,13 @@ std::vector<float> MoleculeFeatureScaling::apply(const MoleculeFeatureMatrix& m)
     for (int64_t c = 0; c < width; ++c) {
       const auto k = static_cast<size_t>(c);
       const double v = m.values[static_cast<size_t>(r * width + c)];
-      // A non-finite value is the training mean: 0 after standardisation, 0 in an unscaled column.
-      double x = std::isfinite(v) ? (scaled[k] ? (v - mean[k]) / std[k] : v) : 0.0;
+      // A non-finite value is the training mean: 0 after standardisation, 0 in an unscaled column; the median
+      // (0.5) by quantiles.
+      double x;
+      if (scaled[k] == 2)
+        x = std::isfinite(v) ? quantileRank(quantiles[k], v) : 0.5;
+      else
+        x = std::isfinite(v) ? (scaled[k] ? (v - mean[k]) / std[k] : v) : 0.0;
       if (!std::isfinite(static_cast<float>(x))) x = 0.0;  // beyond float32: missing too
       out[static_cast<size_t>(r * width + c)] = static_cast<float>(x);
     }
@@ -274,7 +325,7 @@ std::vector<float> MoleculeFeatureScaling::apply(const MoleculeFeatureMatrix& m)
 nlohmann::json MoleculeFeatureScaling::toJson() const {
   return {{"kind", kind},   {"file", file},   {"scaling", scaling}, {"width", width},
           {"computed_width", computedWidth}, {"names", names}, {"file_has_header", fileHasHeader},
-          {"mean", mean},   {"std", std},     {"scaled", scaled}};
+          {"mean", mean},   {"std", std},     {"scaled", scaled}, {"quantiles", quantiles}};
 }
 
 MoleculeFeatureScaling MoleculeFeatureScaling::fromJson(const nlohmann::json& j, const std::string& source) {
@@ -290,6 +341,9 @@ MoleculeFeatureScaling MoleculeFeatureScaling::fromJson(const nlohmann::json& j,
     s.mean = j.at("mean").get<std::vector<double>>();
     s.std = j.at("std").get<std::vector<double>>();
     s.scaled = j.at("scaled").get<std::vector<uint8_t>>();
+    // Checkpoints from before quantile scaling have no knots: none of their columns needs them.
+    s.quantiles = j.contains("quantiles") ? j.at("quantiles").get<std::vector<std::vector<double>>>()
+                                          : std::vector<std::vector<double>>(s.scaled.size());
   } catch (const nlohmann::json::exception&) {
     throw std::runtime_error(source + ": configuration 'derived.molecule_features' is malformed; the checkpoint "
                              "cannot be used");
@@ -297,7 +351,14 @@ MoleculeFeatureScaling MoleculeFeatureScaling::fromJson(const nlohmann::json& j,
   const auto w = static_cast<size_t>(std::max<int64_t>(s.width, 0));
   bool ok = s.width >= 0 && s.computedWidth >= 0 && s.computedWidth <= s.width && s.names.size() == w &&
             s.mean.size() == w && s.std.size() == w && s.scaled.size() == w;
-  for (size_t c = 0; ok && c < w; ++c) ok = std::isfinite(s.mean[c]) && std::isfinite(s.std[c]) && s.std[c] > 0;
+  ok = ok && s.quantiles.size() == w;
+  for (size_t c = 0; ok && c < w; ++c) {
+    ok = std::isfinite(s.mean[c]) && std::isfinite(s.std[c]) && s.std[c] > 0 && s.scaled[c] <= 2;
+    const auto& q = s.quantiles[c];
+    if (ok && s.scaled[c] == 2)
+      ok = q.size() == static_cast<size_t>(kQuantiles) + 1 && std::is_sorted(q.begin(), q.end()) &&
+           std::all_of(q.begin(), q.end(), [](double x) { return std::isfinite(x); });
+  }
   if (!s.kind.empty()) {
     const auto& k = MoleculeDescriptors::kinds();
     ok = ok && std::find(k.begin(), k.end(), s.kind) != k.end();

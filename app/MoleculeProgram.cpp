@@ -105,6 +105,7 @@ void MoleculeSettings::bind(RunConfig& config) {
   config.bind("split-file", &splitFile);
   config.bind("task", &task);
   config.bind("target-scaling", &targetScaling);
+  config.bind("loss", &loss);
   config.bind("limit", &limit);
   config.bind("seed", &training.seed);
   config.bind("ensemble-size", &ensembleSize);
@@ -155,6 +156,9 @@ void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramD
                       "training split) | none; reported in target units"
                     : "regression: standard (learn (y - mean) / std of the training split; reported in target units) "
                       "| none")(
+      "loss", value(&s.loss, "auto"),
+      "regression's training loss on the (scaled) targets: l1 | mse (Chemprop's) | auto (l1); classification: "
+      "always binary cross-entropy")(
       "metric", po::value(&s.metric)->value_name("A,B"),
       "metrics to report, comma-separated; the FIRST selects the best epoch (and --early-stopping), named "
       "selection_metric in the JSON. Regression: mae, rmse, r2 (each per target, then averaged over targets), "
@@ -239,6 +243,7 @@ void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const Mo
   if (s.targetScaling == "atomref" && !spec.isSchNet())
     throw UsageError("--target-scaling atomref applies to --model schnet (use standard or none)");
   requireOneOf("--split", s.split, {"auto", "random", "scaffold"});
+  requireOneOf("--loss", s.loss, {"auto", "l1", "mse"});
   if (!s.splitCol.empty() && (s.split != "auto" || !s.splitFile.empty()))
     throw UsageError("--split-col and --split " + s.split + (s.splitFile.empty() ? "" : " / --split-file") +
                      " both choose the split; give one");
@@ -702,6 +707,7 @@ void MoleculeRun::makeTrainLoader() {
                 << "the alternation)\n";
   }
   out_["target_scaling"] = scaling_.toJson();
+  if (!classification_) out_["loss"] = s_.loss == "mse" ? "mse" : "l1";
   out_["threads"] = numThreads();
   addComputeInfo(out_);
 
@@ -778,8 +784,9 @@ void MoleculeRun::buildModel() {
 
 LossFn MoleculeRun::lossFunction() {
   return {[this](const Variable& pred, const Batch& b) {
-            return classification_ ? bceWithLogits(pred, b.y, b.yMask)
-                                   : l1Loss(pred, scaling_.standardize(b.y), b.yMask);
+            if (classification_) return bceWithLogits(pred, b.y, b.yMask);
+            return s_.loss == "mse" ? mseLoss(pred, scaling_.standardize(b.y), b.yMask)
+                                    : l1Loss(pred, scaling_.standardize(b.y), b.yMask);
           },
           {}};
 }

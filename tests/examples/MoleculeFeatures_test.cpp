@@ -95,6 +95,41 @@ TEST_F(MoleculeFeatures, ScalingStatisticsComeFromTheTrainingRowsOnly) {
   }
 }
 
+// Quantile scaling: each value becomes its empirical CDF over the training rows' 101 quantiles, bounded in
+// [0, 1]; an outlier far beyond the training values (RDKit's Kappa3 on small molecules) stays at 1.
+TEST_F(MoleculeFeatures, QuantileScalingIsTheTrainingCdf) {
+  app::MoleculeFeatureMatrix m;
+  m.rows = 9;
+  m.width = 2;
+  m.computedWidth = 1;
+  m.names = {"kappa3", "file_a"};
+  m.fingerprint = {0, 0};
+  m.values = {1, 7, 2, 7, 3, 7, 4, 7, 5, 7,  // training rows 0..4: 1..5; column 1 constant
+              3, 7, 2.5, 7, 1e6, 0, kNaN, kNaN};
+  app::MoleculeFeatureScaling s = app::MoleculeFeatureScaling::fit(m, {0, 1, 2, 3, 4}, "rdkit2d", "f.csv", "auto");
+  EXPECT_EQ(s.scaled, (std::vector<uint8_t>{2, 1}));  // auto: computed descriptors by quantiles, the file standardised
+  ASSERT_EQ(s.quantiles[0].size(), 101u);
+  EXPECT_DOUBLE_EQ(s.quantiles[0][25], 2.0);  // position 4 * 25 / 100 = 1 of the sorted 1..5
+  std::vector<float> v = s.apply(m);
+  EXPECT_FLOAT_EQ(v[0], 0.0f);    // the minimum: the first knot
+  EXPECT_FLOAT_EQ(v[8], 1.0f);    // the maximum: the last knot
+  EXPECT_FLOAT_EQ(v[10], 0.5f);   // 3: the median knot (50 of 100)
+  EXPECT_NEAR(v[12], 0.375f, 1e-6);  // 2.5: halfway between knots 37 (2.48) and 38 (2.52)
+  EXPECT_FLOAT_EQ(v[14], 1.0f);   // an outlier above every training value stays at 1
+  EXPECT_FLOAT_EQ(v[16], 0.5f);   // missing: the median
+  EXPECT_FLOAT_EQ(v[1], 0.0f);    // a constant standardised column: 0
+  // A run of equal knots maps to its middle: a constant column by quantiles gives 0.5 for its value.
+  app::MoleculeFeatureScaling q = app::MoleculeFeatureScaling::fit(m, {0, 1, 2, 3, 4}, "rdkit2d", "", "quantile");
+  EXPECT_EQ(q.scaled, (std::vector<uint8_t>{2, 2}));
+  EXPECT_FLOAT_EQ(q.apply(m)[1], 0.5f);
+  EXPECT_FLOAT_EQ(q.apply(m)[15], 0.0f);  // below the constant: 0
+  app::MoleculeFeatureScaling back = app::MoleculeFeatureScaling::fromJson(s.toJson(), "x.ckpt");
+  EXPECT_EQ(back.apply(m), v);
+  nlohmann::json unsorted = s.toJson();
+  unsorted["quantiles"][0][3] = 100.0;
+  EXPECT_THROW(app::MoleculeFeatureScaling::fromJson(unsorted, "x.ckpt"), std::runtime_error);
+}
+
 TEST_F(MoleculeFeatures, FileRowsFollowTheInputIncludingRejectedMolecules) {
   auto ds = build({"CCO", "C1CC", "c1ccccc1O", "CC(=O)O"});  // line 2 is rejected
   ASSERT_EQ(ds->size(), 3u);
