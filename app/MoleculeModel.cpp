@@ -170,6 +170,9 @@ void MoleculeModelSpec::validate(const std::vector<std::string>& models, const P
   requireRange("molecule features' width", static_cast<double>(graphFeatures), 0, 1 << 24);
   if (graphFeatures > 0 && (isGraphormer() || isSchNet()))
     throw UsageError("molecule features apply to --model gin, gcn and dmpnn; " + model + " reads none");
+  requireRange("atom features' width", static_cast<double>(nodeFeatures), 0, 1 << 20);
+  if (nodeFeatures > 0 && (isGraphormer() || isSchNet()))
+    throw UsageError("atom features apply to --model gin, gcn and dmpnn; " + model + " reads none");
 }
 
 void MoleculeModelSpec::requireFeatures(MoleculeDataOptions& data) const {
@@ -219,6 +222,8 @@ MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
     if (d.contains("model_output")) s.outputFromJson(d["model_output"]);
     if (d.contains("molecule_features") && d["molecule_features"].is_object())
       s.graphFeatures = d["molecule_features"].value("width", int64_t{0});
+    if (d.contains("atom_features") && d["atom_features"].is_object())
+      s.nodeFeatures = d["atom_features"].value("width", int64_t{0});
   }
   return s;
 }
@@ -269,14 +274,16 @@ double MoleculeModelSpec::stateBytes(bool training) const {
   // Molecule features: one more input row per feature in the first layer of the head (or FFN).
   const double g = static_cast<double>(graphFeatures);
   params += g * (isDmpnn() ? (ffnNumLayers > 0 ? static_cast<double>(ffnHiddenDim) : t) : t);
+  // Atom features: Linear(F, hidden) (gin, gcn), or F more input rows of W_i and W_o (dmpnn).
+  params += static_cast<double>(nodeFeatures) * h * (isDmpnn() ? 2 : 1);
   return params * (training ? kTrainingBytesPerParameter : kInferenceBytesPerParameter);
 }
 
 double MoleculeModelSpec::bytesPerNode(bool training) const {
   // Training keeps every layer's activations for backward; inference (no tape) about one layer's at a time.
   const double l = training ? static_cast<double>(layers) : 1.0;
-  // Inputs: 9 int64 features, batch index, in-degree, mask, 3 float64 coordinates.
-  const double input = 9 * 8 + 8 + 8 + 1 + 24;
+  // Inputs: 9 int64 features, batch index, in-degree, mask, 3 float64 coordinates, the atom features.
+  const double input = 9 * 8 + 8 + 8 + 1 + 24 + 4 * static_cast<double>(nodeFeatures);
   if (isGraphormer()) return input;  // its activations are per row of a graph's block (bytesPerGraph)
   // D-MPNN: its layers' activations are the bonds' (bytesPerEdge); per atom, one sum per update and the readout.
   if (isDmpnn()) return input + ((training ? static_cast<double>(depth) : 1.0) + 4) * static_cast<double>(hidden) * 4;
@@ -286,7 +293,8 @@ double MoleculeModelSpec::bytesPerNode(bool training) const {
 
 double MoleculeModelSpec::bytesPerEdge(bool training) const {
   const double l = training ? static_cast<double>(layers) : 1.0;
-  const double input = 2 * 8 + 3 * 8 + 1;  // edge_index, 3 int64 bond features, mask
+  // edge_index, 3 int64 bond features, mask; dmpnn: the source atom's features W_i reads
+  const double input = 2 * 8 + 3 * 8 + 1 + (isDmpnn() ? 4 * static_cast<double>(nodeFeatures) : 0.0);
   if (isGraphormer()) return input;
   // SchNet: the Gaussian expansion and the filters of every pair; GIN, GCN: the bond embedding and the message.
   if (isSchNet()) return input + l * (static_cast<double>(gaussians) + 3 * static_cast<double>(filters)) * 4;
@@ -380,6 +388,7 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
     o.aggregation = spec.aggregation;
     o.aggregationNorm = spec.aggregationNorm;
     o.graphFeatures = spec.graphFeatures;
+    o.nodeFeatures = spec.nodeFeatures;
     return std::make_unique<Dmpnn>(o, gen);
   }
   if (spec.isGraphormer()) {
@@ -414,6 +423,7 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
   o.dropout = spec.dropout;
   o.pool = parsePoolKind(spec.pool);
   o.graphFeatures = spec.graphFeatures;
+  o.nodeFeatures = spec.nodeFeatures;
   if (spec.model == "gcn") return std::make_unique<GCN>(o, gen);
   return std::make_unique<GIN>(o, gen);
 }

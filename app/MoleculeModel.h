@@ -40,6 +40,9 @@ struct MoleculeModelSpec {
   // Width of the molecule-level features the readout concatenates before the head (gin, gcn, dmpnn; 0: none;
   // app/MoleculeFeatures.h: set from the data, checkpoints keep it under derived.molecule_features.width).
   int64_t graphFeatures = 0;
+  // Width of the user's per-atom features (gin, gcn, dmpnn; 0: none; app/AtomFeatures.h: set from the data,
+  // checkpoints keep it under derived.atom_features.width).
+  int64_t nodeFeatures = 0;
   // SchNet's output constants, fitted on the training split (checkpoints keep them under derived.model_output).
   std::vector<double> scale, shift, atomref;
 

@@ -121,6 +121,7 @@ void MoleculeSettings::bind(RunConfig& config) {
   config.bindOutsideModel("eval-buckets", &evalBuckets);
   spec.bind(config);
   features.bind(config);
+  atomFeatures.bind(config);
   transfer.bind(config);
 }
 
@@ -176,7 +177,10 @@ void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramD
   s.spec.addTo(prog.group("Model and task"), d.models);
   // Molecule features: for the models whose readout feeds a head.
   auto readsFeatures = [](const std::string& m) { return m == "gin" || m == "gcn" || m == "dmpnn"; };
-  if (std::any_of(d.models.begin(), d.models.end(), readsFeatures)) s.features.addTo(prog.group("Model and task"));
+  if (std::any_of(d.models.begin(), d.models.end(), readsFeatures)) {
+    s.features.addTo(prog.group("Model and task"));
+    s.atomFeatures.addTo(prog.group("Model and task"));
+  }
   s.transfer.addTo(prog.group("Model and task"));
   prog.group("Batches").add_options()(
       "strategy", value(&s.strategy, d.strategy),
@@ -235,6 +239,7 @@ void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const Mo
   spec.requireFitsInMemory(sizesFrom);
   spec.validate(d.models, &prog);
   s.features.validate(spec, &prog);
+  s.atomFeatures.validate(spec, &prog);
   requireOneOf("--task", s.task, {"auto", "regression", "classification"});
   if (MoleculeModelSpec::schnetIn(d.models))
     requireOneOf("--target-scaling", s.targetScaling, {"atomref", "standard", "none"});
@@ -477,6 +482,8 @@ void MoleculeRun::deriveRunConfig() {
   config_.derived["featurisation"] = md_.featurisation;
   // Molecule-level features: computed once, scaled with the training split's statistics (kept in checkpoints).
   all_ = attachMoleculeFeatures(s_.features, md_, all_, config_, spec_, ckPath_, prog_.name(), tf_.quiet);
+  // The user's atom features: the file's rows of each molecule, scaled with the training atoms' statistics.
+  all_ = attachAtomFeatures(s_.atomFeatures, md_, all_, config_, spec_, ckPath_);
   // SchNet learns from every atom of an XYZ file, hydrogens included: SMILES given to `predict` later get
   // explicit hydrogens before their conformers are embedded (the XYZ reader itself ignores the option).
   auto endsWith = [](const std::string& t, const std::string& suffix) {
@@ -689,6 +696,10 @@ void MoleculeRun::makeTrainLoader() {
     out_["molecule_features"] = s_.features.kind;
     out_["molecule_features_file"] = s_.features.file;
     out_["molecule_features_width"] = spec_.graphFeatures;
+  }
+  if (s_.atomFeatures.any()) {
+    out_["atom_features"] = s_.atomFeatures.file;
+    out_["atom_features_width"] = spec_.nodeFeatures;
   }
   out_["strategy"] = packingStrategyName(strategy_);
   out_["num_nodes"] = fixed_.numNodes;

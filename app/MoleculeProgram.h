@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "app/AtomFeatures.h"
 #include "app/DeviceFlags.h"
 #include "app/MoleculeFeatures.h"
 #include "app/MoleculeModel.h"
@@ -54,6 +55,7 @@ struct MoleculeSettings {
   bool classBalance = false;  // --class-balance
   MoleculeModelSpec spec;
   MoleculeFeatureOptions features;  // --molecule-features, --molecule-features-file, --molecule-features-scaling
+  AtomFeatureOptions atomFeatures;  // --atom-features, --atom-features-scaling
   TrainingFlags training;
   DeviceFlags device;
   TransferFlags transfer;  // --init-from, --freeze-encoder

@@ -22,6 +22,9 @@ void Graph::validate(const std::string& what) const {
   if (pos.defined())
     GNN_CHECK_ARG(pos.rank() == 2 && pos.dim(0) == numNodes && pos.dim(1) == 3, what, ": pos has shape ",
                   shapeString(pos.shape()), ", expected [", numNodes, ", 3]");
+  if (nodeFeatures.defined())
+    GNN_CHECK_ARG(nodeFeatures.rank() == 2 && nodeFeatures.dim(0) == numNodes, what, ": node_features has shape ",
+                  shapeString(nodeFeatures.shape()), ", expected [", numNodes, ", F]");
   if (yMask.defined() && y.defined())
     GNN_CHECK_ARG(yMask.shape() == y.shape(), what, ": y_mask shape ", shapeString(yMask.shape()),
                   " differs from y shape ", shapeString(y.shape()));

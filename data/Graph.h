@@ -13,6 +13,8 @@
 //   edgeInput  [N, N, K, Fe] int64 edge features along one shortest path (Graphormer); may be undefined
 //   trainMask/validMask/testMask [N] uint8 node masks (node-level tasks)
 //   graphFeatures [F] float32 graph-level features (molecules: descriptors, app/MoleculeFeatures.h); may be undefined
+//   nodeFeatures [N, F] float32 node-level features (molecules: the user's atom descriptors, app/AtomFeatures.h);
+//              may be undefined
 #pragma once
 #include <string>
 
@@ -34,6 +36,7 @@ struct Graph {
   Tensor edgeInput;
   Tensor trainMask, validMask, testMask;
   Tensor graphFeatures;
+  Tensor nodeFeatures;
 
   int64_t numEdges() const { return edgeIndex.defined() ? edgeIndex.dim(1) : 0; }
   /// Throws std::invalid_argument naming `what` (e.g. "graph 17") when shapes disagree or an edge index is

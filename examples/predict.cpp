@@ -22,6 +22,7 @@
 
 #include "data/MoleculeSource.h"
 #include "data/NpzDataset.h"
+#include "app/AtomFeatures.h"
 #include "app/Ensemble.h"
 #include "app/MoleculeData.h"
 #include "app/MoleculeFeatures.h"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
                     "predictions as CSV");
   std::string checkpoint, input, outPath, embeddingsPath, format, smilesCol = "smiles", weights = "best";
   std::string featuresFile;  // --molecule-features-file: the input's own rows, for a checkpoint trained with one
+  std::string atomFeaturesFile;  // --atom-features: the input's own atom rows, for a checkpoint trained with them
   int threads = 0;
   bool quiet = false;
   std::string precision = "auto";
@@ -67,6 +69,10 @@ int main(int argc, char** argv) {
       "for a checkpoint trained with --molecule-features-file: these molecules' features, one row per molecule of "
       "--input in its order (.npz array 'features' or CSV, as in training); computed descriptors "
       "(--molecule-features) need nothing")(
+      "atom-features", po::value(&atomFeaturesFile)->value_name("FILE"),
+      "for a checkpoint trained with --atom-features: these molecules' per-atom descriptors, every molecule of "
+      "--input in its order (rejected ones included), atoms in RDKit's order (.npz 'features' and 'atom_ptr', or "
+      "CSV molecule,atom,f1,...,fk, as in training), scaled with the training statistics")(
       "weights", app::value(&weights, "best"),
       "best (the best validation epoch's weights, as --predict writes) | last (the weights at the end)")(
       "threads", app::value(&threads, 0), "threads (0: every core)")(
@@ -89,6 +95,8 @@ int main(int argc, char** argv) {
     app::checkWritable("--out", outPath);
     if (!embeddingsPath.empty()) app::checkWritable("--embeddings", embeddingsPath);
     if (!fs::exists(input)) throw app::UsageError("--input " + input + ": no such file");
+    if (!atomFeaturesFile.empty() && !fs::is_regular_file(atomFeaturesFile))
+      throw app::UsageError("--atom-features " + atomFeaturesFile + ": no such file");
 
     Checkpoint ck = Checkpoint::load(checkpoint);
     if (precision == "auto")
@@ -131,6 +139,7 @@ int main(int argc, char** argv) {
       reading = "config";
       spec = app::MoleculeModelSpec::fromConfig(config);
       app::checkpointFeatures(config, checkpoint);  // refused here, before a model of the wrong width is built
+      app::checkpointAtomFeatures(config, checkpoint);
       targets = need(derived, "targets", "config.derived").get<std::vector<std::string>>();
       const nlohmann::json& taskName = need(derived, "task", "config.derived");
       if (taskName != "classification" && taskName != "regression")
@@ -219,6 +228,8 @@ int main(int argc, char** argv) {
     std::shared_ptr<const Dataset> ds = spec.view(npzData);  // SchNet: the radius graph
     // Molecule features as the checkpoint records them (kind, width, the training split's statistics).
     ds = app::attachCheckpointFeatures(ck.meta["config"], checkpoint, src, ds, featuresFile, numThreads());
+    // The user's atom features, scaled with the checkpoint's statistics of its training atoms.
+    ds = app::attachCheckpointAtomFeatures(ck.meta["config"], checkpoint, src, ds, atomFeaturesFile);
     nlohmann::json meta = nlohmann::json::parse(src.metadataJson(), nullptr, false);
     int64_t rejected = 0;
     if (meta.is_object() && meta.contains("rejected"))

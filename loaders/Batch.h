@@ -48,6 +48,7 @@ struct Batch {
   Tensor edgeInput;   // [numGraphs·M, M, K, Fe] int64 or undefined (see above); padding = pair pad value
   Tensor trainMask, validMask, testMask;  // [numNodes] uint8 node split masks (node-level data), 0 on pads
   Tensor graphFeatures;  // [numGraphs, F] float32 graph-level features or undefined; padding graphs' rows are 0
+  Tensor nodeFeatures;   // [numNodes, F] float32 node-level features or undefined; padding nodes' rows are 0
 
   Tensor batch;    // [numNodes] int64 graph id of each node (sorted)
   Tensor ptr;      // [numGraphs + 1] int64 node offsets of each graph (PyG's `ptr`); same as nodePtr

@@ -53,6 +53,7 @@ constexpr BatchField kFields[] = {
     {"valid_mask", L::Node, &Graph::validMask, &Batch::validMask, P::Zero},
     {"test_mask", L::Node, &Graph::testMask, &Batch::testMask, P::Zero},
     {"graph_features", L::Graph, &Graph::graphFeatures, &Batch::graphFeatures, P::Zero},
+    {"node_features", L::Node, &Graph::nodeFeatures, &Batch::nodeFeatures, P::Zero},
 };
 
 constexpr CollatorField kCollatorFields[] = {

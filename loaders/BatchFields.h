@@ -13,6 +13,7 @@
 //   | y                   | graph*    | [T], [1, T], [] | [numGraphs, T]                  | graphPadValue         |
 //   | y_mask              | graph*    | like y          | like y; 1 if a graph has no mask| 0                     |
 //   | graph_features      | graph     | [F]             | [numGraphs, F]                  | 0                     |
+//   | node_features       | node      | [N, F]          | [numNodes, F]                   | 0                     |
 //   | spatial_pos         | node pair | [N, N]          | [numGraphs·M, M]                | pairPadValue          |
 //   | edge_input          | node pair | [N, N, K, Fe]   | [numGraphs·M, M, K, Fe]         | pairPadValue          |
 //

@@ -9,6 +9,7 @@
 #include "models/BondEncoder.h"
 #include "models/BondMessages.h"
 #include "models/GraphFeatures.h"
+#include "models/NodeFeatures.h"
 #include "models/PaddingGraphRows.h"
 
 namespace gnn {
@@ -58,8 +59,9 @@ ReverseEdges reverseFromState(const BlockState& s) {
 }  // namespace
 
 void DmpnnOptions::validate() const {
-  GNN_CHECK_ARG(hidden >= 1 && depth >= 1 && tasks >= 1 && ffnHidden >= 1 && ffnLayers >= 0 && graphFeatures >= 0,
-                "Dmpnn: hidden, depth, tasks and ffnHidden must be >= 1, ffnLayers and graphFeatures >= 0");
+  GNN_CHECK_ARG(hidden >= 1 && depth >= 1 && tasks >= 1 && ffnHidden >= 1 && ffnLayers >= 0 && graphFeatures >= 0 &&
+                    nodeFeatures >= 0,
+                "Dmpnn: hidden, depth, tasks and ffnHidden must be >= 1, ffnLayers, graphFeatures and nodeFeatures >= 0");
   GNN_CHECK_ARG(dropout >= 0 && dropout < 1, "Dmpnn: dropout must be in [0, 1), got ", dropout);
   GNN_CHECK_ARG(aggregation == "mean" || aggregation == "sum" || aggregation == "norm",
                 "Dmpnn: aggregation must be mean, sum or norm, got '", aggregation, "'");
@@ -68,9 +70,9 @@ void DmpnnOptions::validate() const {
 
 Dmpnn::Dmpnn(DmpnnOptions options, Generator& gen)
     : opt_((options.validate(), options)),
-      wi_(atomAndBondDims(), 0, opt_.hidden, gen, /*bias=*/false, opt_.dtype),
+      wi_(atomAndBondDims(), opt_.nodeFeatures, opt_.hidden, gen, /*bias=*/false, opt_.dtype),
       wh_(opt_.hidden, opt_.hidden, gen, /*bias=*/false, opt_.dtype),
-      wo_(AtomEncoder::featureDims(), opt_.hidden, opt_.hidden, gen, /*bias=*/true, opt_.dtype) {
+      wo_(AtomEncoder::featureDims(), opt_.nodeFeatures + opt_.hidden, opt_.hidden, gen, /*bias=*/true, opt_.dtype) {
   registerModule("W_i", wi_);
   registerModule("W_h", wh_);
   registerModule("W_o", wo_);
@@ -83,7 +85,9 @@ Dmpnn::Dmpnn(DmpnnOptions options, Generator& gen)
 
   addBlock("input", [this](BlockState s, const Batch& b) {
     ReverseEdges rev = reverseEdges(b.edgeIndex, opt_.dtype);
-    Variable h0 = wi_.forward(edgeInputs(b));
+    Variable h0 = opt_.nodeFeatures > 0
+                      ? wi_.forward(edgeInputs(b), nodeFeaturesOfSources(b, opt_.nodeFeatures, opt_.dtype, "Dmpnn"))
+                      : wi_.forward(edgeInputs(b));
     s.set("h0", h0);
     s.set("h", relu(h0));
     s.set("rev", Variable(rev.index));
@@ -99,6 +103,7 @@ Dmpnn::Dmpnn(DmpnnOptions options, Generator& gen)
   addBlock("atoms", [this](BlockState s, const Batch& b) {
     Variable m = scatterSum(s.get("h"), edgeRow(b.edgeIndex, 1), b.numNodes);  // m_v = sum_{k -> v} h_kv
     BlockState out;  // the bond states end here: only the atoms' move on
+    if (opt_.nodeFeatures > 0) m = concatCols({nodeFeaturesInput(b, opt_.nodeFeatures, opt_.dtype, "Dmpnn"), m});
     out.set("h", dropout(relu(wo_.forward(b.x, m)), opt_.dropout, isTraining()));
     return out;
   });

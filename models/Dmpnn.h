@@ -18,6 +18,10 @@
 //               [ReLU, dropout, Linear(ffnHidden, ffnHidden)] x (ffnLayers - 1),
 //               ReLU, dropout, Linear(ffnHidden, tasks)          (ffnLayers = 0: Linear(hidden, tasks) alone)
 //
+// With nodeFeatures = F > 0, Batch::nodeFeatures f_v [numNodes, F] (the user's atom descriptors,
+// app/AtomFeatures.h) extend every atom's features, x_u becoming [x_u || f_u] in W_i and W_o: Chemprop v2's extra
+// atom features V_f, which its featuriser appends to the atom features (v1's --atom_descriptors feature).
+//
 // The paper writes h0 after its activation inside the update (tau(h0 + W_h m)); both Chemprop v1 and v2 add the
 // pre-activation W_i [x_u || e_uv], as here. Features: OGB's 9 atom and 3 bond categories (smiles2graph), read as
 // one-hot vectors by W_i and W_o (models/OneHotLinear.h: the same function as nn.Linear on the one-hot vectors,
@@ -50,6 +54,7 @@ struct DmpnnOptions {
   std::string aggregation = "mean";  // mean | sum | norm
   double aggregationNorm = 100.0;    // --aggregation-norm: norm = sum / this
   int64_t graphFeatures = 0;         // width of Batch::graphFeatures the FFN reads after the aggregation (0: none)
+  int64_t nodeFeatures = 0;          // width of Batch::nodeFeatures f_v W_i and W_o read beside x_v (0: none)
   DType dtype = DType::F32;
   /// Throws std::invalid_argument naming the first option out of range.
   void validate() const;

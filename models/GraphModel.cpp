@@ -4,6 +4,7 @@
 
 #include "gnn/Ops.h"
 #include "models/GraphFeatures.h"
+#include "models/NodeFeatures.h"
 #include "models/PaddingGraphRows.h"
 
 namespace gnn {
@@ -14,6 +15,7 @@ GraphModel::GraphModel(const char* what, GraphModelOptions options, Generator& g
   GNN_CHECK_ARG(opt_.layers >= 1 && opt_.hidden >= 1 && opt_.tasks >= 1, what,
                 ": layers, hidden and tasks must be >= 1");
   GNN_CHECK_ARG(opt_.graphFeatures >= 0, what, ": graphFeatures must be >= 0, got ", opt_.graphFeatures);
+  GNN_CHECK_ARG(opt_.nodeFeatures >= 0, what, ": nodeFeatures must be >= 0, got ", opt_.nodeFeatures);
   // This draw once seeded the model's own dropout stream (dropout now draws from the ExecutionContext); it is
   // still taken so that a seed gives the same initial weights as before.
   gen.next();
@@ -24,8 +26,15 @@ GraphModel::GraphModel(const char* what, GraphModelOptions options, Generator& g
     atoms_ = std::make_unique<AtomEncoder>(opt_.hidden, gen, opt_.dtype);
     registerModule("atom_encoder", *atoms_);
   }
+  // Drawn after the encoder: a model without node features keeps every initial weight it had.
+  if (opt_.nodeFeatures > 0) {
+    nodeFeatures_ = std::make_unique<Linear>(opt_.nodeFeatures, opt_.hidden, gen, true, opt_.dtype);
+    registerModule("node_features", *nodeFeatures_);
+  }
   addBlock("input", [this](BlockState s, const Batch& b) {
-    s.set("h", atoms_ ? atoms_->forward(b.x) : input_->forward(Variable(b.x.to(opt_.dtype))));
+    Variable h = atoms_ ? atoms_->forward(b.x) : input_->forward(Variable(b.x.to(opt_.dtype)));
+    if (nodeFeatures_) h = add(h, nodeFeatures_->forward(nodeFeaturesInput(b, opt_.nodeFeatures, opt_.dtype, name())));
+    s.set("h", h);
     return s;
   });
 }

@@ -1,4 +1,5 @@
-// GraphModel: a graph-level model over Batches (GIN, GCN) made of blocks: "input" (the node encoder),
+// GraphModel: a graph-level model over Batches (GIN, GCN) made of blocks: "input" (the node encoder, plus
+// Linear(F, hidden) of Batch::nodeFeatures when options().nodeFeatures = F > 0),
 // "layers/0" .. "layers/L-1" (message passing), "head" (global pooling by `ptr`, a linear head, zero rows for
 // padding graphs). Real graphs' outputs do not depend on padding (tests/models/PaddingInvariance_test.cpp).
 // Dropout draws its masks from the current ExecutionContext's random key (set it every step).
@@ -31,6 +32,9 @@ struct GraphModelOptions {
   /// > 0: Batch::graphFeatures [numGraphs, graphFeatures] is concatenated to the pooled vector before the head
   /// (molecules: descriptors, as Chemprop's X_d); the head reads hidden + graphFeatures values.
   int64_t graphFeatures = 0;
+  /// > 0: Batch::nodeFeatures [numNodes, nodeFeatures] (molecules: the user's atom descriptors) pass through
+  /// Linear(nodeFeatures, hidden), added to the input encoder's output (registered as "node_features").
+  int64_t nodeFeatures = 0;
   /// Parameter and activation dtype (float64 for gradient checks and exactness tests).
   DType dtype = DType::F32;
 };
@@ -61,6 +65,7 @@ class GraphModel : public BlockModel {
   Linear head_;
   std::unique_ptr<AtomEncoder> atoms_;
   std::unique_ptr<Linear> input_;
+  std::unique_ptr<Linear> nodeFeatures_;
 };
 
 }  // namespace gnn
