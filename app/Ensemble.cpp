@@ -31,6 +31,12 @@ std::string targetName(const std::vector<std::string>& names, int64_t t) {
   return t < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(t)] : std::to_string(t);
 }
 
+// The logit of a probability, kept finite when it is 0 or 1.
+double logitOf(double q) {
+  q = std::min(std::max(q, 1e-7), 1 - 1e-7);
+  return std::log(q / (1 - q));
+}
+
 // JSON has no NaN: an undefined score (no labelled row, a constant side of a correlation) is null.
 nlohmann::json number(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
@@ -48,6 +54,10 @@ MoleculePredictions combineEnsemble(const std::vector<MoleculePredictions>& memb
   for (const MoleculePredictions& m : members)
     if (m.positions != first.positions || m.pred.shape() != first.pred.shape())
       throw std::invalid_argument("combineEnsemble: the members predicted other molecules or targets");
+  if (task == MoleculeTask::RegressionMve)
+    for (const MoleculePredictions& m : members)
+      if (!m.uncertainty.defined() || m.uncertainty.shape() != first.pred.shape())
+        throw std::invalid_argument("combineEnsemble: a mean-variance member predicted no variance");
   MoleculePredictions p = first;  // positions, targets, masks, shapes
   const int64_t n = first.pred.dim(0), tasks = first.pred.dim(1);
   const double count = static_cast<double>(members.size());
@@ -68,18 +78,37 @@ MoleculePredictions combineEnsemble(const std::vector<MoleculePredictions>& memb
       }
       pred(i, t) = static_cast<float>(mean);
       var(i, t) = static_cast<float>(squares / count);
-      if (task == MoleculeTask::Regression) {
+      if (task == MoleculeTask::RegressionMve) {
+        // The members' own variances (aleatoric) averaged, plus the spread of their means (epistemic).
+        double aleatoric = 0;
+        for (const MoleculePredictions& m : members) aleatoric += m.uncertainty.matrix<float>()(i, t);
+        var(i, t) = static_cast<float>(aleatoric / count + squares / count);
+      }
+      if (task != MoleculeTask::Classification) {
         score(i, t) = pred(i, t);
       } else {
         // The logit of the mean probability, kept finite when every member is certain.
-        const double q = std::min(std::max(mean, 1e-7), 1 - 1e-7);
-        score(i, t) = static_cast<float>(std::log(q / (1 - q)));
+        score(i, t) = static_cast<float>(logitOf(mean));
       }
     }
   return p;
 }
 
 void UncertaintyCalibration::apply(MoleculePredictions& p) const {
+  if (method == "isotonic") {
+    const int64_t n = p.pred.dim(0), tasks = p.pred.dim(1);
+    if (static_cast<int64_t>(isotonic.size()) != tasks)
+      throw std::invalid_argument("UncertaintyCalibration: isotonic fits for " + std::to_string(isotonic.size()) +
+                                  " targets, predictions of " + std::to_string(tasks));
+    auto score = p.score.matrix<float>(), pred = p.pred.matrix<float>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t t = 0; t < tasks; ++t) {
+        const double q = isotonic[static_cast<size_t>(t)](pred(i, t));
+        pred(i, t) = static_cast<float>(q);
+        score(i, t) = static_cast<float>(logitOf(q));
+      }
+    return;
+  }
   if (method == "platt") {
     const int64_t n = p.score.dim(0), tasks = p.score.dim(1);
     if (static_cast<int64_t>(plattA.size()) != tasks || static_cast<int64_t>(plattB.size()) != tasks)
@@ -113,6 +142,10 @@ nlohmann::json UncertaintyCalibration::toJson() const {
     j["a"] = plattA;
     j["b"] = plattB;
   }
+  if (method == "isotonic") {
+    j["thresholds"] = nlohmann::json::array();
+    for (const IsotonicFit& f : isotonic) j["thresholds"].push_back({{"x", f.x}, {"y", f.y}});
+  }
   return j;
 }
 
@@ -137,7 +170,28 @@ UncertaintyCalibration UncertaintyCalibration::fromJson(const nlohmann::json& j,
     if (c.plattA.size() != c.plattB.size()) throw bad("has Platt lists of different lengths");
     return c;
   }
-  if (c.method != "zscaling") throw bad("method '" + c.method + "' is not zscaling, platt or none");
+  if (c.method == "isotonic") {
+    if (!j.contains("thresholds") || !j["thresholds"].is_array()) throw bad("has no isotonic thresholds list");
+    for (const nlohmann::json& t : j["thresholds"]) {
+      IsotonicFit f;
+      for (const auto& [key, into] : {std::pair{"x", &f.x}, std::pair{"y", &f.y}}) {
+        if (!t.is_object() || !t.contains(key) || !t[key].is_array())
+          throw bad(std::string("has an isotonic fit without its '") + key + "' list");
+        for (const nlohmann::json& v : t[key]) {
+          if (!v.is_number() || !std::isfinite(v.get<double>()))
+            throw bad(std::string("isotonic ") + key + " " + v.dump() + " is not finite");
+          into->push_back(v.get<double>());
+        }
+      }
+      if (f.x.size() != f.y.size()) throw bad("has an isotonic fit whose x and y lists differ in length");
+      for (size_t k = 0; k < f.x.size(); ++k)
+        if ((k > 0 && (!(f.x[k] > f.x[k - 1]) || f.y[k] < f.y[k - 1])) || f.y[k] < 0 || f.y[k] > 1)
+          throw bad("has an isotonic fit that is not increasing in x, non-decreasing in y and within [0, 1]");
+      c.isotonic.push_back(std::move(f));
+    }
+    return c;
+  }
+  if (c.method != "zscaling") throw bad("method '" + c.method + "' is not zscaling, platt, isotonic or none");
   if (!j.contains("variance_scale") || !j["variance_scale"].is_array())
     throw bad("has no variance_scale list");
   for (const nlohmann::json& v : j["variance_scale"]) {
@@ -176,6 +230,16 @@ UncertaintyCalibration fitPlatt(const MoleculePredictions& valid) {
     const PlattParameters p = plattScaling(z, y);
     c.plattA.push_back(p.a);
     c.plattB.push_back(p.b);
+  }
+  return c;
+}
+
+UncertaintyCalibration fitIsotonic(const MoleculePredictions& valid) {
+  UncertaintyCalibration c;
+  c.method = "isotonic";
+  for (int64_t t = 0; t < valid.pred.dim(1); ++t) {
+    const TargetRows r = labelledRows(valid, t);
+    c.isotonic.push_back(isotonicRegression(r.pred, r.target));
   }
   return c;
 }

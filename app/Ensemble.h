@@ -6,7 +6,10 @@
 // An ensemble checkpoint is a single-model checkpoint of member 0 (model.*, best.*, the optimizer, the
 // trainer's state: what --save writes today) plus each member's best validation weights as
 // "member<k>.<parameter>" (k = 0 .. N-1) and metadata "ensemble": {"size", "seeds", "members", "uncertainty":
-// "variance", "calibration": {"method": "zscaling" | "none", "variance_scale": [s^2 per target]}}.
+// "variance", "calibration": {"method": "zscaling" | "platt" | "isotonic" | "none", "variance_scale": [s^2 per
+// target] | "a", "b": [per target] | "thresholds": [{"x", "y"} per target]}}. A single model whose run fits a
+// calibration (--task regression-mve, or --calibration platt | isotonic) is kept the same way, as an ensemble of
+// one, so that `predict` applies it as the run's --predict did.
 //
 //   std::vector<app::MoleculePredictions> ps;
 //   for (auto& m : members) ps.push_back(app::predictMolecules(*m, tasks, ds, positions, buckets, scaling,
@@ -23,6 +26,7 @@
 
 #include "app/MoleculeModel.h"
 #include "app/MoleculePredictions.h"
+#include "gnn/Calibration.h"
 #include "gnn/Checkpoint.h"
 #include "models/BlockModel.h"
 
@@ -35,18 +39,24 @@ std::string ensembleMemberPrefix(int64_t k);
 /// over members and, as the uncertainty, their population variance (Chemprop v2's "ensemble" estimator,
 /// torch.var(correction=0)). Regression: the mean and variance of the predictions in target units.
 /// Classification: the mean probability (score: its logit, so the metrics threshold it at 0.5) and the
-/// variance of the members' probabilities. Sums run over the members in order in double precision, then round
-/// to float: the same members' predictions give the same bits wherever they were computed.
+/// variance of the members' probabilities (a calibrated single classifier, an ensemble of one, writes no
+/// uncertainty: molecule_property and predict leave its zero variance out). Sums run over the members in order in double precision, then round
+/// to float: the same members' predictions give the same bits wherever they were computed. RegressionMve
+/// (members that predict a variance each): the uncertainty is the mean of the members' variances (aleatoric)
+/// plus the population variance of their means (epistemic), as Chemprop v2 combines an ensemble of MVE models.
 MoleculePredictions combineEnsemble(const std::vector<MoleculePredictions>& members, MoleculeTask task);
 
 /// How an ensemble's variances are recalibrated, fitted on the validation set and kept in the checkpoint.
 struct UncertaintyCalibration {
-  std::string method = "none";         // "none" | "zscaling" (regression) | "platt" (classification)
+  // "none" | "zscaling" (regression) | "platt" | "isotonic" (classification)
+  std::string method = "none";
   std::vector<double> varianceScale;   // zscaling: s^2 per target
   std::vector<double> plattA, plattB;  // platt: per target
+  std::vector<IsotonicFit> isotonic;   // isotonic: per target
   /// zscaling: p.uncertainty per target times s^2 (in double, rounded to float). platt: the score (the logit
   /// of the mean probability) becomes a z + b and the prediction its sigmoid; the variance stays the
-  /// members'. "none" changes nothing.
+  /// members'. isotonic: the prediction (probability) becomes the fit's value at it, the score its logit.
+  /// "none" changes nothing.
   void apply(MoleculePredictions& p) const;
   nlohmann::json toJson() const;
   /// Throws std::runtime_error naming `source` for a method it does not know or a scale that is not finite
@@ -60,6 +70,10 @@ UncertaintyCalibration fitZScaling(const MoleculePredictions& valid);
 
 /// Platt scaling per target on `valid`'s labelled rows (gnn::plattScaling of the ensemble's logits).
 UncertaintyCalibration fitPlatt(const MoleculePredictions& valid);
+
+/// Isotonic regression per target of the labels on `valid`'s probabilities, over its labelled rows
+/// (gnn::isotonicRegression, Chemprop v2's IsotonicCalibrator).
+UncertaintyCalibration fitIsotonic(const MoleculePredictions& valid);
 
 /// Classification: the mean binary NLL of `p`'s probabilities over its labelled rows, per target and
 /// averaged:

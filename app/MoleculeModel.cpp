@@ -61,8 +61,15 @@ void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<
     added_.push_back("hidden");
   }
   if (mp) {
-    flags.add_options()("pool", value(&pool, pool), "global pooling: sum | mean | max");
-    added_.push_back("pool");
+    flags.add_options()("pool", value(&pool, pool), "global pooling: sum | mean | max")(
+        "norm", value(&norm, norm),
+        "gin, gcn: layer | batch. layer: LayerNorm in GIN's MLP and after each GIN layer (gcn: no norm); batch: "
+        "BatchNorm there and after each GCN layer, as OGB's baselines, with statistics over the batch's real atoms "
+        "(padding never enters them) and running averages (momentum 0.1) used in evaluation")(
+        "virtual-node", po::bool_switch(&virtualNode),
+        "gin, gcn: OGB's virtual node (GNN_node_Virtualnode): a per-molecule state added to every atom before each "
+        "layer and updated by an MLP between layers");
+    added_.insert(added_.end(), {"pool", "norm", "virtual-node"});
   }
   if (mp || graphormerIn(models) || dm) {
     std::string dropoutHelp = graphormerIn(models) ? "dropout after each layer (gin, gcn); on embeddings, attention and "
@@ -111,6 +118,8 @@ void MoleculeModelSpec::bind(RunConfig& config) {
     else if (f == "layers") config.bind(f, &layers);
     else if (f == "hidden") config.bind(f, &hidden);
     else if (f == "pool") config.bind(f, &pool);
+    else if (f == "norm") config.bind(f, &norm);
+    else if (f == "virtual-node") config.bind(f, &virtualNode);
     else if (f == "dropout") config.bind(f, &dropout);
     else if (f == "max-node") config.bind(f, &maxNode);
     else if (f == "multi-hop-max-dist") config.bind(f, &multiHopMaxDist);
@@ -132,7 +141,7 @@ void MoleculeModelSpec::bind(RunConfig& config) {
 void MoleculeModelSpec::validate(const std::vector<std::string>& models, const Program* prog) const {
   if (!has(models, model)) throw UsageError("--model '" + model + "': must be one of " + joinedModels(models, ", "));
   if (prog && isGraphormer())
-    for (const char* f : {"layers", "hidden", "pool"})
+    for (const char* f : {"layers", "hidden", "pool", "norm", "virtual-node"})
       if (prog->given(f))
         throw UsageError(std::string("--") + f + " applies to " + (schnetIn(models) ? "gin, gcn and schnet" : "gin and gcn") +
                          "; Graphormer's " + model + " is a fixed configuration");
@@ -146,10 +155,14 @@ void MoleculeModelSpec::validate(const std::vector<std::string>& models, const P
     if (prog->given("layers")) throw UsageError("--layers: dmpnn's message-passing steps are --depth (Chemprop's name)");
     if (prog->given("pool")) throw UsageError("--pool: dmpnn's readout is --aggregation mean | sum | norm (Chemprop's name)");
   }
+  if (prog && (isDmpnn() || isSchNet()))
+    for (const char* f : {"norm", "virtual-node"})
+      if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to --model gin and gcn");
   if (prog && !isDmpnn())
     for (const char* f : {"depth", "aggregation", "aggregation-norm", "ffn-hidden-dim", "ffn-num-layers"})
       if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to --model dmpnn");
   requireOneOf("--pool", pool, {"sum", "mean", "max"});
+  requireOneOf("--norm", norm, {"layer", "batch"});
   requireRange("--layers", static_cast<double>(layers), 1, 1000);
   requireRange("--hidden", static_cast<double>(hidden), 2, 1 << 20);
   requireRange("--dropout", dropout, 0, 0.999);
@@ -168,6 +181,9 @@ void MoleculeModelSpec::validate(const std::vector<std::string>& models, const P
   requireRange("--ffn-hidden-dim", static_cast<double>(ffnHiddenDim), 1, 1 << 20);
   requireRange("--ffn-num-layers", static_cast<double>(ffnNumLayers), 0, 100);
   requireRange("molecule features' width", static_cast<double>(graphFeatures), 0, 1 << 24);
+  if (outputsPerTarget != 1 && (outputsPerTarget != 2 || isGraphormer() || isSchNet()))
+    throw UsageError("--task regression-mve (a mean and a variance per target) applies to --model gin, gcn and dmpnn, "
+                     "not " + model);
   if (graphFeatures > 0 && (isGraphormer() || isSchNet()))
     throw UsageError("molecule features apply to --model gin, gcn and dmpnn; " + model + " reads none");
   requireRange("atom features' width", static_cast<double>(nodeFeatures), 0, 1 << 20);
@@ -199,6 +215,8 @@ MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
   MoleculeModelSpec s;
   s.model = c.value("model", s.model);
   s.pool = c.value("pool", s.pool);
+  s.norm = c.value("norm", s.norm);
+  s.virtualNode = c.value("virtual_node", s.virtualNode);
   s.layers = c.value("layers", s.layers);
   s.hidden = c.value("hidden", s.hidden);
   s.dropout = c.value("dropout", s.dropout);
@@ -219,6 +237,7 @@ MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
   if (c.contains("derived")) {
     const auto& d = c["derived"];
     if (d.contains("targets")) s.tasks = static_cast<int64_t>(d["targets"].size());
+    if (d.contains("task") && d["task"] == "regression-mve") s.outputsPerTarget = 2;
     if (d.contains("model_output")) s.outputFromJson(d["model_output"]);
     if (d.contains("molecule_features") && d["molecule_features"].is_object())
       s.graphFeatures = d["molecule_features"].value("width", int64_t{0});
@@ -238,7 +257,8 @@ nlohmann::json MoleculeModelSpec::resultJson() const {
 std::string MoleculeModelSpec::describe() const {
   if (isGraphormer()) return "graphormer " + model;
   if (isDmpnn()) return "dmpnn depth " + std::to_string(depth) + " x " + std::to_string(hidden);
-  return model + " " + std::to_string(layers) + "x" + std::to_string(hidden);
+  return model + " " + std::to_string(layers) + "x" + std::to_string(hidden) + (norm == "batch" ? ", batch norm" : "") +
+         (virtualNode ? ", virtual node" : "");
 }
 
 namespace {
@@ -381,7 +401,7 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
     DmpnnOptions o;
     o.hidden = spec.hidden;
     o.depth = spec.depth;
-    o.tasks = spec.tasks;
+    o.tasks = spec.outputs();
     o.ffnHidden = spec.ffnHiddenDim;
     o.ffnLayers = spec.ffnNumLayers;
     o.dropout = spec.dropout;
@@ -419,9 +439,11 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
   GraphModelOptions o;
   o.layers = spec.layers;
   o.hidden = spec.hidden;
-  o.tasks = spec.tasks;
+  o.tasks = spec.outputs();
   o.dropout = spec.dropout;
   o.pool = parsePoolKind(spec.pool);
+  o.norm = parseNormKind(spec.norm);
+  o.virtualNode = spec.virtualNode;
   o.graphFeatures = spec.graphFeatures;
   o.nodeFeatures = spec.nodeFeatures;
   if (spec.model == "gcn") return std::make_unique<GCN>(o, gen);

@@ -25,7 +25,13 @@ namespace gnn::app {
 struct MoleculeModelSpec {
   std::string model = "gin", pool = "mean";
   int64_t layers = 5, hidden = 300, tasks = 1;
+  // Outputs per target: 2 for mean-variance estimation (--task regression-mve: a mean and a raw variance per
+  // target, gin, gcn, dmpnn; set from the checkpoint's derived task), 1 otherwise.
+  int64_t outputsPerTarget = 1;
   double dropout = 0.0;
+  // gin, gcn: --norm layer | batch (models/NormLayer.h) and --virtual-node (OGB's; models/VirtualNode.h).
+  std::string norm = "layer";
+  bool virtualNode = false;
   // Graphormer (--model slim | base): max_node, multi_hop_max_dist and the PCQM4M scripts' dropouts.
   int64_t maxNode = 30, multiHopMaxDist = 5;
   double attentionDropout = 0.1, actDropout = 0.1;
@@ -49,6 +55,8 @@ struct MoleculeModelSpec {
   bool isGraphormer() const { return model == "slim" || model == "base"; }
   bool isSchNet() const { return model == "schnet"; }
   bool isDmpnn() const { return model == "dmpnn"; }
+  /// The head's width: tasks x outputsPerTarget.
+  int64_t outputs() const { return tasks * outputsPerTarget; }
   static bool graphormerIn(const std::vector<std::string>& models);
   static bool schnetIn(const std::vector<std::string>& models);
   static bool dmpnnIn(const std::vector<std::string>& models);

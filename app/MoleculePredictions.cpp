@@ -7,9 +7,33 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gnn/GaussianNllLoss.h"
 #include "loaders/FixedSizeDataLoader.h"
 
 namespace gnn::app {
+
+namespace {
+// A mean-variance head's output [G, 2T] -> its means [G, T] (in `out`), and the variances of the first `graphs`
+// rows in target units (softplus + floor, times the target's std^2), row-major into `variance`.
+void splitMeanVariance(Tensor& out, int64_t tasks, const TargetScaling& scaling, int64_t graphs,
+                       std::vector<double>& variance) {
+  if (out.dim(1) != 2 * tasks)
+    throw std::logic_error("predictMolecules: a mean-variance model gives " + std::to_string(out.dim(1)) +
+                           " outputs per molecule, not 2 x " + std::to_string(tasks));
+  Tensor means = Tensor::zeros({out.dim(0), tasks});
+  auto o = out.matrix<float>();
+  auto m = means.matrix<float>();
+  variance.assign(static_cast<size_t>(graphs * tasks), 0.0);
+  for (int64_t g = 0; g < out.dim(0); ++g)
+    for (int64_t t = 0; t < tasks; ++t) {
+      m(g, t) = o(g, t);
+      if (g >= graphs) continue;
+      const double s = scaling.enabled() ? scaling.std[static_cast<size_t>(t)] : 1.0;
+      variance[static_cast<size_t>(g * tasks + t)] = mveVariance(o(g, tasks + t)) * s * s;
+    }
+  out = means;
+}
+}  // namespace
 
 MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std::shared_ptr<const Dataset>& dataset,
                                      const std::vector<int64_t>& positions, const FixedSizeOptions& fixed,
@@ -19,7 +43,7 @@ MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std
 
 MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std::shared_ptr<const Dataset>& dataset,
                                      const std::vector<int64_t>& positions, const ShapeBuckets& buckets,
-                                     const TargetScaling& scaling, MoleculeTask task) {
+                                     const TargetScaling& scaling, MoleculeTask task, const BatchForward& forward) {
   MoleculePredictions p;
   // Per shape: the rows of the result it predicts and their dataset positions, in input order.
   const auto k = static_cast<size_t>(buckets.size());
@@ -41,6 +65,9 @@ MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std
   p.score = Tensor::zeros({n, tasks});
   p.target = Tensor::zeros({n, tasks});
   p.mask = Tensor::zeros({n, tasks}, DType::U8);
+  const bool mve = task == MoleculeTask::RegressionMve;
+  if (mve) p.uncertainty = Tensor::zeros({n, tasks});
+  std::vector<double> variance;  // RegressionMve: a batch's variances in target units, [graphs x tasks]
   p.shapes = buckets.shapes();
   for (const auto& m : members) p.moleculesPerShape.push_back(static_cast<int64_t>(m.size()));
   if (n == 0) return p;
@@ -60,16 +87,22 @@ MoleculePredictions predictMolecules(BlockModel& model, int64_t tasks, const std
     loader.startEpoch(0);
     for (Batch b; loader.next(b);) {
       p.padding.add(b);
-      Tensor out = model.forward(b).value();
-      Tensor restored = task == MoleculeTask::Regression ? scaling.restore(out) : out;
+      std::vector<int64_t> batchPositions;  // the dataset position of each real graph, for `forward`
+      if (forward)
+        for (int64_t g = 0; g < b.numRealGraphs; ++g)
+          batchPositions.push_back(static_cast<int64_t>(members[s][static_cast<size_t>(b.graphIndex[static_cast<size_t>(g)])]));
+      Tensor out = forward ? forward(model, b, batchPositions) : model.forward(b).value();
+      if (mve) splitMeanVariance(out, tasks, scaling, b.numRealGraphs, variance);
+      Tensor restored = task != MoleculeTask::Classification ? scaling.restore(out) : out;
       auto o = out.matrix<float>(), r = restored.matrix<float>(), y = b.y.matrix<float>();
       auto ym = b.yMask.matrix<uint8_t>();
       for (int64_t g = 0; g < b.numRealGraphs; ++g) {
         const int64_t row = rows[s][static_cast<size_t>(b.graphIndex[static_cast<size_t>(g)])];
         for (int64_t t = 0; t < tasks; ++t) {
           const float logit = o(g, t);
-          score(row, t) = task == MoleculeTask::Regression ? r(g, t) : logit;
-          pred(row, t) = task == MoleculeTask::Regression ? r(g, t) : static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logit))));
+          score(row, t) = task != MoleculeTask::Classification ? r(g, t) : logit;
+          pred(row, t) = task != MoleculeTask::Classification ? r(g, t) : static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logit))));
+          if (mve) p.uncertainty.matrix<float>()(row, t) = static_cast<float>(variance[static_cast<size_t>(g * tasks + t)]);
           if (y.cols() > t) {
             target(row, t) = y(g, t);
             mask(row, t) = ym(g, t);
@@ -87,6 +120,14 @@ ShapeBuckets inferenceBuckets(const Dataset& dataset, const std::vector<int64_t>
   if (maxBuckets <= 1) return ShapeBuckets::single(base);
   return ShapeBuckets::choose(graphSizes(dataset, positions), base, maxBuckets,
                               nodePairs ? ShapeCost::NodePairs : ShapeCost::Rows);
+}
+
+const char* moleculeTaskName(MoleculeTask task) {
+  switch (task) {
+    case MoleculeTask::Classification: return "classification";
+    case MoleculeTask::RegressionMve: return "regression-mve";
+    default: return "regression";
+  }
 }
 
 std::string moleculeMetricName(MoleculeTask task, int64_t tasks) {

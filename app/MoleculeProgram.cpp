@@ -13,8 +13,10 @@
 
 #include "app/ComputeInfo.h"
 #include "app/Ensemble.h"
+#include "app/McDropout.h"
 #include "app/EpochOrderFlags.h"
 #include "app/HeapTuning.h"
+#include "app/HtmlReport.h"
 #include "app/MemoryBounds.h"
 #include "app/MoleculeData.h"
 #include "app/MoleculePredictions.h"
@@ -23,6 +25,7 @@
 #include "data/TargetScaling.h"
 #include "device/Device.h"
 #include "gnn/Evaluation.h"
+#include "gnn/GaussianNllLoss.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
 #include "gnn/Profiler.h"
@@ -109,6 +112,8 @@ void MoleculeSettings::bind(RunConfig& config) {
   config.bind("limit", &limit);
   config.bind("seed", &training.seed);
   config.bind("ensemble-size", &ensembleSize);
+  config.bind("uncertainty", &uncertainty);
+  config.bind("mc-samples", &mcSamples);
   // How molecules are batched and scored does not change the model: an evaluation-only run may change these.
   config.bindOutsideModel("strategy", &strategy);
   config.bindOutsideModel("oversize", &overSize);
@@ -150,7 +155,11 @@ void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramD
       "OGB's split layout: DIR/{train,valid,test}.csv[.gz], one 0-based molecule index of the input per line")(
       "split-col", po::value(&s.splitCol)->value_name("COL"), "CSV: a column holding train / valid / test");
   prog.group("Model and task").add_options()(
-      "task", value(&s.task, "auto"), "regression | classification | auto (classification when every label is 0/1)")(
+      "task", value(&s.task, "auto"),
+      "regression | classification | auto (classification when every label is 0/1) | regression-mve (mean-variance "
+      "estimation, gin, gcn, dmpnn: the head gives a mean and a variance per target, softplus of its second output "
+      "+ 1e-6, trained by the Gaussian NLL of the scaled targets as Chemprop v2's MveFFN; the variance in target "
+      "units is the uncertainty, z-scaled on validation by --calibration auto)")(
       "target-scaling", value(&s.targetScaling, d.targetScaling),
       schnetProgram ? "regression: atomref (schnet: per-element references fitted on the training split by least "
                       "squares, the model learns the rest per atom) | standard (learn (y - mean) / std of the "
@@ -208,18 +217,27 @@ void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramD
       "prediction is their mean, the uncertainty their variance (of the probabilities for classification). The "
       "top-level results are member 0's (the run of --ensemble-size 1), the ensemble's are under \"ensemble\"")(
       "calibration", value(&s.calibration, "auto"),
-      "of an ensemble, fitted on the validation set and kept in the checkpoint: zscaling (regression: one factor s^2 "
-      "per target, by Gaussian NLL, multiplies the variances written) | platt (classification: sigmoid(a z + b) of "
-      "the mean probability's logit z per target becomes the prediction) | none | auto (zscaling for regression, "
-      "none for classification)");
+      "of an ensemble or a regression-mve model, fitted on the validation set and kept in the checkpoint: zscaling "
+      "(regression: one factor s^2 per target, by Gaussian NLL, multiplies the variances written) | platt "
+      "(classification: sigmoid(a z + b) of the mean probability's logit z per target becomes the prediction) | "
+      "isotonic (classification: the isotonic regression of the labels on the probabilities per target, as "
+      "Chemprop's IsotonicCalibrator, becomes the prediction) | none | auto (zscaling for regression, none for "
+      "classification). platt and isotonic also calibrate a single model");
+  addMcDropoutFlags(prog.group("Model and task"), s.uncertainty, s.mcSamples);
   prog.flags().add_options()(
       "predict", po::value(&s.predict)->value_name("FILE.csv"),
       "write the test molecules' predictions (best validation epoch's weights): line,id,smiles,prediction; "
-      "with --ensemble-size > 1 the ensemble's mean and then its (calibrated) variance as uncertainty")(
+      "with --ensemble-size > 1 or --task regression-mve the mean and then the (calibrated) variance as "
+      "uncertainty")(
       "profile", po::bool_switch(&s.profile),
       "per-op table of the training steps on stderr (op, pass, calls, ms, GFLOP, GFLOP/s, share); rows under "
       "\"profile\" with --json")(
-      "padding-report-only", po::bool_switch(&s.paddingReportOnly), "one pass of the loader, no training");
+      "padding-report-only", po::bool_switch(&s.paddingReportOnly), "one pass of the loader, no training")(
+      "report-html", po::value<std::string>()->value_name("FILE.html"),
+      "write one self-contained HTML page about the run (also --epochs 0 and ensembles): configuration and "
+      "machine, learning curves, the test set's per-target metrics with a parity plot (regression) or ROC and "
+      "PR curves (classification), the calibration of the uncertainty when there is one, and the results of "
+      "--json");
   s.training.addTo(prog, d.training);
   s.device.addTo(prog);
   prog.setEpilog(d.epilog + (d.epilog.empty() ? "" : "\n\n") +
@@ -240,7 +258,13 @@ void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const Mo
   spec.validate(d.models, &prog);
   s.features.validate(spec, &prog);
   s.atomFeatures.validate(spec, &prog);
-  requireOneOf("--task", s.task, {"auto", "regression", "classification"});
+  requireOneOf("--task", s.task, {"auto", "regression", "classification", "regression-mve"});
+  if (s.task == "regression-mve" && (spec.isGraphormer() || spec.isSchNet()))
+    throw UsageError("--task regression-mve (a mean and a variance per target) applies to --model gin, gcn and dmpnn, "
+                     "not " + spec.model);
+  if (s.task == "regression-mve" && s.loss != "auto")
+    throw UsageError("--loss " + s.loss + ": --task regression-mve trains by the Gaussian negative log-likelihood "
+                     "(--loss applies to --task regression)");
   if (MoleculeModelSpec::schnetIn(d.models))
     requireOneOf("--target-scaling", s.targetScaling, {"atomref", "standard", "none"});
   else
@@ -278,6 +302,8 @@ void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const Mo
                       sizesFrom, "a batch's inputs and activations through " + spec.describe());
   requireAtLeast("--prefetch", static_cast<double>(s.prefetch), 0);
   if (!s.predict.empty()) checkWritable("--predict", s.predict);
+  if (prog.values().count("report-html"))
+    checkWritable("--report-html", prog.values()["report-html"].as<std::string>());
   if (!s.format.empty()) requireOneOf("--format", s.format, {"pcqm4mv2", "csv", "smi", "sdf", "xyz"});
   if (!s.metric.empty()) {
     try {
@@ -287,17 +313,37 @@ void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const Mo
     }
   }
   requireRange("--ensemble-size", static_cast<double>(s.ensembleSize), 1, 100);
-  requireOneOf("--calibration", s.calibration, {"auto", "zscaling", "platt", "none"});
+  requireOneOf("--calibration", s.calibration, {"auto", "zscaling", "platt", "isotonic", "none"});
   if (s.calibration == "zscaling" && s.task == "classification")
-    throw UsageError("--calibration zscaling scales regression variances (--task is classification: use platt)");
-  if (s.calibration == "platt" && s.task == "regression")
-    throw UsageError("--calibration platt calibrates classification probabilities (--task is regression: use zscaling)");
+    throw UsageError("--calibration zscaling scales regression variances (--task is classification: use platt or "
+                     "isotonic)");
+  if ((s.calibration == "platt" || s.calibration == "isotonic") && s.task.rfind("regression", 0) == 0)
+    throw UsageError("--calibration " + s.calibration + " calibrates classification probabilities (--task is " +
+                     s.task + ": use zscaling)");
   if (s.ensembleSize > 1 && s.training.continuing())
     throw UsageError("--ensemble-size " + std::to_string(s.ensembleSize) +
                      " (as given or as the checkpoint recorded): an ensemble trains its members in one run and is "
                      "not continued by --load or --resume; predict applies its checkpoint");
-  if (s.classBalance && s.task == "regression")
-    throw UsageError("--class-balance balances the classes of a classification task (--task is regression)");
+  requireOneOf("--uncertainty", s.uncertainty, {"auto", "mc-dropout"});
+  requireRange("--mc-samples", static_cast<double>(s.mcSamples), 1, 1000);
+  if (s.uncertainty == "mc-dropout") {
+    requireMcDropoutModel("--uncertainty mc-dropout", spec.model, spec.dropout);
+    if (s.ensembleSize > 1)
+      throw UsageError("--uncertainty mc-dropout samples one model's dropout; --ensemble-size " +
+                       std::to_string(s.ensembleSize) + " trains several (give one of the two)");
+    if (s.task == "regression-mve")
+      throw UsageError("--uncertainty mc-dropout applies to --task regression and classification, not regression-mve");
+  } else if (prog.given("mc-samples")) {
+    throw UsageError("--mc-samples applies to --uncertainty mc-dropout");
+  }
+  if (s.classBalance && s.task.rfind("regression", 0) == 0)
+    throw UsageError("--class-balance balances the classes of a classification task (--task is " + s.task + ")");
+  // BatchNorm's running statistics are updated by the model that runs the step: with replicas (or fp16 copies)
+  // each copy would keep its own and the checkpoint only the master's.
+  if (spec.norm == "batch" && (s.device.replicas > 1 || s.device.precision == "fp16"))
+    throw UsageError("--norm batch keeps running statistics in the model that trains: it needs --replicas 1 and "
+                     "--precision fp32 or bf16 (got --replicas " + std::to_string(s.device.replicas) +
+                     ", --precision " + s.device.precision + ")");
 }
 
 namespace {
@@ -319,7 +365,9 @@ class MoleculeRun {
     trainEnsemble();
     evaluateOnly();
     writePredictions();
+    if (!reportPath().empty()) out_["report_html"] = reportPath();
     report();
+    writeReport();
     return 0;
   }
 
@@ -348,6 +396,8 @@ class MoleculeRun {
   void reportEvalPadding();
   void evaluateOnly();
   void writePredictions();
+  std::string reportPath() const;
+  void writeReport();
   void report();
   void reportMetrics(const nlohmann::json& sum);
   void printSummary(const nlohmann::json& sum) const;
@@ -399,6 +449,11 @@ class MoleculeRun {
   };
   std::vector<Member> members_;
   std::optional<MoleculePredictions> ensembleTest_;
+  // --report-html: the epochs each model trained in this run, and the ensemble's test predictions before
+  // its calibration (kept only for the report).
+  std::vector<LearningCurve> curves_;
+  std::optional<MoleculePredictions> ensembleTestUncalibrated_;
+  std::string calibrationMethod_ = "none";
   OpProfiler profiler_;
   int64_t steps_ = 0;
   // Inference throughput over every evaluation pass (no tape, eval mode, the training batch shape).
@@ -468,16 +523,22 @@ void MoleculeRun::loadData() {
 void MoleculeRun::deriveRunConfig() {
   task_ = config_.deriveOnce(
       "task", [&] { return deriveTask(); },
-      [](const nlohmann::json& j) { return j == "classification" ? MoleculeTask::Classification : MoleculeTask::Regression; },
-      [](MoleculeTask t) { return t == MoleculeTask::Classification ? "classification" : "regression"; });
+      [](const nlohmann::json& j) {
+        return j == "classification"   ? MoleculeTask::Classification
+               : j == "regression-mve" ? MoleculeTask::RegressionMve
+                                       : MoleculeTask::Regression;
+      },
+      [](MoleculeTask t) { return moleculeTaskName(t); });
   classification_ = task_ == MoleculeTask::Classification;
+  spec_.outputsPerTarget = task_ == MoleculeTask::RegressionMve ? 2 : 1;  // a mean and a variance per target
   metrics_ = chosenMetrics();
   if (s_.classBalance && !classification_)
     throw UsageError("--class-balance balances the classes of a classification task, but the task is regression");
-  if ((s_.calibration == "zscaling" && classification_) || (s_.calibration == "platt" && !classification_))
+  if ((s_.calibration == "zscaling" && classification_) ||
+      ((s_.calibration == "platt" || s_.calibration == "isotonic") && !classification_))
     throw UsageError("--calibration " + s_.calibration + " applies to " +
                      (classification_ ? "regression" : "classification") + ", but the task is " +
-                     (classification_ ? "classification (use platt)" : "regression (use zscaling)"));
+                     (classification_ ? "classification (use platt or isotonic)" : "regression (use zscaling)"));
   config_.derived["targets"] = md_.targetNames;
   config_.derived["featurisation"] = md_.featurisation;
   // Molecule-level features: computed once, scaled with the training split's statistics (kept in checkpoints).
@@ -543,6 +604,7 @@ MoleculeTask MoleculeRun::deriveTask() const {
   if (s_.task == "classification" && !bad.empty())
     throw UsageError("--task classification needs 0/1 labels, but " + bad +
                      " (use --task regression for continuous targets)");
+  if (s_.task == "regression-mve") return MoleculeTask::RegressionMve;
   return s_.task == "classification" || (s_.task == "auto" && bad.empty()) ? MoleculeTask::Classification
                                                                            : MoleculeTask::Regression;
 }
@@ -706,7 +768,7 @@ void MoleculeRun::makeTrainLoader() {
   out_["num_edges"] = fixed_.numEdges;
   out_["num_graphs"] = fixed_.numGraphs;
   out_["batch_size"] = s_.batchSize;
-  out_["task"] = classification_ ? "classification" : "regression";
+  out_["task"] = moleculeTaskName(task_);
   out_["class_balance"] = s_.classBalance;
   if (s_.classBalance) {
     const auto positives = std::count(lo_.classBalance.begin(), lo_.classBalance.end(), uint8_t{1});
@@ -718,7 +780,8 @@ void MoleculeRun::makeTrainLoader() {
                 << "the alternation)\n";
   }
   out_["target_scaling"] = scaling_.toJson();
-  if (!classification_) out_["loss"] = s_.loss == "mse" ? "mse" : "l1";
+  if (!classification_)
+    out_["loss"] = task_ == MoleculeTask::RegressionMve ? "gaussian_nll" : s_.loss == "mse" ? "mse" : "l1";
   out_["threads"] = numThreads();
   addComputeInfo(out_);
 
@@ -773,7 +836,7 @@ void MoleculeRun::buildModel() {
   if (!tf_.quiet)
     std::cerr << prog_.name() << ": " << md_.size << " molecules (" << md_.split.kind << " split "
               << md_.split.train.size() << "/" << md_.split.valid.size() << "/" << md_.split.test.size() << "), "
-              << (classification_ ? "classification" : "regression") << " of " << tasks_ << " target(s), "
+              << moleculeTaskName(task_) << " of " << tasks_ << " target(s), "
               << spec_.describe() << " (" << model_->numParameters() << " parameters), batches of "
               << fixed_.numNodes << " atoms, " << fixed_.numEdges << " directed bonds, " << fixed_.numGraphs
               << " graph slots, " << numThreads() << " thread(s)\n";
@@ -796,6 +859,7 @@ void MoleculeRun::buildModel() {
 LossFn MoleculeRun::lossFunction() {
   return {[this](const Variable& pred, const Batch& b) {
             if (classification_) return bceWithLogits(pred, b.y, b.yMask);
+            if (task_ == MoleculeTask::RegressionMve) return gaussianNllLoss(pred, scaling_.standardize(b.y), b.yMask);
             return s_.loss == "mse" ? mseLoss(pred, scaling_.standardize(b.y), b.yMask)
                                     : l1Loss(pred, scaling_.standardize(b.y), b.yMask);
           },
@@ -829,8 +893,30 @@ void MoleculeRun::train() {
       if (!more) break;  // --time-budget spent
     }
   };
-  hooks.validate = [&] { return evaluate(md_.split.valid, "valid"); };
-  if (!md_.split.test.empty()) hooks.test = [&] { return evaluate(md_.split.test, "test"); };
+  // The learning curves (--report-html): each trained epoch's loss and validation metric (the Trainer
+  // validates right after an epoch trains), and its test metric with --test-every-epoch.
+  curves_.push_back({"seed " + std::to_string(tf_.seed + curves_.size()), {}});
+  bool epochTrained = false, testPending = false;
+  auto trainEpoch = hooks.trainEpoch;
+  hooks.trainEpoch = [&, trainEpoch](int64_t epoch, int64_t skip) {
+    trainEpoch(epoch, skip);
+    epochTrained = true;
+  };
+  hooks.validate = [&] {
+    Evaluation e = evaluate(md_.split.valid, "valid");
+    testPending = epochTrained && tf_.testEveryEpoch;
+    if (epochTrained)
+      curves_.back().epochs.push_back({trainer.completedEpochs(), trainer.lastLoss(), e.metric, NAN});
+    epochTrained = false;
+    return e;
+  };
+  if (!md_.split.test.empty())
+    hooks.test = [&] {
+      Evaluation e = evaluate(md_.split.test, "test");
+      if (testPending) curves_.back().epochs.back().test = e.metric;
+      testPending = false;
+      return e;
+    };
   trainer.run(hooks);
   if (s_.profile && prog_.primary()) {
     std::cerr << "per-op profile of " << steps_ << " training steps (forward and backward; optimizer not included)\n";
@@ -844,7 +930,14 @@ void MoleculeRun::train() {
 // also keeps the data order and changes the initialisation per member), from seeds --seed + k, each through
 // train() with its model, optimizer, trainer and device program in place of member 0's.
 void MoleculeRun::trainEnsemble() {
-  if (s_.ensembleSize <= 1) return;
+  if (s_.ensembleSize <= 1) {
+    // One model with an uncertainty (mean-variance estimation) or a calibration of its probabilities: scored,
+    // calibrated on validation and kept in the checkpoint as an ensemble of one.
+    if (task_ == MoleculeTask::RegressionMve || s_.uncertainty == "mc-dropout" ||
+        (classification_ && (s_.calibration == "platt" || s_.calibration == "isotonic")))
+      evaluateEnsemble();
+    return;
+  }
   auto swapIn = [this](Member& m) {
     std::swap(model_, m.model);
     std::swap(opt_, m.opt);
@@ -889,14 +982,24 @@ void MoleculeRun::trainEnsemble() {
 void MoleculeRun::evaluateEnsemble() {
   std::vector<std::pair<BlockModel*, Trainer*>> all = {{model_.get(), trainer_.get()}};
   for (Member& m : members_) all.emplace_back(m.model.get(), m.trainer.get());
+  // --uncertainty mc-dropout: the best model's samples stand for the members (keyed by the molecules' SMILES).
+  const bool mc = s_.uncertainty == "mc-dropout";
+  const McDropout mcDropout{s_.mcSamples, tf_.seed};
+  const std::vector<uint64_t> mcKeys = mc ? moleculeDropoutKeys(*md_.dataset) : std::vector<uint64_t>();
   auto predictSet = [&](const std::vector<int64_t>& positions, const std::string& set) {
     std::vector<MoleculePredictions> ps;
     for (const auto& member : all)
       member.second->withBestWeights([&] {
-        ps.push_back(predictMolecules(*member.first, tasks_, all_, positions, evalBucketsFor(set, positions),
-                                      scaling_, task_));
+        if (mc)
+          ps = predictMcDropoutSamples(*member.first, tasks_, all_, mcKeys, positions, evalBucketsFor(set, positions),
+                                       scaling_, task_, mcDropout);
+        else
+          ps.push_back(predictMolecules(*member.first, tasks_, all_, positions, evalBucketsFor(set, positions),
+                                        scaling_, task_));
       });
-    return combineEnsemble(ps, task_);
+    MoleculePredictions p = combineEnsemble(ps, task_);
+    if (classification_ && all.size() == 1 && !mc) p.uncertainty = Tensor();  // one classifier: no spread to write
+    return p;
   };
   EnsembleInfo info;
   info.size = s_.ensembleSize;
@@ -909,8 +1012,14 @@ void MoleculeRun::evaluateEnsemble() {
     if (t.bestTest().contains("metric")) j["test_" + metricName_] = t.bestTest()["metric"];
     members.push_back(j);
   }
-  nlohmann::json j = {
-      {"size", s_.ensembleSize}, {"seeds", info.seeds}, {"uncertainty", "variance"}, {"members", members}};
+  const bool variance = mc || (!classification_ && (s_.ensembleSize > 1 || task_ == MoleculeTask::RegressionMve));
+  nlohmann::json j = {{"size", s_.ensembleSize},
+                      {"seeds", info.seeds},
+                      {"uncertainty", variance ? "variance" : "none"},
+                      {"estimator", mc ? "mc-dropout"
+                                    : task_ == MoleculeTask::RegressionMve ? (s_.ensembleSize > 1 ? "ensemble+mve" : "mve")
+                                                                         : (s_.ensembleSize > 1 ? "ensemble" : "none")},
+                      {"members", members}};
   MoleculePredictions valid = predictSet(md_.split.valid, "valid");
   Evaluation ev =
       scoreTargets(valid.score, valid.target, valid.mask, metrics_, md_.targetNames, scaling_.std);
@@ -920,6 +1029,8 @@ void MoleculeRun::evaluateEnsemble() {
     info.calibration = fitZScaling(valid);
   if (!valid.positions.empty() && classification_ && s_.calibration == "platt")
     info.calibration = fitPlatt(valid);
+  if (!valid.positions.empty() && classification_ && s_.calibration == "isotonic")
+    info.calibration = fitIsotonic(valid);
   if (!md_.split.test.empty()) {
     MoleculePredictions test = predictSet(md_.split.test, "test");
     Evaluation et = scoreTargets(test.score, test.target, test.mask, metrics_, md_.targetNames, scaling_.std);
@@ -930,10 +1041,17 @@ void MoleculeRun::evaluateEnsemble() {
                              : uncertaintyScores(q, md_.targetNames);
     };
     j["test_uncertainty"] = {{"uncalibrated", scores(test)}};
+    if (!reportPath().empty() && info.calibration.method != "none") {  // apply() changes the tensors in place
+      ensembleTestUncalibrated_ = test;
+      ensembleTestUncalibrated_->pred = test.pred.clone();
+      ensembleTestUncalibrated_->score = test.score.clone();
+      if (test.uncertainty.defined()) ensembleTestUncalibrated_->uncertainty = test.uncertainty.clone();
+    }
+    calibrationMethod_ = info.calibration.method;
     info.calibration.apply(test);
     if (info.calibration.method != "none") {
       j["test_uncertainty"]["calibrated"] = scores(test);
-      // Platt changes the probabilities: the test metrics of the ones written.
+      // Platt and isotonic change the probabilities: the test metrics of the ones written.
       if (classification_)
         j["test_calibrated_details"] =
             scoreTargets(test.score, test.target, test.mask, metrics_, md_.targetNames, scaling_.std).details;
@@ -942,16 +1060,19 @@ void MoleculeRun::evaluateEnsemble() {
   }
   j["calibration"] = info.calibration.toJson();
   j["calibration"]["fitted_on"] = "valid";
-  out_["ensemble"] = j;
-  out_["ensemble_size"] = s_.ensembleSize;
+  if (mc) j["mc_dropout"] = mcDropout.toJson();
+  // One model's block is "uncertainty" (its top-level results are the same model's, uncalibrated).
+  out_[s_.ensembleSize > 1 ? "ensemble" : "uncertainty"] = j;
+  if (s_.ensembleSize > 1) out_["ensemble_size"] = s_.ensembleSize;
   if (!tf_.quiet) {
     auto shown = [](const nlohmann::json& v) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.5g", v.is_number() ? v.get<double>() : NAN);
       return std::string(buf);
     };
-    std::cerr << prog_.name() << ": ensemble of " << s_.ensembleSize << ": valid " << metricName_ << " "
-              << shown(ev.metric);
+    std::cerr << prog_.name() << ": "
+              << (s_.ensembleSize > 1 ? "ensemble of " + std::to_string(s_.ensembleSize) : std::string("best model"))
+              << ": valid " << metricName_ << " " << shown(ev.metric);
     if (j.contains("test_" + metricName_))
       std::cerr << ", test " << metricName_ << " " << shown(j["test_" + metricName_]);
     if (!classification_ && j.contains("test_uncertainty") && j["test_uncertainty"].contains("calibrated"))
@@ -959,6 +1080,10 @@ void MoleculeRun::evaluateEnsemble() {
                 << shown(j["test_uncertainty"]["uncalibrated"]["miscalibration_area"]) << " uncalibrated, "
                 << shown(j["test_uncertainty"]["calibrated"]["miscalibration_area"])
                 << " after z-scaling on validation";
+    if (classification_ && j.contains("test_uncertainty") && j["test_uncertainty"].contains("calibrated"))
+      std::cerr << "; test NLL " << shown(j["test_uncertainty"]["uncalibrated"]["nll"]) << " uncalibrated, "
+                << shown(j["test_uncertainty"]["calibrated"]["nll"]) << " after " << info.calibration.method
+                << " on validation";
     std::cerr << "\n";
   }
   saveEnsemble(info);
@@ -974,9 +1099,11 @@ void MoleculeRun::saveEnsemble(const EnsembleInfo& info) {
     members_[k].trainer->withBestWeights(
         [&] { ck.addModule(ensembleMemberPrefix(static_cast<int64_t>(k) + 1), *members_[k].model); });
   ck.meta["ensemble"] = info.toJson();
+  if (s_.uncertainty == "mc-dropout") ck.meta["mc_dropout"] = McDropout{s_.mcSamples, tf_.seed}.toJson();
   ck.save(tf_.save);
   if (!tf_.quiet)
-    std::cerr << prog_.name() << ": saved the ensemble of " << info.size << " in " << tf_.save << "\n";
+    std::cerr << prog_.name() << ": saved the " << (info.size > 1 ? "ensemble of " + std::to_string(info.size) : std::string("calibration"))
+              << " in " << tf_.save << "\n";
 }
 
 Evaluation MoleculeRun::evaluate(const std::vector<int64_t>& positions, const std::string& set) {
@@ -1080,8 +1207,11 @@ void MoleculeRun::writePredictions() {
   if (ensembleTest_) {
     if (prog_.primary()) writePredictionsCsv(s_.predict, *md_.dataset, *ensembleTest_, md_.targetNames);
     if (!tf_.quiet)
-      std::cerr << prog_.name() << ": wrote " << ensembleTest_->positions.size() << " test predictions of the "
-                << s_.ensembleSize << " members with their uncertainty to " << s_.predict << "\n";
+      std::cerr << prog_.name() << ": wrote " << ensembleTest_->positions.size() << " test predictions"
+                << (s_.ensembleSize > 1 ? " of the " + std::to_string(s_.ensembleSize) + " members" : std::string())
+                << (ensembleTest_->uncertainty.defined() && task_ != MoleculeTask::Classification
+                        ? " with their uncertainty" : "")
+                << " to " << s_.predict << "\n";
     out_["predictions"] = s_.predict;
     return;
   }
@@ -1093,6 +1223,45 @@ void MoleculeRun::writePredictions() {
       std::cerr << prog_.name() << ": wrote " << p.positions.size() << " test predictions to " << s_.predict << "\n";
   });
   out_["predictions"] = s_.predict;
+}
+
+std::string MoleculeRun::reportPath() const {
+  const po::variables_map& v = prog_.values();
+  return v.count("report-html") ? v["report-html"].as<std::string>() : std::string();
+}
+
+// --report-html: the run on one page (app/HtmlReport.h), scored on the test set (the validation set when the
+// split has none) with the weights the run reports: an ensemble's calibrated mean, else the best epoch's.
+void MoleculeRun::writeReport() {
+  const std::string path = reportPath();
+  if (path.empty() || !prog_.primary()) return;
+  HtmlReportInput in;
+  in.program = prog_.name();
+  in.task = task_;
+  in.targetNames = md_.targetNames;
+  in.metricName = metricName_;
+  in.configuration = config_.toJson();
+  in.training = tf_.trainingIdentity();
+  in.results = out_;
+  in.curves = curves_;
+  in.dataset = md_.dataset.get();
+  const bool test = !md_.split.test.empty();
+  in.predictedSet = test ? "test" : "valid";
+  std::optional<MoleculePredictions> best;
+  if (ensembleTest_) {
+    in.predicted = &*ensembleTest_;
+    if (ensembleTestUncalibrated_) in.uncalibrated = &*ensembleTestUncalibrated_;
+    in.calibration = calibrationMethod_;
+  } else {
+    const std::vector<int64_t>& set = test ? md_.split.test : md_.split.valid;
+    trainer_->withBestWeights([&] {
+      best =
+          predictMolecules(*model_, tasks_, all_, set, evalBucketsFor(in.predictedSet, set), scaling_, task_);
+    });
+    in.predicted = &*best;
+  }
+  writeHtmlReport(path, in);
+  if (!tf_.quiet) std::cerr << prog_.name() << ": wrote the report to " << path << "\n";
 }
 
 // The results: one JSON object (--json) or a summary on stdout; the device's traces and stage table.

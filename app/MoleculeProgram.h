@@ -50,6 +50,8 @@ struct MoleculeSettings {
   int64_t evalBuckets = 4;  // --eval-buckets: batch shapes of evaluation and --predict (0, 1: one shape)
   int64_t ensembleSize = 1;  // --ensemble-size: members trained from seeds --seed .. --seed + N - 1 (app/Ensemble.h)
   std::string calibration = "auto";  // --calibration: of an ensemble's outputs, fitted on validation
+  std::string uncertainty = "auto";  // --uncertainty: auto | mc-dropout (app/McDropout.h)
+  int64_t mcSamples = 10;            // --mc-samples: MC dropout's stochastic passes
   std::string loss = "auto";  // --loss: regression's training loss (auto: l1)
   std::string metric;        // --metric: comma-separated, the first selects the best epoch ("": the task's default)
   bool classBalance = false;  // --class-balance

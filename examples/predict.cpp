@@ -6,7 +6,11 @@
 // grow to fit every molecule (Graphormer: up to kMaxGraphormerAtoms atoms); molecules RDKit rejects or too
 // large are listed on stderr with their line and reason; the rest are predicted. An ensemble checkpoint
 // (molecule_property --ensemble-size) predicts with every member: the mean, then the members' variance (scaled by
-// the calibration fitted on the run's validation set) as uncertainty column(s), as the run's --predict wrote. --embeddings FILE.npz also
+// the calibration fitted on the run's validation set) as uncertainty column(s), as the run's --predict wrote; a
+// --task regression-mve model writes its mean and its (z-scaled) variance, and a single calibrated model (kept as
+// an ensemble of one) its calibrated prediction. A run with --uncertainty mc-dropout predicts as its
+// --predict did: the mean and the calibrated variance of its MC dropout samples (app/McDropout.h), the same bits
+// in any batching. --embeddings FILE.npz also
 // writes each predicted molecule's learned representation (the vector the model's head reads; see
 // app/MoleculeEmbeddings.h) with the CSV's line, id and SMILES, in the CSV's order.
 //
@@ -24,6 +28,7 @@
 #include "data/NpzDataset.h"
 #include "app/AtomFeatures.h"
 #include "app/Ensemble.h"
+#include "app/McDropout.h"
 #include "app/MoleculeData.h"
 #include "app/MoleculeFeatures.h"
 #include "app/MoleculeEmbeddings.h"
@@ -56,6 +61,8 @@ int main(int argc, char** argv) {
   bool quiet = false;
   std::string precision = "auto";
   int64_t evalBuckets = 4;
+  std::string uncertainty = "auto";
+  int64_t mcSamples = 10;
   prog.flags().add_options()("checkpoint", po::value(&checkpoint)->value_name("FILE"), "a checkpoint written by --save")(
       "input", po::value(&input)->value_name("FILE"), ".smi, .csv, .sdf, .xyz (each optionally .gz) or a PCQM4Mv2 folder")(
       "out", po::value(&outPath)->value_name("FILE.csv"), "where to write the predictions")(
@@ -82,6 +89,14 @@ int main(int argc, char** argv) {
       "eval-buckets", app::value(&evalBuckets, int64_t{4}),
       "batch the molecules in up to N fixed shapes chosen from their sizes, each in the smallest that holds it "
       "(0 or 1: one shape that fits the largest); the predictions are the same bits either way")(
+      "uncertainty", app::value(&uncertainty, "auto"),
+      "auto (as the checkpoint's run predicted: an ensemble's or a regression-mve model's variance, or MC dropout "
+      "for a run with --uncertainty mc-dropout, with its samples, seed and calibration) | mc-dropout (MC dropout of "
+      "a gin, gcn or dmpnn model trained with --dropout > 0 whose run did not use it: --mc-samples passes keyed by "
+      "the run's --seed, uncalibrated)")(
+      "mc-samples", app::value(&mcSamples, int64_t{10}),
+      "MC dropout's stochastic passes per molecule (default: the checkpoint's run's --mc-samples, else 10; another "
+      "count than the run's gives other bits than its --predict)")(
       "quiet,q", po::bool_switch(&quiet), "no notes on stderr (rejected molecules are still listed)");
   return prog.run(argc, argv, [&] {
     if (checkpoint.empty()) throw app::UsageError("--checkpoint FILE is required");
@@ -142,9 +157,12 @@ int main(int argc, char** argv) {
       app::checkpointAtomFeatures(config, checkpoint);
       targets = need(derived, "targets", "config.derived").get<std::vector<std::string>>();
       const nlohmann::json& taskName = need(derived, "task", "config.derived");
-      if (taskName != "classification" && taskName != "regression")
-        throw unusable("its task (config.derived.task) is " + taskName.dump() + ", not classification or regression");
-      task = taskName == "classification" ? app::MoleculeTask::Classification : app::MoleculeTask::Regression;
+      if (taskName != "classification" && taskName != "regression" && taskName != "regression-mve")
+        throw unusable("its task (config.derived.task) is " + taskName.dump() +
+                       ", not classification, regression or regression-mve");
+      task = taskName == "classification"   ? app::MoleculeTask::Classification
+             : taskName == "regression-mve" ? app::MoleculeTask::RegressionMve
+                                            : app::MoleculeTask::Regression;
       const nlohmann::json& scalingJson = need(derived, "target_scaling", "config.derived");
       try {
         scaling = TargetScaling::fromJson(scalingJson);
@@ -202,13 +220,41 @@ int main(int argc, char** argv) {
     ck.loadModule(weights == "best" && haveBest ? "best" : "model", *model);
     // An ensemble checkpoint (molecule_property --ensemble-size): every member with its best validation epoch's
     // weights, combined and calibrated as its --predict was.
-    const std::optional<app::EnsembleInfo> ensemble = app::EnsembleInfo::fromCheckpoint(ck);
-    if (ensemble && weights == "last" && prog.given("weights"))
+    std::optional<app::EnsembleInfo> ensemble = app::EnsembleInfo::fromCheckpoint(ck);
+    if (ensemble && ensemble->size > 1 && weights == "last" && prog.given("weights"))
       throw app::UsageError("--weights last: " + checkpoint + " holds an ensemble of " + std::to_string(ensemble->size) +
                             " models, which keeps each member's best validation epoch's weights only");
-    if (ensemble && !embeddingsPath.empty())
+    // One model with a calibration fitted to its best weights (an ensemble of one): the last weights go uncalibrated.
+    if (ensemble && ensemble->size == 1 && weights == "last") {
+      if (!quiet && ensemble->calibration.method != "none")
+        std::cerr << "predict: --weights last: the " << ensemble->calibration.method
+                  << " calibration was fitted to the best weights; not applied\n";
+      ensemble.reset();
+    }
+    if (ensemble && ensemble->size > 1 && !embeddingsPath.empty())
       throw app::UsageError("--embeddings: " + checkpoint + " holds an ensemble of " + std::to_string(ensemble->size) +
                             " models, and an embedding is one model's");
+    // MC dropout (app/McDropout.h): as the run's --predict (its samples, seed and calibration), or asked for here.
+    app::requireOneOf("--uncertainty", uncertainty, {"auto", "mc-dropout"});
+    std::optional<app::McDropout> mc = app::McDropout::fromCheckpoint(ck);
+    if (uncertainty == "mc-dropout" && !mc) {
+      app::requireMcDropoutModel("--uncertainty mc-dropout (" + checkpoint + ")", spec.model, spec.dropout);
+      if (ensemble)
+        throw app::UsageError("--uncertainty mc-dropout: " + checkpoint + " holds " +
+                              (ensemble->size > 1 ? "an ensemble of " + std::to_string(ensemble->size) + " models"
+                                                  : std::string("a calibrated model")) +
+                              ", which predicts its own way; MC dropout samples one uncalibrated model");
+      mc = app::McDropout{};
+      const nlohmann::json& config = ck.meta["config"];
+      if (config.contains("seed") && config["seed"].is_number_unsigned()) mc->seed = config["seed"].get<uint64_t>();
+    }
+    if (prog.given("mc-samples")) {
+      if (!mc)
+        throw app::UsageError("--mc-samples applies to MC dropout: --uncertainty mc-dropout, or a checkpoint of a run "
+                              "with it (" + checkpoint + " is neither)");
+      app::requireRange("--mc-samples", static_cast<double>(mcSamples), 1, 1000);
+      mc->samples = mcSamples;
+    }
     std::vector<std::unique_ptr<BlockModel>> members;
     if (ensemble) members = app::loadEnsembleMembers(ck, *ensemble, spec);
 
@@ -261,9 +307,16 @@ int main(int argc, char** argv) {
     app::MoleculePredictions p;
     if (ensemble) {
       std::vector<app::MoleculePredictions> each;
-      for (const auto& m : members) each.push_back(app::predictMolecules(*m, spec.tasks, ds, all, buckets, scaling, task));
+      if (mc)  // the best model's samples, as the run's --predict
+        each = app::predictMcDropoutSamples(*members.front(), spec.tasks, ds, app::moleculeDropoutKeys(src), all,
+                                            buckets, scaling, task, *mc);
+      else
+        for (const auto& m : members) each.push_back(app::predictMolecules(*m, spec.tasks, ds, all, buckets, scaling, task));
       p = app::combineEnsemble(each, task);
+      if (task == app::MoleculeTask::Classification && ensemble->size == 1 && !mc) p.uncertainty = Tensor();  // as --predict
       ensemble->calibration.apply(p);
+    } else if (mc) {
+      p = app::predictMcDropout(*model, spec.tasks, ds, app::moleculeDropoutKeys(src), all, buckets, scaling, task, *mc);
     } else {
       p = app::predictMolecules(*model, spec.tasks, ds, all, buckets, scaling, task);
     }

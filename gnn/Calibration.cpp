@@ -196,6 +196,96 @@ PlattParameters plattScaling(const std::vector<double>& logits, const std::vecto
   return p;
 }
 
+double IsotonicFit::operator()(double v) const {
+  if (x.empty()) return v;
+  if (x.size() == 1) return y.front();
+  v = std::min(std::max(v, x.front()), x.back());
+  // scipy's interp1d: the first threshold not below v, kept within 1 .. n - 1, and the one before it.
+  size_t hi = static_cast<size_t>(std::lower_bound(x.begin(), x.end(), v) - x.begin());
+  hi = std::min(std::max<size_t>(hi, 1), x.size() - 1);
+  const size_t lo = hi - 1;
+  const double slope = (y[hi] - y[lo]) / (x[hi] - x[lo]);
+  return slope * (v - x[lo]) + y[lo];
+}
+
+IsotonicFit isotonicRegression(const std::vector<double>& values, const std::vector<double>& labels) {
+  if (values.size() != labels.size())
+    throw std::invalid_argument("isotonicRegression: " + std::to_string(values.size()) + " values and " +
+                                std::to_string(labels.size()) + " labels; they must be as many");
+  IsotonicFit f;
+  if (values.empty()) return f;
+  for (double v : values)
+    if (!std::isfinite(v)) throw std::invalid_argument("isotonicRegression: a value is not finite");
+  // Sorted by value, then label (numpy's lexsort((y, X))).
+  std::vector<size_t> order(values.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return values[a] != values[b] ? values[a] < values[b] : labels[a] < labels[b];
+  });
+  // Equal values (within float64's resolution, as sklearn's _make_unique) pooled: mean label, weight = rows.
+  std::vector<double> y, w;
+  double currentX = values[order[0]], sumY = 0, sumW = 0;
+  for (size_t j : order) {
+    if (values[j] - currentX >= 1e-15) {
+      f.x.push_back(currentX);
+      y.push_back(sumY / sumW);
+      w.push_back(sumW);
+      currentX = values[j];
+      sumY = sumW = 0;
+    }
+    sumY += labels[j];
+    sumW += 1;
+  }
+  f.x.push_back(currentX);
+  y.push_back(sumY / sumW);
+  w.push_back(sumW);
+  // Pool adjacent violators (sklearn's _inplace_contiguous_isotonic_regression): blocks [i .. target[i]], each
+  // holding its weighted mean in y[i] and its weight in w[i]; a decreasing run is pooled into one block, then the
+  // scan steps back to the block before it, so one pass suffices.
+  const size_t n = y.size();
+  std::vector<size_t> target(n);
+  std::iota(target.begin(), target.end(), size_t{0});
+  for (size_t i = 0; i < n;) {
+    size_t k = target[i] + 1;
+    if (k == n) break;
+    if (y[i] < y[k]) {
+      i = k;
+      continue;
+    }
+    double sumWy = w[i] * y[i], sumWeights = w[i];
+    while (true) {
+      const double prev = y[k];
+      sumWy += w[k] * y[k];
+      sumWeights += w[k];
+      k = target[k] + 1;
+      if (k == n || prev < y[k]) {
+        y[i] = sumWy / sumWeights;
+        w[i] = sumWeights;
+        target[i] = k - 1;
+        target[k - 1] = i;
+        if (i > 0) i = target[i - 1];
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < n;) {
+    const size_t k = target[i] + 1;
+    for (size_t j = i + 1; j < k; ++j) y[j] = y[i];
+    i = k;
+  }
+  for (double& v : y) v = std::min(std::max(v, 0.0), 1.0);
+  // Interior points equal to both neighbours (sklearn's trim_duplicates).
+  std::vector<double> keptX, keptY;
+  for (size_t i = 0; i < n; ++i)
+    if (i == 0 || i + 1 == n || y[i] != y[i - 1] || y[i] != y[i + 1]) {
+      keptX.push_back(f.x[i]);
+      keptY.push_back(y[i]);
+    }
+  f.x = std::move(keptX);
+  f.y = std::move(keptY);
+  return f;
+}
+
 double binaryNll(const std::vector<double>& prob, const std::vector<double>& labels) {
   if (prob.size() != labels.size())
     throw std::invalid_argument("binaryNll: " + std::to_string(prob.size()) + " probabilities and " +

@@ -7,6 +7,11 @@
 //   std::vector<double> calibrated = scaleVariances(testVar, s2);
 //   double before = miscalibrationArea(testPred, testTarget, testVar);
 //   double after = miscalibrationArea(testPred, testTarget, calibrated);
+//
+// and, for classification, the two recalibrations of probabilities: Platt scaling and isotonic regression.
+//
+//   IsotonicFit f = isotonicRegression(validProb, validLabel);
+//   double calibrated = f(testProb[i]);
 #pragma once
 #include <vector>
 
@@ -55,6 +60,24 @@ struct PlattParameters {
 /// note on Platt's probabilistic outputs for support vector machines"), from a = 1, b = 0. No rows: a = 1, b
 /// = 0.
 PlattParameters plattScaling(const std::vector<double>& logits, const std::vector<double>& labels);
+
+/// A fitted isotonic regression: the thresholds (x increasing, y non-decreasing in [0, 1]) between which a
+/// value is interpolated linearly, as sklearn's IsotonicRegression(out_of_bounds="clip") predicts.
+struct IsotonicFit {
+  std::vector<double> x, y;
+  /// v clipped to [x.front(), x.back()] and interpolated between the thresholds around it (scipy's interp1d,
+  /// kind="linear": the pair x[k-1] < v <= x[k]); one threshold: its y; none: v itself.
+  double operator()(double v) const;
+};
+
+/// Isotonic regression of `labels` on `values` (Chemprop v2's IsotonicCalibrator: sklearn's
+/// IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip") fitted on the probabilities against 0/1
+/// labels; Zadrozny and Elkan 2002, "Transforming classifier scores into accurate multiclass probability
+/// estimates", KDD): rows sorted by value, values closer than 1e-15 pooled into one point weighted by its
+/// rows (their mean label), then pool-adjacent-violators (sklearn's single-pass form) gives the
+/// non-decreasing fit of least weighted squares, clipped to [0, 1]; interior points equal to both neighbours
+/// are dropped (they change no interpolated value). No rows: an empty fit (the identity).
+IsotonicFit isotonicRegression(const std::vector<double>& values, const std::vector<double>& labels);
 
 /// Mean binary negative log-likelihood -log(p y + (1 - p)(1 - y)) of probabilities p against 0/1 labels
 /// (Chemprop's NLLClassEvaluator). NaN for no rows.

@@ -25,6 +25,12 @@ Variable& Module::registerParameter(const std::string& name, Tensor value) {
   return params_.back().second;
 }
 
+Variable& Module::registerBuffer(const std::string& name, Tensor value) {
+  Variable& v = registerParameter(name, std::move(value));
+  v.setRequiresGrad(false);
+  return v;
+}
+
 void Module::registerModule(const std::string& name, Module& child) { children_.emplace_back(name, &child); }
 
 void Module::collect(const std::string& prefix, std::vector<std::pair<std::string, Variable>>& out) const {

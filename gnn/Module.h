@@ -52,6 +52,10 @@ class Module {
 
  protected:
   Variable& registerParameter(const std::string& name, Tensor value);
+  /// State that is not trained (BatchNorm's running statistics): a parameter that requires no gradient, so it
+  /// is saved in checkpoints, cloned, kept with the best epoch's weights and loaded like any other parameter,
+  /// while optimizers leave it alone (they skip parameters without a gradient). The module updates its value.
+  Variable& registerBuffer(const std::string& name, Tensor value);
   void registerModule(const std::string& name, Module& child);
 
   /// Makes this module a copy of `other`, a module of the same class built from the same options: copies

@@ -61,6 +61,16 @@ Variable logSoftmax(const Variable& a);
 Variable layerNorm(const Variable& x, const Variable& gamma, const Variable& beta, double eps = 1e-5);
 /// relu(layerNorm(x, gamma, beta, eps)) in one pass.
 Variable layerNormRelu(const Variable& x, const Variable& gamma, const Variable& beta, double eps = 1e-5);
+/// Batch normalisation of x [M, F] per column in training (ops/BatchNormOps.cpp): the mean and biased
+/// variance over the rows whose rowMask (uint8 [M], 1 = real; undefined = every row) is 1, then
+/// (x - mean) / sqrt(var + eps) * gamma + beta for every row (padding rows normalised with the real rows'
+/// statistics, never entering them). The gradient flows through the statistics. batchMean, batchVar (optional)
+/// receive the statistics [F] (for running averages). Deterministic for any thread count and any padding.
+Variable maskedBatchNorm(const Variable& x, const Tensor& rowMask, const Variable& gamma, const Variable& beta,
+                         double eps = 1e-5, Tensor* batchMean = nullptr, Tensor* batchVar = nullptr);
+/// Batch normalisation with fixed statistics (evaluation): (x - mean) / sqrt(var + eps) * gamma + beta.
+Variable batchNormInference(const Variable& x, const Tensor& mean, const Tensor& var, const Variable& gamma,
+                            const Variable& beta, double eps = 1e-5);
 /// Rows of weight [V, D] picked by index [N] (int64) -> [N, D].
 Variable embedding(const Variable& weight, const Tensor& index);
 /// Sum of C rows of weight [V, D] per row of index [N, C] (int64) -> [N, D]: PyTorch's EmbeddingBag with

@@ -9,6 +9,7 @@
 #include "models/BondEncoder.h"
 #include "models/BondMessages.h"
 #include "models/GraphFeatures.h"
+#include "models/KeyedDropoutScope.h"
 #include "models/NodeFeatures.h"
 #include "models/PaddingGraphRows.h"
 
@@ -97,20 +98,20 @@ Dmpnn::Dmpnn(DmpnnOptions options, Generator& gen)
   for (int64_t t = 0; t + 1 < opt_.depth; ++t)
     addBlock("layers/" + std::to_string(t), [this](BlockState s, const Batch& b) {
       Variable m = bondMessages(s.get("h"), b.edgeIndex, reverseFromState(s), b.numNodes);
-      s.set("h", dropout(relu(add(s.get("h0"), wh_.forward(m))), opt_.dropout, isTraining()));
+      s.set("h", layerDropout(relu(add(s.get("h0"), wh_.forward(m))), opt_.dropout, isTraining(), RowLevel::Edge));
       return s;
     });
   addBlock("atoms", [this](BlockState s, const Batch& b) {
     Variable m = scatterSum(s.get("h"), edgeRow(b.edgeIndex, 1), b.numNodes);  // m_v = sum_{k -> v} h_kv
     BlockState out;  // the bond states end here: only the atoms' move on
     if (opt_.nodeFeatures > 0) m = concatCols({nodeFeaturesInput(b, opt_.nodeFeatures, opt_.dtype, "Dmpnn"), m});
-    out.set("h", dropout(relu(wo_.forward(b.x, m)), opt_.dropout, isTraining()));
+    out.set("h", layerDropout(relu(wo_.forward(b.x, m)), opt_.dropout, isTraining(), RowLevel::Node));
     return out;
   });
   addBlock("head", [this](BlockState s, const Batch& b) {
     Variable y = aggregate(s.get("h"), b);
     for (size_t l = 0; l < ffn_.size(); ++l) {
-      if (l > 0) y = dropout(relu(y), opt_.dropout, isTraining());
+      if (l > 0) y = layerDropout(relu(y), opt_.dropout, isTraining(), RowLevel::Graph);
       y = ffn_[l]->forward(y);
     }
     return outputState(zeroPaddingGraphRows(y, b));

@@ -2,6 +2,9 @@
 // features, else Linear), `layers` GCNConv layers (Kipf & Welling, ICLR 2017) with ReLU and dropout between
 // them, global pooling and a linear head. GCNConv's normalisation uses only a node's own in-edges, and padding
 // edges are self-loops on padding nodes, so real nodes' normalisation does not change with padding.
+// options().norm = Batch adds OGB's BatchNorm after each layer (statistics over the real nodes only; the default
+// has no norm); options().virtualNode adds OGB's virtual node (models/VirtualNode.h). Unlike OGB's GCNConv, the
+// layers do not read bond features.
 // Blocks: "input", "layers/l" (conv, ReLU except after the last, dropout), "head" (models/GraphModel.h).
 #pragma once
 #include <memory>
@@ -11,6 +14,8 @@
 #include "gnn/Linear.h"
 #include "models/AtomEncoder.h"
 #include "models/GraphModel.h"
+#include "models/NormLayer.h"
+#include "models/VirtualNode.h"
 
 namespace gnn {
 
@@ -22,6 +27,8 @@ class GCN : public GraphModel {
 
  private:
   std::vector<std::unique_ptr<GCNConv>> convs_;
+  std::vector<std::unique_ptr<NormLayer>> norms_;
+  std::unique_ptr<VirtualNode> virtualNode_;
 };
 
 }  // namespace gnn

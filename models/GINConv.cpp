@@ -2,25 +2,26 @@
 
 namespace gnn {
 
-GINConv::GINConv(int64_t dim, Generator& gen, bool edgeFeatures, DType dtype)
+GINConv::GINConv(int64_t dim, Generator& gen, bool edgeFeatures, DType dtype, NormKind norm)
     : MessagePassing(Aggregation::Sum),
       dim_(dim),
       dtype_(dtype),
+      normKind_(norm),
       lin1_(dim, 2 * dim, gen, true, dtype),
       lin2_(2 * dim, dim, gen, true, dtype),
-      norm_(2 * dim, 1e-5, dtype) {
+      norm_(norm, 2 * dim, dtype) {
   if (edgeFeatures) {
     bond_ = std::make_unique<BondEncoder>(dim, gen, dtype);
     registerModule("bond_encoder", *bond_);
   }
   registerModule("mlp.0", lin1_);
-  registerModule("mlp.1", norm_);
+  registerModule("mlp.1", norm_.module());
   registerModule("mlp.3", lin2_);
 }
 
 std::unique_ptr<Module> GINConv::clone() const {
   Generator unused;  // the fresh instance's initial values are overwritten by the copy
-  auto fresh = std::make_unique<GINConv>(dim_, unused, bond_ != nullptr, dtype_);
+  auto fresh = std::make_unique<GINConv>(dim_, unused, bond_ != nullptr, dtype_, normKind_);
   fresh->fused_ = fused_;
   return cloneInto(std::move(fresh));
 }
@@ -48,9 +49,10 @@ Variable GINConv::update(const Variable& aggregated, const Variable& x) {
   return add(aggregated, x);
 }
 
-Variable GINConv::forward(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeAttr) {
+Variable GINConv::forward(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeAttr,
+                          const Tensor& nodesMask) {
   Variable z = propagate(edgeIndex, h, bond_ ? bond_->forward(edgeAttr) : Variable());
-  return lin2_.forward(norm_.forwardRelu(lin1_.forward(z)));
+  return lin2_.forward(norm_.forward(lin1_.forward(z), nodesMask, true));
 }
 
 }  // namespace gnn

@@ -2,7 +2,8 @@
 // Linear(F, hidden) of Batch::nodeFeatures when options().nodeFeatures = F > 0),
 // "layers/0" .. "layers/L-1" (message passing), "head" (global pooling by `ptr`, a linear head, zero rows for
 // padding graphs). Real graphs' outputs do not depend on padding (tests/models/PaddingInvariance_test.cpp).
-// Dropout draws its masks from the current ExecutionContext's random key (set it every step).
+// Dropout draws its masks from the current ExecutionContext's random key (set it every step); inside a
+// KeyedDropoutScope (MC dropout) they are keyed per molecule instead (models/KeyedDropoutScope.h).
 //
 //   GIN model(opts, gen);
 //   ExecutionContext::current().setRandomKey({seed, step, 0});   // step: the optimizer's step count
@@ -16,6 +17,7 @@
 #include "loaders/Batch.h"
 #include "models/AtomEncoder.h"
 #include "models/BlockModel.h"
+#include "models/NormLayer.h"
 
 namespace gnn {
 
@@ -37,6 +39,11 @@ struct GraphModelOptions {
   int64_t nodeFeatures = 0;
   /// Parameter and activation dtype (float64 for gradient checks and exactness tests).
   DType dtype = DType::F32;
+  /// GIN's norms (in its MLP and after each layer): LayerNorm, or BatchNorm over the real nodes as OGB's.
+  /// GCN: Layer keeps it without a norm, as it has always been; Batch adds BatchNorm after each layer as OGB's.
+  NormKind norm = NormKind::Layer;
+  /// OGB's virtual node (models/VirtualNode.h), for GIN and GCN.
+  bool virtualNode = false;
 };
 
 class GraphModel : public BlockModel {

@@ -19,6 +19,8 @@ packages=(
   # fuzz targets (fuzz preset): clang, its libFuzzer and sanitizer runtimes, its OpenMP (libomp), and
   # llvm-symbolizer (llvm): without it sanitizer stacks have no names and fuzz/lsan.supp matches nothing
   clang libclang-rt-14-dev libomp-dev llvm
+  # headless browser: tests/examples/HtmlReport_test.cpp renders molecule_property --report-html's page
+  chromium
 )
 # OpenMP: g++ uses GCC's libgomp (in libgcc-12-dev, pulled in by build-essential), which is what CMake's
 # FindOpenMP finds for GCC; clang (the fuzz preset only) needs LLVM's libomp-dev.

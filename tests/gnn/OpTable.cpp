@@ -155,6 +155,35 @@ std::vector<OpCase> makeTable() {
     push(c);
   }
   {
+    // Statistics over the rows whose mask is 1 (every third row is padding), gradients through them.
+    OpCase c;
+    c.name = "maskedBatchNorm";
+    c.ops = {"maskedBatchNorm"};
+    c.shapes = {{7, 5}, {5}, {5}};
+    c.largeShapes = {{4000, 64}, {64}, {64}};
+    c.aux = [](const std::vector<Shape>& s) {
+      Tensor mask({s[0][0]}, DType::U8);
+      for (int64_t i = 0; i < s[0][0]; ++i) mask.data<uint8_t>()[i] = i % 3 != 2;
+      return std::vector<Tensor>{mask};
+    };
+    c.build = [](const V& x, const A& a) { return maskedBatchNorm(x[0], a[0], x[1], x[2]); };
+    push(c);
+    c.name = "batchNormInference";
+    c.ops = {"batchNormInference"};
+    c.aux = [](const std::vector<Shape>& s) {
+      Tensor mean({s[1][0]}, DType::F64), var({s[1][0]}, DType::F64);
+      for (int64_t j = 0; j < s[1][0]; ++j) {
+        mean.data<double>()[j] = 0.1 * static_cast<double>(j % 7) - 0.3;
+        var.data<double>()[j] = 0.5 + 0.05 * static_cast<double>(j % 5);
+      }
+      return std::vector<Tensor>{mean, var};
+    };
+    c.build = [](const V& x, const A& a) {
+      return batchNormInference(x[0], a[0].to(x[0].dtype()), a[1].to(x[0].dtype()), x[1], x[2]);
+    };
+    push(c);
+  }
+  {
     OpCase c;
     c.name = "embedding";
     c.ops = {"gatherRows"};  // embedding is a row gather

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Published molecule tables reproduced: GIN on BBBP and HIV (Hu et al. 2020) and OGB's ogbg-molhiv baselines.
+
+  /usr/bin/python3 bench/published_tables.py --out /work/runs/tables [--rows ROW,...] [--seeds 0-9] [--threads 1]
+  /usr/bin/python3 bench/published_tables.py --out /work/runs/tables --report      # summarise, run nothing
+
+Each (row, seed) is one `molecule_property` run with the papers' hyper-parameters and no tuning (5 layers, 300
+hidden, mean pooling, dropout 0.5, batch 32, Adam 1e-3, 100 epochs, scaffold split), --test-every-epoch (the test
+metric of every epoch goes to the log) and --json. It writes <out>/<row>-seed<k>.json (stdout; written as .part
+and renamed when the run succeeds), <row>-seed<k>.log.jsonl (--log) and <row>-seed<k>.err (stderr), and skips a
+(row, seed) whose .json exists, so the runs can be spread over sessions and machines. --epochs N other than 100
+is a smoke run: its files are <row>-epochs<N>-seed<k>.*, and the report marks it.
+
+Rows (docs/published-tables.md gives the sources and where our runs differ):
+  hu2020-bbbp-gin-layernorm  GIN with today's default norm (LayerNorm) on BBBP
+  hu2020-bbbp-gin            GIN with BatchNorm (--norm batch), as pretrain-gnns' model.py, on BBBP
+  hu2020-hiv-gin             the same on HIV
+  ogb-molhiv-gin             OGB's GIN on HIV (BatchNorm)
+  ogb-molhiv-gin-virtual     OGB's GIN with a virtual node
+  ogb-molhiv-gcn             OGB's GCN (BatchNorm)
+  ogb-molhiv-gcn-virtual     OGB's GCN with a virtual node
+
+--report prints a markdown table: per row the seeds done, the mean +- sample std (n - 1, as the papers) of the test
+ROC-AUC at the best validation epoch and at the last epoch, the published figure, whether our mean is within 1.5
+published std of it, and the hours per seed here. Exit 2 for bad flags, 1 when a run fails.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+from benchutil import example_program, fail
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = "/work/shared/data/moleculenet"
+BBBP = (os.path.join(DATA, "BBBP.csv.gz"), "p_np")
+HIV = (os.path.join(DATA, "HIV.csv.gz"), "HIV_active")
+
+# Published figures: (mean, std) test ROC-AUC in %, and what the paper's protocol reports.
+HU2020 = "Hu et al., ICLR 2020, Table 1, GIN 'No pre-train' (arXiv:1905.12265)"
+OGB = "OGB leaderboard, ogbg-molhiv (ogb.stanford.edu/docs/leader_graphprop/#ogbg-molhiv), OGB team baseline"
+ROWS = {
+    "hu2020-bbbp-gin-layernorm": dict(data=BBBP, model="gin", extra=[], published=(65.8, 4.5), source=HU2020,
+                                      protocol="none chosen (finetune.py logs every epoch)"),
+    "hu2020-bbbp-gin": dict(data=BBBP, model="gin", extra=["--norm", "batch"], published=(65.8, 4.5), source=HU2020,
+                            protocol="none chosen (finetune.py logs every epoch)"),
+    "hu2020-hiv-gin": dict(data=HIV, model="gin", extra=["--norm", "batch"], published=(75.3, 1.9), source=HU2020,
+                           protocol="none chosen (finetune.py logs every epoch)"),
+    "ogb-molhiv-gin": dict(data=HIV, model="gin", extra=["--norm", "batch"], published=(75.58, 1.40), source=OGB,
+                           protocol="best validation"),
+    "ogb-molhiv-gin-virtual": dict(data=HIV, model="gin", extra=["--norm", "batch", "--virtual-node"],
+                                   published=(77.07, 1.49), source=OGB, protocol="best validation"),
+    "ogb-molhiv-gcn": dict(data=HIV, model="gcn", extra=["--norm", "batch"], published=(76.06, 0.97), source=OGB,
+                           protocol="best validation"),
+    "ogb-molhiv-gcn-virtual": dict(data=HIV, model="gcn", extra=["--norm", "batch", "--virtual-node"],
+                                   published=(75.99, 1.19), source=OGB, protocol="best validation"),
+}
+PAPER_EPOCHS = 100
+
+
+def parse_seeds(text):
+    """'0-9' or '0,3,5' or '0-2,7' -> sorted unique seeds."""
+    seeds = set()
+    try:
+        for part in text.split(","):
+            if "-" in part:
+                lo, hi = part.split("-", 1)
+                seeds.update(range(int(lo), int(hi) + 1))
+            elif part.strip():
+                seeds.add(int(part))
+    except ValueError:
+        fail(f"--seeds {text}: expected seeds like 0-9 or 0,3,5")
+    if not seeds or min(seeds) < 0:
+        fail(f"--seeds {text}: expected non-negative seeds")
+    return sorted(seeds)
+
+
+def stem(row, seed, epochs):
+    return f"{row}-seed{seed}" if epochs == PAPER_EPOCHS else f"{row}-epochs{epochs}-seed{seed}"
+
+
+def command(prog, row, seed, epochs, threads):
+    """The run's command line, relative paths inside the output folder. hu2020-bbbp-gin-layernorm gives exactly the
+    command the first seeds were run with (so their files count)."""
+    r = ROWS[row]
+    data, target = r["data"]
+    s = stem(row, seed, epochs)
+    return ([prog, "--data", data, "--target-cols", target, "--split", "scaffold", "--model", r["model"]] + r["extra"] +
+            ["--layers", "5", "--hidden", "300", "--pool", "mean", "--dropout", "0.5", "--batch-size", "32", "--epochs",
+             str(epochs), "--lr", "0.001", "--seed", str(seed), "--threads", str(threads), "--test-every-epoch", "--log",
+             s + ".log.jsonl", "--json"])
+
+
+def run_one(prog, out, row, seed, epochs, threads):
+    s = stem(row, seed, epochs)
+    final = os.path.join(out, s + ".json")
+    if os.path.exists(final):
+        print(f"skip {s}: {final} exists", file=sys.stderr)
+        return
+    cmd = command(prog, row, seed, epochs, threads)
+    print(f"run {s}: {' '.join(cmd)}", file=sys.stderr)
+    part = final + ".part"
+    with open(part, "w") as stdout, open(os.path.join(out, s + ".err"), "w") as stderr:
+        code = subprocess.run(cmd, stdout=stdout, stderr=stderr, cwd=out).returncode
+    if code != 0:
+        print(f"{os.path.basename(sys.argv[0])}: {s} exited with status {code} (see {s}.err)", file=sys.stderr)
+        sys.exit(1)
+    os.replace(part, final)
+
+
+def last_epoch_test(log_path, epochs):
+    """The test ROC-AUC the log holds for the last epoch (--test-every-epoch), or None."""
+    value = None
+    try:
+        with open(log_path) as f:
+            for line in f:
+                try:
+                    j = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if j.get("epoch") == epochs and "test_rocauc" in j:
+                    value = j["test_rocauc"]
+    except OSError:
+        return None
+    return value
+
+
+def mean_std(xs):
+    """Mean and sample standard deviation (n - 1; 0 for one value)."""
+    if not xs:
+        return None, None
+    m = sum(xs) / len(xs)
+    if len(xs) == 1:
+        return m, 0.0
+    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def summarise(out, row, epochs):
+    """Per row: the seeds with results, test ROC-AUC (%) at the best validation epoch and at the last epoch, hours
+    per seed."""
+    best, last, hours, seeds = [], [], [], []
+    prefix = stem(row, 0, epochs).rsplit("seed0", 1)[0] + "seed"
+    for name in sorted(os.listdir(out)) if os.path.isdir(out) else []:
+        if not (name.startswith(prefix) and name.endswith(".json")):
+            continue
+        tail = name[len(prefix):-len(".json")]
+        if not tail.isdigit():
+            continue
+        try:
+            with open(os.path.join(out, name)) as f:
+                j = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            print(f"{os.path.basename(sys.argv[0])}: {name}: unreadable ({e}); left out", file=sys.stderr)
+            continue
+        seeds.append(int(tail))
+        if "test_rocauc" in j:
+            best.append(100 * j["test_rocauc"])
+        t = last_epoch_test(os.path.join(out, name[:-len(".json")] + ".log.jsonl"), j.get("epochs", epochs))
+        if t is not None:
+            last.append(100 * t)
+        if "seconds" in j:
+            hours.append(j["seconds"] / 3600)
+    return dict(seeds=sorted(seeds), best=best, last=last, hours=hours)
+
+
+def fmt(xs):
+    m, s = mean_std(xs)
+    return "not run" if m is None else f"{m:.1f} ± {s:.1f} (n={len(xs)})"
+
+
+def within(xs, published):
+    m, _ = mean_std(xs)
+    if m is None:
+        return "-"
+    pm, ps = published
+    return "yes" if abs(m - pm) <= 1.5 * ps else "no"
+
+
+def report(out, rows, epochs):
+    smoke = epochs != PAPER_EPOCHS
+    print(f"Test ROC-AUC (%), mean ± sample std over seeds; results in {out}" +
+          (f"; SMOKE RUN: {epochs} epochs, not the papers' {PAPER_EPOCHS}" if smoke else ""))
+    print()
+    print("| row | seeds | test @ best valid | test @ last epoch | published | paper reports | within 1.5 std "
+          "(best / last) | h per seed |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        r = ROWS[row]
+        s = summarise(out, row, epochs)
+        pm, ps = r["published"]
+        hours = mean_std(s["hours"])[0]
+        seeds = ",".join(str(k) for k in s["seeds"]) or "-"
+        print(f"| {row}{' (smoke)' if smoke else ''} | {seeds} | {fmt(s['best'])} | {fmt(s['last'])} | "
+              f"{pm:.2f} ± {ps:.2f} | {r['protocol']} | {within(s['best'], r['published'])} / "
+              f"{within(s['last'], r['published'])} | {'-' if hours is None else f'{hours:.2f}'} |")
+    print()
+    for source in dict.fromkeys(ROWS[row]["source"] for row in rows):
+        print(f"- {source}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, help="folder of the runs' files (created if missing)")
+    ap.add_argument("--rows", default=",".join(ROWS), help="comma-separated rows (default: all): " + ", ".join(ROWS))
+    ap.add_argument("--seeds", default="0-9", help="seeds, e.g. 0-9 or 0,3,5 (default 0-9, as the papers' 10)")
+    ap.add_argument("--epochs", type=int, default=PAPER_EPOCHS,
+                    help=f"epochs per run (default {PAPER_EPOCHS}, the papers'; fewer only for a smoke run)")
+    ap.add_argument("--threads", type=int, default=1, help="--threads of each run (default 1)")
+    ap.add_argument("--build", default=os.path.join(REPO, "build", "release"))
+    ap.add_argument("--report", action="store_true", help="only summarise the results in --out; run nothing")
+    a = ap.parse_args()
+    rows = [r.strip() for r in a.rows.split(",") if r.strip()]
+    for r in rows:
+        if r not in ROWS:
+            fail(f"--rows: unknown row '{r}' (rows: {', '.join(ROWS)})")
+    if a.epochs < 1:
+        fail(f"--epochs {a.epochs}: must be >= 1")
+    if a.threads < 0:
+        fail(f"--threads {a.threads}: must be >= 0 (0 = all cores)")
+    seeds = parse_seeds(a.seeds)
+    if a.report:
+        report(a.out, rows, a.epochs)
+        return
+    prog = os.path.abspath(example_program(a.build, "molecule_property"))
+    os.makedirs(a.out, exist_ok=True)
+    for row in rows:
+        for seed in seeds:
+            run_one(prog, a.out, row, seed, a.epochs, a.threads)
+    report(a.out, rows, a.epochs)
+
+
+if __name__ == "__main__":
+    main()
