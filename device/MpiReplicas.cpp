@@ -104,6 +104,7 @@ std::vector<std::string> MpiReplicas::exchange(const std::vector<const std::stri
   const int tag = static_cast<int>(sequence_++ % 32000) + 1;
   MPI_Comm comm = commOf(comm_);
   std::vector<MPI_Request> sends;
+  std::vector<int> sendTo;  // the rank of each send, to name the one that never took its data
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     const std::string& mine = *to[static_cast<size_t>(p)];
@@ -111,6 +112,7 @@ std::vector<std::string> MpiReplicas::exchange(const std::vector<const std::stri
     const int rc = MPI_Isend(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, p, tag, comm, &r);
     if (rc != MPI_SUCCESS) throw ProcessGroupError(what + ": sending to rank " + std::to_string(p) + " failed: " + mpiError(rc));
     sends.push_back(r);
+    sendTo.push_back(p);
   }
   // A message is probed for its size, then received without blocking: a sender stopped half-way through a large
   // message must not hold this rank in MPI_Recv past the deadline.
@@ -150,19 +152,27 @@ std::vector<std::string> MpiReplicas::exchange(const std::vector<const std::stri
       }
     }
     if (!sent) {
-      int done = 0;
-      const int rc = MPI_Testall(static_cast<int>(sends.size()), sends.data(), &done, MPI_STATUSES_IGNORE);
-      if (rc != MPI_SUCCESS) throw ProcessGroupError(what + ": sending failed: " + mpiError(rc));
-      sent = done != 0;
+      // One test per send (a finished one becomes MPI_REQUEST_NULL, which tests done): which peer has not taken
+      // its data is then known at the deadline.
+      sent = true;
+      for (size_t k = 0; k < sends.size(); ++k) {
+        int done = 0;
+        const int rc = MPI_Test(&sends[k], &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+          throw ProcessGroupError(what + ": sending to rank " + std::to_string(sendTo[k]) + " failed: " + mpiError(rc));
+        sent = sent && done != 0;
+      }
     }
     if (pending == 0 && sent) break;
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (waited > timeoutSeconds()) {
-      std::string missing;
+      std::string missing, untaken;
       for (int p = 0; p < size_; ++p)
         if (!got[static_cast<size_t>(p)]) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+      for (size_t k = 0; k < sends.size(); ++k)
+        if (sends[k] != MPI_REQUEST_NULL) untaken += (untaken.empty() ? "" : ", ") + std::to_string(sendTo[k]);
       throw ProcessGroupError(
-          what + ": " + (missing.empty() ? std::string("the other ranks did not take this rank's data")
+          what + ": " + (missing.empty() ? "rank " + untaken + " did not take this rank's data"
                                           : "no data from rank " + missing) +
           " after " + std::to_string(static_cast<int>(waited)) + " s (--mpi-timeout): that process died, hangs or "
           "runs a different step; ending the job");
