@@ -1,7 +1,6 @@
 #include "app/MoleculeFeatures.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -21,8 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 // The user's features as read: [rows, width] and the column names.
 struct FileFeatures {
   int64_t rows = 0, width = 0;
@@ -31,21 +28,6 @@ struct FileFeatures {
   bool header = false;
 };
 
-// A CSV field as a value: empty, nan and inf are missing (NaN, inf); false when it is no number at all.
-bool parseValue(const std::string& field, double& v) {
-  size_t b = field.find_first_not_of(" \t\r"), e = field.find_last_not_of(" \t\r");
-  if (b == std::string::npos) {
-    v = kNaN;
-    return true;
-  }
-  const std::string s = field.substr(b, e - b + 1);
-  char* end = nullptr;
-  errno = 0;
-  v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size()) return false;
-  if (errno == ERANGE && std::isfinite(v)) v = 0;  // an underflow reads as 0
-  return true;
-}
 
 FileFeatures readCsvFeatures(const std::string& path) {
   FileFeatures f;
@@ -57,7 +39,7 @@ FileFeatures readCsvFeatures(const std::string& path) {
     if (!row.parse(line)) throw InputError(path, in.lineNumber(), "a quoted field is not closed on its line");
     std::vector<double> v(row.size());
     bool numbers = true;
-    for (size_t k = 0; k < row.size(); ++k) numbers = parseValue(row[k], v[k]) && numbers;
+    for (size_t k = 0; k < row.size(); ++k) numbers = csvNumber(row[k], v[k]) && numbers;
     if (first) {
       f.width = static_cast<int64_t>(row.size());
       first = false;
@@ -72,7 +54,7 @@ FileFeatures readCsvFeatures(const std::string& path) {
                                                   std::to_string(f.width) + " (one row per molecule, the same columns)");
     if (!numbers)
       for (size_t k = 0; k < row.size(); ++k)
-        if (double x; !parseValue(row[k], x))
+        if (double x; !csvNumber(row[k], x))
           throw InputError(path, in.lineNumber(), "column " + std::to_string(k + 1) + " is '" + row[k] +
                                                       "', not a number (an empty field, nan or inf is a missing value)");
     f.values.insert(f.values.end(), v.begin(), v.end());

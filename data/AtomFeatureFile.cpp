@@ -1,6 +1,5 @@
 #include "data/AtomFeatureFile.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -16,28 +15,10 @@ namespace gnn {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// A CSV field as a value: empty, nan and inf are missing (NaN, inf); false when it is no number at all.
-bool parseValue(const std::string& field, double& v) {
-  const size_t b = field.find_first_not_of(" \t\r"), e = field.find_last_not_of(" \t\r");
-  if (b == std::string::npos) {
-    v = kNaN;
-    return true;
-  }
-  const std::string s = field.substr(b, e - b + 1);
-  char* end = nullptr;
-  errno = 0;
-  v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size()) return false;
-  if (errno == ERANGE && std::isfinite(v)) v = 0;  // an underflow reads as 0
-  return true;
-}
-
 // The molecule or atom column of a CSV line: a non-negative integer.
 int64_t parseIndex(const std::string& field, const char* what, const std::string& path, int64_t line) {
   double v;
-  if (!parseValue(field, v) || !std::isfinite(v) || v < 0 || v != std::floor(v) || v > 1e15)
+  if (!csvNumber(field, v) || !std::isfinite(v) || v < 0 || v != std::floor(v) || v > 1e15)
     throw InputError(path, line, std::string(what) + " is '" + field + "', not a 0-based index (columns: molecule," +
                                      "atom,f1,...,fk)");
   return static_cast<int64_t>(v);
@@ -63,7 +44,7 @@ AtomFeatureFile readCsv(const std::string& path) {
       f.width = fields - 2;
       bool numbers = true;
       for (size_t k = 0; k < row.size(); ++k)
-        if (double x; !parseValue(row[k], x)) numbers = false;
+        if (double x; !csvNumber(row[k], x)) numbers = false;
       if (!numbers) {  // a header
         f.header = true;
         f.names.assign(row.fields().begin() + 2, row.fields().end());
@@ -88,7 +69,7 @@ AtomFeatureFile readCsv(const std::string& path) {
       while (static_cast<int64_t>(f.ptr.size()) < molecule + 2) f.ptr.push_back(f.ptr.back());
     for (int64_t k = 2; k < fields; ++k) {
       double v;
-      if (!parseValue(row[static_cast<size_t>(k)], v))
+      if (!csvNumber(row[static_cast<size_t>(k)], v))
         throw InputError(path, at, "column " + std::to_string(k + 1) + " is '" + row[static_cast<size_t>(k)] +
                                        "', not a number (an empty field, nan or inf is a missing value)");
       f.values.push_back(v);

@@ -1,5 +1,10 @@
 #include "data/CsvRow.h"
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
 namespace gnn {
 
 bool CsvRow::parse(std::string_view line, char sep) {
@@ -35,6 +40,21 @@ bool CsvRow::parse(std::string_view line, char sep) {
   }
   fields_.resize(count_);
   return !quoted;
+}
+
+bool csvNumber(const std::string& field, double& v) {
+  const size_t b = field.find_first_not_of(" \t\r"), e = field.find_last_not_of(" \t\r");
+  if (b == std::string::npos) {
+    v = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  const std::string s = field.substr(b, e - b + 1);
+  char* end = nullptr;
+  errno = 0;
+  v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) return false;
+  if (errno == ERANGE && std::isfinite(v)) v = 0;  // an underflow reads as 0
+  return true;
 }
 
 }  // namespace gnn

@@ -21,4 +21,8 @@ class CsvRow {
   size_t count_ = 0;
 };
 
+/// A CSV field as a number, spaces around it ignored: an empty field reads as NaN (a missing value), "nan" and
+/// "inf" as themselves, an underflow as 0; false when the field is no number at all.
+bool csvNumber(const std::string& field, double& v);
+
 }  // namespace gnn
