@@ -119,7 +119,12 @@ class Tensor {
     return ConstVectorMap<T>(data<T>(), numel_);
   }
   int64_t rows() const { return rank() == 0 ? 1 : shape_[0]; }
-  int64_t cols() const { return rank() <= 1 ? 1 : numel_ / shape_[0]; }
+  /// Elements per row: the product of the dimensions after the first (also when there are no rows, [0, C]).
+  int64_t cols() const {
+    int64_t c = 1;
+    for (int i = 1; i < rank(); ++i) c *= shape_[i];
+    return c;
+  }
 
   /// Value of a one-element tensor, converted to double.
   double item() const;

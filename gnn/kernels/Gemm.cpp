@@ -109,6 +109,11 @@ Bf16Matmul bf16Primitive(bool transA, bool transB, int64_t M, int64_t N, int64_t
 void gemmF32(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
              const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
   if (M == 0 || N == 0) return;
+  if (K == 0) {  // a sum over nothing (a batch without edges); oneDNN refuses K = 0 with leading dimensions 0
+    if (!accumulate)
+      for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+    return;
+  }
   OneThread one;
   forDepthChunks(K, [&](int64_t k0, int64_t k) {
     const float* a = transA ? A + k0 * lda : A + k0;

@@ -18,11 +18,7 @@ namespace fs = std::filesystem;
 using Result = gnn::testing::ProgramResult;
 using gnn::testing::expectUsageError;
 using gnn::testing::runExample;
-
-nlohmann::json lastJson(const std::string& out) {
-  const size_t at = out.rfind("\n{");
-  return nlohmann::json::parse(out.substr(at == std::string::npos ? out.find('{') : at + 1));
-}
+using gnn::testing::lastJson;
 
 class Bf16Precision : public ::testing::Test {
  protected:

@@ -25,6 +25,7 @@ namespace gnn {
 namespace {
 namespace fs = std::filesystem;
 using testing::runExample;
+using testing::lastJson;
 
 // ---- the models ----
 
@@ -107,11 +108,6 @@ INSTANTIATE_TEST_SUITE_P(Models, BucketedModels,
                          [](const auto& info) { return info.param.model; });
 
 // ---- the programs ----
-
-nlohmann::json lastJson(const std::string& out) {
-  const size_t at = out.rfind("\n{");
-  return nlohmann::json::parse(out.substr(at == std::string::npos ? out.find('{') : at + 1));
-}
 
 std::string fileText(const std::string& path) {
   std::ifstream in(path);

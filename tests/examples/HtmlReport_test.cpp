@@ -24,6 +24,7 @@ namespace fs = std::filesystem;
 using gnn::testing::expectUsageError;
 using gnn::testing::ProgramResult;
 using gnn::testing::runExample;
+using gnn::testing::lastJson;
 using gnn::testing::runProgram;
 
 const std::string kData = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/";
@@ -39,11 +40,6 @@ const std::string kBbbp = "--data " + kData +
 // A target column and a file name that HTML must escape.
 const std::string kOddTarget = "logS <b>&\"x'";
 const std::string kOddFile = "we<ird>&\"name.csv";
-
-nlohmann::json lastJson(const std::string& out) {
-  const size_t at = out.rfind("\n{");
-  return nlohmann::json::parse(out.substr(at == std::string::npos ? out.find('{') : at + 1));
-}
 
 std::string readText(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -20,17 +20,13 @@ using namespace gnn;
 using gnn::testing::expectUsageError;
 using gnn::testing::ProgramResult;
 using gnn::testing::runExample;
+using gnn::testing::lastJson;
 
 const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
 const std::string kRun =
     "--data " + kEsol +
     " --target-cols 'measured log solubility in mols per litre' --limit 300 --split random "
     "--epochs 2 --hidden 16 --layers 2 --batch-size 32 --seed 3 --threads 1 --quiet --json --dropout 0.2";
-
-nlohmann::json lastJson(const std::string& out) {
-  const size_t at = out.rfind("\n{");
-  return nlohmann::json::parse(out.substr(at == std::string::npos ? out.find('{') : at + 1));
-}
 
 // A predictions CSV: its header and its rows by SMILES, each without its line and id (the first two fields).
 struct Csv {

@@ -27,6 +27,7 @@ namespace fs = std::filesystem;
 using testing::ProgramResult;
 using testing::expectUsageError;
 using testing::runExample;
+using testing::lastJson;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -222,11 +223,6 @@ const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/molecule
 const std::string kRun = "--model dmpnn --data " + kEsol +
                          " --target-cols 'measured log solubility in mols per litre' --limit 200 --split random "
                          "--batch-size 50 --epochs 2 --hidden 64 --ffn-hidden-dim 32 --quiet --json --threads 2";
-
-nlohmann::json lastJson(const std::string& out) {
-  const size_t at = out.rfind("\n{");
-  return nlohmann::json::parse(out.substr(at == std::string::npos ? out.find('{') : at + 1));
-}
 
 struct Row {
   std::string id, smiles, prediction;

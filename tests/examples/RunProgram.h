@@ -1,11 +1,13 @@
 // Runs an example program for the end-to-end tests: its exit code and output (stdout, and stderr unless
-// left out); and the check of a bad command line (exit code 2, the message in flag terms).
+// left out); the check of a bad command line (exit code 2, the message in flag terms); and the last JSON object
+// a `--json` run printed.
 #pragma once
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace gnn::testing {
@@ -34,6 +36,13 @@ inline ProgramResult runExample(const std::string& program, const std::string& a
 inline void expectUsageError(const ProgramResult& r, const std::string& needle) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find(needle), std::string::npos) << "missing '" << needle << "' in: " << r.out;
+}
+
+/// The last JSON object in a program's output (`--json` prints one object on a line of its own, after any
+/// progress lines).
+inline nlohmann::json lastJson(const std::string& out) {
+  const size_t at = out.rfind("\n{");
+  return nlohmann::json::parse(out.substr(at == std::string::npos ? out.find('{') : at + 1));
 }
 
 }  // namespace gnn::testing

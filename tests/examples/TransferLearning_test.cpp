@@ -22,6 +22,7 @@ using namespace gnn;
 using gnn::testing::expectUsageError;
 using gnn::testing::ProgramResult;
 using gnn::testing::runExample;
+using gnn::testing::lastJson;
 
 const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
 const std::string kBbbp = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/BBBP.csv.gz";
@@ -32,11 +33,6 @@ const std::string kPretrain = "--data " + kEsol +
                               "--hidden 32 --layers 2 --limit 60 --batch-size 20" + kSmall;
 const std::string kFineTune = "--data " + kBbbp + " --target-cols p_np --limit 200 --batch-size 50" + kSmall;
 const std::string kWidths = " --hidden 32 --layers 2";
-
-nlohmann::json lastJson(const std::string& out) {
-  const size_t at = out.rfind("\n{");
-  return nlohmann::json::parse(out.substr(at == std::string::npos ? out.find('{') : at + 1));
-}
 
 bool sameBits(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;

@@ -27,11 +27,7 @@ const std::string kData = std::string(GNN_SOURCE_DIR) + "/examples/data/";
 
 using gnn::testing::expectUsageError;
 using gnn::testing::runExample;
-
-nlohmann::json lastJson(const std::string& out) {
-  const size_t at = out.rfind("\n{");
-  return nlohmann::json::parse(out.substr(at == std::string::npos ? out.find('{') : at + 1));
-}
+using gnn::testing::lastJson;
 
 struct Row {
   std::string line, id, smiles, prediction;

@@ -17,6 +17,7 @@ namespace fs = std::filesystem;
 using Result = gnn::testing::ProgramResult;
 using gnn::testing::expectUsageError;
 using gnn::testing::runExample;
+using gnn::testing::lastJson;
 
 const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
 // A small ESOL run: 300 molecules, random 80/10/10 split, Chemprop's model defaults, a narrower FFN to keep it
@@ -24,11 +25,6 @@ const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/molecule
 const std::string kRun = "--model dmpnn --data " + kEsol +
                          " --target-cols 'measured log solubility in mols per litre' --limit 300 --split random "
                          "--batch-size 50 --epochs 2 --quiet --json";
-
-nlohmann::json lastJson(const std::string& out) {
-  const size_t at = out.rfind("\n{");
-  return nlohmann::json::parse(out.substr(at == std::string::npos ? out.find('{') : at + 1));
-}
 
 struct Row {
   std::string line, id, smiles, prediction;

@@ -40,6 +40,21 @@ TEST(GradCheck, EmbeddingBag) {
   expectGradientsMatch([&](const V& v) { return embeddingBag(v[0], index); }, {randomTensor({6, 5}, 6)});
 }
 
+// A batch without edges (one single-atom molecule, concatenated without padding) gives the bond encoder an
+// index of shape [0, 3]: the result is [0, D] and the weight's gradient is zero. Row-less tensors once divided
+// by their zero row count to find their width (a floating-point exception).
+TEST(EmbeddingBag, NoRowsGivesAnEmptyResultAndAZeroGradient) {
+  Tensor empty = Tensor::empty({0, 3}, DType::I64);
+  EXPECT_EQ(empty.cols(), 3);
+  EXPECT_EQ(Tensor::empty({0, 4, 5}, DType::F32).cols(), 20);
+  Variable w(randomTensor({6, 5}, 7), true);
+  Variable y = embeddingBag(w, empty);
+  ASSERT_EQ(y.shape(), (Shape{0, 5}));
+  sum(y).backward();
+  ASSERT_TRUE(w.grad().defined());
+  for (int64_t i = 0; i < w.grad().numel(); ++i) EXPECT_EQ(w.grad().at(i), 0.0) << i;
+}
+
 TEST(GradCheck, ReluMessageSum) {
   // Node 3 receives nothing; node 0 receives twice; one self-loop.
   Tensor ei = Tensor::fromVector<int64_t>({0, 1, 2, 2, 4, 1, 0, 2, 0, 1, 0, 4}, {2, 6});

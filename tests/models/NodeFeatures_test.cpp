@@ -163,6 +163,34 @@ TEST_P(NodeFeatureModels, WithoutThemTheModelIsUnchanged) {
   }
 }
 
+// A single-atom molecule on its own, concatenated without padding, is a batch with no edges at all: the
+// models run on it (the bond encoder's index is [0, 3]), give the output the padded batch gives, and train.
+TEST_P(NodeFeatureModels, ASingleAtomMoleculeWithoutPaddingGivesThePaddedOutput) {
+  auto ds = featuredMolecules(1, 5);
+  Graph g = ds->get(0);
+  g.numNodes = 1;
+  g.x = Tensor::fromVector<int64_t>({5, 0, 0, 5, 4, 0, 2, 0, 0}, {1, 9});  // OGB's smiles2graph("C")
+  g.nodeFeatures = Tensor::fromVector<float>({0.5f, -1.0f, 2.0f}, {1, kWidth});
+  g.edgeIndex = Tensor::empty({2, 0}, DType::I64);
+  g.edgeAttr = Tensor::empty({0, 3}, DType::I64);
+  auto model = makeModel(GetParam(), kWidth, DType::F32, 8);
+  model->eval();
+  Batch bare = FixedSizeCollator::concatenate({&g}, {0});
+  ASSERT_EQ(bare.numEdges, 0);
+  Tensor y = model->forward(bare).value();
+  FixedSizeOptions o{4, 6, 2};
+  Tensor padded = model->forward(FixedSizeCollator(o).collate({&g}, {0})).value();
+  ASSERT_EQ(y.numel(), 2);
+  for (int64_t t = 0; t < 2; ++t) {
+    EXPECT_TRUE(std::isfinite(y.at(t))) << GetParam();
+    EXPECT_EQ(y.at(t), padded.at(t)) << GetParam() << " task " << t;
+  }
+  model->train();
+  Variable loss = sum(model->forward(bare));
+  loss.backward();
+  for (auto& [name, p] : model->namedParameters()) ASSERT_TRUE(p.grad().defined() || !p.requiresGrad()) << name;
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, NodeFeatureModels, ::testing::Values("gin", "gcn", "dmpnn"));
 
 TEST(NodeFeatures, SourcesAreTheEdgesFirstRow) {
