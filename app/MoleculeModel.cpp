@@ -270,7 +270,8 @@ constexpr double kAtomVocabulary = 180, kBondVocabulary = 16;
 }  // namespace
 
 double MoleculeModelSpec::stateBytes(bool training) const {
-  const double h = static_cast<double>(hidden), l = static_cast<double>(layers), t = static_cast<double>(tasks);
+  // t: the head's outputs (2 per target for mean-variance estimation).
+  const double h = static_cast<double>(hidden), l = static_cast<double>(layers), t = static_cast<double>(outputs());
   double params = 0;
   if (isGraphormer()) {
     const GraphormerOptions o = GraphormerOptions::named(model);
@@ -290,6 +291,10 @@ double MoleculeModelSpec::stateBytes(bool training) const {
   } else {
     // GIN's MLP per layer (H -> 2H -> H; GCN's H x H is less), its bond encoder and norm; the atom encoder.
     params = l * (4 * h * h + (kBondVocabulary + 8) * h) + kAtomVocabulary * h + h * t;
+    // --norm batch: each norm's running mean and variance (buffers, checkpointed like weights).
+    if (norm == "batch") params += l * 4 * h;
+    // --virtual-node: its embedding row and an H -> 2H -> H MLP with norms between layers (layers - 1 of them).
+    if (virtualNode) params += h + std::max(0.0, l - 1) * (4 * h * h + 9 * h);
   }
   // Molecule features: one more input row per feature in the first layer of the head (or FFN).
   const double g = static_cast<double>(graphFeatures);
