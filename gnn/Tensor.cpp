@@ -134,7 +134,7 @@ Tensor Tensor::slice(int64_t begin, int64_t end) const {
   GNN_CHECK_ARG(rank() >= 1 && 0 <= begin && begin <= end && end <= shape_[0], "Tensor::slice(", begin, ", ",
                 end, ") out of range for shape ", shapeString(shape_));
   Tensor t = *this;
-  int64_t rowElems = rows() ? numel_ / rows() : 0;
+  const int64_t rowElems = cols();
   t.offset_ += static_cast<size_t>(begin * rowElems) * dtypeSize(dtype_);
   t.shape_[0] = end - begin;
   t.numel_ = (end - begin) * rowElems;

@@ -104,16 +104,21 @@ Bf16Matmul bf16Primitive(bool transA, bool transB, int64_t M, int64_t N, int64_t
   return m;
 }
 
+// An empty product: nothing to do when C has no elements; zeros (or C as it is, when accumulating) when the
+// sum is over nothing, K = 0 (a batch without edges), which oneDNN refuses with leading dimensions of 0.
+bool sumOverNothing(int64_t M, int64_t N, int64_t K, float* C, int64_t ldc, bool accumulate) {
+  if (M == 0 || N == 0) return true;
+  if (K != 0) return false;
+  if (!accumulate)
+    for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+  return true;
+}
+
 }  // namespace
 
 void gemmF32(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
              const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
-  if (M == 0 || N == 0) return;
-  if (K == 0) {  // a sum over nothing (a batch without edges); oneDNN refuses K = 0 with leading dimensions 0
-    if (!accumulate)
-      for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
-    return;
-  }
+  if (sumOverNothing(M, N, K, C, ldc, accumulate)) return;
   OneThread one;
   forDepthChunks(K, [&](int64_t k0, int64_t k) {
     const float* a = transA ? A + k0 * lda : A + k0;
@@ -125,12 +130,7 @@ void gemmF32(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const fl
 
 void gemmBf16(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda,
               const uint16_t* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
-  if (M == 0 || N == 0) return;
-  if (K == 0) {
-    if (!accumulate)
-      for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
-    return;
-  }
+  if (sumOverNothing(M, N, K, C, ldc, accumulate)) return;
   if (!bf16Supported()) {
     // oneDNN has no bfloat16 matmul below AVX-512: the inputs widened back to float32 (exactly: a bfloat16
     // is a float32 with a shorter mantissa) through the float32 kernel, the same products summed in another order.

@@ -34,7 +34,7 @@ Tensor keyedDropoutMask(const Shape& shape, DType dtype, double p, const std::ve
   const int64_t rows = shape[0];
   GNN_CHECK_ARG(static_cast<int64_t>(rowKeys.size()) == rows, "keyedDropout: ", rowKeys.size(),
                 " row keys for a tensor of ", rows, " rows");
-  const int64_t cols = rows > 0 ? M.numel() / rows : 0;
+  const int64_t cols = M.cols();
   const uint32_t threshold = Generator::dropoutThreshold(p);
   dispatchFloat(dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
