@@ -92,6 +92,13 @@ void applyThreads(int threads) {
     throw UsageError("--threads " + std::to_string(threads) + ": this machine has " + std::to_string(machineCores()) +
                      " core(s); more threads than cores only slows every op down (0 uses every core)");
   setNumThreads(threads);
+  if (threads == 0) return;
+  // The whole process, not only this thread's context: the contexts a device program runs its stages and
+  // replicas on, and the loader's prefetch thread, take the process default (every core), so --threads 1 once
+  // ran the training's ops on two threads. The core slots cap every thread's loops together; an MPI rank's
+  // share of the host (already set as the slots) is never raised.
+  setDefaultThreads(threads);
+  setCoreSlots(std::min(threads, coreSlots()));
 }
 
 void checkWritable(const std::string& flag, const std::string& path) {

@@ -97,7 +97,9 @@ struct TrainingFlags {
 /// Throws (in flag terms) unless a file can be created at `path`: its folder exists and is writable and the
 /// path is not a folder. Nothing is left behind.
 void checkWritable(const std::string& flag, const std::string& path);
-/// --threads: 0 = every core; negative or more than the machine's cores is refused. Sets the thread count.
+/// --threads: 0 = every core; negative or more than the machine's cores is refused. n > 0 holds the whole
+/// process to n cores: this thread's budget, the default of every other context (device stages, prefetch
+/// threads) and the core slots.
 void applyThreads(int threads);
 
 }  // namespace gnn::app
