@@ -18,11 +18,14 @@
 #include <map>
 
 #include "RunProgram.h"
+#include "ShippedFiles.h"
+#include "ScratchFolder.h"
 #include "data/NpzWriter.h"
 #include "gnn/Checkpoint.h"
 
 namespace gnn {
 namespace {
+using gnn::testing::kEsolCsv;
 namespace fs = std::filesystem;
 using testing::ProgramResult;
 using testing::expectUsageError;
@@ -90,15 +93,8 @@ void featuresFor(const NpzDataset& ds, std::vector<double>& values, std::vector<
   }
 }
 
-class AtomFeatures : public ::testing::Test {
+class AtomFeatures : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_atom_features_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   std::shared_ptr<NpzDataset> build(const std::string& input, const std::string& name) const {
     app::buildMoleculeDataset(input, "", "smiles", nlohmann::json::object(), 2, path(name));
     return std::make_shared<NpzDataset>(path(name));
@@ -110,7 +106,6 @@ class AtomFeatures : public ::testing::Test {
     }
     return build(path("in.smi"), "in.npz");
   }
-  fs::path dir_;
 };
 
 template <class F>
@@ -244,8 +239,7 @@ TEST_F(AtomFeatures, RowsFollowTheInputAndAtomCountsAreChecked) {
 
 // --- The programs ---------------------------------------------------------------------------------------------
 
-const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
-const std::string kData = "--data " + kEsol +
+const std::string kData = "--data " + kEsolCsv +
                           " --target-cols 'measured log solubility in mols per litre' --limit 200 --split random "
                           "--batch-size 50 --epochs 2 --quiet --json --threads 1";
 
@@ -267,7 +261,7 @@ std::vector<Row> readPredictions(const std::string& file) {
 TEST_F(AtomFeatures, EndToEndAndPredictReproducesIt) {
   std::vector<double> values;
   std::vector<int64_t> ptr;
-  featuresFor(*build(kEsol, "esol.npz"), values, ptr);
+  featuresFor(*build(kEsolCsv, "esol.npz"), values, ptr);
   ASSERT_EQ(ptr.size(), 1129u);
   writeNpz(path("esol_atoms.npz"), values, kWidth, ptr);
   const std::vector<std::pair<std::string, std::string>> models = {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "RunProgram.h"
+#include "ScratchFolder.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -20,16 +21,8 @@ using gnn::testing::expectUsageError;
 using gnn::testing::runExample;
 using gnn::testing::lastJson;
 
-class Bf16Precision : public ::testing::Test {
+class Bf16Precision : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_bf16_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   // The program with args in fp32 and in bf16; the validation metric `key` within `tolerance` (relative) of fp32's.
   void expectClose(const std::string& program, const std::string& args, const std::string& key, double tolerance) {
     Result f32 = runExample(program, args + " --precision fp32", false);
@@ -45,7 +38,6 @@ class Bf16Precision : public ::testing::Test {
     // Not the same run twice: bf16 rounds the products' inputs.
     EXPECT_NE(a["loss_checksum"], b["loss_checksum"]);
   }
-  fs::path dir_;
 };
 
 TEST_F(Bf16Precision, GinValidationWithinOnePercentOfFp32) {

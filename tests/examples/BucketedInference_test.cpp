@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "RunProgram.h"
+#include "ScratchFolder.h"
 #include "app/MoleculeModel.h"
 #include "app/MoleculePredictions.h"
 #include "loaders/SyntheticGraphs.h"
@@ -116,16 +117,8 @@ std::string fileText(const std::string& path) {
   return ss.str();
 }
 
-class BucketedPrograms : public ::testing::Test {
+class BucketedPrograms : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_bucketed_inference_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   // Trains `args` for one epoch with --eval-buckets 4 (the default) and scores the checkpoint again with
   // --eval-buckets 1: the same metrics and --predict file; the JSON's evaluation padding for both.
   std::pair<nlohmann::json, nlohmann::json> trainThenScoreWithOneShape(const std::string& program,
@@ -163,7 +156,6 @@ class BucketedPrograms : public ::testing::Test {
     EXPECT_GT(ja["eval_node_efficiency"].get<double>(), jb["eval_node_efficiency"].get<double>());
     return {ja, jb};
   }
-  fs::path dir_;
 };
 
 // Graphormer-slim: the node-pair blocks take the side of each bucket, not of the largest molecule.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "RunProgram.h"
+#include "ScratchFolder.h"
 #include "gnn/Checkpoint.h"
 
 namespace {
@@ -22,18 +23,16 @@ using gnn::testing::runExample;
 
 constexpr int64_t kHuge = int64_t{1} << 40;
 
-class CraftedCheckpoint : public ::testing::Test {
+class CraftedCheckpoint : public gnn::testing::SuiteScratchFolderTest<CraftedCheckpoint> {
  protected:
   // One short molecule_property run (2 layers x 16, 5 training batches per epoch) for every test.
   static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("gnn_crafted_checkpoint_test_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
+    makeFolder("crafted_checkpoint_test");
     base_ = (dir_ / "base.ckpt").string();
     run_ = runExample("molecule_property", "--limit 200 --layers 2 --hidden 16 --batch-size 32 --epochs 1 "
                                            "--threads 2 --quiet --save " + base_);
     std::ofstream(dir_ / "new.smi") << "CCO\nc1ccccc1O\nCC(=O)Nc1ccc(O)cc1\n";
   }
-  static void TearDownTestSuite() { fs::remove_all(dir_); }
   void SetUp() override { ASSERT_EQ(run_.code, 0) << run_.out; }
 
   // The base checkpoint changed by `edit`, saved as `name`.
@@ -59,11 +58,9 @@ class CraftedCheckpoint : public ::testing::Test {
       EXPECT_EQ(r.out.find(raw), std::string::npos) << raw << " in: " << r.out;
   }
 
-  static fs::path dir_;
   static std::string base_;
   static ProgramResult run_;
 };
-fs::path CraftedCheckpoint::dir_;
 std::string CraftedCheckpoint::base_;
 ProgramResult CraftedCheckpoint::run_{-1, ""};
 

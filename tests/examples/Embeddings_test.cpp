@@ -14,6 +14,8 @@
 #include <sstream>
 
 #include "RunProgram.h"
+#include "ShippedFiles.h"
+#include "ScratchFolder.h"
 #include "app/MoleculeData.h"
 #include "app/MoleculeEmbeddings.h"
 #include "app/MoleculeModel.h"
@@ -41,21 +43,13 @@ const std::vector<std::string> kSmiles = {"CCO",
                                           "OCC1OC(O)C(O)C(O)C1O",
                                           "c1ccc2ccccc2c1"};
 
-class Embeddings : public ::testing::Test {
+class Embeddings : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_embeddings_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   std::string writeSmi(const std::string& name, const std::vector<std::string>& lines) const {
     std::ofstream f(path(name));
     for (const auto& l : lines) f << l << "\n";
     return path(name);
   }
-  fs::path dir_;
 };
 
 // The head of each model applied to embeddings [n, H] in double: [n, T].
@@ -176,7 +170,7 @@ std::vector<CsvRow> readCsv(const std::string& path) {
 }
 
 TEST_F(Embeddings, PredictWritesThemAsNpzInTheCsvsOrder) {
-  const std::string esol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
+  const std::string& esol = gnn::testing::kEsolCsv;
   const std::string ck = path("gin.ckpt");
   gnn::testing::ProgramResult r = runExample(
       "molecule_property", "--data " + esol + " --target-cols 'measured log solubility in mols per litre' --limit 60 "

@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "RunProgram.h"
+#include "ShippedFiles.h"
+#include "ScratchFolder.h"
 #include "gnn/Checkpoint.h"
 
 namespace {
@@ -21,43 +23,27 @@ using gnn::testing::expectUsageError;
 using gnn::testing::ProgramResult;
 using gnn::testing::runExample;
 using gnn::testing::lastJson;
+using gnn::testing::kEsolCsv;
+using gnn::testing::PredictionCsv;
+using gnn::testing::readPredictionCsv;
 
-const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
 const std::string kRun =
-    "--data " + kEsol +
+    "--data " + kEsolCsv +
     " --target-cols 'measured log solubility in mols per litre' --limit 300 --split random "
     "--epochs 2 --hidden 16 --layers 2 --batch-size 32 --seed 3 --threads 1 --quiet --json";
 
-// A predictions CSV as text: its header and, per source line, the rest of its row (fields as written).
-struct Csv {
-  std::string header;
-  std::map<std::string, std::string> rows;
-};
-Csv readCsv(const std::string& path) {
-  std::ifstream in(path);
-  Csv c;
-  std::getline(in, c.header);
-  for (std::string line; std::getline(in, line);) c.rows[line.substr(0, line.find(','))] = line;
-  return c;
-}
-
-class Ensemble : public ::testing::Test {
+class Ensemble : public gnn::testing::SuiteScratchFolderTest<Ensemble> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("gnn_ensemble_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
+    makeFolder("ensemble_test");
     ProgramResult r = runExample(
         "molecule_property",
         kRun + " --ensemble-size 3 --save " + path("ens.ckpt") + " --predict " + path("test.csv"), false);
     ASSERT_EQ(r.code, 0) << r.out;
     result_ = lastJson(r.out);
   }
-  static void TearDownTestSuite() { fs::remove_all(dir_); }
-  static std::string path(const std::string& name) { return (dir_ / name).string(); }
-  static fs::path dir_;
   static nlohmann::json result_;
 };
-fs::path Ensemble::dir_;
 nlohmann::json Ensemble::result_;
 
 TEST_F(Ensemble, ThreeMembersWriteUncertaintyAndPredictReproducesIt) {
@@ -70,7 +56,7 @@ TEST_F(Ensemble, ThreeMembersWriteUncertaintyAndPredictReproducesIt) {
   // The members differ (another initialisation each), so their mean is another model than member 0.
   EXPECT_NE(e.at("members")[0].at("test_mae"), e.at("members")[1].at("test_mae"));
 
-  const Csv test = readCsv(path("test.csv"));
+  const PredictionCsv test = readPredictionCsv(path("test.csv"));
   EXPECT_EQ(test.header, "line,id,smiles,prediction,uncertainty");
   ASSERT_EQ(static_cast<int64_t>(test.rows.size()), result_.at("test_graphs").get<int64_t>());
   for (const auto& [line, row] : test.rows) EXPECT_GT(std::stod(row.substr(row.rfind(',') + 1)), 0.0) << row;
@@ -91,10 +77,10 @@ TEST_F(Ensemble, ThreeMembersWriteUncertaintyAndPredictReproducesIt) {
             0);
 
   // predict over the whole file: each test molecule's row, prediction and uncertainty, as --predict wrote it.
-  ProgramResult r = runExample("predict", "--checkpoint " + path("ens.ckpt") + " --input " + kEsol +
+  ProgramResult r = runExample("predict", "--checkpoint " + path("ens.ckpt") + " --input " + kEsolCsv +
                                               " --out " + path("all.csv") + " --threads 1 --quiet");
   ASSERT_EQ(r.code, 0) << r.out;
-  const Csv all = readCsv(path("all.csv"));
+  const PredictionCsv all = readPredictionCsv(path("all.csv"));
   EXPECT_EQ(all.header, test.header);
   for (const auto& [line, row] : test.rows) {
     auto it = all.rows.find(line);
@@ -125,14 +111,14 @@ TEST_F(Ensemble, SizeOneIsMemberZeroWithTodaysOutput) {
   EXPECT_EQ(one.at("test_metric"), result_.at("test_metric"));
   EXPECT_EQ(one.at("param_checksum"), result_.at("param_checksum"));
   EXPECT_EQ(one.at("test_metric"), result_.at("ensemble").at("members")[0].at("test_mae"));
-  EXPECT_EQ(readCsv(path("one.csv")).header, "line,id,smiles,prediction");
+  EXPECT_EQ(readPredictionCsv(path("one.csv")).header, "line,id,smiles,prediction");
 }
 
 TEST_F(Ensemble, ClassificationWithPlattScaling) {
   // BBBP: two members; the mean probability recalibrated by Platt scaling fitted on validation is what
   // --predict and predict write (with the members' variance); a > 0 keeps the order, so ROC-AUC does not
   // change.
-  const std::string bbbp = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/BBBP.csv.gz";
+  const std::string& bbbp = gnn::testing::kBbbpCsv;
   ProgramResult r = runExample("molecule_property",
                                "--data " + bbbp +
                                    " --target-cols p_np --limit 300 --split random "
@@ -150,14 +136,14 @@ TEST_F(Ensemble, ClassificationWithPlattScaling) {
   if (a > 0) {
     EXPECT_EQ(e.at("test_calibrated_details").at("rocauc"), e.at("test_rocauc"));
   }
-  const Csv test = readCsv(path("c.csv"));
+  const PredictionCsv test = readPredictionCsv(path("c.csv"));
   EXPECT_EQ(test.header, "line,id,smiles,prediction,uncertainty");
   r = runExample("predict",
                  "--checkpoint " + path("c.ckpt") + " --input " + bbbp + " --out " + path("call.csv") +
                      " --threads 1 --quiet",
                  false);
   ASSERT_EQ(r.code, 0) << r.out;
-  const Csv all = readCsv(path("call.csv"));
+  const PredictionCsv all = readPredictionCsv(path("call.csv"));
   ASSERT_FALSE(test.rows.empty());
   for (const auto& [line, row] : test.rows) {
     auto it = all.rows.find(line);
@@ -174,7 +160,7 @@ TEST_F(Ensemble, RefusalsNameTheirFlag) {
                    "--calibration platt applies to classification, but the task is regression");
   expectUsageError(runExample("molecule_property", kRun + " --load " + path("ens.ckpt")),
                    "--ensemble-size 3");
-  expectUsageError(runExample("predict", "--checkpoint " + path("ens.ckpt") + " --input " + kEsol +
+  expectUsageError(runExample("predict", "--checkpoint " + path("ens.ckpt") + " --input " + kEsolCsv +
                                              " --out " + path("x.csv") + " --weights last"),
                    "--weights last");
 }

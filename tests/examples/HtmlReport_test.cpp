@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "RunProgram.h"
+#include "ScratchFolder.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -94,11 +95,10 @@ std::string findChromium() {
   return "";
 }
 
-class HtmlReport : public ::testing::Test {
+class HtmlReport : public gnn::testing::SuiteScratchFolderTest<HtmlReport> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("gnn_html_report_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
+    makeFolder("html_report_test");
     ProgramResult r =
         runExample("molecule_property",
                    kEsol + " --predict " + path("esol.csv") + " --report-html " + path("esol.html"), false);
@@ -133,8 +133,6 @@ class HtmlReport : public ::testing::Test {
                    false);
     ASSERT_EQ(r.code, 0) << r.out;
   }
-  static void TearDownTestSuite() { fs::remove_all(dir_); }
-  static std::string path(const std::string& name) { return (dir_ / name).string(); }
 
   // Chromium's DOM of `page` after its load event (the page's check has run); "" when Chromium is missing.
   static std::string renderedDom(const std::string& page) {
@@ -146,10 +144,8 @@ class HtmlReport : public ::testing::Test {
         .out;
   }
 
-  static fs::path dir_;
   static nlohmann::json esol_, bbbp_, eval_;
 };
-fs::path HtmlReport::dir_;
 nlohmann::json HtmlReport::esol_, HtmlReport::bbbp_, HtmlReport::eval_;
 
 #define REQUIRE_CHROMIUM()                                                                              \

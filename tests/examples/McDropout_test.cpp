@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "RunProgram.h"
+#include "ShippedFiles.h"
+#include "ScratchFolder.h"
 #include "gnn/Checkpoint.h"
 
 namespace {
@@ -21,10 +23,10 @@ using gnn::testing::expectUsageError;
 using gnn::testing::ProgramResult;
 using gnn::testing::runExample;
 using gnn::testing::lastJson;
+using gnn::testing::kEsolCsv;
 
-const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
 const std::string kRun =
-    "--data " + kEsol +
+    "--data " + kEsolCsv +
     " --target-cols 'measured log solubility in mols per litre' --limit 300 --split random "
     "--epochs 2 --hidden 16 --layers 2 --batch-size 32 --seed 3 --threads 1 --quiet --json --dropout 0.2";
 
@@ -54,11 +56,10 @@ std::string field(const std::string& row, int k) {
   return row.substr(at, row.find(',', at) - at);
 }
 
-class McDropout : public ::testing::Test {
+class McDropout : public gnn::testing::SuiteScratchFolderTest<McDropout> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("gnn_mcdropout_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
+    makeFolder("mcdropout_test");
     ProgramResult r = runExample("molecule_property",
                                  kRun + " --uncertainty mc-dropout --mc-samples 5 --save " + path("mc.ckpt") +
                                      " --predict " + path("test.csv"),
@@ -66,12 +67,8 @@ class McDropout : public ::testing::Test {
     ASSERT_EQ(r.code, 0) << r.out;
     result_ = lastJson(r.out);
   }
-  static void TearDownTestSuite() { fs::remove_all(dir_); }
-  static std::string path(const std::string& name) { return (dir_ / name).string(); }
-  static fs::path dir_;
   static nlohmann::json result_;
 };
-fs::path McDropout::dir_;
 nlohmann::json McDropout::result_;
 
 TEST_F(McDropout, WritesCalibratedUncertaintyAndScoresIt) {
@@ -102,7 +99,7 @@ TEST_F(McDropout, PredictReproducesItInAnyBatching) {
   const Csv test = readCsv(path("test.csv"));
   ASSERT_FALSE(test.rows.empty());
   for (const char* buckets : {"1", "3"}) {
-    ProgramResult r = runExample("predict", "--checkpoint " + path("mc.ckpt") + " --input " + kEsol + " --out " +
+    ProgramResult r = runExample("predict", "--checkpoint " + path("mc.ckpt") + " --input " + kEsolCsv + " --out " +
                                                 path("all.csv") + " --eval-buckets " + buckets + " --threads 1 --quiet");
     ASSERT_EQ(r.code, 0) << r.out;
     const Csv all = readCsv(path("all.csv"));
@@ -142,7 +139,7 @@ TEST_F(McDropout, TrainingKeepsItsBitsAndSamplesAreNotThePlainPass) {
   EXPECT_GT(differ, static_cast<int64_t>(mc.rows.size()) / 2) << "the MC mean should not be the plain prediction";
   // predict --uncertainty mc-dropout on the plain run's checkpoint: the same samples (seed 3, 5 passes), so the same
   // means; the variances are not z-scaled (that run fitted no calibration).
-  r = runExample("predict", "--checkpoint " + path("plain.ckpt") + " --input " + kEsol + " --out " +
+  r = runExample("predict", "--checkpoint " + path("plain.ckpt") + " --input " + kEsolCsv + " --out " +
                                 path("plain_mc.csv") + " --uncertainty mc-dropout --mc-samples 5 --threads 1 --quiet");
   ASSERT_EQ(r.code, 0) << r.out;
   const Csv asked = readCsv(path("plain_mc.csv"));
@@ -151,7 +148,7 @@ TEST_F(McDropout, TrainingKeepsItsBitsAndSamplesAreNotThePlainPass) {
 }
 
 TEST_F(McDropout, RefusalsNameTheirFlag) {
-  const std::string noDropout = "--data " + kEsol +
+  const std::string noDropout = "--data " + kEsolCsv +
                                 " --target-cols 'measured log solubility in mols per litre' --limit 300 --epochs 1 "
                                 "--hidden 16 --layers 2 --threads 1 --quiet";
   expectUsageError(runExample("molecule_property", noDropout + " --uncertainty mc-dropout"),
@@ -167,10 +164,10 @@ TEST_F(McDropout, RefusalsNameTheirFlag) {
   // predict: a model without dropout, and --mc-samples for a checkpoint without MC dropout.
   ProgramResult r = runExample("molecule_property", noDropout + " --save " + path("nodrop.ckpt"));
   ASSERT_EQ(r.code, 0) << r.out;
-  expectUsageError(runExample("predict", "--checkpoint " + path("nodrop.ckpt") + " --input " + kEsol + " --out " +
+  expectUsageError(runExample("predict", "--checkpoint " + path("nodrop.ckpt") + " --input " + kEsolCsv + " --out " +
                                              path("x.csv") + " --uncertainty mc-dropout"),
                    "train with --dropout > 0");
-  expectUsageError(runExample("predict", "--checkpoint " + path("nodrop.ckpt") + " --input " + kEsol + " --out " +
+  expectUsageError(runExample("predict", "--checkpoint " + path("nodrop.ckpt") + " --input " + kEsolCsv + " --out " +
                                              path("x.csv") + " --mc-samples 3"),
                    "--mc-samples applies to MC dropout");
 }

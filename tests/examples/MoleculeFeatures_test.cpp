@@ -15,6 +15,8 @@
 #include <limits>
 
 #include "RunProgram.h"
+#include "ShippedFiles.h"
+#include "ScratchFolder.h"
 #include "app/MoleculePredictions.h"
 #include "data/NpzWriter.h"
 #include "gnn/Checkpoint.h"
@@ -23,6 +25,7 @@
 
 namespace gnn {
 namespace {
+using gnn::testing::kEsolCsv;
 namespace fs = std::filesystem;
 using testing::ProgramResult;
 using testing::expectUsageError;
@@ -31,15 +34,8 @@ using testing::lastJson;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-class MoleculeFeatures : public ::testing::Test {
+class MoleculeFeatures : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_molecule_features_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   // A dataset built from SMILES lines (rejected ones are recorded, not kept).
   std::shared_ptr<NpzDataset> build(const std::vector<std::string>& smiles) const {
     {
@@ -49,7 +45,6 @@ class MoleculeFeatures : public ::testing::Test {
     app::buildMoleculeDataset(path("in.smi"), "", "smiles", nlohmann::json::object(), 2, path("in.npz"));
     return std::make_shared<NpzDataset>(path("in.npz"));
   }
-  fs::path dir_;
 };
 
 TEST_F(MoleculeFeatures, ScalingStatisticsComeFromTheTrainingRowsOnly) {
@@ -219,8 +214,7 @@ TEST_F(MoleculeFeatures, PaddingDoesNotChangeAPrediction) {
 
 // --- The programs ---------------------------------------------------------------------------------------------
 
-const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
-const std::string kRun = "--model dmpnn --data " + kEsol +
+const std::string kRun = "--model dmpnn --data " + kEsolCsv +
                          " --target-cols 'measured log solubility in mols per litre' --limit 200 --split random "
                          "--batch-size 50 --epochs 2 --hidden 64 --ffn-hidden-dim 32 --quiet --json --threads 2";
 

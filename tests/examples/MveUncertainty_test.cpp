@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "RunProgram.h"
+#include "ShippedFiles.h"
+#include "ScratchFolder.h"
 #include "gnn/Checkpoint.h"
 
 namespace {
@@ -21,48 +23,34 @@ using gnn::testing::expectUsageError;
 using gnn::testing::ProgramResult;
 using gnn::testing::runExample;
 using gnn::testing::lastJson;
+using gnn::testing::kEsolCsv;
+using gnn::testing::kBbbpCsv;
+using gnn::testing::PredictionCsv;
+using gnn::testing::readPredictionCsv;
 
-const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
-const std::string kBbbp = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/BBBP.csv.gz";
 const std::string kRun =
-    "--data " + kEsol +
+    "--data " + kEsolCsv +
     " --target-cols 'measured log solubility in mols per litre' --limit 300 --split random "
     "--epochs 4 --hidden 16 --layers 2 --batch-size 32 --seed 3 --threads 1 --quiet --json --task regression-mve";
 
-// A predictions CSV as text: its header and, per source line, its row as written.
-struct Csv {
-  std::string header;
-  std::map<std::string, std::string> rows;
-};
-Csv readCsv(const std::string& path) {
-  std::ifstream in(path);
-  Csv c;
-  std::getline(in, c.header);
-  for (std::string line; std::getline(in, line);) c.rows[line.substr(0, line.find(','))] = line;
-  return c;
-}
-
-class MveUncertainty : public ::testing::Test {
+class MveUncertainty : public gnn::testing::SuiteScratchFolderTest<MveUncertainty> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("gnn_mve_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
+    makeFolder("mve_test");
     ProgramResult r = runExample("molecule_property",
                                  kRun + " --save " + path("mve.ckpt") + " --predict " + path("test.csv"), false);
     ASSERT_EQ(r.code, 0) << r.out;
     result_ = lastJson(r.out);
   }
-  static void TearDownTestSuite() { fs::remove_all(dir_); }
-  static std::string path(const std::string& name) { return (dir_ / name).string(); }
   // predict over the whole input must give each row of `expected` (a --predict file) exactly.
-  static void expectPredictReproduces(const std::string& ckpt, const std::string& input, const Csv& expected,
+  static void expectPredictReproduces(const std::string& ckpt, const std::string& input, const PredictionCsv& expected,
                                       const std::string& extra = "") {
     const std::string out = path("all.csv");
     ProgramResult r = runExample(
         "predict", "--checkpoint " + ckpt + " --input " + input + " --out " + out + " --threads 1 --quiet " + extra,
         false);
     ASSERT_EQ(r.code, 0) << r.out;
-    const Csv all = readCsv(out);
+    const PredictionCsv all = readPredictionCsv(out);
     EXPECT_EQ(all.header, expected.header);
     ASSERT_FALSE(expected.rows.empty());
     for (const auto& [line, row] : expected.rows) {
@@ -71,10 +59,8 @@ class MveUncertainty : public ::testing::Test {
       EXPECT_EQ(it->second, row) << extra;
     }
   }
-  static fs::path dir_;
   static nlohmann::json result_;
 };
-fs::path MveUncertainty::dir_;
 nlohmann::json MveUncertainty::result_;
 
 TEST_F(MveUncertainty, WritesPositiveVariancesThatPredictReproduces) {
@@ -88,7 +74,7 @@ TEST_F(MveUncertainty, WritesPositiveVariancesThatPredictReproduces) {
   EXPECT_EQ(u.at("test_mae"), result_.at("test_metric"));
   EXPECT_EQ(u.at("calibration").at("method"), "zscaling");
 
-  const Csv test = readCsv(path("test.csv"));
+  const PredictionCsv test = readPredictionCsv(path("test.csv"));
   EXPECT_EQ(test.header, "line,id,smiles,prediction,uncertainty");
   ASSERT_EQ(static_cast<int64_t>(test.rows.size()), result_.at("test_graphs").get<int64_t>());
   for (const auto& [line, row] : test.rows) EXPECT_GT(std::stod(row.substr(row.rfind(',') + 1)), 0.0) << row;
@@ -100,8 +86,8 @@ TEST_F(MveUncertainty, WritesPositiveVariancesThatPredictReproduces) {
   EXPECT_EQ(ck.meta.at("ensemble").at("calibration").at("variance_scale"),
             u.at("calibration").at("variance_scale"));
 
-  expectPredictReproduces(path("mve.ckpt"), kEsol, test);
-  expectPredictReproduces(path("mve.ckpt"), kEsol, test, "--eval-buckets 1");  // other batches, same bits
+  expectPredictReproduces(path("mve.ckpt"), kEsolCsv, test);
+  expectPredictReproduces(path("mve.ckpt"), kEsolCsv, test, "--eval-buckets 1");  // other batches, same bits
 }
 
 TEST_F(MveUncertainty, ScoresTheVarianceBeforeAndAfterZScaling) {
@@ -125,13 +111,13 @@ TEST_F(MveUncertainty, RerunGivesTheSameBits) {
   ASSERT_EQ(r.code, 0) << r.out;
   const nlohmann::json again = lastJson(r.out);
   EXPECT_EQ(again.at("loss_checksum"), result_.at("loss_checksum"));
-  const Csv a = readCsv(path("again.csv")), b = readCsv(path("test.csv"));
+  const PredictionCsv a = readPredictionCsv(path("again.csv")), b = readPredictionCsv(path("test.csv"));
   EXPECT_EQ(a.rows, b.rows);
 }
 
 TEST_F(MveUncertainty, EnsembleOfMveDmpnnsThatPredictReproduces) {
   ProgramResult r = runExample("molecule_property",
-                               "--data " + kEsol +
+                               "--data " + kEsolCsv +
                                    " --target-cols 'measured log solubility in mols per litre' --limit 300 --split "
                                    "random --epochs 2 --model dmpnn --hidden 16 --depth 2 --ffn-hidden-dim 16 "
                                    "--batch-size 32 --seed 3 --threads 1 --quiet --json --task regression-mve "
@@ -143,14 +129,14 @@ TEST_F(MveUncertainty, EnsembleOfMveDmpnnsThatPredictReproduces) {
   EXPECT_EQ(e.at("estimator"), "ensemble+mve");
   EXPECT_EQ(e.at("size"), 2);
   EXPECT_TRUE(e.at("test_uncertainty").at("calibrated").at("miscalibration_area").is_number()) << e.dump();
-  const Csv test = readCsv(path("ens.csv"));
+  const PredictionCsv test = readPredictionCsv(path("ens.csv"));
   EXPECT_EQ(test.header, "line,id,smiles,prediction,uncertainty");
-  expectPredictReproduces(path("ens.ckpt"), kEsol, test);
+  expectPredictReproduces(path("ens.ckpt"), kEsolCsv, test);
 }
 
 TEST_F(MveUncertainty, IsotonicClassifierThatPredictReproduces) {
   ProgramResult r = runExample("molecule_property",
-                               "--data " + kBbbp +
+                               "--data " + kBbbpCsv +
                                    " --target-cols p_np --limit 300 --split random --epochs 2 --hidden 16 --layers 2 "
                                    "--batch-size 32 --threads 1 --quiet --json --calibration isotonic --save " +
                                    path("iso.ckpt") + " --predict " + path("iso.csv"),
@@ -164,14 +150,14 @@ TEST_F(MveUncertainty, IsotonicClassifierThatPredictReproduces) {
   EXPECT_TRUE(u.at("test_uncertainty").at("calibrated").at("nll").is_number());
   // One classifier: the calibrated probability, no uncertainty column; every probability is a value of the fit
   // between its lowest and highest y.
-  const Csv test = readCsv(path("iso.csv"));
+  const PredictionCsv test = readPredictionCsv(path("iso.csv"));
   EXPECT_EQ(test.header, "line,id,smiles,prediction");
   for (const auto& [line, row] : test.rows) {
     const double q = std::stod(row.substr(row.rfind(',') + 1));
     EXPECT_GE(q, fit.at("y").front().get<double>() - 1e-7) << row;
     EXPECT_LE(q, fit.at("y").back().get<double>() + 1e-7) << row;
   }
-  expectPredictReproduces(path("iso.ckpt"), kBbbp, test);
+  expectPredictReproduces(path("iso.ckpt"), kBbbpCsv, test);
 }
 
 TEST_F(MveUncertainty, RefusalsNameTheirFlag) {
@@ -181,7 +167,7 @@ TEST_F(MveUncertainty, RefusalsNameTheirFlag) {
   expectUsageError(runExample("molecule_property", kRun + " --class-balance"), "--class-balance");
   expectUsageError(runExample("molecule_property", kRun + " --task regression-mvee"), "--task");
   // --calibration isotonic on a regression task derived from the labels.
-  const std::string regression = "--data " + kEsol +
+  const std::string regression = "--data " + kEsolCsv +
                                  " --target-cols 'measured log solubility in mols per litre' --limit 50 --epochs 1 "
                                  "--threads 1 --quiet --calibration isotonic";
   expectUsageError(runExample("molecule_property", regression), "--calibration isotonic applies to classification");

@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "RunProgram.h"
+#include "ShippedFiles.h"
+#include "ScratchFolder.h"
 #include "gnn/Checkpoint.h"
 
 namespace {
@@ -18,9 +20,9 @@ namespace fs = std::filesystem;
 using gnn::testing::expectUsageError;
 using gnn::testing::ProgramResult;
 using gnn::testing::runExample;
+using gnn::testing::kEsolCsv;
 
-const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
-const std::string kRun = "--data " + kEsol +
+const std::string kRun = "--data " + kEsolCsv +
                          " --target-cols 'measured log solubility in mols per litre' --limit 300 --split scaffold "
                          "--hidden 16 --layers 3 --batch-size 32 --dropout 0.2 --seed 5 --quiet --json "
                          "--norm batch --virtual-node";
@@ -38,15 +40,8 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-class NormAndVirtualNode : public ::testing::Test {
+class NormAndVirtualNode : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_norm_vn_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
 };
 
 TEST_F(NormAndVirtualNode, SameBitsAtOneAndTwoThreads) {
@@ -79,7 +74,7 @@ TEST_F(NormAndVirtualNode, CheckpointsCarryTheRunningStatistics) {
   for (const char* key : {"final_loss", "param_l2", "valid_metric", "test_metric"})
     EXPECT_EQ(resumed[key].get<double>(), whole[key].get<double>()) << key;
   // predict applies the checkpoint as --predict did.
-  ProgramResult r = runExample("predict", "--checkpoint " + ckpt + " --input " + kEsol + " --out " +
+  ProgramResult r = runExample("predict", "--checkpoint " + ckpt + " --input " + kEsolCsv + " --out " +
                                               path("all.csv") + " --threads 1 --quiet");
   ASSERT_EQ(r.code, 0) << r.out;
   std::istringstream test(slurp(path("p.csv")));
@@ -93,7 +88,7 @@ TEST_F(NormAndVirtualNode, CheckpointsCarryTheRunningStatistics) {
 
 TEST_F(NormAndVirtualNode, RefusalsNameTheFlag) {
   expectUsageError(runExample("molecule_property", kRun + " --epochs 1 --norm group"), "--norm");
-  expectUsageError(runExample("molecule_property", "--data " + kEsol +
+  expectUsageError(runExample("molecule_property", "--data " + kEsolCsv +
                                                        " --target-cols 'measured log solubility in mols per litre' "
                                                        "--model dmpnn --norm batch --epochs 1"),
                    "--norm");

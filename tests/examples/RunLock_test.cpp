@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "RunProgram.h"
+#include "ScratchFolder.h"
 #include "gnn/Checkpoint.h"
 #include "gnn/FolderLock.h"
 
@@ -28,17 +29,8 @@ const std::string kBin = std::string(GNN_BINARY_DIR) + "/examples/";
 // A few seconds per epoch at most: the checks are about the folder, not the training.
 const std::string kArgs = "--limit 300 --layers 1 --hidden 16 --threads 1 --quiet";
 
-class RunLock : public ::testing::Test {
+class RunLock : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_run_lock_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
 };
 
 // The pid a lock file names, once its holder has written it (0 when it did not within 60 s).

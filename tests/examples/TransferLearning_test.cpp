@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "RunProgram.h"
+#include "ShippedFiles.h"
+#include "ScratchFolder.h"
 #include "app/MoleculeModel.h"
 #include "app/TransferInit.h"
 #include "gnn/Checkpoint.h"
@@ -23,36 +25,31 @@ using gnn::testing::expectUsageError;
 using gnn::testing::ProgramResult;
 using gnn::testing::runExample;
 using gnn::testing::lastJson;
+using gnn::testing::kEsolCsv;
+using gnn::testing::kBbbpCsv;
 
-const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
-const std::string kBbbp = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/BBBP.csv.gz";
 // Small runs: GIN 2 x 32, 60 molecules to pretrain, 200 to fine-tune (both classes in every split).
 const std::string kSmall = " --split random --threads 1 --quiet --json";
-const std::string kPretrain = "--data " + kEsol +
+const std::string kPretrain = "--data " + kEsolCsv +
                               " --target-cols 'measured log solubility in mols per litre,Molecular Weight' --epochs 1 "
                               "--hidden 32 --layers 2 --limit 60 --batch-size 20" + kSmall;
-const std::string kFineTune = "--data " + kBbbp + " --target-cols p_np --limit 200 --batch-size 50" + kSmall;
+const std::string kFineTune = "--data " + kBbbpCsv + " --target-cols p_np --limit 200 --batch-size 50" + kSmall;
 const std::string kWidths = " --hidden 32 --layers 2";
 
 bool sameBits(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
 
-class TransferLearning : public ::testing::Test {
+class TransferLearning : public gnn::testing::SuiteScratchFolderTest<TransferLearning> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("gnn_transfer_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
+    makeFolder("transfer_test");
     pretrained_ = (dir_ / "pre.ckpt").string();
     ProgramResult r = runExample("molecule_property", kPretrain + " --save " + pretrained_, false);
     ASSERT_EQ(r.code, 0) << r.out;
   }
-  static void TearDownTestSuite() { fs::remove_all(dir_); }
-  static std::string path(const std::string& name) { return (dir_ / name).string(); }
-  static fs::path dir_;
   static std::string pretrained_;
 };
-fs::path TransferLearning::dir_;
 std::string TransferLearning::pretrained_;
 
 TEST_F(TransferLearning, AFrozenEncoderEndsAsTheCheckpointHoldsItAndTheNewHeadTrains) {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "RunProgram.h"
+#include "ScratchFolder.h"
 #include "data/DatasetSplit.h"
 #include "data/NpzDataset.h"
 
@@ -20,15 +21,8 @@ namespace fs = std::filesystem;
 
 const std::string kBin = std::string(GNN_BINARY_DIR) + "/examples/build_dataset";
 
-class BuildDataset : public ::testing::Test {
+class BuildDataset : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_build_dataset_test_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "RunProgram.h"
+#include "ScratchFolder.h"
 #include "data/GzLineReader.h"
 
 namespace {
@@ -48,16 +49,8 @@ std::vector<Row> readPredictions(const std::string& path) {
   return rows;
 }
 
-class ModelPrograms : public ::testing::Test {
+class ModelPrograms : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_model_programs_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
 };
 
 TEST_F(ModelPrograms, FlagsOfAnotherModelAreRefused) {

@@ -12,14 +12,16 @@
 #include <sstream>
 
 #include "RunProgram.h"
+#include "ShippedFiles.h"
+#include "ScratchFolder.h"
 #include "gnn/Metrics.h"
 
 namespace {
 namespace fs = std::filesystem;
 using gnn::testing::expectUsageError;
 using gnn::testing::runExample;
+using gnn::testing::kBbbpCsv;
 
-const std::string kBbbp = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/BBBP.csv.gz";
 const std::string kLipo = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/Lipophilicity.csv.gz";
 // Small and quick: every run here trains a 2x16 GIN for one epoch.
 const std::string kSmall = " --layers 2 --hidden 16 --epochs 1 --threads 2 --quiet --json";
@@ -30,15 +32,8 @@ nlohmann::json lastJson(const gnn::testing::ProgramResult& r) {
   return nlohmann::json::parse(r.out.substr(at == std::string::npos ? r.out.find('{') : at + 1));
 }
 
-class MoleculeMetrics : public ::testing::Test {
+class MoleculeMetrics : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_molecule_metrics_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
 };
 
 TEST_F(MoleculeMetrics, TheFirstMetricSelectsAndEveryOneIsReported) {
@@ -61,7 +56,7 @@ TEST_F(MoleculeMetrics, TheFirstMetricSelectsAndEveryOneIsReported) {
                           false))["selection_metric"],
       "mae");
   nlohmann::json c = lastJson(
-      runExample("molecule_property", "--data " + kBbbp + " --target-cols p_np --limit 300" + kSmall, false));
+      runExample("molecule_property", "--data " + kBbbpCsv + " --target-cols p_np --limit 300" + kSmall, false));
   EXPECT_EQ(c["selection_metric"], "rocauc");
   EXPECT_EQ(c["metrics"], nlohmann::json{"rocauc"});
 
@@ -147,7 +142,7 @@ TEST_F(MoleculeMetrics, ReportedMetricsAreThoseOfThePredictionsOnLabelledValuesP
 TEST_F(MoleculeMetrics, ClassBalanceTrainsOnAsManyPositivesAsNegatives) {
   nlohmann::json j = lastJson(runExample(
       "molecule_property",
-      "--data " + kBbbp + " --target-cols p_np --class-balance --strategy stream" + kSmall, false));
+      "--data " + kBbbpCsv + " --target-cols p_np --class-balance --strategy stream" + kSmall, false));
   EXPECT_EQ(j["class_balance"], true);
   const int64_t p = j["class_balance_positives"], n = j["class_balance_negatives"];
   EXPECT_EQ(p + n, j["train_graphs"].get<int64_t>());
@@ -161,7 +156,7 @@ TEST_F(MoleculeMetrics, ClassBalanceTrainsOnAsManyPositivesAsNegatives) {
 
 TEST_F(MoleculeMetrics, EvaluationOnlyRunsMayChangeBatchingAndMetricsButNotTheModel) {
   const std::string ck = path("bbbp.ckpt");
-  const std::string data = "--data " + kBbbp + " --target-cols p_np --limit 600";
+  const std::string data = "--data " + kBbbpCsv + " --target-cols p_np --limit 600";
   nlohmann::json trained = lastJson(runExample("molecule_property", data + " --save " + ck + kSmall, false));
   ASSERT_TRUE(fs::exists(ck));
   // Another packing, batch size and metric list: accepted, and the same weights give the same scores.

@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "RunProgram.h"
+#include "ShippedFiles.h"
+#include "ScratchFolder.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -18,11 +20,11 @@ using Result = gnn::testing::ProgramResult;
 using gnn::testing::expectUsageError;
 using gnn::testing::runExample;
 using gnn::testing::lastJson;
+using gnn::testing::kEsolCsv;
 
-const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
 // A small ESOL run: 300 molecules, random 80/10/10 split, Chemprop's model defaults, a narrower FFN to keep it
 // quick.
-const std::string kRun = "--model dmpnn --data " + kEsol +
+const std::string kRun = "--model dmpnn --data " + kEsolCsv +
                          " --target-cols 'measured log solubility in mols per litre' --limit 300 --split random "
                          "--batch-size 50 --epochs 2 --quiet --json";
 
@@ -48,16 +50,8 @@ std::vector<Row> readPredictions(const std::string& path) {
   return rows;
 }
 
-class MoleculePropertyDmpnn : public ::testing::Test {
+class MoleculePropertyDmpnn : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_dmpnn_program_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
 };
 
 TEST_F(MoleculePropertyDmpnn, TrainsWithChempropsDefaultsAndPredictReproducesItsPredictions) {

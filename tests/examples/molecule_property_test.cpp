@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "RunProgram.h"
+#include "ScratchFolder.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -28,14 +29,8 @@ nlohmann::json runJson(const std::string& args) {
                                                                                       : r.out.rfind("\n{") + 1));
 }
 
-class MoleculeProperty : public ::testing::Test {
+class MoleculeProperty : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_molecule_property_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
 };
 
 TEST_F(MoleculeProperty, JsonHoldsTheReportedKeys) {

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "RunProgram.h"
+#include "ScratchFolder.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -28,16 +29,8 @@ using gnn::testing::expectUsageError;
 using gnn::testing::runExample;
 using gnn::testing::lastJson;
 
-class FrontEnd : public ::testing::Test {
+class FrontEnd : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_front_end_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
 };
 
 TEST_F(FrontEnd, ValuesThatUsedToRunWithAnotherMeaningAreRefusedInFlagTerms) {

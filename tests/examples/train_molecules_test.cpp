@@ -10,27 +10,23 @@
 #include <vector>
 
 #include "RunProgram.h"
+#include "ShippedFiles.h"
+#include "ScratchFolder.h"
 
 namespace {
+using gnn::testing::kEsolCsv;
 namespace fs = std::filesystem;
 
 const std::string kBin = std::string(GNN_BINARY_DIR) + "/examples/train_molecules";
-const std::string kEsol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
 const std::string kTarget = "'measured log solubility in mols per litre'";
 
-class TrainMolecules : public ::testing::Test {
+class TrainMolecules : public gnn::testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_train_molecules_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
 };
 
 TEST_F(TrainMolecules, OneEpochWritesTheTestPredictions) {
   const std::string csv = (dir_ / "predictions.csv").string();
-  gnn::testing::ProgramResult r = gnn::testing::runProgram(kBin + " " + kEsol + " " + kTarget + " 1 " + csv);
+  gnn::testing::ProgramResult r = gnn::testing::runProgram(kBin + " " + kEsolCsv + " " + kTarget + " 1 " + csv);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("1128 molecules, 0 rejected"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("test MAE "), std::string::npos) << r.out;
@@ -46,7 +42,7 @@ TEST_F(TrainMolecules, OneEpochWritesTheTestPredictions) {
 }
 
 TEST_F(TrainMolecules, BadArgumentsExitWithCodeOne) {
-  EXPECT_EQ(gnn::testing::runProgram(kBin + " " + kEsol + " " + kTarget + " zero").code, 1);
+  EXPECT_EQ(gnn::testing::runProgram(kBin + " " + kEsolCsv + " " + kTarget + " zero").code, 1);
   gnn::testing::ProgramResult r =
       gnn::testing::runProgram(kBin + " " + (dir_ / "missing.csv").string() + " y 1");
   EXPECT_EQ(r.code, 1);
