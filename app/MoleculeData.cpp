@@ -12,6 +12,7 @@
 #include "data/MoleculeDatasetBuilder.h"
 #include "data/MoleculeSource.h"
 #include "data/Pcqm4mv2Reader.h"
+#include "app/FeatureCacheBound.h"
 #include "app/Program.h"
 #include "app/ShippedData.h"
 #include "app/StopSignal.h"
@@ -175,6 +176,7 @@ MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
     for (const auto& t : o.targetColumns) key += "|" + t;
     d.npzPath = (fs::temp_directory_path() / ("gnn_molecules_" + std::to_string(std::hash<std::string>{}(key)) + ".npz"))
                     .string();
+    const uintmax_t cap = featureCacheCapBytes();  // a malformed GNN_FEATURE_CACHE_MB fails before the build
     // A cache damaged on disk (a crash of the machine, a full disk, a file edited by hand) would fail every
     // later run until deleted by hand: it is opened with every check a .npz gets (CRC-32, structure), and
     // rebuilt when they fail. A user's own .npz stays an error (above: isNpz).
@@ -207,6 +209,13 @@ MoleculeData openMoleculeData(const MoleculeDataOptions& o) {
       BuildSummary s = MoleculeDatasetBuilder(b).run();
       if (tty) std::fprintf(stderr, "\n");
       d.buildSeconds = s.seconds;
+      const std::vector<std::string> removed = boundFeatureCaches(d.npzPath, cap);
+      if (!removed.empty() && !o.quiet)
+        std::cerr << program_invocation_short_name << ": removed " << removed.size()
+                  << " least recently used feature cache(s) from " << fs::path(d.npzPath).parent_path().string()
+                  << " to keep them within GNN_FEATURE_CACHE_MB=" << (cap >> 20) << "\n";
+    } else {
+      markFeatureCacheUsed(d.npzPath);
     }
   }
   if (!d.dataset) d.dataset = std::make_shared<NpzDataset>(d.npzPath);

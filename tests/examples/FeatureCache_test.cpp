@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -40,6 +41,7 @@ class FeatureCache : public ::testing::Test {
     options_.quiet = true;
   }
   void TearDown() override {
+    ::unsetenv("GNN_FEATURE_CACHE_MB");
     if (hadTmp_)
       ::setenv("TMPDIR", oldTmp_.c_str(), 1);
     else
@@ -142,6 +144,70 @@ TEST_F(FeatureCache, AUsersOwnDamagedNpzIsStillAnError) {
   }
   EXPECT_EQ(note.find("rebuilding"), std::string::npos) << note;
   EXPECT_TRUE(bytesOf(own) == damaged);  // left as it was
+}
+
+// A file of `bytes` bytes last used `hoursAgo` hours ago.
+void oldFile(const fs::path& p, uintmax_t bytes, int hoursAgo) {
+  std::ofstream(p, std::ios::binary) << std::string(bytes, 'x');
+  fs::last_write_time(p, fs::file_time_type::clock::now() - std::chrono::hours(hoursAgo));
+}
+
+TEST_F(FeatureCache, ANewCacheRemovesTheLeastRecentlyUsedOthersBeyondTheBound) {
+  const fs::path tmp = dir_ / "tmp";
+  constexpr uintmax_t kMb = 1 << 20;
+  oldFile(tmp / "gnn_molecules_1.npz", 2 * kMb, 30);  // oldest: goes first
+  oldFile(tmp / "gnn_molecules_2.npz", 2 * kMb, 20);  // goes too: 2 + 2 MB and the new one exceed 3 MB
+  oldFile(tmp / "gnn_molecules_3.npz", 2 * kMb, 10);  // the most recent other: stays
+  oldFile(tmp / "gnn_molecules_4.npz.part", 2 * kMb, 40);  // not a cache (another run's file being written)
+  oldFile(tmp / "user.npz", 2 * kMb, 50);                   // not a cache
+  ::setenv("GNN_FEATURE_CACHE_MB", "3", 1);
+  options_.quiet = false;
+  std::string note;
+  MoleculeData d = open(note);
+  EXPECT_GT(d.buildSeconds, 0);
+  EXPECT_TRUE(fs::exists(d.npzPath));
+  EXPECT_FALSE(fs::exists(tmp / "gnn_molecules_1.npz"));
+  EXPECT_FALSE(fs::exists(tmp / "gnn_molecules_2.npz"));
+  EXPECT_TRUE(fs::exists(tmp / "gnn_molecules_3.npz"));
+  EXPECT_TRUE(fs::exists(tmp / "gnn_molecules_4.npz.part"));
+  EXPECT_TRUE(fs::exists(tmp / "user.npz"));
+  EXPECT_NE(note.find("removed 2 least recently used feature cache(s) from " + tmp.string() +
+                      " to keep them within GNN_FEATURE_CACHE_MB=3"),
+            std::string::npos)
+      << note;
+}
+
+TEST_F(FeatureCache, AReusedCacheCountsAsJustUsedAndIsKeptOverOlderOnes) {
+  const auto [cache, intact] = build();
+  fs::last_write_time(cache, fs::file_time_type::clock::now() - std::chrono::hours(48));
+  std::string note;
+  MoleculeData again = open(note);  // reused: marked as used now
+  EXPECT_EQ(again.buildSeconds, 0);
+  EXPECT_GT(fs::last_write_time(cache), fs::file_time_type::clock::now() - std::chrono::hours(1));
+  EXPECT_TRUE(bytesOf(cache) == intact);
+  // Another input's new cache with a bound of 0 keeps only itself: the reused one goes, however recent.
+  oldFile(dir_ / "tmp" / "gnn_molecules_9.npz", 1024, 1);
+  ::setenv("GNN_FEATURE_CACHE_MB", "0", 1);
+  options_.limit = 15;
+  MoleculeData other = open(note);
+  EXPECT_GT(other.buildSeconds, 0);
+  EXPECT_TRUE(fs::exists(other.npzPath));
+  EXPECT_FALSE(fs::exists(cache));
+  EXPECT_FALSE(fs::exists(dir_ / "tmp" / "gnn_molecules_9.npz"));
+}
+
+TEST_F(FeatureCache, AMalformedBoundIsRefusedBeforeFeaturising) {
+  ::setenv("GNN_FEATURE_CACHE_MB", "4GB", 1);
+  std::string note;
+  try {
+    open(note);
+    FAIL() << "GNN_FEATURE_CACHE_MB=4GB was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("GNN_FEATURE_CACHE_MB=4GB: must be a whole number of megabytes"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::is_empty(dir_ / "tmp")) << "a cache was built";
 }
 
 }  // namespace
