@@ -27,8 +27,13 @@ class ClusterData {
 
   /// Cluster of each node from METIS_PartGraphKway on the symmetrised, self-loop-free pattern of edgeIndex.
   /// numClusters == 1 puts everything in cluster 0 (METIS is not called). edgeCut receives METIS's cut.
+  /// spillWhileMetisRuns: tensors the caller does without while METIS runs (a large graph's features and
+  /// edge list, edgeIndex itself among them: it is read before METIS starts), parked in temporary files
+  /// meanwhile (TensorSpill) and restored before the return; spilledBytes receives how many bytes were.
   static std::vector<int64_t> partition(int64_t numNodes, const Tensor& edgeIndex, int64_t numClusters,
-                                        uint64_t seed = 0, int64_t* edgeCut = nullptr);
+                                        uint64_t seed = 0, int64_t* edgeCut = nullptr,
+                                        const std::vector<Tensor*>& spillWhileMetisRuns = {},
+                                        int64_t* spilledBytes = nullptr);
 
   /// The nodes cluster by cluster (ascending id within each): order[newId] = id. Renumbering a graph this way
   /// (OgbNodeDataset::permuteNodes) makes every cluster a contiguous block of node ids, so products over the

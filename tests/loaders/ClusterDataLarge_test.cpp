@@ -4,6 +4,7 @@
 // yields the same batches, bit for bit, as the graph as read.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <numeric>
 
 #include "data/OgbNodeDataset.h"
@@ -173,6 +174,45 @@ TEST(ClusterDataLarge, GivenPartitionIsChecked) {
   part[7] = 1;
   ClusterData cd(g, part, 2);
   EXPECT_EQ(cd.clusterSize(1), 1);
+}
+
+}  // namespace
+}  // namespace gnn
+
+namespace gnn {
+namespace {
+
+bool sameBits(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+// The features and the edge list parked while METIS runs (cora_gcn --loader cluster on a large graph): the
+// same partition, and both tensors back with the same bits, edgeIndex among them although METIS's input is
+// built from it.
+TEST(ClusterDataLarge, TensorsSpilledWhileMetisRunsComeBackAndChangeNoPartition) {
+  Graph g = messyGraph(600, 5000, 8, /*edgeAttr=*/false);
+  // Features wide enough (600 x 28,000 floats, 67 MB) to pass TensorSpill's 64 MB floor; the edge list is not.
+  g.x = Tensor::empty({600, 28000});
+  for (int64_t k = 0; k < g.x.numel(); ++k) g.x.data<float>()[k] = static_cast<float>(k % 1009) * 0.25f - 3.0f;
+  const Tensor x = g.x.clone(), edges = g.edgeIndex.clone();
+  int64_t cutA = 0, cutB = 0, spilled = -1;
+  const std::vector<int64_t> plain = ClusterData::partition(g.numNodes, g.edgeIndex, 8, 2, &cutA);
+  Graph h = g;
+  h.x = g.x.clone();  // owned alone, as a loaded dataset's are
+  h.edgeIndex = g.edgeIndex.clone();
+  g = Graph();
+  const std::vector<int64_t> parked =
+      ClusterData::partition(h.numNodes, h.edgeIndex, 8, 2, &cutB, {&h.x, &h.edgeIndex}, &spilled);
+  EXPECT_EQ(parked, plain);
+  EXPECT_EQ(cutB, cutA);
+  EXPECT_TRUE(sameBits(h.x, x));
+  EXPECT_TRUE(sameBits(h.edgeIndex, edges));
+  EXPECT_EQ(spilled, static_cast<int64_t>(x.nbytes())) << "the features were not parked (or the edges were)";
+  // Below TensorSpill's 64 MB floor nothing is parked: small graphs never touch the disk.
+  const std::vector<int64_t> small =
+      ClusterData::partition(h.numNodes, h.edgeIndex, 8, 2, nullptr, {&h.edgeIndex}, &spilled);
+  EXPECT_EQ(small, plain);
+  EXPECT_EQ(spilled, 0);
 }
 
 }  // namespace
