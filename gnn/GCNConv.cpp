@@ -159,23 +159,48 @@ bool GCNConv::AdjacencyCache::Entry::matches(const Tensor& ei, uint64_t v, int64
          edgeIndex.shape() == ei.shape() && numNodes == n;
 }
 
-SparseMatrix GCNConv::AdjacencyCache::get(const Tensor& edgeIndex, int64_t numNodes,
-                                          const std::function<SparseMatrix()>& build, bool* built) {
-  // The version is read before the build: a write that races with it makes the next call rebuild.
-  const uint64_t version = edgeIndex.version();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const Entry& e : entries_)
-      if (e.matches(edgeIndex, version, numNodes)) return e.matrix;
-  }
+GCNConv::AdjacencyCache::Entry GCNConv::AdjacencyCache::keyOf(const Tensor& edgeIndex, uint64_t version,
+                                                               int64_t numNodes) {
   Entry e;
-  e.matrix = build();
-  *built = true;
   e.edgeIndex = edgeIndex;
   e.data = edgeIndex.raw();
   e.version = version;
   e.numNodes = numNodes;
+  return e;
+}
+
+void GCNConv::AdjacencyCache::keep(const Tensor& edgeIndex, int64_t numNodes) {
+  Entry k = keyOf(edgeIndex, edgeIndex.version(), numNodes);
   std::lock_guard<std::mutex> lock(mu_);
+  kept_ = std::move(k);
+  keptBuilt_ = false;
+}
+
+SparseMatrix GCNConv::AdjacencyCache::get(const Tensor& edgeIndex, int64_t numNodes,
+                                          const std::function<SparseMatrix()>& build, bool* built) {
+  // The version is read before the build: a write that races with it makes the next call rebuild.
+  const uint64_t version = edgeIndex.version();
+  bool isKept = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    isKept = kept_.matches(edgeIndex, version, numNodes);
+    if (isKept && keptBuilt_) return kept_.matrix;
+    if (!isKept)
+      for (const Entry& e : entries_)
+        if (e.matches(edgeIndex, version, numNodes)) return e.matrix;
+  }
+  Entry e = keyOf(edgeIndex, version, numNodes);
+  e.matrix = build();
+  *built = true;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (isKept) {
+    if (!kept_.matches(edgeIndex, version, numNodes)) return e.matrix;  // replaced by keep() meanwhile
+    if (!keptBuilt_) {
+      kept_.matrix = e.matrix;
+      keptBuilt_ = true;
+    }
+    return kept_.matrix;
+  }
   for (const Entry& other : entries_)
     if (other.matches(edgeIndex, version, numNodes)) return other.matrix;  // another thread built it meanwhile
   SparseMatrix m = e.matrix;
@@ -209,6 +234,8 @@ void GCNConv::shareAdjacencyWith(GCNConv& other) {
 }
 
 void GCNConv::forgetAdjacency(const Tensor& edgeIndex, int64_t numNodes) { cache_->forget(edgeIndex, numNodes); }
+
+void GCNConv::keepAdjacencyOf(const Tensor& edgeIndex, int64_t numNodes) { cache_->keep(edgeIndex, numNodes); }
 
 void GCNConv::prepareAdjacency(const Tensor& edgeIndex, int64_t numNodes) {
   // Whether it is its own transpose is what spmm's backward asks next: answered here too (once per matrix).

@@ -60,6 +60,10 @@ class GCNConv : public MessagePassing {
   void shareAdjacencyWith(GCNConv& other);
   /// Drops the cached matrix of this graph, if any (a model's last layer on a graph that will not come back).
   void forgetAdjacency(const Tensor& edgeIndex, int64_t numNodes);
+  /// A cached layer keeps this graph's matrix, once built, whatever other graphs come and go (forgetAdjacency included): the
+  /// whole graph that every evaluation of Cluster-GCN comes back to between its cluster batches. One graph;
+  /// a later call replaces it. Shared with the layers that share this cache.
+  void keepAdjacencyOf(const Tensor& edgeIndex, int64_t numNodes);
   /// Builds this graph's matrix into the cache now (when cached), and checks whether it is symmetric (its
   /// backward's question), e.g. on a loader's thread while the previous batch trains; the forward on the graph
   /// then finds it. Thread-safe.
@@ -74,6 +78,8 @@ class GCNConv : public MessagePassing {
                      bool* built);
     void forget(const Tensor& edgeIndex, int64_t numNodes);
     void setCapacity(size_t capacity);
+    /// The graph whose matrix is kept apart from the others (never evicted, never forgotten).
+    void keep(const Tensor& edgeIndex, int64_t numNodes);
 
    private:
     struct Entry {
@@ -86,9 +92,12 @@ class GCNConv : public MessagePassing {
       SparseMatrix matrix;
       bool matches(const Tensor& ei, uint64_t v, int64_t n) const;
     };
+    static Entry keyOf(const Tensor& edgeIndex, uint64_t version, int64_t numNodes);
     std::mutex mu_;
     std::deque<Entry> entries_;
     size_t capacity_;
+    Entry kept_;     // its key (numNodes -1: none); its matrix once built
+    bool keptBuilt_ = false;
   };
 
  protected:

@@ -33,6 +33,9 @@ class NodeGCN : public BlockModel {
   /// Builds the batch's normalised adjacency into the layers' shared cache ahead of forward(batch), from
   /// another thread if need be (ClusterLoader::Options::prepare): the forward then finds it.
   void prepare(const Batch& batch);
+  /// Keeps this graph's normalised adjacency for both layers once built, also when the model is not cached (the
+  /// whole graph of Cluster-GCN's evaluations, between batches whose matrices go with their forward).
+  void keepAdjacencyOf(const Tensor& edgeIndex, int64_t numNodes) { conv1_.keepAdjacencyOf(edgeIndex, numNodes); }
   std::unique_ptr<Module> clone() const override;
 
   GCNConv& conv1() { return conv1_; }

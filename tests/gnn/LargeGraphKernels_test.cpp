@@ -243,3 +243,45 @@ TEST(LargeGraphKernels, SharedCacheRequiresTheSameOptions) {
 
 }  // namespace
 }  // namespace gnn
+
+namespace gnn {
+namespace {
+
+// Cluster-GCN's evaluations: an uncached model keeps the whole graph's matrix between batches whose matrices
+// go with their forward (and with more batches prepared than the cache holds), and computes the same bits.
+TEST(LargeGraphKernels, AKeptGraphIsBuiltOnceAmongBatchesThatAreNot) {
+  Generator gen(9);
+  NodeGCNOptions o;
+  o.cached = false;
+  o.dropout = 0;
+  NodeGCN net(8, 4, 3, gen, o);
+  const Tensor whole = awkwardEdges(200, 1500, 6);
+  net.keepAdjacencyOf(whole, 200);
+  Variable x(init::uniform({200, 8}, -1, 1, gen));
+  auto builds = [&] { return net.conv1().adjacencyBuilds() + net.conv2().adjacencyBuilds(); };
+  const Tensor first = net.forward(x, whole).value();
+  EXPECT_EQ(builds(), 1);
+  for (int k = 0; k < 3; ++k) {  // three batches, each prepared ahead and then run
+    const Tensor batch = awkwardEdges(200, 400 + 50 * k, 10 + k);
+    Batch b;
+    b.edgeIndex = batch;
+    b.x = x.value();
+    net.prepare(b);
+    (void)net.forward(x, batch);
+  }
+  EXPECT_EQ(builds(), 4);
+  const Tensor again = net.forward(x, whole).value();
+  EXPECT_EQ(builds(), 4) << "the kept graph's matrix was rebuilt";
+  EXPECT_TRUE(first.bitEqual(again));
+  // Written in place (a new graph in the same buffer): built again, not served stale.
+  Tensor edited = whole.clone();
+  net.keepAdjacencyOf(edited, 200);
+  (void)net.forward(x, edited);
+  EXPECT_EQ(builds(), 5);
+  edited.data<int64_t>()[0] = (edited.data<int64_t>()[0] + 1) % 200;
+  (void)net.forward(x, edited);
+  EXPECT_EQ(builds(), 6);
+}
+
+}  // namespace
+}  // namespace gnn
