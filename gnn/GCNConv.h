@@ -60,9 +60,9 @@ class GCNConv : public MessagePassing {
   void shareAdjacencyWith(GCNConv& other);
   /// Drops the cached matrix of this graph, if any (a model's last layer on a graph that will not come back).
   void forgetAdjacency(const Tensor& edgeIndex, int64_t numNodes);
-  /// A cached layer keeps this graph's matrix, once built, whatever other graphs come and go (forgetAdjacency included): the
-  /// whole graph that every evaluation of Cluster-GCN comes back to between its cluster batches. One graph;
-  /// a later call replaces it. Shared with the layers that share this cache.
+  /// A cached layer keeps this graph's matrix, once built, whatever other graphs come and go (forgetAdjacency
+  /// included): the whole graph that every evaluation of Cluster-GCN comes back to between its cluster batches.
+  /// One graph; a later call replaces it. Shared with the layers that share this cache.
   void keepAdjacencyOf(const Tensor& edgeIndex, int64_t numNodes);
   /// Builds this graph's matrix into the cache now (when cached), and checks whether it is symmetric (its
   /// backward's question), e.g. on a loader's thread while the previous batch trains; the forward on the graph

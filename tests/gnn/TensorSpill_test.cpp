@@ -4,16 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
 
 
 namespace gnn {
 namespace {
-
-bool sameBits(const Tensor& a, const Tensor& b) {
-  return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
-}
 
 size_t filesIn(const std::filesystem::path& dir) {
   size_t n = 0;
@@ -36,10 +31,10 @@ TEST(TensorSpill, ATensorComesBackWithItsBitsAndItsMemoryIsFreedMeanwhile) {
     EXPECT_FALSE(t.defined()) << "the storage was not released";
     EXPECT_FALSE(i.defined());
     a.restore();  // explicitly
-    EXPECT_TRUE(sameBits(t, tRef));
+    EXPECT_TRUE(t.bitEqual(tRef));
     EXPECT_FALSE(a.spilled());
   }  // b by its destructor
-  EXPECT_TRUE(sameBits(i, iRef));
+  EXPECT_TRUE(i.bitEqual(iRef));
   EXPECT_EQ(filesIn(std::filesystem::temp_directory_path()), before);
 }
 

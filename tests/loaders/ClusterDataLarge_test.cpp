@@ -4,7 +4,6 @@
 // yields the same batches, bit for bit, as the graph as read.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <numeric>
 
 #include "data/OgbNodeDataset.h"
@@ -182,10 +181,6 @@ TEST(ClusterDataLarge, GivenPartitionIsChecked) {
 namespace gnn {
 namespace {
 
-bool sameBits(const Tensor& a, const Tensor& b) {
-  return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
-}
-
 // The features and the edge list parked while METIS runs (cora_gcn --loader cluster on a large graph): the
 // same partition, and both tensors back with the same bits, edgeIndex among them although METIS's input is
 // built from it.
@@ -205,8 +200,8 @@ TEST(ClusterDataLarge, TensorsSpilledWhileMetisRunsComeBackAndChangeNoPartition)
       ClusterData::partition(h.numNodes, h.edgeIndex, 8, 2, &cutB, {&h.x, &h.edgeIndex}, &spilled);
   EXPECT_EQ(parked, plain);
   EXPECT_EQ(cutB, cutA);
-  EXPECT_TRUE(sameBits(h.x, x));
-  EXPECT_TRUE(sameBits(h.edgeIndex, edges));
+  EXPECT_TRUE(h.x.bitEqual(x));
+  EXPECT_TRUE(h.edgeIndex.bitEqual(edges));
   EXPECT_EQ(spilled, static_cast<int64_t>(x.nbytes())) << "the features were not parked (or the edges were)";
   // Below TensorSpill's 64 MB floor nothing is parked: small graphs never touch the disk.
   const std::vector<int64_t> small =
