@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "data/ProcessTempRoot.h"
+
 namespace gnn {
 namespace {
 
@@ -25,7 +27,8 @@ std::string gzipBytes(const std::string& text) {
 }
 
 std::string file(const std::string& name, const std::string& bytes) {
-  const auto p = std::filesystem::temp_directory_path() / ("gnn_gz_" + std::to_string(getpid()) + "_" + name);
+  static const gnn::testing::ProcessTempRoot root("gnn_gz_");
+  const auto p = root.path() / name;
   std::ofstream(p, std::ios::binary) << bytes;
   return p.string();
 }

@@ -74,7 +74,9 @@ TEST_F(MappedReadAheadTest, AdviceChangesNoBatchBit) {
     }
     EXPECT_GT(batches, 300);
     EXPECT_GT(lo.readAhead->releasedBytes(), 0);
-    if (chunked) EXPECT_GT(lo.readAhead->willNeedBytes(), static_cast<int64_t>(fs::file_size(path_) / 2));
+    if (chunked) {
+      EXPECT_GT(lo.readAhead->willNeedBytes(), static_cast<int64_t>(fs::file_size(path_) / 2));
+    }
   }
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <unistd.h>
 
+#include "data/ProcessTempRoot.h"
+
 namespace gnn::testing {
 
 inline std::string sharedData(const std::string& rel) { return "/work/shared/data/" + rel; }
@@ -19,8 +21,10 @@ inline std::string moleculeData(const std::string& rel) {
   return std::filesystem::exists(shipped) ? shipped : sharedData(rel);
 }
 
+/// A fresh folder `name` inside this process's temporary folder (removed when the process exits).
 inline std::filesystem::path tempDir(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("gnn_mol_test_" + std::to_string(::getpid()) + "_" + name);
+  static const ProcessTempRoot root("gnn_mol_test_");
+  auto p = root.path() / name;
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;
