@@ -8,7 +8,10 @@ Each (row, seed) is one `molecule_property` run with the papers' hyper-parameter
 hidden, mean pooling, dropout 0.5, batch 32, Adam 1e-3, 100 epochs, scaffold split), --test-every-epoch (the test
 metric of every epoch goes to the log) and --json. It writes <out>/<row>-seed<k>.json (stdout; written as .part
 and renamed when the run succeeds), <row>-seed<k>.log.jsonl (--log) and <row>-seed<k>.err (stderr), and skips a
-(row, seed) whose .json exists, so the runs can be spread over sessions and machines. --epochs N other than 100
+(row, seed) whose .json exists, so the runs can be spread over sessions and machines. A run checkpoints after every
+epoch into <row>-seed<k>.ckpt/ (--checkpoint-dir, --resume): one stopped part way (killed, the machine shut down)
+continues from its last epoch when the same command is given again, with the same bits as a run never stopped;
+the folder is removed when the run ends. --epochs N other than 100
 is a smoke run: its files are <row>-epochs<N>-seed<k>.*, and the report marks it.
 
 Rows (docs/published-tables.md gives the sources and where our runs differ):
@@ -28,6 +31,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -103,7 +107,7 @@ def command(prog, row, seed, epochs, threads):
     return ([prog, "--data", data, "--target-cols", target, "--split", "scaffold", "--model", r["model"]] + r["extra"] +
             ["--layers", "5", "--hidden", "300", "--pool", "mean", "--dropout", "0.5", "--batch-size", "32", "--epochs",
              str(epochs), "--lr", "0.001", "--seed", str(seed), "--threads", str(threads), "--test-every-epoch", "--log",
-             s + ".log.jsonl", "--json"])
+             s + ".log.jsonl", "--json", "--checkpoint-dir", s + ".ckpt", "--resume"])
 
 
 def run_one(prog, out, row, seed, epochs, threads):
@@ -114,14 +118,36 @@ def run_one(prog, out, row, seed, epochs, threads):
         print(f"skip {s}: {final} exists", file=sys.stderr)
         return
     cmd = command(prog, row, seed, epochs, threads)
-    print(f"run {s}: {' '.join(cmd)}", file=sys.stderr)
+    ckpt = os.path.join(out, s + ".ckpt")
+    resuming = os.path.isdir(ckpt) and any(n.endswith(".ckpt") for n in os.listdir(ckpt))
+    print(f"{'resume' if resuming else 'run'} {s}: {' '.join(cmd)}", file=sys.stderr)
     part = final + ".part"
-    with open(part, "w") as stdout, open(os.path.join(out, s + ".err"), "w") as stderr:
+    # stderr appended: a resumed run's messages follow the stopped part's.
+    with open(part, "w") as stdout, open(os.path.join(out, s + ".err"), "a" if resuming else "w") as stderr:
         code = subprocess.run(cmd, stdout=stdout, stderr=stderr, cwd=out).returncode
     if code != 0:
         print(f"{os.path.basename(sys.argv[0])}: {s} exited with status {code} (see {s}.err)", file=sys.stderr)
         sys.exit(1)
     os.replace(part, final)
+    shutil.rmtree(ckpt, ignore_errors=True)
+
+
+def log_hours(log_path):
+    """Training hours the log records (each epoch's seconds, an epoch repeated after a resume counted once), or
+    None without a log: the final JSON's seconds cover only a resumed run's last part."""
+    seconds = {}
+    try:
+        with open(log_path) as f:
+            for line in f:
+                try:
+                    j = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(j.get("epoch"), int) and isinstance(j.get("seconds"), (int, float)):
+                    seconds[j["epoch"]] = j["seconds"]
+    except OSError:
+        return None
+    return sum(seconds.values()) / 3600 if seconds else None
 
 
 def last_epoch_test(log_path, epochs):
@@ -174,8 +200,11 @@ def summarise(out, row, epochs):
         t = last_epoch_test(os.path.join(out, name[:-len(".json")] + ".log.jsonl"), j.get("epochs", epochs))
         if t is not None:
             last.append(100 * t)
-        if "seconds" in j:
-            hours.append(j["seconds"] / 3600)
+        h = log_hours(os.path.join(out, name[:-len(".json")] + ".log.jsonl"))
+        if h is None and "seconds" in j:
+            h = j["seconds"] / 3600
+        if h is not None:
+            hours.append(h)
     return dict(seeds=sorted(seeds), best=best, last=last, hours=hours)
 
 

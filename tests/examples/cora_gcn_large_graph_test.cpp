@@ -1,6 +1,7 @@
 // cora_gcn on a generated ogbn-products-shaped graph (bench/ProductsLikeGraph.h) at 24,500 nodes and ~1.2M
 // directed edges, one tenth of the size docs/datasets.md measures: Cluster-GCN with the default flags separates
-// the planted classes in 20 epochs, with dense features, in bounded memory; and the feature layout flag.
+// the planted classes in 20 epochs, with dense features, in bounded memory; the feature layout and kept adjacency
+// flags.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -51,6 +52,23 @@ TEST(CoraGcnLargeGraph, FeatureLayoutIsSparseForBagOfWordsUnlessAsked) {
   EXPECT_NE(dense["loss_checksum"], sparse["loss_checksum"]);
   EXPECT_NEAR(dense["test_acc_mean"].get<double>(), sparse["test_acc_mean"].get<double>(), 0.05);
   gnn::testing::expectUsageError(gnn::testing::runProgram(kBin + " --feature-layout csr"), "--feature-layout");
+}
+
+// Keeping the whole graph's adjacency between evaluations changes memory and time, never a bit of the results;
+// auto keeps it only for graphs of 32M directed edges or more.
+TEST(CoraGcnLargeGraph, KeepingTheWholeGraphsAdjacencyChangesNoResult) {
+  const std::string run = "--loader cluster --clusters 8 --clusters-per-batch 2 --epochs 4";
+  nlohmann::json kept = runJson(run + " --keep-adjacency on");
+  nlohmann::json rebuilt = runJson(run + " --keep-adjacency off");
+  nlohmann::json chosen = runJson(run);
+  EXPECT_TRUE(kept["adjacency_kept"].get<bool>());
+  EXPECT_FALSE(rebuilt["adjacency_kept"].get<bool>());
+  EXPECT_FALSE(chosen["adjacency_kept"].get<bool>());  // Cora: 10,556 directed edges
+  for (const char* key : {"loss_checksum", "predictions_checksum", "param_checksum", "test_acc_mean"}) {
+    EXPECT_EQ(kept[key], rebuilt[key]) << key;
+    EXPECT_EQ(kept[key], chosen[key]) << key;
+  }
+  gnn::testing::expectUsageError(gnn::testing::runProgram(kBin + " --keep-adjacency yes"), "--keep-adjacency");
 }
 
 }  // namespace
