@@ -12,14 +12,17 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "data/RadiusGraph.h"
 #include "app/Program.h"
 #include "app/TrainingFlags.h"
+#include "gnn/ExecutionContext.h"
 #include "gnn/GCNConv.h"
 #include "gnn/Init.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
+#include "gnn/kernels/Gemm.h"
 
 using namespace gnn;
 
@@ -164,6 +167,52 @@ void BM_GinLinear(benchmark::State& st) {
                                             benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The same product with bfloat16 inputs (--precision bf16), and beside it the bare kernel: oneDNN's bfloat16
+// matmul on inputs already rounded, the three products of a forward and backward (Y = X W^T, gX = gY W,
+// gW = gY^T X) in two row halves on the cores: what the op would cost without its conversions and sums.
+void BM_GinLinearBf16(benchmark::State& st) {
+  Generator g(7);
+  Variable x(init::uniform({kGinNodes, kGinWidth}, -1, 1, g), true);
+  Variable w(init::uniform({2 * kGinWidth, kGinWidth}, -1, 1, g), true), b(init::uniform({2 * kGinWidth}, -1, 1, g), true);
+  Tensor seed = init::uniform({kGinNodes, 2 * kGinWidth}, -1, 1, g);
+  ExecutionContext& ctx = ExecutionContext::current();
+  const MatmulPrecision before = ctx.matmulPrecision();
+  ctx.setMatmulPrecision(MatmulPrecision::BFloat16);
+  for (auto _ : st) {
+    linear(x, w, b).backward(seed);
+    x.zeroGrad();
+    w.zeroGrad();
+    b.zeroGrad();
+  }
+  ctx.setMatmulPrecision(before);
+  st.counters["flops"] = benchmark::Counter(3 * 2.0 * kGinNodes * kGinWidth * 2 * kGinWidth,
+                                            benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_GinLinearBf16Kernel(benchmark::State& st) {
+  if (!kernels::bf16Supported()) {
+    st.SkipWithError("no bfloat16 matmul on this CPU");
+    return;
+  }
+  const int64_t M = kGinNodes, K = kGinWidth, N = 2 * kGinWidth, half = (M / 2 + 47) / 48 * 48;
+  std::vector<uint16_t> x(static_cast<size_t>(M * K), 0x3f80), w(static_cast<size_t>(N * K), 0x3f80),
+      gy(static_cast<size_t>(M * N), 0x3f80);
+  std::vector<float> y(static_cast<size_t>(M * N)), gx(static_cast<size_t>(M * K)), gw(static_cast<size_t>(2 * N * K));
+  for (auto _ : st) {
+    parallelFor(2, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t r0 = t * half, rows = std::min(M, r0 + half) - r0;
+        kernels::gemmBf16(false, true, rows, N, K, x.data() + r0 * K, K, w.data(), K, y.data() + r0 * N, N, false);
+        kernels::gemmBf16(false, false, rows, K, N, gy.data() + r0 * N, N, w.data(), K, gx.data() + r0 * K, K, false);
+        kernels::gemmBf16(true, false, N, K, rows, gy.data() + r0 * N, N, x.data() + r0 * K, K, gw.data() + t * N * K, K,
+                          false);
+      }
+    });
+    benchmark::DoNotOptimize(gw.data());
+  }
+  st.counters["flops"] = benchmark::Counter(3 * 2.0 * M * K * N, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // Graphormer's attention at the shapes of Graphormer-slim (80 hidden, 8 heads of 10; Ying et al. 2021) on a
 // batch of 64 molecules padded to 32 atoms: scores Q K^T, softmax with the spatial/edge bias and the padding
 // mask, and P V, forward and backward.
@@ -245,6 +294,8 @@ BENCHMARK(BM_GinEmbeddingBag)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GinReluMessageSum)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GinLayerNormRelu)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GinLinear)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_GinLinearBf16)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_GinLinearBf16Kernel)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AttentionScores)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AttentionSoftmax)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EdgeDistances)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -17,6 +17,7 @@ const char* dtypeName(DType d) {
     case DType::I64: return "int64";
     case DType::U8: return "uint8";
     case DType::F16: return "float16";
+    case DType::BF16: return "bfloat16";
   }
   return "?";
 }
@@ -29,6 +30,7 @@ size_t dtypeSize(DType d) {
     case DType::I64: return 8;
     case DType::U8: return 1;
     case DType::F16: return 2;
+    case DType::BF16: return 2;
   }
   return 0;
 }
@@ -110,6 +112,7 @@ double Tensor::at(int64_t i) const {
     case DType::I64: return static_cast<double>(data<int64_t>()[i]);
     case DType::U8: return data<uint8_t>()[i];
     case DType::F16: return static_cast<float>(data<Eigen::half>()[i]);
+    case DType::BF16: return static_cast<float>(data<Eigen::bfloat16>()[i]);
   }
   return 0;
 }
@@ -156,6 +159,7 @@ void convertFrom(const Src* s, Tensor& out) {
     case DType::I64: convertValues(s, out.data<int64_t>(), n); break;
     case DType::U8: convertValues(s, out.data<uint8_t>(), n); break;
     case DType::F16: convertValues(s, out.data<Eigen::half>(), n); break;
+    case DType::BF16: convertValues(s, out.data<Eigen::bfloat16>(), n); break;
   }
 }
 }  // namespace
@@ -170,6 +174,7 @@ Tensor Tensor::to(DType dtype) const {
     case DType::I64: convertFrom(data<int64_t>(), out); break;
     case DType::U8: convertFrom(data<uint8_t>(), out); break;
     case DType::F16: convertFrom(data<Eigen::half>(), out); break;
+    case DType::BF16: convertFrom(data<Eigen::bfloat16>(), out); break;
   }
   return out;
 }
@@ -182,6 +187,7 @@ void Tensor::fill(double value) {
     case DType::I64: flat<int64_t>().setConstant(static_cast<int64_t>(value)); break;
     case DType::U8: flat<uint8_t>().setConstant(static_cast<uint8_t>(value)); break;
     case DType::F16: flat<Eigen::half>().setConstant(Eigen::half(static_cast<float>(value))); break;
+    case DType::BF16: flat<Eigen::bfloat16>().setConstant(Eigen::bfloat16(static_cast<float>(value))); break;
   }
 }
 

@@ -21,7 +21,9 @@
 
 namespace gnn {
 
-enum class DType : uint8_t { F32 = 0, F64 = 1, I32 = 2, I64 = 3, U8 = 4, F16 = 5 };
+// F16 is the simulated IPU's storage type; BF16 holds matrix-product inputs rounded once for the bfloat16
+// products (gnn/MatmulPrecision.h), never arithmetic.
+enum class DType : uint8_t { F32 = 0, F64 = 1, I32 = 2, I64 = 3, U8 = 4, F16 = 5, BF16 = 6 };
 
 const char* dtypeName(DType d);
 size_t dtypeSize(DType d);
@@ -39,6 +41,8 @@ template <>
 constexpr DType dtypeOf<uint8_t>() { return DType::U8; }
 template <>
 constexpr DType dtypeOf<Eigen::half>() { return DType::F16; }
+template <>
+constexpr DType dtypeOf<Eigen::bfloat16>() { return DType::BF16; }
 
 using Shape = std::vector<int64_t>;
 std::string shapeString(const Shape& s);
@@ -196,6 +200,8 @@ decltype(auto) dispatchFloat(DType d, F&& f) {
       return f(static_cast<double*>(nullptr));
     case DType::F16:
       invalidArgument("float16 is a storage type here: cast to float32 for arithmetic (gnn::cast)");
+    case DType::BF16:
+      invalidArgument("bfloat16 holds matrix-product inputs only: cast to float32 for arithmetic");
     default:
       invalidArgument("expected a float32 or float64 tensor, got ", dtypeName(d));
   }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gnn/ExecutionContext.h"
+#include "gnn/Parallel.h"
 #include "gnn/kernels/BFloat16.h"
 #include "gnn/kernels/Gemm.h"
 #include "gnn/ops/RowBlocks.h"
@@ -20,10 +21,10 @@ T* scratch(size_t n, int slot) {
   return b.data();
 }
 
-// rows x K of op(A) starting at row r0, densely into out (row-major [rows, K]) as float or bfloat16; rows
-// past `valid` are zero (the padding of a last partial panel).
-template <class T>
-void gatherRows(const float* A, bool transA, int64_t lda, int64_t r0, int64_t valid, int64_t rows, int64_t K, T* out) {
+// rows x K of op(A) starting at row r0, densely into out (row-major [rows, K]) as float or bfloat16 (rounded
+// here, or already: S = uint16_t); rows past `valid` are zero (the padding of a last partial panel).
+template <class T, class S = float>
+void gatherRows(const S* A, bool transA, int64_t lda, int64_t r0, int64_t valid, int64_t rows, int64_t K, T* out) {
   for (int64_t i = 0; i < rows; ++i) {
     T* o = out + i * K;
     if (i >= valid) {
@@ -31,15 +32,15 @@ void gatherRows(const float* A, bool transA, int64_t lda, int64_t r0, int64_t va
       continue;
     }
     if (!transA) {
-      if constexpr (std::is_same_v<T, float>) {
+      if constexpr (std::is_same_v<T, S>) {
         std::copy(A + (r0 + i) * lda, A + (r0 + i) * lda + K, o);
       } else {
         kernels::toBf16Rows(A + (r0 + i) * lda, 1, K, lda, o);
       }
     } else {
       for (int64_t k = 0; k < K; ++k) {
-        const float v = A[k * lda + r0 + i];
-        if constexpr (std::is_same_v<T, float>) o[k] = v; else o[k] = kernels::toBf16(v);
+        const S v = A[k * lda + r0 + i];
+        if constexpr (std::is_same_v<T, S>) o[k] = v; else o[k] = kernels::toBf16(v);
       }
     }
   }
@@ -106,6 +107,52 @@ void gemmOnThread(bool transA, bool transB, int64_t M, int64_t N, int64_t K, con
   uint16_t* b = scratch<uint16_t>(static_cast<size_t>(bRows * bCols), 2);
   kernels::toBf16Rows(B, bRows, bCols, ldb, b);
   kernels::gemmBf16(transA, transB, M, N, K, a, aCols, b, bCols, C, ldc, false);
+}
+
+Tensor roundToBf16(const float* A, int64_t rows, int64_t cols, int64_t ld) {
+  Tensor out = Tensor::empty({rows, cols}, DType::BF16);
+  uint16_t* o = reinterpret_cast<uint16_t*>(out.data<Eigen::bfloat16>());
+  parallelFor(rows, grainFor(cols), [&](int64_t b, int64_t e) {
+    kernels::toBf16Rows(A + b * ld, e - b, cols, ld, o + b * cols);
+  });
+  return out;
+}
+
+const uint16_t* bf16Bits(const Tensor& t) {
+  GNN_CHECK_ARG(t.dtype() == DType::BF16, "expected a bfloat16 tensor, got ", dtypeName(t.dtype()));
+  return reinterpret_cast<const uint16_t*>(t.data<Eigen::bfloat16>());
+}
+
+// The bfloat16 branch of gemmRows with A and B rounded beforehand: whole panels straight from A (dense, so the
+// leading dimension is K as in gemmRows' copies), a last partial panel through a zero-padded copy.
+void gemmRowsBf16(float* C, int64_t M, int64_t N, int64_t K, const uint16_t* A, bool transA, const uint16_t* B,
+                  bool transB, const float* bias) {
+  if (M == 0 || N == 0) return;
+  const int64_t panel = kernels::kGemmPanelRows, bCols = transB ? K : N;
+  RowBlocks<float>(M, K, N).forEach([&](int64_t b, int64_t e) {
+    if (e <= b) return;
+    const int64_t whole = b + (e - b) / panel * panel;
+    auto product = [&](const uint16_t* a, float* out, int64_t rows) {
+      if (bias) fillBias(out, rows, N, N, bias);
+      kernels::gemmBf16(false, transB, rows, N, K, a, K, B, bCols, out, N, bias != nullptr);
+    };
+    auto viaCopy = [&](int64_t r0, int64_t valid, int64_t rows) {
+      float* out = valid == rows ? C + r0 * N : scratch<float>(static_cast<size_t>(rows * N), 0);
+      uint16_t* a = scratch<uint16_t>(static_cast<size_t>(rows * K), 1);
+      gatherRows<uint16_t, uint16_t>(A, transA, transA ? M : K, r0, valid, rows, K, a);
+      product(a, out, rows);
+      if (out != C + r0 * N) std::copy(out, out + valid * N, C + r0 * N);
+    };
+    if (whole > b) {
+      if (transA) viaCopy(b, whole - b, whole - b); else product(A + b * K, C + b * N, whole - b);
+    }
+    if (whole < e) viaCopy(whole, e - whole, panel);
+  });
+}
+
+void gemmOnThreadBf16(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda,
+                      const uint16_t* B, int64_t ldb, float* C, int64_t ldc) {
+  kernels::gemmBf16(transA, transB, M, N, K, A, lda, B, ldb, C, ldc, false);
 }
 
 }  // namespace gnn::ops

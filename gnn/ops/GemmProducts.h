@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "gnn/MatmulPrecision.h"
+#include "gnn/Tensor.h"
 
 namespace gnn::ops {
 
@@ -19,5 +20,21 @@ void gemmRows(float* C, int64_t M, int64_t N, int64_t K, const float* A, bool tr
 /// that split the work themselves (weight gradients summed over chunks of rows).
 void gemmOnThread(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                   const float* B, int64_t ldb, float* C, int64_t ldc);
+
+/// A [rows, cols] float32 matrix (row stride ld) rounded to bfloat16 (gnn/kernels/BFloat16.h) into a dense
+/// BF16 tensor, rows in parallel: for an input that several products use (linear's input serves its forward and
+/// its weight gradient; the output gradient both backward products), rounded once instead of once per product.
+Tensor roundToBf16(const float* A, int64_t rows, int64_t cols, int64_t ld);
+/// The raw bfloat16 bits of a BF16 tensor.
+const uint16_t* bf16Bits(const Tensor& t);
+
+/// gemmRows on inputs already rounded (dense BF16 data: A [M, K], or [K, M] when transA; B [K, N], or [N, K]
+/// when transB): the same kernel calls, and bits, as gemmRows in bfloat16 precision on their float32 originals.
+void gemmRowsBf16(float* C, int64_t M, int64_t N, int64_t K, const uint16_t* A, bool transA, const uint16_t* B,
+                  bool transB, const float* bias);
+
+/// gemmOnThread's bfloat16 product on inputs already rounded (leading dimensions given).
+void gemmOnThreadBf16(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda,
+                      const uint16_t* B, int64_t ldb, float* C, int64_t ldc);
 
 }  // namespace gnn::ops

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "gnn/ExecutionContext.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
 #include "gnn/ops/GemmProducts.h"
@@ -106,21 +107,26 @@ Tensor reduceTo(const Tensor& g, const Shape& bShape, Broadcast kind) {
 // chunks of rows (from the shapes only), partial products summed in chunk order, deterministic for any
 // thread count. The partials take at most 8 times out's size, so large outputs keep the row blocks.
 // With colSums: also the column sums of P (a bias gradient) into colSums [R], from the same chunks while they
-// are in cache.
+// are in cache. With P16 and Q16 (P and Q rounded to bfloat16 already, ops::roundToBf16): the bfloat16
+// products on them, the same kernel calls as rounding each chunk here.
 template <class T>
-void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q, Tensor* colSums = nullptr) {
+void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q, Tensor* colSums = nullptr,
+                       const Tensor* P16 = nullptr, const Tensor* Q16 = nullptr) {
   auto om = out.matrix<T>();
   auto pm = P.matrix<T>();
-  auto qm = Q.matrix<T>();
   const int64_t M = pm.rows(), R = om.rows(), C = om.cols();
   const int64_t chunk = evenChunk(M, std::max<int64_t>(256, (M + 8 * 32 - 1) / (8 * 32) * 32), 4);
   const int64_t chunks = (M + chunk - 1) / chunk;
+  const bool rounded = P16 && Q16;
   if (chunks < 2 || R >= 8 * 256 || R * C > (int64_t{1} << 21)) {
     if constexpr (std::is_same_v<T, float>) {
-      ops::gemmRows(out.data<T>(), R, C, M, P.data<T>(), true, R, Q.data<T>(), false, C, nullptr);
+      if (rounded)
+        ops::gemmRowsBf16(out.data<T>(), R, C, M, ops::bf16Bits(*P16), true, ops::bf16Bits(*Q16), false, nullptr);
+      else
+        ops::gemmRows(out.data<T>(), R, C, M, P.data<T>(), true, R, Q.data<T>(), false, C, nullptr);
     } else {
       auto pt = pm.transpose();
-      blockedProduct<T>(om, [&](int64_t s, int64_t n) { return pt.middleRows(s, n); }, qm);
+      blockedProduct<T>(om, [&](int64_t s, int64_t n) { return pt.middleRows(s, n); }, Q.matrix<T>());
     }
     if (colSums) *colSums = reduceTo<T>(P, {R}, Broadcast::Row);
     return;
@@ -131,10 +137,14 @@ void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q, Tensor* co
   parallelFor(chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t lo = c * chunk, n = std::min(M, lo + chunk) - lo;
-      if constexpr (std::is_same_v<T, float>)
-        ops::gemmOnThread(true, false, R, C, n, P.data<T>() + lo * R, R, Q.data<T>() + lo * C, C, part + c * R * C, C);
-      else
-        MatrixMap<T>(part + c * R * C, R, C).noalias() = pm.middleRows(lo, n).transpose() * qm.middleRows(lo, n);
+      if constexpr (std::is_same_v<T, float>) {
+        if (rounded)
+          ops::gemmOnThreadBf16(true, false, R, C, n, ops::bf16Bits(*P16) + lo * R, R, ops::bf16Bits(*Q16) + lo * C, C,
+                                part + c * R * C, C);
+        else
+          ops::gemmOnThread(true, false, R, C, n, P.data<T>() + lo * R, R, Q.data<T>() + lo * C, C, part + c * R * C, C);
+      } else
+        MatrixMap<T>(part + c * R * C, R, C).noalias() = pm.middleRows(lo, n).transpose() * Q.matrix<T>().middleRows(lo, n);
       if (colSums) {
         T* __restrict cs = partialSums.data<T>() + c * R;
         std::fill(cs, cs + R, T(0));
@@ -150,6 +160,35 @@ void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q, Tensor* co
     ops::sumChunkPartials(partialSums.data<T>(), chunks, R, colSums->data<T>());
   }
   ops::sumChunkPartials(part, chunks, R * C, out.data<T>());
+}
+
+// linear's backward in bfloat16 precision: its forward kept X and W rounded (X16 [M, K], W16 [N, K]); the output
+// gradient is rounded once for both products. The same kernel calls, and bits, as matmulNTBackward rounding
+// every operand of every product itself.
+void linearBf16Backward(const Tensor& X16, const Tensor& W16, const Tensor& gy, GradInput& x, GradInput& w,
+                        GradInput* bias) {
+  const int64_t M = gy.dim(0), N = gy.dim(1);
+  const bool withBias = bias && bias->requiresGrad();
+  if (!x.requiresGrad() && !w.requiresGrad()) {
+    if (withBias) bias->addGrad(reduceTo<float>(gy, {N}, Broadcast::Row).reshape(bias->shape()));
+    return;
+  }
+  const Tensor gy16 = ops::roundToBf16(gy.data<float>(), M, N, N);
+  if (x.requiresGrad()) {
+    const int64_t K = W16.dim(1);
+    Tensor gx = Tensor::empty(x.shape(), gy.dtype());
+    ops::gemmRowsBf16(gx.data<float>(), M, K, N, ops::bf16Bits(gy16), false, ops::bf16Bits(W16), false, nullptr);
+    x.addGrad(gx);
+  }
+  if (w.requiresGrad()) {
+    Tensor gw = Tensor::empty(w.shape(), gy.dtype());
+    Tensor gbias;
+    transposedProduct<float>(gw, gy, Tensor(), withBias ? &gbias : nullptr, &gy16, &X16);
+    w.addGrad(gw);
+    if (withBias) bias->addGrad(gbias.reshape(bias->shape()));
+  } else if (withBias) {
+    bias->addGrad(reduceTo<float>(gy, {N}, Broadcast::Row).reshape(bias->shape()));
+  }
 }
 
 // Gradients of Y = A B^T (A [M, K], B [N, K]) into a and b, for those that need them.
@@ -260,12 +299,23 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty({X.dim(0), W.dim(0)}, X.dtype());
     const int64_t M = X.dim(0), K = X.dim(1), N = W.dim(0);
-    if constexpr (std::is_same_v<T, float>)
-      ops::gemmRows(Y.data<T>(), M, N, K, X.data<T>(), false, K, W.data<T>(), true, K,
-                    hasBias ? bias.value().data<T>() : nullptr);
-    else
+    // bfloat16 precision: X and W rounded once, here, and kept rounded for the backward (half of float32's
+    // bytes), which would otherwise round them again.
+    Tensor X16, W16;
+    if constexpr (std::is_same_v<T, float>) {
+      if (ExecutionContext::current().matmulPrecision() == MatmulPrecision::BFloat16) {
+        X16 = ops::roundToBf16(X.data<T>(), M, K, K);
+        W16 = ops::roundToBf16(W.data<T>(), N, K, K);
+        ops::gemmRowsBf16(Y.data<T>(), M, N, K, ops::bf16Bits(X16), false, ops::bf16Bits(W16), true,
+                          hasBias ? bias.value().data<T>() : nullptr);
+      } else {
+        ops::gemmRows(Y.data<T>(), M, N, K, X.data<T>(), false, K, W.data<T>(), true, K,
+                      hasBias ? bias.value().data<T>() : nullptr);
+      }
+    } else {
       rowStableProduct<T>(Y.matrix<T>(), X.matrix<T>(), W.matrix<T>().transpose(),
                           hasBias ? bias.value().data<T>() : nullptr);
+    }
     std::vector<Variable> inputs{x, weight};
     if (hasBias) inputs.push_back(bias);
     const int64_t flops = 2 * M * K * N;
@@ -274,10 +324,16 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
                 static_cast<int64_t>(X.nbytes() + W.nbytes() + (hasBias ? bias.value().nbytes() : 0)),
                 static_cast<int64_t>(Y.nbytes()),
                 flops * (x.requiresGrad() + weight.requiresGrad()) + (biasGrad ? M * N : 0)};
+    const bool rounded = X16.defined();
     return Variable::record(info, Y, std::move(inputs),
-                            {weight.requiresGrad() ? X : Tensor(), x.requiresGrad() ? W : Tensor()},
-                            [](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
-                              matmulNTBackward<T>(saved[0], saved[1], gy, in[0], in[1], in.size() > 2 ? &in[2] : nullptr);
+                            {weight.requiresGrad() ? (rounded ? X16 : X) : Tensor(),
+                             x.requiresGrad() ? (rounded ? W16 : W) : Tensor()},
+                            [rounded](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+                              GradInput* b = in.size() > 2 ? &in[2] : nullptr;
+                              if constexpr (std::is_same_v<T, float>) {
+                                if (rounded) return linearBf16Backward(saved[0], saved[1], gy, in[0], in[1], b);
+                              }
+                              matmulNTBackward<T>(saved[0], saved[1], gy, in[0], in[1], b);
                             });
   });
 }

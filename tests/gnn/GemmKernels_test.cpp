@@ -140,6 +140,30 @@ TEST(GemmKernels, LinearInBFloat16IsFloat32WithinBFloat16Error) {
     EXPECT_EQ(std::memcmp(a.raw(), c.raw(), a.nbytes()), 0);
 }
 
+// linear rounds its input and weight to bfloat16 once in the forward, keeps them for the backward, and rounds the
+// output gradient once for both backward products; matmulNT rounds every operand of every product itself. The
+// same products either way, so the same bits: a last partial panel (M not a multiple of 48), the weight gradient
+// in one product (M = 100) and summed over chunks of rows (M = 300, 2,007), an input without a gradient.
+TEST(GemmKernels, LinearRoundsEachInputOnceWithTheBitsOfRoundingPerProduct) {
+  PrecisionScope precision(MatmulPrecision::BFloat16);
+  for (const int64_t M : {100, 300, 2007}) {
+    Generator g(static_cast<uint64_t>(M));
+    Tensor x = init::normal({M, 200}, 1.0, g, DType::F32), w = init::normal({96, 200}, 0.1, g, DType::F32);
+    Tensor seed = init::normal({M, 96}, 1.0, g, DType::F32);
+    for (const bool inputGrad : {true, false}) {
+      Variable X1(x.clone(), inputGrad), W1(w.clone(), true), X2(x.clone(), inputGrad), W2(w.clone(), true);
+      Variable viaLinear = linear(X1, W1, Variable()), viaMatmul = matmulNT(X2, W2);
+      viaLinear.backward(seed);
+      viaMatmul.backward(seed);
+      EXPECT_TRUE(viaLinear.value().bitEqual(viaMatmul.value())) << M;
+      EXPECT_TRUE(W1.grad().bitEqual(W2.grad())) << M;
+      if (inputGrad) {
+        EXPECT_TRUE(X1.grad().bitEqual(X2.grad())) << M;
+      }
+    }
+  }
+}
+
 TEST(GemmKernels, ReportsTheInstructionSet) {
   const std::string isa = kernels::gemmIsa();
   EXPECT_FALSE(isa.empty());

@@ -78,7 +78,9 @@ TEST(ClassBalance, LoaderBatchesKeepTheBalanceWithPadAndStream) {
         const int64_t n = static_cast<int64_t>(b.graphIndex.size()) - p;
         // pad and stream keep the sampler's alternation in every batch; plan packs by size (balanced per
         // epoch).
-        if (strategy != PackingStrategy::PlannedPack) EXPECT_LE(std::abs(p - n), 1) << epoch;
+        if (strategy != PackingStrategy::PlannedPack) {
+          EXPECT_LE(std::abs(p - n), 1) << epoch;
+        }
         pos += p;
         neg += n;
       }
