@@ -144,6 +144,16 @@ void curvesSection(const HtmlReportInput& in, Page& page) {
     page.body << "<p>No epoch was trained in this run (evaluation only): no learning curves.</p></section>\n";
     return;
   }
+  const std::vector<EpochRecord>& first = in.curves.front().epochs;
+  if (in.epochsBeforeRun > 0 && in.epochsBeforeRun <= static_cast<int64_t>(first.size())) {
+    const std::string n = std::to_string(first.front().epoch) + "-" + std::to_string(first[static_cast<size_t>(in.epochsBeforeRun) - 1].epoch);
+    if (in.evaluationOnly)
+      page.body << "<p>No epoch was trained in this run (evaluation only): the curves are those of the run that "
+                   "wrote its checkpoint (epochs " << n << ").</p>\n";
+    else
+      page.body << "<p>Epochs " << n << " were trained before this run continued from a checkpoint; the rest in "
+                   "this run.</p>\n";
+  }
   SvgPlot loss("Training loss", "epoch", "mean training loss per epoch");
   SvgPlot metric("Validation " + in.metricName + (anyTest ? " and test" : ""), "epoch", in.metricName);
   loss.setLegendCorner(SvgPlot::Corner::TopRight);

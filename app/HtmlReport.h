@@ -47,6 +47,10 @@ struct HtmlReportInput {
   /// The run's results, the object --json prints (data, split, sizes, metrics, threads, compute info).
   nlohmann::json results = nlohmann::json::object();
   std::vector<LearningCurve> curves;
+  /// How many of the first curve's epochs an earlier run trained (the checkpoint of a --load or --resume kept
+  /// them); the page says so. All of them for an evaluation-only run.
+  int64_t epochsBeforeRun = 0;
+  bool evaluationOnly = false;
   /// The set scored ("test", or "valid" when the split has no test molecule) and its predictions with the
   /// weights the run reports (an ensemble's mean; calibrated when a calibration was fitted); null: none.
   std::string predictedSet = "test";

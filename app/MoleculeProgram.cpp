@@ -452,6 +452,7 @@ class MoleculeRun {
   // --report-html: the epochs each model trained in this run, and the ensemble's test predictions before
   // its calibration (kept only for the report).
   std::vector<LearningCurve> curves_;
+  int64_t epochsBeforeRun_ = 0;  // of curves_[0]: trained by the run whose checkpoint this one continues
   std::optional<MoleculePredictions> ensembleTestUncalibrated_;
   std::string calibrationMethod_ = "none";
   OpProfiler profiler_;
@@ -893,31 +894,14 @@ void MoleculeRun::train() {
       if (!more) break;  // --time-budget spent
     }
   };
-  // The learning curves (--report-html): each trained epoch's loss and validation metric (the Trainer
-  // validates right after an epoch trains), and its test metric with --test-every-epoch.
-  curves_.push_back({"seed " + std::to_string(tf_.seed + curves_.size()), {}});
-  bool epochTrained = false, testPending = false;
-  auto trainEpoch = hooks.trainEpoch;
-  hooks.trainEpoch = [&, trainEpoch](int64_t epoch, int64_t skip) {
-    trainEpoch(epoch, skip);
-    epochTrained = true;
-  };
-  hooks.validate = [&] {
-    Evaluation e = evaluate(md_.split.valid, "valid");
-    testPending = epochTrained && tf_.testEveryEpoch;
-    if (epochTrained)
-      curves_.back().epochs.push_back({trainer.completedEpochs(), trainer.lastLoss(), e.metric, NAN});
-    epochTrained = false;
-    return e;
-  };
-  if (!md_.split.test.empty())
-    hooks.test = [&] {
-      Evaluation e = evaluate(md_.split.test, "test");
-      if (testPending) curves_.back().epochs.back().test = e.metric;
-      testPending = false;
-      return e;
-    };
+  hooks.validate = [&] { return evaluate(md_.split.valid, "valid"); };
+  if (!md_.split.test.empty()) hooks.test = [&] { return evaluate(md_.split.test, "test"); };
+  if (curves_.empty()) epochsBeforeRun_ = static_cast<int64_t>(trainer.curve().size());
   trainer.run(hooks);
+  // The learning curve (--report-html): the trainer's, with the epochs before a --load.
+  LearningCurve curve{"seed " + std::to_string(tf_.seed + curves_.size()), {}};
+  for (const TrainedEpoch& e : trainer.curve()) curve.epochs.push_back({e.epoch, e.loss, e.valid, e.test});
+  curves_.push_back(std::move(curve));
   if (s_.profile && prog_.primary()) {
     std::cerr << "per-op profile of " << steps_ << " training steps (forward and backward; optimizer not included)\n";
     profiler_.print(std::cerr);
@@ -1244,6 +1228,8 @@ void MoleculeRun::writeReport() {
   in.training = tf_.trainingIdentity();
   in.results = out_;
   in.curves = curves_;
+  in.epochsBeforeRun = epochsBeforeRun_;
+  in.evaluationOnly = evalValid_.has_value();
   in.dataset = md_.dataset.get();
   const bool test = !md_.split.test.empty();
   in.predictedSet = test ? "test" : "valid";

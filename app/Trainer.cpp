@@ -143,6 +143,10 @@ Checkpoint Trainer::checkpoint() const {
     ck.meta["trainer"]["loss_scaling"] = writeFields(program_->lossScaleState(), lossScaleFields());
   // The state a person looks for first, outside the nested object.
   ck.meta["epoch"] = completedEpochs_;
+  // The learning curve, for reports after a --load (JSON has no NaN: an epoch not tested holds null).
+  nlohmann::json curve = nlohmann::json::array();
+  for (const TrainedEpoch& e : curve_) curve.push_back({e.epoch, e.loss, e.valid, e.test});
+  ck.meta["curve"] = std::move(curve);
   return ck;
 }
 
@@ -188,6 +192,15 @@ void Trainer::resume(const Checkpoint& ck, const std::string& path) {
   } catch (const nlohmann::json::exception&) {
     throw std::runtime_error(path + ": trainer state '" + reading + "' = " + (readValue ? readValue->dump() : "?") +
                              " has the wrong type");
+  }
+  curve_.clear();
+  if (ck.meta.contains("curve") && ck.meta["curve"].is_array()) {
+    auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : NAN; };
+    for (const nlohmann::json& e : ck.meta["curve"]) {
+      if (!e.is_array() || e.size() != 4 || !e[0].is_number_integer())
+        throw std::runtime_error(path + ": learning curve entry " + e.dump() + " is not [epoch, loss, valid, test]");
+      curve_.push_back({e[0].get<int64_t>(), number(e[1]), number(e[2]), number(e[3])});
+    }
   }
   // Counts a run can reach; step_in_epoch is checked against the epoch's steps when run() knows them.
   for (const StateField& f : stateFields())
@@ -490,9 +503,11 @@ void Trainer::run(const Hooks& hooks) {
     } else {
       ++sinceImprovement_;
     }
+    curve_.push_back({epoch + 1, lastLoss_, v.metric, NAN});
     if (hooks.test && flags_.testEveryEpoch) {
       Evaluation t = hooks.test();
       line["test_" + metric_.name] = t.metric;
+      curve_.back().test = t.metric;
       if (improved) bestTest_ = {{"metric", t.metric}, {"details", t.details}};
     }
     const double evalSec = sw.ms() / 1000;

@@ -41,6 +41,13 @@
 
 namespace gnn::app {
 
+/// One trained epoch of a run's learning curve: its mean training loss, the validation metric after it and the
+/// test metric (--test-every-epoch; NaN when not evaluated).
+struct TrainedEpoch {
+  int64_t epoch = 0;
+  double loss = NAN, valid = NAN, test = NAN;
+};
+
 struct MetricSpec {
   std::string name;  // "mae", "rocauc", "acc"
   bool higherIsBetter = false;
@@ -105,6 +112,9 @@ class Trainer {
   int64_t bestEpoch() const { return bestEpoch_; }
   double bestValid() const { return bestValid_; }
   const nlohmann::json& bestTest() const { return bestTest_; }
+  /// Every epoch the run trained, in order, those before a --load / --resume included (kept in checkpoints;
+  /// a checkpoint written before curves were kept starts it at its epoch).
+  const std::vector<TrainedEpoch>& curve() const { return curve_; }
   double lastLoss() const { return lastLoss_; }
   /// FNV-1a over the bits of every step's loss since the run began (carried through --load).
   uint64_t lossChecksum() const { return lossChecksum_.value(); }
@@ -156,6 +166,7 @@ class Trainer {
   int64_t bestEpoch_ = 0, sinceImprovement_ = 0;
   double bestValid_ = NAN;
   nlohmann::json bestValidDetails_ = nlohmann::json::object(), bestTest_ = nlohmann::json::object();
+  std::vector<TrainedEpoch> curve_;
   bool stoppedEarly_ = false, resumed_ = false, budgetSpent_ = false, budgetCalibrated_ = false;
   std::string resumedFrom_;  // the checkpoint resume() read: errors about its state found later name it
   std::chrono::steady_clock::time_point runStart_;

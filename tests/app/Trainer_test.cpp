@@ -1,6 +1,8 @@
 #include "app/Trainer.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <unistd.h>
 
 #include <filesystem>
@@ -154,6 +156,20 @@ TEST(Trainer, ResumesEveryFieldAndContinuesToTheSameBits) {
   for (const char* key : {"epochs", "best_epoch", "valid_mae", "test_mae", "final_loss", "steps", "stopped_early",
                           "loss_checksum"})
     EXPECT_EQ(resumed.trainer->summary()[key], whole.trainer->summary()[key]) << key;
+  // Its learning curve holds the epochs trained before the checkpoint too: the uninterrupted run's.
+  const std::vector<TrainedEpoch>& ca = whole.trainer->curve();
+  const std::vector<TrainedEpoch>& cb = resumed.trainer->curve();
+  ASSERT_EQ(ca.size(), 3u);
+  ASSERT_EQ(cb.size(), ca.size());
+  for (size_t i = 0; i < ca.size(); ++i) {
+    EXPECT_EQ(ca[i].epoch, static_cast<int64_t>(i) + 1);
+    EXPECT_EQ(ca[i].valid, static_cast<double>(i) + 1);  // the validation hook returns the epoch
+    EXPECT_TRUE(std::isnan(ca[i].test));                 // tested once, after the last epoch
+    EXPECT_EQ(cb[i].epoch, ca[i].epoch);
+    EXPECT_EQ(cb[i].valid, ca[i].valid);
+    EXPECT_EQ(cb[i].loss, ca[i].loss) << i;
+    EXPECT_TRUE(std::isnan(cb[i].test));
+  }
   // And its final state is the uninterrupted run's, field for field.
   const std::string endA = (dir.path / "end_a.ckpt").string(), endB = (dir.path / "end_b.ckpt").string();
   whole.trainer->save(endA);
@@ -169,6 +185,7 @@ TEST(Trainer, TestsOnceAtTheEndUnlessAskedEveryEpoch) {
   TinyRun every(1, "", /*testEveryEpoch=*/true);
   every.run();
   EXPECT_EQ(every.testPasses, 3);  // epochs 1-3 (early stopping after 3)
+  for (const TrainedEpoch& e : every.trainer->curve()) EXPECT_EQ(e.test, 0.5) << e.epoch;
   EXPECT_EQ(every.trainer->summary()["test_mae"], once.trainer->summary()["test_mae"]);
   EXPECT_EQ(every.trainer->lossChecksum(), once.trainer->lossChecksum());
 }

@@ -219,11 +219,15 @@ TEST_F(HtmlReport, ClassificationPageHasRocAndPrCurves) {
   EXPECT_EQ(page.find("id=\"uncertainty\""), std::string::npos);  // one classifier, no calibration
 }
 
-TEST_F(HtmlReport, EvaluationOnlyPageScoresWithoutCurves) {
+// An evaluation-only run (--load, --epochs 0) trains nothing: its page shows the learning curves its checkpoint
+// kept, and says whose they are.
+TEST_F(HtmlReport, EvaluationOnlyPageScoresWithTheCheckpointsCurves) {
   const std::string page = readText(path("eval.html"));
   EXPECT_EQ(eval_.at("evaluation_only"), true);
-  EXPECT_NE(page.find("No epoch was trained in this run"), std::string::npos);
-  EXPECT_EQ(count(page, "<svg class=\"plot\""), 2);  // ROC and PR
+  EXPECT_NE(page.find("No epoch was trained in this run (evaluation only): the curves are those of the run that "
+                      "wrote its checkpoint (epochs 1-" + std::to_string(bbbp_.at("epochs").get<int64_t>()) + ")"),
+            std::string::npos);
+  EXPECT_EQ(count(page, "<svg class=\"plot\""), 4);  // the two curves, ROC and PR
   EXPECT_NE(page.find("ROC-AUC " + shown(eval_.at("test_rocauc").get<double>())), std::string::npos);
   EXPECT_EQ(eval_.at("test_rocauc"), bbbp_.at("test_rocauc"));
 }
