@@ -452,6 +452,16 @@ void Trainer::withBestWeights(const std::function<void()>& fn) {
   swapAll();
 }
 
+// The progress line of a finished epoch.
+std::string Trainer::epochSummary(int64_t epoch, double valid, bool improved, double seconds, double rate) const {
+  return "epoch " + std::to_string(epoch) +
+         (flags_.epochs == TrainingFlags::kEpochsUntilBudget ? std::string() : "/" + std::to_string(flags_.epochs)) +
+         "  loss " + num(lastLoss_, "%.5f") + "  valid " + metric_.name + " " + num(valid, "%.5f") +
+         (improved ? " *" : "  (best " + num(bestValid_, "%.5f") + " at epoch " + std::to_string(bestEpoch_) + ")") +
+         "  lr " + num(opt_.lr(), "%.3g") + "  " + num(seconds, "%.1f") + " s  " + num(rate, "%.0f") + " " + unit_ +
+         "/s";
+}
+
 void Trainer::run(const Hooks& hooks) {
   const int64_t spe = hooks.stepsPerEpoch ? hooks.stepsPerEpoch() : 0;
   spe_ = spe;
@@ -522,15 +532,7 @@ void Trainer::run(const Hooks& hooks) {
     line["eval_seconds"] = evalSec;
     line["samples_per_s"] = rate;
     log_.write(line);
-    progress_.endEpoch("epoch " + std::to_string(epoch + 1) +
-                       (flags_.epochs == TrainingFlags::kEpochsUntilBudget ? std::string()
-                                                                          : "/" + std::to_string(flags_.epochs)) +
-                       "  loss " +
-                       num(lastLoss_, "%.5f") + "  valid " + metric_.name + " " + num(v.metric, "%.5f") +
-                       (improved ? " *" : "  (best " + num(bestValid_, "%.5f") + " at epoch " +
-                                              std::to_string(bestEpoch_) + ")") +
-                       "  lr " + num(opt_.lr(), "%.3g") + "  " + num(sec, "%.1f") + " s  " + num(rate, "%.0f") + " " +
-                       unit_ + "/s");
+    progress_.endEpoch(epochSummary(epoch + 1, v.metric, improved, sec, rate));
     if (!flags_.checkpointDir.empty())
       saveToCheckpointDir();
     if (budgetSpent_) {

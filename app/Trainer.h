@@ -147,6 +147,7 @@ class Trainer {
   // A checkpoint in --checkpoint-dir (rank 0 writes it); its path.
   std::string saveToCheckpointDir() const;
   bool better(double a, double b) const;
+  std::string epochSummary(int64_t epoch, double valid, bool improved, double seconds, double rate) const;
 
   const Program& prog_;
   const TrainingFlags& flags_;
