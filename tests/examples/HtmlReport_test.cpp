@@ -114,6 +114,11 @@ class HtmlReport : public gnn::testing::SuiteScratchFolderTest<HtmlReport> {
                    false);
     ASSERT_EQ(r.code, 0) << r.out;
     eval_ = lastJson(r.out);
+    r = runExample("molecule_property",
+                   "--load " + path("bbbp.ckpt") + " --epochs 3 --threads 1 --quiet --json " +
+                       "--report-html " + path("continued.html"),
+                   false);
+    ASSERT_EQ(r.code, 0) << r.out;
     // 120 ESOL molecules under an odd file name and target column.
     std::ofstream odd(dir_ / kOddFile);
     odd << "smiles,\"" << std::regex_replace(kOddTarget, std::regex("\""), "\"\"") << "\"\n";
@@ -230,6 +235,15 @@ TEST_F(HtmlReport, EvaluationOnlyPageScoresWithTheCheckpointsCurves) {
   EXPECT_EQ(count(page, "<svg class=\"plot\""), 4);  // the two curves, ROC and PR
   EXPECT_NE(page.find("ROC-AUC " + shown(eval_.at("test_rocauc").get<double>())), std::string::npos);
   EXPECT_EQ(eval_.at("test_rocauc"), bbbp_.at("test_rocauc"));
+}
+
+// A run continued from a checkpoint plots the epochs before it too (the checkpoint keeps the curve).
+TEST_F(HtmlReport, ContinuedRunPlotsTheEpochsBeforeItsLoad) {
+  const std::string page = readText(path("continued.html"));
+  EXPECT_NE(page.find("Epochs 1-2 were trained before this run continued from a checkpoint"), std::string::npos);
+  const std::string loss = plotTitled(page, "Training loss");
+  ASSERT_FALSE(loss.empty());
+  EXPECT_EQ(attribute(loss, "data-points"), 3);  // epochs 1, 2 (the checkpoint's) and 3
 }
 
 TEST_F(HtmlReport, DataStringsAreEscaped) {
