@@ -239,8 +239,35 @@ def report(out, rows, epochs):
               f"{pm:.2f} ± {ps:.2f} | {r['protocol']} | {within(s['best'], r['published'])} / "
               f"{within(s['last'], r['published'])} | {'-' if hours is None else f'{hours:.2f}'} |")
     print()
+    for row in dict.fromkeys(runs_of(r) for r in rows):
+        for seed, epoch in unfinished(out, row, epochs):
+            print(f"- unfinished: {stem(row, seed, epochs)} at epoch {epoch} of {epochs} (the same command resumes it)")
     for source in dict.fromkeys(ROWS[row]["source"] for row in rows):
         print(f"- {source}")
+
+
+def unfinished(out, row, epochs):
+    """(seed, last logged epoch) of the runs of `row` stopped part way: a checkpoint folder and no final JSON."""
+    found = []
+    prefix = stem(row, 0, epochs).rsplit("seed0", 1)[0] + "seed"
+    for name in sorted(os.listdir(out)) if os.path.isdir(out) else []:
+        if not (name.startswith(prefix) and name.endswith(".ckpt")):
+            continue
+        tail = name[len(prefix):-len(".ckpt")]
+        if not tail.isdigit() or os.path.exists(os.path.join(out, name[:-len(".ckpt")] + ".json")):
+            continue
+        epoch = 0
+        try:
+            with open(os.path.join(out, name[:-len(".ckpt")] + ".log.jsonl")) as f:
+                for line in f:
+                    try:
+                        epoch = max(epoch, int(json.loads(line).get("epoch") or 0))
+                    except (json.JSONDecodeError, TypeError, ValueError, AttributeError):
+                        continue
+        except OSError:
+            pass
+        found.append((int(tail), epoch))
+    return sorted(found)
 
 
 def main():
