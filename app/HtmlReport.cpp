@@ -146,7 +146,8 @@ void curvesSection(const HtmlReportInput& in, Page& page) {
   }
   const std::vector<EpochRecord>& first = in.curves.front().epochs;
   if (in.epochsBeforeRun > 0 && in.epochsBeforeRun <= static_cast<int64_t>(first.size())) {
-    const std::string n = std::to_string(first.front().epoch) + "-" + std::to_string(first[static_cast<size_t>(in.epochsBeforeRun) - 1].epoch);
+    const int64_t last = first[static_cast<size_t>(in.epochsBeforeRun) - 1].epoch;
+    const std::string n = std::to_string(first.front().epoch) + "-" + std::to_string(last);
     if (in.evaluationOnly)
       page.body << "<p>No epoch was trained in this run (evaluation only): the curves are those of the run that "
                    "wrote its checkpoint (epochs " << n << ").</p>\n";

@@ -142,9 +142,12 @@ void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q, Tensor* co
           ops::gemmOnThreadBf16(true, false, R, C, n, ops::bf16Bits(*P16) + lo * R, R, ops::bf16Bits(*Q16) + lo * C, C,
                                 part + c * R * C, C);
         else
-          ops::gemmOnThread(true, false, R, C, n, P.data<T>() + lo * R, R, Q.data<T>() + lo * C, C, part + c * R * C, C);
-      } else
-        MatrixMap<T>(part + c * R * C, R, C).noalias() = pm.middleRows(lo, n).transpose() * Q.matrix<T>().middleRows(lo, n);
+          ops::gemmOnThread(true, false, R, C, n, P.data<T>() + lo * R, R, Q.data<T>() + lo * C, C, part + c * R * C,
+                            C);
+      } else {
+        MatrixMap<T>(part + c * R * C, R, C).noalias() =
+            pm.middleRows(lo, n).transpose() * Q.matrix<T>().middleRows(lo, n);
+      }
       if (colSums) {
         T* __restrict cs = partialSums.data<T>() + c * R;
         std::fill(cs, cs + R, T(0));
