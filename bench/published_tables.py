@@ -132,10 +132,10 @@ def run_one(prog, out, row, seed, epochs, threads):
     shutil.rmtree(ckpt, ignore_errors=True)
 
 
-def log_hours(log_path):
-    """Training hours the log records (each epoch's seconds, an epoch repeated after a resume counted once), or
-    None without a log: the final JSON's seconds cover only a resumed run's last part."""
-    seconds = {}
+def epoch_lines(log_path):
+    """The epoch lines of a run's --log (JSON objects with an integer "epoch"), unreadable lines skipped; None
+    when the log cannot be read."""
+    lines = []
     try:
         with open(log_path) as f:
             for line in f:
@@ -143,28 +143,35 @@ def log_hours(log_path):
                     j = json.loads(line)
                 except json.JSONDecodeError:
                     continue
-                if isinstance(j.get("epoch"), int) and isinstance(j.get("seconds"), (int, float)):
-                    seconds[j["epoch"]] = j["seconds"]
+                if isinstance(j, dict) and isinstance(j.get("epoch"), int):
+                    lines.append(j)
     except OSError:
         return None
+    return lines
+
+
+def log_hours(lines):
+    """Training hours the log's epoch lines record (each epoch's seconds, an epoch repeated after a resume counted
+    once), or None: the final JSON's seconds cover only a resumed run's last part."""
+    seconds = {j["epoch"]: j["seconds"] for j in lines or [] if isinstance(j.get("seconds"), (int, float))}
     return sum(seconds.values()) / 3600 if seconds else None
 
 
-def last_epoch_test(log_path, epochs):
-    """The test ROC-AUC the log holds for the last epoch (--test-every-epoch), or None."""
+def last_epoch_test(lines, epochs):
+    """The test ROC-AUC the log's epoch lines hold for the last epoch (--test-every-epoch), or None."""
     value = None
-    try:
-        with open(log_path) as f:
-            for line in f:
-                try:
-                    j = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if j.get("epoch") == epochs and "test_rocauc" in j:
-                    value = j["test_rocauc"]
-    except OSError:
-        return None
+    for j in lines or []:
+        if j["epoch"] == epochs and "test_rocauc" in j:
+            value = j["test_rocauc"]
     return value
+
+
+def seed_files(out, row, epochs, suffix):
+    """(seed, path without suffix) of the files <row>-seed<k><suffix> in `out`, by name."""
+    prefix = stem(row, 0, epochs).rsplit("seed0", 1)[0] + "seed"
+    for name in sorted(os.listdir(out)) if os.path.isdir(out) else []:
+        if name.startswith(prefix) and name.endswith(suffix) and name[len(prefix):-len(suffix)].isdigit():
+            yield int(name[len(prefix):-len(suffix)]), os.path.join(out, name[:-len(suffix)])
 
 
 def mean_std(xs):
@@ -181,26 +188,22 @@ def summarise(out, row, epochs):
     """Per row: the seeds with results, test ROC-AUC (%) at the best validation epoch and at the last epoch, hours
     per seed."""
     best, last, hours, seeds = [], [], [], []
-    prefix = stem(runs_of(row), 0, epochs).rsplit("seed0", 1)[0] + "seed"
-    for name in sorted(os.listdir(out)) if os.path.isdir(out) else []:
-        if not (name.startswith(prefix) and name.endswith(".json")):
-            continue
-        tail = name[len(prefix):-len(".json")]
-        if not tail.isdigit():
-            continue
+    for seed, base in seed_files(out, runs_of(row), epochs, ".json"):
         try:
-            with open(os.path.join(out, name)) as f:
+            with open(base + ".json") as f:
                 j = json.load(f)
         except (OSError, json.JSONDecodeError) as e:
-            print(f"{os.path.basename(sys.argv[0])}: {name}: unreadable ({e}); left out", file=sys.stderr)
+            print(f"{os.path.basename(sys.argv[0])}: {os.path.basename(base)}.json: unreadable ({e}); left out",
+                  file=sys.stderr)
             continue
-        seeds.append(int(tail))
+        seeds.append(seed)
         if "test_rocauc" in j:
             best.append(100 * j["test_rocauc"])
-        t = last_epoch_test(os.path.join(out, name[:-len(".json")] + ".log.jsonl"), j.get("epochs", epochs))
+        lines = epoch_lines(base + ".log.jsonl")
+        t = last_epoch_test(lines, j.get("epochs", epochs))
         if t is not None:
             last.append(100 * t)
-        h = log_hours(os.path.join(out, name[:-len(".json")] + ".log.jsonl"))
+        h = log_hours(lines)
         if h is None and "seconds" in j:
             h = j["seconds"] / 3600
         if h is not None:
@@ -248,26 +251,8 @@ def report(out, rows, epochs):
 
 def unfinished(out, row, epochs):
     """(seed, last logged epoch) of the runs of `row` stopped part way: a checkpoint folder and no final JSON."""
-    found = []
-    prefix = stem(row, 0, epochs).rsplit("seed0", 1)[0] + "seed"
-    for name in sorted(os.listdir(out)) if os.path.isdir(out) else []:
-        if not (name.startswith(prefix) and name.endswith(".ckpt")):
-            continue
-        tail = name[len(prefix):-len(".ckpt")]
-        if not tail.isdigit() or os.path.exists(os.path.join(out, name[:-len(".ckpt")] + ".json")):
-            continue
-        epoch = 0
-        try:
-            with open(os.path.join(out, name[:-len(".ckpt")] + ".log.jsonl")) as f:
-                for line in f:
-                    try:
-                        epoch = max(epoch, int(json.loads(line).get("epoch") or 0))
-                    except (json.JSONDecodeError, TypeError, ValueError, AttributeError):
-                        continue
-        except OSError:
-            pass
-        found.append((int(tail), epoch))
-    return sorted(found)
+    return [(seed, max((j["epoch"] for j in epoch_lines(base + ".log.jsonl") or []), default=0))
+            for seed, base in seed_files(out, row, epochs, ".ckpt") if not os.path.exists(base + ".json")]
 
 
 def main():

@@ -131,8 +131,7 @@ SeedRun trainOnce(const app::Program& prog, const app::TrainingFlags& tf, const 
   NodeGCNOptions mo;
   mo.dropout = cfg.dropout;
   // Cluster-GCN: every step sees another subgraph, so no batch's normalised adjacency is kept past its forward;
-  // the whole graph's, which every evaluation comes back to, is (about 8 bytes per edge: 1 GB and 7 s to build
-  // at ogbn-products' size; the partition's peak is higher).
+  // the whole graph's, which every evaluation comes back to, may be (--keep-adjacency, kKeepAdjacencyFromEdges).
   mo.cached = clusters == nullptr;
   NodeGCN net(ds.graph.x.dim(1), cfg.hidden, ds.numClasses, initGen, mo);
   if (clusters && keepsAdjacency(cfg.keepAdjacency, ds.graph.edgeIndex.dim(1)))
