@@ -86,6 +86,21 @@ StageCost stageCost(const ModelProfile& m, int64_t first, int64_t last, bool sen
   }
   sc.compute += fwdCompute;
   sc.exchange += fwdExchange;
+  // Gradient accumulation: PopART's Adam/SGD decomposition (popart `patterns/adamdecompose.cpp`) adds to each weight's
+  // accumulator an AccumulateOp that runs every micro-batch, in the backward, while the optimizer's own ops run once
+  // per update; the accumulator is float32 (PopTorch's `accum_type` default). One op per weight tensor reading the
+  // gradient and the accumulator and writing the accumulator; without accumulation there is none.
+  if (m.training && o.gradientAccumulation > 1) {
+    double tensors = 0, params = 0;
+    for (int64_t b = first; b < last; ++b) {
+      tensors += static_cast<double>(m.blocks[static_cast<size_t>(b)].parameterTensors);
+      params += static_cast<double>(m.blocks[static_cast<size_t>(b)].parameters);
+    }
+    const double gradBytes = o.precision == Precision::FP16 ? 2.0 : 4.0;
+    sc.accumulate = (tensors * spec.opCycles + params * (gradBytes + 8.0) / spec.elementwiseBytesPerCycle) / spec.clockHz;
+    sc.backward += sc.accumulate;
+    sc.compute += sc.accumulate;
+  }
   if (m.training && o.recompute) {
     sc.recompute = sc.forward;  // the forward runs again in the backward
     sc.compute += fwdCompute;
@@ -245,14 +260,21 @@ void allReduceCost(const std::vector<int64_t>& params, const UpdateShape& u, con
 }
 
 // Optimizer: element-wise over the stage's weights, reading weight, gradient and state and writing weight and
-// state (fp32); offloaded state crosses the streaming-memory link twice; RTS updates 1/R of the elements.
-void optimizerCost(const ModelProfile& m, const std::vector<int64_t>& params, const UpdateShape& u, const IpuOptions& o,
-                   const IpuSpec& spec, CostPlan& c) {
+// state (fp32); offloaded state crosses the streaming-memory link twice; RTS updates 1/R of the elements. PopART
+// runs it as ops per weight tensor (adamdecompose.cpp: one per state tensor, the updater term and the weight's
+// update, and with accumulation the accumulator's reset), each paying the fixed cost of an op.
+void optimizerCost(const ModelProfile& m, const StageBlocks& stages, const std::vector<int64_t>& params,
+                   const UpdateShape& u, const IpuOptions& o, const IpuSpec& spec, CostPlan& c) {
   const double stateBytes = 4.0 * static_cast<double>(m.optimizerStateTensors) + (u.fp16 ? 4.0 : 0.0);
+  const double opsPerTensor = static_cast<double>(m.optimizerStateTensors) + 2.0 + (u.G > 1 ? 1.0 : 0.0);
   for (int64_t s = 0; s < u.P; ++s) {
     double w = static_cast<double>(params[static_cast<size_t>(s)]);
     if (o.replicatedTensorSharding) w /= static_cast<double>(u.R);
-    double t = (w * (3.0 * 4.0 + 2.0 * stateBytes) / spec.elementwiseBytesPerCycle + spec.opCycles) / spec.clockHz;
+    double tensors = 0;
+    for (int64_t b = stages[static_cast<size_t>(s)].first; b < stages[static_cast<size_t>(s)].second; ++b)
+      tensors += static_cast<double>(m.blocks[static_cast<size_t>(b)].parameterTensors);
+    const double ops = std::max(1.0, tensors * opsPerTensor);
+    double t = (w * (3.0 * 4.0 + 2.0 * stateBytes) / spec.elementwiseBytesPerCycle + ops * spec.opCycles) / spec.clockHz;
     if (o.offloadOptimizer || u.phased) t += 2.0 * w * stateBytes / spec.streamingBytesPerSecond;
     c.optimizerSeconds = u.phased ? c.optimizerSeconds + t : std::max(c.optimizerSeconds, t);
   }
@@ -291,7 +313,7 @@ CostPlan planCost(const ModelProfile& m, const StageBlocks& stages, const IpuOpt
   }
   playSchedule(m, stages, params, u, o, spec, c);
   if (m.training && u.R > 1) allReduceCost(params, u, o, spec, c);
-  if (m.training) optimizerCost(m, params, u, o, spec, c);
+  if (m.training) optimizerCost(m, stages, params, u, o, spec, c);
   // Host: the update's micro-batches arrive on the first stage's IPU (integer features, 8-bit with --eight-bit-io,
   // and indices; later stages receive the indices and masks at the same time, in parallel, on their own links),
   // plus the host round trip once per host request.

@@ -31,6 +31,7 @@ struct StageCost {
   double forward = 0, backward = 0, recompute = 0;  // seconds per micro-batch
   double compute = 0, exchange = 0;                 // of forward + backward + recompute: by op class
   double copyOut = 0;                               // activations to the next stage (and gradients back)
+  double accumulate = 0;  // of backward: adding the weights' gradients to their accumulators (accumulation > 1)
   double busy = 0;                                  // per update: all its tasks
 };
 

@@ -97,12 +97,32 @@ TEST(CostModel, TwoStagePipelineOneMicroBatchByHand) {
   const CostPlan c = planCost(m, {{0, 1}, {1, 2}}, one, s, 8);
   EXPECT_NEAR(c.stages[0].copyOut, copy, 1e-12);
   EXPECT_NEAR(c.pipelineSeconds, 2 * f + 2 * b + 2 * copy, 1e-12);
-  // Pipelined with 2 micro-batches: the stages overlap; the bubble is what the busiest stage waits.
+  // Pipelined with 2 micro-batches: the stages overlap; the bubble is what the busiest stage waits. Each backward
+  // also adds the stage's one weight gradient (1,000 parameters) to its float32 accumulator: one op reading the
+  // gradient and the accumulator, writing the accumulator.
+  const double acc = (s.opCycles + 1000.0 * 12 / s.elementwiseBytesPerCycle) / s.clockHz;
   const CostPlan p = planCost(m, {{0, 1}, {1, 2}}, o, s, 8);
-  EXPECT_NEAR(p.stages[0].busy, 2 * (f + b), 1e-12);
-  EXPECT_GE(p.pipelineSeconds, 2 * (f + b) + f + copy - 1e-12);  // stage 1 cannot start before F0 and its copy
+  EXPECT_NEAR(p.stages[0].accumulate, acc, 1e-12);
+  EXPECT_NEAR(p.stages[0].backward, b + acc, 1e-12);
+  EXPECT_NEAR(p.stages[0].busy, 2 * (f + b + acc), 1e-12);
+  EXPECT_GE(p.pipelineSeconds, 2 * (f + b + acc) + f + copy - 1e-12);  // stage 1 waits for F0 and its copy
   EXPECT_NEAR(p.split.bubble, p.pipelineSeconds - p.stages[p.bottleneckStage].busy, 1e-12);
   EXPECT_LT(p.utilisation, 1.0);
+}
+
+TEST(CostModel, AccumulationAndTheOptimizerAreOpsPerWeightTensor) {
+  // PopART's Adam (adamdecompose.cpp): per weight tensor, with accumulation, an accumulate op every micro-batch, and
+  // once per update one op per state tensor (2), the updater term, the weight's update and the accumulator's reset.
+  const IpuSpec s = IpuSpec::mk2();
+  ModelProfile m = uniform(1, 1000000, 1000, 1000000, 0, 10);
+  m.blocks[0].parameterTensors = 10;  // the same parameters in 10 tensors
+  const CostPlan one = planCost(m, {{0, 1}}, opts(1, 1), s, 8);
+  const CostPlan four = planCost(m, {{0, 1}}, opts(1, 4), s, 8);
+  EXPECT_EQ(one.stages[0].accumulate, 0);  // no accumulator without accumulation
+  EXPECT_NEAR(four.stages[0].accumulate, (10 * s.opCycles + 1e6 * 12 / s.elementwiseBytesPerCycle) / s.clockHz, 1e-12);
+  const double bytes = 1e6 * (3 * 4 + 2 * 8) / s.elementwiseBytesPerCycle;
+  EXPECT_NEAR(one.optimizerSeconds, (bytes + 10 * 4 * s.opCycles) / s.clockHz, 1e-12);
+  EXPECT_NEAR(four.optimizerSeconds, (bytes + 10 * 5 * s.opCycles) / s.clockHz, 1e-12);
 }
 
 TEST(CostModel, AllReduceByHandAndMonotone) {

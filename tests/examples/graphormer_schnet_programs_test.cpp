@@ -129,7 +129,7 @@ TEST_F(ModelPrograms, GraphormerSlimFp16MaeIsWithinFivePercentOfFp32) {
 // accumulation 32, 4 replicas x 4 pipelined stages split at layers/1, layers/5, layers/8 on 16 IPUs, PopTorch's
 // default recomputation when pipelining; measured about 15,500 samples/s training and 41,300 inference (4 replicas,
 // 32 device iterations); the notes' memory profile has it over the limit on fewer IPUs, so it does not fit one.
-// The bar: the same answers on fitting and samples/s within 2x. Nothing in the models was fitted to these
+// The bar: the same answers on fitting and samples/s within 1.5x. Nothing in the models was fitted to these
 // figures (docs/device.md, "Checked against a published figure").
 TEST_F(ModelPrograms, PlanOfThePublishedGraphormerIpuConfigurationMatchesItsMeasurement) {
   const std::string port = "--model base --device ipu --ipu mk2 --batch-size 28 --multi-hop-max-dist 20 --quiet ";
@@ -144,8 +144,8 @@ TEST_F(ModelPrograms, PlanOfThePublishedGraphormerIpuConfigurationMatchesItsMeas
   EXPECT_TRUE(train["fits"].get<bool>());
   EXPECT_EQ(train["num_ipus"], 16);
   const double trainRatio = train["estimated_samples_per_s"].get<double>() / 15500;
-  EXPECT_GT(trainRatio, 0.5);
-  EXPECT_LT(trainRatio, 2.0);
+  EXPECT_GT(trainRatio, 1 / 1.5);
+  EXPECT_LT(trainRatio, 1.5);
   // Inference has no weight update (PopTorch refuses accumulation there) and plans only on the simulated IPU.
   expectUsageError(runExample("pcqm4m_graphormer", "--device ipu --plan-inference --grad-accum 2"),
                    "gradient accumulation (2) is only for training");
@@ -155,8 +155,8 @@ TEST_F(ModelPrograms, PlanOfThePublishedGraphormerIpuConfigurationMatchesItsMeas
   EXPECT_EQ(infer["program"], "inference");
   EXPECT_EQ(train["program"], "training");
   const double inferRatio = infer["estimated_samples_per_s"].get<double>() / 41300;
-  EXPECT_GT(inferRatio, 0.5);
-  EXPECT_LT(inferRatio, 2.0);
+  EXPECT_GT(inferRatio, 1 / 1.5);
+  EXPECT_LT(inferRatio, 1.5);
   std::printf("estimate / measurement: training %.2f, inference %.2f\n", trainRatio, inferRatio);
   // One IPU: out of memory at compile time (exit 3), with the changes that would fit.
   const nlohmann::json one = plan("--grad-accum 32 --recompute --plan-only", "one.json", 3);
