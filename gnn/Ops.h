@@ -184,8 +184,9 @@ Variable graphAttentionBias(const Variable& pairBias, const Variable& tokenBias)
 ///   out[p] = (sum_k a_pk W_k) / clamp(spatialPos[p], 1, K)        -> [P, H]
 /// with table [V, H], hopWeights W [K, H, H], edgeInput int64 [..., K', Fe] of P pairs (K' >= K: the first K
 /// hops are read), spatialPos int64 with P elements (the pair's hop distance; padding -1 divides by 1, as
-/// Graphormer's). Without the [P, K, Fe, H] gathers and [K, P, H] products: one pass per pair, and a backward
-/// that recomputes a_pk from the table.
+/// Graphormer's). Without the [P, K, Fe, H] gathers and [K, P, H] products: the [K, V, H] products of the
+/// table with each W_k once, then per pair a sum of K x Fe of their rows; the backward scatters each pair's
+/// gradient into those products' rows and takes the table's and W's gradients from them.
 Variable multiHopEdgeBias(const Variable& table, const Variable& hopWeights, const Tensor& edgeInput,
                           const Tensor& spatialPos);
 

@@ -3,6 +3,7 @@
 // Transformers Really Perform Bad for Graph Representation?", NeurIPS 2021, and its code (graphormer/modules/
 // graphormer_layers.py), whose semantics these follow.
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include "gnn/Ops.h"
@@ -11,23 +12,6 @@
 
 namespace gnn {
 namespace {
-
-// Hop k of a pair, in multiHopEdgeBias: a = the mean of the table rows of its Fe features (`hop` points at
-// them; -1 = none, counted as a zero row). Returns false, a all zero, when the hop is absent.
-template <class T>
-bool hopMean(T* a, const T* table, int64_t H, const int64_t* hop, int64_t Fe) {
-  std::fill(a, a + H, T(0));
-  bool any = false;
-  for (int64_t f = 0; f < Fe; ++f) {
-    if (hop[f] < 0) continue;
-    any = true;
-    const T* row = table + hop[f] * H;
-    for (int64_t c = 0; c < H; ++c) a[c] += row[c];
-  }
-  if (any)
-    for (int64_t c = 0; c < H; ++c) a[c] /= static_cast<T>(Fe);
-  return any;
-}
 
 // Graphormer's path length divisor: the hop distance clamped to [1, K] (padding -1 and the diagonal's 0 give
 // 1, the unreachable 510 gives K).
@@ -217,35 +201,70 @@ Variable multiHopEdgeBias(const Variable& table, const Variable& hopWeights, con
                 P, " elements (one per pair of edgeInput ", shapeString(edgeInput.shape()), "), got ",
                 dtypeName(spatialPos.dtype()), " ", shapeString(spatialPos.shape()));
   const int64_t* ei = edgeInput.data<int64_t>();
-  for (int64_t n = 0; n < edgeInput.numel(); ++n)
-    GNN_CHECK_ARG(ei[n] >= -1 && ei[n] < V, "multiHopEdgeBias: edgeInput value ", ei[n], " at pair ",
-                  n / (Kin * Fe), " hop ", (n / Fe) % Kin, " feature ", n % Fe, " is outside [-1, ", V, ")");
+  // edgeInput is the largest input (P x K' x Fe int64: 7 MB for 64 molecules of 30 atoms over 5 hops), so its
+  // values are checked in the forward's own pass over it (out-of-range values are skipped there, never read
+  // through), and the offending element is looked for, and reported, only when that pass saw one.
+  const auto reportBadValue = [&] {
+    for (int64_t n = 0; n < edgeInput.numel(); ++n)
+      GNN_CHECK_ARG(ei[n] >= -1 && ei[n] < V, "multiHopEdgeBias: edgeInput value ", ei[n], " at pair ",
+                    n / (Kin * Fe), " hop ", (n / Fe) % Kin, " feature ", n % Fe, " is outside [-1, ", V, ")");
+  };
+  // Hops at or beyond K are not read below; their values are checked here (Kin > K only).
+  for (int64_t pair = 0; Kin > K && pair < P; ++pair)
+    for (int64_t n = (pair * Kin + K) * Fe; n < (pair + 1) * Kin * Fe; ++n)
+      if (ei[n] < -1 || ei[n] >= V) reportBadValue();
   const int64_t* sp = spatialPos.data<int64_t>();
   return dispatchFloat(E.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
+    // Linear in the table rows: sum_k mean_f(E[h_kf]) W_k = (1 / Fe) sum_k sum_f (E W_k)[h_kf]. So the V x K
+    // products E W_k are formed once ([K, V, H], small: V is the edge vocabulary) and each pair only adds K x Fe
+    // of their rows, instead of a mean and an H x H product per hop.
+    Tensor EW = Tensor::empty({K, V, H}, E.dtype());
+    {
+      const T* ep = E.data<T>();
+      const T* wp = W.data<T>();
+      T* ew = EW.data<T>();
+      parallelFor(K * V, grainFor(H * H), [&](int64_t b, int64_t e) {
+        for (int64_t kv = b; kv < e; ++kv) {
+          const int64_t k = kv / V, v = kv % V;
+          const T* er = ep + v * H;
+          const T* wk = wp + k * H * H;
+          T* out = ew + kv * H;
+          std::fill(out, out + H, T(0));
+          for (int64_t i = 0; i < H; ++i)
+            for (int64_t c = 0; c < H; ++c) out[c] += er[i] * wk[i * H + c];
+        }
+      });
+    }
     Tensor Y = Tensor::empty({P, H}, E.dtype());
-    const T* ep = E.data<T>();
-    const T* wp = W.data<T>();
+    const T* ew = EW.data<T>();
     T* yp = Y.data<T>();
-    parallelFor(P, grainFor(K * (2 * H * H + Fe * H)), [&](int64_t b, int64_t e) {
-      std::vector<T> a(static_cast<size_t>(H));
+    std::atomic<bool> bad{false};
+    parallelFor(P, grainFor(K * Fe * H), [&](int64_t b, int64_t e) {
       for (int64_t pair = b; pair < e; ++pair) {
-        T* out = yp + pair * H;
+        T* __restrict out = yp + pair * H;
         std::fill(out, out + H, T(0));
         for (int64_t k = 0; k < K; ++k) {
-          if (!hopMean(a.data(), ep, H, ei + (pair * Kin + k) * Fe, Fe)) continue;
-          const T* wk = wp + k * H * H;  // out += a W_k: row i of W_k times a_i
-          for (int64_t i = 0; i < H; ++i)
-            for (int64_t c = 0; c < H; ++c) out[c] += a[i] * wk[i * H + c];
+          const int64_t* hop = ei + (pair * Kin + k) * Fe;
+          for (int64_t f = 0; f < Fe; ++f) {
+            const int64_t v = hop[f];
+            if (v < 0 || v >= V) {  // -1: no feature; anything else outside [0, V): reported below
+              if (v != -1) bad.store(true, std::memory_order_relaxed);
+              continue;
+            }
+            const T* __restrict row = ew + (k * V + v) * H;
+            for (int64_t c = 0; c < H; ++c) out[c] += row[c];
+          }
         }
-        const T div = static_cast<T>(hopDivisor(sp[pair], K));
+        const T div = static_cast<T>(Fe) * static_cast<T>(hopDivisor(sp[pair], K));
         for (int64_t c = 0; c < H; ++c) out[c] /= div;
       }
     });
+    if (bad.load()) reportBadValue();
     const int64_t elem = static_cast<int64_t>(sizeof(T));
-    OpInfo info{"multiHopEdgeBias", P * K * (2 * H * H + Fe * H),
+    OpInfo info{"multiHopEdgeBias", K * V * H * H + P * K * Fe * H,
                 static_cast<int64_t>(edgeInput.nbytes() + spatialPos.nbytes() + E.nbytes() + W.nbytes()),
-                P * H * elem, P * K * (4 * H * H + 2 * Fe * H)};
+                P * H * elem, P * K * Fe * H + 2 * K * V * H * H};
     return Variable::record(
         info, Y, {table, hopWeights}, {E, W, edgeInput, spatialPos},
         [P, H, K, V, Kin, Fe](const Tensor& gy, std::vector<GradInput>& in,
@@ -256,20 +275,19 @@ Variable multiHopEdgeBias(const Variable& table, const Variable& hopWeights, con
           const int64_t* sp = saved[3].data<int64_t>();
           const T* g = gy.data<T>();
           const bool needTable = in[0].requiresGrad(), needW = in[1].requiresGrad();
-          // Fixed chunks of pairs (at most 16, from the shapes), each with its own partial table and hop
-          // weight gradients, summed in chunk order: the same bits for any thread count.
-          const int64_t chunk = std::max(grainFor(K * (4 * H * H + 2 * Fe * H)), (P + 15) / 16);
+          // S[k, v] = sum over the pairs' hops k with a feature v of u = dy / (Fe x divisor): the gradient of
+          // the [K, V, H] products E W_k. Fixed chunks of pairs (at most 8, from the shapes) each fill their
+          // own S, summed in chunk order: the same bits for any thread count.
+          const int64_t chunk = std::max(grainFor(K * Fe * H), (P + 7) / 8);
           const int64_t chunks = std::max<int64_t>(1, (P + chunk - 1) / chunk);
-          const int64_t tableWidth = needTable ? V * H : 0,
-                        width = std::max<int64_t>(1, tableWidth + (needW ? K * H * H : 0));
+          const int64_t width = K * V * H;
           Tensor partial = Tensor::zeros({chunks, width}, gy.dtype());
           T* part = partial.data<T>();
           parallelFor(P, chunk, [&](int64_t b, int64_t e) {
-            T* gt = part + (b / chunk) * width;  // [V, H] table gradient
-            T* gw = gt + tableWidth;             // [K, H, H] hop weight gradient
-            std::vector<T> a(static_cast<size_t>(H)), u(static_cast<size_t>(H)), ga(static_cast<size_t>(H));
+            T* s = part + (b / chunk) * width;
+            std::vector<T> u(static_cast<size_t>(H));
             for (int64_t pair = b; pair < e; ++pair) {
-              const T div = static_cast<T>(hopDivisor(sp[pair], K));
+              const T div = static_cast<T>(Fe) * static_cast<T>(hopDivisor(sp[pair], K));
               bool any = false;
               for (int64_t c = 0; c < H; ++c) {
                 u[c] = g[pair * H + c] / div;
@@ -278,38 +296,52 @@ Variable multiHopEdgeBias(const Variable& table, const Variable& hopWeights, con
               if (!any) continue;  // masked pairs: nothing flows back
               for (int64_t k = 0; k < K; ++k) {
                 const int64_t* hop = ei + (pair * Kin + k) * Fe;
-                if (!hopMean(a.data(), ep, H, hop, Fe)) continue;
-                const T* wk = wp + k * H * H;
-                if (needW) {
-                  T* gwk = gw + k * H * H;  // d(a W_k)/dW_k against u: a^T u
-                  for (int64_t i = 0; i < H; ++i)
-                    for (int64_t c = 0; c < H; ++c) gwk[i * H + c] += a[i] * u[c];
-                }
-                if (!needTable) continue;
-                // d/da = u W_k^T, shared by the hop's feature rows through the mean.
-                for (int64_t i = 0; i < H; ++i) {
-                  T s = 0;
-                  for (int64_t c = 0; c < H; ++c) s += wk[i * H + c] * u[c];
-                  ga[i] = s / static_cast<T>(Fe);
-                }
                 for (int64_t f = 0; f < Fe; ++f) {
                   if (hop[f] < 0) continue;
-                  T* gr = gt + hop[f] * H;
-                  for (int64_t i = 0; i < H; ++i) gr[i] += ga[i];
+                  T* __restrict sr = s + (k * V + hop[f]) * H;
+                  for (int64_t c = 0; c < H; ++c) sr[c] += u[c];
                 }
               }
             }
           });
-          Tensor sum = Tensor::empty({width}, gy.dtype());
-          ops::sumChunkPartials(part, chunks, width, sum.data<T>());
+          Tensor S = Tensor::empty({K, V, H}, gy.dtype());
+          ops::sumChunkPartials(part, chunks, width, S.data<T>());
+          const T* sv = S.data<T>();
           if (needTable) {
+            // d table[v] = sum_k S[k, v] W_k^T.
             Tensor GT = Tensor::empty({V, H}, gy.dtype());
-            std::copy(sum.data<T>(), sum.data<T>() + V * H, GT.data<T>());
+            T* gt = GT.data<T>();
+            parallelFor(V, grainFor(K * H * H), [&](int64_t b, int64_t e) {
+              for (int64_t v = b; v < e; ++v) {
+                T* out = gt + v * H;
+                for (int64_t i = 0; i < H; ++i) {
+                  T acc = 0;
+                  for (int64_t k = 0; k < K; ++k) {
+                    const T* sr = sv + (k * V + v) * H;
+                    const T* wr = wp + (k * H + i) * H;
+                    for (int64_t c = 0; c < H; ++c) acc += wr[c] * sr[c];
+                  }
+                  out[i] = acc;
+                }
+              }
+            });
             in[0].addGrad(GT);
           }
           if (needW) {
-            Tensor GW = Tensor::empty({K, H, H}, gy.dtype());
-            std::copy(sum.data<T>() + tableWidth, sum.data<T>() + tableWidth + K * H * H, GW.data<T>());
+            // d W_k = sum_v table[v]^T S[k, v], in increasing v.
+            Tensor GW = Tensor::zeros({K, H, H}, gy.dtype());
+            T* gw = GW.data<T>();
+            parallelFor(K, 1, [&](int64_t b, int64_t e) {
+              for (int64_t k = b; k < e; ++k) {
+                T* gwk = gw + k * H * H;
+                for (int64_t v = 0; v < V; ++v) {
+                  const T* er = ep + v * H;
+                  const T* sr = sv + (k * V + v) * H;
+                  for (int64_t i = 0; i < H; ++i)
+                    for (int64_t c = 0; c < H; ++c) gwk[i * H + c] += er[i] * sr[c];
+                }
+              }
+            });
             in[1].addGrad(GW);
           }
         });

@@ -152,6 +152,32 @@ TEST(MultiHopEdgeBias, MatchesGraphormersSequenceOfOps) {
   }
 }
 
+TEST(MultiHopEdgeBias, ValuesOutsideTheTableAreReportedByPairHopAndFeature) {
+  // V = 4 rows, K = 2 hop weights read from Kin = 3 hops: a bad value in a read hop, one below -1, and one in
+  // the unread third hop are each reported with where it is; nothing is read through them.
+  const int64_t V = 4, H = 2, K = 2, Kin = 3, Fe = 2, P = 3;
+  Variable table(randomTensor({V, H}, 31)), w(randomTensor({K, H, H}, 32));
+  Tensor sp = Tensor::fromVector<int64_t>({1, 2, 2}, {P});
+  auto message = [&](int64_t at, int64_t value) {
+    Tensor ei = Tensor::full({P, Kin, Fe}, -1.0, DType::I64);
+    ei.data<int64_t>()[0] = 1;  // a valid value before the bad one
+    ei.data<int64_t>()[at] = value;
+    try {
+      multiHopEdgeBias(table, w, ei, sp);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const int64_t pair2hop1f1 = (2 * Kin + 1) * Fe + 1, pair1hop2f0 = (1 * Kin + 2) * Fe + 0;
+  EXPECT_NE(message(pair2hop1f1, V).find("edgeInput value 4 at pair 2 hop 1 feature 1 is outside [-1, 4)"),
+            std::string::npos)
+      << message(pair2hop1f1, V);
+  EXPECT_NE(message(pair2hop1f1, -2).find("value -2 at pair 2 hop 1 feature 1"), std::string::npos);
+  EXPECT_NE(message(pair1hop2f0, 99).find("value 99 at pair 1 hop 2 feature 0"), std::string::npos);
+  EXPECT_EQ(message(pair2hop1f1, V - 1), "no error");
+}
+
 TEST(ToDenseBatch, LayoutByHand) {
   // Graphs of 2 and 1 nodes, then a padding graph of 2 nodes; blocks of 1 + 3 rows.
   Tensor x = Tensor::fromVector<double>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {5, 2});
