@@ -113,10 +113,26 @@ void parallelFor(int64_t n, int64_t chunk, F&& f) {
   }
 }
 
-/// Elementwise (memory-bound) loops: f(begin, end) over [0, n) elements in chunks of kGrainWork elements.
+/// Elementwise (memory-bound) loops: f(begin, end) over [0, n) elements in chunks of about kGrainWork elements.
+/// An element's result never depends on the chunk it falls in, so the cut may follow the thread budget: the
+/// chunks are made a multiple of the threads in number and equal in size (multiples of 16 elements), so that
+/// none is left with a second chunk while the others wait (3 chunks over 2 threads ran at 2/3 of the speed of 4).
 template <class F>
 void parallelElements(int64_t n, F&& f) {
-  parallelFor(n, kGrainWork, std::forward<F>(f));
+  if (n <= 0) return;
+  const int64_t threads = std::max(1, numThreads());
+  int64_t chunks = (n + kGrainWork - 1) / kGrainWork;
+  if (chunks > 1 && threads > 1) chunks = (chunks + threads - 1) / threads * threads;
+  parallelFor(n, evenChunk(n, (n + chunks - 1) / chunks, 16), std::forward<F>(f));
+}
+
+/// Rows per chunk of a row loop whose rows cost `workPerRow` each: grainFor's chunks made equal, and cut to a
+/// quarter grain when there would be fewer than 8 (a loop a few grains long otherwise leaves one thread two
+/// chunks while another has one). It depends on the shape only, so it may also cut per-chunk partial sums
+/// (their bits stay thread-independent).
+inline int64_t rowChunk(int64_t rows, int64_t workPerRow) {
+  const int64_t grain = grainFor(workPerRow);
+  return evenChunk(rows, rows >= 8 * grain ? grain : std::max<int64_t>(1, grain / 4));
 }
 
 }  // namespace gnn

@@ -11,7 +11,6 @@
 
 namespace gnn {
 namespace {
-constexpr int64_t kChunk = kGrainWork;
 
 using ops::From;
 
@@ -173,8 +172,9 @@ Tensor dropoutMask(const Shape& shape, DType dtype, double p, Generator& gen) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T keep = static_cast<T>(1 / (1 - p));
     T* m = M.data<T>();
-    // Chunks are multiples of 4 elements, so each 64-bit draw feeds four elements of one chunk.
-    parallelFor(n, kChunk, [&](int64_t b, int64_t e) {
+    // Chunks are multiples of 4 elements (parallelElements cuts multiples of 16), so each 64-bit draw feeds
+    // four elements of one chunk.
+    parallelElements(n, [&](int64_t b, int64_t e) {
       std::vector<uint16_t> u(static_cast<size_t>(e - b));
       g.uniform16(first, b, e, u.data());
       // Branch-free so it vectorises (a random branch here mispredicts half the time).

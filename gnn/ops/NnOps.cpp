@@ -89,7 +89,7 @@ Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma,
     const T count = static_cast<T>(F);
     // Plain loops with lane sums (gnn/ops/OpLoops.h): a row's bits depend on its values and F, not on where
     // it sits in the batch.
-    parallelFor(M, grainFor(F), [&](int64_t b, int64_t e) {
+    parallelFor(M, rowChunk(M, F), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const T* __restrict xr = xp + i * F;
         T* __restrict yr = yp + i * F;
@@ -125,7 +125,7 @@ Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma,
       T* gxp = needX ? G.data<T>() : nullptr;
       // Row chunks fixed by the shape; each chunk sums its rows' gamma/beta gradients in row order, and the
       // chunks' partial sums are added in chunk order below: the same bits for any thread count.
-      const int64_t chunk = grainFor(F);
+      const int64_t chunk = rowChunk(M, F);
       const int64_t chunks = (M + chunk - 1) / chunk;
       Tensor partial = needParams ? Tensor({std::max<int64_t>(chunks, 1), 2 * F}, X.dtype()) : Tensor();
       T* partials = needParams ? partial.data<T>() : nullptr;
