@@ -367,6 +367,12 @@ struct AttentionScratch {
   }
 };
 
+// (sequence, head) items per parallel chunk: each chunk sets up (allocates and zeroes) one scratch, so chunks
+// hold up to 16 items while there are at least 16 chunks. Items are independent: the cut changes no result.
+int64_t itemChunk(int64_t items, int64_t workPerItem) {
+  return evenChunk(items, std::max(grainFor(workPerItem), std::min<int64_t>(16, items / 16)));
+}
+
 // What one item computes: keys after the last kept one are never read, so only the first n keys and queries
 // (n4 rounded up to whole blocks of 4 rows, tp to whole vectors) are; keep / off in the scratch mark the kept
 // keys (1 / 0 and 0 / -inf). A query whose own key is masked gets a zero row.
@@ -585,7 +591,7 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
     const uint8_t* mp = hasMask ? keyMask.data<uint8_t>() : nullptr;
     T_* yp = Y.data<T_>();
     T_* pp = keepP ? P.data<T_>() : nullptr;
-    parallelFor(B * H, grainFor(4 * T * T * d + 20 * T * T, 4), [&](int64_t lo, int64_t hi) {
+    parallelFor(B * H, itemChunk(B * H, 4 * T * T * d + 20 * T * T), [&](int64_t lo, int64_t hi) {
       AttentionScratch<T_> s(T, d);
       std::vector<uint64_t> words;
       std::vector<uint16_t> draws;
@@ -651,7 +657,7 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
           const uint8_t* mp = M.defined() ? M.data<uint8_t>() : nullptr;
           T_* gxp = needX ? GX.data<T_>() : nullptr;
           T_* gbp = needBias ? GB.data<T_>() : nullptr;
-          parallelFor(B * H, grainFor(8 * T * T * d + 10 * T * T, 4), [&](int64_t lo, int64_t hi) {
+          parallelFor(B * H, itemChunk(B * H, 8 * T * T * d + 10 * T * T), [&](int64_t lo, int64_t hi) {
             AttentionScratch<T_> s(T, d);
             std::vector<uint64_t> words;
             std::vector<uint16_t> draws;
