@@ -116,7 +116,7 @@ void parallelFor(int64_t n, int64_t chunk, F&& f) {
 /// Elementwise (memory-bound) loops: f(begin, end) over [0, n) elements in chunks of about kGrainWork elements.
 /// An element's result never depends on the chunk it falls in, so the cut may follow the thread budget: the
 /// chunks are made a multiple of the threads in number and equal in size (multiples of 16 elements), so that
-/// none is left with a second chunk while the others wait (3 chunks over 2 threads ran at 2/3 of the speed of 4).
+/// none is left with a second chunk while the others wait (3 equal chunks over 2 threads take as long as 4).
 template <class F>
 void parallelElements(int64_t n, F&& f) {
   if (n <= 0) return;
