@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Published molecule tables reproduced: GIN on BBBP and HIV (Hu et al. 2020) and OGB's ogbg-molhiv baselines.
 
-  /usr/bin/python3 bench/published_tables.py --out /work/runs/tables [--rows ROW,...] [--seeds 0-9] [--threads 1]
-  /usr/bin/python3 bench/published_tables.py --out /work/runs/tables --report      # summarise, run nothing
+  /usr/bin/python3 bench/published_tables.py [--out DIR] [--rows ROW,...] [--seeds 0-9] [--threads 1]
+  /usr/bin/python3 bench/published_tables.py --report [--curves FILE.svg]    # summarise, run nothing
 
 Each (row, seed) is one `molecule_property` run with the papers' hyper-parameters and no tuning (5 layers, 300
 hidden, mean pooling, dropout 0.5, batch 32, Adam 1e-3, 100 epochs, scaffold split), --test-every-epoch (the test
 metric of every epoch goes to the log) and --json. It writes <out>/<row>-seed<k>.json (stdout; written as .part
 and renamed when the run succeeds), <row>-seed<k>.log.jsonl (--log) and <row>-seed<k>.err (stderr), and skips a
-(row, seed) whose .json exists, so the runs can be spread over sessions and machines. A run checkpoints after every
+(row, seed) whose .json exists, so the runs can be spread over sessions and machines. The default --out is
+bench/results/published-tables/ in the repository: finished runs' .json and .log.jsonl are committed there (a few
+tens of KB each), so the table is the sum of every session's seeds; checkpoints, .part and .err stay untracked. A run checkpoints after every
 epoch into <row>-seed<k>.ckpt/ (--checkpoint-dir, --resume): one stopped part way (killed, the machine shut down)
 continues from its last epoch when the same command is given again, with the same bits as a run never stopped;
 the folder is removed when the run ends. --epochs N other than 100
@@ -25,7 +27,9 @@ Rows (docs/published-tables.md gives the sources and where our runs differ):
 
 --report prints a markdown table: per row the seeds done, the mean +- sample std (n - 1, as the papers) of the test
 ROC-AUC at the best validation epoch and at the last epoch, the published figure, whether our mean is within 1.5
-published std of it, and the hours per seed here. Exit 2 for bad flags, 1 when a run fails.
+published std of it, and the hours per seed here. --curves FILE.svg also draws every finished run's validation and
+test ROC-AUC per epoch (one panel per data set and model, one colour per seed, the best validation epoch marked).
+Exit 2 for bad flags, 1 when a run fails.
 """
 import argparse
 import json
@@ -38,6 +42,7 @@ import sys
 from benchutil import example_program, fail
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(REPO, "bench", "results", "published-tables")
 DATA = "/work/shared/data/moleculenet"
 BBBP = (os.path.join(DATA, "BBBP.csv.gz"), "p_np")
 HIV = (os.path.join(DATA, "HIV.csv.gz"), "HIV_active")
@@ -255,9 +260,71 @@ def unfinished(out, row, epochs):
             for seed, base in seed_files(out, row, epochs, ".ckpt") if not os.path.exists(base + ".json")]
 
 
+SEED_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+                "#17becf"]
+
+
+def curve_panel(out, row, epochs, w, h):
+    """SVG elements of one panel: validation (dashed) and test (solid) ROC-AUC per epoch of each finished seed of
+    `row`'s runs, the best validation epoch as a dot on the test curve; [] when no seed is finished."""
+    runs = []
+    for seed, base in seed_files(out, row, epochs, ".json"):
+        lines = sorted(epoch_lines(base + ".log.jsonl") or [], key=lambda j: j["epoch"])
+        pts = [(j["epoch"], j.get("valid_rocauc"), j.get("test_rocauc")) for j in lines]
+        pts = [p for p in pts if isinstance(p[1], (int, float)) and isinstance(p[2], (int, float))]
+        if pts:
+            runs.append((seed, pts))
+    if not runs:
+        return []
+    lo = min(min(v, t) for _, pts in runs for _, v, t in pts)
+    lo = max(0.0, math.floor(lo * 20) / 20)  # the axis starts at a multiple of 0.05
+    hi = 1.0
+    px = lambda e: 50 + (w - 60) * (e - 1) / max(1, epochs - 1)
+    py = lambda v: 25 + (h - 60) * (hi - v) / (hi - lo)
+    el = [f'<text x="{w / 2}" y="15" text-anchor="middle" font-weight="bold">{row}</text>',
+          f'<rect x="50" y="25" width="{w - 60}" height="{h - 60}" fill="none" stroke="#999"/>']
+    v = lo
+    while v <= hi + 1e-9:
+        el.append(f'<line x1="50" x2="{w - 10}" y1="{py(v):.1f}" y2="{py(v):.1f}" stroke="#eee"/>')
+        el.append(f'<text x="45" y="{py(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>')
+        v += 0.05
+    for e in range(0, epochs + 1, max(1, epochs // 5)):
+        ee = max(e, 1)
+        el.append(f'<text x="{px(ee):.1f}" y="{h - 20}" text-anchor="middle">{ee}</text>')
+    el.append(f'<text x="{w / 2}" y="{h - 4}" text-anchor="middle">epoch</text>')
+    for i, (seed, pts) in enumerate(runs):
+        c = SEED_COLOURS[i % len(SEED_COLOURS)]
+        for k, dash in ((1, ' stroke-dasharray="4 3"'), (2, "")):
+            path = " ".join(f"{px(p[0]):.1f},{py(p[k]):.1f}" for p in pts)
+            el.append(f'<polyline points="{path}" fill="none" stroke="{c}" stroke-width="1.2"{dash}/>')
+        best = max(pts, key=lambda p: (p[1], -p[0]))  # the first epoch of the best validation ROC-AUC
+        el.append(f'<circle cx="{px(best[0]):.1f}" cy="{py(best[2]):.1f}" r="3.5" fill="{c}"/>')
+        el.append(f'<text x="60" y="{40 + 14 * i}" fill="{c}">seed {seed}: test {100 * best[2]:.1f} at '
+                  f'best valid (epoch {best[0]}), {100 * pts[-1][2]:.1f} at epoch {pts[-1][0]}</text>')
+    return el
+
+
+def write_curves(path, out, rows, epochs):
+    """One SVG image: a panel per distinct run row (rows sharing runs drawn once)."""
+    w, h = 720, 360
+    panels = [p for p in (curve_panel(out, r, epochs, w, h) for r in dict.fromkeys(runs_of(r) for r in rows)) if p]
+    if not panels:
+        fail(f"--curves: no finished run of {', '.join(rows)} in {out}")
+    body = [f'<g transform="translate(0,{i * h})">' + "".join(el) + "</g>" for i, el in enumerate(panels)]
+    legend = (f'<text x="10" y="{len(panels) * h + 16}">dashed: validation ROC-AUC; solid: test ROC-AUC; '
+              'dot: test at the best validation epoch</text>')
+    with open(path, "w") as f:
+        f.write(f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{len(panels) * h + 24}" '
+                f'font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="white"/>'
+                + "".join(body) + legend + "</svg>\n")
+    print(f"curves: {path}", file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True, help="folder of the runs' files (created if missing)")
+    ap.add_argument("--out", default=RESULTS,
+                    help="folder of the runs' files (created if missing; default: the repository's "
+                         "bench/results/published-tables)")
     ap.add_argument("--rows", default=",".join(ROWS), help="comma-separated rows (default: all): " + ", ".join(ROWS))
     ap.add_argument("--seeds", default="0-9", help="seeds, e.g. 0-9 or 0,3,5 (default 0-9, as the papers' 10)")
     ap.add_argument("--epochs", type=int, default=PAPER_EPOCHS,
@@ -265,6 +332,8 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="--threads of each run (default 1)")
     ap.add_argument("--build", default=os.path.join(REPO, "build", "release"))
     ap.add_argument("--report", action="store_true", help="only summarise the results in --out; run nothing")
+    ap.add_argument("--curves", metavar="FILE.svg",
+                    help="also write the finished runs' validation and test ROC-AUC per epoch as an SVG image")
     a = ap.parse_args()
     rows = [r.strip() for r in a.rows.split(",") if r.strip()]
     for r in rows:
@@ -275,8 +344,12 @@ def main():
     if a.threads < 0:
         fail(f"--threads {a.threads}: must be >= 0 (0 = all cores)")
     seeds = parse_seeds(a.seeds)
+    if a.curves and not a.curves.endswith(".svg"):
+        fail(f"--curves {a.curves}: expected a file name ending in .svg")
     if a.report:
         report(a.out, rows, a.epochs)
+        if a.curves:
+            write_curves(a.curves, a.out, rows, a.epochs)
         return
     prog = os.path.abspath(example_program(a.build, "molecule_property"))
     os.makedirs(a.out, exist_ok=True)
@@ -284,6 +357,8 @@ def main():
         for seed in seeds:
             run_one(prog, a.out, row, seed, a.epochs, a.threads)
     report(a.out, rows, a.epochs)
+    if a.curves:
+        write_curves(a.curves, a.out, rows, a.epochs)
 
 
 if __name__ == "__main__":
