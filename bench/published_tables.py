@@ -10,10 +10,10 @@ metric of every epoch goes to the log) and --json. It writes <out>/<row>-seed<k>
 and renamed when the run succeeds), <row>-seed<k>.log.jsonl (--log) and <row>-seed<k>.err (stderr), and skips a
 (row, seed) whose .json exists, so the runs can be spread over sessions and machines. The default --out is
 bench/results/published-tables/ in the repository: finished runs' .json and .log.jsonl are committed there (a few
-tens of KB each), so the table is the sum of every session's seeds; checkpoints, .part and .err stay untracked. A run checkpoints after every
-epoch into <row>-seed<k>.ckpt/ (--checkpoint-dir, --resume): one stopped part way (killed, the machine shut down)
-continues from its last epoch when the same command is given again, with the same bits as a run never stopped;
-the folder is removed when the run ends. --epochs N other than 100
+tens of KB each), so the table is the sum of every session's seeds; checkpoints, .part and .err stay untracked.
+A run checkpoints after every epoch into <row>-seed<k>.ckpt/ (--checkpoint-dir, --resume): one stopped part way
+(killed, the machine shut down) continues from its last epoch when the same command is given again, with the same
+bits as a run never stopped; the folder is removed when the run ends. --epochs N other than 100
 is a smoke run: its files are <row>-epochs<N>-seed<k>.*, and the report marks it.
 
 Rows (docs/published-tables.md gives the sources and where our runs differ):
@@ -269,14 +269,19 @@ def curve_panel(out, row, epochs, w, h):
     `row`'s runs, the best validation epoch as a dot on the test curve; [] when no seed is finished."""
     runs = []
     for seed, base in seed_files(out, row, epochs, ".json"):
+        try:
+            with open(base + ".json") as f:
+                best_epoch = json.load(f).get("best_epoch")  # the run's own choice, as --report's figure
+        except (OSError, json.JSONDecodeError):
+            continue  # summarise() has already said so
         lines = sorted(epoch_lines(base + ".log.jsonl") or [], key=lambda j: j["epoch"])
         pts = [(j["epoch"], j.get("valid_rocauc"), j.get("test_rocauc")) for j in lines]
         pts = [p for p in pts if isinstance(p[1], (int, float)) and isinstance(p[2], (int, float))]
         if pts:
-            runs.append((seed, pts))
+            runs.append((seed, pts, best_epoch))
     if not runs:
         return []
-    lo = min(min(v, t) for _, pts in runs for _, v, t in pts)
+    lo = min(min(v, t) for _, pts, _ in runs for _, v, t in pts)
     lo = max(0.0, math.floor(lo * 20) / 20)  # the axis starts at a multiple of 0.05
     hi = 1.0
     px = lambda e: 50 + (w - 60) * (e - 1) / max(1, epochs - 1)
@@ -292,15 +297,18 @@ def curve_panel(out, row, epochs, w, h):
         ee = max(e, 1)
         el.append(f'<text x="{px(ee):.1f}" y="{h - 20}" text-anchor="middle">{ee}</text>')
     el.append(f'<text x="{w / 2}" y="{h - 4}" text-anchor="middle">epoch</text>')
-    for i, (seed, pts) in enumerate(runs):
+    for i, (seed, pts, best_epoch) in enumerate(runs):
         c = SEED_COLOURS[i % len(SEED_COLOURS)]
         for k, dash in ((1, ' stroke-dasharray="4 3"'), (2, "")):
             path = " ".join(f"{px(p[0]):.1f},{py(p[k]):.1f}" for p in pts)
             el.append(f'<polyline points="{path}" fill="none" stroke="{c}" stroke-width="1.2"{dash}/>')
-        best = max(pts, key=lambda p: (p[1], -p[0]))  # the first epoch of the best validation ROC-AUC
-        el.append(f'<circle cx="{px(best[0]):.1f}" cy="{py(best[2]):.1f}" r="3.5" fill="{c}"/>')
-        el.append(f'<text x="60" y="{40 + 14 * i}" fill="{c}">seed {seed}: test {100 * best[2]:.1f} at '
-                  f'best valid (epoch {best[0]}), {100 * pts[-1][2]:.1f} at epoch {pts[-1][0]}</text>')
+        best = next((p for p in pts if p[0] == best_epoch), None)
+        at_best = "no best epoch in its JSON"
+        if best:
+            el.append(f'<circle cx="{px(best[0]):.1f}" cy="{py(best[2]):.1f}" r="3.5" fill="{c}"/>')
+            at_best = f"test {100 * best[2]:.1f} at best valid (epoch {best[0]})"
+        el.append(f'<text x="60" y="{40 + 14 * i}" fill="{c}">seed {seed}: {at_best}, '
+                  f'{100 * pts[-1][2]:.1f} at epoch {pts[-1][0]}</text>')
     return el
 
 
