@@ -11,6 +11,7 @@
 
 #include "../gnn/CloneCheck.h"
 #include "GraphormerMolecules.h"
+#include "ParameterGradCheck.h"
 #include "gnn/ExecutionContext.h"
 #include "gnn/GlobalPooling.h"
 #include "gnn/Init.h"
@@ -21,54 +22,6 @@
 
 namespace gnn {
 namespace {
-
-// ---- finite differences over parameters (and inputs) ----
-
-// For every variable of `vars`: the analytic gradient of loss() against central differences at the elements
-// with the largest analytic gradients and at a few random ones (the tables have thousands of rows).
-void expectGradientsMatch(const std::vector<std::pair<std::string, Variable>>& vars,
-                          const std::function<Variable()>& loss, int top = 4, int random = 4,
-                          double tol = 1e-6) {
-  for (const auto& [name, v] : vars) const_cast<Variable&>(v).zeroGrad();
-  loss().backward();
-  Generator g(17);
-  for (const auto& [name, v] : vars) {
-    Variable var = v;
-    ASSERT_TRUE(var.hasGrad()) << name << " received no gradient";
-    const Tensor analytic = var.grad().clone();
-    const int64_t n = analytic.numel();
-    std::vector<int64_t> order(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) order[i] = i;
-    std::partial_sort(
-        order.begin(), order.begin() + std::min<int64_t>(top, n), order.end(),
-        [&](int64_t a, int64_t b) { return std::abs(analytic.at(a)) > std::abs(analytic.at(b)); });
-    std::vector<int64_t> picks(order.begin(), order.begin() + std::min<int64_t>(top, n));
-    for (int r = 0; r < random; ++r)
-      picks.push_back(static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n))));
-    double* p = var.value().data<double>();
-    for (int64_t j : picks) {
-      const double saved = p[j], eps = 1e-6;
-      double up, down;
-      {
-        NoGradGuard ng;
-        p[j] = saved + eps;
-        up = loss().value().item();
-        p[j] = saved - eps;
-        down = loss().value().item();
-        p[j] = saved;
-      }
-      const double numeric = (up - down) / (2 * eps);
-      EXPECT_LE(std::abs(numeric - analytic.at(j)) / std::max(1.0, std::abs(numeric)), tol)
-          << name << " element " << j << ": analytic " << analytic.at(j) << " numeric " << numeric;
-    }
-  }
-}
-
-std::vector<std::pair<std::string, Variable>> withInputs(
-    const Module& m, std::vector<std::pair<std::string, Variable>> inputs) {
-  for (auto& p : m.namedParameters()) inputs.push_back(p);
-  return inputs;
-}
 
 // Small molecules (at most 8 atoms), encoded with multi_hop_max_dist 5.
 std::vector<Graph> smallMolecules() {
@@ -94,19 +47,12 @@ GraphormerOptions tiny(DType dt, int64_t maxNodes = 8) {
   return o;
 }
 
-// A random projection of a layer's output as the loss, under a fixed random key (dropout is part of the
-// function).
-Variable projected(const Variable& y, uint64_t seed = 5) {
-  Generator g(seed);
-  return sum(mul(y, Variable(init::uniform(y.shape(), -1, 1, g, y.dtype()))));
-}
-
 TEST(GraphormerGradCheck, CentralityEncoding) {
   Generator gen(1);
   CentralityEncoding enc(4, gen, DType::F64);
   Batch b = test::batchOf(smallMolecules(), 8);
-  expectGradientsMatch(
-      enc.namedParameters(), [&] { return projected(enc.forward(b.x, b.inDegree, b.nodesMask)); },
+  testing::expectParameterGradientsMatch(
+      enc.namedParameters(), [&] { return testing::projected(enc.forward(b.x, b.inDegree, b.nodesMask)); },
       12, 4);
 }
 
@@ -115,10 +61,10 @@ TEST(GraphormerGradCheck, SpatialAndEdgeEncoding) {
   SpatialEncoding spatial(3, gen, DType::F64);
   EdgeEncoding edges(3, 3, gen, DType::F64);
   Batch b = test::batchOf(smallMolecules(), 8);
-  expectGradientsMatch(
-      spatial.namedParameters(), [&] { return projected(spatial.forward(b.spatialPos)); }, 12, 4);
-  expectGradientsMatch(
-      edges.namedParameters(), [&] { return projected(edges.forward(b.edgeInput, b.spatialPos)); }, 12, 4);
+  testing::expectParameterGradientsMatch(
+      spatial.namedParameters(), [&] { return testing::projected(spatial.forward(b.spatialPos)); }, 12, 4);
+  testing::expectParameterGradientsMatch(
+      edges.namedParameters(), [&] { return testing::projected(edges.forward(b.edgeInput, b.spatialPos)); }, 12, 4);
   // The padding row of the spatial table gets no gradient: only entries of masked keys, or of the queries of
   // padding slots, whose outputs reach nothing, read it.
   spatial.zeroGrad();
@@ -142,9 +88,9 @@ TEST(GraphormerGradCheck, MultiheadSelfAttention) {
   Variable x(init::normal({G * T, 6}, 1.0, gen, DType::F64), true);
   Variable bias(init::normal({G, 2, T, T}, 1.0, gen, DType::F64), true);
   Tensor mask = Graphormer::keyMask(b, 8);
-  expectGradientsMatch(withInputs(attn, {{"x", x}, {"bias", bias}}), [&] {
+  testing::expectParameterGradientsMatch(testing::withInputs(attn, {{"x", x}, {"bias", bias}}), [&] {
     ExecutionContext::current().setRandomKey({9, 1, 0});
-    return projected(attn.forward(x, G, bias, mask));
+    return testing::projected(attn.forward(x, G, bias, mask));
   });
 }
 
@@ -156,9 +102,9 @@ TEST(GraphormerGradCheck, GraphormerLayer) {
   Variable x(init::normal({G * T, 6}, 1.0, gen, DType::F64), true);
   Variable bias(init::normal({G, 2, T, T}, 1.0, gen, DType::F64), true);
   Tensor mask = Graphormer::keyMask(b, 8);
-  expectGradientsMatch(withInputs(layer, {{"x", x}, {"bias", bias}}), [&] {
+  testing::expectParameterGradientsMatch(testing::withInputs(layer, {{"x", x}, {"bias", bias}}), [&] {
     ExecutionContext::current().setRandomKey({9, 2, 0});
-    return projected(layer.forward(x, G, bias, mask));
+    return testing::projected(layer.forward(x, G, bias, mask));
   });
 }
 
@@ -167,7 +113,7 @@ TEST(GraphormerGradCheck, TinyGraphormer) {
   Graphormer model(tiny(DType::F64), gen);
   model.train();
   Batch b = test::batchOf(smallMolecules(), 8, 2);
-  expectGradientsMatch(model.namedParameters(), [&] {
+  testing::expectParameterGradientsMatch(model.namedParameters(), [&] {
     ExecutionContext::current().setRandomKey({9, 3, 0});
     return mseLoss(model.forward(b), b.y.to(DType::F64), b.yMask);
   });

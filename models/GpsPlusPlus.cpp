@@ -1,0 +1,104 @@
+#include "models/GpsPlusPlus.h"
+
+#include "gnn/Init.h"
+#include "gnn/Ops.h"
+#include "models/PaddingGraphRows.h"
+
+namespace gnn {
+
+namespace {
+int64_t vocabulary(const std::vector<int64_t>& dims) {
+  int64_t v = 0;
+  for (int64_t d : dims) v += d;
+  return v;
+}
+// Weights of NormMlp(in, hidden, out): two linears with biases and the LayerNorm's gamma and beta.
+int64_t normMlpWeights(int64_t in, int64_t hidden, int64_t out) { return in * hidden + hidden + 2 * hidden + hidden * out + out; }
+}  // namespace
+
+void GpsOptions::validate() const {
+  GNN_CHECK_ARG(layers >= 1 && nodeDim >= 1 && edgeDim >= 1 && globalDim >= 1 && expansion >= 1 && ffn >= 1 &&
+                    heads >= 1 && tasks >= 1,
+                "GPS++: layers, widths, expansion, heads and tasks must be >= 1");
+  GNN_CHECK_ARG(nodeDim % heads == 0, "GPS++: the node width (", nodeDim, ") must be a multiple of heads (", heads,
+                ")");
+  for (double p : {nodeDropout, edgeDropout, globalDropout, attentionDropout, graphDropout})
+    GNN_CHECK_ARG(p >= 0 && p < 1, "GPS++: dropouts must be in [0, 1), got ", p);
+}
+
+int64_t GpsOptions::parameterCount() const {
+  const int64_t n = nodeDim, e = edgeDim, g = globalDim, x = expansion;
+  int64_t w = vocabulary(AtomEncoder::featureDims()) * n + vocabulary(BondEncoder::featureDims()) * e +
+              SpatialEncoding::kDistances * heads + g;
+  for (int64_t l = 0; l < layers; ++l) {
+    w += normMlpWeights(2 * n + e + g, x * e, e) + normMlpWeights(2 * (e + n) + n + g, x * n, n);
+    if (l + 1 < layers) w += normMlpWeights(g + n + e, x * g, g);
+    w += (n * 3 * n + 3 * n) + (n * n + n) + (n * ffn + ffn) + (ffn * n + n) + 3 * 2 * n;  // attention, FFN, 3 norms
+  }
+  return w + normMlpWeights(n, x * g, tasks);  // the decoder: GPS++'s decoder_hidden = global_latent x ratio
+}
+
+GpsPlusPlus::GpsPlusPlus(GpsOptions options, Generator& gen)
+    : opt_((options.validate(), options)),
+      atoms_(opt_.nodeDim, gen, opt_.dtype),
+      bonds_(opt_.edgeDim, gen, opt_.dtype),
+      spatial_(opt_.heads, gen, opt_.dtype),
+      decoder_(opt_.nodeDim, opt_.expansion * opt_.globalDim, opt_.tasks, gen, opt_.dtype) {
+  registerModule("atom_encoder", atoms_);
+  registerModule("bond_encoder", bonds_);
+  registerModule("spatial", spatial_);
+  globalInit_ = &registerParameter("global_init", init::normal({1, opt_.globalDim}, 0.02, gen, opt_.dtype));
+  for (int64_t l = 0; l < opt_.layers; ++l) {
+    layers_.push_back(std::make_unique<GpsLayer>(opt_, l, gen));
+    registerModule("layers." + std::to_string(l), *layers_.back());
+  }
+  registerModule("decoder", decoder_);
+
+  addBlock("input", [this](BlockState s, const Batch& b) {
+    GNN_CHECK_ARG(b.spatialPos.defined() && b.maxNodesPerGraph >= 1 && b.spatialPos.rank() == 2 &&
+                      b.spatialPos.dim(0) == b.numGraphs * b.maxNodesPerGraph &&
+                      b.spatialPos.dim(1) == b.maxNodesPerGraph,
+                  "GPS++: the batch has no shortest-path distances [numGraphs·M, M] (spatialPos): build the dataset "
+                  "with Graphormer's encodings (build_dataset --graphormer-max-dist 5)");
+    GNN_CHECK_ARG(b.x.dtype() == DType::I64 && b.edgeAttr.defined() && b.edgeAttr.dtype() == DType::I64,
+                  "GPS++: needs OGB's categorical atom and bond features (int64 x [N, 9] and edgeAttr [E, 3])");
+    s.set("h", atoms_.forward(b.x));
+    s.set("e", bonds_.forward(b.edgeAttr));
+    s.set("g", gatherRows(*globalInit_, Tensor({b.numGraphs}, DType::I64)));  // the learned start, every graph
+    s.set("bias", permute(spatial_.forward(b.spatialPos), {0, 3, 1, 2}));    // [G, heads, M, M]
+    s.set("mask", Variable(keyMask(b)));
+    return s;
+  });
+  for (int64_t l = 0; l < opt_.layers; ++l)
+    addBlock("layers/" + std::to_string(l), [this, l](BlockState s, const Batch& b) {
+      const GpsLayer::State out = layers_[l]->forward({s.get("h"), s.get("e"), s.get("g")}, b, s.get("bias"),
+                                                      s.get("mask").value(), isTraining());
+      s.set("h", out.nodes);
+      s.set("e", out.edges);
+      s.set("g", out.globals);
+      return s;
+    });
+  addBlock("head", [this](BlockState s, const Batch& b) {
+    return outputState(zeroPaddingGraphRows(decoder_.forward(segmentSum(s.get("h"), b.ptr)), b));
+  });
+}
+
+std::unique_ptr<Module> GpsPlusPlus::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<GpsPlusPlus>(opt_, unused));
+}
+
+Tensor GpsPlusPlus::keyMask(const Batch& b) {
+  const int64_t m = b.maxNodesPerGraph;
+  Tensor mask({b.numGraphs, m}, DType::U8);
+  uint8_t* mp = mask.data<uint8_t>();
+  const int64_t* ptr = b.ptr.data<int64_t>();
+  for (int64_t g = 0; g < b.numGraphs; ++g) {
+    const bool real = !b.graphsMask.defined() || b.graphsMask.data<uint8_t>()[g];
+    const int64_t n = real ? std::min(ptr[g + 1] - ptr[g], m) : 0;
+    for (int64_t j = 0; j < m; ++j) mp[g * m + j] = j < n;
+  }
+  return mask;
+}
+
+}  // namespace gnn
