@@ -36,7 +36,7 @@ void AtomFeatureOptions::validate(const MoleculeModelSpec& spec, const Program* 
       throw UsageError("--atom-features-scaling applies with --atom-features FILE");
     return;
   }
-  if (spec.isGraphormer() || spec.isSchNet())
+  if (spec.isFixedConfiguration() || spec.isSchNet())
     throw UsageError("--atom-features applies to --model gin, gcn and dmpnn; " + spec.model + " reads no atom features");
   if (!fs::is_regular_file(file)) throw UsageError("--atom-features " + file + ": no such file");
 }

@@ -131,7 +131,7 @@ void MoleculeFeatureOptions::validate(const MoleculeModelSpec& spec, const Progr
     return;
   }
   const std::string flag = kind.empty() ? "--molecule-features-file" : "--molecule-features";
-  if (spec.isGraphormer() || spec.isSchNet())
+  if (spec.isFixedConfiguration() || spec.isSchNet())
     throw UsageError(flag + " applies to --model gin, gcn and dmpnn (their readout feeds a head); " + spec.model +
                      " reads no molecule features");
   if (!file.empty() && !fs::is_regular_file(file))

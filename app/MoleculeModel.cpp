@@ -11,6 +11,7 @@
 #include "models/Dmpnn.h"
 #include "models/GCN.h"
 #include "models/GIN.h"
+#include "models/GpsPlusPlus.h"
 #include "models/Graphormer.h"
 #include "models/SchNet.h"
 
@@ -30,8 +31,9 @@ bool MoleculeModelSpec::graphormerIn(const std::vector<std::string>& models) {
 }
 bool MoleculeModelSpec::schnetIn(const std::vector<std::string>& models) { return has(models, "schnet"); }
 bool MoleculeModelSpec::dmpnnIn(const std::vector<std::string>& models) { return has(models, "dmpnn"); }
+bool MoleculeModelSpec::gpsIn(const std::vector<std::string>& models) { return has(models, "gps"); }
 const std::vector<std::string>& MoleculeModelSpec::allModels() {
-  static const std::vector<std::string> all = {"gin", "gcn", "dmpnn", "slim", "base", "schnet"};
+  static const std::vector<std::string> all = {"gin", "gcn", "dmpnn", "slim", "base", "schnet", "gps"};
   return all;
 }
 
@@ -45,6 +47,10 @@ void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<
   if (graphormerIn(models))
     parts.push_back("slim: Graphormer 12 layers x 80, 8 heads, FFN 80; base: 12 x 768, 32 heads, FFN 768");
   if (schnetIn(models)) parts.push_back("schnet: SchNet with PyTorch Geometric's defaults");
+  if (gpsIn(models))
+    parts.push_back("gps: GPS++ (Masters et al. 2022) as trained on PCQM4Mv2, 16 layers of message passing with edge and "
+                    "global updates, attention within each molecule and an FFN; nodes 256, edges 128, globals 64, 32 "
+                    "heads; 44M weights");
   help += joinedModels(parts, "; ") + ")";
   flags.add_options()("model", value(&model, model), help.c_str());
   added_ = {"model"};
@@ -92,15 +98,20 @@ void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<
         "dmpnn: hidden layers of the FFN head (Chemprop v2's meaning; 0: one linear layer)");
     added_.insert(added_.end(), {"depth", "aggregation", "aggregation-norm", "ffn-hidden-dim", "ffn-num-layers"});
   }
-  if (graphormerIn(models)) {
+  if (graphormerIn(models) || gpsIn(models)) {
     flags.add_options()("max-node", value(&maxNode, maxNode),
-                        "Graphormer's max_node: training batches hold molecules of up to this many atoms in blocks of "
-                        "this side (larger ones: --oversize); evaluation fits every molecule")(
+                        "Graphormer's max_node (and GPS++'s attention blocks): training batches hold molecules of up "
+                        "to this many atoms in blocks of this side (larger ones: --oversize); evaluation fits every "
+                        "molecule")(
         "multi-hop-max-dist", value(&multiHopMaxDist, multiHopMaxDist),
-        "hops of a shortest path the edge encoding reads (Graphormer's multi_hop_max_dist)")(
-        "attention-dropout", value(&attentionDropout, attentionDropout), "dropout on attention weights")(
-        "act-dropout", value(&actDropout, actDropout), "dropout after the FFN's GELU");
-    added_.insert(added_.end(), {"max-node", "multi-hop-max-dist", "attention-dropout", "act-dropout"});
+        "hops of a shortest path the edge encoding reads (Graphormer's multi_hop_max_dist)");
+    added_.insert(added_.end(), {"max-node", "multi-hop-max-dist"});
+  }
+  if (graphormerIn(models)) {
+    flags.add_options()("attention-dropout", value(&attentionDropout, attentionDropout),
+                        "dropout on attention weights (Graphormer)")(
+        "act-dropout", value(&actDropout, actDropout), "dropout after the FFN's GELU (Graphormer)");
+    added_.insert(added_.end(), {"attention-dropout", "act-dropout"});
   }
   if (schnetIn(models)) {
     flags.add_options()("filters", value(&filters, filters), "schnet: filter width of each CFConv")(
@@ -140,13 +151,21 @@ void MoleculeModelSpec::bind(RunConfig& config) {
 
 void MoleculeModelSpec::validate(const std::vector<std::string>& models, const Program* prog) const {
   if (!has(models, model)) throw UsageError("--model '" + model + "': must be one of " + joinedModels(models, ", "));
-  if (prog && isGraphormer())
+  if (prog && isFixedConfiguration())
     for (const char* f : {"layers", "hidden", "pool", "norm", "virtual-node"})
       if (prog->given(f))
         throw UsageError(std::string("--") + f + " applies to " + (schnetIn(models) ? "gin, gcn and schnet" : "gin and gcn") +
-                         "; Graphormer's " + model + " is a fixed configuration");
+                         "; " + (isGps() ? "GPS++ (gps)" : "Graphormer's " + model) + " is a fixed configuration");
+  if (prog && isGps())
+    for (const char* f : {"dropout", "attention-dropout", "act-dropout"})
+      if (prog->given(f))
+        throw UsageError(std::string("--") + f + ": GPS++ (gps) trains with its configuration's dropouts (nodes 0.3, "
+                         "edges 0.0035, globals 0.35, attention 0.3, stochastic depth up to 0.3)");
+  if (prog && !readsPairBlocks())
+    for (const char* f : {"max-node", "multi-hop-max-dist"})
+      if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to Graphormer (--model slim or base) and gps");
   if (prog && !isGraphormer())
-    for (const char* f : {"max-node", "multi-hop-max-dist", "attention-dropout", "act-dropout"})
+    for (const char* f : {"attention-dropout", "act-dropout"})
       if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to Graphormer (--model slim or base)");
   if (prog && !isSchNet())
     for (const char* f : {"filters", "gaussians", "cutoff", "max-neighbors", "readout"})
@@ -181,18 +200,18 @@ void MoleculeModelSpec::validate(const std::vector<std::string>& models, const P
   requireRange("--ffn-hidden-dim", static_cast<double>(ffnHiddenDim), 1, 1 << 20);
   requireRange("--ffn-num-layers", static_cast<double>(ffnNumLayers), 0, 100);
   requireRange("molecule features' width", static_cast<double>(graphFeatures), 0, 1 << 24);
-  if (outputsPerTarget != 1 && (outputsPerTarget != 2 || isGraphormer() || isSchNet()))
+  if (outputsPerTarget != 1 && (outputsPerTarget != 2 || isFixedConfiguration() || isSchNet()))
     throw UsageError("--task regression-mve (a mean and a variance per target) applies to --model gin, gcn and dmpnn, "
                      "not " + model);
-  if (graphFeatures > 0 && (isGraphormer() || isSchNet()))
+  if (graphFeatures > 0 && (isFixedConfiguration() || isSchNet()))
     throw UsageError("molecule features apply to --model gin, gcn and dmpnn; " + model + " reads none");
   requireRange("atom features' width", static_cast<double>(nodeFeatures), 0, 1 << 20);
-  if (nodeFeatures > 0 && (isGraphormer() || isSchNet()))
+  if (nodeFeatures > 0 && (isFixedConfiguration() || isSchNet()))
     throw UsageError("atom features apply to --model gin, gcn and dmpnn; " + model + " reads none");
 }
 
 void MoleculeModelSpec::requireFeatures(MoleculeDataOptions& data) const {
-  if (isGraphormer()) data.graphormerMaxDist = static_cast<int>(multiHopMaxDist);
+  if (readsPairBlocks()) data.graphormerMaxDist = static_cast<int>(multiHopMaxDist);
   if (isSchNet()) data.positions = true;
 }
 
@@ -256,6 +275,7 @@ nlohmann::json MoleculeModelSpec::resultJson() const {
 
 std::string MoleculeModelSpec::describe() const {
   if (isGraphormer()) return "graphormer " + model;
+  if (isGps()) return "gps++ " + std::to_string(GpsOptions::pcqm4mv2().layers) + " layers";
   if (isDmpnn()) return "dmpnn depth " + std::to_string(depth) + " x " + std::to_string(hidden);
   return model + " " + std::to_string(layers) + "x" + std::to_string(hidden) + (norm == "batch" ? ", batch norm" : "") +
          (virtualNode ? ", virtual node" : "");
@@ -273,7 +293,11 @@ double MoleculeModelSpec::stateBytes(bool training) const {
   // t: the head's outputs (2 per target for mean-variance estimation).
   const double h = static_cast<double>(hidden), l = static_cast<double>(layers), t = static_cast<double>(outputs());
   double params = 0;
-  if (isGraphormer()) {
+  if (isGps()) {
+    GpsOptions o = GpsOptions::pcqm4mv2();
+    o.tasks = outputs();
+    params = static_cast<double>(o.parameterCount());
+  } else if (isGraphormer()) {
     const GraphormerOptions o = GraphormerOptions::named(model);
     const double gh = static_cast<double>(o.hidden), f = static_cast<double>(o.ffn);
     // Attention (4 H x H), the FFN (2 H x F), norms; the atom, degree and encoding embeddings (~6,000 rows).
@@ -310,6 +334,14 @@ double MoleculeModelSpec::bytesPerNode(bool training) const {
   // Inputs: 9 int64 features, batch index, in-degree, mask, 3 float64 coordinates, the atom features.
   const double input = 9 * 8 + 8 + 8 + 1 + 24 + 4 * static_cast<double>(nodeFeatures);
   if (isGraphormer()) return input;  // its activations are per row of a graph's block (bytesPerGraph)
+  if (isGps()) {
+    // Per layer: the node MLP's input (2 (De + Dn) + Dn + Dg) and hidden layer (4 Dn, three times: product,
+    // norm, GELU), the attention's block rows, projections and norms (~12 Dn), the FFN's two F.
+    const GpsOptions o = GpsOptions::pcqm4mv2();
+    const double n = static_cast<double>(o.nodeDim), e = static_cast<double>(o.edgeDim), g = static_cast<double>(o.globalDim);
+    const double gl = training ? static_cast<double>(o.layers) : 1.0;
+    return input + gl * (2 * (e + n) + n + g + 3 * 4 * n + 12 * n + 2 * static_cast<double>(o.ffn)) * 4;
+  }
   // D-MPNN: its layers' activations are the bonds' (bytesPerEdge); per atom, one sum per update and the readout.
   if (isDmpnn()) return input + ((training ? static_cast<double>(depth) : 1.0) + 4) * static_cast<double>(hidden) * 4;
   // A layer keeps a few activations of width H (and GIN's 2H) for backward.
@@ -321,6 +353,14 @@ double MoleculeModelSpec::bytesPerEdge(bool training) const {
   // edge_index, 3 int64 bond features, mask; dmpnn: the source atom's features W_i reads
   const double input = 2 * 8 + 3 * 8 + 1 + (isDmpnn() ? 4 * static_cast<double>(nodeFeatures) : 0.0);
   if (isGraphormer()) return input;
+  if (isGps()) {
+    // Per layer: the two gathered node rows, the edge MLP's input and hidden layer (4 De, three times), the two
+    // messages [e' | x] and the updated edge.
+    const GpsOptions o = GpsOptions::pcqm4mv2();
+    const double n = static_cast<double>(o.nodeDim), e = static_cast<double>(o.edgeDim), g = static_cast<double>(o.globalDim);
+    const double gl = training ? static_cast<double>(o.layers) : 1.0;
+    return input + gl * (2 * n + (2 * n + e + g) + 3 * 4 * e + 2 * (e + n) + 2 * e) * 4;
+  }
   // SchNet: the Gaussian expansion and the filters of every pair; GIN, GCN: the bond embedding and the message.
   if (isSchNet()) return input + l * (static_cast<double>(gaussians) + 3 * static_cast<double>(filters)) * 4;
   // D-MPNN: per update, the gathered sums, the reverse states, the message, W_h m, h0 + W_h m and its ReLU.
@@ -331,6 +371,13 @@ double MoleculeModelSpec::bytesPerEdge(bool training) const {
 double MoleculeModelSpec::bytesPerGraph(int64_t maxNodes, bool training) const {
   // ptr, masks, y, y_mask, the molecule features
   const double perGraph = 8 * 8 + 16 * static_cast<double>(tasks) + 4 * static_cast<double>(graphFeatures);
+  if (isGps()) {
+    // Per node pair: the distance, and per layer the attention probabilities per head (kept for the backward)
+    // and the bias read; the globals' rows.
+    const GpsOptions o = GpsOptions::pcqm4mv2();
+    const double gl = training ? static_cast<double>(o.layers) : 1.0, m = static_cast<double>(std::max<int64_t>(maxNodes, 1));
+    return perGraph + m * m * (8 + gl * static_cast<double>(o.heads) * 2 * 4) + gl * 12 * static_cast<double>(o.globalDim) * 4;
+  }
   if (!isGraphormer()) return perGraph;
   const GraphormerOptions o = GraphormerOptions::named(model);
   const double gl = training ? static_cast<double>(o.layers) : 1.0;
@@ -346,7 +393,7 @@ double MoleculeModelSpec::bytesPerGraph(int64_t maxNodes, bool training) const {
 }
 
 void MoleculeModelSpec::requireFitsInMemory(const std::string& source, bool training) const {
-  if (isGraphormer()) {
+  if (readsPairBlocks()) {
     // A fixed configuration: its widths are not the run's to choose, the side of its node-pair blocks is (a
     // batch holds at least one molecule's block and the padding graph's).
     app::requireFitsInMemory("max-node", static_cast<double>(maxNode), 2 * bytesPerGraph(maxNode, training), source,
@@ -387,7 +434,7 @@ void MoleculeModelSpec::requireBatchFitsInMemory(const FixedSizeOptions& fixed, 
                                                  const std::string& source, bool training) const {
   const std::string what =
       std::string("a batch's inputs and ") + (training ? "training" : "inference") + " activations through " + describe();
-  if (isGraphormer())
+  if (readsPairBlocks())
     app::requireFitsInMemory(fields[3], static_cast<double>(fixed.maxNodesPerGraph),
                              2 * bytesPerGraph(fixed.maxNodesPerGraph, training), source, what);
   app::requireFitsInMemory(fields[0], static_cast<double>(fixed.numNodes),
@@ -425,6 +472,11 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
     o.attentionDropout = spec.attentionDropout;
     o.activationDropout = spec.actDropout;
     return std::make_unique<Graphormer>(o, gen);
+  }
+  if (spec.isGps()) {
+    GpsOptions o = GpsOptions::pcqm4mv2();
+    o.tasks = spec.outputs();
+    return std::make_unique<GpsPlusPlus>(o, gen);
   }
   if (spec.isSchNet()) {
     SchNetOptions o;

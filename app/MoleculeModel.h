@@ -32,7 +32,8 @@ struct MoleculeModelSpec {
   // gin, gcn: --norm layer | batch (models/NormLayer.h) and --virtual-node (OGB's; models/VirtualNode.h).
   std::string norm = "layer";
   bool virtualNode = false;
-  // Graphormer (--model slim | base): max_node, multi_hop_max_dist and the PCQM4M scripts' dropouts.
+  // Graphormer (--model slim | base) and GPS++ (--model gps, whose attention reads the shortest paths): max_node,
+  // multi_hop_max_dist; Graphormer's PCQM4M scripts' dropouts (GPS++ has its configuration's, models/GpsPlusPlus.h).
   int64_t maxNode = 30, multiHopMaxDist = 5;
   double attentionDropout = 0.1, actDropout = 0.1;
   // SchNet (--model schnet): --layers is the interactions, --hidden the width.
@@ -53,6 +54,13 @@ struct MoleculeModelSpec {
   std::vector<double> scale, shift, atomref;
 
   bool isGraphormer() const { return model == "slim" || model == "base"; }
+  /// GPS++ (--model gps; models/GpsPlusPlus.h): the 44M configuration Graphcore trained on PCQM4Mv2.
+  bool isGps() const { return model == "gps"; }
+  /// The model reads Graphormer's node-pair blocks (shortest paths; Graphormer, GPS++): batches carry a block of
+  /// side --max-node per graph slot.
+  bool readsPairBlocks() const { return isGraphormer() || isGps(); }
+  /// A named configuration (Graphormer slim or base, GPS++): --layers, --hidden and the like are not the run's.
+  bool isFixedConfiguration() const { return isGraphormer() || isGps(); }
   bool isSchNet() const { return model == "schnet"; }
   bool isDmpnn() const { return model == "dmpnn"; }
   /// The head's width: tasks x outputsPerTarget.
@@ -60,6 +68,7 @@ struct MoleculeModelSpec {
   static bool graphormerIn(const std::vector<std::string>& models);
   static bool schnetIn(const std::vector<std::string>& models);
   static bool dmpnnIn(const std::vector<std::string>& models);
+  static bool gpsIn(const std::vector<std::string>& models);
   /// Every model makeMoleculeModel builds (what a checkpoint may hold).
   static const std::vector<std::string>& allModels();
 
@@ -109,7 +118,7 @@ struct MoleculeModelSpec {
 };
 
 /// GIN (OGB's baseline: 5 layers, 300 wide, virtual node off) or GCN with OGB's atom and bond encoders;
-/// D-MPNN (Chemprop's); Graphormer slim or base (maxNodes 0: blocks of whatever side the batch has); SchNet.
+/// D-MPNN (Chemprop's); Graphormer slim or base (maxNodes 0: blocks of whatever side the batch has); SchNet; GPS++.
 std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed);
 
 /// Per-element references fitted on the training split for SchNet (--target-scaling atomref): least squares

@@ -33,6 +33,7 @@
 #include "gnn/SystemInfo.h"
 #include "loaders/FixedSizeDataLoader.h"
 #include "loaders/ShapeBuckets.h"
+#include "models/GpsPlusPlus.h"
 #include "models/Graphormer.h"
 
 namespace gnn::app {
@@ -259,7 +260,7 @@ void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const Mo
   s.features.validate(spec, &prog);
   s.atomFeatures.validate(spec, &prog);
   requireOneOf("--task", s.task, {"auto", "regression", "classification", "regression-mve"});
-  if (s.task == "regression-mve" && (spec.isGraphormer() || spec.isSchNet()))
+  if (s.task == "regression-mve" && (spec.isFixedConfiguration() || spec.isSchNet()))
     throw UsageError("--task regression-mve (a mean and a variance per target) applies to --model gin, gcn and dmpnn, "
                      "not " + spec.model);
   if (s.task == "regression-mve" && s.loss != "auto")
@@ -293,11 +294,11 @@ void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const Mo
   asked.numNodes = s.numNodes;
   asked.numEdges = s.numEdges;
   asked.numGraphs = s.numGraphs;
-  asked.maxNodesPerGraph = spec.isGraphormer() ? spec.maxNode : 0;
+  asked.maxNodesPerGraph = spec.readsPairBlocks() ? spec.maxNode : 0;
   spec.requireBatchFitsInMemory(asked, {"num-nodes", "num-edges", "num-graphs", "max-node"}, sizesFrom);
   // Every molecule of a batch has at least one atom and one bond; Graphormer gives each a block.
   const double perMolecule =
-      spec.bytesPerNode() + spec.bytesPerEdge() + spec.bytesPerGraph(spec.isGraphormer() ? spec.maxNode : 1);
+      spec.bytesPerNode() + spec.bytesPerEdge() + spec.bytesPerGraph(spec.readsPairBlocks() ? spec.maxNode : 1);
   requireFitsInMemory("batch-size", static_cast<double>(s.batchSize), static_cast<double>(s.batchSize) * perMolecule,
                       sizesFrom, "a batch's inputs and activations through " + spec.describe());
   requireAtLeast("--prefetch", static_cast<double>(s.prefetch), 0);
@@ -646,7 +647,7 @@ std::vector<uint8_t> MoleculeRun::trainingPositives() const {
 FixedSizeOptions MoleculeRun::trainingShape() const {
   // Graphormer: sized from the molecules of at most --max-node atoms, the ones its blocks hold.
   std::shared_ptr<const Dataset> sized = all_;
-  if (spec_.isGraphormer()) {
+  if (spec_.readsPairBlocks()) {
     std::vector<size_t> small;
     for (size_t i = 0; i < all_->size(); ++i)
       if (all_->numNodes(i) <= spec_.maxNode) small.push_back(i);
@@ -657,7 +658,7 @@ FixedSizeOptions MoleculeRun::trainingShape() const {
   FixedSizeOptions fixed = strategy_ == PackingStrategy::PadToMax
                                ? FixedSizeOptions::fromDataset(*sized, s_.batchSize + 1)
                                : FixedSizeOptions::forPacking(*sized, s_.batchSize);
-  if (spec_.isGraphormer()) fixed.maxNodesPerGraph = spec_.maxNode;
+  if (spec_.readsPairBlocks()) fixed.maxNodesPerGraph = spec_.maxNode;
   if (s_.numGraphs > 0) fixed.numGraphs = s_.numGraphs;
   if (s_.numNodes > 0) fixed.numNodes = s_.numNodes;
   if (s_.numEdges > 0) fixed.numEdges = s_.numEdges;
@@ -708,7 +709,7 @@ void MoleculeRun::checkOversizedMolecules() const {
     if (needEdges > fixed_.numEdges)
       raise += (raise.empty() ? "" : " and ") + std::string("--num-edges to at least ") + std::to_string(needEdges);
     if (raise.empty() || (fixed_.maxNodesPerGraph > 0 && worstNodes > fixed_.maxNodesPerGraph))
-      raise = spec_.isGraphormer() ? "--max-node to at least " + std::to_string(worstNodes)
+      raise = spec_.readsPairBlocks() ? "--max-node to at least " + std::to_string(worstNodes)
                                    : "--num-nodes / --num-edges (or lower --batch-size)";
     throw UsageError(std::to_string(over) + " molecule(s) are larger than a batch of --num-nodes " +
                      std::to_string(fixed_.numNodes) + ", --num-edges " + std::to_string(fixed_.numEdges) +
@@ -717,7 +718,7 @@ void MoleculeRun::checkOversizedMolecules() const {
   }
   if (over > 0 && !tf_.quiet)
     std::cerr << prog_.name() << ": " << over << " molecule(s) larger than a batch holds"
-              << (spec_.isGraphormer() ? " (more than --max-node " + std::to_string(spec_.maxNode) + " atoms)" : "")
+              << (spec_.readsPairBlocks() ? " (more than --max-node " + std::to_string(spec_.maxNode) + " atoms)" : "")
               << ": --oversize " << s_.overSize << " applies to them in training; evaluation predicts them all\n";
 }
 
@@ -810,7 +811,7 @@ int MoleculeRun::reportPadding() {
   std::string evalLines;  // the evaluation sets' batches as planned (--eval-buckets)
   for (const auto& [set, positions] : {std::pair{"valid", &md_.split.valid}, std::pair{"test", &md_.split.test}})
     if (!positions->empty()) {
-      evalPadding_[set] = plannedPadding(all_, *positions, evalBucketsFor(set, *positions), spec_.isGraphormer());
+      evalPadding_[set] = plannedPadding(all_, *positions, evalBucketsFor(set, *positions), spec_.readsPairBlocks());
       evalLines += describeEvalPadding(set, *positions, evalPadding_[set]) + "\n";
     }
   reportEvalPadding();
@@ -1109,7 +1110,7 @@ Evaluation MoleculeRun::evaluate(const std::vector<int64_t>& positions, const st
 const ShapeBuckets& MoleculeRun::evalBucketsFor(const std::string& set, const std::vector<int64_t>& positions) {
   auto it = evalBuckets_.find(set);
   if (it == evalBuckets_.end())
-    it = evalBuckets_.emplace(set, inferenceBuckets(*all_, positions, evalFixed_, s_.evalBuckets, spec_.isGraphormer()))
+    it = evalBuckets_.emplace(set, inferenceBuckets(*all_, positions, evalFixed_, s_.evalBuckets, spec_.readsPairBlocks()))
              .first;
   return it->second;
 }
@@ -1129,7 +1130,7 @@ void MoleculeRun::noteEvalPadding(const std::string& set, const std::vector<int6
 std::string MoleculeRun::describeEvalPadding(const std::string& set, const std::vector<int64_t>& positions,
                                              const PaddingReport& r) {
   const ShapeBuckets& buckets = evalBucketsFor(set, positions);
-  const bool pairs = spec_.isGraphormer();
+  const bool pairs = spec_.readsPairBlocks();
   const PaddingReport one = plannedPadding(all_, positions, ShapeBuckets::single(evalFixed_), pairs);
   std::vector<int64_t> molecules(static_cast<size_t>(buckets.size()), 0);
   for (int64_t i : positions) {
@@ -1269,6 +1270,12 @@ void MoleculeRun::report() {
     const auto& go = static_cast<const Graphormer&>(*model_).options();
     out_["layers"] = go.layers;
     out_["hidden"] = go.hidden;
+    out_["max_node"] = spec_.maxNode;
+    out_["eval_max_node"] = evalFixed_.maxNodesPerGraph;
+  } else if (spec_.isGps()) {
+    const auto& go = static_cast<const GpsPlusPlus&>(*model_).options();
+    out_["layers"] = go.layers;
+    out_["hidden"] = go.nodeDim;
     out_["max_node"] = spec_.maxNode;
     out_["eval_max_node"] = evalFixed_.maxNodesPerGraph;
   } else {

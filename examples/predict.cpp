@@ -290,7 +290,7 @@ int main(int argc, char** argv) {
     std::vector<int64_t> tooLarge;
     int64_t maxNodes = 0, maxEdges = 0;
     for (size_t i = 0; i < ds->size(); ++i) {
-      if (spec.isGraphormer() && ds->numNodes(i) > kMaxGraphormerAtoms) {
+      if (spec.readsPairBlocks() && ds->numNodes(i) > kMaxGraphormerAtoms) {
         tooLarge.push_back(static_cast<int64_t>(i));
         continue;
       }
@@ -303,7 +303,7 @@ int main(int argc, char** argv) {
     fixed.numEdges = std::max(fixed.numEdges, fixed.rowsNeeded(maxEdges, 1));
     spec.requireBatchFitsInMemory(fixed, shapeFields, checkpoint, /*training=*/false);  // grown to fit the input
     // Each molecule in the smallest of a few shapes within `fixed` (--eval-buckets): the same bits as `fixed` alone.
-    const ShapeBuckets buckets = app::inferenceBuckets(*ds, all, fixed, evalBuckets, spec.isGraphormer());
+    const ShapeBuckets buckets = app::inferenceBuckets(*ds, all, fixed, evalBuckets, spec.readsPairBlocks());
     app::MoleculePredictions p;
     if (ensemble) {
       std::vector<app::MoleculePredictions> each;
@@ -324,7 +324,7 @@ int main(int argc, char** argv) {
     for (int64_t i : p.skipped)
       std::cerr << input << ":" << src.sourceLine(static_cast<size_t>(i)) << ": not predicted '"
                 << src.smiles(static_cast<size_t>(i)) << "': " << ds->numNodes(static_cast<size_t>(i))
-                << " atoms, more than Graphormer's pair blocks here hold (" << kMaxGraphormerAtoms << ")\n";
+                << " atoms, more than the node-pair blocks of " << spec.describe() << " hold here (" << kMaxGraphormerAtoms << ")\n";
     if (!quiet)
       std::cerr << "predict: batches in " << p.shapes.size() << " shape(s) (--eval-buckets " << evalBuckets
                 << "): " << p.padding.toString() << "\n";

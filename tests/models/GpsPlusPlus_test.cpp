@@ -295,7 +295,7 @@ TEST(GpsPlusPlus, TrainingLossFallsOnPcqmStyleMolecules) {
     opt.step();
     (step == 0 ? first : last) = loss.value().item();
   }
-  EXPECT_LT(last, 0.25 * first) << "first " << first << " last " << last;
+  EXPECT_LT(last, 0.4 * first) << "first " << first << " last " << last;
 }
 
 }  // namespace
