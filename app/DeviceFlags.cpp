@@ -86,6 +86,14 @@ void DeviceFlags::addTo(Program& prog) {
       "report", po::value(&report)->value_name("FILE.json"), "write the memory and cost report as JSON")(
       "auto-round-num-ipus", po::bool_switch(&autoRound),
       "round replicas x stages up to a power of two, as real IPU systems require")(
+      "loader-mode", value(&loaderMode, "sync"),
+      "planning: how the host feeds the IPUs, as PopTorch's DataLoader mode: sync (its default, DataLoaderMode.Sync: "
+      "each host request prepared between calls, so the step is the device's plus the preparation) | async "
+      "(AsynchronousDataAccessor or DataLoaderMode.Async: prepared while the IPUs run; min(device, host))")(
+      "merge-all-reduce", po::bool_switch(&mergeAllReduce),
+      "planning: one all-reduce of every stage's gradients per update (PopART's replicatedCollectivesSettings."
+      "mergeAllReduceCollectives); default, as PopART's: one all-reduce per weight tensor, each paying the ring's "
+      "latency")(
       "partial-request", value(&partialRequest, "pad"),
       "the epoch's last host request when it has too few micro-batches for a weight update: pad (with weight-0 "
       "micro-batches) | drop (counted in the report)")(
@@ -121,6 +129,7 @@ void DeviceFlags::apply(const Program& prog) {
     throw UsageError("--available-memory-proportion must be in (0, 1], got " + std::to_string(availableMemoryProportion));
   if (!report.empty()) checkWritable("--report", report);
   requireOneOf("--partial-request", partialRequest, {"pad", "drop"});
+  requireOneOf("--loader-mode", loaderMode, {"sync", "async"});
   if (!trace.empty()) checkWritable("--trace", trace);
   if (!traceSvg.empty()) checkWritable("--trace-svg", traceSvg);
   options = IpuOptions{};
@@ -134,6 +143,8 @@ void DeviceFlags::apply(const Program& prog) {
   }
   options.executionStrategy = parseExecutionStrategy(execution);
   options.partialRequest = parsePartialRequest(partialRequest);
+  options.asyncLoading = loaderMode == "async";
+  options.mergeAllReduce = mergeAllReduce;
   options.autoRoundNumIpus = autoRound;
   options.pipelineSplits.clear();
   if (pipelineSplits == "auto" || pipelineSplits.rfind("auto:", 0) == 0) {

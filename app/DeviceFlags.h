@@ -54,6 +54,9 @@ struct DeviceFlags {
   // (IPUs joined by IPU-Links: a POD64).
   int64_t hostCores = 0, ipusPerHost = 4, ipusPerPod = 64;
   double hostPrepMs = 0;
+  // How the host feeds the IPUs in the plan: sync (PopTorch's DataLoader default) | async.
+  std::string loaderMode = "sync";
+  bool mergeAllReduce = false;
   std::string report;
   std::string trace, traceSvg;
   int64_t traceRequests = 2;

@@ -236,21 +236,28 @@ void playSchedule(const ModelProfile& m, const StageBlocks& stages, const std::v
 // all-gather over each host's Rh = R/H replicas on IPU-Links, and between them a ring all-reduce over the hosts
 // through the network, each host's NIC carrying 2(H-1)/H of the gradient bytes (its replicas' shards together).
 // The network's bandwidth and latency are IpuOptions parameters (an assumption: no published figure).
-void allReduceCost(const std::vector<int64_t>& params, const UpdateShape& u, const IpuOptions& o, const IpuSpec& spec,
-                   CostPlan& c) {
+// PopART runs one all-reduce per weight tensor unless its collectives are merged (SessionOptions
+// replicatedCollectivesSettings.mergeAllReduceCollectives, false by default; IpuOptions::mergeAllReduce): the
+// bytes are the same, but every collective pays the ring's 2(R-1) steps of latency.
+void allReduceCost(const ModelProfile& m, const StageBlocks& stages, const std::vector<int64_t>& params,
+                   const UpdateShape& u, const IpuOptions& o, const IpuSpec& spec, CostPlan& c) {
   const int64_t R = u.R;
   const int64_t H = std::min(std::max<int64_t>(1, o.hosts), R);
   const int64_t Rh = (R + H - 1) / H;
   const double linkBw = spec.ipuLinkBytesPerSecond;
   for (int64_t s = 0; s < u.P; ++s) {
     const double bytes = static_cast<double>(params[static_cast<size_t>(s)] * u.pb);
+    double tensors = 0;
+    for (int64_t b = stages[static_cast<size_t>(s)].first; b < stages[static_cast<size_t>(s)].second; ++b)
+      tensors += static_cast<double>(m.blocks[static_cast<size_t>(b)].parameterTensors);
+    const double collectives = o.mergeAllReduce ? 1.0 : std::max(1.0, tensors);
     const double intra = Rh > 1 ? 2.0 * static_cast<double>(Rh - 1) / static_cast<double>(Rh) * bytes /
                                           (linkBw * static_cast<double>(spec.linksPerRing)) +
-                                      2.0 * static_cast<double>(Rh - 1) * spec.ipuLinkLatencySeconds
+                                      collectives * 2.0 * static_cast<double>(Rh - 1) * spec.ipuLinkLatencySeconds
                                 : 0.0;
     const double inter = H > 1 ? 2.0 * static_cast<double>(H - 1) / static_cast<double>(H) * bytes /
                                          o.networkBytesPerSecond +
-                                     2.0 * static_cast<double>(H - 1) * o.networkLatencySeconds
+                                     collectives * 2.0 * static_cast<double>(H - 1) * o.networkLatencySeconds
                                : 0.0;
     if (intra + inter > c.allReduceSeconds) {
       c.allReduceSeconds = intra + inter;
@@ -312,7 +319,7 @@ CostPlan planCost(const ModelProfile& m, const StageBlocks& stages, const IpuOpt
     c.stages.push_back(stageCost(m, first, last, s + 1 < u.P, o, spec));
   }
   playSchedule(m, stages, params, u, o, spec, c);
-  if (m.training && u.R > 1) allReduceCost(params, u, o, spec, c);
+  if (m.training && u.R > 1) allReduceCost(m, stages, params, u, o, spec, c);
   if (m.training) optimizerCost(m, stages, params, u, o, spec, c);
   // Host: the update's micro-batches arrive on the first stage's IPU (integer features, 8-bit with --eight-bit-io,
   // and indices; later stages receive the indices and masks at the same time, in parallel, on their own links),

@@ -100,9 +100,11 @@ HostPlan planHost(const HostSample& sample, int64_t coresPerHost, std::string co
   h.deviceStepSeconds = cost.stepSeconds;
   h.samplesPerSecond = samplesPerMicroBatch * parallel / sample.secondsPerMicroBatch();
   h.deviceSamplesPerSecond = cost.samplesPerSecond;
-  h.throughput = std::min(h.samplesPerSecond, h.deviceSamplesPerSecond);
+  h.overlappedSamplesPerSecond = std::min(h.samplesPerSecond, h.deviceSamplesPerSecond);
   const double step = cost.stepSeconds + h.secondsPerStep;
   h.serialSamplesPerSecond = step > 0 ? cost.samplesPerUpdate / step : 0;
+  h.asyncLoading = o.asyncLoading;
+  h.throughput = h.asyncLoading ? h.overlappedSamplesPerSecond : h.serialSamplesPerSecond;
   return h;
 }
 
@@ -126,10 +128,17 @@ std::string HostPlan::report() const {
   else
     s << "  the IPUs are the bottleneck; the hosts are busy " << pct(deviceStepSeconds > 0 ? secondsPerStep / deviceStepSeconds : 0)
       << " of the step\n";
-  s << "  hidden by PopTorch's asynchronous loading (AsynchronousDataAccessor, or poptorch.DataLoader with "
-    << "DataLoaderMode.Async: a worker fills a ring buffer of prepared requests while the IPUs run): throughput = "
-    << "min(device, host); without it (each request prepared between calls) " << thousands(serialSamplesPerSecond)
-    << " samples/s. --device-iterations " << deviceIterations << ": one host request per " << deviceIterations
+  if (asyncLoading)
+    s << "  --loader-mode async (PopTorch's AsynchronousDataAccessor, or poptorch.DataLoader with DataLoaderMode.Async: "
+      << "a worker fills a ring buffer of prepared requests while the IPUs run): throughput = min(device, host) = "
+      << thousands(overlappedSamplesPerSecond) << " samples/s; with --loader-mode sync (PopTorch's default, each "
+      << "request prepared between calls) " << thousands(serialSamplesPerSecond) << " samples/s.";
+  else
+    s << "  --loader-mode sync (poptorch.DataLoader's default, DataLoaderMode.Sync: each host request prepared between "
+      << "calls): throughput = samples per step / (device step + preparation) = " << thousands(serialSamplesPerSecond)
+      << " samples/s; --loader-mode async (AsynchronousDataAccessor, or DataLoaderMode.Async) would overlap them: "
+      << "min(device, host) = " << thousands(overlappedSamplesPerSecond) << " samples/s.";
+  s << " --device-iterations " << deviceIterations << ": one host request per " << deviceIterations
     << " step(s); more iterations spread the host round trip, not the preparation of a sample\n";
   return s.str();
 }
@@ -151,7 +160,9 @@ nlohmann::json HostPlan::toJson() const {
           {"host_samples_per_s", samplesPerSecond},
           {"device_samples_per_s", deviceSamplesPerSecond},
           {"host_is_bottleneck", hostBound()},
-          {"samples_per_s_async", throughput},
+          {"loader_mode", asyncLoading ? "async" : "sync"},
+          {"samples_per_s", throughput},
+          {"samples_per_s_async", overlappedSamplesPerSecond},
           {"samples_per_s_without_async", serialSamplesPerSecond},
           {"hidden_by",
            {{"asynchronous_loading", "PopTorch's AsynchronousDataAccessor / DataLoaderMode.Async: preparation overlaps "

@@ -2,10 +2,10 @@
 // of a micro-batch (the epoch's packing plan, collation with the host-side encodings and padding, stacking the
 // host request) is timed on this machine over a short sample, then scaled by the host's cores (an assumption:
 // preparation runs in parallel over micro-batches, as PopTorch's DataLoader workers do) and by the hosts that
-// feed the replicas. PopTorch hides preparation behind the device with asynchronous loading (an
-// AsynchronousDataAccessor, or poptorch.DataLoader(mode=DataLoaderMode.Async): a worker fills a ring buffer of
-// prepared requests while the IPUs run), so the throughput is min(device, host); without it the host prepares
-// each request between calls (step = device + preparation). deviceIterations spreads the host round trip over
+// feed the replicas. poptorch.DataLoader's default (mode=DataLoaderMode.Sync) prepares each host request between
+// calls: step = device + preparation, and that is the throughput unless options.asyncLoading. With asynchronous
+// loading (an AsynchronousDataAccessor, or DataLoaderMode.Async: a worker fills a ring buffer of prepared requests
+// while the IPUs run) the throughput is min(device, host). deviceIterations spreads the host round trip over
 // more weight updates; it does not shorten the preparation of a sample.
 //
 //   HostSample s = timeLoader(loader, {});                 // at most 20 micro-batches or 2 s
@@ -66,8 +66,10 @@ struct HostPlan {
   double deviceStepSeconds = 0;
   double samplesPerSecond = 0;      // the hosts' rate
   double deviceSamplesPerSecond = 0;
-  double throughput = 0;            // min(device, host): preparation overlapped (asynchronous loading)
+  bool asyncLoading = false;        // options.asyncLoading: which of the two below is the throughput
+  double overlappedSamplesPerSecond = 0;  // min(device, host): preparation overlapped (asynchronous loading)
   double serialSamplesPerSecond = 0;  // preparation between calls: samples per step / (device step + preparation)
+  double throughput = 0;            // the loader mode's: serial (sync, PopTorch's default) or overlapped (async)
 
   bool hostBound() const { return known && samplesPerSecond < deviceSamplesPerSecond; }
   const char* limitedBy() const { return hostBound() ? "host" : "device"; }

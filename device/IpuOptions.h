@@ -132,6 +132,14 @@ struct PlanningOptions {
   int64_t autoStages = 0;                  // with autoPipelineSplits: stages wanted (0: the fewest that fit)
   int64_t bytesPerTile = 0;                // 0: the IpuSpec's (624 KiB); a smaller or larger tile memory to plan for
   double samplesPerMicroBatch = 0;         // graphs one micro-batch trains on (0: the compile batch's real graphs)
+  /// How the host feeds the device (device/HostCost.h): false, PopTorch's DataLoader default (DataLoaderMode.Sync):
+  /// each host request is prepared between calls; true (an AsynchronousDataAccessor, DataLoaderMode.Async): a
+  /// worker prepares requests while the IPUs run.
+  bool asyncLoading = false;
+  /// The gradients' all-reduce over the replicas: false, PopART's default (SessionOptions
+  /// replicatedCollectivesSettings.mergeAllReduceCollectives = false): one collective per weight tensor, each
+  /// paying the ring's latency; true: merged into one collective per stage (what Graphcore's examples turn on).
+  bool mergeAllReduce = false;
 };
 
 /// Replicas across processes (MPI; PopTorch: Options.Distributed.configureProcessId(rank, size) with PopRun).

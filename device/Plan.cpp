@@ -356,6 +356,9 @@ void writeCost(std::ostringstream& s, const Plan& p) {
     << (p.packing.known ? " (real graphs)" : "") << ", limited by the "
     << (!p.host.known ? "IPUs (the host's preparation not planned: no loader)"
                       : p.host.hostBound() ? "HOST (its preparation of micro-batches)" : "IPUs")
+    << (p.host.known && !p.host.asyncLoading ? ", with the host's preparation between calls (--loader-mode sync, "
+                                               "PopTorch's default)"
+                                             : "")
     << "\n";
 }
 }  // namespace
@@ -507,6 +510,7 @@ nlohmann::json Plan::toJson() const {
           {"throughput",
            {{"samples_per_s", throughput()},
             {"limited_by", limitedBy()},
+            {"loader_mode", options.asyncLoading ? "async" : "sync"},
             {"device_samples_per_s", cost.samplesPerSecond},
             {"host_samples_per_s", host.known ? nlohmann::json(host.samplesPerSecond) : nlohmann::json(nullptr)}}},
           {"stages", st},

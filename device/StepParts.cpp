@@ -26,6 +26,7 @@ StepParts stepParts(const CostPlan& c, const HostPlan& h) {
   p.hostPreparation = h.known ? h.secondsPerStep : 0;
   p.overlappedStep = std::max(p.deviceStep, p.hostPreparation);
   p.serialStep = p.deviceStep + p.hostPreparation;
+  p.asyncLoading = h.asyncLoading;
   return p;
 }
 
@@ -43,11 +44,17 @@ std::string StepParts::table() const {
   std::snprintf(line, sizeof line, "    %-40s %10.3f ms\n", "the device's step", deviceStep * 1e3);
   s << line;
   if (hostKnown) {
-    std::snprintf(line, sizeof line, "    %-40s %10.3f ms %5s  (beside the step: overlapped by asynchronous loading)\n",
-                  "host preparation (all hosts)", hostPreparation * 1e3, pct(hostPreparation / T).c_str());
+    std::snprintf(line, sizeof line, "    %-40s %10.3f ms %5s  (%s)\n", "host preparation (all hosts)",
+                  hostPreparation * 1e3, pct(hostPreparation / T).c_str(),
+                  asyncLoading ? "beside the step: overlapped by asynchronous loading"
+                               : "between the calls: synchronous loading, PopTorch's default");
     s << line;
-    std::snprintf(line, sizeof line, "    %-40s %10.3f ms  (without asynchronous loading: %.3f ms)\n",
-                  "the step with the hosts", overlappedStep * 1e3, serialStep * 1e3);
+    if (asyncLoading)
+      std::snprintf(line, sizeof line, "    %-40s %10.3f ms  (with --loader-mode sync: %.3f ms)\n",
+                    "the step with the hosts", overlappedStep * 1e3, serialStep * 1e3);
+    else
+      std::snprintf(line, sizeof line, "    %-40s %10.3f ms  (with --loader-mode async: %.3f ms)\n",
+                    "the step with the hosts", serialStep * 1e3, overlappedStep * 1e3);
     s << line;
   }
   return s.str();
@@ -61,6 +68,8 @@ nlohmann::json StepParts::toJson() const {
   nlohmann::json j = {{"device", parts}, {"device_step_ms", deviceStep * 1e3}};
   if (hostKnown) {
     j["host_preparation_ms"] = hostPreparation * 1e3;
+    j["loader_mode"] = asyncLoading ? "async" : "sync";
+    j["step_with_hosts_ms"] = (asyncLoading ? overlappedStep : serialStep) * 1e3;
     j["step_with_async_loading_ms"] = overlappedStep * 1e3;
     j["step_without_async_loading_ms"] = serialStep * 1e3;
   }

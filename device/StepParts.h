@@ -30,6 +30,7 @@ struct StepParts {
   double hostPreparation = 0;    // the step's micro-batches prepared on every host's cores
   double overlappedStep = 0;     // max(device, host): asynchronous loading
   double serialStep = 0;         // device + host: preparation between calls
+  bool asyncLoading = false;     // which of the two the step with the hosts is (HostPlan::asyncLoading)
 
   std::string table() const;
   nlohmann::json toJson() const;

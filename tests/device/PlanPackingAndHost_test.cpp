@@ -166,8 +166,11 @@ TEST(PlanHost, TimedLoaderIsLeftAtItsEpoch) {
 
 TEST(PlanHost, HostRateByHandAndTheBottleneckNamed) {
   const ModelProfile m = uniformModel(2, 200000000, 100000);
-  // 4 replicas x 8 micro-batches over 2 hosts of 3 cores, 10 graphs per micro-batch.
-  Plan plan = makePlan(m, replicas(4, 8, 2), 10);
+  // 4 replicas x 8 micro-batches over 2 hosts of 3 cores, 10 graphs per micro-batch; asynchronous loading
+  // (--loader-mode async): the throughput is min(device, host).
+  IpuOptions async = replicas(4, 8, 2);
+  async.asyncLoading = true;
+  Plan plan = makePlan(m, async, 10);
   const double device = plan.cost.samplesPerSecond;
   // Fast host: 1 us per micro-batch on one core -> 10 x 3 x 2 / 1e-6 graphs/s, far above the device.
   plan.setHost(HostSample::given(1e-6, "test"), 3, "test");
@@ -198,6 +201,18 @@ TEST(PlanHost, HostRateByHandAndTheBottleneckNamed) {
   EXPECT_NE(text.find("the HOST is the bottleneck"), std::string::npos) << text;
   EXPECT_NE(text.find("limited by the HOST"), std::string::npos) << text;
   EXPECT_NE(text.find("AsynchronousDataAccessor"), std::string::npos) << text;
+
+  // PopTorch's default, synchronous loading: each step waits for its preparation, whichever is slower.
+  Plan sync = makePlan(m, replicas(4, 8, 2), 10);
+  for (double perMicroBatch : {1e-6, 0.5}) {
+    sync.setHost(HostSample::given(perMicroBatch, "test"), 3, "test");
+    const double step = sync.cost.stepSeconds + 32 * perMicroBatch / 6;
+    EXPECT_NEAR(sync.throughput(), 320 / step, 1e-9 * sync.throughput());
+    EXPECT_LT(sync.throughput(), std::min(device, 10.0 * 3 * 2 / perMicroBatch));
+    EXPECT_EQ(sync.toJson()["throughput"]["loader_mode"], "sync");
+    EXPECT_NE(sync.report().find("--loader-mode sync (poptorch.DataLoader's default"), std::string::npos);
+  }
+  EXPECT_EQ(plan.toJson()["throughput"]["loader_mode"], "async");
 
   // More hosts than replicas do not help: a replica's data is prepared on its host.
   Plan one = makePlan(m, replicas(1, 8, 4), 10);

@@ -51,9 +51,10 @@ TEST(PlanStepParts, PartsAddUpAndTheAllReduceSplitsByHand) {
   for (const StepPart& part : parts.device) sum += part.seconds;
   EXPECT_NEAR(sum, p.cost.stepSeconds, 1e-12);
   EXPECT_NEAR(parts.deviceStep, p.cost.stepSeconds, 1e-12);
-  // One stage of 2M parameters (8 MB fp32): 2 replicas per host over IPU-Links (2(2-1)/2 of the bytes over two
-  // 32 GB/s links, 2 latencies of 2 us), and 2 hosts over the network (2(2-1)/2 over 12.5 GB/s, 2 x 10 us).
-  const double links = 1.0 * 8e6 / 64e9 + 2 * 2e-6, network = 1.0 * 8e6 / 12.5e9 + 2 * 10e-6;
+  // One stage of 2M parameters (8 MB fp32) in 2 weight tensors, each its own all-reduce (PopART's default): 2
+  // replicas per host over IPU-Links (2(2-1)/2 of the bytes over two 32 GB/s links, 2 latencies of 2 us per
+  // tensor), and 2 hosts over the network (2(2-1)/2 over 12.5 GB/s, 2 x 10 us per tensor).
+  const double links = 1.0 * 8e6 / 64e9 + 2 * 2 * 2e-6, network = 1.0 * 8e6 / 12.5e9 + 2 * 2 * 10e-6;
   auto part = [&](const std::string& key) {
     for (const StepPart& x : parts.device)
       if (x.key == key) return x.seconds;
@@ -65,6 +66,12 @@ TEST(PlanStepParts, PartsAddUpAndTheAllReduceSplitsByHand) {
   EXPECT_GT(part("exchange"), 0);
   EXPECT_NEAR(part("host_io"), p.cost.hostSeconds, 1e-15);
   EXPECT_FALSE(parts.hostKnown);
+  // Merged collectives (--merge-all-reduce): the latencies once per stage, the bytes the same.
+  IpuOptions merged = o;
+  merged.mergeAllReduce = true;
+  const Plan pm = makePlan(m, merged, 16);
+  EXPECT_NEAR(pm.cost.allReduceSeconds, 1.0 * 8e6 / 64e9 + 2 * 2e-6 + 1.0 * 8e6 / 12.5e9 + 2 * 10e-6, 1e-12);
+  EXPECT_NEAR(pm.cost.networkSeconds, 1.0 * 8e6 / 12.5e9 + 2 * 10e-6, 1e-12);
   const std::string text = p.report();
   for (const char* name : {"all-reduce over IPU-Links", "all-reduce over the hosts' network", "host I/O", "compute"})
     EXPECT_NE(text.find(name), std::string::npos) << name;
@@ -93,7 +100,11 @@ TEST(PlanScalingTable, ReplicasOneToSixtyFourByTheStatedRules) {
     EXPECT_TRUE(r.fits);
     // The hosts' rate: 16 graphs x 4 cores x min(hosts, replicas) / 2 ms.
     EXPECT_NEAR(r.hostSamplesPerSecond, 16.0 * 4 * static_cast<double>(std::min(r.hosts, R)) / 2e-3, 1e-6);
-    EXPECT_NEAR(r.samplesPerSecond, std::min(r.deviceSamplesPerSecond, r.hostSamplesPerSecond), 1e-9);
+    // PopTorch's default synchronous loading: a step of 8 micro-batches per replica waits for its preparation
+    // (R x 8 micro-batches on min(hosts, R) x 4 cores).
+    const double prep = static_cast<double>(R * 8) * 2e-3 / (4.0 * static_cast<double>(std::min(r.hosts, R)));
+    EXPECT_NEAR(r.hostPreparation, prep, 1e-12);
+    EXPECT_NEAR(r.samplesPerSecond, static_cast<double>(16 * 8 * R) / (r.stepSeconds + prep), 1e-6);
     EXPECT_EQ(r.limitedBy, r.hostSamplesPerSecond < r.deviceSamplesPerSecond ? "host" : "device");
     // Monotone parts: the all-reduce never shrinks, the device's samples/s never falls, the efficiency per
     // replica never rises; the compute of a step does not depend on the replicas.
@@ -108,11 +119,21 @@ TEST(PlanScalingTable, ReplicasOneToSixtyFourByTheStatedRules) {
   }
   EXPECT_DOUBLE_EQ(t.rows[0].efficiency, 1.0);
   EXPECT_EQ(t.rows[0].allReduceIpuLinks + t.rows[0].allReduceNetwork, 0);
-  // 8 replicas x 2 stages = 16 IPUs in 2 PODs of 8, 4 replicas per POD: each stage's 8 MB over IPU-Links
-  // (2(4-1)/4 over two 32 GB/s links, 6 x 2 us) and between the 2 PODs (2(2-1)/2 over 12.5 GB/s, 2 x 10 us).
+  // Asynchronous loading (--loader-mode async): the slower of the device and the hosts.
+  IpuOptions ao = o;
+  ao.asyncLoading = true;
+  Plan ap = makePlan(m, ao, 16);
+  ap.setHost(HostSample::given(2e-3, "test"), 4, "test");
+  for (const ScalingRow& r : planScaling(ap, ScalingOptions{64, 4, 8}).rows) {
+    EXPECT_NEAR(r.samplesPerSecond, std::min(r.deviceSamplesPerSecond, r.hostSamplesPerSecond), 1e-9);
+    EXPECT_EQ(r.limitedBy, r.hostSamplesPerSecond < r.deviceSamplesPerSecond ? "host" : "device");
+  }
+  // 8 replicas x 2 stages = 16 IPUs in 2 PODs of 8, 4 replicas per POD: each stage's 8 MB in 2 weight tensors
+  // over IPU-Links (2(4-1)/4 over two 32 GB/s links, 6 x 2 us per tensor) and between the 2 PODs (2(2-1)/2 over
+  // 12.5 GB/s, 2 x 10 us per tensor).
   const ScalingRow& r8 = t.rows[3];
-  EXPECT_NEAR(r8.allReduceIpuLinks, 1.5 * 8e6 / 64e9 + 6 * 2e-6, 1e-12);
-  EXPECT_NEAR(r8.allReduceNetwork, 1.0 * 8e6 / 12.5e9 + 2 * 10e-6, 1e-12);
+  EXPECT_NEAR(r8.allReduceIpuLinks, 1.5 * 8e6 / 64e9 + 2 * 6 * 2e-6, 1e-12);
+  EXPECT_NEAR(r8.allReduceNetwork, 1.0 * 8e6 / 12.5e9 + 2 * 2 * 10e-6, 1e-12);
   EXPECT_NEAR(r8.hostSamplesPerSecond, 16.0 * 4 * 4 / 2e-3, 1e-6);  // 4 hosts feed it
   // One POD (R <= 4) has no network part.
   EXPECT_EQ(t.rows[2].allReduceNetwork, 0);

@@ -54,12 +54,22 @@ TEST(PlanCommands, PackedLoaderPlanCountsRealGraphs) {
   const double hostRate = h["host_samples_per_s"].get<double>();
   EXPECT_NEAR(hostRate, mean * h["cores_per_host"].get<double>() * 1e3 / h["ms_per_micro_batch_one_core"].get<double>(),
               1e-6 * hostRate);
-  EXPECT_NEAR(j["throughput"]["samples_per_s"].get<double>(), std::min(device, hostRate), 1e-9 * device);
+  // PopTorch's default loader (synchronous): each step of 4 micro-batches waits for their preparation.
+  EXPECT_EQ(j["throughput"]["loader_mode"], "sync");
+  const double step = j["step_ms"].get<double>() / 1e3 +
+                      4 * h["ms_per_micro_batch_one_core"].get<double>() / 1e3 / h["cores_per_host"].get<double>();
+  EXPECT_NEAR(j["throughput"]["samples_per_s"].get<double>(), 4 * mean / step, 1e-6 * device);
+  EXPECT_LT(j["throughput"]["samples_per_s"].get<double>(), std::min(device, hostRate));
+  const nlohmann::json async = planJson(kPacked + "--plan-only --loader-mode async --host-prep-ms " +
+                                        std::to_string(h["ms_per_micro_batch_one_core"].get<double>()));
+  EXPECT_EQ(async["throughput"]["loader_mode"], "async");
+  EXPECT_NEAR(async["throughput"]["samples_per_s"].get<double>(),
+              std::min(device, async["host"]["host_samples_per_s"].get<double>()), 1e-9 * device);
 }
 
 TEST(PlanCommands, SlowHostIsTheBottleneckInTheTextAndTheJson) {
   // 200 ms per micro-batch on one core, 2 cores: 2 x mean / 0.2 graphs/s, far below the IPUs.
-  const std::string slow = kPacked + "--plan-only --host-prep-ms 200 --host-cores 2";
+  const std::string slow = kPacked + "--plan-only --host-prep-ms 200 --host-cores 2 --loader-mode async";
   const nlohmann::json j = planJson(slow);
   const double mean = j["packing"]["real_graphs_per_pack"].get<double>();
   EXPECT_EQ(j["throughput"]["limited_by"], "host");
@@ -73,7 +83,7 @@ TEST(PlanCommands, SlowHostIsTheBottleneckInTheTextAndTheJson) {
                              "--device-iterations", "host preparation (all hosts)", "real graphs per pack"})
     EXPECT_NE(text.out.find(needle), std::string::npos) << needle << "\n" << text.out;
   // A fast host leaves the IPUs as the limit.
-  const nlohmann::json fast = planJson(kPacked + "--plan-only --host-prep-ms 0.001");
+  const nlohmann::json fast = planJson(kPacked + "--plan-only --host-prep-ms 0.001 --loader-mode async");
   EXPECT_EQ(fast["throughput"]["limited_by"], "device");
   EXPECT_DOUBLE_EQ(fast["throughput"]["samples_per_s"].get<double>(), fast["estimated_samples_per_s"].get<double>());
 }
