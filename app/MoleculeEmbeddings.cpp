@@ -7,6 +7,7 @@
 #include "loaders/FixedSizeDataLoader.h"
 #include "models/Dmpnn.h"
 #include "models/GraphModel.h"
+#include "models/GpsPlusPlus.h"
 #include "models/Graphormer.h"
 #include "models/PaddingGraphRows.h"
 #include "models/SchNet.h"
@@ -17,21 +18,23 @@ Variable moleculeEmbeddings(BlockModel& model, const Batch& batch) {
   if (auto* m = dynamic_cast<GraphModel*>(&model)) return m->graphEmbeddings(batch);
   if (auto* m = dynamic_cast<Dmpnn*>(&model)) return m->moleculeEmbeddings(batch);
   if (auto* m = dynamic_cast<Graphormer*>(&model)) return m->graphEmbeddings(batch);
+  if (auto* m = dynamic_cast<GpsPlusPlus*>(&model)) return m->graphEmbeddings(batch);
   if (auto* m = dynamic_cast<SchNet*>(&model)) {
     // The atom states the head reads, pooled as the head pools the atoms' outputs.
     Variable h = m->runBlocks(BlockState(), batch, 0, m->blockIndex("head")).get("h");
     Variable pooled = m->options().readout == "mean" ? segmentMean(h, batch.ptr) : segmentSum(h, batch.ptr);
     return zeroPaddingGraphRows(pooled, batch);
   }
-  invalidArgument("moleculeEmbeddings: not a molecule model (gin, gcn, dmpnn, Graphormer or SchNet)");
+  invalidArgument("moleculeEmbeddings: not a molecule model (gin, gcn, dmpnn, Graphormer, GPS++ or SchNet)");
 }
 
 int64_t moleculeEmbeddingWidth(const BlockModel& model) {
   if (auto* m = dynamic_cast<const GraphModel*>(&model)) return m->options().hidden + m->options().graphFeatures;
   if (auto* m = dynamic_cast<const Dmpnn*>(&model)) return m->options().hidden + m->options().graphFeatures;
   if (auto* m = dynamic_cast<const Graphormer*>(&model)) return m->options().hidden;
+  if (auto* m = dynamic_cast<const GpsPlusPlus*>(&model)) return m->options().nodeDim;
   if (auto* m = dynamic_cast<const SchNet*>(&model)) return m->options().hidden;
-  invalidArgument("moleculeEmbeddingWidth: not a molecule model (gin, gcn, dmpnn, Graphormer or SchNet)");
+  invalidArgument("moleculeEmbeddingWidth: not a molecule model (gin, gcn, dmpnn, Graphormer, GPS++ or SchNet)");
 }
 
 MoleculeEmbeddings embedMolecules(BlockModel& model, const std::shared_ptr<const Dataset>& dataset,

@@ -79,8 +79,15 @@ GpsPlusPlus::GpsPlusPlus(GpsOptions options, Generator& gen)
       return s;
     });
   addBlock("head", [this](BlockState s, const Batch& b) {
-    return outputState(zeroPaddingGraphRows(decoder_.forward(segmentSum(s.get("h"), b.ptr)), b));
+    // Padding graphs' sums are zeroed before the decoder as well, so graphEmbeddings() is exactly what it reads.
+    const Variable pooled = zeroPaddingGraphRows(segmentSum(s.get("h"), b.ptr), b);
+    return outputState(zeroPaddingGraphRows(decoder_.forward(pooled), b));
   });
+}
+
+Variable GpsPlusPlus::graphEmbeddings(const Batch& b) {
+  const Variable h = runBlocks(BlockState(), b, 0, blockIndex("head")).get("h");
+  return zeroPaddingGraphRows(segmentSum(h, b.ptr), b);
 }
 
 std::unique_ptr<Module> GpsPlusPlus::clone() const {

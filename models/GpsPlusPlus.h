@@ -64,6 +64,9 @@ class GpsPlusPlus : public BlockModel {
   const char* name() const { return "gps++"; }
   const GpsOptions& options() const { return opt_; }
   std::unique_ptr<Module> clone() const override;
+  /// The graph-level vector the decoder reads, [numGraphs, nodeDim]: the sum of each graph's node rows after the
+  /// last layer; padding graphs' rows are 0. forward() is the decoder applied to exactly these values.
+  Variable graphEmbeddings(const Batch& batch);
   /// The key mask of a batch: [G, M] uint8, 1 for the atoms of real graphs.
   static Tensor keyMask(const Batch& batch);
 

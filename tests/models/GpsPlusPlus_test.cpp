@@ -204,6 +204,28 @@ TEST(GpsPlusPlus, RealGraphsAreBitIdenticalWithAnyPadding) {
   }
 }
 
+TEST(GpsPlusPlus, GraphEmbeddingsAreTheDecodersInputWithoutPadding) {
+  Generator gen(11);
+  GpsPlusPlus model(tiny(DType::F64, 2), gen);
+  model.eval();
+  const std::vector<Graph> graphs = smallMolecules();
+  const Batch a = test::batchOf(graphs, 8), b = test::batchOf(graphs, 8, 3, 9);
+  const Tensor ea = model.graphEmbeddings(a).value(), eb = model.graphEmbeddings(b).value();
+  ASSERT_EQ(ea.shape(), Shape({a.numGraphs, 8}));
+  EXPECT_TRUE(sameRows(ea, eb, static_cast<int64_t>(graphs.size())));
+  for (int64_t r = static_cast<int64_t>(graphs.size()); r < eb.rows(); ++r)
+    for (int64_t c = 0; c < 8; ++c) EXPECT_EQ(eb.at(r * 8 + c), 0.0);
+  // The sum of each real graph's node rows after the last layer (the state the head block reads).
+  const Variable h = model.runBlocks(BlockState(), a, 0, model.blockIndex("head")).get("h");
+  const int64_t* ptr = a.ptr.data<int64_t>();
+  for (int64_t g = 0; g < static_cast<int64_t>(graphs.size()); ++g)
+    for (int64_t c = 0; c < 8; ++c) {
+      double sum = 0;
+      for (int64_t i = ptr[g]; i < ptr[g + 1]; ++i) sum += h.value().at(i * 8 + c);
+      EXPECT_NEAR(ea.at(g * 8 + c), sum, 1e-12);
+    }
+}
+
 TEST(GpsPlusPlus, OneAndTwoThreadsGiveTheSameBits) {
   const std::vector<Graph> graphs = test::pcqmStyle(16);
   Generator gen(6);
