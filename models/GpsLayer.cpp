@@ -17,11 +17,9 @@ Tensor denseRowOfNodes(const Batch& b, int64_t m) {
 }
 
 GpsLayer::GpsLayer(const GpsOptions& o, int64_t index, Generator& gen)
-    : nodeDim_(o.nodeDim),
+    : nodeDim_((o.validate(), o.nodeDim)),
       index_(index),
-      layers_(o.layers),
       graphDropout_(o.layers > 1 ? o.graphDropout * static_cast<double>(index) / static_cast<double>(o.layers - 1) : 0.0),
-      dtype_(o.dtype),
       mpnn_(o.nodeDim, o.edgeDim, o.globalDim, o.expansion, gen, {o.nodeDropout, o.edgeDropout, o.globalDropout},
             /*updateGlobals=*/index + 1 < o.layers, o.dtype),
       mpnnNorm_(o.nodeDim, 1e-5, o.dtype),
@@ -31,6 +29,7 @@ GpsLayer::GpsLayer(const GpsOptions& o, int64_t index, Generator& gen)
       ffn2_(o.ffn, o.nodeDim, gen, true, o.dtype),
       ffnNorm_(o.nodeDim, 1e-5, o.dtype),
       options_(std::make_shared<GpsOptions>(o)) {
+  GNN_CHECK_ARG(index >= 0 && index < o.layers, "GpsLayer: index ", index, " is not a layer of ", o.layers);
   registerModule("mpnn", mpnn_);
   registerModule("mpnn_norm", mpnnNorm_);
   registerModule("attention", attn_);

@@ -34,9 +34,8 @@ class GpsLayer : public Module {
 
  private:
   Variable graphDropout(const Variable& x, const Batch& batch, bool training) const;
-  int64_t nodeDim_, index_, layers_;
+  int64_t nodeDim_, index_;
   double graphDropout_;
-  DType dtype_;
   InteractionNetwork mpnn_;
   LayerNorm mpnnNorm_;
   MultiheadSelfAttention attn_;
