@@ -116,6 +116,25 @@ void DeviceFlags::addTo(Program& prog) {
       "network-latency-us", value(&networkLatencyUs, 10.0), "planning: latency of one message between hosts, us");
 }
 
+namespace {
+// --pipeline-splits: block names "layers/4,layers/8", or auto (the fewest stages that fit) / auto:N (N stages).
+void setPipelineSplits(const std::string& flag, IpuOptions& o) {
+  o.pipelineSplits.clear();
+  if (flag != "auto" && flag.rfind("auto:", 0) != 0) {
+    o.pipelineSplits = splitCommaList(flag);
+    return;
+  }
+  o.autoPipelineSplits = true;
+  if (flag.size() <= 5) return;
+  const std::string n = flag.substr(5);
+  char* end = nullptr;
+  const long long v = std::strtoll(n.c_str(), &end, 10);
+  if (n.empty() || *end != '\0' || v < 1 || v > 64)
+    throw UsageError("--pipeline-splits auto:N needs a number of stages N in 1..64, got '" + n + "'");
+  o.autoStages = v;
+}
+}  // namespace
+
 void DeviceFlags::apply(const Program& prog) {
   requireOneOf("--device", device, {"cpu", "ipu"});
   requireAtLeast("--replicas", static_cast<double>(replicas), 1);
@@ -146,20 +165,7 @@ void DeviceFlags::apply(const Program& prog) {
   options.asyncLoading = loaderMode == "async";
   options.mergeAllReduce = mergeAllReduce;
   options.autoRoundNumIpus = autoRound;
-  options.pipelineSplits.clear();
-  if (pipelineSplits == "auto" || pipelineSplits.rfind("auto:", 0) == 0) {
-    options.autoPipelineSplits = true;
-    if (pipelineSplits.size() > 5) {
-      const std::string n = pipelineSplits.substr(5);
-      char* end = nullptr;
-      const long long v = std::strtoll(n.c_str(), &end, 10);
-      if (n.empty() || *end != '\0' || v < 1 || v > 64)
-        throw UsageError("--pipeline-splits auto:N needs a number of stages N in 1..64, got '" + n + "'");
-      options.autoStages = v;
-    }
-  } else {
-    options.pipelineSplits = splitCommaList(pipelineSplits);
-  }
+  setPipelineSplits(pipelineSplits, options);
   const bool bf16 = precision == "bf16";
   if (bf16 && device != "cpu")
     throw UsageError("--precision bf16 is the CPU's bfloat16 matrix products; the simulated IPU computes in fp32 or "
@@ -196,6 +202,8 @@ void DeviceFlags::apply(const Program& prog) {
              {noRecompute, "--no-recompute"},
              {rts, "--replicated-tensor-sharding"},
              {eightBitIo, "--eight-bit-io"},
+             {mergeAllReduce, "--merge-all-reduce"},
+             {loaderMode != "sync", "--loader-mode " + loaderMode},
              {execution != "pipelined", "--execution " + execution},
              {planOnly, "--plan-only"},
              {planInference, "--plan-inference"},

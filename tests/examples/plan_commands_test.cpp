@@ -114,6 +114,9 @@ TEST(PlanCommands, PlanScalingPrintsOneToSixtyFourReplicas) {
   EXPECT_NE(text.out.find("Plan of the training program"), std::string::npos) << text.out;
   expectUsageError(runExample("molecule_property", "--plan-scaling"), "--plan-scaling is an option of the simulated IPU");
   expectUsageError(runExample("molecule_property", "--device ipu --plan-only --host-cores 0"), "--host-cores");
+  expectUsageError(runExample("molecule_property", "--merge-all-reduce"), "--merge-all-reduce is an option of the simulated IPU");
+  expectUsageError(runExample("molecule_property", "--loader-mode async"), "--loader-mode async is an option of the simulated IPU");
+  expectUsageError(runExample("molecule_property", "--device ipu --plan-only --loader-mode fast"), "--loader-mode");
 }
 
 }  // namespace
