@@ -235,5 +235,8 @@ Variable cosineCutoff(const Variable& dist, double cutoff);
 Tensor countsToPtr(const std::vector<int64_t>& counts);
 /// ptr for a sorted index vector (e.g. PyG's `batch`): segment s = rows whose index is s.
 Tensor sortedIndexToPtr(const Tensor& sortedIndex, int64_t numSegments);
+/// The inverse: the segment of each row, int64 [ptr's last entry], for ptr [S+1] (e.g. each edge's graph from a
+/// batch's edgePtr).
+Tensor ptrToSortedIndex(const Tensor& ptr);
 
 }  // namespace gnn

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "gnn/Ops.h"
-#include "models/GpsPlusPlus.h"
 
 namespace gnn {
 
@@ -17,7 +16,7 @@ Tensor denseRowOfNodes(const Batch& b, int64_t m) {
 }
 
 GpsLayer::GpsLayer(const GpsOptions& o, int64_t index, Generator& gen)
-    : nodeDim_((o.validate(), o.nodeDim)),
+    : options_((o.validate(), o)),
       index_(index),
       graphDropout_(o.layers > 1 ? o.graphDropout * static_cast<double>(index) / static_cast<double>(o.layers - 1) : 0.0),
       mpnn_(o.nodeDim, o.edgeDim, o.globalDim, o.expansion, gen, {o.nodeDropout, o.edgeDropout, o.globalDropout},
@@ -27,8 +26,7 @@ GpsLayer::GpsLayer(const GpsOptions& o, int64_t index, Generator& gen)
       attnNorm_(o.nodeDim, 1e-5, o.dtype),
       ffn1_(o.nodeDim, o.ffn, gen, true, o.dtype),
       ffn2_(o.ffn, o.nodeDim, gen, true, o.dtype),
-      ffnNorm_(o.nodeDim, 1e-5, o.dtype),
-      options_(std::make_shared<GpsOptions>(o)) {
+      ffnNorm_(o.nodeDim, 1e-5, o.dtype) {
   GNN_CHECK_ARG(index >= 0 && index < o.layers, "GpsLayer: index ", index, " is not a layer of ", o.layers);
   registerModule("mpnn", mpnn_);
   registerModule("mpnn_norm", mpnnNorm_);
@@ -55,7 +53,7 @@ GpsLayer::State GpsLayer::forward(const State& in, const Batch& b, const Variabl
       mpnn_.forward(in.nodes, in.edges, in.globals, b, training);
   const Variable local = mpnnNorm_.forward(mp.nodes);
   // Attention within each graph: to one block per graph, attend, and back to node rows.
-  const Variable blocks = reshape(toDenseBatch(in.nodes, b.ptr, b.graphsMask, m), {b.numGraphs * m, nodeDim_});
+  const Variable blocks = reshape(toDenseBatch(in.nodes, b.ptr, b.graphsMask, m), {b.numGraphs * m, options_.nodeDim});
   const Variable attended = gatherRows(attn_.forward(blocks, b.numGraphs, bias, keyMask), denseRowOfNodes(b, m));
   const Variable global = attnNorm_.forward(add(in.nodes, graphDropout(attended, b, training)));
   const Variable both = add(local, global);
@@ -65,7 +63,7 @@ GpsLayer::State GpsLayer::forward(const State& in, const Batch& b, const Variabl
 
 std::unique_ptr<Module> GpsLayer::clone() const {
   Generator unused;  // the fresh instance's initial values are overwritten by the copy
-  return cloneInto(std::make_unique<GpsLayer>(*options_, index_, unused));
+  return cloneInto(std::make_unique<GpsLayer>(options_, index_, unused));
 }
 
 }  // namespace gnn

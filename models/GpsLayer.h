@@ -14,11 +14,10 @@
 #include "gnn/LayerNorm.h"
 #include "gnn/Linear.h"
 #include "gnn/MultiheadSelfAttention.h"
+#include "models/GpsOptions.h"
 #include "models/InteractionNetwork.h"
 
 namespace gnn {
-
-struct GpsOptions;
 
 class GpsLayer : public Module {
  public:
@@ -34,7 +33,8 @@ class GpsLayer : public Module {
 
  private:
   Variable graphDropout(const Variable& x, const Batch& batch, bool training) const;
-  int64_t nodeDim_, index_;
+  GpsOptions options_;  // the options the layer was built from (its widths; clone() builds from them)
+  int64_t index_;
   double graphDropout_;
   InteractionNetwork mpnn_;
   LayerNorm mpnnNorm_;
@@ -42,8 +42,6 @@ class GpsLayer : public Module {
   LayerNorm attnNorm_;
   Linear ffn1_, ffn2_;
   LayerNorm ffnNorm_;
-  // Kept for clone(): the options the layer was built from.
-  std::shared_ptr<const GpsOptions> options_;
 };
 
 /// Row of each node in the per-graph blocks [G·M, D] of toDenseBatch: node i of graph g -> g·M + i (a padding

@@ -1,34 +1,15 @@
 #include "models/InteractionNetwork.h"
 
 #include "gnn/Check.h"
+#include "gnn/MessagePassing.h"
 #include "gnn/Ops.h"
 
 namespace gnn {
-
-namespace {
-// Row r of edgeIndex [2, E] as an index tensor [E].
-Tensor edgeEnds(const Tensor& edgeIndex, int64_t r) {
-  const int64_t e = edgeIndex.dim(1);
-  Tensor out({e}, DType::I64);
-  const int64_t* src = edgeIndex.data<int64_t>() + r * e;
-  std::copy(src, src + e, out.data<int64_t>());
-  return out;
-}
-}  // namespace
 
 Variable rowDropout(const Variable& x, double p, bool training) {
   if (!training || p == 0.0) return x;
   Variable keep = dropout(Variable(Tensor::full({x.dim(0), 1}, 1.0, x.dtype())), p, training);
   return mul(x, keep);
-}
-
-Tensor edgeGraphIndex(const Batch& b) {
-  Tensor out({b.numEdges}, DType::I64);
-  const int64_t* ptr = b.edgePtr.data<int64_t>();
-  int64_t* o = out.data<int64_t>();
-  for (int64_t g = 0; g < b.numGraphs; ++g)
-    for (int64_t e = ptr[g]; e < ptr[g + 1]; ++e) o[e] = g;
-  return out;
 }
 
 InteractionNetwork::InteractionNetwork(int64_t nodeDim, int64_t edgeDim, int64_t globalDim, int64_t expansion,
@@ -61,8 +42,8 @@ InteractionNetwork::Output InteractionNetwork::forward(const Variable& nodes, co
                 "InteractionNetwork: nodes ", shapeString(nodes.shape()), ", edges ", shapeString(edges.shape()),
                 ", globals ", shapeString(globals.shape()), " do not match the batch's [", b.numNodes, ", ", nodeDim_,
                 "], [", b.numEdges, ", ", edgeDim_, "], [", b.numGraphs, ", ", globalDim_, "]");
-  const Tensor senders = edgeEnds(b.edgeIndex, 0), receivers = edgeEnds(b.edgeIndex, 1);
-  const Tensor edgeGraph = edgeGraphIndex(b);
+  const Tensor senders = edgeRow(b.edgeIndex, 0), receivers = edgeRow(b.edgeIndex, 1);
+  const Tensor edgeGraph = ptrToSortedIndex(b.edgePtr);
   const Variable xr = gatherRows(nodes, receivers), xs = gatherRows(nodes, senders);
   // Edge step.
   Variable e = edgeMlp_.forward(concatCols({xr, xs, edges, gatherRows(globals, edgeGraph)}));

@@ -50,7 +50,4 @@ class InteractionNetwork : public Module {
 /// when !training or p == 0. GPS++'s dropouts with noise shape [..., rows, 1].
 Variable rowDropout(const Variable& x, double p, bool training);
 
-/// The graph of each edge, int64 [E], from batch.edgePtr.
-Tensor edgeGraphIndex(const Batch& batch);
-
 }  // namespace gnn

@@ -566,6 +566,12 @@ Tensor countsToPtr(const std::vector<int64_t>& counts) {
   return p;
 }
 
+Tensor ptrToSortedIndex(const Tensor& ptr) {
+  GNN_CHECK_ARG(ptr.rank() == 1 && ptr.numel() >= 1, "ptrToSortedIndex: ptr must be rank 1 with at least one entry");
+  const int64_t rows = static_cast<int64_t>(ptr.at(ptr.numel() - 1));
+  return rowsOfSegments(ptrValues("ptrToSortedIndex", ptr, rows));
+}
+
 Tensor sortedIndexToPtr(const Tensor& sortedIndex, int64_t numSegments) {
   Tensor index64 = indexValues("sortedIndexToPtr", sortedIndex, numSegments);
   const int64_t* idx = std::as_const(index64).data<int64_t>();

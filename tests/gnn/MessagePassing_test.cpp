@@ -120,5 +120,19 @@ TEST(MessagePassing, RejectsEdgeAttrOfTheWrongLength) {
                std::invalid_argument);
 }
 
+// ptrToSortedIndex (each row's segment, as PyG's `batch`) and sortedIndexToPtr undo each other, empty segments
+// included; a ptr that decreases or does not start at 0 is refused.
+TEST(SegmentIndex, PtrAndSortedIndexAreInverses) {
+  const Tensor ptr = Tensor::fromVector(std::vector<int64_t>{0, 2, 2, 5, 6});
+  const Tensor index = ptrToSortedIndex(ptr);
+  ASSERT_EQ(index.shape(), Shape({6}));
+  const std::vector<int64_t> want{0, 0, 2, 2, 2, 3};
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(index.data<int64_t>()[i], want[static_cast<size_t>(i)]) << i;
+  EXPECT_TRUE(sortedIndexToPtr(index, 4).bitEqual(ptr));
+  EXPECT_EQ(ptrToSortedIndex(Tensor::fromVector(std::vector<int64_t>{0})).numel(), 0);
+  EXPECT_THROW(ptrToSortedIndex(Tensor::fromVector(std::vector<int64_t>{0, 3, 2})), std::invalid_argument);
+  EXPECT_THROW(ptrToSortedIndex(Tensor::fromVector(std::vector<int64_t>{1, 3})), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace gnn

@@ -77,7 +77,7 @@ TEST(InteractionNetwork, MatchesALoopOverEdges) {
   };
   const int64_t* src = b.edgeIndex.data<int64_t>();
   const int64_t* dst = src + b.numEdges;
-  const Tensor edgeGraph = edgeGraphIndex(b);
+  const Tensor edgeGraph = ptrToSortedIndex(b.edgePtr);
   std::vector<Tensor> eNew;
   for (int64_t k = 0; k < b.numEdges; ++k) {
     Tensor in = concatCols({Variable(rowOf(x.value(), dst[k])), Variable(rowOf(x.value(), src[k])),
