@@ -52,6 +52,25 @@ std::vector<Row> readPredictions(const std::string& path) {
 
 class ModelPrograms : public gnn::testing::ScratchFolderTest {
  protected:
+  // The program's --predict file `pred` (testGraphs rows) against `predict --checkpoint ck` on the same SMILES in
+  // reverse order: the same molecules and the same bits.
+  void expectPredictReproducesInReverseOrder(const std::string& ck, const std::string& pred, int64_t testGraphs) {
+    std::vector<Row> rows = readPredictions(pred);
+    ASSERT_EQ(static_cast<int64_t>(rows.size()), testGraphs);
+    std::reverse(rows.begin(), rows.end());
+    {
+      std::ofstream smi(path("test.smi"));
+      for (const Row& row : rows) smi << row.smiles << "\n";
+    }
+    Result p = runExample("predict", "--checkpoint " + ck + " --input " + path("test.smi") + " --out " + path("again.csv"));
+    ASSERT_EQ(p.code, 0) << p.out;
+    std::vector<Row> again = readPredictions(path("again.csv"));
+    ASSERT_EQ(again.size(), rows.size());
+    for (size_t k = 0; k < rows.size(); ++k) {
+      EXPECT_EQ(again[k].smiles, rows[k].smiles) << "row " << k;
+      EXPECT_EQ(again[k].prediction, rows[k].prediction) << "row " << k << " " << rows[k].smiles;
+    }
+  }
 };
 
 TEST_F(ModelPrograms, FlagsOfAnotherModelAreRefused) {
@@ -83,21 +102,7 @@ TEST_F(ModelPrograms, GraphormerPredictionsAreReproducedByPredictInAnyOrder) {
   EXPECT_GT(j["skipped"].get<int64_t>(), 0) << "no training molecule above --max-node 30";
   EXPECT_GT(j["eval_max_node"].get<int64_t>(), 30);
   EXPECT_EQ(j["valid_details"]["molecules"], j["valid_graphs"]);  // every validation molecule scored
-  std::vector<Row> rows = readPredictions(pred);
-  ASSERT_EQ(static_cast<int64_t>(rows.size()), j["test_graphs"].get<int64_t>());
-  std::reverse(rows.begin(), rows.end());
-  {
-    std::ofstream smi(path("test.smi"));
-    for (const Row& row : rows) smi << row.smiles << "\n";
-  }
-  Result p = runExample("predict", "--checkpoint " + ck + " --input " + path("test.smi") + " --out " + path("again.csv"));
-  ASSERT_EQ(p.code, 0) << p.out;
-  std::vector<Row> again = readPredictions(path("again.csv"));
-  ASSERT_EQ(again.size(), rows.size());
-  for (size_t k = 0; k < rows.size(); ++k) {
-    EXPECT_EQ(again[k].smiles, rows[k].smiles) << "row " << k;
-    EXPECT_EQ(again[k].prediction, rows[k].prediction) << "row " << k << " " << rows[k].smiles;
-  }
+  expectPredictReproducesInReverseOrder(ck, pred, j["test_graphs"].get<int64_t>());
 }
 
 TEST_F(ModelPrograms, GraphormerBaseTrainsAFewSteps) {
@@ -243,21 +248,7 @@ TEST_F(ModelPrograms, GpsPlusPlusPredictionsAreReproducedByPredictInAnyOrder) {
   EXPECT_EQ(j["layers"], 16);
   EXPECT_EQ(j["hidden"], 256);
   EXPECT_TRUE(std::isfinite(j["valid_mae"].get<double>()));
-  std::vector<Row> rows = readPredictions(pred);
-  ASSERT_EQ(static_cast<int64_t>(rows.size()), j["test_graphs"].get<int64_t>());
-  std::reverse(rows.begin(), rows.end());
-  {
-    std::ofstream smi(path("test.smi"));
-    for (const Row& row : rows) smi << row.smiles << "\n";
-  }
-  Result p = runExample("predict", "--checkpoint " + ck + " --input " + path("test.smi") + " --out " + path("again.csv"));
-  ASSERT_EQ(p.code, 0) << p.out;
-  std::vector<Row> again = readPredictions(path("again.csv"));
-  ASSERT_EQ(again.size(), rows.size());
-  for (size_t k = 0; k < rows.size(); ++k) {
-    EXPECT_EQ(again[k].smiles, rows[k].smiles) << "row " << k;
-    EXPECT_EQ(again[k].prediction, rows[k].prediction) << "row " << k << " " << rows[k].smiles;
-  }
+  expectPredictReproducesInReverseOrder(ck, pred, j["test_graphs"].get<int64_t>());
 }
 
 // The port's own flags, as its train.sh gives them: no recomputation flag, since PopTorch recomputes by default

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "../gnn/CloneCheck.h"
+#include "BlockModelChecks.h"
 #include "GraphormerMolecules.h"
 #include "ParameterGradCheck.h"
 #include "gnn/ExecutionContext.h"
@@ -165,10 +166,6 @@ TEST(GpsGradCheck, TinyModel) {
   });
 }
 
-bool sameRows(const Tensor& a, const Tensor& b, int64_t rows) {
-  return std::memcmp(a.raw(), b.raw(), static_cast<size_t>(rows * a.cols()) * dtypeSize(a.dtype())) == 0;
-}
-
 TEST(GpsPlusPlus, RealGraphsAreBitIdenticalWithAnyPadding) {
   const std::vector<Graph> graphs = test::pcqmStyle(12);
   for (DType dt : {DType::F32, DType::F64}) {
@@ -182,25 +179,7 @@ TEST(GpsPlusPlus, RealGraphsAreBitIdenticalWithAnyPadding) {
     o.heads = 8;
     o.dtype = dt;
     GpsPlusPlus model(o, gen);
-    for (size_t first = 0; first + 6 <= graphs.size(); first += 6) {
-      const std::vector<Graph> six(graphs.begin() + first, graphs.begin() + first + 6);
-      const std::vector<Batch> batches{test::batchOf(six, 30), test::batchOf(six, 30, 1, 37),
-                                       test::batchOf(six, 30, 5, 11)};
-      for (bool training : {false, true}) {
-        model.train(training);
-        std::vector<Tensor> outs;
-        for (const Batch& b : batches) {
-          ExecutionContext::current().setRandomKey({3, 7, 0});
-          outs.push_back(model.forward(b).value());
-        }
-        for (size_t k = 1; k < outs.size(); ++k)
-          EXPECT_TRUE(sameRows(outs[k], outs[0], 6))
-              << dtypeName(dt) << (training ? " training" : " eval") << " padding " << k << ": " << outs[k].at(0)
-              << " vs " << outs[0].at(0);
-        for (const Tensor& out : outs)
-          for (int64_t r = 6; r < out.rows(); ++r) EXPECT_EQ(out.at(r), 0.0) << "padding graph row";
-      }
-    }
+    testing::expectRealGraphsBitIdenticalWithAnyPadding(model, graphs, dtypeName(dt));
   }
 }
 
@@ -212,7 +191,7 @@ TEST(GpsPlusPlus, GraphEmbeddingsAreTheDecodersInputWithoutPadding) {
   const Batch a = test::batchOf(graphs, 8), b = test::batchOf(graphs, 8, 3, 9);
   const Tensor ea = model.graphEmbeddings(a).value(), eb = model.graphEmbeddings(b).value();
   ASSERT_EQ(ea.shape(), Shape({a.numGraphs, 8}));
-  EXPECT_TRUE(sameRows(ea, eb, static_cast<int64_t>(graphs.size())));
+  EXPECT_TRUE(testing::sameRows(ea, eb, static_cast<int64_t>(graphs.size())));
   for (int64_t r = static_cast<int64_t>(graphs.size()); r < eb.rows(); ++r)
     for (int64_t c = 0; c < 8; ++c) EXPECT_EQ(eb.at(r * 8 + c), 0.0);
   // The sum of each real graph's node rows after the last layer (the state the head block reads).
@@ -232,23 +211,7 @@ TEST(GpsPlusPlus, OneAndTwoThreadsGiveTheSameBits) {
   GpsOptions o = GpsOptions::pcqm4mv2();
   o.layers = 2;
   GpsPlusPlus model(o, gen);
-  model.train();
-  const Batch b = test::batchOf(graphs, 30);
-  auto run = [&](int threads) {
-    setNumThreads(threads);
-    model.zeroGrad();
-    ExecutionContext::current().setRandomKey({2, 5, 0});
-    Variable loss = l1Loss(model.forward(b), b.y, b.yMask);
-    loss.backward();
-    std::vector<Tensor> out{loss.value().clone()};
-    for (const auto& p : model.parameters()) out.push_back(p.grad().clone());
-    setNumThreads(0);
-    return out;
-  };
-  const std::vector<Tensor> one = run(1), two = run(2);
-  for (size_t i = 0; i < one.size(); ++i)
-    EXPECT_EQ(std::memcmp(one[i].raw(), two[i].raw(), one[i].nbytes()), 0)
-        << (i ? model.namedParameters()[i - 1].first : "loss");
+  testing::expectOneAndTwoThreadsGiveTheSameBits(model, test::batchOf(graphs, 30));
 }
 
 TEST(GpsPlusPlus, The44MConfigurationAndItsBlocks) {

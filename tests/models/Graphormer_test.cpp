@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "../gnn/CloneCheck.h"
+#include "BlockModelChecks.h"
 #include "GraphormerMolecules.h"
 #include "ParameterGradCheck.h"
 #include "gnn/ExecutionContext.h"
@@ -121,11 +122,6 @@ TEST(GraphormerGradCheck, TinyGraphormer) {
 
 // ---- padding ----
 
-bool sameRows(const Tensor& a, const Tensor& b, int64_t rows) {
-  const size_t bytes = static_cast<size_t>(rows * a.cols()) * dtypeSize(a.dtype());
-  return std::memcmp(a.raw(), b.raw(), bytes) == 0;
-}
-
 TEST(Graphormer, RealGraphsAreBitIdenticalWithAnyPadding) {
   const std::vector<Graph> graphs = test::pcqmStyle(18);
   for (DType dt : {DType::F32, DType::F64}) {
@@ -134,26 +130,7 @@ TEST(Graphormer, RealGraphsAreBitIdenticalWithAnyPadding) {
     o.layers = 3;
     o.dtype = dt;
     Graphormer model(o, gen);
-    for (size_t first = 0; first + 6 <= graphs.size(); first += 6) {
-      const std::vector<Graph> six(graphs.begin() + first, graphs.begin() + first + 6);
-      // One padding graph; more padding nodes and edges; four more padding graphs.
-      const std::vector<Batch> batches{test::batchOf(six, 30), test::batchOf(six, 30, 1, 37),
-                                       test::batchOf(six, 30, 5, 11)};
-      for (bool training : {false, true}) {
-        model.train(training);
-        std::vector<Tensor> outs;
-        for (const Batch& b : batches) {
-          ExecutionContext::current().setRandomKey({3, 7, 0});
-          outs.push_back(model.forward(b).value());
-        }
-        for (size_t k = 1; k < outs.size(); ++k)
-          EXPECT_TRUE(sameRows(outs[k], outs[0], 6))
-              << dtypeName(dt) << (training ? " training" : " eval") << " padding " << k << ": "
-              << outs[k].at(0) << " vs " << outs[0].at(0);
-        for (size_t k = 0; k < outs.size(); ++k)
-          for (int64_t r = 6; r < outs[k].rows(); ++r) EXPECT_EQ(outs[k].at(r), 0.0) << "padding graph row";
-      }
-    }
+    testing::expectRealGraphsBitIdenticalWithAnyPadding(model, graphs, dtypeName(dt));
   }
 }
 
@@ -245,9 +222,9 @@ TEST(Graphormer, BlocksCloneAndConfigurations) {
   const BlockState end = model.runBlocks(s, b, 2, model.numBlocks());
   EXPECT_EQ(end.names(), std::vector<std::string>{"out"});  // the head hands on its output alone
   const Tensor staged = end.get("out").value();
-  EXPECT_TRUE(sameRows(staged, whole, whole.rows()));
+  EXPECT_TRUE(testing::sameRows(staged, whole, whole.rows()));
   std::unique_ptr<Graphormer> copy = cloneModule(model);
-  EXPECT_TRUE(sameRows(copy->forward(b).value(), whole, whole.rows()));
+  EXPECT_TRUE(testing::sameRows(copy->forward(b).value(), whole, whole.rows()));
   EXPECT_EQ(copy->numParameters(), model.numParameters());
 
   const GraphormerOptions slim = GraphormerOptions::named("slim"), base = GraphormerOptions::named("base");
@@ -353,23 +330,7 @@ TEST(Graphormer, OneAndTwoThreadsGiveTheSameBits) {
   GraphormerOptions o = GraphormerOptions::slim();
   o.layers = 2;
   Graphormer model(o, gen);
-  model.train();
-  const Batch b = test::batchOf(graphs, 30);
-  auto run = [&](int threads) {
-    setNumThreads(threads);
-    model.zeroGrad();
-    ExecutionContext::current().setRandomKey({2, 5, 0});
-    Variable loss = l1Loss(model.forward(b), b.y, b.yMask);
-    loss.backward();
-    std::vector<Tensor> out{loss.value().clone()};
-    for (const auto& p : model.parameters()) out.push_back(p.grad().clone());
-    setNumThreads(0);
-    return out;
-  };
-  const std::vector<Tensor> one = run(1), two = run(2);
-  for (size_t i = 0; i < one.size(); ++i)
-    EXPECT_EQ(std::memcmp(one[i].raw(), two[i].raw(), one[i].nbytes()), 0)
-        << (i ? model.namedParameters()[i - 1].first : "loss");
+  testing::expectOneAndTwoThreadsGiveTheSameBits(model, test::batchOf(graphs, 30));
 }
 
 // ---- from the loader ----
