@@ -9,6 +9,7 @@
 #include "gnn/ExecutionContext.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
+#include "gnn/kernels/MaskedRow.h"
 #include "gnn/ops/OpLoops.h"
 
 namespace gnn {
@@ -402,13 +403,12 @@ void zeroMaskedRows(T* p, int64_t tp, int64_t n4, int64_t n, const uint8_t* km) 
     if (i >= n || (km && !km[i])) std::fill(p + i * tp, p + (i + 1) * tp, T(0));
 }
 
-// Row-major [rows, cols] block at p with row stride `stride` (a head's columns of a [T, 3E] or [T, E] row
-// set).
+// The first `rows` rows of a [rows, cols] block with row stride `stride` (a head's columns of a [T, 3E] or
+// [T, E] row set), times scale, into rows of dstStride elements (columns cols .. dstStride - 1 get zeros).
 template <class T>
 void loadRows(const T* src, int64_t stride, int64_t rows, int64_t cols, T* dst, int64_t dstStride,
               T scale = T(1)) {
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t c = 0; c < cols; ++c) dst[i * dstStride + c] = src[i * stride + c] * scale;
+  for (int64_t i = 0; i < rows; ++i) kernels::copyRowMasked(src + i * stride, cols, dst + i * dstStride, dstStride, scale);
 }
 template <class T>
 void loadTransposed(const T* src, int64_t stride, int64_t rows, int64_t cols, T* dst, int64_t dstStride) {
@@ -421,20 +421,17 @@ template <class T>
 void storeRows(const T* src, int64_t srcStride, int64_t valid, int64_t rows, int64_t cols, T* dst,
                int64_t stride, T scale = T(1)) {
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t c = 0; c < cols; ++c)
-      dst[i * stride + c] = i < valid ? src[i * srcStride + c] * scale : T(0);
+    kernels::copyRowMasked(src + i * srcStride, i < valid ? cols : 0, dst + i * stride, cols, scale);
 }
 // An item's [n, n] block of src (row stride tp) as the [t, t] block at dst, zero outside.
 template <class T>
 void storeBlock(const T* src, int64_t tp, int64_t n, int64_t t, T* dst) {
-  for (int64_t i = 0; i < t; ++i)
-    for (int64_t j = 0; j < t; ++j) dst[i * t + j] = i < n && j < n ? src[i * tp + j] : T(0);
+  for (int64_t i = 0; i < t; ++i) kernels::copyRowMasked(src + i * tp, i < n ? n : 0, dst + i * t, t);
 }
 // The [n, n] corner of a [t, t] block into rows [0, n4) of dst (row stride tp), zero elsewhere.
 template <class T>
 void loadBlock(const T* src, int64_t t, int64_t n, int64_t n4, int64_t tp, T* dst) {
-  for (int64_t i = 0; i < n4; ++i)
-    for (int64_t j = 0; j < tp; ++j) dst[i * tp + j] = i < n && j < n ? src[i * t + j] : T(0);
+  for (int64_t i = 0; i < n4; ++i) kernels::copyRowMasked(i < n ? src + i * t : src, i < n ? n : 0, dst + i * tp, tp);
 }
 // Zeroes rows [from, to) of a buffer of row stride `stride` (rows past an item's n keep no stale values).
 template <class T>
@@ -451,44 +448,52 @@ void multiplyInto(T* __restrict a, const T* __restrict b, int64_t n) {
   for (int64_t i = 0; i < n; ++i) a[i] *= b[i];
 }
 
-// out[i, :n] = sum over j < m of a[i, j] * b[j, :n] for i < rows (a [rows, lda], b [m, ldb], out [rows,
-// ldo]); rows a multiple of 4 and n of kPad. Blocks of 4 rows x kPad columns stay in registers while j runs
-// (four independent chains, so the FMAs are not waiting on each other); each output sums in increasing j.
-template <class T>
-void productRows(const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb, int64_t rows,
-                 int64_t m, int64_t n, T* __restrict out, int64_t ldo) {
-  for (int64_t i = 0; i < rows; i += 4)
-    for (int64_t c0 = 0; c0 < n; c0 += kPad) {
-      T acc[4][kPad] = {};
-      for (int64_t j = 0; j < m; ++j) {
-        const T* __restrict br = b + j * ldb + c0;
-        for (int r = 0; r < 4; ++r) {
-          const T s = a[(i + r) * lda + j];
+// R rows x C vectors of kPad columns of out = a b (rowStep / colStep apart in a, kPad columns per vector in b
+// and out), summed over j < m: the block's accumulators stay in registers while j runs, R x C independent
+// chains of fused multiply-adds (so they are not waiting on each other), each output summing in increasing j.
+template <int R, int C, class T>
+inline void productBlock(const T* __restrict a, int64_t rowStep, int64_t colStep, const T* __restrict b,
+                         int64_t ldb, int64_t m, T* __restrict out, int64_t ldo) {
+  T acc[R][C * kPad] = {};
+  for (int64_t j = 0; j < m; ++j) {
+    const T* __restrict br = b + j * ldb;
+    for (int r = 0; r < R; ++r) {
+      const T s = a[r * rowStep + j * colStep];
 #pragma omp simd
-          for (int64_t c = 0; c < kPad; ++c) acc[r][c] += s * br[c];
-        }
-      }
-      for (int r = 0; r < 4; ++r) std::copy(acc[r], acc[r] + kPad, out + (i + r) * ldo + c0);
+      for (int64_t c = 0; c < C * kPad; ++c) acc[r][c] = ops::mulAdd(s, br[c], acc[r][c]);
     }
+  }
+  for (int r = 0; r < R; ++r) std::copy(acc[r], acc[r] + C * kPad, out + r * ldo);
+}
+// out[i, :n] = sum over j < m of a(i, j) * b[j, :n] for i < rows, where a(i, j) is a[i * rowStep + j *
+// colStep] (a, or a transposed); rows a multiple of 4 and n of kPad. Blocks of 4 rows x 2 vectors, or 8 rows
+// x 1 vector where the columns are one vector wide: 8 chains either way. Every output is the same sum in the
+// same order whichever block computes it.
+template <class T>
+void productOf(const T* a, int64_t rowStep, int64_t colStep, const T* b, int64_t ldb, int64_t rows, int64_t m,
+               int64_t n, T* out, int64_t ldo) {
+  int64_t c0 = 0;
+  for (; c0 + 2 * kPad <= n; c0 += 2 * kPad)
+    for (int64_t i = 0; i < rows; i += 4)
+      productBlock<4, 2>(a + i * rowStep, rowStep, colStep, b + c0, ldb, m, out + i * ldo + c0, ldo);
+  if (c0 == n) return;
+  int64_t i = 0;
+  for (; i + 8 <= rows; i += 8)
+    productBlock<8, 1>(a + i * rowStep, rowStep, colStep, b + c0, ldb, m, out + i * ldo + c0, ldo);
+  if (i < rows) productBlock<4, 1>(a + i * rowStep, rowStep, colStep, b + c0, ldb, m, out + i * ldo + c0, ldo);
+}
+// out[i, :n] = sum over j < m of a[i, j] * b[j, :n] for i < rows (a [rows, lda], b [m, ldb], out [rows,
+// ldo]); rows a multiple of 4 and n of kPad.
+template <class T>
+void productRows(const T* a, int64_t lda, const T* b, int64_t ldb, int64_t rows, int64_t m, int64_t n, T* out,
+                 int64_t ldo) {
+  productOf(a, lda, 1, b, ldb, rows, m, n, out, ldo);
 }
 // out[j, :n] = sum over i < rows of a[i, j] * b[i, :n] for j < m (a multiple of 4): a^T b, the same way.
 template <class T>
-void productTransposed(const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb, int64_t rows,
-                       int64_t m, int64_t n, T* __restrict out, int64_t ldo) {
-  for (int64_t j = 0; j < m; j += 4)
-    for (int64_t c0 = 0; c0 < n; c0 += kPad) {
-      T acc[4][kPad] = {};
-      for (int64_t i = 0; i < rows; ++i) {
-        const T* __restrict br = b + i * ldb + c0;
-        const T* __restrict ar = a + i * lda + j;
-        for (int r = 0; r < 4; ++r) {
-          const T s = ar[r];
-#pragma omp simd
-          for (int64_t c = 0; c < kPad; ++c) acc[r][c] += s * br[c];
-        }
-      }
-      for (int r = 0; r < 4; ++r) std::copy(acc[r], acc[r] + kPad, out + (j + r) * ldo + c0);
-    }
+void productTransposed(const T* a, int64_t lda, const T* b, int64_t ldb, int64_t rows, int64_t m, int64_t n,
+                       T* out, int64_t ldo) {
+  productOf(a, 1, lda, b, ldb, m, rows, n, out, ldo);
 }
 
 // Softmax of each of the `rows` rows of z [rows, tp] over the kept columns (keep 1 / 0, off 0 / -inf), in
@@ -523,9 +528,10 @@ void softmaxRows(T* __restrict z, int64_t rows, int64_t tp, const T* __restrict 
   }
 }
 
-// The kept-and-scaled dropout factors of one item's [T, T] probabilities, for its first n rows and columns
-// (row stride tp): element (i, j) is element first + ((item * T + i) * T + j) of the draw, exactly as
-// dropoutMask lays out a [B, H, T, T] mask (four 16-bit draws per 64-bit counter). words and draws are
+// The kept-and-scaled dropout factors of one item's [T, T] probabilities, for its first n rows (row stride
+// tp): element (i, j) is element first + ((item * T + i) * T + j) of the draw, exactly as dropoutMask lays
+// out a [B, H, T, T] mask (four 16-bit draws per 64-bit counter). Columns n .. tp - 1 get factors too, from
+// draws past the row's (0 or the scale, never read: the probabilities there are 0). words and draws are
 // scratch.
 template <class T>
 void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t t, int64_t n, int64_t tp,
@@ -533,18 +539,23 @@ void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t 
                     std::vector<uint16_t>& draws) {
   const uint64_t n0 = static_cast<uint64_t>(item * t * t), n1 = n0 + static_cast<uint64_t>((n - 1) * t + n);
   const uint64_t c0 = n0 / 4, c1 = (n1 + 3) / 4;
+  const Generator g = gen;  // a local copy: the stores below cannot alias its key
   words.resize(static_cast<size_t>(c1 - c0));
   uint64_t* w = words.data();
-  for (uint64_t c = c0; c < c1; ++c) w[c - c0] = gen.bits(first + c);  // independent counters: vectorises
-  // The 16-bit draws in element order (element e uses bits 16 * (e % 4) of its counter: little-endian order).
+  for (uint64_t c = c0; c < c1; ++c) w[c - c0] = g.bits(first + c);  // independent counters: vectorises
+  // The 16-bit draws in element order (element e uses bits 16 * (e % 4) of its counter: little-endian order),
+  // and tp past the last row's start, so that every row is read as whole vectors.
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "dropout draws assume a little-endian machine");
-  draws.resize(4 * words.size());
+  const size_t used = 4 * words.size(), start = static_cast<size_t>(n0 - 4 * c0);
+  draws.resize(std::max(used, start + static_cast<size_t>((n - 1) * t + tp)));
   std::memcpy(draws.data(), w, 8 * words.size());
-  const uint16_t* __restrict un = draws.data() + (n0 - 4 * c0);
+  std::fill(draws.begin() + static_cast<std::ptrdiff_t>(used), draws.end(), uint16_t(0));
+  const uint16_t* __restrict un = draws.data() + start;
   for (int64_t i = 0; i < n; ++i) {
     T* __restrict o = out + i * tp;
     const uint16_t* __restrict ur = un + i * t;
-    for (int64_t j = 0; j < n; ++j) o[j] = static_cast<T>(ur[j] >= threshold) * keep;
+#pragma omp simd
+    for (int64_t j = 0; j < tp; ++j) o[j] = static_cast<uint32_t>(ur[j]) >= threshold ? keep : T(0);
   }
 }
 

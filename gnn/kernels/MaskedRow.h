@@ -1,0 +1,64 @@
+// Copies of rows a few dozen elements long whose length is known only at run time: the fused attention's
+// loads of one head's columns and its stores of [T, T] blocks (T = 31 for Graphormer's molecules). Loops over
+// such rows compile to a vector body, a narrower vector epilogue and a scalar tail, which cost more than the
+// arithmetic between them; with AVX-512 each 16 floats (8 doubles) is one masked load and one masked store
+// instead. Neither path reads or writes past the elements named, and both compute the same values.
+#pragma once
+#include <cstdint>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace gnn::kernels {
+
+#if defined(__AVX512F__)
+namespace detail {
+// The first k lanes (none for k <= 0, all from 16 / 8 on). Branches: the rows of one call take the same ones.
+inline __mmask16 prefix16(int64_t k) {
+  return k >= 16 ? static_cast<__mmask16>(0xffff) : k <= 0 ? 0 : static_cast<__mmask16>((1u << k) - 1);
+}
+inline __mmask8 prefix8(int64_t k) {
+  return k >= 8 ? static_cast<__mmask8>(0xff) : k <= 0 ? 0 : static_cast<__mmask8>((1u << k) - 1);
+}
+}  // namespace detail
+
+/// dst[j] = (j < n ? src[j] : 0) * scale for j < width: reads src[0, n) and writes dst[0, width) only.
+inline void copyRowMasked(const float* src, int64_t n, float* dst, int64_t width, float scale = 1.0f) {
+  const __m512 s = _mm512_set1_ps(scale);
+  for (int64_t j = 0; j < width; j += 16) {
+    const __m512 v = _mm512_maskz_loadu_ps(detail::prefix16(n - j), src + j);
+    _mm512_mask_storeu_ps(dst + j, detail::prefix16(width - j), _mm512_mul_ps(v, s));
+  }
+}
+inline void copyRowMasked(const double* src, int64_t n, double* dst, int64_t width, double scale = 1.0) {
+  const __m512d s = _mm512_set1_pd(scale);
+  for (int64_t j = 0; j < width; j += 8) {
+    const __m512d v = _mm512_maskz_loadu_pd(detail::prefix8(n - j), src + j);
+    _mm512_mask_storeu_pd(dst + j, detail::prefix8(width - j), _mm512_mul_pd(v, s));
+  }
+}
+/// dst[j] += src[j] for j < n.
+inline void addRowPrefix(const float* src, int64_t n, float* dst) {
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = detail::prefix16(n - j);
+    _mm512_mask_storeu_ps(dst + j, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst + j), _mm512_maskz_loadu_ps(m, src + j)));
+  }
+}
+inline void addRowPrefix(const double* src, int64_t n, double* dst) {
+  for (int64_t j = 0; j < n; j += 8) {
+    const __mmask8 m = detail::prefix8(n - j);
+    _mm512_mask_storeu_pd(dst + j, m, _mm512_add_pd(_mm512_maskz_loadu_pd(m, dst + j), _mm512_maskz_loadu_pd(m, src + j)));
+  }
+}
+#else
+template <class T>
+inline void copyRowMasked(const T* src, int64_t n, T* dst, int64_t width, T scale = T(1)) {
+  for (int64_t j = 0; j < width; ++j) dst[j] = (j < n ? src[j] : T(0)) * scale;
+}
+template <class T>
+inline void addRowPrefix(const T* src, int64_t n, T* dst) {
+  for (int64_t j = 0; j < n; ++j) dst[j] += src[j];
+}
+#endif
+
+}  // namespace gnn::kernels
