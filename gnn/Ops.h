@@ -164,6 +164,14 @@ Variable softmax(const Variable& x, int axis = -1, const Variable& bias = Variab
 /// sequence's result does not depend on the others in the batch or on where it sits.
 Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& bias = Variable(),
                             const Tensor& keyMask = Tensor(), double dropout = 0.0, bool training = false);
+/// The same over packed sequences: qkv [R, 3E] holds sequence g in rows rowPtr[g] .. rowPtr[g+1] - 1 (rowPtr
+/// int64 [G + 1] from 0 to R, at most maxRows rows each), every row a query and a key; -> [R, E]. bias [G,
+/// heads, maxRows, maxRows] (a sequence of n rows reads the top-left [n, n] corner of its blocks), dropout
+/// with the layout of a [G, heads, maxRows, maxRows] mask. No padding rows are stored or computed: a
+/// sequence's rows come out as the same bits as the first n rows of its block in multiHeadAttention with
+/// T = maxRows and a key mask keeping those n.
+Variable multiHeadAttentionPacked(const Variable& qkv, int64_t heads, const Tensor& rowPtr, int64_t maxRows,
+                                  const Variable& bias = Variable(), double dropout = 0.0, bool training = false);
 
 // ---- graph transformers: per-graph blocks, Graphormer's bias (ops/GraphTransformerOps.cpp) ----
 /// Node rows of a batch [N, D] as one dense block per graph [G, L + maxNodes, D] (PyTorch Geometric's

@@ -559,28 +559,26 @@ void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t 
   }
 }
 
-}  // namespace
+// Where each sequence's rows are in the op's [R, 3E] input and [R, E] output: dense blocks of T rows (row
+// g·T + i, keys kept by an optional [G, T] mask; all T rows written) or packed rows (rows ptr[g] .. ptr[g+1] - 1,
+// all kept, at most T of them).
+struct SequenceRows {
+  int64_t t = 0;
+  const int64_t* ptr = nullptr;   // packed: [G + 1] row offsets
+  const uint8_t* mask = nullptr;  // dense: [G, T] key mask, or none
+  int64_t start(int64_t g) const { return ptr ? ptr[g] : g * t; }
+  int64_t span(int64_t g) const { return ptr ? ptr[g + 1] - ptr[g] : t; }
+  const uint8_t* keys(int64_t g) const { return mask ? mask + g * t : nullptr; }
+};
 
-Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& bias, const Tensor& keyMask,
-                            double dropoutP, bool training) {
+// The fused attention over G sequences (dense or packed, `rows`); X [R, 3E] viewed flat, the output shaped
+// `outShape`; `keep` is what the backward needs of `rows` (the mask or ptr tensor).
+Variable attention(const Variable& qkv, int64_t G, int64_t T, int64_t heads, const Variable& bias,
+                   const SequenceRows& seq, const Tensor& keep, const Shape& outShape, double dropoutP,
+                   bool training) {
   const Tensor& X = qkv.value();
-  GNN_CHECK_ARG(X.rank() == 3 && X.isFloating(), "multiHeadAttention: qkv must be a float [B, T, 3E], got ",
-                dtypeName(X.dtype()), " ", shapeString(X.shape()));
-  const int64_t B = X.dim(0), T = X.dim(1), E3 = X.dim(2);
-  GNN_CHECK_ARG(heads >= 1 && E3 % (3 * heads) == 0, "multiHeadAttention: qkv's last dimension ", E3,
-                " is not 3 x heads (", heads, ") x head size");
-  const int64_t E = E3 / 3, H = heads, d = E / H;
-  const bool hasBias = bias.defined(), hasMask = keyMask.defined();
-  if (hasBias)
-    GNN_CHECK_ARG(bias.value().shape() == Shape({B, H, T, T}) && bias.dtype() == X.dtype(),
-                  "multiHeadAttention: bias must be ", dtypeName(X.dtype()), " ", shapeString({B, H, T, T}),
-                  ", got ", dtypeName(bias.dtype()), " ", shapeString(bias.shape()));
-  if (hasMask)
-    GNN_CHECK_ARG(keyMask.shape() == Shape({B, T}) && keyMask.dtype() == DType::U8,
-                  "multiHeadAttention: keyMask must be uint8 ", shapeString({B, T}), ", got ",
-                  dtypeName(keyMask.dtype()), " ", shapeString(keyMask.shape()));
-  GNN_CHECK_ARG(dropoutP >= 0 && dropoutP < 1, "multiHeadAttention: dropout must be in [0, 1), got ",
-                dropoutP);
+  const int64_t B = G, E3 = X.dim(X.rank() - 1), E = E3 / 3, H = heads, d = E / H;
+  const bool hasBias = bias.defined();
   const bool drop = training && dropoutP > 0;
   // The same stream and layout as dropout(softmax(...)) on a [B, H, T, T] tensor (ElementwiseOps.cpp).
   Generator gen;
@@ -595,11 +593,10 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T_ = std::remove_pointer_t<decltype(tag)>;
     const T_ scale = static_cast<T_>(scaleD), keepScale = static_cast<T_>(1 / (1 - dropoutP));
-    Tensor Y = Tensor::empty({B, T, E}, X.dtype());
+    Tensor Y = Tensor::empty(outShape, X.dtype());
     Tensor P = keepP ? Tensor::empty({B, H, T, T}, X.dtype()) : Tensor();
     const T_* xp = X.data<T_>();
     const T_* bp = hasBias ? bias.value().data<T_>() : nullptr;
-    const uint8_t* mp = hasMask ? keyMask.data<uint8_t>() : nullptr;
     T_* yp = Y.data<T_>();
     T_* pp = keepP ? P.data<T_>() : nullptr;
     parallelFor(B * H, itemChunk(B * H, 4 * T * T * d + 20 * T * T), [&](int64_t lo, int64_t hi) {
@@ -608,17 +605,17 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
       std::vector<uint16_t> draws;
       const int64_t dp = s.dp;
       for (int64_t item = lo; item < hi; ++item) {
-        const int64_t b = item / H, h = item % H;
-        const uint8_t* km = mp ? mp + b * T : nullptr;
-        const Extent x = extentOf(km, T, s);
-        T_* out = yp + b * T * E + h * d;
+        const int64_t b = item / H, h = item % H, row = seq.start(b), span = seq.span(b);
+        const uint8_t* km = seq.keys(b);
+        const Extent x = extentOf(km, span, s);
+        T_* out = yp + row * E + h * d;
         if (x.n == 0) {  // nothing to attend to: zeros
-          storeRows(s.go.data(), dp, 0, T, d, out, E);
+          storeRows(s.go.data(), dp, 0, span, d, out, E);
           if (pp) std::fill(pp + item * T * T, pp + (item + 1) * T * T, T_(0));
           continue;
         }
         const int64_t n = x.n, n4 = x.n4, tp = x.tp;
-        const T_* rows = xp + b * T * E3 + h * d;
+        const T_* rows = xp + row * E3 + h * d;
         loadRows(rows, E3, n, d, s.q.data(), dp, scale);  // q / sqrt(d), as Graphormer scales q first
         zeroRows(s.q.data(), dp, n, n4);
         loadTransposed(rows + E, E3, n, d, s.kt.data(), tp);
@@ -641,7 +638,7 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
           probs = s.drop.data();
         }
         productRows(probs, tp, s.v.data(), dp, n4, n, dp, s.go.data(), dp);
-        storeRows(s.go.data(), dp, n, T, d, out, E);
+        storeRows(s.go.data(), dp, n, span, d, out, E);
       }
     });
     std::vector<Variable> inputs{qkv};
@@ -651,21 +648,24 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
     // Costs of the whole [T, T] blocks (what a device computing them all would do), though keys after the
     // last kept one are skipped here.
     OpInfo info{"multiHeadAttention", items * (4 * tt * d + 8 * tt + (drop ? tt : 0)),
-                static_cast<int64_t>(X.nbytes()) + (hasBias ? items * tt * elem : 0) + (hasMask ? B * T : 0),
+                static_cast<int64_t>(X.nbytes()) + (hasBias ? items * tt * elem : 0) + static_cast<int64_t>(keep.nbytes()),
                 static_cast<int64_t>(Y.nbytes()) + (keepP ? items * tt * elem : 0),
                 items * (8 * tt * d + 6 * tt + (drop ? 2 * tt : 0))};
     return Variable::record(
-        info, Y, std::move(inputs), {X, P, keyMask},
-        [B, T, H, d, E, E3, scale, drop, gen, first, threshold, keepScale](
+        info, Y, std::move(inputs), {X, P, keep},
+        [B, T, H, d, E, E3, scale, drop, gen, first, threshold, keepScale, packed = seq.ptr != nullptr](
             const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
-          const Tensor &X = saved[0], &P = saved[1], &M = saved[2];
+          const Tensor &X = saved[0], &P = saved[1], &K = saved[2];
+          SequenceRows seq;
+          seq.t = T;
+          if (packed) seq.ptr = K.data<int64_t>();
+          else if (K.defined()) seq.mask = K.data<uint8_t>();
           const bool needX = in[0].requiresGrad(), needBias = in.size() > 1 && in[1].requiresGrad();
           Tensor GX = needX ? Tensor::empty(X.shape(), X.dtype()) : Tensor();
           Tensor GB = needBias ? Tensor::empty(in[1].shape(), X.dtype()) : Tensor();
           const T_* xp = X.data<T_>();
           const T_* pp = P.data<T_>();
           const T_* gyp = gy.data<T_>();
-          const uint8_t* mp = M.defined() ? M.data<uint8_t>() : nullptr;
           T_* gxp = needX ? GX.data<T_>() : nullptr;
           T_* gbp = needBias ? GB.data<T_>() : nullptr;
           parallelFor(B * H, itemChunk(B * H, 8 * T * T * d + 10 * T * T), [&](int64_t lo, int64_t hi) {
@@ -677,25 +677,24 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
             if (drop) dropped.setZero(s.tp * s.tp);
             using Row = Eigen::Map<Eigen::Array<T_, Eigen::Dynamic, 1>, Eigen::Aligned64>;
             for (int64_t item = lo; item < hi; ++item) {
-              const int64_t b = item / H, h = item % H;
-              const uint8_t* km = mp ? mp + b * T : nullptr;
-              const Extent x = extentOf(km, T, s);
-              T_* gout = gxp ? gxp + b * T * E3 + h * d : nullptr;
+              const int64_t b = item / H, h = item % H, row = seq.start(b), span = seq.span(b);
+              const Extent x = extentOf(seq.keys(b), span, s);
+              T_* gout = gxp ? gxp + row * E3 + h * d : nullptr;
               if (x.n == 0) {
                 if (gbp) std::fill(gbp + item * T * T, gbp + (item + 1) * T * T, T_(0));
                 if (gout)
                   for (int64_t part = 0; part < 3; ++part)
-                    storeRows(s.gq.data(), dp, 0, T, d, gout + part * E, E3);
+                    storeRows(s.gq.data(), dp, 0, span, d, gout + part * E, E3);
                 continue;
               }
               const int64_t n = x.n, n4 = x.n4, tp = x.tp;
-              const T_* rows = xp + b * T * E3 + h * d;
+              const T_* rows = xp + row * E3 + h * d;
               loadRows(rows, E3, n, d, s.q.data(), dp, scale);
               zeroRows(s.q.data(), dp, n, n4);
               loadRows(rows + E, E3, n, d, s.k.data(), dp);
               loadTransposed(rows + 2 * E, E3, n, d, s.vt.data(), tp);
               zeroColumns(s.vt.data(), tp, d, n);
-              loadRows(gyp + b * T * E + h * d, E, n, d, s.go.data(), dp);
+              loadRows(gyp + row * E + h * d, E, n, d, s.go.data(), dp);
               zeroRows(s.go.data(), dp, n, n4);
               loadBlock(pp + item * T * T, T, n, n4, tp, s.p.data());
               // The probabilities that multiplied v: p, or p times the dropout factors.
@@ -720,14 +719,69 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
               // scores = (q / sqrt(d)) k^T: dq = d scores k / sqrt(d), dk = d scores^T (q / sqrt(d)).
               productRows(s.gp.data(), tp, s.k.data(), dp, n4, n, dp, s.gq.data(), dp);
               productTransposed(s.gp.data(), tp, s.q.data(), dp, n4, n4, dp, s.gk.data(), dp);
-              storeRows(s.gq.data(), dp, n, T, d, gout, E3, scale);
-              storeRows(s.gk.data(), dp, n, T, d, gout + E, E3);
-              storeRows(s.gv.data(), dp, n, T, d, gout + 2 * E, E3);
+              storeRows(s.gq.data(), dp, n, span, d, gout, E3, scale);
+              storeRows(s.gk.data(), dp, n, span, d, gout + E, E3);
+              storeRows(s.gv.data(), dp, n, span, d, gout + 2 * E, E3);
             }
           });
           if (needX) in[0].addGrad(GX);
           if (needBias) in[1].addGrad(GB);
         });
   });
+}
+
+void checkAttentionInputs(const char* op, const Tensor& X, int64_t G, int64_t T, int64_t heads, const Variable& bias,
+                          double dropoutP) {
+  const int64_t E3 = X.dim(X.rank() - 1);
+  GNN_CHECK_ARG(heads >= 1 && E3 % (3 * heads) == 0, op, ": qkv's last dimension ", E3, " is not 3 x heads (",
+                heads, ") x head size");
+  if (bias.defined())
+    GNN_CHECK_ARG(bias.value().shape() == Shape({G, heads, T, T}) && bias.dtype() == X.dtype(), op,
+                  ": bias must be ", dtypeName(X.dtype()), " ", shapeString({G, heads, T, T}), ", got ",
+                  dtypeName(bias.dtype()), " ", shapeString(bias.shape()));
+  GNN_CHECK_ARG(dropoutP >= 0 && dropoutP < 1, op, ": dropout must be in [0, 1), got ", dropoutP);
+}
+
+}  // namespace
+
+Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& bias, const Tensor& keyMask,
+                            double dropoutP, bool training) {
+  const Tensor& X = qkv.value();
+  GNN_CHECK_ARG(X.rank() == 3 && X.isFloating(), "multiHeadAttention: qkv must be a float [B, T, 3E], got ",
+                dtypeName(X.dtype()), " ", shapeString(X.shape()));
+  const int64_t B = X.dim(0), T = X.dim(1);
+  checkAttentionInputs("multiHeadAttention", X, B, T, heads, bias, dropoutP);
+  if (keyMask.defined())
+    GNN_CHECK_ARG(keyMask.shape() == Shape({B, T}) && keyMask.dtype() == DType::U8,
+                  "multiHeadAttention: keyMask must be uint8 ", shapeString({B, T}), ", got ",
+                  dtypeName(keyMask.dtype()), " ", shapeString(keyMask.shape()));
+  SequenceRows seq;
+  seq.t = T;
+  seq.mask = keyMask.defined() ? keyMask.data<uint8_t>() : nullptr;
+  return attention(qkv, B, T, heads, bias, seq, keyMask, {B, T, X.dim(2) / 3}, dropoutP, training);
+}
+
+Variable multiHeadAttentionPacked(const Variable& qkv, int64_t heads, const Tensor& rowPtr, int64_t maxRows,
+                                  const Variable& bias, double dropoutP, bool training) {
+  const Tensor& X = qkv.value();
+  GNN_CHECK_ARG(X.rank() == 2 && X.isFloating(), "multiHeadAttentionPacked: qkv must be a float [R, 3E], got ",
+                dtypeName(X.dtype()), " ", shapeString(X.shape()));
+  GNN_CHECK_ARG(rowPtr.rank() == 1 && rowPtr.dim(0) >= 2 && rowPtr.dtype() == DType::I64,
+                "multiHeadAttentionPacked: rowPtr must be int64 [G + 1] with G >= 1, got ",
+                dtypeName(rowPtr.dtype()), " ", shapeString(rowPtr.shape()));
+  GNN_CHECK_ARG(maxRows >= 1, "multiHeadAttentionPacked: maxRows must be at least 1, got ", maxRows);
+  const int64_t G = rowPtr.dim(0) - 1, T = maxRows;
+  const int64_t* ptr = rowPtr.data<int64_t>();
+  GNN_CHECK_ARG(ptr[0] == 0 && ptr[G] == X.dim(0), "multiHeadAttentionPacked: rowPtr runs from ", ptr[0], " to ",
+                ptr[G], ", not from 0 to qkv's ", X.dim(0), " rows");
+  for (int64_t g = 0; g < G; ++g)
+    GNN_CHECK_ARG(ptr[g + 1] >= ptr[g] && ptr[g + 1] - ptr[g] <= T, "multiHeadAttentionPacked: sequence ", g,
+                  " has ", ptr[g + 1] - ptr[g], " rows (rowPtr ", ptr[g], " .. ", ptr[g + 1], "), not 0 .. maxRows ",
+                  T);
+  checkAttentionInputs("multiHeadAttentionPacked", X, G, T, heads, bias, dropoutP);
+  SequenceRows seq;
+  seq.t = T;
+  seq.ptr = ptr;
+  return attention(qkv, G, T, heads, bias, seq, rowPtr, {X.dim(0), X.dim(1) / 3}, dropoutP, training);
 }
 }  // namespace gnn

@@ -443,6 +443,23 @@ std::vector<OpCase> makeTable() {
       return multiHeadAttention(x[0], 4, x[1], a[0], 0.3, true);
     };
     push(c);
+    // Packed sequences (rows of real positions only): sequences of up to T rows, every third one empty,
+    // the last taking what is left; bias and dropout as above.
+    c.name = "multiHeadAttentionPacked_dropout";
+    c.shapes = {{9, 24}, {3, 4, 5, 5}};
+    c.largeShapes = {{320, 240}, {16, 4, 31, 31}};
+    c.aux = [](const Shapes& s) {
+      const int64_t rows = s[0][0], g = s[1][0], t = s[1][2];
+      std::vector<int64_t> ptr{0};
+      for (int64_t k = 0; k < g; ++k)
+        ptr.push_back(k + 1 == g ? rows : ptr.back() + (k % 3 == 1 ? 0 : std::min(t, rows - ptr.back())));
+      return A{Tensor::fromVector(ptr, {g + 1})};
+    };
+    c.build = [](const V& x, const A& a) {
+      ExecutionContext::current().setRandomKey({7, 3, 1});
+      return multiHeadAttentionPacked(x[0], 4, a[0], x[1].dim(2), x[1], 0.3, true);
+    };
+    push(c);
   }
 
   // ---- graph transformers: dense per-graph blocks, Graphormer's attention bias ----
