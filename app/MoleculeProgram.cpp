@@ -823,11 +823,21 @@ int MoleculeRun::reportPadding() {
   return 0;
 }
 
+namespace {
+// A device that compiles static shapes runs Graphormer on its [G·T] blocks, padding rows and all (what its plan
+// counts); this machine computes each graph's real rows only (GraphormerOptions::packedRows). The two give the
+// same evaluation outputs.
+void useStaticShapes(BlockModel& model) {
+  if (auto* g = dynamic_cast<Graphormer*>(&model)) g->setPackedRows(false);
+}
+}  // namespace
+
 // The model, its optimizer and the Trainer (continuing the checkpoint, if any), and the device program that
 // runs every training step: the model whole on this machine (cpu), or replicas, pipeline stages and
 // micro-batches on simulated IPUs (ipu), compiled once for the training batch's fixed shapes.
 void MoleculeRun::buildModel() {
   model_ = makeMoleculeModel(spec_, tf_.seed);
+  if (df_.simulated()) useStaticShapes(*model_);
   // --init-from: the encoder from another run (a new run only); --freeze-encoder: the head alone is trained.
   const std::vector<Variable> trained = s_.transfer.prepare(*model_, spec_, tf_.continuing(), prog_, tf_.quiet);
   opt_ = tf_.makeOptimizer({{trained, tf_.weightDecay}});
@@ -937,6 +947,7 @@ void MoleculeRun::trainEnsemble() {
     m.flags->checkpointDir.clear();
     m.flags->log.clear();
     m.model = makeMoleculeModel(spec_, m.flags->seed);
+    if (df_.simulated()) useStaticShapes(*m.model);
     const std::vector<Variable> trained = s_.transfer.prepare(*m.model, spec_, false, prog_, /*quiet=*/true);
     m.opt = m.flags->makeOptimizer({{trained, tf_.weightDecay}});
     m.trainer =

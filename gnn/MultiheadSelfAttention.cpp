@@ -31,6 +31,15 @@ Variable MultiheadSelfAttention::forward(const Variable& x, int64_t sequences, c
   return outProj_.forward(reshape(heads, {sequences * t, dim_}));
 }
 
+Variable MultiheadSelfAttention::forwardPacked(const Variable& x, const Tensor& rowPtr, int64_t maxRows,
+                                               const Variable& bias) const {
+  GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == dim_, "MultiheadSelfAttention(", dim_, "): input ",
+                shapeString(x.shape()), " is not [rows, ", dim_, "]");
+  Variable heads = multiHeadAttentionPacked(inProj_.forward(x), heads_, rowPtr, maxRows, bias, attentionDropout_,
+                                            isTraining());
+  return outProj_.forward(heads);
+}
+
 std::unique_ptr<Module> MultiheadSelfAttention::clone() const {
   Generator unused;  // the fresh instance's initial values are overwritten by the copy
   return cloneInto(std::make_unique<MultiheadSelfAttention>(dim_, heads_, unused, attentionDropout_, dtype_));

@@ -6,6 +6,7 @@
 //
 //   MultiheadSelfAttention attn(80, 8, gen, /*attentionDropout=*/0.1);
 //   Variable y = attn.forward(x, numGraphs, bias, keyMask);   // x [G·T, 80], bias [G, 8, T, T]
+//   Variable z = attn.forwardPacked(xr, rowPtr, T, bias);       // xr [R, 80]: each graph's real rows only
 #pragma once
 #include "gnn/Linear.h"
 #include "gnn/Module.h"
@@ -21,6 +22,11 @@ class MultiheadSelfAttention : public Module {
   /// training.
   Variable forward(const Variable& x, int64_t sequences, const Variable& bias = Variable(),
                    const Tensor& keyMask = Tensor()) const;
+  /// Packed sequences: x [R, dim] holds sequence g in rows rowPtr[g] .. rowPtr[g+1] - 1 (int64 [G + 1], at
+  /// most maxRows rows each), no padding rows -> [R, dim]; bias [G, heads, maxRows, maxRows] optional
+  /// (multiHeadAttentionPacked).
+  Variable forwardPacked(const Variable& x, const Tensor& rowPtr, int64_t maxRows,
+                         const Variable& bias = Variable()) const;
   std::unique_ptr<Module> clone() const override;
   Linear& inProj() { return inProj_; }
   Linear& outProj() { return outProj_; }

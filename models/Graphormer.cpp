@@ -1,5 +1,7 @@
 #include "models/Graphormer.h"
 
+#include <algorithm>
+
 #include "gnn/GlobalPooling.h"
 #include "gnn/Init.h"
 #include "gnn/Ops.h"
@@ -64,32 +66,70 @@ Graphormer::Graphormer(GraphormerOptions options, Generator& gen)
     const int64_t m = checkBatch(b);
     Variable atoms = centrality_.forward(b.x, b.inDegree, b.nodesMask);
     Variable h = toDenseBatch(atoms, b.ptr, b.graphsMask, m, *graphToken_);  // [G, T, hidden], token first
-    s.set("h", dropout(reshape(h, {b.numGraphs * (m + 1), opt_.hidden}), opt_.dropout, isTraining()));
+    h = reshape(h, {b.numGraphs * (m + 1), opt_.hidden});
+    const Tensor mask = keyMask(b, m);
+    if (opt_.packedRows) {
+      // Each graph's token and atoms, graph after graph: the rows the key mask keeps, and nothing else.
+      const Tensor rows = packedRowPtr(mask);
+      s.set("rows", Variable(rows));
+      h = gatherRows(h, keptRows(mask, rows));
+    } else {
+      s.set("mask", Variable(mask));
+    }
+    s.set("h", dropout(h, opt_.dropout, isTraining()));
     Variable pairs = add(spatial_.forward(b.spatialPos), edges_.forward(b.edgeInput, b.spatialPos));
     s.set("bias", graphAttentionBias(pairs, *virtualDistance_));  // [G, heads, T, T]
-    s.set("mask", Variable(keyMask(b, m)));
     return s;
   });
   for (int64_t l = 0; l < opt_.layers; ++l)
     addBlock("layers/" + std::to_string(l), [this, l](BlockState s, const Batch& b) {
-      s.set("h", layers_[l]->forward(s.get("h"), b.numGraphs, s.get("bias"), s.get("mask").value()));
+      const Variable& bias = s.get("bias");
+      if (opt_.packedRows)
+        s.set("h", layers_[l]->forwardPacked(s.get("h"), s.get("rows").value(), bias.dim(2), bias));
+      else
+        s.set("h", layers_[l]->forward(s.get("h"), b.numGraphs, bias, s.get("mask").value()));
       return s;
     });
   addBlock("head", [this](BlockState s, const Batch& b) {
-    return outputState(zeroPaddingGraphRows(head_.forward(readout(s.get("h"), b)), b));
+    return outputState(zeroPaddingGraphRows(head_.forward(readout(s, b)), b));
   });
 }
 
-Variable Graphormer::readout(const Variable& h, const Batch& b) const {
-  const int64_t t = h.dim(0) / b.numGraphs;
+Variable Graphormer::readout(const BlockState& s, const Batch& b) const {
+  const Variable& h = s.get("h");
   Tensor tokens({b.numGraphs}, DType::I64);
-  for (int64_t g = 0; g < b.numGraphs; ++g) tokens.data<int64_t>()[g] = g * t;
+  if (opt_.packedRows) {
+    std::copy_n(s.get("rows").value().data<int64_t>(), b.numGraphs, tokens.data<int64_t>());
+  } else {
+    const int64_t t = h.dim(0) / b.numGraphs;
+    for (int64_t g = 0; g < b.numGraphs; ++g) tokens.data<int64_t>()[g] = g * t;
+  }
   // The final LayerNorm is per row, so it runs on the token rows only.
   return finalNorm_.forward(gatherRows(h, tokens));
 }
 
 Variable Graphormer::graphEmbeddings(const Batch& b) {
-  return zeroPaddingGraphRows(readout(runBlocks(BlockState(), b, 0, blockIndex("head")).get("h"), b), b);
+  return zeroPaddingGraphRows(readout(runBlocks(BlockState(), b, 0, blockIndex("head")), b), b);
+}
+
+Tensor Graphormer::packedRowPtr(const Tensor& keyMask) {
+  const int64_t g = keyMask.dim(0), t = keyMask.dim(1);
+  Tensor ptr({g + 1}, DType::I64);
+  int64_t* p = ptr.data<int64_t>();
+  const uint8_t* m = keyMask.data<uint8_t>();
+  p[0] = 0;
+  for (int64_t k = 0; k < g; ++k) p[k + 1] = p[k] + std::count(m + k * t, m + (k + 1) * t, uint8_t(1));
+  return ptr;
+}
+
+Tensor Graphormer::keptRows(const Tensor& keyMask, const Tensor& rowPtr) {
+  const int64_t g = keyMask.dim(0), t = keyMask.dim(1);
+  Tensor index({rowPtr.data<int64_t>()[g]}, DType::I64);
+  int64_t* out = index.data<int64_t>();
+  const uint8_t* m = keyMask.data<uint8_t>();
+  for (int64_t r = 0; r < g * t; ++r)
+    if (m[r]) *out++ = r;
+  return index;
 }
 
 std::unique_ptr<Module> Graphormer::clone() const {

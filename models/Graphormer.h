@@ -7,7 +7,9 @@
 // distance) + EdgeEncoding (bond features along the path), and a learned virtual distance between the token
 // and every node (graph_token_virtual_distance). Then `layers` pre-LayerNorm GraphormerLayers, a final
 // LayerNorm, and a Linear head on the graph token's row. Blocks: "input" (encodings and bias), "layers/0" ..
-// "layers/L-1", "head"; the state carries "h" [G·T, hidden], "bias" and "mask".
+// "layers/L-1", "head"; the state carries "h", "bias" and "rows" (packed, the default: "h" [R, hidden] holds
+// each graph's token and atoms, graph after graph, R = real graphs' atoms + G) or "mask" (packedRows off: "h"
+// [G·T, hidden], padding rows computed and masked, the static shapes an IPU compiles).
 //
 // Inputs come from the batch, as a dataset built with Graphormer encodings stores them (build_dataset
 // --graphormer-max-dist 5; data/GraphormerEncodings.h) and FixedSizeCollator lays them out: x [N, 9],
@@ -61,6 +63,11 @@ struct GraphormerOptions {
   double activationDropout = 0.1;
   /// Parameter and activation dtype (float64 for gradient checks).
   DType dtype = DType::F32;
+  /// Run the layers on each graph's real rows only (its token and atoms, graph after graph: no padding rows
+  /// computed) rather than on [G·T] blocks. Eval outputs are the same bits either way; in training the
+  /// dropouts after the attention and the FFN draw their masks over the packed rows. false for a device that
+  /// compiles static shapes (the simulated IPU: its plans count what the blocks cost).
+  bool packedRows = true;
 
   /// graphormer_slim (graphormer/models/graphormer.py): 12 layers, hidden 80, 8 heads, FFN 80.
   static GraphormerOptions slim();
@@ -85,12 +92,19 @@ class Graphormer : public BlockModel {
 
   /// The key mask of a batch: [G, M + 1] uint8, 1 for each graph's token and for the atoms of real graphs.
   static Tensor keyMask(const Batch& batch, int64_t maxNodes);
+  /// Row offsets [G + 1] of the packed rows a key mask keeps (graph g has as many rows as keys kept).
+  static Tensor packedRowPtr(const Tensor& keyMask);
+  /// The [G·T] rows a key mask keeps, in order: [rowPtr[G]] int64.
+  static Tensor keptRows(const Tensor& keyMask, const Tensor& rowPtr);
+  /// Packed rows on or off (GraphormerOptions::packedRows); clones keep the setting.
+  void setPackedRows(bool on) { opt_.packedRows = on; }
 
  private:
   /// Checks the batch carries Graphormer's fields with shapes that fit these options; returns M.
   int64_t checkBatch(const Batch& batch) const;
-  /// The graph tokens' rows of the last layer's "h" [G·T, hidden], through the final LayerNorm: [G, hidden].
-  Variable readout(const Variable& h, const Batch& batch) const;
+  /// The graph tokens' rows of the last layer's "h" (dense [G·T, hidden] or packed), through the final
+  /// LayerNorm: [G, hidden].
+  Variable readout(const BlockState& state, const Batch& batch) const;
 
   GraphormerOptions opt_;
   CentralityEncoding centrality_;

@@ -38,8 +38,16 @@ GraphormerLayer::GraphormerLayer(int64_t hidden, int64_t heads, int64_t ffn, dou
 
 Variable GraphormerLayer::forward(const Variable& h, int64_t graphs, const Variable& bias,
                                   const Tensor& keyMask) const {
+  return afterAttention(h, attn_.forward(attnNorm_.forward(h), graphs, bias, keyMask));
+}
+
+Variable GraphormerLayer::forwardPacked(const Variable& h, const Tensor& rowPtr, int64_t maxRows,
+                                        const Variable& bias) const {
+  return afterAttention(h, attn_.forwardPacked(attnNorm_.forward(h), rowPtr, maxRows, bias));
+}
+
+Variable GraphormerLayer::afterAttention(const Variable& h, const Variable& a) const {
   const bool training = isTraining();
-  Variable a = attn_.forward(attnNorm_.forward(h), graphs, bias, keyMask);
   Variable h1 = add(h, dropout(a, dropout_, training));
   Variable f = gelu(fc1_.forward(ffnNorm_.forward(h1)));
   f = fc2_.forward(dropout(f, activationDropout_, training));

@@ -67,6 +67,7 @@ std::unique_ptr<BlockModel> graphormer(double dropout = 0.0) {
   o.heads = 2;
   o.ffn = 16;
   o.dropout = o.attentionDropout = o.activationDropout = dropout;
+  o.packedRows = false;  // the static shapes an IPU compiles
   return std::make_unique<Graphormer>(o, gen);
 }
 

@@ -93,6 +93,13 @@ TEST(GraphormerGradCheck, MultiheadSelfAttention) {
     ExecutionContext::current().setRandomKey({9, 1, 0});
     return testing::projected(attn.forward(x, G, bias, mask));
   });
+  // Packed rows: the rows the mask keeps.
+  const Tensor rows = Graphormer::packedRowPtr(mask);
+  Variable xp(init::normal({rows.data<int64_t>()[G], 6}, 1.0, gen, DType::F64), true);
+  testing::expectParameterGradientsMatch(testing::withInputs(attn, {{"x", xp}, {"bias", bias}}), [&] {
+    ExecutionContext::current().setRandomKey({9, 1, 1});
+    return testing::projected(attn.forwardPacked(xp, rows, T, bias));
+  });
 }
 
 TEST(GraphormerGradCheck, GraphormerLayer) {
@@ -107,30 +114,83 @@ TEST(GraphormerGradCheck, GraphormerLayer) {
     ExecutionContext::current().setRandomKey({9, 2, 0});
     return testing::projected(layer.forward(x, G, bias, mask));
   });
+  const Tensor rows = Graphormer::packedRowPtr(mask);
+  Variable xp(init::normal({rows.data<int64_t>()[G], 6}, 1.0, gen, DType::F64), true);
+  testing::expectParameterGradientsMatch(testing::withInputs(layer, {{"x", xp}, {"bias", bias}}), [&] {
+    ExecutionContext::current().setRandomKey({9, 2, 1});
+    return testing::projected(layer.forwardPacked(xp, rows, T, bias));
+  });
 }
 
 TEST(GraphormerGradCheck, TinyGraphormer) {
-  Generator gen(5);
-  Graphormer model(tiny(DType::F64), gen);
-  model.train();
-  Batch b = test::batchOf(smallMolecules(), 8, 2);
-  testing::expectParameterGradientsMatch(model.namedParameters(), [&] {
-    ExecutionContext::current().setRandomKey({9, 3, 0});
-    return mseLoss(model.forward(b), b.y.to(DType::F64), b.yMask);
-  });
+  for (bool packed : {true, false}) {
+    Generator gen(5);
+    GraphormerOptions o = tiny(DType::F64);
+    o.packedRows = packed;
+    Graphormer model(o, gen);
+    model.train();
+    Batch b = test::batchOf(smallMolecules(), 8, 2);
+    testing::expectParameterGradientsMatch(model.namedParameters(), [&] {
+      ExecutionContext::current().setRandomKey({9, 3, 0});
+      return mseLoss(model.forward(b), b.y.to(DType::F64), b.yMask);
+    });
+  }
 }
 
 // ---- padding ----
 
 TEST(Graphormer, RealGraphsAreBitIdenticalWithAnyPadding) {
   const std::vector<Graph> graphs = test::pcqmStyle(18);
+  for (bool packed : {true, false})
+    for (DType dt : {DType::F32, DType::F64}) {
+      Generator gen(6);
+      GraphormerOptions o = GraphormerOptions::slim();
+      o.layers = 3;
+      o.dtype = dt;
+      o.packedRows = packed;
+      Graphormer model(o, gen);
+      testing::expectRealGraphsBitIdenticalWithAnyPadding(model, graphs,
+                                                          std::string(dtypeName(dt)) + (packed ? " packed" : " dense"));
+    }
+}
+
+// Packed rows compute what the [G·T] blocks compute for the rows they keep: the same bits in evaluation, and in
+// training without dropout (forward); gradients agree to rounding (weight gradients sum other row counts).
+TEST(Graphormer, PackedRowsGiveTheDenseBlocksResults) {
+  const std::vector<Graph> graphs = test::pcqmStyle(12);
   for (DType dt : {DType::F32, DType::F64}) {
-    Generator gen(6);
     GraphormerOptions o = GraphormerOptions::slim();
     o.layers = 3;
     o.dtype = dt;
-    Graphormer model(o, gen);
-    testing::expectRealGraphsBitIdenticalWithAnyPadding(model, graphs, dtypeName(dt));
+    o.attentionDropout = o.activationDropout = 0;
+    Generator gen(8);
+    Graphormer packed(o, gen);
+    std::unique_ptr<Graphormer> dense = cloneModule(packed);
+    dense->setPackedRows(false);
+    const Batch b = test::batchOf(graphs, 30, 2, 9);
+    for (bool training : {false, true}) {
+      packed.train(training);
+      dense->train(training);
+      packed.zeroGrad();
+      dense->zeroGrad();
+      Variable lp = l1Loss(packed.forward(b), b.y.to(dt), b.yMask), ld = l1Loss(dense->forward(b), b.y.to(dt), b.yMask);
+      EXPECT_EQ(lp.value().at(0), ld.value().at(0)) << dtypeName(dt) << (training ? " training" : " eval");
+      EXPECT_TRUE(testing::sameRows(packed.graphEmbeddings(b).value(), dense->graphEmbeddings(b).value(), b.numGraphs));
+      if (!training) continue;
+      lp.backward();
+      ld.backward();
+      const auto names = packed.namedParameters();
+      const std::vector<Variable> pd = dense->parameters();
+      for (size_t i = 0; i < names.size(); ++i) {
+        const Tensor &a = names[i].second.grad(), &c = pd[i].grad();
+        double diff = 0, scale = 0;
+        for (int64_t j = 0; j < a.numel(); ++j) {
+          diff = std::max(diff, std::abs(a.at(j) - c.at(j)));
+          scale = std::max(scale, std::abs(c.at(j)));
+        }
+        EXPECT_LE(diff, (dt == DType::F32 ? 1e-5 : 1e-12) * std::max(scale, 1e-30)) << names[i].first;
+      }
+    }
   }
 }
 
@@ -216,16 +276,20 @@ TEST(Graphormer, BlocksCloneAndConfigurations) {
   EXPECT_EQ(model.blockNames(), names);
   Batch b = test::batchOf(smallMolecules(), 8, 2);
   model.eval();
-  const Tensor whole = model.forward(b).value();
-  BlockState s = model.runBlocks({}, b, 0, 2);  // a pipeline stage boundary after layers/0
-  EXPECT_TRUE(s.has("h") && s.has("bias") && s.has("mask"));
-  const BlockState end = model.runBlocks(s, b, 2, model.numBlocks());
-  EXPECT_EQ(end.names(), std::vector<std::string>{"out"});  // the head hands on its output alone
-  const Tensor staged = end.get("out").value();
-  EXPECT_TRUE(testing::sameRows(staged, whole, whole.rows()));
-  std::unique_ptr<Graphormer> copy = cloneModule(model);
-  EXPECT_TRUE(testing::sameRows(copy->forward(b).value(), whole, whole.rows()));
-  EXPECT_EQ(copy->numParameters(), model.numParameters());
+  for (bool packed : {true, false}) {
+    model.setPackedRows(packed);
+    const Tensor whole = model.forward(b).value();
+    BlockState s = model.runBlocks({}, b, 0, 2);  // a pipeline stage boundary after layers/0
+    EXPECT_TRUE(s.has("h") && s.has("bias") && s.has(packed ? "rows" : "mask") && !s.has(packed ? "mask" : "rows"));
+    const BlockState end = model.runBlocks(s, b, 2, model.numBlocks());
+    EXPECT_EQ(end.names(), std::vector<std::string>{"out"});  // the head hands on its output alone
+    const Tensor staged = end.get("out").value();
+    EXPECT_TRUE(testing::sameRows(staged, whole, whole.rows()));
+    std::unique_ptr<Graphormer> copy = cloneModule(model);
+    EXPECT_EQ(copy->options().packedRows, packed);
+    EXPECT_TRUE(testing::sameRows(copy->forward(b).value(), whole, whole.rows()));
+    EXPECT_EQ(copy->numParameters(), model.numParameters());
+  }
 
   const GraphormerOptions slim = GraphormerOptions::named("slim"), base = GraphormerOptions::named("base");
   EXPECT_EQ(slim.layers, 12);
@@ -330,6 +394,8 @@ TEST(Graphormer, OneAndTwoThreadsGiveTheSameBits) {
   GraphormerOptions o = GraphormerOptions::slim();
   o.layers = 2;
   Graphormer model(o, gen);
+  testing::expectOneAndTwoThreadsGiveTheSameBits(model, test::batchOf(graphs, 30));
+  model.setPackedRows(false);
   testing::expectOneAndTwoThreadsGiveTheSameBits(model, test::batchOf(graphs, 30));
 }
 
