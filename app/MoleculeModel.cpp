@@ -446,6 +446,10 @@ void MoleculeModelSpec::requireBatchFitsInMemory(const FixedSizeOptions& fixed, 
                            source, what);
 }
 
+void useStaticShapes(BlockModel& model) {
+  if (auto* g = dynamic_cast<Graphormer*>(&model)) g->setPackedRows(false);
+}
+
 std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed) {
   spec.validate(MoleculeModelSpec::allModels());
   Generator gen(seed);

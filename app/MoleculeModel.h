@@ -120,6 +120,11 @@ struct MoleculeModelSpec {
 /// GIN (OGB's baseline: 5 layers, 300 wide, virtual node off) or GCN with OGB's atom and bond encoders;
 /// D-MPNN (Chemprop's); Graphormer slim or base (maxNodes 0: blocks of whatever side the batch has); SchNet; GPS++.
 std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed);
+/// For a device that compiles static shapes (the simulated IPU): Graphormer runs on its [G·T] blocks, padding
+/// rows and all (what the device computes and its plans count), instead of each graph's real rows
+/// (GraphormerOptions::packedRows, the default on this machine; the same evaluation outputs). Other models
+/// have no such choice and are left as they are.
+void useStaticShapes(BlockModel& model);
 
 /// Per-element references fitted on the training split for SchNet (--target-scaling atomref): least squares
 /// of the target on the element counts (a tiny ridge keeps absent elements at 0), then the per-atom scale and

@@ -823,15 +823,6 @@ int MoleculeRun::reportPadding() {
   return 0;
 }
 
-namespace {
-// A device that compiles static shapes runs Graphormer on its [G·T] blocks, padding rows and all (what its plan
-// counts); this machine computes each graph's real rows only (GraphormerOptions::packedRows). The two give the
-// same evaluation outputs.
-void useStaticShapes(BlockModel& model) {
-  if (auto* g = dynamic_cast<Graphormer*>(&model)) g->setPackedRows(false);
-}
-}  // namespace
-
 // The model, its optimizer and the Trainer (continuing the checkpoint, if any), and the device program that
 // runs every training step: the model whole on this machine (cpu), or replicas, pipeline stages and
 // micro-batches on simulated IPUs (ipu), compiled once for the training batch's fixed shapes.

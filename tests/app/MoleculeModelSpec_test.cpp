@@ -7,6 +7,7 @@
 #include <string>
 
 #include "app/MoleculeModel.h"
+#include "models/Graphormer.h"
 
 namespace gnn::app {
 namespace {
@@ -35,6 +36,25 @@ TEST(MoleculeModelSpec, StateBytesFollowsNormsVirtualNodesAndMveHeads) {
           EXPECT_GT(estimate, (model == "gin" ? 0.85 : 1.0) * actual) << what;
           EXPECT_LT(estimate, (model == "gin" ? 1.15 : 4.0) * actual) << what;
         }
+}
+
+// Graphormer runs on packed rows on this machine and on its [G·T] blocks for the simulated IPU (useStaticShapes,
+// which the programs call with --device ipu); other models are left alone.
+TEST(MoleculeModelSpec, StaticShapesTurnGraphormersPackedRowsOff) {
+  MoleculeModelSpec spec;
+  spec.model = "slim";
+  spec.tasks = 1;
+  auto model = makeMoleculeModel(spec, 1);
+  auto* g = dynamic_cast<Graphormer*>(model.get());
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->options().packedRows);
+  useStaticShapes(*model);
+  EXPECT_FALSE(g->options().packedRows);
+  EXPECT_FALSE(cloneModule(*g)->options().packedRows);
+  spec.model = "gin";
+  auto gin = makeMoleculeModel(spec, 1);
+  useStaticShapes(*gin);  // nothing to change
+  EXPECT_EQ(gin->numParameters(), makeMoleculeModel(spec, 1)->numParameters());
 }
 
 }  // namespace
