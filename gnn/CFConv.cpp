@@ -58,35 +58,37 @@ EdgePairs edgePairs(const Tensor& edgeIndex) {
   const int64_t E = edgeIndex.dim(1);
   const int64_t* src = edgeIndex.data<int64_t>();
   const int64_t* dst = src + E;
-  // Edges sorted by their unordered ends, then by edge: each run of equal ends is one pair, whose first edge is
-  // the run's first.
-  auto lo = [&](int64_t e) { return std::min(src[e], dst[e]); };
-  auto hi = [&](int64_t e) { return std::max(src[e], dst[e]); };
+  // Edges sorted by (source, target) to find each edge's reverse by binary search.
   std::vector<int64_t> order(static_cast<size_t>(E));
   for (int64_t e = 0; e < E; ++e) order[e] = e;
   std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return lo(a) != lo(b) ? lo(a) < lo(b) : hi(a) != hi(b) ? hi(a) < hi(b) : a < b;
+    return src[a] != src[b] ? src[a] < src[b] : dst[a] != dst[b] ? dst[a] < dst[b] : a < b;
   });
-  std::vector<int64_t> runOf(static_cast<size_t>(E)), first;
-  for (int64_t k = 0; k < E; ++k) {
-    const int64_t e = order[k];
-    if (k == 0 || lo(e) != lo(order[k - 1]) || hi(e) != hi(order[k - 1])) first.push_back(e);
-    runOf[e] = static_cast<int64_t>(first.size()) - 1;
-  }
-  // Pairs numbered in the order of their first edges.
-  const int64_t P = static_cast<int64_t>(first.size());
-  std::vector<int64_t> byFirst(static_cast<size_t>(P)), number(static_cast<size_t>(P));
-  for (int64_t r = 0; r < P; ++r) byFirst[r] = r;
-  std::sort(byFirst.begin(), byFirst.end(), [&](int64_t a, int64_t b) { return first[a] < first[b]; });
-  for (int64_t k = 0; k < P; ++k) number[byFirst[k]] = k;
   Tensor pairOf({E}, DType::I64);
   int64_t* po = pairOf.data<int64_t>();
-  for (int64_t e = 0; e < E; ++e) po[e] = number[runOf[e]];
+  std::fill(po, po + E, -1);
+  std::vector<int64_t> first;
+  for (int64_t e = 0; e < E; ++e) {
+    if (po[e] >= 0) continue;  // the reverse of an earlier edge
+    po[e] = static_cast<int64_t>(first.size());
+    first.push_back(e);
+    if (src[e] == dst[e]) continue;
+    // The first edge dst[e] -> src[e] not yet paired, if any.
+    auto it = std::lower_bound(order.begin(), order.end(), e, [&](int64_t a, int64_t) {
+      return src[a] != dst[e] ? src[a] < dst[e] : dst[a] < src[e];
+    });
+    for (; it != order.end() && src[*it] == dst[e] && dst[*it] == src[e]; ++it)
+      if (po[*it] < 0) {
+        po[*it] = po[e];
+        break;
+      }
+  }
+  const int64_t P = static_cast<int64_t>(first.size());
   Tensor pairs({2, P}, DType::I64);
   int64_t* pp = pairs.data<int64_t>();
-  for (int64_t k = 0; k < P; ++k) {
-    pp[k] = src[first[byFirst[k]]];
-    pp[P + k] = dst[first[byFirst[k]]];
+  for (int64_t p = 0; p < P; ++p) {
+    pp[p] = src[first[p]];
+    pp[P + p] = dst[first[p]];
   }
   return {pairs, pairOf};
 }

@@ -35,10 +35,9 @@ class CFConv : public Module {
 
 namespace gnn {
 
-/// The pairs of a directed edge list: every edge between the same two nodes (j -> i, i -> j, repeats; the
-/// repeated self-loops a fixed-size batch pads its edges with) shares one pair. pairs [2, P] holds each pair's
-/// first edge, in edge order (P rows of filters to compute), pairOf [E] each edge's pair. All edges of a pair
-/// have the same distance to the bit, so one filter row serves them all.
+/// The pairs of a directed edge list: edges j -> i and i -> j (and a self-loop alone) share a pair. pairs
+/// [2, P] holds each pair's first edge in edge order (P rows of filters to compute), pairOf [E] each edge's
+/// pair. Both directions of a pair have the same distance to the bit, so a filter row serves both.
 struct EdgePairs {
   Tensor edgeIndex;  // int64 [2, P]
   Tensor pairOf;     // int64 [E]
