@@ -35,8 +35,8 @@ Variable MultiheadSelfAttention::forwardPacked(const Variable& x, const Tensor& 
                                                const Variable& bias) const {
   GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == dim_, "MultiheadSelfAttention(", dim_, "): input ",
                 shapeString(x.shape()), " is not [rows, ", dim_, "]");
-  Variable heads = multiHeadAttentionPacked(inProj_.forward(x), heads_, rowPtr, maxRows, bias, attentionDropout_,
-                                            isTraining());
+  Variable heads = multiHeadAttentionPacked(inProj_.forward(x), heads_, rowPtr, maxRows, bias,
+                                            attentionDropout_, isTraining());
   return outProj_.forward(heads);
 }
 

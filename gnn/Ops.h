@@ -171,7 +171,8 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
 /// sequence's rows come out as the same bits as the first n rows of its block in multiHeadAttention with
 /// T = maxRows and a key mask keeping those n.
 Variable multiHeadAttentionPacked(const Variable& qkv, int64_t heads, const Tensor& rowPtr, int64_t maxRows,
-                                  const Variable& bias = Variable(), double dropout = 0.0, bool training = false);
+                                  const Variable& bias = Variable(), double dropout = 0.0,
+                                  bool training = false);
 
 // ---- graph transformers: per-graph blocks, Graphormer's bias (ops/GraphTransformerOps.cpp) ----
 /// Node rows of a batch [N, D] as one dense block per graph [G, L + maxNodes, D] (PyTorch Geometric's

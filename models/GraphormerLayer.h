@@ -26,7 +26,8 @@ class GraphormerLayer : public Module {
   Variable forward(const Variable& h, int64_t graphs, const Variable& bias, const Tensor& keyMask) const;
   /// Packed rows: h [R, hidden] holds graph g's rows in rowPtr[g] .. rowPtr[g+1] - 1 (at most maxRows), no
   /// padding rows; bias [graphs, heads, maxRows, maxRows].
-  Variable forwardPacked(const Variable& h, const Tensor& rowPtr, int64_t maxRows, const Variable& bias) const;
+  Variable forwardPacked(const Variable& h, const Tensor& rowPtr, int64_t maxRows,
+                         const Variable& bias) const;
   std::unique_ptr<Module> clone() const override;
 
  private:

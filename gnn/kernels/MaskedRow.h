@@ -41,13 +41,15 @@ inline void copyRowMasked(const double* src, int64_t n, double* dst, int64_t wid
 inline void addRowPrefix(const float* src, int64_t n, float* dst) {
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 m = detail::prefix16(n - j);
-    _mm512_mask_storeu_ps(dst + j, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst + j), _mm512_maskz_loadu_ps(m, src + j)));
+    _mm512_mask_storeu_ps(
+        dst + j, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst + j), _mm512_maskz_loadu_ps(m, src + j)));
   }
 }
 inline void addRowPrefix(const double* src, int64_t n, double* dst) {
   for (int64_t j = 0; j < n; j += 8) {
     const __mmask8 m = detail::prefix8(n - j);
-    _mm512_mask_storeu_pd(dst + j, m, _mm512_add_pd(_mm512_maskz_loadu_pd(m, dst + j), _mm512_maskz_loadu_pd(m, src + j)));
+    _mm512_mask_storeu_pd(
+        dst + j, m, _mm512_add_pd(_mm512_maskz_loadu_pd(m, dst + j), _mm512_maskz_loadu_pd(m, src + j)));
   }
 }
 #else

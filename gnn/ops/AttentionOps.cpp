@@ -408,7 +408,8 @@ void zeroMaskedRows(T* p, int64_t tp, int64_t n4, int64_t n, const uint8_t* km) 
 template <class T>
 void loadRows(const T* src, int64_t stride, int64_t rows, int64_t cols, T* dst, int64_t dstStride,
               T scale = T(1)) {
-  for (int64_t i = 0; i < rows; ++i) kernels::copyRowMasked(src + i * stride, cols, dst + i * dstStride, dstStride, scale);
+  for (int64_t i = 0; i < rows; ++i)
+    kernels::copyRowMasked(src + i * stride, cols, dst + i * dstStride, dstStride, scale);
 }
 template <class T>
 void loadTransposed(const T* src, int64_t stride, int64_t rows, int64_t cols, T* dst, int64_t dstStride) {
@@ -431,7 +432,8 @@ void storeBlock(const T* src, int64_t tp, int64_t n, int64_t t, T* dst) {
 // The [n, n] corner of a [t, t] block into rows [0, n4) of dst (row stride tp), zero elsewhere.
 template <class T>
 void loadBlock(const T* src, int64_t t, int64_t n, int64_t n4, int64_t tp, T* dst) {
-  for (int64_t i = 0; i < n4; ++i) kernels::copyRowMasked(i < n ? src + i * t : src, i < n ? n : 0, dst + i * tp, tp);
+  for (int64_t i = 0; i < n4; ++i)
+    kernels::copyRowMasked(i < n ? src + i * t : src, i < n ? n : 0, dst + i * tp, tp);
 }
 // Zeroes rows [from, to) of a buffer of row stride `stride` (rows past an item's n keep no stale values).
 template <class T>
@@ -480,7 +482,8 @@ void productOf(const T* a, int64_t rowStep, int64_t colStep, const T* b, int64_t
   int64_t i = 0;
   for (; i + 8 <= rows; i += 8)
     productBlock<8, 1>(a + i * rowStep, rowStep, colStep, b + c0, ldb, m, out + i * ldo + c0, ldo);
-  if (i < rows) productBlock<4, 1>(a + i * rowStep, rowStep, colStep, b + c0, ldb, m, out + i * ldo + c0, ldo);
+  if (i < rows)
+    productBlock<4, 1>(a + i * rowStep, rowStep, colStep, b + c0, ldb, m, out + i * ldo + c0, ldo);
 }
 // out[i, :n] = sum over j < m of a[i, j] * b[j, :n] for i < rows (a [rows, lda], b [m, ldb], out [rows,
 // ldo]); rows a multiple of 4 and n of kPad.
@@ -560,8 +563,8 @@ void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t 
 }
 
 // Where each sequence's rows are in the op's [R, 3E] input and [R, E] output: dense blocks of T rows (row
-// g·T + i, keys kept by an optional [G, T] mask; all T rows written) or packed rows (rows ptr[g] .. ptr[g+1] - 1,
-// all kept, at most T of them).
+// g·T + i, keys kept by an optional [G, T] mask; all T rows written) or packed rows (from ptr[g] up to
+// ptr[g + 1], all kept, at most T of them).
 struct SequenceRows {
   int64_t t = 0;
   const int64_t* ptr = nullptr;   // packed: [G + 1] row offsets
@@ -624,9 +627,8 @@ Variable attention(const Variable& qkv, int64_t G, int64_t T, int64_t heads, con
         // Scores q k^T (+ bias), their softmax over the kept keys, zero rows for masked queries.
         productRows(s.q.data(), dp, s.kt.data(), tp, n4, d, tp, s.p.data(), tp);
         if (bp) {
-          const T_* __restrict br = bp + item * T * T;
-          for (int64_t i = 0; i < n; ++i)
-            for (int64_t j = 0; j < n; ++j) s.p[i * tp + j] += br[i * T + j];
+          const T_* br = bp + item * T * T;
+          for (int64_t i = 0; i < n; ++i) kernels::addRowPrefix(br + i * T, n, s.p.data() + i * tp);
         }
         softmaxRows(s.p.data(), n4, tp, s.keep.data(), s.off.data());
         zeroMaskedRows(s.p.data(), tp, n4, n, km);
@@ -648,7 +650,8 @@ Variable attention(const Variable& qkv, int64_t G, int64_t T, int64_t heads, con
     // Costs of the whole [T, T] blocks (what a device computing them all would do), though keys after the
     // last kept one are skipped here.
     OpInfo info{"multiHeadAttention", items * (4 * tt * d + 8 * tt + (drop ? tt : 0)),
-                static_cast<int64_t>(X.nbytes()) + (hasBias ? items * tt * elem : 0) + static_cast<int64_t>(keep.nbytes()),
+                static_cast<int64_t>(X.nbytes()) + (hasBias ? items * tt * elem : 0) +
+                    static_cast<int64_t>(keep.nbytes()),
                 static_cast<int64_t>(Y.nbytes()) + (keepP ? items * tt * elem : 0),
                 items * (8 * tt * d + 6 * tt + (drop ? 2 * tt : 0))};
     return Variable::record(
@@ -658,8 +661,10 @@ Variable attention(const Variable& qkv, int64_t G, int64_t T, int64_t heads, con
           const Tensor &X = saved[0], &P = saved[1], &K = saved[2];
           SequenceRows seq;
           seq.t = T;
-          if (packed) seq.ptr = K.data<int64_t>();
-          else if (K.defined()) seq.mask = K.data<uint8_t>();
+          if (packed)
+            seq.ptr = K.data<int64_t>();
+          else if (K.defined())
+            seq.mask = K.data<uint8_t>();
           const bool needX = in[0].requiresGrad(), needBias = in.size() > 1 && in[1].requiresGrad();
           Tensor GX = needX ? Tensor::empty(X.shape(), X.dtype()) : Tensor();
           Tensor GB = needBias ? Tensor::empty(in[1].shape(), X.dtype()) : Tensor();
@@ -730,8 +735,8 @@ Variable attention(const Variable& qkv, int64_t G, int64_t T, int64_t heads, con
   });
 }
 
-void checkAttentionInputs(const char* op, const Tensor& X, int64_t G, int64_t T, int64_t heads, const Variable& bias,
-                          double dropoutP) {
+void checkAttentionInputs(const char* op, const Tensor& X, int64_t G, int64_t T, int64_t heads,
+                          const Variable& bias, double dropoutP) {
   const int64_t E3 = X.dim(X.rank() - 1);
   GNN_CHECK_ARG(heads >= 1 && E3 % (3 * heads) == 0, op, ": qkv's last dimension ", E3, " is not 3 x heads (",
                 heads, ") x head size");
@@ -764,20 +769,21 @@ Variable multiHeadAttention(const Variable& qkv, int64_t heads, const Variable& 
 Variable multiHeadAttentionPacked(const Variable& qkv, int64_t heads, const Tensor& rowPtr, int64_t maxRows,
                                   const Variable& bias, double dropoutP, bool training) {
   const Tensor& X = qkv.value();
-  GNN_CHECK_ARG(X.rank() == 2 && X.isFloating(), "multiHeadAttentionPacked: qkv must be a float [R, 3E], got ",
-                dtypeName(X.dtype()), " ", shapeString(X.shape()));
+  GNN_CHECK_ARG(X.rank() == 2 && X.isFloating(),
+                "multiHeadAttentionPacked: qkv must be a float [R, 3E], got ", dtypeName(X.dtype()), " ",
+                shapeString(X.shape()));
   GNN_CHECK_ARG(rowPtr.rank() == 1 && rowPtr.dim(0) >= 2 && rowPtr.dtype() == DType::I64,
                 "multiHeadAttentionPacked: rowPtr must be int64 [G + 1] with G >= 1, got ",
                 dtypeName(rowPtr.dtype()), " ", shapeString(rowPtr.shape()));
   GNN_CHECK_ARG(maxRows >= 1, "multiHeadAttentionPacked: maxRows must be at least 1, got ", maxRows);
   const int64_t G = rowPtr.dim(0) - 1, T = maxRows;
   const int64_t* ptr = rowPtr.data<int64_t>();
-  GNN_CHECK_ARG(ptr[0] == 0 && ptr[G] == X.dim(0), "multiHeadAttentionPacked: rowPtr runs from ", ptr[0], " to ",
-                ptr[G], ", not from 0 to qkv's ", X.dim(0), " rows");
+  GNN_CHECK_ARG(ptr[0] == 0 && ptr[G] == X.dim(0), "multiHeadAttentionPacked: rowPtr runs from ", ptr[0],
+                " to ", ptr[G], ", not from 0 to qkv's ", X.dim(0), " rows");
   for (int64_t g = 0; g < G; ++g)
     GNN_CHECK_ARG(ptr[g + 1] >= ptr[g] && ptr[g + 1] - ptr[g] <= T, "multiHeadAttentionPacked: sequence ", g,
-                  " has ", ptr[g + 1] - ptr[g], " rows (rowPtr ", ptr[g], " .. ", ptr[g + 1], "), not 0 .. maxRows ",
-                  T);
+                  " has ", ptr[g + 1] - ptr[g], " rows (rowPtr ", ptr[g], " .. ", ptr[g + 1],
+                  "), not 0 .. maxRows ", T);
   checkAttentionInputs("multiHeadAttentionPacked", X, G, T, heads, bias, dropoutP);
   SequenceRows seq;
   seq.t = T;

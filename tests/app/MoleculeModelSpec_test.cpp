@@ -38,8 +38,8 @@ TEST(MoleculeModelSpec, StateBytesFollowsNormsVirtualNodesAndMveHeads) {
         }
 }
 
-// Graphormer runs on packed rows on this machine and on its [G·T] blocks for the simulated IPU (useStaticShapes,
-// which the programs call with --device ipu); other models are left alone.
+// Graphormer runs on packed rows on this machine and on its [G·T] blocks for the simulated IPU
+// (useStaticShapes, which the programs call with --device ipu); other models are left alone.
 TEST(MoleculeModelSpec, StaticShapesTurnGraphormersPackedRowsOff) {
   MoleculeModelSpec spec;
   spec.model = "slim";

@@ -132,7 +132,8 @@ TEST(MultiHeadAttention, PackedRowsAreTheDenseBlocksRowsBitForBit) {
           m[static_cast<size_t>(g * T + i)] = 1;
           for (int64_t c = 0; c < 3 * E; ++c)
             packed.data<double>()[(ptr[g] + i) * 3 * E + c] = dense.at((g * T + i) * 3 * E + c);
-          for (int64_t c = 0; c < E; ++c) rPacked.data<double>()[(ptr[g] + i) * E + c] = r.at((g * T + i) * E + c);
+          for (int64_t c = 0; c < E; ++c)
+            rPacked.data<double>()[(ptr[g] + i) * E + c] = r.at((g * T + i) * E + c);
         }
       const Tensor mask = Tensor::fromVector(m, {G, T});
       Variable xd(dense.to(dt), true), bd(bias, true), xp(packed.to(dt), true), bp(bias.clone(), true);
@@ -147,16 +148,20 @@ TEST(MultiHeadAttention, PackedRowsAreTheDenseBlocksRowsBitForBit) {
       for (int64_t g = 0; g < G; ++g)
         for (int64_t i = 0; i < lengths[static_cast<size_t>(g)]; ++i) {
           for (int64_t c = 0; c < E; ++c)
-            ASSERT_EQ(yp.value().at((ptr[g] + i) * E + c), yd.value().at((g * T + i) * E + c)) << what << " value";
+            ASSERT_EQ(yp.value().at((ptr[g] + i) * E + c), yd.value().at((g * T + i) * E + c))
+                << what << " value";
           for (int64_t c = 0; c < 3 * E; ++c)
-            ASSERT_EQ(xp.grad().at((ptr[g] + i) * 3 * E + c), xd.grad().at((g * T + i) * 3 * E + c)) << what << " dqkv";
+            ASSERT_EQ(xp.grad().at((ptr[g] + i) * 3 * E + c), xd.grad().at((g * T + i) * 3 * E + c))
+                << what << " dqkv";
         }
-      for (int64_t k = 0; k < bias.numel(); ++k) ASSERT_EQ(bp.grad().at(k), bd.grad().at(k)) << what << " dbias " << k;
+      for (int64_t k = 0; k < bias.numel(); ++k)
+        ASSERT_EQ(bp.grad().at(k), bd.grad().at(k)) << what << " dbias " << k;
     }
   const Tensor bad = Tensor::fromVector<int64_t>({0, 3, 9}, {3});
   Tensor x = randomTensor({9, 3 * E}, 1);
   EXPECT_THROW(multiHeadAttentionPacked(Variable(x), H, bad, 5), std::invalid_argument);  // 6 rows > 5
-  EXPECT_THROW(multiHeadAttentionPacked(Variable(randomTensor({8, 3 * E}, 1)), H, Tensor::fromVector<int64_t>({0, 3, 9}, {3}), 8),
+  EXPECT_THROW(multiHeadAttentionPacked(Variable(randomTensor({8, 3 * E}, 1)), H,
+                                        Tensor::fromVector<int64_t>({0, 3, 9}, {3}), 8),
                std::invalid_argument);  // rowPtr ends past the rows
   EXPECT_THROW(multiHeadAttentionPacked(Variable(x), H, bad, 8, Variable(randomTensor({2, H, 7, 7}, 2))),
                std::invalid_argument);  // bias blocks of the wrong side

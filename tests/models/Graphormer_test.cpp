@@ -149,13 +149,13 @@ TEST(Graphormer, RealGraphsAreBitIdenticalWithAnyPadding) {
       o.dtype = dt;
       o.packedRows = packed;
       Graphormer model(o, gen);
-      testing::expectRealGraphsBitIdenticalWithAnyPadding(model, graphs,
-                                                          std::string(dtypeName(dt)) + (packed ? " packed" : " dense"));
+      testing::expectRealGraphsBitIdenticalWithAnyPadding(
+          model, graphs, std::string(dtypeName(dt)) + (packed ? " packed" : " dense"));
     }
 }
 
-// Packed rows compute what the [G·T] blocks compute for the rows they keep: the same bits in evaluation, and in
-// training without dropout (forward); gradients agree to rounding (weight gradients sum other row counts).
+// Packed rows compute what the [G·T] blocks compute for the rows they keep: the same bits in evaluation, and
+// in training without dropout (forward); gradients agree to rounding (weight gradients sum other row counts).
 TEST(Graphormer, PackedRowsGiveTheDenseBlocksResults) {
   const std::vector<Graph> graphs = test::pcqmStyle(12);
   for (DType dt : {DType::F32, DType::F64}) {
@@ -173,9 +173,11 @@ TEST(Graphormer, PackedRowsGiveTheDenseBlocksResults) {
       dense->train(training);
       packed.zeroGrad();
       dense->zeroGrad();
-      Variable lp = l1Loss(packed.forward(b), b.y.to(dt), b.yMask), ld = l1Loss(dense->forward(b), b.y.to(dt), b.yMask);
+      Variable lp = l1Loss(packed.forward(b), b.y.to(dt), b.yMask),
+               ld = l1Loss(dense->forward(b), b.y.to(dt), b.yMask);
       EXPECT_EQ(lp.value().at(0), ld.value().at(0)) << dtypeName(dt) << (training ? " training" : " eval");
-      EXPECT_TRUE(testing::sameRows(packed.graphEmbeddings(b).value(), dense->graphEmbeddings(b).value(), b.numGraphs));
+      EXPECT_TRUE(testing::sameRows(packed.graphEmbeddings(b).value(), dense->graphEmbeddings(b).value(),
+                                    b.numGraphs));
       if (!training) continue;
       lp.backward();
       ld.backward();
@@ -280,7 +282,8 @@ TEST(Graphormer, BlocksCloneAndConfigurations) {
     model.setPackedRows(packed);
     const Tensor whole = model.forward(b).value();
     BlockState s = model.runBlocks({}, b, 0, 2);  // a pipeline stage boundary after layers/0
-    EXPECT_TRUE(s.has("h") && s.has("bias") && s.has(packed ? "rows" : "mask") && !s.has(packed ? "mask" : "rows"));
+    EXPECT_TRUE(s.has("h") && s.has("bias") && s.has(packed ? "rows" : "mask") &&
+                !s.has(packed ? "mask" : "rows"));
     const BlockState end = model.runBlocks(s, b, 2, model.numBlocks());
     EXPECT_EQ(end.names(), std::vector<std::string>{"out"});  // the head hands on its output alone
     const Tensor staged = end.get("out").value();
