@@ -17,9 +17,10 @@
 #include <limits>
 #include <map>
 
+#include "PredictionsFile.h"
 #include "RunProgram.h"
-#include "ShippedFiles.h"
 #include "ScratchFolder.h"
+#include "ShippedFiles.h"
 #include "data/NpzWriter.h"
 #include "gnn/Checkpoint.h"
 
@@ -31,6 +32,8 @@ using testing::ProgramResult;
 using testing::expectUsageError;
 using testing::runExample;
 using testing::lastJson;
+using Row = testing::PredictionRow;
+using testing::readPredictions;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -242,21 +245,6 @@ TEST_F(AtomFeatures, RowsFollowTheInputAndAtomCountsAreChecked) {
 const std::string kData = "--data " + kEsolCsv +
                           " --target-cols 'measured log solubility in mols per litre' --limit 200 --split random "
                           "--batch-size 50 --epochs 2 --quiet --json --threads 1";
-
-struct Row {
-  std::string smiles, prediction;
-};
-std::vector<Row> readPredictions(const std::string& file) {
-  std::ifstream in(file);
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    const size_t a = line.find(','), b = line.find(',', a + 1), c = line.rfind(',');
-    rows.push_back({line.substr(b + 1, c - b - 1), line.substr(c + 1)});
-  }
-  return rows;
-}
 
 TEST_F(AtomFeatures, EndToEndAndPredictReproducesIt) {
   std::vector<double> values;

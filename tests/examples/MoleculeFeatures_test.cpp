@@ -14,9 +14,10 @@
 #include <fstream>
 #include <limits>
 
+#include "PredictionsFile.h"
 #include "RunProgram.h"
-#include "ShippedFiles.h"
 #include "ScratchFolder.h"
+#include "ShippedFiles.h"
 #include "app/MoleculePredictions.h"
 #include "data/NpzWriter.h"
 #include "gnn/Checkpoint.h"
@@ -31,6 +32,8 @@ using testing::ProgramResult;
 using testing::expectUsageError;
 using testing::runExample;
 using testing::lastJson;
+using Row = testing::PredictionRow;
+using testing::readPredictions;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -218,37 +221,6 @@ const std::string kRun = "--model dmpnn --data " + kEsolCsv +
                          " --target-cols 'measured log solubility in mols per litre' --limit 200 --split random "
                          "--batch-size 50 --epochs 2 --hidden 64 --ffn-hidden-dim 32 --quiet --json --threads 2";
 
-struct Row {
-  std::string id, smiles, prediction;
-};
-std::vector<Row> readPredictions(const std::string& file) {
-  std::ifstream in(file);
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    const size_t a = line.find(','), b = line.find(',', a + 1), c = line.rfind(',');
-    rows.push_back({line.substr(a + 1, b - a - 1), line.substr(b + 1, c - b - 1), line.substr(c + 1)});
-  }
-  return rows;
-}
-
-// `predict` on the test molecules of a --predict file, reversed: each must get the same bits.
-void expectPredictReproduces(const std::string& ck, const std::vector<Row>& reversed, const std::string& smi,
-                             const std::string& out, const std::string& extra) {
-  {
-    std::ofstream f(smi);
-    for (const Row& r : reversed) f << r.smiles << "\n";
-  }
-  ProgramResult p = runExample("predict", "--checkpoint " + ck + " --input " + smi + " --out " + out +
-                                              " --threads 1 " + extra);
-  ASSERT_EQ(p.code, 0) << p.out;
-  std::vector<Row> again = readPredictions(out);
-  ASSERT_EQ(again.size(), reversed.size());
-  for (size_t k = 0; k < again.size(); ++k)
-    EXPECT_EQ(again[k].prediction, reversed[k].prediction) << "row " << k << " " << reversed[k].smiles;
-}
-
 TEST_F(MoleculeFeatures, Rdkit2dEndToEndAndPredictReproducesIt) {
   const std::string ck = path("r.ckpt"), pred = path("test.csv");
   ProgramResult r = runExample("molecule_property", kRun + " --molecule-features rdkit2d --save " + ck +
@@ -269,7 +241,7 @@ TEST_F(MoleculeFeatures, Rdkit2dEndToEndAndPredictReproducesIt) {
   std::vector<Row> rows = readPredictions(pred);
   ASSERT_GT(rows.size(), 10u);
   std::reverse(rows.begin(), rows.end());
-  expectPredictReproduces(ck, rows, path("t.smi"), path("again.csv"), "");
+  testing::expectPredictReproduces(ck, rows, path("t.smi"), path("again.csv"), "--threads 1");
 
   // Checkpoints whose features cannot be reproduced are refused, naming what differs.
   ProgramResult extra = runExample("predict", "--checkpoint " + ck + " --input " + path("t.smi") + " --out " +
@@ -336,8 +308,8 @@ TEST_F(MoleculeFeatures, FeaturesFileEndToEndAndPredictNeedsItsOwn) {
       g << i % 7 << "," << std::sqrt(static_cast<double>(i)) << "\n";
     }
   }
-  expectPredictReproduces(ck, rows, path("t.smi"), path("again.csv"),
-                          "--molecule-features-file " + path("test_features.csv"));
+  testing::expectPredictReproduces(ck, rows, path("t.smi"), path("again.csv"),
+                                   "--threads 1 --molecule-features-file " + path("test_features.csv"));
   ProgramResult without = runExample("predict", "--checkpoint " + ck + " --input " + path("t.smi") + " --out " +
                                                     path("x.csv"));
   expectUsageError(without, "give --molecule-features-file FILE with the same columns");

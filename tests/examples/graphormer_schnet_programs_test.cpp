@@ -2,6 +2,7 @@
 // refused in flag terms, Graphormer-base training a few steps, molecules above --max-node skipped in training
 // but scored in evaluation, and `predict` reproducing each program's --predict output bit for bit for the
 // same molecules given in another order (SMILES for Graphormer, XYZ frames for SchNet).
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +10,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <gtest/gtest.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "PredictionsFile.h"
 #include "RunProgram.h"
 #include "ScratchFolder.h"
 #include "data/GzLineReader.h"
@@ -30,25 +31,8 @@ const std::string kData = std::string(GNN_SOURCE_DIR) + "/examples/data/";
 using gnn::testing::expectUsageError;
 using gnn::testing::runExample;
 using gnn::testing::lastJson;
-
-struct Row {
-  std::string line, id, smiles, prediction;
-};
-std::vector<Row> readPredictions(const std::string& path) {
-  std::ifstream in(path);
-  std::string header, line;
-  std::getline(in, header);
-  EXPECT_EQ(header, "line,id,smiles,prediction") << path;
-  std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    Row r;
-    std::getline(ss, r.line, ','), std::getline(ss, r.id, ','), std::getline(ss, r.smiles, ','),
-        std::getline(ss, r.prediction, ',');
-    rows.push_back(r);
-  }
-  return rows;
-}
+using Row = gnn::testing::PredictionRow;
+using gnn::testing::readPredictions;
 
 class ModelPrograms : public gnn::testing::ScratchFolderTest {
  protected:
@@ -58,18 +42,7 @@ class ModelPrograms : public gnn::testing::ScratchFolderTest {
     std::vector<Row> rows = readPredictions(pred);
     ASSERT_EQ(static_cast<int64_t>(rows.size()), testGraphs);
     std::reverse(rows.begin(), rows.end());
-    {
-      std::ofstream smi(path("test.smi"));
-      for (const Row& row : rows) smi << row.smiles << "\n";
-    }
-    Result p = runExample("predict", "--checkpoint " + ck + " --input " + path("test.smi") + " --out " + path("again.csv"));
-    ASSERT_EQ(p.code, 0) << p.out;
-    std::vector<Row> again = readPredictions(path("again.csv"));
-    ASSERT_EQ(again.size(), rows.size());
-    for (size_t k = 0; k < rows.size(); ++k) {
-      EXPECT_EQ(again[k].smiles, rows[k].smiles) << "row " << k;
-      EXPECT_EQ(again[k].prediction, rows[k].prediction) << "row " << k << " " << rows[k].smiles;
-    }
+    gnn::testing::expectPredictReproduces(ck, rows, path("test.smi"), path("again.csv"));
   }
 };
 

@@ -10,9 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "PredictionsFile.h"
 #include "RunProgram.h"
-#include "ShippedFiles.h"
 #include "ScratchFolder.h"
+#include "ShippedFiles.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -21,34 +22,14 @@ using gnn::testing::expectUsageError;
 using gnn::testing::runExample;
 using gnn::testing::lastJson;
 using gnn::testing::kEsolCsv;
+using Row = gnn::testing::PredictionRow;
+using gnn::testing::readPredictions;
 
 // A small ESOL run: 300 molecules, random 80/10/10 split, Chemprop's model defaults, a narrower FFN to keep it
 // quick.
 const std::string kRun = "--model dmpnn --data " + kEsolCsv +
                          " --target-cols 'measured log solubility in mols per litre' --limit 300 --split random "
                          "--batch-size 50 --epochs 2 --quiet --json";
-
-struct Row {
-  std::string line, id, smiles, prediction;
-};
-std::vector<Row> readPredictions(const std::string& path) {
-  std::ifstream in(path);
-  std::string header, line;
-  std::getline(in, header);
-  EXPECT_EQ(header, "line,id,smiles,prediction") << path;
-  std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    // The smiles column may be quoted; the prediction is the last field and the line number the first.
-    Row r;
-    r.line = line.substr(0, line.find(','));
-    r.prediction = line.substr(line.rfind(',') + 1);
-    const size_t idEnd = line.find(',', r.line.size() + 1);
-    r.id = line.substr(r.line.size() + 1, idEnd - r.line.size() - 1);
-    r.smiles = line.substr(idEnd + 1, line.rfind(',') - idEnd - 1);
-    rows.push_back(r);
-  }
-  return rows;
-}
 
 class MoleculePropertyDmpnn : public gnn::testing::ScratchFolderTest {
  protected:
@@ -74,19 +55,7 @@ TEST_F(MoleculePropertyDmpnn, TrainsWithChempropsDefaultsAndPredictReproducesIts
   ASSERT_EQ(static_cast<int64_t>(rows.size()), j["test_graphs"].get<int64_t>());
   ASSERT_GT(rows.size(), 10u);
   std::reverse(rows.begin(), rows.end());
-  {
-    std::ofstream smi(path("test.smi"));
-    for (const Row& row : rows) smi << row.smiles << "\n";
-  }
-  Result p = runExample("predict", "--checkpoint " + ck + " --input " + path("test.smi") + " --out " +
-                                       path("again.csv") + " --threads 1");
-  ASSERT_EQ(p.code, 0) << p.out;
-  std::vector<Row> again = readPredictions(path("again.csv"));
-  ASSERT_EQ(again.size(), rows.size());
-  for (size_t k = 0; k < rows.size(); ++k) {
-    EXPECT_EQ(again[k].smiles, rows[k].smiles) << "row " << k;
-    EXPECT_EQ(again[k].prediction, rows[k].prediction) << "row " << k << " " << rows[k].smiles;
-  }
+  gnn::testing::expectPredictReproduces(ck, rows, path("test.smi"), path("again.csv"), "--threads 1");
 }
 
 TEST_F(MoleculePropertyDmpnn, SameBitsForARerunAndForOneOrTwoThreads) {
