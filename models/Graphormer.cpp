@@ -118,7 +118,9 @@ Tensor Graphormer::packedRowPtr(const Tensor& keyMask) {
   int64_t* p = ptr.data<int64_t>();
   const uint8_t* m = keyMask.data<uint8_t>();
   p[0] = 0;
-  for (int64_t k = 0; k < g; ++k) p[k + 1] = p[k] + std::count(m + k * t, m + (k + 1) * t, uint8_t(1));
+  // A key counts when its byte is non-zero, as keptRows reads it.
+  for (int64_t k = 0; k < g; ++k)
+    p[k + 1] = p[k] + std::count_if(m + k * t, m + (k + 1) * t, [](uint8_t v) { return v != 0; });
   return ptr;
 }
 
