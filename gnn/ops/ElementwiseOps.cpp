@@ -19,6 +19,34 @@ template <class Fwd, class Deriv>
 Variable unary(const char* name, int64_t cost, From from, const Variable& a, Fwd f, Deriv df) {
   return ops::unaryOp(name, cost, cost, from, a, f, df);
 }
+
+// Shifted softplus of float32 on Eigen's packets (16 floats with AVX-512). log1p(u) for u = e^-|x| in (0, 1]
+// is 2 atanh(s) with s = u / (2 + u) in (0, 1/3]: a series in s^2 <= 1/9 needs no range reduction (the
+// general log's exponent split and its select), and seven terms leave a relative error below 2e-8. The
+// exponential is Eigen's. SchNet's filter networks spend most of this op's time in these two functions.
+void shiftedSoftplusF32(const float* x, float* y, int64_t n) {
+  namespace ei = Eigen::internal;
+  using Packet = ei::packet_traits<float>::type;
+  constexpr int64_t W = static_cast<int64_t>(sizeof(Packet) / sizeof(float));
+  auto ssp = [](const Packet& v) {
+    const Packet u = ei::pexp(ei::pnegate(ei::pabs(v)));
+    const Packet s = ei::pdiv(u, ei::padd(u, ei::pset1<Packet>(2.0f)));
+    const Packet z = ei::pmul(s, s);
+    Packet p = ei::pset1<Packet>(1.0f / 13);
+    for (float c : {1.0f / 11, 1.0f / 9, 1.0f / 7, 1.0f / 5, 1.0f / 3, 1.0f}) p = ei::pmadd(p, z, ei::pset1<Packet>(c));
+    const Packet log1pU = ei::pmul(ei::padd(s, s), p);
+    return ei::padd(ei::pmax(v, ei::pzero(v)), ei::psub(log1pU, ei::pset1<Packet>(static_cast<float>(M_LN2))));
+  };
+  int64_t i = 0;
+  for (; i + W <= n; i += W) ei::pstoreu(y + i, ssp(ei::ploadu<Packet>(x + i)));
+  if (i < n) {
+    // The tail through a zero-padded packet: every element takes the same code.
+    alignas(64) float buf[W] = {};
+    std::copy(x + i, x + n, buf);
+    ei::pstore(buf, ssp(ei::pload<Packet>(buf)));
+    std::copy(buf, buf + (n - i), y + i);
+  }
+}
 }  // namespace
 
 Variable relu(const Variable& a) {
@@ -138,8 +166,11 @@ Variable shiftedSoftplus(const Variable& a) {
     const T* x = X.data<T>();
     T* y = Y.data<T>();
     parallelElements(X.numel(), [&](int64_t b, int64_t e) {
-      ops::vectorBlocks(
-          e - b, [](auto xs) { return xs.max(T(0)) + (-xs.abs()).exp().log1p() - T(M_LN2); }, y + b, x + b);
+      if constexpr (std::is_same_v<T, float>)
+        shiftedSoftplusF32(x + b, y + b, e - b);
+      else
+        ops::vectorBlocks(
+            e - b, [](auto xs) { return xs.max(T(0)) + (-xs.abs()).exp().log1p() - T(M_LN2); }, y + b, x + b);
     });
     const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
     OpInfo info{"shiftedSoftplus", 12 * n, bytes, bytes, 13 * n};

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "GradCheck.h"
 
@@ -26,6 +27,34 @@ TEST(MathOps, ValuesAreTheCLibrarys) {
     EXPECT_EQ(neg(v).value().at(i), -xi);
     EXPECT_EQ(reciprocal(v).value().at(i), 1 / xi);
   }
+}
+
+// float32's shifted softplus has its own log1p (a series on (0, 1]): within 2 ulp (and 1e-7 absolute, where
+// the value crosses 0) of log(1 + e^x) - log 2 in long double, across the range, at the extremes and at
+// every position of a row (the packet tail).
+TEST(MathOps, ShiftedSoftplusFloat32IsWithinTwoUlp) {
+  std::vector<float> xs;
+  for (int i = -40000; i <= 40000; ++i) xs.push_back(static_cast<float>(i) * 1e-3f);  // [-40, 40]
+  for (float x : {-1e30f, -100.0f, -88.0f, -1e-30f, 0.0f, 1e-30f, 88.0f, 100.0f, 1e30f}) xs.push_back(x);
+  xs.push_back(std::numeric_limits<float>::infinity());
+  xs.push_back(-std::numeric_limits<float>::infinity());
+  for (size_t n : {xs.size(), size_t{1}, size_t{7}, size_t{17}}) {
+    const Variable y = shiftedSoftplus(Variable(Tensor::fromVector(std::vector<float>(xs.begin(), xs.begin() + n))));
+    for (size_t i = 0; i < n; ++i) {
+      const long double x = xs[i];
+      const long double want = x > 40 ? x - std::log(2.0L) + std::log1p(std::exp(-x))
+                                      : std::log1p(std::exp(x)) - std::log(2.0L);
+      const float got = y.value().data<float>()[i];
+      if (std::isinf(static_cast<double>(want))) {
+        EXPECT_EQ(got, static_cast<float>(want)) << "x = " << xs[i];
+        continue;
+      }
+      const double ulp = std::nextafter(std::fabs(static_cast<float>(want)), INFINITY) - std::fabs(static_cast<float>(want));
+      EXPECT_LE(std::fabs(static_cast<double>(got - want)), std::max(2 * ulp, 1e-7)) << "x = " << xs[i];
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(shiftedSoftplus(Variable(Tensor::fromVector(std::vector<float>{nan}))).value().data<float>()[0]));
 }
 
 TEST(MathOps, OutsideTheDomainGiveNaNOrInfinityAsPyTorch) {
