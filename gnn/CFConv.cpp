@@ -58,30 +58,43 @@ EdgePairs edgePairs(const Tensor& edgeIndex) {
   const int64_t E = edgeIndex.dim(1);
   const int64_t* src = edgeIndex.data<int64_t>();
   const int64_t* dst = src + E;
-  // Edges sorted by (source, target) to find each edge's reverse by binary search.
-  std::vector<int64_t> order(static_cast<size_t>(E));
-  for (int64_t e = 0; e < E; ++e) order[e] = e;
-  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return src[a] != src[b] ? src[a] < src[b] : dst[a] != dst[b] ? dst[a] < dst[b] : a < b;
-  });
   Tensor pairOf({E}, DType::I64);
   int64_t* po = pairOf.data<int64_t>();
   std::fill(po, po + E, -1);
   std::vector<int64_t> first;
+  // Each edge's reverse is the unpaired edge dst[e] -> src[e] of lowest index. Radius graphs and their batches
+  // come grouped by target (each target's edges contiguous, targets in increasing order): the reverse is then
+  // found by scanning the group of target src[e], in index order. Other orders are sorted by (source, target,
+  // index) and searched.
+  const bool byTarget = std::is_sorted(dst, dst + E);
+  std::vector<int64_t> order;
+  if (!byTarget) {
+    order.resize(static_cast<size_t>(E));
+    for (int64_t e = 0; e < E; ++e) order[e] = e;
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return src[a] != src[b] ? src[a] < src[b] : dst[a] != dst[b] ? dst[a] < dst[b] : a < b;
+    });
+  }
+  auto pairWith = [&](int64_t e, int64_t f) {
+    if (po[f] >= 0) return false;
+    po[f] = po[e];
+    return true;
+  };
   for (int64_t e = 0; e < E; ++e) {
     if (po[e] >= 0) continue;  // the reverse of an earlier edge
     po[e] = static_cast<int64_t>(first.size());
     first.push_back(e);
     if (src[e] == dst[e]) continue;
-    // The first edge dst[e] -> src[e] not yet paired, if any.
+    if (byTarget) {
+      for (int64_t f = std::lower_bound(dst, dst + E, src[e]) - dst; f < E && dst[f] == src[e]; ++f)
+        if (src[f] == dst[e] && pairWith(e, f)) break;
+      continue;
+    }
     auto it = std::lower_bound(order.begin(), order.end(), e, [&](int64_t a, int64_t) {
       return src[a] != dst[e] ? src[a] < dst[e] : dst[a] < src[e];
     });
     for (; it != order.end() && src[*it] == dst[e] && dst[*it] == src[e]; ++it)
-      if (po[*it] < 0) {
-        po[*it] = po[e];
-        break;
-      }
+      if (pairWith(e, *it)) break;
   }
   const int64_t P = static_cast<int64_t>(first.size());
   Tensor pairs({2, P}, DType::I64);

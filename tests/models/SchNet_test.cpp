@@ -146,6 +146,50 @@ TEST(EdgePairs, BothDirectionsShareOnePair) {
   EXPECT_EQ(p.edgeIndex.data<int64_t>()[4 + 2], 2);
 }
 
+// Each edge's pair by brute force: a new pair, or the pair of the lowest-index earlier edge in the opposite
+// direction that no other edge has joined yet.
+std::vector<int64_t> pairsByHand(const std::vector<int64_t>& src, const std::vector<int64_t>& dst) {
+  const size_t E = src.size();
+  std::vector<int64_t> of(E, -1);
+  std::vector<bool> joined(E, false);
+  int64_t next = 0;
+  for (size_t e = 0; e < E; ++e) {
+    for (size_t f = 0; f < e && of[e] < 0; ++f)
+      if (!joined[f] && src[f] != dst[f] && src[f] == dst[e] && dst[f] == src[e]) {
+        of[e] = of[f];
+        joined[f] = joined[e] = true;
+      }
+    if (of[e] < 0) of[e] = next++;
+  }
+  return of;
+}
+
+// Radius graphs come grouped by target (the sources of a target in distance order) and take a scan of the
+// groups; other orders are sorted and searched. Both give the brute-force pairs, duplicates and self-loops
+// included.
+TEST(EdgePairs, GroupedByTargetAndUnorderedEdgesPairAsByHand) {
+  Generator g(21);
+  for (bool grouped : {true, false}) {
+    std::vector<int64_t> src, dst;
+    for (int64_t t = 0; t < 30; ++t)
+      for (int k = 0; k < 12; ++k) {
+        src.push_back(static_cast<int64_t>(g.nextBelow(30)));  // self-loops and repeats among them
+        dst.push_back(grouped ? t : static_cast<int64_t>(g.nextBelow(30)));
+      }
+    std::vector<int64_t> flat(src);
+    flat.insert(flat.end(), dst.begin(), dst.end());
+    const int64_t E = static_cast<int64_t>(src.size());
+    EdgePairs p = edgePairs(Tensor::fromVector(flat, {2, E}));
+    std::vector<int64_t> of(p.pairOf.data<int64_t>(), p.pairOf.data<int64_t>() + E);
+    EXPECT_EQ(of, pairsByHand(src, dst)) << (grouped ? "grouped by target" : "unordered");
+    const int64_t P = p.edgeIndex.dim(1);
+    for (int64_t e = 0; e < E; ++e) {  // a pair's edge is the first of its edges, either direction
+      const int64_t a = p.edgeIndex.data<int64_t>()[of[e]], b = p.edgeIndex.data<int64_t>()[P + of[e]];
+      EXPECT_TRUE((a == src[e] && b == dst[e]) || (a == dst[e] && b == src[e])) << "edge " << e;
+    }
+  }
+}
+
 TEST(SchNetGradCheck, CFConvAndInteraction) {
   Generator gen(3);
   SchNetInteraction block(4, 5, 3, gen, DType::F64);
