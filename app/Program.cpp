@@ -12,6 +12,7 @@
 #include "app/MemoryBounds.h"
 #include "app/StopSignal.h"
 #include "gnn/Parallel.h"
+#include "gnn/kernels/Gemm.h"
 
 #include <omp.h>
 #include <thread>
@@ -29,6 +30,30 @@ std::string formatNumber(double v) {
 
 namespace {
 std::string shown(double v) { return formatNumber(v); }
+
+// kernels::warmUp on its own thread for the life of a program's body. Not under ThreadSanitizer, which cannot
+// see the OpenMP runtime's synchronisation (the first kernel call then waits for the generation inside it).
+class GemmWarmUp {
+ public:
+  GemmWarmUp() {
+#if !defined(__SANITIZE_THREAD__)
+    thread_ = std::thread([] {
+      try {
+        kernels::warmUp();
+      } catch (...) {  // a failing kernel shows itself at the first real call, with its context
+      }
+    });
+#endif
+  }
+  ~GemmWarmUp() {
+    if (thread_.joinable()) thread_.join();
+  }
+  GemmWarmUp(const GemmWarmUp&) = delete;
+  GemmWarmUp& operator=(const GemmWarmUp&) = delete;
+
+ private:
+  std::thread thread_;
+};
 }  // namespace
 
 void requireAtLeast(const std::string& flag, double v, double min) {
@@ -140,6 +165,8 @@ int Program::runBody(int argc, char** argv, const std::function<int()>& body) {
     if (!epilog_.empty()) std::cout << epilog_ << "\n";
     return 0;
   }
+  // oneDNN's one-time kernel generation on a spare thread, while the program reads its data.
+  const GemmWarmUp warm;
   // Errors every rank meets alike are printed by rank 0 only; a rank's own failure names it.
   try {
     return body();

@@ -128,6 +128,11 @@ void gemmF32(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const fl
   });
 }
 
+void warmUp() {
+  std::vector<float> a(kGemmPanelRows * 16, 0.0f), b(16 * 16, 0.0f), c(kGemmPanelRows * 16);
+  gemmF32(false, true, kGemmPanelRows, 16, 16, a.data(), 16, b.data(), 16, c.data(), 16, false);
+}
+
 void gemmBf16(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda,
               const uint16_t* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
   if (sumOverNothing(M, N, K, C, ldc, accumulate)) return;

@@ -34,6 +34,11 @@ void gemmF32(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const fl
 void gemmBf16(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda,
               const uint16_t* B, int64_t ldb, float* C, int64_t ldc, bool accumulate);
 
+/// One small float32 product: oneDNN generates its GEMM kernels at its first call (about 20 ms on AVX-512
+/// CPUs), which a program can do on a spare thread while it reads its data (app::Program does) instead of in
+/// its first training step.
+void warmUp();
+
 /// True when oneDNN runs gemmBf16's matmuls on this CPU (it needs AVX-512); false: the float32 fallback.
 bool bf16Supported();
 /// True when the CPU has native bfloat16 dot products (AVX512_BF16 or AMX).
