@@ -27,7 +27,6 @@ Variable unary(const char* name, int64_t cost, From from, const Variable& a, Fwd
 void shiftedSoftplusF32(const float* x, float* y, int64_t n) {
   namespace ei = Eigen::internal;
   using Packet = ei::packet_traits<float>::type;
-  constexpr int64_t W = static_cast<int64_t>(sizeof(Packet) / sizeof(float));
   auto ssp = [](const Packet& v) {
     const Packet u = ei::pexp(ei::pnegate(ei::pabs(v)));
     const Packet s = ei::pdiv(u, ei::padd(u, ei::pset1<Packet>(2.0f)));
@@ -37,15 +36,19 @@ void shiftedSoftplusF32(const float* x, float* y, int64_t n) {
     const Packet log1pU = ei::pmul(ei::padd(s, s), p);
     return ei::padd(ei::pmax(v, ei::pzero(v)), ei::psub(log1pU, ei::pset1<Packet>(static_cast<float>(M_LN2))));
   };
-  int64_t i = 0;
-  for (; i + W <= n; i += W) ei::pstoreu(y + i, ssp(ei::ploadu<Packet>(x + i)));
-  if (i < n) {
-    // The tail through a zero-padded packet: every element takes the same code.
-    alignas(64) float buf[W] = {};
-    std::copy(x + i, x + n, buf);
-    ei::pstore(buf, ssp(ei::pload<Packet>(buf)));
-    std::copy(buf, buf + (n - i), y + i);
-  }
+  ops::packetLoop(n, ssp, y, x);
+}
+
+// Its derivative sigmoid(x) times the output gradient, g / (1 + e^-x), on the same packets.
+void shiftedSoftplusGradF32(const float* x, const float* g, float* out, int64_t n) {
+  namespace ei = Eigen::internal;
+  using Packet = ei::packet_traits<float>::type;
+  ops::packetLoop(
+      n,
+      [](const Packet& v, const Packet& gv) {
+        return ei::pdiv(gv, ei::padd(ei::pset1<Packet>(1.0f), ei::pexp(ei::pnegate(v))));
+      },
+      out, x, g);
 }
 }  // namespace
 
@@ -183,8 +186,11 @@ Variable shiftedSoftplus(const Variable& a) {
       const T* g = gy.data<T>();
       T* o = G.data<T>();
       parallelElements(V.numel(), [&](int64_t b, int64_t e) {
-        ops::vectorBlocks(
-            e - b, [](auto vs, auto gs) { return gs / (T(1) + (-vs).exp()); }, o + b, v + b, g + b);
+        if constexpr (std::is_same_v<T, float>)
+          shiftedSoftplusGradF32(v + b, g + b, o + b, e - b);
+        else
+          ops::vectorBlocks(
+              e - b, [](auto vs, auto gs) { return gs / (T(1) + (-vs).exp()); }, o + b, v + b, g + b);
       });
       in[0].addGrad(G);
     });

@@ -144,6 +144,34 @@ void vectorBlocksImpl(int64_t n, F& f, T* out, std::index_sequence<I...>, const 
 }
 }  // namespace detail
 
+namespace detail {
+template <class T, class F, size_t... I, class... In>
+void packetLoopImpl(int64_t n, F& f, T* out, std::index_sequence<I...>, const In*... in) {
+  namespace ei = Eigen::internal;
+  using Packet = typename ei::packet_traits<T>::type;
+  constexpr int64_t W = static_cast<int64_t>(sizeof(Packet) / sizeof(T));
+  int64_t i = 0;
+  for (; i + W <= n; i += W) ei::pstoreu(out + i, f(ei::ploadu<Packet>(in + i)...));
+  if (i < n) {
+    alignas(64) T buf[sizeof...(In) + 1][W] = {};
+    const T* src[] = {in...};
+    for (size_t k = 0; k < sizeof...(In); ++k) std::copy(src[k] + i, src[k] + n, buf[k + 1]);
+    ei::pstore(buf[0], f(ei::pload<Packet>(buf[I + 1])...));
+    std::copy(buf[0], buf[0] + (n - i), out + i);
+  }
+}
+}  // namespace detail
+
+/// out[j] = f(packets of in...)[j] for j < n, where f maps Eigen packets (Eigen::internal's packet_traits<T>::type,
+/// 16 floats with AVX-512) to a packet: for elementwise functions written on packets (pexp, pdiv, pmadd, ...)
+/// without vectorBlocks' copies. The tail goes through zero-padded packets, so every element takes the same
+/// code whatever its position. out may be one of the inputs.
+template <class T, class F, class... In>
+void packetLoop(int64_t n, F f, T* out, const In*... in) {
+  static_assert(sizeof...(In) >= 1 && (std::is_same_v<T, In> && ...), "packetLoop: inputs of the output's type");
+  detail::packetLoopImpl(n, f, out, std::index_sequence_for<In...>{}, in...);
+}
+
 /// out[j] = f(in...)[j] for j < n, where f maps Eigen arrays to an Eigen array expression (e.g.
 /// [](auto z) { return z.exp(); }). The elements go through f in blocks evaluated into an aligned buffer (the
 /// last block's inputs copied and padded with zeros to whole vectors), so every element takes Eigen's
