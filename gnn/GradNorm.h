@@ -1,6 +1,7 @@
 // Global gradient norm over a set of parameters, and clipping to a maximum norm (torch's clip_grad_norm_):
 // every gradient is scaled by maxNorm / (norm + 1e-6) when the norm exceeds maxNorm. The norm is summed in
-// double in parameter order, so it is the same bits at any thread count.
+// double, in pieces fixed by each tensor's length and added in parameter order, so it is the same bits at any
+// thread count.
 //
 //   loss.backward();
 //   GradNormResult r = clipGradNorm(model.parameters(), 5.0);   // r.norm before clipping
