@@ -122,8 +122,9 @@ struct MoleculeModelSpec {
 std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed);
 /// For a device that compiles static shapes (the simulated IPU): Graphormer runs on its [G·T] blocks, padding
 /// rows and all (what the device computes and its plans count), instead of each graph's real rows
-/// (GraphormerOptions::packedRows, the default on this machine; the same evaluation outputs). Other models
-/// have no such choice and are left as they are.
+/// (GraphormerOptions::packedRows, the default on this machine; the same evaluation outputs); SchNet multiplies
+/// its filters by the cutoff in an op of its own, as the compiled PyTorch Geometric graph does
+/// (SchNetOptions::fusedCutoff off; the same bits). Other models have no such choice and are left as they are.
 void useStaticShapes(BlockModel& model);
 
 /// Per-element references fitted on the training split for SchNet (--target-scaling atomref): least squares

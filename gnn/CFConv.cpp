@@ -38,10 +38,13 @@ Variable CFConv::filters(const Variable& rbf, const Variable& cut) const {
 }
 
 Variable CFConv::forward(const Variable& x, const Tensor& edgeIndex, const Variable& rbf, const Variable& cut,
-                         const Tensor& pairOf) const {
-  Variable w = filters(rbf, cut);
+                         const Tensor& pairOf, bool fusedCutoff) const {
   Variable h = lin1_.forward(x);
-  return lin2_.forward(filterMessageSum(h, w, edgeIndex, x.dim(0), pairOf));
+  if (fusedCutoff) {
+    Variable w = mlp2_.forward(shiftedSoftplus(mlp1_.forward(rbf)));
+    return lin2_.forward(filterMessageSum(h, w, edgeIndex, x.dim(0), pairOf, cut));
+  }
+  return lin2_.forward(filterMessageSum(h, filters(rbf, cut), edgeIndex, x.dim(0), pairOf));
 }
 
 }  // namespace gnn

@@ -18,9 +18,10 @@ class CFConv : public Module {
   CFConv(int64_t inChannels, int64_t outChannels, int64_t filters, int64_t gaussians, Generator& gen,
          DType dtype = DType::F32);
   /// x [N, in], edgeIndex int64 [2, E], rbf [P, gaussians], cut [P] (cosine cutoff of the distances), pairOf
-  /// int64 [E] into P (undefined: P = E) -> [N, out].
+  /// int64 [E] into P (undefined: P = E) -> [N, out]. fusedCutoff: the cutoff is applied inside the message
+  /// sum (filterMessageSum's filterScale) instead of by a mul on the filters; the same bits.
   Variable forward(const Variable& x, const Tensor& edgeIndex, const Variable& rbf, const Variable& cut,
-                   const Tensor& pairOf = Tensor()) const;
+                   const Tensor& pairOf = Tensor(), bool fusedCutoff = true) const;
   /// The edge filters W [P, filters] (filter network times the cutoff).
   Variable filters(const Variable& rbf, const Variable& cut) const;
   std::unique_ptr<Module> clone() const override;

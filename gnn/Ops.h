@@ -115,9 +115,12 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
 /// scatterSum(mul(gatherRows(x, src), filter), dst, numNodes) without the [E, F] messages; each node sums its
 /// edges in edge order. With filterIndex (int64 [E]), edge e reads filter row filterIndex[e] of filter [P, F]:
 /// SchNet's filters depend only on the distance, so the two directions of a bond share one row (half the
-/// filter network's work). Saves x only when the filter needs a gradient and the filter only when x does.
+/// filter network's work). With filterScale [rows of filter] (SchNet's cutoff), filter row r is scaled by
+/// filterScale[r] first: the numbers of mul(filter, reshape(filterScale, {rows, 1})) fed to the op, to the
+/// bit, without the scaled [rows, F] copy. Saves x only when the filter (or the scale) needs a gradient and the
+/// filter only when x (or the scale) does.
 Variable filterMessageSum(const Variable& x, const Variable& filter, const Tensor& edgeIndex, int64_t numNodes,
-                          const Tensor& filterIndex = Tensor());
+                          const Tensor& filterIndex = Tensor(), const Variable& filterScale = Variable());
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 

@@ -22,8 +22,8 @@ std::unique_ptr<Module> SchNetInteraction::clone() const {
 }
 
 Variable SchNetInteraction::forward(const Variable& h, const Tensor& edgeIndex, const Variable& rbf,
-                                    const Variable& cut, const Tensor& pairOf) const {
-  return lin_.forward(shiftedSoftplus(conv_.forward(h, edgeIndex, rbf, cut, pairOf)));
+                                    const Variable& cut, const Tensor& pairOf, bool fusedCutoff) const {
+  return lin_.forward(shiftedSoftplus(conv_.forward(h, edgeIndex, rbf, cut, pairOf, fusedCutoff)));
 }
 
 }  // namespace gnn

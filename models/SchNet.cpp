@@ -70,7 +70,7 @@ SchNet::SchNet(SchNetOptions options, Generator& gen)
     addBlock("interactions/" + std::to_string(i), [this, i](BlockState s, const Batch& b) {
       const Variable& h = s.get("h");
       s.set("h", add(h, interactions_[i]->forward(h, b.edgeIndex, s.get("rbf"), s.get("cut"),
-                                                   s.get("pair_of").value())));
+                                                   s.get("pair_of").value(), opt_.fusedCutoff)));
       return s;
     });
   addBlock("head", [this](BlockState s, const Batch& b) {

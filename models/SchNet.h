@@ -45,6 +45,11 @@ struct SchNetOptions {
   /// t] for z < kElements (empty: none).
   std::vector<double> scale, shift, atomref;
   DType dtype = DType::F32;
+  /// The cutoff applied to the filters inside filterMessageSum (its filterScale: the same bits, without a
+  /// scaled [pairs, filters] copy of the filters and its pass over memory). Off: a separate mul, as PyTorch
+  /// Geometric's CFConv computes it, which the simulated IPU keeps (app::useStaticShapes): its plans count the
+  /// ops a compiled graph runs.
+  bool fusedCutoff = true;
 
   /// Rows of the atom-type embedding (PyG's Embedding(100, hidden)): atomic numbers 0 .. 99.
   static constexpr int64_t kElements = 100;
@@ -57,6 +62,8 @@ class SchNet : public BlockModel {
   SchNet(SchNetOptions options, Generator& gen);
   const char* name() const { return "schnet"; }
   const SchNetOptions& options() const { return opt_; }
+  /// SchNetOptions::fusedCutoff after construction (results unchanged to the bit).
+  void setFusedCutoff(bool on) { opt_.fusedCutoff = on; }
   std::unique_ptr<Module> clone() const override;
 
   /// Atomic numbers of the batch's atoms: its z, else OGB's atom feature 0 + 1; checked against kElements.

@@ -16,48 +16,76 @@ namespace detail {
 // Columns [f0, f0 + W) of out.row(r), summed over the bucket [k0, k1) in a fixed-size accumulator (registers:
 // 8 AVX-512 vectors of floats for W = 128) and stored once: updating the output row in memory for every item
 // made each product wait on the store of the previous one. Every element is the same sum in the same order as
-// the plain loop, from 0 in bucket order.
-template <class T, int W, class RowOfA, class RowOfB>
-inline void sumTile(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T> b, RowOfB& rowOfB, int64_t k0, int64_t k1,
-                    const std::vector<int64_t>& perm, int64_t f0, MatrixMap<T> out, int64_t r) {
+// the plain loop, from 0 in bucket order. With kScaled, b's row is first multiplied by bScale[its row]; with
+// outScale, the sum is multiplied by outScale[r] as it is stored.
+template <class T, int W, bool kScaled, class RowOfA, class RowOfB>
+inline void sumTile(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T> b, RowOfB& rowOfB, const T* bScale,
+                    const T* outScale, int64_t k0, int64_t k1, const std::vector<int64_t>& perm, int64_t f0,
+                    MatrixMap<T> out, int64_t r) {
   using Tile = Eigen::Array<T, W, 1>;
   Tile acc = Tile::Zero();
   for (int64_t k = k0; k < k1; ++k) {
     const int64_t e = perm[k];
-    acc += Eigen::Map<const Tile>(a.row(rowOfA(e)).data() + f0) * Eigen::Map<const Tile>(b.row(rowOfB(e)).data() + f0);
+    const Eigen::Map<const Tile> x(a.row(rowOfA(e)).data() + f0);
+    const int64_t rb = rowOfB(e);
+    const Eigen::Map<const Tile> y(b.row(rb).data() + f0);
+    if constexpr (kScaled)
+      acc += x * (y * bScale[rb]);
+    else
+      acc += x * y;
   }
-  Eigen::Map<Tile>(out.row(r).data() + f0) = acc;
+  if (outScale)
+    Eigen::Map<Tile>(out.row(r).data() + f0) = acc * outScale[r];
+  else
+    Eigen::Map<Tile>(out.row(r).data() + f0) = acc;
+}
+
+template <class T, bool kScaled, class RowOfA, class RowOfB>
+void gatherMultiplySumRows(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T> b, RowOfB& rowOfB, const T* bScale,
+                           const T* outScale, const std::vector<int64_t>& ptr, const std::vector<int64_t>& perm,
+                           int64_t items, MatrixMap<T> out) {
+  const int64_t rows = out.rows(), F = out.cols();
+  parallelFor(rows, grainFor(std::max<int64_t>(1, items / std::max<int64_t>(rows, 1)) * F), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const int64_t k0 = ptr[r], k1 = ptr[r + 1];
+      int64_t f0 = 0;
+      for (; f0 + 128 <= F; f0 += 128)
+        sumTile<T, 128, kScaled>(a, rowOfA, b, rowOfB, bScale, outScale, k0, k1, perm, f0, out, r);
+      if (f0 + 64 <= F) {
+        sumTile<T, 64, kScaled>(a, rowOfA, b, rowOfB, bScale, outScale, k0, k1, perm, f0, out, r);
+        f0 += 64;
+      }
+      if (f0 < F) {
+        auto o = out.row(r).tail(F - f0);
+        o.setZero();
+        for (int64_t k = k0; k < k1; ++k) {
+          const int64_t e = perm[k], rb = rowOfB(e);
+          if constexpr (kScaled)
+            o.array() += a.row(rowOfA(e)).tail(F - f0).array() * (b.row(rb).tail(F - f0).array() * bScale[rb]);
+          else
+            o.array() += a.row(rowOfA(e)).tail(F - f0).array() * b.row(rb).tail(F - f0).array();
+        }
+        if (outScale) o *= outScale[r];
+      }
+    }
+  });
 }
 }  // namespace detail
 
 /// out.row(r) = sum over k in [ptr[r], ptr[r + 1]) of a.row(rowOfA(e)) * b.row(rowOfB(e)) elementwise, with
 /// e = perm[k], summed in k order from 0: scatterSum(mul(gatherRows(a), gatherRows(b))) without its [items, F]
 /// intermediates. `items` = perm's length (it sizes the parallel chunks). rowOfA and rowOfB are template
-/// parameters (lambdas) so that the loop inlines into each op as if written there.
+/// parameters (lambdas) so that the loop inlines into each op as if written there. With bScale, b's rows are
+/// scaled first, b.row(i) * bScale[i] (rounded as a separate product would be); with outScale, out.row(r) is
+/// the sum times outScale[r]: SchNet's cutoff on its filters without a scaled copy of them.
 template <class T, class RowOfA, class RowOfB>
 void gatherMultiplySum(ConstMatrixMap<T> a, RowOfA rowOfA, ConstMatrixMap<T> b, RowOfB rowOfB,
                        const std::vector<int64_t>& ptr, const std::vector<int64_t>& perm, int64_t items,
-                       MatrixMap<T> out) {
-  const int64_t rows = out.rows(), F = out.cols();
-  parallelFor(rows, grainFor(std::max<int64_t>(1, items / std::max<int64_t>(rows, 1)) * F),
-              [&](int64_t lo, int64_t hi) {
-                for (int64_t r = lo; r < hi; ++r) {
-                  int64_t f0 = 0;
-                  for (; f0 + 128 <= F; f0 += 128) detail::sumTile<T, 128>(a, rowOfA, b, rowOfB, ptr[r], ptr[r + 1], perm, f0, out, r);
-                  if (f0 + 64 <= F) {
-                    detail::sumTile<T, 64>(a, rowOfA, b, rowOfB, ptr[r], ptr[r + 1], perm, f0, out, r);
-                    f0 += 64;
-                  }
-                  if (f0 < F) {
-                    auto o = out.row(r).tail(F - f0);
-                    o.setZero();
-                    for (int64_t k = ptr[r]; k < ptr[r + 1]; ++k) {
-                      const int64_t e = perm[k];
-                      o.array() += a.row(rowOfA(e)).tail(F - f0).array() * b.row(rowOfB(e)).tail(F - f0).array();
-                    }
-                  }
-                }
-              });
+                       MatrixMap<T> out, const T* bScale = nullptr, const T* outScale = nullptr) {
+  if (bScale)
+    detail::gatherMultiplySumRows<T, true>(a, rowOfA, b, rowOfB, bScale, outScale, ptr, perm, items, out);
+  else
+    detail::gatherMultiplySumRows<T, false>(a, rowOfA, b, rowOfB, bScale, outScale, ptr, perm, items, out);
 }
 
 }  // namespace gnn::ops

@@ -305,19 +305,22 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
 }
 
 Variable filterMessageSum(const Variable& x, const Variable& filter, const Tensor& edgeIndex, int64_t numNodes,
-                          const Tensor& filterIndex) {
+                          const Tensor& filterIndex, const Variable& filterScale) {
   const Tensor &X = x.value(), &W = filter.value();
   checkRank2Float("filterMessageSum", X);
   GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,
                 "filterMessageSum: edge_index must be int64 [2, E], got ", dtypeName(edgeIndex.dtype()), " ",
                 shapeString(edgeIndex.shape()));
   const int64_t E = edgeIndex.dim(1), F = X.dim(1);
-  const bool indexed = filterIndex.defined();
+  const bool indexed = filterIndex.defined(), scaled = filterScale.defined();
   GNN_CHECK_ARG(W.rank() == 2 && (indexed || W.dim(0) == E) && W.dim(1) == F && W.dtype() == X.dtype(),
                 "filterMessageSum: filters ", dtypeName(W.dtype()), " ", shapeString(W.shape()), " for ", E,
                 " edges of ", F, " ", dtypeName(X.dtype()), " features", indexed ? " (indexed)" : "");
   GNN_CHECK_ARG(!indexed || filterIndex.numel() == E, "filterMessageSum: filter index has ", filterIndex.numel(),
                 " entries for ", E, " edges");
+  GNN_CHECK_ARG(!scaled || (filterScale.value().numel() == W.dim(0) && filterScale.dtype() == X.dtype()),
+                "filterMessageSum: filter scale ", dtypeName(filterScale.dtype()), " ", shapeString(filterScale.shape()),
+                " for ", W.dim(0), " ", dtypeName(X.dtype()), " filter rows");
   GNN_CHECK_ARG(numNodes >= 0, "filterMessageSum: numNodes must be >= 0, got ", numNodes);
   Tensor srcs = indexValues("filterMessageSum (source)", edgeIndex.slice(0, 1).reshape({E}), X.dim(0));
   Tensor dsts = indexValues("filterMessageSum (target)", edgeIndex.slice(1, 2).reshape({E}), numNodes);
@@ -331,48 +334,81 @@ Variable filterMessageSum(const Variable& x, const Variable& filter, const Tenso
     auto xm = X.matrix<T>();
     auto wm = W.matrix<T>();
     auto ym = Y.matrix<T>();
-    // Per target node, its messages in edge order starting from 0: the rounding of scatterSum(mul(gather, w)).
+    const Tensor C = scaled ? filterScale.value() : Tensor();
+    const T* c = scaled ? C.data<T>() : nullptr;
+    // Per target node, its messages in edge order starting from 0: the rounding of
+    // scatterSum(mul(gatherRows(x), mul(w, scale))), the scaled filter rounded before its product with x.
     ops::gatherMultiplySum<T>(
         xm, [src](int64_t edge) { return src[edge]; }, wm, [row](int64_t edge) { return row ? row[edge] : edge; },
-        byDst.ptr, byDst.perm, E, ym);
+        byDst.ptr, byDst.perm, E, ym, c);
     const int64_t elem = static_cast<int64_t>(sizeof(T));
-    OpInfo info{"filterMessageSum", 2 * E * F, E * (16 + 2 * F * elem), static_cast<int64_t>(Y.nbytes()),
-                (x.requiresGrad() ? 2 * E * F : 0) + (filter.requiresGrad() ? 2 * E * F : 0)};
+    const bool scaleGrad = scaled && filterScale.requiresGrad();
+    OpInfo info{"filterMessageSum", (scaled ? 3 : 2) * E * F, E * (16 + 2 * F * elem) + (scaled ? E * elem : 0),
+                static_cast<int64_t>(Y.nbytes()),
+                (x.requiresGrad() ? (scaled ? 3 : 2) * E * F : 0) + (filter.requiresGrad() ? 2 * E * F : 0) +
+                    (scaleGrad ? 2 * W.dim(0) * F : 0)};
     const int64_t numX = X.dim(0), numW = W.dim(0);
-    const bool needX = filter.requiresGrad(), needW = x.requiresGrad();
+    const bool needX = filter.requiresGrad() || scaleGrad, needW = x.requiresGrad() || scaleGrad;
+    std::vector<Variable> inputs{x, filter};
+    if (scaled) inputs.push_back(filterScale);
     return Variable::record(
-        info, Y, {x, filter}, {needX ? X : Tensor(), needW ? W : Tensor(), srcs, dsts, rows},
+        info, Y, std::move(inputs), {needX ? X : Tensor(), needW ? W : Tensor(), srcs, dsts, rows, C},
         [numX, numW](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
           const int64_t* src = saved[2].data<int64_t>();
           const int64_t* dst = saved[3].data<int64_t>();
           const int64_t* row = saved[4].defined() ? saved[4].data<int64_t>() : nullptr;
+          const T* c = saved[5].defined() ? saved[5].data<T>() : nullptr;
+          const bool scaleGrad = in.size() > 2 && in[2].requiresGrad();
           const int64_t E = saved[2].numel(), F = gy.dim(1);
           auto go = gy.matrix<T>();
-          if (in[1].requiresGrad()) {
-            // gw[r] = sum over the edges e reading filter row r of gy[dst[e]] * x[src[e]], in edge order.
+          if (in[1].requiresGrad() || scaleGrad) {
+            // gw[r] = sum over the edges e reading filter row r of gy[dst[e]] * x[src[e]], in edge order, times
+            // scale[r] (the gradient of the scaled filter times the scale, rounded as mul's backward is). The
+            // scale's gradient is the row's unscaled sum dotted with the filter row, as mul's.
             auto xm = saved[0].matrix<T>();
-            Tensor GW = Tensor::empty({numW, F}, gy.dtype());
-            auto gw = GW.matrix<T>();
+            Tensor GWS = Tensor::empty({numW, F}, gy.dtype());  // unscaled sums when the scale needs them
+            auto gws = GWS.matrix<T>();
+            const T* outScale = scaleGrad ? nullptr : c;
             if (!row) {
               parallelFor(E, grainFor(F), [&](int64_t b, int64_t e) {
-                for (int64_t edge = b; edge < e; ++edge)
-                  gw.row(edge).array() = go.row(dst[edge]).array() * xm.row(src[edge]).array();
+                for (int64_t edge = b; edge < e; ++edge) {
+                  gws.row(edge).array() = go.row(dst[edge]).array() * xm.row(src[edge]).array();
+                  if (outScale) gws.row(edge) *= outScale[edge];
+                }
               });
             } else {
               IndexPlan byRow = planFor(saved[4], numW);
               ops::gatherMultiplySum<T>(
                   go, [dst](int64_t edge) { return dst[edge]; }, xm, [src](int64_t edge) { return src[edge]; },
-                  byRow.ptr, byRow.perm, E, gw);
+                  byRow.ptr, byRow.perm, E, gws, nullptr, outScale);
             }
-            in[1].addGrad(GW);
+            if (scaleGrad) {
+              auto wm = saved[1].matrix<T>();
+              Tensor GC = Tensor::empty(in[2].shape(), gy.dtype());
+              T* gc = GC.data<T>();
+              parallelFor(numW, grainFor(F), [&](int64_t b, int64_t e) {
+                for (int64_t r = b; r < e; ++r) gc[r] = gws.row(r).dot(wm.row(r));
+              });
+              in[2].addGrad(GC);
+              if (in[1].requiresGrad()) {
+                Tensor GW = Tensor::empty({numW, F}, gy.dtype());
+                auto gw = GW.matrix<T>();
+                parallelFor(numW, grainFor(F), [&](int64_t b, int64_t e) {
+                  for (int64_t r = b; r < e; ++r) gw.row(r) = gws.row(r) * c[r];
+                });
+                in[1].addGrad(GW);
+              }
+            } else {
+              in[1].addGrad(GWS);
+            }
           }
-          if (in[0].requiresGrad()) {  // gx[j] = sum over edges from j of gy[dst[e]] * w[e], in edge order
+          if (in[0].requiresGrad()) {  // gx[j] = sum over edges from j of gy[dst[e]] * w[e] (scaled), in edge order
             auto wm = saved[1].matrix<T>();
             IndexPlan bySrc = planFor(saved[2], numX);
             Tensor G = Tensor::empty({numX, F}, gy.dtype());
             ops::gatherMultiplySum<T>(
                 go, [dst](int64_t edge) { return dst[edge]; }, wm,
-                [row](int64_t edge) { return row ? row[edge] : edge; }, bySrc.ptr, bySrc.perm, E, G.matrix<T>());
+                [row](int64_t edge) { return row ? row[edge] : edge; }, bySrc.ptr, bySrc.perm, E, G.matrix<T>(), c);
             in[0].addGrad(G);
           }
         });

@@ -308,6 +308,16 @@ std::vector<OpCase> makeTable() {
     c.aux = [](const Shapes& s) { return A{edgeIndex(s[1][0], s[0][0], 57), randomIndex({s[1][0]}, s[1][0], 58)}; };
     c.build = [](const V& x, const A& a) { return filterMessageSum(x[0], x[1], a[0], x[0].dim(0), a[1]); };
     push(c);
+    // The filter rows scaled (SchNet's cutoff) inside the op: gradients for x, the filters and the scale.
+    c.name = "filterMessageSum_scaled";
+    c.shapes = {{4, 3}, {7, 3}, {7}};
+    c.largeShapes = {{2000, 16}, {30000, 16}, {30000}};
+    c.build = [](const V& x, const A& a) { return filterMessageSum(x[0], x[1], a[0], x[0].dim(0), a[1], x[2]); };
+    push(c);
+    c.name = "filterMessageSum_scaled_plain";  // one filter row per edge
+    c.aux = [](const Shapes& s) { return A{edgeIndex(s[1][0], s[0][0], 57)}; };
+    c.build = [](const V& x, const A& a) { return filterMessageSum(x[0], x[1], a[0], x[0].dim(0), Tensor(), x[2]); };
+    push(c);
   }
   {
     // A [M, K] from coordinates (aux: rows, columns, values, {M}), built in x's dtype.

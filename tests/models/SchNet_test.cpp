@@ -324,6 +324,33 @@ TEST(SchNet, RealMoleculesAreBitIdenticalWithAnyPadding) {
   EXPECT_EQ(alone.at(0), tight.at(3));
 }
 
+// The cutoff inside filterMessageSum (the default) and as a separate mul (the simulated IPU's ops): the same
+// energies and the same gradients of every parameter and of the positions (forces), to the bit, in float32.
+TEST(SchNet, FusedCutoffGivesTheSeparateMulsBits) {
+  Generator gen(14);
+  SchNet fused(SchNetOptions{}, gen);
+  auto separate = cloneModule(fused);
+  auto& other = dynamic_cast<SchNet&>(*separate);
+  other.setFusedCutoff(false);
+  ASSERT_TRUE(fused.options().fusedCutoff);
+  const Batch b = batchOf(qm7(6), 2, 5, 40);
+  const Tensor r = init::uniform({b.numGraphs, 1}, -1, 1, gen);
+  auto run = [&](SchNet& model, Variable& pos) {
+    BlockState s;
+    s.set("pos", pos);
+    Variable out = model.runBlocks(s, b, 0, model.numBlocks()).get("out");
+    sum(mul(out, Variable(r))).backward();
+    return out.value();
+  };
+  Variable posA(b.pos.clone(), true), posB(b.pos.clone(), true);
+  const Tensor a = run(fused, posA), c = run(other, posB);
+  EXPECT_TRUE(a.bitEqual(c));
+  EXPECT_TRUE(posA.grad().bitEqual(posB.grad())) << "forces";
+  const auto pa = fused.namedParameters(), pb = other.namedParameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(pa[i].second.grad().bitEqual(pb[i].second.grad())) << pa[i].first;
+}
+
 TEST(SchNet, DefaultsArePygs) {
   Generator gen(1);
   SchNet model(SchNetOptions{}, gen);
