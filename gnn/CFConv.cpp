@@ -39,12 +39,15 @@ Variable CFConv::filters(const Variable& rbf, const Variable& cut) const {
 
 Variable CFConv::forward(const Variable& x, const Tensor& edgeIndex, const Variable& rbf, const Variable& cut,
                          const Tensor& pairOf, bool fusedCutoff) const {
-  Variable h = lin1_.forward(x);
+  // The ops in the order of PyG's CFConv (filters, then lin1): a device plan follows the recorded order.
   if (fusedCutoff) {
     Variable w = mlp2_.forward(shiftedSoftplus(mlp1_.forward(rbf)));
+    Variable h = lin1_.forward(x);
     return lin2_.forward(filterMessageSum(h, w, edgeIndex, x.dim(0), pairOf, cut));
   }
-  return lin2_.forward(filterMessageSum(h, filters(rbf, cut), edgeIndex, x.dim(0), pairOf));
+  Variable w = filters(rbf, cut);
+  Variable h = lin1_.forward(x);
+  return lin2_.forward(filterMessageSum(h, w, edgeIndex, x.dim(0), pairOf));
 }
 
 }  // namespace gnn
