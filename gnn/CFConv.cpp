@@ -32,22 +32,20 @@ std::unique_ptr<Module> CFConv::clone() const {
   return cloneInto(std::make_unique<CFConv>(in_, out_, filters_, gaussians_, unused, dtype_));
 }
 
+Variable CFConv::filterNetwork(const Variable& rbf) const {
+  return mlp2_.forward(shiftedSoftplus(mlp1_.forward(rbf)));
+}
+
 Variable CFConv::filters(const Variable& rbf, const Variable& cut) const {
-  Variable w = mlp2_.forward(shiftedSoftplus(mlp1_.forward(rbf)));
-  return mul(w, reshape(cut, {cut.dim(0), 1}));
+  return mul(filterNetwork(rbf), reshape(cut, {cut.dim(0), 1}));
 }
 
 Variable CFConv::forward(const Variable& x, const Tensor& edgeIndex, const Variable& rbf, const Variable& cut,
                          const Tensor& pairOf, bool fusedCutoff) const {
   // The ops in the order of PyG's CFConv (filters, then lin1): a device plan follows the recorded order.
-  if (fusedCutoff) {
-    Variable w = mlp2_.forward(shiftedSoftplus(mlp1_.forward(rbf)));
-    Variable h = lin1_.forward(x);
-    return lin2_.forward(filterMessageSum(h, w, edgeIndex, x.dim(0), pairOf, cut));
-  }
-  Variable w = filters(rbf, cut);
+  Variable w = fusedCutoff ? filterNetwork(rbf) : filters(rbf, cut);
   Variable h = lin1_.forward(x);
-  return lin2_.forward(filterMessageSum(h, w, edgeIndex, x.dim(0), pairOf));
+  return lin2_.forward(filterMessageSum(h, w, edgeIndex, x.dim(0), pairOf, fusedCutoff ? cut : Variable()));
 }
 
 }  // namespace gnn

@@ -24,6 +24,8 @@ class CFConv : public Module {
                    const Tensor& pairOf = Tensor(), bool fusedCutoff = true) const;
   /// The edge filters W [P, filters] (filter network times the cutoff).
   Variable filters(const Variable& rbf, const Variable& cut) const;
+  /// The filter network alone, before the cutoff: Linear, shifted softplus, Linear on rbf [P, gaussians].
+  Variable filterNetwork(const Variable& rbf) const;
   std::unique_ptr<Module> clone() const override;
 
  private:
