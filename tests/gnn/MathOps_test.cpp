@@ -60,6 +60,32 @@ TEST(MathOps, ShiftedSoftplusFloat32IsWithinTwoUlp) {
   EXPECT_TRUE(std::isnan(shiftedSoftplus(Variable(Tensor::fromVector(std::vector<float>{nan}))).value().data<float>()[0]));
 }
 
+// The backward takes sigmoid(x) from the output (1 - e^-y / 2): within a few 1e-8 of it, never negative, and
+// NaN stays NaN (a non-finite gradient must reach the trainer's check).
+TEST(MathOps, ShiftedSoftplusFloat32DerivativeFromItsOutput) {
+  std::vector<float> xs;
+  for (int i = -40000; i <= 40000; ++i) xs.push_back(static_cast<float>(i) * 1e-3f);  // [-40, 40]
+  for (float x : {-1e30f, -100.0f, 100.0f, 1e30f}) xs.push_back(x);
+  xs.push_back(std::numeric_limits<float>::infinity());
+  xs.push_back(-std::numeric_limits<float>::infinity());
+  xs.push_back(std::numeric_limits<float>::quiet_NaN());
+  for (size_t n : {xs.size(), size_t{1}, size_t{7}, size_t{17}}) {
+    std::vector<float> part(xs.end() - static_cast<std::ptrdiff_t>(n), xs.end());
+    Variable x(Tensor::fromVector(part), true);
+    shiftedSoftplus(x).backward(Tensor::fromVector(std::vector<float>(n, 3.0f)));
+    for (size_t i = 0; i < n; ++i) {
+      const float got = x.grad().data<float>()[i];
+      if (std::isnan(part[i])) {
+        EXPECT_TRUE(std::isnan(got));
+        continue;
+      }
+      const long double want = 3.0L / (1.0L + std::exp(-static_cast<long double>(part[i])));
+      EXPECT_GE(got, 0.0f) << "x = " << part[i];
+      EXPECT_LE(std::fabs(static_cast<double>(got - want)), 3 * 1.2e-7) << "x = " << part[i];
+    }
+  }
+}
+
 TEST(MathOps, OutsideTheDomainGiveNaNOrInfinityAsPyTorch) {
   Variable x(Tensor::fromVector<double>({-1.0, 0.0, 4.0}), true);
   Tensor l = gnn::log(x).value(), s = gnn::sqrt(x).value();
