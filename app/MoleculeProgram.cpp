@@ -360,6 +360,11 @@ class MoleculeRun {
     loadData();
     deriveRunConfig();
     makeTrainLoader();
+    // The pages faulted in while the data was read go to the heap before the model and the steps allocate.
+    if (heapWarmUp_) {
+      heapWarmUp_->release();
+      out_["heap_warm_up_mb"] = static_cast<double>(heapWarmUp_->touchedBytes()) / (1 << 20);
+    }
     if (s_.paddingReportOnly) return reportPadding();
     buildModel();
     train();
@@ -457,6 +462,7 @@ class MoleculeRun {
   std::optional<MoleculePredictions> ensembleTestUncalibrated_;
   std::string calibrationMethod_ = "none";
   OpProfiler profiler_;
+  std::optional<HeapWarmUp> heapWarmUp_;
   int64_t steps_ = 0;
   // Inference throughput over every evaluation pass (no tape, eval mode, the training batch shape).
   double inferSeconds_ = 0;
@@ -489,6 +495,7 @@ void MoleculeRun::startOrContinue() {
     std::cerr << prog_.name() << ": evaluation only: " << changed << " as given, not as in " << ckPath_ << "\n";
   }
   keepFreedMemoryInHeap();
+  heapWarmUp_.emplace();
 }
 
 void MoleculeRun::loadData() {
