@@ -448,7 +448,10 @@ void MoleculeModelSpec::requireBatchFitsInMemory(const FixedSizeOptions& fixed, 
 
 void useStaticShapes(BlockModel& model) {
   if (auto* g = dynamic_cast<Graphormer*>(&model)) g->setPackedRows(false);
-  if (auto* s = dynamic_cast<SchNet*>(&model)) s->setFusedCutoff(false);
+  if (auto* s = dynamic_cast<SchNet*>(&model)) {
+    s->setFusedCutoff(false);
+    s->setSharedMessagePlan(false);
+  }
 }
 
 std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uint64_t seed) {

@@ -124,7 +124,8 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
 /// rows and all (what the device computes and its plans count), instead of each graph's real rows
 /// (GraphormerOptions::packedRows, the default on this machine; the same evaluation outputs); SchNet multiplies
 /// its filters by the cutoff in an op of its own, as the compiled PyTorch Geometric graph does
-/// (SchNetOptions::fusedCutoff off; the same bits). Other models have no such choice and are left as they are.
+/// (SchNetOptions::fusedCutoff off; the same bits), and each message sum keeps its own index copies
+/// (SchNetOptions::sharedMessagePlan off). Other models have no such choice and are left as they are.
 void useStaticShapes(BlockModel& model);
 
 /// Per-element references fitted on the training split for SchNet (--target-scaling atomref): least squares

@@ -41,11 +41,13 @@ Variable CFConv::filters(const Variable& rbf, const Variable& cut) const {
 }
 
 Variable CFConv::forward(const Variable& x, const Tensor& edgeIndex, const Variable& rbf, const Variable& cut,
-                         const Tensor& pairOf, bool fusedCutoff) const {
+                         const Tensor& pairOf, bool fusedCutoff, const Tensor& plan) const {
   // The ops in the order of PyG's CFConv (filters, then lin1): a device plan follows the recorded order.
   Variable w = fusedCutoff ? filterNetwork(rbf) : filters(rbf, cut);
   Variable h = lin1_.forward(x);
-  return lin2_.forward(filterMessageSum(h, w, edgeIndex, x.dim(0), pairOf, fusedCutoff ? cut : Variable()));
+  const Variable scale = fusedCutoff ? cut : Variable();
+  return lin2_.forward(plan.defined() ? filterMessageSum(h, w, plan, scale)
+                                      : filterMessageSum(h, w, edgeIndex, x.dim(0), pairOf, scale));
 }
 
 }  // namespace gnn

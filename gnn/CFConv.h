@@ -19,9 +19,11 @@ class CFConv : public Module {
          DType dtype = DType::F32);
   /// x [N, in], edgeIndex int64 [2, E], rbf [P, gaussians], cut [P] (cosine cutoff of the distances), pairOf
   /// int64 [E] into P (undefined: P = E) -> [N, out]. fusedCutoff: the cutoff is applied inside the message
-  /// sum (filterMessageSum's filterScale) instead of by a mul on the filters; the same bits.
+  /// sum (filterMessageSum's filterScale) instead of by a mul on the filters; the same bits. plan: a
+  /// messagePlan of edgeIndex and pairOf, shared by the interactions of one batch (undefined: the message sum
+  /// checks and groups the edges itself); the same bits.
   Variable forward(const Variable& x, const Tensor& edgeIndex, const Variable& rbf, const Variable& cut,
-                   const Tensor& pairOf = Tensor(), bool fusedCutoff = true) const;
+                   const Tensor& pairOf = Tensor(), bool fusedCutoff = true, const Tensor& plan = Tensor()) const;
   /// The edge filters W [P, filters] (filter network times the cutoff).
   Variable filters(const Variable& rbf, const Variable& cut) const;
   /// The filter network alone, before the cutoff: Linear, shifted softplus, Linear on rbf [P, gaussians].

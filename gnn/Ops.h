@@ -121,6 +121,16 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
 /// filter only when x (or the scale) does.
 Variable filterMessageSum(const Variable& x, const Variable& filter, const Tensor& edgeIndex, int64_t numNodes,
                           const Tensor& filterIndex = Tensor(), const Variable& filterScale = Variable());
+/// An edge list checked once and grouped by target, by source and by filter row, for any number of
+/// filterMessageSum calls over it (int64, opaque; x has numX rows, filterIndex points into numFilterRows
+/// filter rows): SchNet's six interactions share one instead of each checking and sorting the edges three
+/// times. The errors are filterMessageSum's. The plan must not be changed after it is built.
+Tensor messagePlan(const Tensor& edgeIndex, int64_t numNodes, int64_t numX, const Tensor& filterIndex = Tensor(),
+                   int64_t numFilterRows = 0);
+/// filterMessageSum over a messagePlan: the same numbers; the backward saves the plan (shared) instead of
+/// copies of the indices.
+Variable filterMessageSum(const Variable& x, const Variable& filter, const Tensor& plan,
+                          const Variable& filterScale = Variable());
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 

@@ -22,8 +22,9 @@ std::unique_ptr<Module> SchNetInteraction::clone() const {
 }
 
 Variable SchNetInteraction::forward(const Variable& h, const Tensor& edgeIndex, const Variable& rbf,
-                                    const Variable& cut, const Tensor& pairOf, bool fusedCutoff) const {
-  return lin_.forward(shiftedSoftplus(conv_.forward(h, edgeIndex, rbf, cut, pairOf, fusedCutoff)));
+                                    const Variable& cut, const Tensor& pairOf, bool fusedCutoff,
+                                    const Tensor& plan) const {
+  return lin_.forward(shiftedSoftplus(conv_.forward(h, edgeIndex, rbf, cut, pairOf, fusedCutoff, plan)));
 }
 
 }  // namespace gnn

@@ -15,7 +15,7 @@ class SchNetInteraction : public Module {
   SchNetInteraction(int64_t hidden, int64_t gaussians, int64_t filters, Generator& gen, DType dtype = DType::F32);
   /// The block's update of h [N, hidden] (without the residual); arguments as CFConv::forward.
   Variable forward(const Variable& h, const Tensor& edgeIndex, const Variable& rbf, const Variable& cut,
-                   const Tensor& pairOf = Tensor(), bool fusedCutoff = true) const;
+                   const Tensor& pairOf = Tensor(), bool fusedCutoff = true, const Tensor& plan = Tensor()) const;
   std::unique_ptr<Module> clone() const override;
 
  private:

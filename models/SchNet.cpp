@@ -63,6 +63,9 @@ SchNet::SchNet(SchNetOptions options, Generator& gen)
     s.set("rbf", rbf_.forward(dist));
     s.set("cut", cosineCutoff(dist, opt_.cutoff));
     s.set("pair_of", Variable(pairs.pairOf));
+    if (opt_.sharedMessagePlan)
+      s.set("message_plan", Variable(messagePlan(b.edgeIndex, b.numNodes, b.numNodes, pairs.pairOf,
+                                                 pairs.edgeIndex.dim(1))));
     s.set("z", Variable(z));
     return s;
   });
@@ -70,7 +73,8 @@ SchNet::SchNet(SchNetOptions options, Generator& gen)
     addBlock("interactions/" + std::to_string(i), [this, i](BlockState s, const Batch& b) {
       const Variable& h = s.get("h");
       s.set("h", add(h, interactions_[i]->forward(h, b.edgeIndex, s.get("rbf"), s.get("cut"),
-                                                   s.get("pair_of").value(), opt_.fusedCutoff)));
+                                                   s.get("pair_of").value(), opt_.fusedCutoff,
+                                                   s.has("message_plan") ? s.get("message_plan").value() : Tensor())));
       return s;
     });
   addBlock("head", [this](BlockState s, const Batch& b) {

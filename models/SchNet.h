@@ -50,6 +50,10 @@ struct SchNetOptions {
   /// Geometric's CFConv computes it, which the simulated IPU keeps (app::useStaticShapes): its plans count the
   /// ops a compiled graph runs.
   bool fusedCutoff = true;
+  /// The batch's edges checked and grouped once (messagePlan) for the six interactions' message sums, instead
+  /// of three times in each: the same bits. Off, as fusedCutoff, for the simulated IPU, whose memory plans count
+  /// each op's own index copies.
+  bool sharedMessagePlan = true;
 
   /// Rows of the atom-type embedding (PyG's Embedding(100, hidden)): atomic numbers 0 .. 99.
   static constexpr int64_t kElements = 100;
@@ -64,6 +68,8 @@ class SchNet : public BlockModel {
   const SchNetOptions& options() const { return opt_; }
   /// SchNetOptions::fusedCutoff after construction (results unchanged to the bit).
   void setFusedCutoff(bool on) { opt_.fusedCutoff = on; }
+  /// SchNetOptions::sharedMessagePlan after construction (results unchanged to the bit).
+  void setSharedMessagePlan(bool on) { opt_.sharedMessagePlan = on; }
   std::unique_ptr<Module> clone() const override;
 
   /// Atomic numbers of the batch's atoms: its z, else OGB's atom feature 0 + 1; checked against kElements.

@@ -20,7 +20,7 @@ namespace detail {
 // outScale, the sum is multiplied by outScale[r] as it is stored.
 template <class T, int W, bool kScaled, class RowOfA, class RowOfB>
 inline void sumTile(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T> b, RowOfB& rowOfB, const T* bScale,
-                    const T* outScale, int64_t k0, int64_t k1, const std::vector<int64_t>& perm, int64_t f0,
+                    const T* outScale, int64_t k0, int64_t k1, const int64_t* perm, int64_t f0,
                     MatrixMap<T> out, int64_t r) {
   using Tile = Eigen::Array<T, W, 1>;
   Tile acc = Tile::Zero();
@@ -42,8 +42,8 @@ inline void sumTile(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T> b, Ro
 
 template <class T, bool kScaled, class RowOfA, class RowOfB>
 void gatherMultiplySumRows(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T> b, RowOfB& rowOfB, const T* bScale,
-                           const T* outScale, const std::vector<int64_t>& ptr, const std::vector<int64_t>& perm,
-                           int64_t items, MatrixMap<T> out) {
+                           const T* outScale, const int64_t* ptr, const int64_t* perm, int64_t items,
+                           MatrixMap<T> out) {
   const int64_t rows = out.rows(), F = out.cols();
   parallelFor(rows, grainFor(std::max<int64_t>(1, items / std::max<int64_t>(rows, 1)) * F), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
@@ -80,8 +80,8 @@ void gatherMultiplySumRows(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T
 /// the sum times outScale[r]: SchNet's cutoff on its filters without a scaled copy of them.
 template <class T, class RowOfA, class RowOfB>
 void gatherMultiplySum(ConstMatrixMap<T> a, RowOfA rowOfA, ConstMatrixMap<T> b, RowOfB rowOfB,
-                       const std::vector<int64_t>& ptr, const std::vector<int64_t>& perm, int64_t items,
-                       MatrixMap<T> out, const T* bScale = nullptr, const T* outScale = nullptr) {
+                       const int64_t* ptr, const int64_t* perm, int64_t items, MatrixMap<T> out,
+                       const T* bScale = nullptr, const T* outScale = nullptr) {
   if (bScale)
     detail::gatherMultiplySumRows<T, true>(a, rowOfA, b, rowOfB, bScale, outScale, ptr, perm, items, out);
   else

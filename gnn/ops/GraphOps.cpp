@@ -304,30 +304,147 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
   });
 }
 
-Variable filterMessageSum(const Variable& x, const Variable& filter, const Tensor& edgeIndex, int64_t numNodes,
-                          const Tensor& filterIndex, const Variable& filterScale) {
-  const Tensor &X = x.value(), &W = filter.value();
-  checkRank2Float("filterMessageSum", X);
+namespace {
+// messagePlan's layout: a header, the checked indices, then each grouping as ptr (rows + 1) and perm (E).
+constexpr int64_t kPlanMagic = 0x6d73677061;  // "msgpa"
+constexpr int64_t kPlanHeader = 6;            // magic, E, numNodes, numX, numW, indexed
+
+// Pointers into a plan tensor (checked: its header against its length).
+struct PlanView {
+  int64_t E = 0, numNodes = 0, numX = 0, numW = 0;
+  bool indexed = false;
+  const int64_t *src = nullptr, *dst = nullptr, *row = nullptr;
+  const int64_t *dstPtr = nullptr, *dstPerm = nullptr, *srcPtr = nullptr, *srcPerm = nullptr;
+  const int64_t *rowPtr = nullptr, *rowPerm = nullptr;
+};
+
+int64_t planLength(int64_t E, int64_t numNodes, int64_t numX, int64_t numW, bool indexed) {
+  return kPlanHeader + 2 * E + (numNodes + 1) + E + (numX + 1) + E + (indexed ? E + (numW + 1) + E : 0);
+}
+
+PlanView viewOf(const Tensor& plan) {
+  GNN_CHECK_ARG(plan.defined() && plan.rank() == 1 && plan.dtype() == DType::I64 && plan.numel() >= kPlanHeader &&
+                    plan.data<int64_t>()[0] == kPlanMagic,
+                "filterMessageSum: the plan is not one messagePlan built");
+  const int64_t* h = plan.data<int64_t>();
+  PlanView v;
+  v.E = h[1];
+  v.numNodes = h[2];
+  v.numX = h[3];
+  v.numW = h[4];
+  v.indexed = h[5] != 0;
+  GNN_CHECK_ARG(v.E >= 0 && v.numNodes >= 0 && v.numX >= 0 && v.numW >= 0 &&
+                    plan.numel() == planLength(v.E, v.numNodes, v.numX, v.numW, v.indexed),
+                "filterMessageSum: the plan's header does not match its length");
+  const int64_t* p = h + kPlanHeader;
+  auto take = [&p](int64_t n) {
+    const int64_t* at = p;
+    p += n;
+    return at;
+  };
+  v.src = take(v.E);
+  v.dst = take(v.E);
+  v.dstPtr = take(v.numNodes + 1);
+  v.dstPerm = take(v.E);
+  v.srcPtr = take(v.numX + 1);
+  v.srcPerm = take(v.E);
+  if (v.indexed) {
+    v.row = take(v.E);
+    v.rowPtr = take(v.numW + 1);
+    v.rowPerm = take(v.E);
+  }
+  return v;
+}
+}  // namespace
+
+namespace {
+// The plan of indices already checked (srcs < numX, dsts < numNodes, rows < numW; rows undefined: per edge).
+Tensor packPlan(const Tensor& srcs, const Tensor& dsts, const Tensor& rows, int64_t numNodes, int64_t numX,
+                int64_t numW) {
+  const int64_t E = srcs.numel();
+  const bool indexed = rows.defined();
+  Tensor plan({planLength(E, numNodes, numX, numW, indexed)}, DType::I64);
+  int64_t* p = plan.data<int64_t>();
+  const int64_t header[kPlanHeader] = {kPlanMagic, E, numNodes, numX, numW, indexed ? 1 : 0};
+  p = std::copy(header, header + kPlanHeader, p);
+  auto put = [&p](const int64_t* from, size_t n) { p = std::copy(from, from + n, p); };
+  auto putPlan = [&](const IndexPlan& ip) {
+    put(ip.ptr.data(), ip.ptr.size());
+    put(ip.perm.data(), ip.perm.size());
+  };
+  put(srcs.data<int64_t>(), static_cast<size_t>(E));
+  put(dsts.data<int64_t>(), static_cast<size_t>(E));
+  putPlan(planFor(dsts, numNodes));
+  putPlan(planFor(srcs, numX));
+  if (indexed) {
+    put(rows.data<int64_t>(), static_cast<size_t>(E));
+    putPlan(planFor(rows, numW));
+  }
+  return plan;
+}
+
+struct CheckedIndices {
+  Tensor srcs, dsts, rows;
+  int64_t numW = 0;
+};
+CheckedIndices checkedIndices(const Tensor& edgeIndex, int64_t numNodes, int64_t numX, const Tensor& filterIndex,
+                              int64_t numFilterRows) {
   GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,
                 "filterMessageSum: edge_index must be int64 [2, E], got ", dtypeName(edgeIndex.dtype()), " ",
                 shapeString(edgeIndex.shape()));
-  const int64_t E = edgeIndex.dim(1), F = X.dim(1);
-  const bool indexed = filterIndex.defined(), scaled = filterScale.defined();
-  GNN_CHECK_ARG(W.rank() == 2 && (indexed || W.dim(0) == E) && W.dim(1) == F && W.dtype() == X.dtype(),
-                "filterMessageSum: filters ", dtypeName(W.dtype()), " ", shapeString(W.shape()), " for ", E,
-                " edges of ", F, " ", dtypeName(X.dtype()), " features", indexed ? " (indexed)" : "");
+  GNN_CHECK_ARG(numNodes >= 0, "filterMessageSum: numNodes must be >= 0, got ", numNodes);
+  const int64_t E = edgeIndex.dim(1);
+  const bool indexed = filterIndex.defined();
   GNN_CHECK_ARG(!indexed || filterIndex.numel() == E, "filterMessageSum: filter index has ", filterIndex.numel(),
                 " entries for ", E, " edges");
+  CheckedIndices c;
+  c.numW = indexed ? numFilterRows : E;
+  c.srcs = indexValues("filterMessageSum (source)", edgeIndex.slice(0, 1).reshape({E}), numX);
+  c.dsts = indexValues("filterMessageSum (target)", edgeIndex.slice(1, 2).reshape({E}), numNodes);
+  if (indexed) c.rows = indexValues("filterMessageSum (filter row)", filterIndex.reshape({E}), c.numW);
+  return c;
+}
+
+Variable filterMessageSumOver(const Variable& x, const Variable& filter, const Tensor& plan,
+                              const Variable& filterScale, const CheckedIndices* own);
+}  // namespace
+
+Tensor messagePlan(const Tensor& edgeIndex, int64_t numNodes, int64_t numX, const Tensor& filterIndex,
+                   int64_t numFilterRows) {
+  const CheckedIndices c = checkedIndices(edgeIndex, numNodes, numX, filterIndex, numFilterRows);
+  return packPlan(c.srcs, c.dsts, c.rows, numNodes, numX, c.numW);
+}
+
+// Its own indices (no shared plan): the backward saves the three checked index copies, as a compiled graph
+// keeps them (the simulated IPU's memory plans count them), and builds its groupings again from them.
+Variable filterMessageSum(const Variable& x, const Variable& filter, const Tensor& edgeIndex, int64_t numNodes,
+                          const Tensor& filterIndex, const Variable& filterScale) {
+  checkRank2Float("filterMessageSum", x.value());
+  const CheckedIndices c = checkedIndices(edgeIndex, numNodes, x.value().dim(0), filterIndex,
+                                          filter.value().rank() == 2 ? filter.value().dim(0) : 0);
+  return filterMessageSumOver(x, filter, packPlan(c.srcs, c.dsts, c.rows, numNodes, x.value().dim(0), c.numW),
+                              filterScale, &c);
+}
+
+Variable filterMessageSum(const Variable& x, const Variable& filter, const Tensor& plan, const Variable& filterScale) {
+  return filterMessageSumOver(x, filter, plan, filterScale, nullptr);
+}
+
+namespace {
+Variable filterMessageSumOver(const Variable& x, const Variable& filter, const Tensor& plan,
+                              const Variable& filterScale, const CheckedIndices* own) {
+  const Tensor &X = x.value(), &W = filter.value();
+  checkRank2Float("filterMessageSum", X);
+  const PlanView v = viewOf(plan);
+  const int64_t E = v.E, F = X.dim(1), numNodes = v.numNodes;
+  const bool indexed = v.indexed, scaled = filterScale.defined();
+  GNN_CHECK_ARG(X.dim(0) == v.numX, "filterMessageSum: x has ", X.dim(0), " rows, the plan's sources ", v.numX);
+  GNN_CHECK_ARG(W.rank() == 2 && W.dim(0) == v.numW && W.dim(1) == F && W.dtype() == X.dtype(),
+                "filterMessageSum: filters ", dtypeName(W.dtype()), " ", shapeString(W.shape()), " for ", E,
+                " edges of ", F, " ", dtypeName(X.dtype()), " features", indexed ? " (indexed)" : "");
   GNN_CHECK_ARG(!scaled || (filterScale.value().numel() == W.dim(0) && filterScale.dtype() == X.dtype()),
                 "filterMessageSum: filter scale ", dtypeName(filterScale.dtype()), " ", shapeString(filterScale.shape()),
                 " for ", W.dim(0), " ", dtypeName(X.dtype()), " filter rows");
-  GNN_CHECK_ARG(numNodes >= 0, "filterMessageSum: numNodes must be >= 0, got ", numNodes);
-  Tensor srcs = indexValues("filterMessageSum (source)", edgeIndex.slice(0, 1).reshape({E}), X.dim(0));
-  Tensor dsts = indexValues("filterMessageSum (target)", edgeIndex.slice(1, 2).reshape({E}), numNodes);
-  Tensor rows = indexed ? indexValues("filterMessageSum (filter row)", filterIndex.reshape({E}), W.dim(0)) : Tensor();
-  const int64_t* src = std::as_const(srcs).data<int64_t>();
-  const int64_t* row = indexed ? std::as_const(rows).data<int64_t>() : nullptr;
-  IndexPlan byDst = planFor(dsts, numNodes);
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty({numNodes, F}, X.dtype());
@@ -336,30 +453,39 @@ Variable filterMessageSum(const Variable& x, const Variable& filter, const Tenso
     auto ym = Y.matrix<T>();
     const Tensor C = scaled ? filterScale.value() : Tensor();
     const T* c = scaled ? C.data<T>() : nullptr;
+    const int64_t *src = v.src, *row = v.row;
     // Per target node, its messages in edge order starting from 0: the rounding of
     // scatterSum(mul(gatherRows(x), mul(w, scale))), the scaled filter rounded before its product with x.
     ops::gatherMultiplySum<T>(
         xm, [src](int64_t edge) { return src[edge]; }, wm, [row](int64_t edge) { return row ? row[edge] : edge; },
-        byDst.ptr, byDst.perm, E, ym, c);
+        v.dstPtr, v.dstPerm, E, ym, c);
     const int64_t elem = static_cast<int64_t>(sizeof(T));
     const bool scaleGrad = scaled && filterScale.requiresGrad();
     OpInfo info{"filterMessageSum", (scaled ? 3 : 2) * E * F, E * (16 + 2 * F * elem) + (scaled ? E * elem : 0),
                 static_cast<int64_t>(Y.nbytes()),
                 (x.requiresGrad() ? (scaled ? 3 : 2) * E * F : 0) + (filter.requiresGrad() ? 2 * E * F : 0) +
                     (scaleGrad ? 2 * W.dim(0) * F : 0)};
-    const int64_t numX = X.dim(0), numW = W.dim(0);
     const bool needX = filter.requiresGrad() || scaleGrad, needW = x.requiresGrad() || scaleGrad;
     std::vector<Variable> inputs{x, filter};
     if (scaled) inputs.push_back(filterScale);
+    // A shared plan is saved whole (read-only, one for every op over the same edges); the op's own indices as
+    // they were (their groupings are built again in the backward).
+    std::vector<Tensor> saved{needX ? X : Tensor(), needW ? W : Tensor(), C};
+    if (own) {
+      for (const Tensor& t : {own->srcs, own->dsts, own->rows}) saved.push_back(t);
+    } else {
+      saved.push_back(plan);
+    }
+    const int64_t numX = v.numX, numW = v.numW;
     return Variable::record(
-        info, Y, std::move(inputs), {needX ? X : Tensor(), needW ? W : Tensor(), srcs, dsts, rows, C},
-        [numX, numW](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
-          const int64_t* src = saved[2].data<int64_t>();
-          const int64_t* dst = saved[3].data<int64_t>();
-          const int64_t* row = saved[4].defined() ? saved[4].data<int64_t>() : nullptr;
-          const T* c = saved[5].defined() ? saved[5].data<T>() : nullptr;
+        info, Y, std::move(inputs), std::move(saved),
+        [numNodes, numX, numW](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+          const Tensor plan = saved.size() == 4 ? saved[3] : packPlan(saved[3], saved[4], saved[5], numNodes, numX, numW);
+          const PlanView v = viewOf(plan);
+          const int64_t *src = v.src, *dst = v.dst, *row = v.row;
+          const T* c = saved[2].defined() ? saved[2].data<T>() : nullptr;
           const bool scaleGrad = in.size() > 2 && in[2].requiresGrad();
-          const int64_t E = saved[2].numel(), F = gy.dim(1);
+          const int64_t E = v.E, F = gy.dim(1);
           auto go = gy.matrix<T>();
           if (in[1].requiresGrad() || scaleGrad) {
             // gw[r] = sum over the edges e reading filter row r of gy[dst[e]] * x[src[e]], in edge order, times
@@ -377,10 +503,9 @@ Variable filterMessageSum(const Variable& x, const Variable& filter, const Tenso
                 }
               });
             } else {
-              IndexPlan byRow = planFor(saved[4], numW);
               ops::gatherMultiplySum<T>(
                   go, [dst](int64_t edge) { return dst[edge]; }, xm, [src](int64_t edge) { return src[edge]; },
-                  byRow.ptr, byRow.perm, E, gws, nullptr, outScale);
+                  v.rowPtr, v.rowPerm, E, gws, nullptr, outScale);
             }
             if (scaleGrad) {
               auto wm = saved[1].matrix<T>();
@@ -404,16 +529,17 @@ Variable filterMessageSum(const Variable& x, const Variable& filter, const Tenso
           }
           if (in[0].requiresGrad()) {  // gx[j] = sum over edges from j of gy[dst[e]] * w[e] (scaled), in edge order
             auto wm = saved[1].matrix<T>();
-            IndexPlan bySrc = planFor(saved[2], numX);
-            Tensor G = Tensor::empty({numX, F}, gy.dtype());
+            Tensor G = Tensor::empty({v.numX, F}, gy.dtype());
             ops::gatherMultiplySum<T>(
                 go, [dst](int64_t edge) { return dst[edge]; }, wm,
-                [row](int64_t edge) { return row ? row[edge] : edge; }, bySrc.ptr, bySrc.perm, E, G.matrix<T>(), c);
+                [row](int64_t edge) { return row ? row[edge] : edge; }, v.srcPtr, v.srcPerm, E, G.matrix<T>(), c);
             in[0].addGrad(G);
           }
         });
   });
 }
+
+}  // namespace
 
 Variable segmentSum(const Variable& x, const Tensor& ptr) { return segmentReduce("segmentSum", x, ptr, Reduce::Sum); }
 Variable segmentMean(const Variable& x, const Tensor& ptr) {

@@ -318,6 +318,21 @@ std::vector<OpCase> makeTable() {
     c.aux = [](const Shapes& s) { return A{edgeIndex(s[1][0], s[0][0], 57)}; };
     c.build = [](const V& x, const A& a) { return filterMessageSum(x[0], x[1], a[0], x[0].dim(0), Tensor(), x[2]); };
     push(c);
+    // Over a messagePlan built once (SchNet's interactions share one), indexed and per edge.
+    c.name = "filterMessageSum_planned";
+    c.aux = [](const Shapes& s) {
+      Tensor e = edgeIndex(s[1][0], s[0][0], 57), r = randomIndex({s[1][0]}, s[1][0], 58);
+      return A{e, r, messagePlan(e, s[0][0] + 1, s[0][0], r, s[1][0])};
+    };
+    c.build = [](const V& x, const A& a) { return filterMessageSum(x[0], x[1], a[2], x[2]); };
+    push(c);
+    c.name = "filterMessageSum_planned_plain";
+    c.aux = [](const Shapes& s) {
+      Tensor e = edgeIndex(s[1][0], s[0][0], 57);
+      return A{e, messagePlan(e, s[0][0], s[0][0])};
+    };
+    c.build = [](const V& x, const A& a) { return filterMessageSum(x[0], x[1], a[1], x[2]); };
+    push(c);
   }
   {
     // A [M, K] from coordinates (aux: rows, columns, values, {M}), built in x's dtype.

@@ -326,13 +326,13 @@ TEST(SchNet, RealMoleculesAreBitIdenticalWithAnyPadding) {
 
 // The cutoff inside filterMessageSum (the default) and as a separate mul (the simulated IPU's ops): the same
 // energies and the same gradients of every parameter and of the positions (forces), to the bit, in float32.
-TEST(SchNet, FusedCutoffGivesTheSeparateMulsBits) {
+// The CPU's shortcuts (the cutoff inside the message sum, one message plan for all interactions) against the
+// ops a compiled graph runs: the same energies, forces and parameter gradients, to the bit.
+TEST(SchNet, FusedCutoffAndSharedPlanGiveTheSeparateOpsBits) {
   Generator gen(14);
   SchNet fused(SchNetOptions{}, gen);
-  auto separate = cloneModule(fused);
-  auto& other = dynamic_cast<SchNet&>(*separate);
-  other.setFusedCutoff(false);
   ASSERT_TRUE(fused.options().fusedCutoff);
+  ASSERT_TRUE(fused.options().sharedMessagePlan);
   const Batch b = batchOf(qm7(6), 2, 5, 40);
   const Tensor r = init::uniform({b.numGraphs, 1}, -1, 1, gen);
   auto run = [&](SchNet& model, Variable& pos) {
@@ -342,13 +342,25 @@ TEST(SchNet, FusedCutoffGivesTheSeparateMulsBits) {
     sum(mul(out, Variable(r))).backward();
     return out.value();
   };
-  Variable posA(b.pos.clone(), true), posB(b.pos.clone(), true);
-  const Tensor a = run(fused, posA), c = run(other, posB);
-  EXPECT_TRUE(a.bitEqual(c));
-  EXPECT_TRUE(posA.grad().bitEqual(posB.grad())) << "forces";
-  const auto pa = fused.namedParameters(), pb = other.namedParameters();
-  ASSERT_EQ(pa.size(), pb.size());
-  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(pa[i].second.grad().bitEqual(pb[i].second.grad())) << pa[i].first;
+  Variable posA(b.pos.clone(), true);
+  const Tensor a = run(fused, posA);
+  for (const auto& [cutoffFused, planShared] : {std::pair{false, false}, {true, false}, {false, true}}) {
+    SCOPED_TRACE(std::string("fused cutoff ") + (cutoffFused ? "on" : "off") + ", shared plan " +
+                 (planShared ? "on" : "off"));
+    auto copy = cloneModule(fused);
+    auto& other = dynamic_cast<SchNet&>(*copy);
+    other.setFusedCutoff(cutoffFused);
+    other.setSharedMessagePlan(planShared);
+    for (auto& [name, p] : other.namedParameters()) p.zeroGrad();
+    Variable posB(b.pos.clone(), true);
+    const Tensor c = run(other, posB);
+    EXPECT_TRUE(a.bitEqual(c));
+    EXPECT_TRUE(posA.grad().bitEqual(posB.grad())) << "forces";
+    const auto pa = fused.namedParameters(), pb = other.namedParameters();
+    ASSERT_EQ(pa.size(), pb.size());
+    for (size_t i = 0; i < pa.size(); ++i)
+      EXPECT_TRUE(pa[i].second.grad().bitEqual(pb[i].second.grad())) << pa[i].first;
+  }
 }
 
 TEST(SchNet, DefaultsArePygs) {
@@ -378,7 +390,7 @@ TEST(SchNet, TheHeadHandsOnOnlyTheOutput) {
   BlockState s;
   s.set("pos", Variable(b.pos.to(DType::F64)));
   s = model.runBlocks(s, b, 0, model.numBlocks() - 1);
-  EXPECT_EQ(s.names(), (std::vector<std::string>{"pos", "h", "rbf", "cut", "pair_of", "z"}));
+  EXPECT_EQ(s.names(), (std::vector<std::string>{"pos", "h", "rbf", "cut", "pair_of", "message_plan", "z"}));
   EXPECT_EQ(model.runBlocks(s, b, model.numBlocks() - 1, model.numBlocks()).names(), std::vector<std::string>{"out"});
 }
 
