@@ -68,13 +68,25 @@ EdgePairs edgePairs(const Tensor& edgeIndex) {
   int64_t* po = pairOf.data<int64_t>();
   std::fill(po, po + E, -1);
   std::vector<int64_t> first;
+  first.reserve(static_cast<size_t>(E));
   // Each edge's reverse is the unpaired edge dst[e] -> src[e] of lowest index. Radius graphs and their batches
   // come grouped by target (each target's edges contiguous, targets in increasing order): the reverse is then
   // found by scanning the group of target src[e], in index order. Other orders are sorted by (source, target,
   // index) and searched.
   const bool byTarget = std::is_sorted(dst, dst + E);
-  std::vector<int64_t> order;
-  if (!byTarget) {
+  std::vector<int64_t> order, groupStart;
+  if (byTarget) {
+    // groupStart[v] .. groupStart[v + 1]: the edges into v (nodes past the last target have empty groups).
+    int64_t nodes = 0;
+    if (E > 0) {
+      const auto [lo, hi] = std::minmax_element(src, src + E);
+      GNN_CHECK_ARG(*lo >= 0 && dst[0] >= 0, "edgePairs: negative node index ", std::min(*lo, dst[0]));
+      nodes = std::max(dst[E - 1], *hi) + 1;
+    }
+    groupStart.assign(static_cast<size_t>(nodes) + 1, 0);
+    for (int64_t e = 0; e < E; ++e) ++groupStart[static_cast<size_t>(dst[e]) + 1];
+    for (int64_t v = 0; v < nodes; ++v) groupStart[v + 1] += groupStart[v];
+  } else {
     order.resize(static_cast<size_t>(E));
     for (int64_t e = 0; e < E; ++e) order[e] = e;
     std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
@@ -92,7 +104,7 @@ EdgePairs edgePairs(const Tensor& edgeIndex) {
     first.push_back(e);
     if (src[e] == dst[e]) continue;
     if (byTarget) {
-      for (int64_t f = std::lower_bound(dst, dst + E, src[e]) - dst; f < E && dst[f] == src[e]; ++f)
+      for (int64_t f = groupStart[src[e]], end = groupStart[src[e] + 1]; f < end; ++f)
         if (src[f] == dst[e] && pairWith(e, f)) break;
       continue;
     }

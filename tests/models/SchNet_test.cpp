@@ -169,25 +169,31 @@ std::vector<int64_t> pairsByHand(const std::vector<int64_t>& src, const std::vec
 // included.
 TEST(EdgePairs, GroupedByTargetAndUnorderedEdgesPairAsByHand) {
   Generator g(21);
-  for (bool grouped : {true, false}) {
+  // Modes: grouped by target; unordered; grouped with gaps (targets 0, 2, .., 58: empty groups between) and
+  // sources beyond the last target.
+  for (int mode : {0, 1, 2}) {
     std::vector<int64_t> src, dst;
     for (int64_t t = 0; t < 30; ++t)
       for (int k = 0; k < 12; ++k) {
-        src.push_back(static_cast<int64_t>(g.nextBelow(30)));  // self-loops and repeats among them
-        dst.push_back(grouped ? t : static_cast<int64_t>(g.nextBelow(30)));
+        src.push_back(static_cast<int64_t>(g.nextBelow(mode == 2 ? 70 : 30)));  // self-loops and repeats among them
+        dst.push_back(mode == 0 ? t : mode == 2 ? 2 * t : static_cast<int64_t>(g.nextBelow(30)));
       }
     std::vector<int64_t> flat(src);
     flat.insert(flat.end(), dst.begin(), dst.end());
     const int64_t E = static_cast<int64_t>(src.size());
     EdgePairs p = edgePairs(Tensor::fromVector(flat, {2, E}));
     std::vector<int64_t> of(p.pairOf.data<int64_t>(), p.pairOf.data<int64_t>() + E);
-    EXPECT_EQ(of, pairsByHand(src, dst)) << (grouped ? "grouped by target" : "unordered");
+    EXPECT_EQ(of, pairsByHand(src, dst)) << "mode " << mode;
     const int64_t P = p.edgeIndex.dim(1);
     for (int64_t e = 0; e < E; ++e) {  // a pair's edge is the first of its edges, either direction
       const int64_t a = p.edgeIndex.data<int64_t>()[of[e]], b = p.edgeIndex.data<int64_t>()[P + of[e]];
       EXPECT_TRUE((a == src[e] && b == dst[e]) || (a == dst[e] && b == src[e])) << "edge " << e;
     }
   }
+}
+
+TEST(EdgePairs, NegativeNodeIndexIsAnError) {
+  EXPECT_THROW(edgePairs(Tensor::fromVector<int64_t>({-1, 0, /**/ 0, 1}, {2, 2})), std::invalid_argument);
 }
 
 TEST(SchNetGradCheck, CFConvAndInteraction) {
