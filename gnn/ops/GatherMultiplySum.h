@@ -45,8 +45,25 @@ void gatherMultiplySumRows(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T
                            const T* outScale, const int64_t* ptr, const int64_t* perm, int64_t items,
                            MatrixMap<T> out) {
   const int64_t rows = out.rows(), F = out.cols();
-  parallelFor(rows, grainFor(std::max<int64_t>(1, items / std::max<int64_t>(rows, 1)) * F), [&](int64_t lo, int64_t hi) {
-    for (int64_t r = lo; r < hi; ++r) {
+  // Chunks of equal work, not of equal rows: a row costs its items and its store (ptr[r] + r before row r).
+  // Rows differ in items (atoms of small and large molecules; padding atoms have none, all at the end), and
+  // equal row counts left one thread waiting. A row's sum does not depend on its chunk, so the chunk count may
+  // follow the threads: a multiple of them, each thread an equal share.
+  const int64_t work = items + rows;
+  int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, work * F / kGrainWork));
+  const int64_t threads = std::max(1, numThreads());
+  if (chunks > 1 && threads > 1) chunks = std::min<int64_t>(rows, (chunks + threads - 1) / threads * threads);
+  auto firstRow = [&](int64_t c) {  // the first row r with ptr[r] + r >= c * work / chunks
+    const int64_t target = c * work / chunks;
+    int64_t lo = 0, hi = rows;
+    while (lo < hi) {
+      const int64_t mid = (lo + hi) / 2;
+      if (ptr[mid] + mid < target) lo = mid + 1; else hi = mid;
+    }
+    return c >= chunks ? rows : lo;
+  };
+  parallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t r = firstRow(c0), hi = firstRow(c1); r < hi; ++r) {
       const int64_t k0 = ptr[r], k1 = ptr[r + 1];
       int64_t f0 = 0;
       for (; f0 + 128 <= F; f0 += 128)
