@@ -89,6 +89,9 @@ std::vector<OpCase> makeTable() {
     c.largeShapes = {{600, 64}, {48, 64}, {48}};  // 600 rows: the weight gradient is split over row chunks
     c.build = [](const V& x, const A&) { return linear(x[0], x[1], x[2]); };
     push(c);
+    c.name = "linear_narrowInput";  // a weight gradient [128, 50]: computed as its transpose (50 % 16 != 0)
+    c.largeShapes = {{600, 50}, {128, 50}, {128}};
+    push(c);
     c.name = "linear_noBias";
     c.shapes = {{5, 3}, {4, 3}};
     c.largeShapes = {{600, 64}, {48, 64}};
