@@ -1,7 +1,7 @@
 // The loop of message sums with a product per message (filterMessageSum's forward, its gradient for x and for
 // indexed filters): per output row, the elementwise products of two gathered rows summed over the row's bucket
-// in bucket order from 0. Parallel over output rows in chunks fixed by the shapes, so results do not depend on
-// the thread count.
+// in bucket order from 0. Parallel over output rows in chunks of equal work; a row's sum never depends on the
+// chunk it falls in, so results do not depend on the thread count.
 #pragma once
 #include <algorithm>
 #include <cstdint>
