@@ -117,13 +117,20 @@ void parallelFor(int64_t n, int64_t chunk, F&& f) {
 /// An element's result never depends on the chunk it falls in, so the cut may follow the thread budget: the
 /// chunks are made a multiple of the threads in number and equal in size (multiples of 16 elements), so that
 /// none is left with a second chunk while the others wait (3 equal chunks over 2 threads take as long as 4).
+/// With workPerElement: elements that cost that many FLOPs each (an exp, a log) get chunks of as much work, so
+/// that a transcendental over a [448, 128] tensor (SchNet's atoms) runs on every thread rather than on one.
 template <class F>
-void parallelElements(int64_t n, F&& f) {
+void parallelElements(int64_t n, int64_t workPerElement, F&& f) {
   if (n <= 0) return;
   const int64_t threads = std::max(1, numThreads());
-  int64_t chunks = (n + kGrainWork - 1) / kGrainWork;
+  const int64_t work = n * std::max<int64_t>(1, workPerElement);
+  int64_t chunks = std::min<int64_t>((work + kGrainWork - 1) / kGrainWork, (n + 15) / 16);
   if (chunks > 1 && threads > 1) chunks = (chunks + threads - 1) / threads * threads;
   parallelFor(n, evenChunk(n, (n + chunks - 1) / chunks, 16), std::forward<F>(f));
+}
+template <class F>
+void parallelElements(int64_t n, F&& f) {
+  parallelElements(n, 1, std::forward<F>(f));
 }
 
 /// Rows per chunk of a row loop whose rows cost `workPerRow` each: grainFor's chunks made equal, and cut to a

@@ -108,7 +108,7 @@ Variable gelu(const Variable& a) {
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
     const T* __restrict x = X.data<T>();
     T* __restrict y = Y.data<T>();
-    parallelElements(X.numel(), [&](int64_t b, int64_t e) {
+    parallelElements(X.numel(), 10, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) y[i] = x[i] * normalCdf(x[i]);
     });
     const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
@@ -121,7 +121,7 @@ Variable gelu(const Variable& a) {
           const T* __restrict x = X.data<T>();
           const T* __restrict g = gy.data<T>();
           T* __restrict o = G.data<T>();
-          parallelElements(X.numel(), [&](int64_t b, int64_t e) {
+          parallelElements(X.numel(), 10, [&](int64_t b, int64_t e) {
             for (int64_t i = b; i < e; ++i) o[i] = normalCdf(x[i]);
             // Eigen's vectorised exp for phi, on whole vectors for every element (gnn/ops/OpLoops.h), so an
             // element's bits do not depend on its position.
@@ -175,7 +175,7 @@ Variable shiftedSoftplus(const Variable& a) {
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
     const T* x = X.data<T>();
     T* y = Y.data<T>();
-    parallelElements(X.numel(), [&](int64_t b, int64_t e) {
+    parallelElements(X.numel(), 12, [&](int64_t b, int64_t e) {
       if constexpr (std::is_same_v<T, float>)
         shiftedSoftplusF32(x + b, y + b, e - b);
       else
@@ -192,7 +192,7 @@ Variable shiftedSoftplus(const Variable& a) {
       const T* v = V.data<T>();
       const T* g = gy.data<T>();
       T* o = G.data<T>();
-      parallelElements(V.numel(), [&](int64_t b, int64_t e) {
+      parallelElements(V.numel(), 13, [&](int64_t b, int64_t e) {
         if constexpr (std::is_same_v<T, float>)
           shiftedSoftplusGradF32(v + b, g + b, o + b, e - b);
         else

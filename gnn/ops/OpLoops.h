@@ -241,19 +241,19 @@ Variable unaryOp(const char* name, int64_t cost, int64_t dcost, From from, const
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
     const T* __restrict x = X.data<T>();
     T* __restrict y = Y.data<T>();
-    parallelElements(X.numel(), [&](int64_t b, int64_t e) {
+    parallelElements(X.numel(), cost, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) y[i] = f(x[i]);
     });
     const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
     OpInfo info{name, cost * n, bytes, bytes, (dcost + 1) * n};
     return Variable::record(info, Y, {a}, {from == From::Input ? X : Y},
-                            [df](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+                            [df, dcost](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
                               const Tensor& V = saved[0];
                               Tensor G = Tensor::empty(V.shape(), V.dtype());
                               const T* __restrict v = V.data<T>();
                               const T* __restrict g = gy.data<T>();
                               T* __restrict o = G.data<T>();
-                              parallelElements(V.numel(), [&](int64_t b, int64_t e) {
+                              parallelElements(V.numel(), dcost + 1, [&](int64_t b, int64_t e) {
                                 for (int64_t i = b; i < e; ++i) o[i] = g[i] * df(v[i]);
                               });
                               in[0].addGrad(G);
