@@ -63,25 +63,33 @@ def machine():
 
 
 def reference_env():
-    """Environment for a PyTorch reference: one BLAS thread (torch's own pool is the only parallelism), and
-    OpenBLAS's kernel named for this CPU. Debian's OpenBLAS 0.3.21 does not recognise recent Xeons and falls
-    back to its generic 'Prescott' kernel (about 30 GFLOP/s here instead of 130), which would make the
-    reference several times slower than PyTorch really is. A value set by the caller is kept."""
+    """Environment for a PyTorch reference: one BLAS thread (torch's own pool is the only parallelism), and the
+    OpenBLAS kernels a user of this CPU gets: named by the CPU's flags (SkylakeX with AVX-512, Haswell with
+    AVX2), with OPENBLAS_L2_SIZE removed. Debian's OpenBLAS 0.3.21 does not recognise recent CPUs and falls back
+    to its generic 'Prescott' kernel (about 30 GFLOP/s here instead of 130). A machine's own settings (a
+    workplace may export OPENBLAS_CORETYPE=Haswell and OPENBLAS_L2_SIZE for its other work) are replaced, not
+    kept: on an AVX-512 CPU they made the SchNet reference ~25% slower. GNN_REFERENCE_OPENBLAS_CORETYPE names
+    another kernel on purpose."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    if "OPENBLAS_CORETYPE" not in env:
-        flags = ""
-        try:
-            with open("/proc/cpuinfo") as f:
-                for line in f:
-                    if line.startswith("flags"):
-                        flags = line
-                        break
-        except OSError:
-            pass
-        if " avx512f" in flags:
-            env["OPENBLAS_CORETYPE"] = "SkylakeX"
-        elif " avx2" in flags:
-            env["OPENBLAS_CORETYPE"] = "Haswell"
+    env.pop("OPENBLAS_L2_SIZE", None)
+    env.pop("OPENBLAS_CORETYPE", None)
+    forced = os.environ.get("GNN_REFERENCE_OPENBLAS_CORETYPE")
+    if forced:
+        env["OPENBLAS_CORETYPE"] = forced
+        return env
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = line
+                    break
+    except OSError:
+        pass
+    if " avx512f" in flags:
+        env["OPENBLAS_CORETYPE"] = "SkylakeX"
+    elif " avx2" in flags:
+        env["OPENBLAS_CORETYPE"] = "Haswell"
     return env
 
 
