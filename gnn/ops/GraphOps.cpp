@@ -355,9 +355,7 @@ PlanView viewOf(const Tensor& plan) {
   }
   return v;
 }
-}  // namespace
 
-namespace {
 // The plan of indices already checked (srcs < numX, dsts < numNodes, rows < numW; rows undefined: per edge).
 Tensor packPlan(const Tensor& srcs, const Tensor& dsts, const Tensor& rows, int64_t numNodes, int64_t numX,
                 int64_t numW) {
