@@ -121,7 +121,7 @@ Variable gelu(const Variable& a) {
           const T* __restrict x = X.data<T>();
           const T* __restrict g = gy.data<T>();
           T* __restrict o = G.data<T>();
-          parallelElements(X.numel(), 10, [&](int64_t b, int64_t e) {
+          parallelElements(X.numel(), 11, [&](int64_t b, int64_t e) {
             for (int64_t i = b; i < e; ++i) o[i] = normalCdf(x[i]);
             // Eigen's vectorised exp for phi, on whole vectors for every element (gnn/ops/OpLoops.h), so an
             // element's bits do not depend on its position.

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "ErrorMessage.h"
 #include "gnn/Init.h"
 #include "gnn/Ops.h"
 
@@ -26,15 +27,6 @@ Edges allPairs(int64_t n) {
   std::vector<int64_t> ei(src);
   ei.insert(ei.end(), dst.begin(), dst.end());
   return {Tensor::fromVector(ei, {2, static_cast<int64_t>(src.size())}), Tensor::fromVector(pair), n * n};
-}
-
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
 }
 }  // namespace
 
@@ -63,13 +55,20 @@ TEST(MessagePlan, ErrorsNameWhatDoesNotMatch) {
   const Edges e = allPairs(4);
   const Tensor plan = messagePlan(e.edgeIndex, 4, 4, e.pairOf, e.pairs);
   Variable x(Tensor::zeros({4, 3}, DType::F32)), w(Tensor::zeros({e.pairs, 3}, DType::F32));
-  EXPECT_NE(errorOf([&] { filterMessageSum(x, w, Tensor::zeros({40}, DType::I64)); }).find("not one messagePlan built"),
+  EXPECT_NE(gnn::testing::messageOf([&] {
+              filterMessageSum(x, w, Tensor::zeros({40}, DType::I64));
+            }).find("not one messagePlan built"),
             std::string::npos);
   Variable x5(Tensor::zeros({5, 3}, DType::F32));
-  EXPECT_NE(errorOf([&] { filterMessageSum(x5, w, plan); }).find("x has 5 rows, the plan's sources 4"), std::string::npos);
+  EXPECT_NE(gnn::testing::messageOf([&] {
+              filterMessageSum(x5, w, plan);
+            }).find("x has 5 rows, the plan's sources 4"),
+            std::string::npos);
   Variable w2(Tensor::zeros({e.pairs - 1, 3}, DType::F32));
-  EXPECT_NE(errorOf([&] { filterMessageSum(x, w2, plan); }).find("filters"), std::string::npos);
+  EXPECT_NE(gnn::testing::messageOf([&] { filterMessageSum(x, w2, plan); }).find("filters"),
+            std::string::npos);
   Tensor bad = e.pairOf.clone();
   bad.data<int64_t>()[3] = e.pairs;
-  EXPECT_NE(errorOf([&] { messagePlan(e.edgeIndex, 4, 4, bad, e.pairs); }).find("position 3"), std::string::npos);
+  EXPECT_NE(gnn::testing::messageOf([&] { messagePlan(e.edgeIndex, 4, 4, bad, e.pairs); }).find("position 3"),
+            std::string::npos);
 }

@@ -4,20 +4,14 @@
 
 #include <cmath>
 
+#include "ErrorMessage.h"
 #include "GradCheck.h"
 
 namespace gnn {
 namespace {
+using testing::messageOf;
 using testing::randomTensor;
 
-std::string messageOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
 
 TEST(Reshape, IsAViewThatSavesNothingAndInfersMinusOne) {
   Variable x(randomTensor({3, 4}, 1), true);
