@@ -69,8 +69,10 @@ Variable logSoftmax(const Variable& a) {
 
 namespace {
 // Layer norm, optionally followed by ReLU in the same pass. Keeps the input and each row's mean and 1/std
-// (x_hat is recomputed in the backward rather than stored: one [M, F] write and read fewer); with ReLU, the
-// output too, whose sign is the ReLU's mask.
+// (x_hat is recomputed in the backward rather than stored: one [M, F] write and read fewer). With ReLU the
+// backward recomputes the pre-activation from x_hat too, in the forward's own expression and so to its bits,
+// for the ReLU's mask: the output is neither kept nor read back (a fourth [M, F] stream of the backward, and
+// under bfloat16 products a tensor no other op keeps).
 Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma, const Variable& beta, double eps,
                        bool withRelu) {
   const Tensor &X = x.value(), &Gm = gamma.value(), &Bt = beta.value();
@@ -107,18 +109,17 @@ Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma,
         }
       }
     });
-    Tensor Yk = withRelu ? Y : Tensor();
     const int64_t bytes = static_cast<int64_t>(X.nbytes());
     OpInfo info{op, 8 * M * F, bytes + 2 * static_cast<int64_t>(Gm.nbytes()), bytes, 16 * M * F};
-    return Variable::record(info, Y, {x, gamma, beta}, {X, Yk, Stats, Gm},
+    return Variable::record(info, Y, {x, gamma, beta}, {X, Stats, Gm, withRelu ? Bt : Tensor()},
                             [F](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
-      const Tensor &X = saved[0], &Yk = saved[1], &Stats = saved[2], &Gm = saved[3];
+      const Tensor &X = saved[0], &Stats = saved[1], &Gm = saved[2], &Bt = saved[3];
       const int64_t M = X.dim(0);
       const T* gyp = gy.data<T>();
       const T* xp = X.data<T>();
-      const T* yp = Yk.defined() ? Yk.data<T>() : nullptr;
       const T* st = Stats.data<T>();
       const T* __restrict gam = Gm.data<T>();
+      const T* __restrict bet = Bt.defined() ? Bt.data<T>() : nullptr;
       const T count = static_cast<T>(F);
       const bool needX = in[0].requiresGrad(), needParams = in[1].requiresGrad() || in[2].requiresGrad();
       Tensor G = needX ? Tensor::empty(X.shape(), X.dtype()) : Tensor();
@@ -142,9 +143,8 @@ Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma,
           const T* __restrict xr = xp + i * F;
           const T* __restrict gr = gyp + i * F;
           for (int64_t j = 0; j < F; ++j) xh[j] = (xr[j] - mu) * rs;
-          if (yp) {
-            const T* __restrict yr = yp + i * F;
-            for (int64_t j = 0; j < F; ++j) dy[j] = yr[j] > T(0) ? gr[j] : T(0);
+          if (bet) {
+            for (int64_t j = 0; j < F; ++j) dy[j] = ops::mulAdd(xh[j], gam[j], bet[j]) > T(0) ? gr[j] : T(0);
           } else {
             std::copy(gr, gr + F, dy);
           }
@@ -229,8 +229,14 @@ Variable embeddingBag(const Variable& weight, const Tensor& index) {
       const int64_t* id = index.data<int64_t>();
       T* g = G.data<T>();
       const T* go = gy.data<T>();
-      constexpr int64_t kWidth = 32;  // columns per chunk: a chunk's accumulators stay in L1
-      parallelFor(D, kWidth, [&](int64_t b, int64_t e) {
+      // Columns per chunk: one chunk per thread, in whole vectors of 16, with its V x width accumulators
+      // within 256 KB (L2). Each column is summed on its own, so the cut changes no bits and may follow the
+      // thread count; wide chunks read each row of gy in long runs, where chunks of 32 columns (GIN's bond
+      // encoders: 10 chunks of a 300-wide row) each took a 128-byte piece of every row.
+      const int64_t threads = std::max(1, numThreads());
+      const int64_t fits = std::max<int64_t>(16, (int64_t{1} << 16) / std::max<int64_t>(V, 1) / 16 * 16);
+      const int64_t width = std::min(fits, std::max<int64_t>(32, ((D + threads - 1) / threads + 15) / 16 * 16));
+      parallelFor(D, width, [&](int64_t b, int64_t e) {
         const int64_t w = e - b;
         std::vector<T> acc(static_cast<size_t>(V * w), T(0));
         for (int64_t i = 0; i < rows; ++i) {
