@@ -227,7 +227,9 @@ TEST(ExecutionContext, RandomStreamsComeFromTheKeyNotFromOrder) {
 }
 
 TEST(ExecutionContext, TwoThreadsAccumulatingIntoOneGradientAreAnError) {
-  Variable w(Tensor::zeros({1 << 16}), true);
+  // 4 MB accumulations: when ctest runs another test beside this one on a 2-core machine the two threads
+  // often share a core, and then overlap only when one is preempted mid-write, which a longer write makes likely.
+  Variable w(Tensor::zeros({1 << 20}), true);
   std::atomic<int> errors{0};
   std::atomic<bool> go{false};
   std::vector<std::thread> ts;
@@ -240,7 +242,7 @@ TEST(ExecutionContext, TwoThreadsAccumulatingIntoOneGradientAreAnError) {
       const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
       for (int r = 0; errors == 0 && (r < 2000 || std::chrono::steady_clock::now() < end); ++r) {
         try {
-          w.addGrad(Tensor::full({1 << 16}, 1.0));
+          w.addGrad(Tensor::full({1 << 20}, 1.0));
         } catch (const std::logic_error&) {
           ++errors;
         }
@@ -249,7 +251,7 @@ TEST(ExecutionContext, TwoThreadsAccumulatingIntoOneGradientAreAnError) {
   go = true;
   for (auto& t : ts) t.join();
   // A race is reported when the two writes overlap; they need not overlap on every round, but over 2,000
-  // accumulations of 256 KB each on two threads (or 5 s of them) they do.
+  // accumulations of 4 MB each on two threads (or 5 s of them) they do.
   EXPECT_GE(errors.load(), 1);
 }
 
