@@ -22,13 +22,14 @@ template <class T>
 constexpr int64_t kPanelRows =
     std::is_same_v<T, float> ? kernels::kGemmPanelRows : int64_t{Eigen::internal::gebp_traits<T, T>::mr};
 
-// Row block for products: about 256 rows (where the kernels run near their peak), at least kGrainWork
-// multiply-adds, but small enough for 8 blocks when the output has few rows. It depends only on the shapes.
-inline int64_t rowBlock(int64_t m, int64_t k, int64_t n) {
+// Row block for products: about `target` rows (256: where the float32 kernels run near their peak), at least
+// kGrainWork multiply-adds, but small enough for 8 blocks when the output has few rows. It depends only on the
+// shapes.
+inline int64_t rowBlock(int64_t m, int64_t k, int64_t n, int64_t target = 256) {
   auto up32 = [](int64_t v) { return std::max<int64_t>(32, (v + 31) / 32 * 32); };
   int64_t byWork = up32(grainFor(k * n, 1));
   int64_t forEight = up32((m + 7) / 8);
-  return std::max(byWork, std::min<int64_t>(256, forEight));
+  return std::max(byWork, std::min<int64_t>(target, forEight));
 }
 
 // The rows of a product cut into blocks of whole kernel panels (the last block ends at the last row): about
@@ -39,8 +40,9 @@ inline int64_t rowBlock(int64_t m, int64_t k, int64_t n) {
 template <class T>
 class RowBlocks {
  public:
-  RowBlocks(int64_t m, int64_t k, int64_t n) : m_(m), panels_((m + kPanelRows<T> - 1) / kPanelRows<T>) {
-    const int64_t rows = rowBlock(m, k, n);
+  RowBlocks(int64_t m, int64_t k, int64_t n, int64_t target = 256)
+      : m_(m), panels_((m + kPanelRows<T> - 1) / kPanelRows<T>) {
+    const int64_t rows = rowBlock(m, k, n, target);
     const int64_t want = (m + rows - 1) / rows;
     const int64_t rounded = want <= 1 ? 1 : want <= 2 ? 2 : (want + 3) / 4 * 4;
     count_ = std::max<int64_t>(1, std::min(rounded, panels_));
