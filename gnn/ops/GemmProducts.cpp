@@ -69,7 +69,7 @@ void gemmRows(float* C, int64_t M, int64_t N, int64_t K, const float* A, bool tr
     b16.resize(static_cast<size_t>(bRows * bCols));
     kernels::toBf16Rows(B, bRows, bCols, ldb, b16.data());
   }
-  RowBlocks<float>(M, K, N, kBf16BlockRows).forEach([&](int64_t b, int64_t e) {
+  RowBlocks<float>(M, K, N, bf16 ? kBf16BlockRows : 256).forEach([&](int64_t b, int64_t e) {
     if (e <= b) return;
     const int64_t whole = b + (e - b) / panel * panel;
     // rows [r0, r0 + valid) of C through a dense copy of op(A)'s rows padded to `rows` (a multiple of the panel).
