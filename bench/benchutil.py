@@ -137,3 +137,19 @@ def gemm_peak_gflops(build, threads, env=None):
                 if key in b:
                     return b[key] / 1e9
     return None
+
+
+def bf16_ratios(out, unit):
+    """The bfloat16 ratios of a --bf16 run into out: for training and inference (rates train_<unit>_per_s and
+    infer_<unit>_per_s), ours under --precision bf16 (out["gnn_bf16"]) over the reference in float32
+    (out["torch"]) and under torch.autocast bf16 (out["torch_bf16_autocast"]). Returns a one-line summary."""
+    ours16, ref, ref16 = out["gnn_bf16"], out["torch"], out["torch_bf16_autocast"]
+    for kind in ("train", "infer"):
+        key = f"{kind}_{unit}_per_s"
+        out[f"bf16_speedup_{kind}_vs_torch_fp32"] = ours16[key] / ref[key]
+        out[f"bf16_speedup_{kind}_vs_torch_bf16_autocast"] = ours16[key] / ref16[key]
+    return (f"bf16 training {ours16[f'train_{unit}_per_s']:.1f} {unit}/s: "
+            f"{out['bf16_speedup_train_vs_torch_fp32']:.2f}x torch fp32, "
+            f"{out['bf16_speedup_train_vs_torch_bf16_autocast']:.2f}x torch under bf16 autocast "
+            f"({ref16[f'train_{unit}_per_s']:.1f}); inference {out['bf16_speedup_infer_vs_torch_fp32']:.2f}x and "
+            f"{out['bf16_speedup_infer_vs_torch_bf16_autocast']:.2f}x")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """SchNet speed: qm7_schnet against a plain-PyTorch SchNet with PyTorch Geometric's defaults, one run.
 
-  /usr/bin/python3 bench/schnet_vs_torch.py [--build build/release] [--data FILE] [--limit 1024] [--threads 2]
+  /usr/bin/python3 bench/schnet_vs_torch.py [--build build/release] [--data FILE] [--limit 1024] [--threads 2] [--bf16]
 
 Runs, one after the other (never side by side, so they do not compete for cores):
   1. ours: qm7_schnet --limit N --batch-size B --epochs E --json --threads T
@@ -16,7 +16,10 @@ Runs, one after the other (never side by side, so they do not compete for cores)
 and prints one JSON object: both results, the machine, OPENBLAS_CORETYPE, and the ratios
   speedup_train_vs_torch = our train_molecules_per_s / the reference's train_molecules_per_s
   speedup_infer_vs_torch = our infer_molecules_per_s / the reference's infer_molecules_per_s
-A one-line summary goes to stderr. The reference trains on all N molecules each epoch; if ours trains on a
+With --bf16, also (same run, after those) ours with --precision bf16 and the reference under
+torch.autocast('cpu', dtype=torch.bfloat16), and the ratios
+  bf16_speedup_train_vs_torch_fp32, bf16_speedup_train_vs_torch_bf16_autocast (and _infer_ alike)
+(--ours-json covers only the float32 run). A one-line summary goes to stderr. The reference trains on all N molecules each epoch; if ours trains on a
 split of them, the rates (per molecule) still compare, and the JSON shows both counts.
 The reference is Debian's python3-torch on OpenBLAS, with OpenBLAS's kernel named for this CPU (see
 benchutil.reference_env). --ours-json FILE takes our figures from FILE (the JSON object qm7_schnet --json
@@ -30,7 +33,7 @@ import os
 import sys
 import tempfile
 
-from benchutil import fail, gemm_peak_gflops, machine, reference_env, run_json, step_gflops, warn_if_busy
+from benchutil import bf16_ratios, fail, gemm_peak_gflops, machine, reference_env, run_json, step_gflops, warn_if_busy
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFERENCE = os.path.join(REPO, "bench", "reference", "schnet_torch.py")
@@ -45,6 +48,14 @@ def read_ours(path):
         return json.loads(lines[-1])
     except (OSError, IndexError, json.JSONDecodeError) as e:
         fail(f"--ours-json {path}: no JSON object on its last line ({e})")
+
+
+def ours_command(ours_bin, args):
+    cmd = [ours_bin, "--limit", str(args.limit), "--batch-size", str(args.batch_size), "--epochs", str(args.epochs),
+           "--json", "--profile", "--threads", str(args.threads)]
+    if os.path.abspath(args.data) != os.path.abspath(DEFAULT_DATA):
+        cmd += ["--data", args.data]
+    return cmd
 
 
 def main():
@@ -63,6 +74,8 @@ def main():
                         "of the driver, the two programs then see different numbers of molecules)")
     p.add_argument("--python", default="/usr/bin/python3", help="interpreter for the reference (Debian's torch)")
     p.add_argument("--ours-json", metavar="FILE", help="our figures from FILE instead of running qm7_schnet")
+    p.add_argument("--bf16", action="store_true",
+                   help="also ours with --precision bf16 and the reference under torch.autocast bf16 (same run)")
     p.add_argument("--npz", metavar="FILE", help="an existing .npz (pos, z, y) of the same molecules, instead of "
                    "building one")
     args = p.parse_args()
@@ -96,12 +109,8 @@ def main():
     if args.ours_json is not None:
         out["gnn"], out["gnn_source"] = read_ours(args.ours_json), os.path.abspath(args.ours_json)
     else:
-        cmd = [ours_bin, "--limit", str(args.limit), "--batch-size", str(args.batch_size), "--epochs",
-               str(args.epochs), "--json", "--profile", "--threads", str(args.threads)]
-        if os.path.abspath(args.data) != os.path.abspath(DEFAULT_DATA):
-            cmd += ["--data", args.data]
-        out["gnn"], out["gnn_wall_s"] = run_json(cmd, env)
-        out["gnn_source"] = " ".join(cmd)
+        out["gnn"], out["gnn_wall_s"] = run_json(ours_command(ours_bin, args), env)
+        out["gnn_source"] = " ".join(ours_command(ours_bin, args))
     for key in ("train_molecules_per_s", "infer_molecules_per_s"):
         if not isinstance(out["gnn"].get(key), (int, float)) or not out["gnn"][key] > 0:
             fail(f"our figures ({out['gnn_source']}) have no positive '{key}'")
@@ -118,6 +127,11 @@ def main():
                "--threads", str(args.threads), "--epochs", str(args.epochs), "--batch-size", str(args.batch_size),
                "--steps", str(args.steps)]
         out["torch"], out["torch_wall_s"] = run_json(ref, env)
+        if args.bf16:
+            if not os.access(ours_bin, os.X_OK):
+                fail(f"--bf16 runs {ours_bin}, which is not built", code=1)
+            out["gnn_bf16"], _ = run_json(ours_command(ours_bin, args) + ["--precision", "bf16"], env)
+            out["torch_bf16_autocast"], _ = run_json(ref + ["--autocast", "bf16"], env)
     warn_if_busy(out["machine"])
     ours, torch_ = out["gnn"], out["torch"]
     if torch_["molecules"] != args.limit:
@@ -131,6 +145,7 @@ def main():
               f"{torch_['parameters']} the reference's)", file=sys.stderr)
     out["speedup_train_vs_torch"] = ours["train_molecules_per_s"] / torch_["train_molecules_per_s"]
     out["speedup_infer_vs_torch"] = ours["infer_molecules_per_s"] / torch_["infer_molecules_per_s"]
+    summary16 = bf16_ratios(out, "molecules") if args.bf16 else None
     # How close our step comes to the machine: its ops' FLOPs per second (from --profile) beside a plain GEMM
     # measured now.
     out["gnn_step_gflops"] = step_gflops(ours)
@@ -141,6 +156,8 @@ def main():
     print(f"schnet_vs_torch: training {ours['train_molecules_per_s']:.1f} vs {torch_['train_molecules_per_s']:.1f} "
           f"molecules/s ({out['speedup_train_vs_torch']:.2f}x), inference {ours['infer_molecules_per_s']:.1f} vs "
           f"{torch_['infer_molecules_per_s']:.1f} molecules/s ({out['speedup_infer_vs_torch']:.2f}x)", file=sys.stderr)
+    if summary16:
+        print(f"schnet_vs_torch: {summary16}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -231,6 +231,9 @@ def main():
     ap.add_argument("--lr", type=float, default=2e-4)
     ap.add_argument("--clip-norm", type=float, default=5.0, help="0: no clipping")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--autocast", choices=["none", "bf16"], default="none",
+                    help="bf16: the forward under torch.autocast('cpu', dtype=torch.bfloat16), as a PyTorch user of a "
+                         "bfloat16 CPU trains")
     a = ap.parse_args()
     if min(a.threads, a.batch_size, a.max_node, a.epochs, a.multi_hop_max_dist) < 1 or a.steps < 0:
         ap.error("--threads, --batch-size, --max-node, --epochs and --multi-hop-max-dist must be at least 1, "
@@ -262,7 +265,9 @@ def main():
                 continue
             y = batch["y"]
             labelled = torch.isfinite(y)
-            loss = (model(batch) - y).abs()[labelled].mean()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast == "bf16"):
+                pred = model(batch)
+            loss = (pred.float() - y).abs()[labelled].mean()
             opt.zero_grad()
             loss.backward()
             if a.clip_norm > 0:
@@ -285,7 +290,8 @@ def main():
                 skipped_infer += skipped
                 if batch is None:
                     continue
-                pred = model(batch)
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast == "bf16"):
+                    pred = model(batch)
                 float(pred[0, 0])
                 infer_s.append(time.perf_counter() - t0)
                 infer_collate_s.append(t1 - t0)
@@ -296,6 +302,7 @@ def main():
         sys.exit("graphormer_torch: the loss is not finite")
     print(json.dumps({
         "model": "graphormer-slim (plain PyTorch)", "torch": torch.__version__, "threads": torch.get_num_threads(),
+        "autocast": a.autocast,
         "layers": 12, "hidden": 80, "heads": 8, "ffn": 80, "multi_hop_max_dist": a.multi_hop_max_dist,
         "batch_size": a.batch_size, "max_node": a.max_node, "fixed_size": a.fixed_size, "epochs": a.epochs,
         "steps_limit": a.steps, "train_steps": len(step_s), "train_graphs": trained, "skipped_train": skipped_train,

@@ -121,7 +121,9 @@ class Interaction(torch.nn.Module):
         cut = 0.5 * (torch.cos(dist * math.pi / self.cutoff) + 1.0)
         w = self.filter2(ssp(self.filter1(gaussians))) * cut.view(-1, 1)
         x = self.in2f(h)
-        agg = torch.zeros_like(x).index_add_(0, target, x.index_select(0, source) * w)
+        # float32 sums: under bf16 autocast x and w come out of the linear layers in bfloat16 (the product with
+        # the float32 cutoff is float32), and index_add_ wants one dtype.
+        agg = torch.zeros(x.shape, dtype=torch.float32).index_add_(0, target, (x.index_select(0, source) * w).float())
         return self.dense(ssp(self.f2out(agg)))
 
 
@@ -152,7 +154,7 @@ class SchNet(torch.nn.Module):
         for block in self.interactions:
             h = h + block(h, source, target, dist, gaussians)
         atomwise = self.out2(ssp(self.out1(h)))                             # [atoms, 1]
-        return atomwise.new_zeros(molecules, 1).index_add_(0, batch, atomwise), source.shape[0]
+        return torch.zeros(molecules, 1).index_add_(0, batch, atomwise.float()), source.shape[0]
 
 
 def main():
@@ -167,6 +169,9 @@ def main():
                     help="at most this many training steps per epoch and inference batches (0: all)")
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--autocast", choices=["none", "bf16"], default="none",
+                    help="bf16: the forward under torch.autocast('cpu', dtype=torch.bfloat16), as a PyTorch user of a "
+                         "bfloat16 CPU trains")
     a = ap.parse_args()
     if min(a.threads, a.batch_size, a.epochs) < 1 or a.steps < 0 or a.limit < 0:
         ap.error("--threads, --batch-size and --epochs must be at least 1, --steps and --limit at least 0")
@@ -191,7 +196,8 @@ def main():
             t0 = time.perf_counter()
             ids = order[s:s + a.batch_size]
             z, pos, batch = collate(mols, ids)
-            pred, e = model(z, pos, batch, len(ids))
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast == "bf16"):
+                pred, e = model(z, pos, batch, len(ids))
             loss = (pred - y_std[ids]).abs().mean()
             opt.zero_grad()
             loss.backward()
@@ -209,7 +215,8 @@ def main():
                 t0 = time.perf_counter()
                 ids = list(range(s, min(s + a.batch_size, len(mols))))
                 z, pos, batch = collate(mols, ids)
-                pred, _ = model(z, pos, batch, len(ids))
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast == "bf16"):
+                    pred, _ = model(z, pos, batch, len(ids))
                 float(pred[0, 0])
                 infer_s.append(time.perf_counter() - t0)
                 inferred += len(ids)
@@ -217,7 +224,7 @@ def main():
         sys.exit("schnet_torch: the loss is not finite")
     print(json.dumps({
         "model": "schnet (plain PyTorch, PyG defaults)", "torch": torch.__version__,
-        "threads": torch.get_num_threads(), "hidden": 128, "filters": 128, "interactions": 6, "gaussians": 50,
+        "threads": torch.get_num_threads(), "autocast": a.autocast, "hidden": 128, "filters": 128, "interactions": 6, "gaussians": 50,
         "cutoff": 10.0, "max_neighbours": 32, "target": target, "target_mean": mean, "target_std": std,
         "molecules": len(mols), "batch_size": a.batch_size, "epochs": a.epochs, "steps_limit": a.steps,
         "train_steps": len(step_s), "train_molecules": trained, "infer_batches": len(infer_s),
