@@ -164,6 +164,21 @@ TEST_F(FusedEqualsComposite, LayerNormRelu) {
       ASSERT_NEAR(f[k].at(i), c[k].at(i), 1e-5 * (1 + std::abs(c[k].at(i)))) << "output " << k << " element " << i;
 }
 
+// The ReLU's mask comes back from x_hat in the backward: the tape keeps the input, the row statistics and the
+// affine parameters, not the [M, F] output (a tensor no other op keeps when the next product rounds its input
+// to bfloat16). The gradients match the composite ops above and the finite differences of the op table.
+TEST(LayerNormRelu, KeepsTheInputNotTheOutput) {
+  Generator g(18);
+  const int64_t M = 300, F = 64;
+  Variable x(init::uniform({M, F}, -2, 2, g, DType::F32), true);
+  Variable gamma(init::uniform({F}, 0.5, 1.5, g, DType::F32), true), beta(init::uniform({F}, -0.5, 0.5, g, DType::F32), true);
+  const Variable y = layerNormRelu(x, gamma, beta);
+  const TapeStats st = tapeStats(y);
+  EXPECT_EQ(st.ops, 1);
+  EXPECT_EQ(st.savedBytes, static_cast<int64_t>(x.value().nbytes() + M * 2 * sizeof(float) + gamma.value().nbytes() +
+                                                beta.value().nbytes()));
+}
+
 TEST(FusedOpErrors, NameTheOffendingEntry) {
   Variable w(Tensor({4, 2}));
   try {
