@@ -2,6 +2,7 @@
 """Graph-level speed: molecule_property's GIN against a plain-PyTorch GIN of the same architecture, one run.
 
   /usr/bin/python3 bench/gin_vs_torch.py [--build build/release] [--data DIR] [--threads 2] [--epochs 1]
+      [--bf16] [--repeats N]
 
 Runs, one after the other (never side by side, so they do not compete for cores):
   1. ours: molecule_property --model gin --layers 5 --hidden 300 --batch-size 128 --strategy plan
@@ -18,12 +19,15 @@ unless --anchor gives a figure for that run.
 The reference is Debian's python3-torch on OpenBLAS, with OpenBLAS's kernel named for this CPU (see
 benchutil.reference_env: left alone, Debian's OpenBLAS falls back to a generic kernel on recent Xeons and the
 reference would be several times slower than PyTorch is).
+With --repeats N every run is repeated in N rounds (each round runs every program once) and the ratios come from
+the medians of the rounds' rates; the rounds' rates and ratios are in the JSON beside them.
 Exit status 2 when a program fails or the command line is bad; no bar is checked here.
 """
 import argparse
 import hashlib
 import json
 import os
+import statistics
 import sys
 import tempfile
 
@@ -69,6 +73,10 @@ def main():
     p.add_argument("--epochs", type=int, default=1, help="training epochs of both programs (default: 1)")
     p.add_argument("--bf16", action="store_true",
                    help="also ours with --precision bf16 and the reference under torch.autocast bf16 (same run)")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="rounds of all the runs, one after the other (the machine's speed drifts by several percent "
+                        "within minutes: the ratios then come from the medians of the rounds, each round's ratios "
+                        "beside them; default: 1)")
     p.add_argument("--python", default="/usr/bin/python3", help="interpreter for the reference (Debian's torch)")
     p.add_argument("--anchor", type=float, default=None,
                    help="PyTorch Geometric's real graphs/s for this run's data and threads (default: the issue's "
@@ -78,6 +86,8 @@ def main():
         p.error(f"--threads {args.threads}: must be between 1 and {len(os.sched_getaffinity(0))} (the machine's cores)")
     if args.epochs < 1:
         p.error(f"--epochs {args.epochs}: must be at least 1")
+    if args.repeats < 1:
+        p.error(f"--repeats {args.repeats}: must be at least 1")
     if args.anchor is not None and not args.anchor > 0:
         p.error(f"--anchor {args.anchor:g}: must be > 0")
     if not os.path.exists(args.data):
@@ -93,32 +103,40 @@ def main():
     env = reference_env()
     out["openblas_coretype"] = env.get("OPENBLAS_CORETYPE")
     model = ["--model", "gin", "--layers", "5", "--hidden", "300", "--batch-size", "128"]
-    out["gnn"], _ = run_json([ours_bin, "--data", args.data, "--strategy", "plan", "--epochs", str(args.epochs),
-                              "--threads", str(args.threads), "--json"] + model, env)
+    ours_cmd = [ours_bin, "--data", args.data, "--strategy", "plan", "--epochs", str(args.epochs), "--threads",
+                str(args.threads), "--json"] + model
+    runs = ["gnn", "torch"] + (["gnn_bf16", "torch_bf16_autocast"] if args.bf16 else [])
+    rates = {name: [] for name in runs}
     with tempfile.TemporaryDirectory() as tmp:
         npz = os.path.join(tmp, "data.npz")
         out["dataset"], _ = run_json([build_bin, "--input", args.data, "--out", npz, "--threads",
                                       str(args.threads), "--json"], env)
-        out["torch"], _ = run_json([args.python, REFERENCE, "--npz", npz, "--threads", str(args.threads),
-                                    "--epochs", str(args.epochs)], env)
-        if args.bf16:
-            out["gnn_bf16"], _ = run_json([ours_bin, "--data", args.data, "--strategy", "plan", "--epochs",
-                                           str(args.epochs), "--threads", str(args.threads), "--precision", "bf16",
-                                           "--json"] + model, env)
-            out["torch_bf16_autocast"], _ = run_json([args.python, REFERENCE, "--npz", npz, "--threads",
-                                                      str(args.threads), "--epochs", str(args.epochs),
-                                                      "--autocast", "bf16"], env)
+        ref_cmd = [args.python, REFERENCE, "--npz", npz, "--threads", str(args.threads), "--epochs", str(args.epochs)]
+        commands = {"gnn": ours_cmd, "torch": ref_cmd, "gnn_bf16": ours_cmd + ["--precision", "bf16"],
+                    "torch_bf16_autocast": ref_cmd + ["--autocast", "bf16"]}
+        # Round by round, every program once per round: a drift of the machine's speed hits all of them alike.
+        for _ in range(args.repeats):
+            for name in runs:
+                out[name], _ = run_json(commands[name], env)
+                rates[name].append(out[name]["real_graphs_per_s"])
     warn_if_busy(out["machine"])
-    ours, ref = out["gnn"]["real_graphs_per_s"], out["torch"]["real_graphs_per_s"]
     if out["gnn"].get("train_graphs") != out["torch"].get("train_graphs"):
         print("gin_vs_torch: warning: the two programs trained on different numbers of graphs "
               f"({out['gnn'].get('train_graphs')} vs {out['torch'].get('train_graphs')})", file=sys.stderr)
-    out["speedup_vs_torch"] = ours / ref
+    median = {name: statistics.median(v) for name, v in rates.items()}
+    ours, ref = median["gnn"], median["torch"]
+    ratios = {"speedup_vs_torch": ("gnn", "torch")}
     if args.bf16:
-        ours16, ref16 = out["gnn_bf16"]["real_graphs_per_s"], out["torch_bf16_autocast"]["real_graphs_per_s"]
-        out["bf16_speedup_vs_torch_fp32"] = ours16 / ref
-        out["bf16_speedup_vs_torch_bf16_autocast"] = ours16 / ref16
-        out["bf16_over_fp32"] = ours16 / ours
+        ratios.update(bf16_speedup_vs_torch_fp32=("gnn_bf16", "torch"),
+                      bf16_speedup_vs_torch_bf16_autocast=("gnn_bf16", "torch_bf16_autocast"),
+                      bf16_over_fp32=("gnn_bf16", "gnn"))
+    for key, (a, b) in ratios.items():
+        out[key] = median[a] / median[b]
+    if args.repeats > 1:
+        # The program JSONs above are the last round's; the rates of every round and each round's ratios here.
+        out["repeats"] = args.repeats
+        out["real_graphs_per_s_by_round"] = rates
+        out["ratios_by_round"] = {key: [x / y for x, y in zip(rates[a], rates[b])] for key, (a, b) in ratios.items()}
     if args.anchor is not None:
         out["anchor_applies"], out["anchor_source"], anchor = True, "--anchor", args.anchor
     else:
