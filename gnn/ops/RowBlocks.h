@@ -22,10 +22,12 @@ template <class T>
 constexpr int64_t kPanelRows =
     std::is_same_v<T, float> ? kernels::kGemmPanelRows : int64_t{Eigen::internal::gebp_traits<T, T>::mr};
 
-// Row block for products: about `target` rows (256: where the float32 kernels run near their peak), at least
-// kGrainWork multiply-adds, but small enough for 8 blocks when the output has few rows. It depends only on the
-// shapes.
-inline int64_t rowBlock(int64_t m, int64_t k, int64_t n, int64_t target = 256) {
+// Rows a product's row block aims at: where the float32 kernels run near their peak.
+constexpr int64_t kBlockRows = 256;
+
+// Row block for products: about `target` rows, at least kGrainWork multiply-adds, but small enough for 8 blocks
+// when the output has few rows. It depends only on the shapes.
+inline int64_t rowBlock(int64_t m, int64_t k, int64_t n, int64_t target = kBlockRows) {
   auto up32 = [](int64_t v) { return std::max<int64_t>(32, (v + 31) / 32 * 32); };
   int64_t byWork = up32(grainFor(k * n, 1));
   int64_t forEight = up32((m + 7) / 8);
@@ -40,7 +42,7 @@ inline int64_t rowBlock(int64_t m, int64_t k, int64_t n, int64_t target = 256) {
 template <class T>
 class RowBlocks {
  public:
-  RowBlocks(int64_t m, int64_t k, int64_t n, int64_t target = 256)
+  RowBlocks(int64_t m, int64_t k, int64_t n, int64_t target = kBlockRows)
       : m_(m), panels_((m + kPanelRows<T> - 1) / kPanelRows<T>) {
     const int64_t rows = rowBlock(m, k, n, target);
     const int64_t want = (m + rows - 1) / rows;
