@@ -36,10 +36,10 @@ class OneThread {
   int previous_;
 };
 
-// The depth cut into equal chunks of at most kGemmDepthChunk: f(k0, k) for each, in order.
+// The depth cut into equal chunks of at most maxChunk: f(k0, k) for each, in order.
 template <class F>
-void forDepthChunks(int64_t K, F&& f) {
-  const int64_t chunks = std::max<int64_t>(1, (K + kGemmDepthChunk - 1) / kGemmDepthChunk);
+void forDepthChunks(int64_t K, int64_t maxChunk, F&& f) {
+  const int64_t chunks = std::max<int64_t>(1, (K + maxChunk - 1) / maxChunk);
   const int64_t chunk = (K + chunks - 1) / chunks;
   for (int64_t k0 = 0; k0 < K; k0 += chunk) f(k0, std::min(chunk, K - k0));
   if (K == 0) f(0, 0);
@@ -120,7 +120,7 @@ void gemmF32(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const fl
              const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
   if (sumOverNothing(M, N, K, C, ldc, accumulate)) return;
   OneThread one;
-  forDepthChunks(K, [&](int64_t k0, int64_t k) {
+  forDepthChunks(K, kGemmDepthChunk, [&](int64_t k0, int64_t k) {
     const float* a = transA ? A + k0 * lda : A + k0;
     const float* b = transB ? B + k0 : B + k0 * ldb;
     const float beta = accumulate || k0 > 0 ? 1.0f : 0.0f;
@@ -150,7 +150,7 @@ void gemmBf16(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const u
   }
   OneThread one;
   thread_local dnnl::stream stream(cpuEngine());
-  forDepthChunks(K, [&](int64_t k0, int64_t k) {
+  forDepthChunks(K, kGemmDepthChunkBf16, [&](int64_t k0, int64_t k) {
     const uint16_t* a = transA ? A + k0 * lda : A + k0;
     const uint16_t* b = transB ? B + k0 : B + k0 * ldb;
     const bool acc = accumulate || k0 > 0;
