@@ -2,6 +2,7 @@
 """SchNet speed: qm7_schnet against a plain-PyTorch SchNet with PyTorch Geometric's defaults, one run.
 
   /usr/bin/python3 bench/schnet_vs_torch.py [--build build/release] [--data FILE] [--limit 1024] [--threads 2] [--bf16]
+      [--repeats N]
 
 Runs, one after the other (never side by side, so they do not compete for cores):
   1. ours: qm7_schnet --limit N --batch-size B --epochs E --json --threads T
@@ -19,7 +20,9 @@ and prints one JSON object: both results, the machine, OPENBLAS_CORETYPE, and th
 With --bf16, also (same run, after those) ours with --precision bf16 and the reference under
 torch.autocast('cpu', dtype=torch.bfloat16), and the ratios
   bf16_speedup_train_vs_torch_fp32, bf16_speedup_train_vs_torch_bf16_autocast (and _infer_ alike)
-(--ours-json covers only the float32 run). A one-line summary goes to stderr. The reference trains on all N molecules each epoch; if ours trains on a
+(--ours-json covers only the float32 run). With --repeats N every program runs in N rounds (each round runs
+every program once, so a drift of the machine's speed hits all alike) and the ratios come from the medians of
+the rounds' rates; the rounds' rates and ratios are in the JSON beside them. A one-line summary goes to stderr. The reference trains on all N molecules each epoch; if ours trains on a
 split of them, the rates (per molecule) still compare, and the JSON shows both counts.
 The reference is Debian's python3-torch on OpenBLAS, with OpenBLAS's kernel named for this CPU (see
 benchutil.reference_env). --ours-json FILE takes our figures from FILE (the JSON object qm7_schnet --json
@@ -30,6 +33,7 @@ bad; no bar is checked here.
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 
@@ -76,13 +80,15 @@ def main():
     p.add_argument("--ours-json", metavar="FILE", help="our figures from FILE instead of running qm7_schnet")
     p.add_argument("--bf16", action="store_true",
                    help="also ours with --precision bf16 and the reference under torch.autocast bf16 (same run)")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="run every program in N rounds; ratios from the rounds' medians (default: 1)")
     p.add_argument("--npz", metavar="FILE", help="an existing .npz (pos, z, y) of the same molecules, instead of "
                    "building one")
     args = p.parse_args()
     cores = len(os.sched_getaffinity(0))
     if args.threads < 1 or args.threads > cores:
         p.error(f"--threads {args.threads}: must be between 1 and {cores} (the machine's cores)")
-    for name in ("limit", "epochs", "batch_size"):
+    for name in ("limit", "epochs", "batch_size", "repeats"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} {getattr(args, name)}: must be at least 1")
     if args.steps < 0:
@@ -106,14 +112,15 @@ def main():
                batch_size=args.batch_size)
     env = reference_env()
     out["openblas_coretype"] = env.get("OPENBLAS_CORETYPE")
+    runs = ["gnn", "torch"] + (["gnn_bf16", "torch_bf16_autocast"] if args.bf16 else [])
+    keys = ("train_molecules_per_s", "infer_molecules_per_s")
+    rates = {name: {key: [] for key in keys} for name in runs}
     if args.ours_json is not None:
-        out["gnn"], out["gnn_source"] = read_ours(args.ours_json), os.path.abspath(args.ours_json)
+        out["gnn_source"] = os.path.abspath(args.ours_json)
     else:
-        out["gnn"], out["gnn_wall_s"] = run_json(ours_command(ours_bin, args), env)
         out["gnn_source"] = " ".join(ours_command(ours_bin, args))
-    for key in ("train_molecules_per_s", "infer_molecules_per_s"):
-        if not isinstance(out["gnn"].get(key), (int, float)) or not out["gnn"][key] > 0:
-            fail(f"our figures ({out['gnn_source']}) have no positive '{key}'")
+    if args.bf16 and not os.access(ours_bin, os.X_OK):
+        fail(f"--bf16 runs {ours_bin}, which is not built", code=1)
     with tempfile.TemporaryDirectory() as tmp:
         npz = args.npz
         if npz is None:
@@ -126,12 +133,20 @@ def main():
         ref = [args.python, REFERENCE, "--npz", npz, "--target", args.target_col, "--limit", str(args.limit),
                "--threads", str(args.threads), "--epochs", str(args.epochs), "--batch-size", str(args.batch_size),
                "--steps", str(args.steps)]
-        out["torch"], out["torch_wall_s"] = run_json(ref, env)
-        if args.bf16:
-            if not os.access(ours_bin, os.X_OK):
-                fail(f"--bf16 runs {ours_bin}, which is not built", code=1)
-            out["gnn_bf16"], _ = run_json(ours_command(ours_bin, args) + ["--precision", "bf16"], env)
-            out["torch_bf16_autocast"], _ = run_json(ref + ["--autocast", "bf16"], env)
+        commands = {"gnn": ours_command(ours_bin, args), "torch": ref,
+                    "gnn_bf16": ours_command(ours_bin, args) + ["--precision", "bf16"],
+                    "torch_bf16_autocast": ref + ["--autocast", "bf16"]}
+        # Round by round, every program once per round: a drift of the machine's speed hits all of them alike.
+        for _ in range(args.repeats):
+            for name in runs:
+                if name == "gnn" and args.ours_json is not None:
+                    out["gnn"] = read_ours(args.ours_json)
+                else:
+                    out[name], out[f"{name}_wall_s"] = run_json(commands[name], env)
+                for key in keys:
+                    if not isinstance(out[name].get(key), (int, float)) or not out[name][key] > 0:
+                        fail(f"the figures of {name} ({' '.join(commands[name])}) have no positive '{key}'")
+                    rates[name][key].append(out[name][key])
     warn_if_busy(out["machine"])
     ours, torch_ = out["gnn"], out["torch"]
     if torch_["molecules"] != args.limit:
@@ -143,9 +158,25 @@ def main():
     if "parameters" in ours and ours["parameters"] != torch_["parameters"]:
         print(f"schnet_vs_torch: note: parameter counts differ ({ours['parameters']} ours, "
               f"{torch_['parameters']} the reference's)", file=sys.stderr)
-    out["speedup_train_vs_torch"] = ours["train_molecules_per_s"] / torch_["train_molecules_per_s"]
-    out["speedup_infer_vs_torch"] = ours["infer_molecules_per_s"] / torch_["infer_molecules_per_s"]
-    summary16 = bf16_ratios(out, "molecules") if args.bf16 else None
+    # The rates of every run: the medians of the rounds (with one round, the run's own).
+    median = {name: {key: statistics.median(v) for key, v in r.items()} for name, r in rates.items()}
+    out["speedup_train_vs_torch"] = median["gnn"][keys[0]] / median["torch"][keys[0]]
+    out["speedup_infer_vs_torch"] = median["gnn"][keys[1]] / median["torch"][keys[1]]
+    summary16 = None
+    if args.bf16:
+        ratios16 = dict(gnn_bf16=median["gnn_bf16"], torch=median["torch"],
+                        torch_bf16_autocast=median["torch_bf16_autocast"])
+        summary16 = bf16_ratios(ratios16, "molecules")
+        out.update({k: v for k, v in ratios16.items() if k.startswith("bf16_")})
+    if args.repeats > 1:
+        # The program JSONs above are the last round's; every round's rates and ratios here.
+        out["repeats"] = args.repeats
+        out["median_molecules_per_s"] = median
+        out["molecules_per_s_by_round"] = rates
+        out["speedup_train_vs_torch_by_round"] = [a / b for a, b in zip(rates["gnn"][keys[0]], rates["torch"][keys[0]])]
+        if args.bf16:
+            out["bf16_speedup_train_vs_torch_fp32_by_round"] = [
+                a / b for a, b in zip(rates["gnn_bf16"][keys[0]], rates["torch"][keys[0]])]
     # How close our step comes to the machine: its ops' FLOPs per second (from --profile) beside a plain GEMM
     # measured now.
     out["gnn_step_gflops"] = step_gflops(ours)
@@ -153,9 +184,11 @@ def main():
     if out["gnn_step_gflops"] and out["gemm_peak_gflops"]:
         out["step_share_of_gemm_peak"] = out["gnn_step_gflops"] / out["gemm_peak_gflops"]
     print(json.dumps(out, indent=1))
-    print(f"schnet_vs_torch: training {ours['train_molecules_per_s']:.1f} vs {torch_['train_molecules_per_s']:.1f} "
-          f"molecules/s ({out['speedup_train_vs_torch']:.2f}x), inference {ours['infer_molecules_per_s']:.1f} vs "
-          f"{torch_['infer_molecules_per_s']:.1f} molecules/s ({out['speedup_infer_vs_torch']:.2f}x)", file=sys.stderr)
+    m, mt = median["gnn"], median["torch"]
+    rounds = f" (medians of {args.repeats} rounds)" if args.repeats > 1 else ""
+    print(f"schnet_vs_torch: training {m[keys[0]]:.1f} vs {mt[keys[0]]:.1f} molecules/s "
+          f"({out['speedup_train_vs_torch']:.2f}x), inference {m[keys[1]]:.1f} vs {mt[keys[1]]:.1f} molecules/s "
+          f"({out['speedup_infer_vs_torch']:.2f}x){rounds}", file=sys.stderr)
     if summary16:
         print(f"schnet_vs_torch: {summary16}", file=sys.stderr)
 
