@@ -12,4 +12,5 @@ configure_package_config_file(cmake/gnnConfig.cmake.in "${PROJECT_BINARY_DIR}/gn
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/gnnConfigVersion.cmake" COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/gnnConfig.cmake" "${PROJECT_BINARY_DIR}/gnnConfigVersion.cmake"
               cmake/FindRDKit.cmake cmake/FindMETIS.cmake cmake/FindDNNL.cmake
+              cmake/FindLIBXSMM.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gnn)

@@ -9,7 +9,7 @@ packages=(
   # build
   build-essential cmake git pkg-config ca-certificates
   libeigen3-dev libboost-program-options-dev zlib1g-dev nlohmann-json3-dev
-  librdkit-dev libmetis-dev libdnnl-dev
+  librdkit-dev libmetis-dev libdnnl-dev libxsmm-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # Python references in bench/ (run with /usr/bin/python3)

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <libxsmm.h>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <stdexcept>
 #include <tuple>
@@ -114,11 +115,36 @@ bool sumOverNothing(int64_t M, int64_t N, int64_t K, float* C, int64_t ldc, bool
   return true;
 }
 
+// Row-major C = A B (neither stored transposed) through libxsmm: column-major C^T = B^T A^T, so libxsmm's m is
+// N, its n is M and B its first operand. The depth in kGemmDepthChunk chunks as oneDNN's calls have it. False,
+// with C untouched, when libxsmm has no kernel for a chunk's shape.
+bool xsmmF32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+             int64_t ldc, bool accumulate) {
+  struct Call {
+    libxsmm_smmfunction f;
+    int64_t k0;
+  };
+  std::vector<Call> calls;
+  bool ok = true;
+  forDepthChunks(K, kGemmDepthChunk, [&](int64_t k0, int64_t k) {
+    const libxsmm_blasint m = N, n = M, depth = k, la = ldb, lb = lda, lc = ldc;
+    const float alpha = 1.0f, beta = accumulate || k0 > 0 ? 1.0f : 0.0f;
+    const int flags = LIBXSMM_GEMM_FLAGS('N', 'N'), prefetch = LIBXSMM_PREFETCH_NONE;
+    const libxsmm_smmfunction f = libxsmm_smmdispatch(m, n, depth, &la, &lb, &lc, &alpha, &beta, &flags, &prefetch);
+    ok = ok && f != nullptr;
+    calls.push_back({f, k0});
+  });
+  if (!ok) return false;
+  for (const Call& c : calls) c.f(B + c.k0 * ldb, A + c.k0, C);
+  return true;
+}
+
 }  // namespace
 
 void gemmF32(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
              const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
   if (sumOverNothing(M, N, K, C, ldc, accumulate)) return;
+  if (!transA && !transB && xsmmF32(M, N, K, A, lda, B, ldb, C, ldc, accumulate)) return;
   OneThread one;
   forDepthChunks(K, kGemmDepthChunk, [&](int64_t k0, int64_t k) {
     const float* a = transA ? A + k0 * lda : A + k0;
@@ -179,6 +205,11 @@ bool bf16Supported() {
 bool bf16Native() {
   const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
   return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
+std::string plainGemmTarget() {
+  const char* arch = libxsmm_get_target_arch();
+  return arch ? arch : "none";
 }
 
 std::string gemmIsa() {

@@ -1,7 +1,8 @@
 // Single-threaded GEMM kernels behind the products of gnn/ops (matmul, matmulNT, linear): float32 through
-// oneDNN's JIT sgemm, and bfloat16 inputs with float32 accumulation through oneDNN's matmul. oneDNN picks
-// its kernels for the CPU it runs on (AVX2, AVX-512, AVX512_BF16, AMX), so a portable build reaches the same
-// speed as a -march=native one. The ops split rows into blocks fixed by the shapes and call these kernels
+// libxsmm's JIT kernels when neither operand is stored transposed (C = A B; 5-17% faster than oneDNN on one core
+// at SchNet's and GIN's shapes, docs/core.md) and oneDNN's JIT sgemm otherwise, and bfloat16 inputs with float32
+// accumulation through oneDNN's matmul. Both libraries generate their kernels for the CPU they run on (AVX2,
+// AVX-512, AVX512_BF16, AMX), so a portable build reaches the same speed as a -march=native one. The ops split rows into blocks fixed by the shapes and call these kernels
 // from their own threads: a kernel never starts threads of its own (see Gemm.cpp).
 //
 // Row stability. A row of C must come out with the same bits wherever it sits and however many rows the
@@ -51,5 +52,7 @@ bool bf16Supported();
 bool bf16Native();
 /// The instruction set oneDNN's kernels use on this CPU ("avx512_core_bf16", "avx2", ...), for reports.
 std::string gemmIsa();
+/// The target libxsmm generates the float32 kernels of plain layouts for ("skx", "cpx", "hsw", ...).
+std::string plainGemmTarget();
 
 }  // namespace gnn::kernels

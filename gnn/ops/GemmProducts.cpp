@@ -69,6 +69,22 @@ void gemmRows(float* C, int64_t M, int64_t N, int64_t K, const float* A, bool tr
     b16.resize(static_cast<size_t>(bRows * bCols));
     kernels::toBf16Rows(B, bRows, bCols, ldb, b16.data());
   }
+  // float32 with B stored [N, K] (linear's weight): B transposed once here, for all blocks, to [K, N]: the
+  // kernels without a transposed operand are the faster ones (gnn/kernels/Gemm.h).
+  std::vector<float> bT;
+  if (!bf16 && transB && !transA) {
+    bT.resize(static_cast<size_t>(K * N));
+    // In 16 x 16 tiles: the strided side of a tile stays within 16 cache lines.
+    for (int64_t n0 = 0; n0 < N; n0 += 16)
+      for (int64_t k0 = 0; k0 < K; k0 += 16) {
+        const int64_t n1 = std::min(N, n0 + 16), k1 = std::min(K, k0 + 16);
+        for (int64_t k = k0; k < k1; ++k)
+          for (int64_t n = n0; n < n1; ++n) bT[static_cast<size_t>(k * N + n)] = B[n * ldb + k];
+      }
+    B = bT.data();
+    ldb = N;
+    transB = false;
+  }
   RowBlocks<float>(M, K, N, bf16 ? kBf16BlockRows : kBlockRows).forEach([&](int64_t b, int64_t e) {
     if (e <= b) return;
     const int64_t whole = b + (e - b) / panel * panel;

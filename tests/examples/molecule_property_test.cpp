@@ -100,7 +100,11 @@ TEST_F(MoleculeProperty, NanLossStopsWithTheBatchLinesAndKeepsTheLastGoodState) 
   const std::string ckpt = (dir_ / "last_good.ckpt").string();
   Result r = run("--limit 600 --epochs 2 --threads 2 --lr 1e37 --save " + ckpt);
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("the loss is nan at epoch 1, step "), std::string::npos) << r.out;
+  // Which non-finite value the overflowing weights give (nan, or inf from a product that overflowed without an
+  // inf - inf after it) depends on the GEMM kernels' order of operations; either stops the run.
+  const bool nan = r.out.find("the loss is nan at epoch 1, step ") != std::string::npos;
+  const bool inf = r.out.find("the loss is inf at epoch 1, step ") != std::string::npos;
+  EXPECT_TRUE(nan || inf) << r.out;
   EXPECT_NE(r.out.find("data.csv.gz lines "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("is saved in " + ckpt), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(ckpt));

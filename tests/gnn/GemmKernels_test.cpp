@@ -167,6 +167,13 @@ TEST(GemmKernels, LinearRoundsEachInputOnceWithTheBitsOfRoundingPerProduct) {
 TEST(GemmKernels, ReportsTheInstructionSet) {
   const std::string isa = kernels::gemmIsa();
   EXPECT_FALSE(isa.empty());
+  // libxsmm names the target of its JIT kernels; "generic" or "none" would mean no JIT (oneDNN does the work).
+  const std::string plain = kernels::plainGemmTarget();
+  EXPECT_FALSE(plain.empty());
+  if (isa.rfind("avx", 0) == 0) {
+    EXPECT_NE(plain, "none");
+    EXPECT_NE(plain, "generic");
+  }
   if (kernels::bf16Native()) {
     EXPECT_TRUE(kernels::bf16Supported());
   }
