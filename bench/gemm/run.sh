@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs bench/gemm/gemm_libraries.cpp against Debian's OpenBLAS, oneDNN and BLIS (not dependencies of
-# gnn: installed here when missing) and the release build's gnn_core (for gnn's own op).
+# gnn: installed here when missing) and the release build's gnn_core (for gnn's own op; it links libxsmm, whose
+# BLAS fallback resolves to OpenBLAS here).
 #
 #   bench/gemm/run.sh [M] [D] [THREADS] [ROUNDS]       # default 2007 300 2 5: GIN 5x300, batch of 128 molecules
 #
@@ -9,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${GNN_BUILD:-build/release}
-for p in libopenblas-dev libdnnl-dev libblis-dev; do
+for p in libopenblas-dev libdnnl-dev libblis-dev libxsmm-dev; do
   dpkg -s "$p" >/dev/null 2>&1 || sudo_apt="${sudo_apt:-} $p"
 done
 if [ -n "${sudo_apt:-}" ]; then
@@ -20,6 +21,6 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 g++ -std=c++17 -O3 -march=native -fopenmp -I. -I/usr/include/eigen3 \
   -I/usr/include/x86_64-linux-gnu/openblas-pthread bench/gemm/gemm_libraries.cpp \
-  "$build/gnn/libgnn_core.a" -L/usr/lib/x86_64-linux-gnu/openblas-pthread -lopenblas -ldnnl \
+  "$build/gnn/libgnn_core.a" -lxsmm -L/usr/lib/x86_64-linux-gnu/openblas-pthread -lopenblas -ldnnl -ldl \
   /usr/lib/x86_64-linux-gnu/blis-openmp/libblis.so.4 -o "$out/gemm_libraries"
 env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=SkylakeX OMP_PROC_BIND=false "$out/gemm_libraries" "$@"

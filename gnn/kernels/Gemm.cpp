@@ -144,7 +144,7 @@ bool xsmmF32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const
 void gemmF32(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
              const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
   if (sumOverNothing(M, N, K, C, ldc, accumulate)) return;
-  if (!transA && !transB && xsmmF32(M, N, K, A, lda, B, ldb, C, ldc, accumulate)) return;
+  if (!transA && !transB && plainLayoutFaster(N) && xsmmF32(M, N, K, A, lda, B, ldb, C, ldc, accumulate)) return;
   OneThread one;
   forDepthChunks(K, kGemmDepthChunk, [&](int64_t k0, int64_t k) {
     const float* a = transA ? A + k0 * lda : A + k0;
@@ -206,6 +206,8 @@ bool bf16Native() {
   const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
   return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
+
+bool plainLayoutFaster(int64_t N) { return N > 1; }
 
 std::string plainGemmTarget() {
   const char* arch = libxsmm_get_target_arch();

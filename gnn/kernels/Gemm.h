@@ -35,6 +35,11 @@ constexpr int64_t kGemmDepthChunkBf16 = 1024;
 void gemmF32(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
              const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate);
 
+/// True when gemmF32 runs C = A B (neither operand stored transposed) on a faster kernel than C = A B^T, for an
+/// output N columns wide: the ops then store B as [K, N] first (GemmProducts.cpp). libxsmm's kernels of one output
+/// column are scalar (15 against oneDNN's 52 GFLOP/s at 256 x 300 x 1), so those stay on oneDNN.
+bool plainLayoutFaster(int64_t N);
+
 /// The same with bfloat16 inputs (the upper 16 bits of a float32, gnn/kernels/BFloat16.h) and float32 output
 /// and accumulation. Without native bfloat16 dot products oneDNN emulates them on AVX-512; below AVX-512 the
 /// inputs go through the float32 kernel (slower; the same products, summed in another order).

@@ -72,7 +72,7 @@ void gemmRows(float* C, int64_t M, int64_t N, int64_t K, const float* A, bool tr
   // float32 with B stored [N, K] (linear's weight): B transposed once here, for all blocks, to [K, N]: the
   // kernels without a transposed operand are the faster ones (gnn/kernels/Gemm.h).
   std::vector<float> bT;
-  if (!bf16 && transB && !transA) {
+  if (!bf16 && transB && !transA && kernels::plainLayoutFaster(N)) {
     bT.resize(static_cast<size_t>(K * N));
     // In 16 x 16 tiles: the strided side of a tile stays within 16 cache lines.
     for (int64_t n0 = 0; n0 < N; n0 += 16)
