@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "gnn/CpuClones.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
 #include "gnn/ops/GatherMultiplySum.h"
@@ -239,7 +240,6 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
     const int64_t F = X.dim(1);
     Tensor Y = Tensor::empty({numNodes, F}, X.dtype());
     auto xm = X.matrix<T>();
-    auto am = A.matrix<T>();
     auto ym = Y.matrix<T>();
     // The backward needs only where each message's pre-activation is positive: one byte per element instead of
     // keeping x and the [E, F] edge features alive (a quarter of the edge features' bytes, and x is freed).
@@ -248,19 +248,33 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
     uint8_t* pos = keep ? Positive.data<uint8_t>() : nullptr;
     // Per target node, its messages in edge order starting from 0: the rounding of scatterSum of the messages.
     parallelFor(numNodes, grainFor(std::max<int64_t>(1, E / std::max<int64_t>(numNodes, 1)) * F),
-                [&](int64_t b, int64_t e) {
+                [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+                  // Plain loops (not Eigen's row expressions, whose vector width is fixed when the library is
+                  // compiled), so that the clones of a portable build run them with the CPU's widest vectors.
+                  const T* __restrict xp = X.data<T>();
+                  const T* __restrict ap = A.data<T>();
                   for (int64_t i = b; i < e; ++i) {
-                    auto o = ym.row(i);
-                    o.setZero();
+                    T* __restrict o = ym.row(i).data();
+                    for (int64_t j = 0; j < F; ++j) o[j] = T(0);
                     for (int64_t k = byDst.ptr[i]; k < byDst.ptr[i + 1]; ++k) {
-                      int64_t edge = byDst.perm[k];
-                      auto pre = (xm.row(src[edge]) + am.row(edge)).array();
-                      o.array() += (pre > T(0)).select(pre, T(0));  // relu(x) = x > 0 ? x : 0
-                      if (pos)
-                        Eigen::Map<Eigen::Array<uint8_t, 1, Eigen::Dynamic>>(pos + edge * F, F) =
-                            (pre > T(0)).template cast<uint8_t>();
+                      const int64_t edge = byDst.perm[k];
+                      const T* __restrict xs = xp + src[edge] * F;
+                      const T* __restrict ae = ap + edge * F;
+                      if (pos) {
+                        uint8_t* __restrict pe = pos + edge * F;
+                        for (int64_t j = 0; j < F; ++j) {
+                          const T pre = xs[j] + ae[j];
+                          o[j] += pre > T(0) ? pre : T(0);  // relu(x) = x > 0 ? x : 0
+                          pe[j] = pre > T(0);
+                        }
+                      } else {
+                        for (int64_t j = 0; j < F; ++j) {
+                          const T pre = xs[j] + ae[j];
+                          o[j] += pre > T(0) ? pre : T(0);
+                        }
+                      }
                     }
-                    if (selfWeight != 0) o += static_cast<T>(selfWeight) * xm.row(i);  // after the sum, as add()
+                    if (selfWeight != 0) ym.row(i) += static_cast<T>(selfWeight) * xm.row(i);  // after the sum, as add()
                   }
                 });
     const int64_t elem = static_cast<int64_t>(sizeof(T));
@@ -279,11 +293,13 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
           Tensor GM = Tensor::empty({E, F}, gy.dtype());
           auto gm = GM.matrix<T>();
           auto go = gy.matrix<T>();
-          parallelFor(E, grainFor(F), [&](int64_t b, int64_t e) {
-            for (int64_t edge = b; edge < e; ++edge)
-              gm.row(edge) = (Eigen::Map<const Eigen::Array<uint8_t, 1, Eigen::Dynamic>>(positive + edge * F, F) != 0)
-                                 .select(go.row(dst[edge]).array(), T(0))
-                                 .matrix();
+          parallelFor(E, grainFor(F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+            for (int64_t edge = b; edge < e; ++edge) {
+              const uint8_t* __restrict p = positive + edge * F;
+              const T* __restrict g = go.row(dst[edge]).data();
+              T* __restrict m = gm.row(edge).data();
+              for (int64_t j = 0; j < F; ++j) m[j] = p[j] != 0 ? g[j] : T(0);
+            }
           });
           if (in[0].requiresGrad()) {
             IndexPlan bySrc = planFor(saved[1], numX);
@@ -619,7 +635,7 @@ constexpr int kSpmmPrefetch = 8;
 // One row block of out = A x with the feature width fixed at compile time (the compiler then keeps a row of out
 // in registers, vectorised along the features).
 template <class T, int W>
-void spmmRows(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t b, int64_t e) {
+GNN_CPU_CLONES void spmmRows(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t b, int64_t e) {
   using Row = Eigen::Matrix<T, 1, W>;
   for (int64_t i = b; i < e; ++i) {
     Row acc = Row::Zero();
@@ -638,7 +654,7 @@ void spmmRows(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* 
 // x's row is read once per group of strips. The earlier scalar loop over F kept the row in memory (a load and a
 // store per term).
 template <class T, int S, int G>
-void spmmStrips(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t F, int64_t b,
+GNN_CPU_CLONES void spmmStrips(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t F, int64_t b,
                 int64_t e) {
   using Row = Eigen::Matrix<T, 1, S>;
   const int64_t strips = (F + S - 1) / S;

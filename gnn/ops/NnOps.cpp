@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "gnn/CpuClones.h"
 #include "gnn/Ops.h"
 #include "gnn/Parallel.h"
 #include "gnn/ops/OpLoops.h"
@@ -91,7 +92,7 @@ Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma,
     const T count = static_cast<T>(F);
     // Plain loops with lane sums (gnn/ops/OpLoops.h): a row's bits depend on its values and F, not on where
     // it sits in the batch.
-    parallelFor(M, rowChunk(M, F), [&](int64_t b, int64_t e) {
+    parallelFor(M, rowChunk(M, F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       for (int64_t i = b; i < e; ++i) {
         const T* __restrict xr = xp + i * F;
         T* __restrict yr = yp + i * F;
@@ -130,7 +131,7 @@ Variable layerNormImpl(const char* op, const Variable& x, const Variable& gamma,
       const int64_t chunks = (M + chunk - 1) / chunk;
       Tensor partial = needParams ? Tensor({std::max<int64_t>(chunks, 1), 2 * F}, X.dtype()) : Tensor();
       T* partials = needParams ? partial.data<T>() : nullptr;
-      parallelFor(M, chunk, [&](int64_t b, int64_t e) {
+      parallelFor(M, chunk, [&](int64_t b, int64_t e) GNN_CPU_CLONES {
         T* pg = needParams ? partials + (b / chunk) * 2 * F : nullptr;
         T* pb = needParams ? pg + F : nullptr;
         // Row scratch: x_hat, the output gradient (through the ReLU's mask) and its product with gamma.
@@ -210,11 +211,15 @@ Variable embeddingBag(const Variable& weight, const Tensor& index) {
     Tensor Y = Tensor::empty({N, D}, W.dtype());
     auto wm = W.matrix<T>();
     auto ym = Y.matrix<T>();
-    parallelFor(N, grainFor(C * D), [&](int64_t b, int64_t e) {
+    parallelFor(N, grainFor(C * D), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+      // A plain loop: its clones run with the CPU's widest vectors in a portable build (gnn/CpuClones.h).
       for (int64_t i = b; i < e; ++i) {
-        auto o = ym.row(i);
-        o.setZero();  // 0 + w: the same rounding as a segment sum of gathered rows
-        for (int64_t k = 0; k < C; ++k) o += wm.row(idx[i * C + k]);
+        T* __restrict o = ym.row(i).data();
+        for (int64_t j = 0; j < D; ++j) o[j] = T(0);  // 0 + w: the same rounding as a segment sum of gathered rows
+        for (int64_t k = 0; k < C; ++k) {
+          const T* __restrict w = wm.row(idx[i * C + k]).data();
+          for (int64_t j = 0; j < D; ++j) o[j] += w[j];
+        }
       }
     });
     const int64_t elem = static_cast<int64_t>(sizeof(T));
@@ -236,7 +241,7 @@ Variable embeddingBag(const Variable& weight, const Tensor& index) {
       const int64_t threads = std::max(1, numThreads());
       const int64_t fits = std::max<int64_t>(16, (int64_t{1} << 16) / std::max<int64_t>(V, 1) / 16 * 16);
       const int64_t width = std::min(fits, std::max<int64_t>(32, ((D + threads - 1) / threads + 15) / 16 * 16));
-      parallelFor(D, width, [&](int64_t b, int64_t e) {
+      parallelFor(D, width, [&](int64_t b, int64_t e) GNN_CPU_CLONES {
         const int64_t w = e - b;
         std::vector<T> acc(static_cast<size_t>(V * w), T(0));
         for (int64_t i = 0; i < rows; ++i) {

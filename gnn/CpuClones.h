@@ -1,0 +1,18 @@
+// GNN_CPU_CLONES: a function (or lambda) compiled for several x86-64 levels, the one for the running CPU chosen
+// when the program loads (GCC's function multiversioning, target_clones). The products pick their kernels at
+// run time (gnn/kernels/Gemm.h); the memory-bound row loops of the ops are plain C++ that the compiler vectorises,
+// and a build without -march=native (GNN_NATIVE off, what a package gets) would run them on SSE2 only: GIN's
+// layerNormRelu 11x and reluMessageSum 8x slower than the native build (bench_core_ops), the GIN step 0.77x.
+// With the clones those loops run with AVX-512 (x86-64-v4) or AVX2 (x86-64-v3) where the CPU has them.
+// Empty when the build's own target has AVX2 already (-march=native), under clang (no clones of lambdas) and
+// under the sanitizers (speed does not matter there). Loops in clones write products that feed sums through
+// ops::mulAdd, which is a * b + c without FMA at compile time: portable builds compile with -ffp-contract=off
+// (cmake/GNNWarnings.cmake), so that a clone with FMA never fuses it in one place and not in another.
+#pragma once
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__AVX2__) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define GNN_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define GNN_CPU_CLONES
+#endif
