@@ -116,26 +116,27 @@ bool sumOverNothing(int64_t M, int64_t N, int64_t K, float* C, int64_t ldc, bool
 }
 
 // Row-major C = A B (neither stored transposed) through libxsmm: column-major C^T = B^T A^T, so libxsmm's m is
-// N, its n is M and B its first operand. The depth in kGemmDepthChunk chunks as oneDNN's calls have it. False,
-// with C untouched, when libxsmm has no kernel for a chunk's shape.
+// N, its n is M and B its first operand. The depth in kGemmDepthChunk chunks as oneDNN's calls have it (equal
+// chunks but the last: at most three kernels, dispatched before any runs). False, with C untouched, when libxsmm
+// has no kernel for one of them.
 bool xsmmF32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
              int64_t ldc, bool accumulate) {
-  struct Call {
-    libxsmm_smmfunction f;
-    int64_t k0;
-  };
-  std::vector<Call> calls;
-  bool ok = true;
-  forDepthChunks(K, kGemmDepthChunk, [&](int64_t k0, int64_t k) {
-    const libxsmm_blasint m = N, n = M, depth = k, la = ldb, lb = lda, lc = ldc;
-    const float alpha = 1.0f, beta = accumulate || k0 > 0 ? 1.0f : 0.0f;
+  const int64_t chunks = std::max<int64_t>(1, (K + kGemmDepthChunk - 1) / kGemmDepthChunk);
+  const int64_t chunk = (K + chunks - 1) / chunks, last = K - (chunks - 1) * chunk;
+  auto kernel = [&](int64_t depth, bool sum) {
+    const libxsmm_blasint m = N, n = M, k = depth, la = ldb, lb = lda, lc = ldc;
+    const float alpha = 1.0f, beta = sum ? 1.0f : 0.0f;
     const int flags = LIBXSMM_GEMM_FLAGS('N', 'N'), prefetch = LIBXSMM_PREFETCH_NONE;
-    const libxsmm_smmfunction f = libxsmm_smmdispatch(m, n, depth, &la, &lb, &lc, &alpha, &beta, &flags, &prefetch);
-    ok = ok && f != nullptr;
-    calls.push_back({f, k0});
-  });
-  if (!ok) return false;
-  for (const Call& c : calls) c.f(B + c.k0 * ldb, A + c.k0, C);
+    return libxsmm_smmdispatch(m, n, k, &la, &lb, &lc, &alpha, &beta, &flags, &prefetch);
+  };
+  const libxsmm_smmfunction first = kernel(chunks == 1 ? last : chunk, accumulate);
+  const libxsmm_smmfunction middle = chunks > 2 ? kernel(chunk, true) : first;
+  const libxsmm_smmfunction end = chunks > 1 ? kernel(last, true) : first;
+  if (!first || !middle || !end) return false;
+  for (int64_t c = 0; c < chunks; ++c) {
+    const libxsmm_smmfunction f = c == 0 ? first : c == chunks - 1 ? end : middle;
+    f(B + c * chunk * ldb, A + c * chunk, C);
+  }
   return true;
 }
 

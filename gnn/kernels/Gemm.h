@@ -2,8 +2,9 @@
 // libxsmm's JIT kernels when neither operand is stored transposed (C = A B; 5-17% faster than oneDNN on one core
 // at SchNet's and GIN's shapes, docs/core.md) and oneDNN's JIT sgemm otherwise, and bfloat16 inputs with float32
 // accumulation through oneDNN's matmul. Both libraries generate their kernels for the CPU they run on (AVX2,
-// AVX-512, AVX512_BF16, AMX), so a portable build reaches the same speed as a -march=native one. The ops split rows into blocks fixed by the shapes and call these kernels
-// from their own threads: a kernel never starts threads of its own (see Gemm.cpp).
+// AVX-512, AVX512_BF16, AMX), so a portable build reaches the same speed as a -march=native one. The ops split
+// rows into blocks fixed by the shapes and call these kernels from their own threads: a kernel never starts
+// threads of its own (see Gemm.cpp).
 //
 // Row stability. A row of C must come out with the same bits wherever it sits and however many rows the
 // product has, so that padding never changes a real graph's result. oneDNN promises nothing about it, and its

@@ -274,7 +274,8 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
                         }
                       }
                     }
-                    if (selfWeight != 0) ym.row(i) += static_cast<T>(selfWeight) * xm.row(i);  // after the sum, as add()
+                    // After the sum, as add() would.
+                    if (selfWeight != 0) ym.row(i) += static_cast<T>(selfWeight) * xm.row(i);
                   }
                 });
     const int64_t elem = static_cast<int64_t>(sizeof(T));
@@ -635,7 +636,8 @@ constexpr int kSpmmPrefetch = 8;
 // One row block of out = A x with the feature width fixed at compile time (the compiler then keeps a row of out
 // in registers, vectorised along the features).
 template <class T, int W>
-GNN_CPU_CLONES void spmmRows(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t b, int64_t e) {
+GNN_CPU_CLONES void spmmRows(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t b,
+                             int64_t e) {
   using Row = Eigen::Matrix<T, 1, W>;
   for (int64_t i = b; i < e; ++i) {
     Row acc = Row::Zero();
@@ -654,8 +656,8 @@ GNN_CPU_CLONES void spmmRows(const int64_t* rp, const int32_t* ci, const T* v, c
 // x's row is read once per group of strips. The earlier scalar loop over F kept the row in memory (a load and a
 // store per term).
 template <class T, int S, int G>
-GNN_CPU_CLONES void spmmStrips(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t F, int64_t b,
-                int64_t e) {
+GNN_CPU_CLONES void spmmStrips(const int64_t* rp, const int32_t* ci, const T* v, const T* xp, T* op, int64_t F,
+                               int64_t b, int64_t e) {
   using Row = Eigen::Matrix<T, 1, S>;
   const int64_t strips = (F + S - 1) / S;
   for (int64_t i = b; i < e; ++i) {
