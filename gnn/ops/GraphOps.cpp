@@ -218,6 +218,33 @@ Variable gatherRows(const Variable& x, const Tensor& index) {
   });
 }
 
+namespace {
+// reluMessageSum's row loops, with restrict-qualified parameters (GCC vectorises a loop over several pointers
+// only when it knows they do not overlap; block-scope restrict pointers it does not always honour).
+// o += relu(xs + ae), and where the pre-activation is positive into pe (when given).
+template <class T>
+inline void reluAccumulate(T* __restrict o, const T* __restrict xs, const T* __restrict ae, uint8_t* __restrict pe,
+                           int64_t F) {
+  if (pe) {
+    for (int64_t j = 0; j < F; ++j) {
+      const T pre = xs[j] + ae[j];
+      o[j] += pre > T(0) ? pre : T(0);  // relu(x) = x > 0 ? x : 0
+      pe[j] = pre > T(0);
+    }
+  } else {
+    for (int64_t j = 0; j < F; ++j) {
+      const T pre = xs[j] + ae[j];
+      o[j] += pre > T(0) ? pre : T(0);
+    }
+  }
+}
+// m = g where p is set, else 0.
+template <class T>
+inline void maskedCopy(T* __restrict m, const T* __restrict g, const uint8_t* __restrict p, int64_t F) {
+  for (int64_t j = 0; j < F; ++j) m[j] = p[j] != 0 ? g[j] : T(0);
+}
+}  // namespace
+
 Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tensor& edgeIndex, int64_t numNodes,
                         double selfWeight) {
   const Tensor &X = x.value(), &A = edgeAttr.value();
@@ -251,28 +278,14 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
                 [&](int64_t b, int64_t e) GNN_CPU_CLONES {
                   // Plain loops (not Eigen's row expressions, whose vector width is fixed when the library is
                   // compiled), so that the clones of a portable build run them with the CPU's widest vectors.
-                  const T* __restrict xp = X.data<T>();
-                  const T* __restrict ap = A.data<T>();
+                  const T* xp = X.data<T>();
+                  const T* ap = A.data<T>();
                   for (int64_t i = b; i < e; ++i) {
-                    T* __restrict o = ym.row(i).data();
+                    T* o = ym.row(i).data();
                     for (int64_t j = 0; j < F; ++j) o[j] = T(0);
                     for (int64_t k = byDst.ptr[i]; k < byDst.ptr[i + 1]; ++k) {
                       const int64_t edge = byDst.perm[k];
-                      const T* __restrict xs = xp + src[edge] * F;
-                      const T* __restrict ae = ap + edge * F;
-                      if (pos) {
-                        uint8_t* __restrict pe = pos + edge * F;
-                        for (int64_t j = 0; j < F; ++j) {
-                          const T pre = xs[j] + ae[j];
-                          o[j] += pre > T(0) ? pre : T(0);  // relu(x) = x > 0 ? x : 0
-                          pe[j] = pre > T(0);
-                        }
-                      } else {
-                        for (int64_t j = 0; j < F; ++j) {
-                          const T pre = xs[j] + ae[j];
-                          o[j] += pre > T(0) ? pre : T(0);
-                        }
-                      }
+                      reluAccumulate(o, xp + src[edge] * F, ap + edge * F, pos ? pos + edge * F : nullptr, F);
                     }
                     // After the sum, as add() would.
                     if (selfWeight != 0) ym.row(i) += static_cast<T>(selfWeight) * xm.row(i);
@@ -295,12 +308,8 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
           auto gm = GM.matrix<T>();
           auto go = gy.matrix<T>();
           parallelFor(E, grainFor(F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
-            for (int64_t edge = b; edge < e; ++edge) {
-              const uint8_t* __restrict p = positive + edge * F;
-              const T* __restrict g = go.row(dst[edge]).data();
-              T* __restrict m = gm.row(edge).data();
-              for (int64_t j = 0; j < F; ++j) m[j] = p[j] != 0 ? g[j] : T(0);
-            }
+            for (int64_t edge = b; edge < e; ++edge)
+              maskedCopy(gm.row(edge).data(), go.row(dst[edge]).data(), positive + edge * F, F);
           });
           if (in[0].requiresGrad()) {
             IndexPlan bySrc = planFor(saved[1], numX);

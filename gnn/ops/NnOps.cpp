@@ -195,6 +195,14 @@ Variable embedding(const Variable& weight, const Tensor& index) {
   return gatherRows(weight, index);
 }
 
+namespace {
+// o += w over n elements; restrict-qualified parameters, so that GCC vectorises the loop without a check.
+template <class T>
+inline void addRow(T* __restrict o, const T* __restrict w, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) o[j] += w[j];
+}
+}  // namespace
+
 Variable embeddingBag(const Variable& weight, const Tensor& index) {
   const Tensor& W = weight.value();
   GNN_CHECK_ARG(W.rank() == 2 && W.isFloating(), "embeddingBag: weight must be a float [V, D], got ",
@@ -214,12 +222,9 @@ Variable embeddingBag(const Variable& weight, const Tensor& index) {
     parallelFor(N, grainFor(C * D), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       // A plain loop: its clones run with the CPU's widest vectors in a portable build (gnn/CpuClones.h).
       for (int64_t i = b; i < e; ++i) {
-        T* __restrict o = ym.row(i).data();
+        T* o = ym.row(i).data();
         for (int64_t j = 0; j < D; ++j) o[j] = T(0);  // 0 + w: the same rounding as a segment sum of gathered rows
-        for (int64_t k = 0; k < C; ++k) {
-          const T* __restrict w = wm.row(idx[i * C + k]).data();
-          for (int64_t j = 0; j < D; ++j) o[j] += w[j];
-        }
+        for (int64_t k = 0; k < C; ++k) addRow(o, wm.row(idx[i * C + k]).data(), D);
       }
     });
     const int64_t elem = static_cast<int64_t>(sizeof(T));
