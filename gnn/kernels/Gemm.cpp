@@ -37,13 +37,20 @@ class OneThread {
   int previous_;
 };
 
-// The depth cut into equal chunks of at most maxChunk: f(k0, k) for each, in order.
+// The depth cut into `count` chunks of at most maxChunk: all of `size` but the last, `last` (count = 1 for K = 0).
+struct DepthChunks {
+  int64_t count, size, last;
+  DepthChunks(int64_t K, int64_t maxChunk)
+      : count(std::max<int64_t>(1, (K + maxChunk - 1) / maxChunk)),
+        size((K + count - 1) / count),
+        last(K - (count - 1) * size) {}
+};
+
+// f(k0, k) for each chunk of the depth, in order.
 template <class F>
 void forDepthChunks(int64_t K, int64_t maxChunk, F&& f) {
-  const int64_t chunks = std::max<int64_t>(1, (K + maxChunk - 1) / maxChunk);
-  const int64_t chunk = (K + chunks - 1) / chunks;
-  for (int64_t k0 = 0; k0 < K; k0 += chunk) f(k0, std::min(chunk, K - k0));
-  if (K == 0) f(0, 0);
+  const DepthChunks d(K, maxChunk);
+  for (int64_t c = 0; c < d.count; ++c) f(c * d.size, c == d.count - 1 ? d.last : d.size);
 }
 
 void check(dnnl_status_t s, const char* what) {
@@ -116,13 +123,13 @@ bool sumOverNothing(int64_t M, int64_t N, int64_t K, float* C, int64_t ldc, bool
 }
 
 // Row-major C = A B (neither stored transposed) through libxsmm: column-major C^T = B^T A^T, so libxsmm's m is
-// N, its n is M and B its first operand. The depth in kGemmDepthChunk chunks as oneDNN's calls have it (equal
-// chunks but the last: at most three kernels, dispatched before any runs). False, with C untouched, when libxsmm
+// N, its n is M and B its first operand. The depth in the chunks oneDNN's calls have (DepthChunks: equal chunks
+// but the last, so at most three kernels, dispatched before any runs). False, with C untouched, when libxsmm
 // has no kernel for one of them.
 bool xsmmF32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
              int64_t ldc, bool accumulate) {
-  const int64_t chunks = std::max<int64_t>(1, (K + kGemmDepthChunk - 1) / kGemmDepthChunk);
-  const int64_t chunk = (K + chunks - 1) / chunks, last = K - (chunks - 1) * chunk;
+  const DepthChunks d(K, kGemmDepthChunk);
+  const int64_t chunks = d.count, chunk = d.size, last = d.last;
   auto kernel = [&](int64_t depth, bool sum) {
     const libxsmm_blasint m = N, n = M, k = depth, la = ldb, lb = lda, lc = ldc;
     const float alpha = 1.0f, beta = sum ? 1.0f : 0.0f;
