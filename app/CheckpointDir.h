@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gnn/Checkpoint.h"
+#include "gnn/io/Checkpoint.h"
 
 namespace gnn::app {
 

@@ -1,7 +1,7 @@
 #include "app/ComputeInfo.h"
 
-#include "gnn/ExecutionContext.h"
 #include "gnn/kernels/Gemm.h"
+#include "gnn/system/ExecutionContext.h"
 
 namespace gnn::app {
 

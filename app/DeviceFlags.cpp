@@ -2,7 +2,7 @@
 
 #include "device/Plan.h"
 #include "device/PlanScaling.h"
-#include "gnn/MatmulPrecision.h"
+#include "gnn/ops/MatmulPrecision.h"
 #include "loaders/FixedSizeDataLoader.h"
 
 #include <algorithm>

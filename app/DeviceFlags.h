@@ -17,10 +17,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "device/Device.h"
-#include "device/PackingProfile.h"
 #include "app/Program.h"
 #include "app/TrainingFlags.h"
+#include "device/Device.h"
+#include "device/PackingProfile.h"
 
 namespace gnn {
 class FixedSizeDataLoader;

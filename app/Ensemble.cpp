@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "gnn/Calibration.h"
+#include "gnn/metrics/Calibration.h"
 
 namespace gnn::app {
 

@@ -1,7 +1,7 @@
 // Ensemble: N members of one model trained from seeds --seed .. --seed + N - 1 on the same split and batches
 // (Chemprop v2 trains its --ensemble-size members the same way: one data order, another initialisation each),
 // kept in one checkpoint, combined into a prediction and an uncertainty per target, the uncertainty
-// recalibrated on the validation set (z-scaling), and scored (gnn/Calibration.h).
+// recalibrated on the validation set (z-scaling), and scored (gnn/metrics/Calibration.h).
 //
 // An ensemble checkpoint is a single-model checkpoint of member 0 (model.*, best.*, the optimizer, the
 // trainer's state: what --save writes today) plus each member's best validation weights as
@@ -26,8 +26,8 @@
 
 #include "app/MoleculeModel.h"
 #include "app/MoleculePredictions.h"
-#include "gnn/Calibration.h"
-#include "gnn/Checkpoint.h"
+#include "gnn/io/Checkpoint.h"
+#include "gnn/metrics/Calibration.h"
 #include "models/BlockModel.h"
 
 namespace gnn::app {
@@ -83,7 +83,7 @@ nlohmann::json classificationUncertaintyScores(const MoleculePredictions& p,
 
 /// Regression uncertainty scores of `p` (uncertainty: variances) over its labelled rows, per target and
 /// averaged over targets: {"nll", "spearman", "miscalibration_area", "per_target": {target: {...}}}
-/// (gnn/Calibration.h).
+/// (gnn/metrics/Calibration.h).
 nlohmann::json uncertaintyScores(const MoleculePredictions& p, const std::vector<std::string>& targetNames);
 
 /// An ensemble checkpoint's "ensemble" metadata.

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "gnn/Parallel.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn::app {
 

@@ -13,8 +13,8 @@
 #include "app/Ensemble.h"
 #include "app/HtmlEscape.h"
 #include "app/SvgPlot.h"
-#include "gnn/Calibration.h"
-#include "gnn/Evaluation.h"
+#include "gnn/metrics/Calibration.h"
+#include "gnn/metrics/Evaluation.h"
 
 namespace gnn::app {
 
@@ -182,7 +182,7 @@ void curvesSection(const HtmlReportInput& in, Page& page) {
   page.body << "</div></section>\n";
 }
 
-// Per-target metrics of the predicted set (gnn/Evaluation.h), then the mean over targets.
+// Per-target metrics of the predicted set (gnn/metrics/Evaluation.h), then the mean over targets.
 void metricsTable(const HtmlReportInput& in, const MoleculePredictions& p, Page& page) {
   const bool cls = in.task == MoleculeTask::Classification;
   const std::vector<Metric> ms =

@@ -4,7 +4,7 @@
 
 #include "app/Ensemble.h"
 #include "app/Program.h"
-#include "gnn/Fnv1a.h"
+#include "gnn/io/Fnv1a.h"
 #include "models/KeyedDropoutScope.h"
 
 namespace gnn::app {

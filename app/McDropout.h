@@ -28,7 +28,7 @@
 
 #include "app/MoleculePredictions.h"
 #include "data/NpzDataset.h"
-#include "gnn/Checkpoint.h"
+#include "gnn/io/Checkpoint.h"
 
 namespace gnn::app {
 

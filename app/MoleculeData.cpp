@@ -8,14 +8,14 @@
 #include <filesystem>
 #include <iostream>
 
-#include "data/GzLineReader.h"
-#include "data/MoleculeDatasetBuilder.h"
-#include "data/MoleculeSource.h"
-#include "data/Pcqm4mv2Reader.h"
 #include "app/FeatureCacheBound.h"
 #include "app/Program.h"
 #include "app/ShippedData.h"
 #include "app/StopSignal.h"
+#include "data/GzLineReader.h"
+#include "data/MoleculeDatasetBuilder.h"
+#include "data/MoleculeSource.h"
+#include "data/Pcqm4mv2Reader.h"
 
 namespace gnn::app {
 

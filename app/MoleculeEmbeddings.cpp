@@ -3,11 +3,11 @@
 #include <cstring>
 
 #include "data/NpzWriter.h"
-#include "gnn/Ops.h"
+#include "gnn/ops/Ops.h"
 #include "loaders/FixedSizeDataLoader.h"
 #include "models/Dmpnn.h"
-#include "models/GraphModel.h"
 #include "models/GpsPlusPlus.h"
+#include "models/GraphModel.h"
 #include "models/Graphormer.h"
 #include "models/PaddingGraphRows.h"
 #include "models/SchNet.h"

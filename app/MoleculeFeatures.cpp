@@ -12,7 +12,7 @@
 #include "data/GzLineReader.h"
 #include "data/MoleculeDescriptors.h"
 #include "data/NpzFile.h"
-#include "gnn/Parallel.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn::app {
 

@@ -4,15 +4,15 @@
 #include <algorithm>
 #include <cmath>
 
-#include "data/RadiusGraph.h"
 #include "app/MemoryBounds.h"
-#include "gnn/GlobalPooling.h"
-#include "gnn/Random.h"
+#include "data/RadiusGraph.h"
+#include "gnn/nn/pool/GlobalPooling.h"
+#include "gnn/system/Random.h"
 #include "models/Dmpnn.h"
-#include "models/GCN.h"
-#include "models/GIN.h"
 #include "models/GpsPlusPlus.h"
 #include "models/Graphormer.h"
+#include "models/OgbMolGCN.h"
+#include "models/OgbMolGIN.h"
 #include "models/SchNet.h"
 
 namespace gnn::app {
@@ -511,8 +511,8 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
   o.virtualNode = spec.virtualNode;
   o.graphFeatures = spec.graphFeatures;
   o.nodeFeatures = spec.nodeFeatures;
-  if (spec.model == "gcn") return std::make_unique<GCN>(o, gen);
-  return std::make_unique<GIN>(o, gen);
+  if (spec.model == "gcn") return std::make_unique<OgbMolGCN>(o, gen);
+  return std::make_unique<OgbMolGIN>(o, gen);
 }
 
 void fitAtomReferences(MoleculeModelSpec& spec, const Dataset& dataset, const std::vector<int64_t>& positions) {

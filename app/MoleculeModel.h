@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "data/Dataset.h"
 #include "app/MoleculeData.h"
 #include "app/Program.h"
 #include "app/RunConfig.h"
+#include "data/Dataset.h"
 #include "loaders/FixedSizeOptions.h"
 #include "models/BlockModel.h"
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gnn/GaussianNllLoss.h"
+#include "gnn/ops/GaussianNllLoss.h"
 #include "loaders/FixedSizeDataLoader.h"
 
 namespace gnn::app {

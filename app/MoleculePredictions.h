@@ -1,7 +1,7 @@
 // MoleculePredictions: one pass of a graph-level model over chosen molecules, in their order, in fixed-size
 // batches packed in that order (so the same molecules in the same order give the same batches and the same
 // bits, in `molecule_property --predict` and in `predict`); the metric's name; and the predictions file
-// (`line,id,smiles,prediction[_<target>]`). Scoring them against the targets is gnn/Evaluation.h's.
+// (`line,id,smiles,prediction[_<target>]`). Scoring them against the targets is gnn/metrics/Evaluation.h's.
 //
 //   app::MoleculePredictions p = app::predictMolecules(model, 1, dataset, positions, fixed, scaling, task);
 //   Evaluation e = scoreTargets(p.score, p.target, p.mask, task == app::MoleculeTask::Classification, targetNames);
@@ -22,7 +22,7 @@
 namespace gnn::app {
 
 /// RegressionMve: mean-variance estimation (--task regression-mve): the model's head gives a mean and a variance
-/// per target (gnn/GaussianNllLoss.h), predicted as the mean and, as uncertainty, the variance in target units.
+/// per target (gnn/ops/GaussianNllLoss.h), predicted as the mean and, as uncertainty, the variance in target units.
 enum class MoleculeTask { Regression, Classification, RegressionMve };
 
 struct MoleculePredictions {

@@ -7,12 +7,12 @@
 #include <iostream>
 #include <new>
 
-#include "data/MoleculeDatasetBuilder.h"
-#include "device/MpiReplicas.h"
 #include "app/MemoryBounds.h"
 #include "app/StopSignal.h"
-#include "gnn/Parallel.h"
+#include "data/MoleculeDatasetBuilder.h"
+#include "device/MpiReplicas.h"
 #include "gnn/kernels/Gemm.h"
+#include "gnn/system/Parallel.h"
 
 #include <omp.h>
 #include <thread>

@@ -9,9 +9,9 @@
 
 #include "app/CheckpointDir.h"
 #include "app/StopSignal.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/GradNorm.h"
-#include "gnn/SystemInfo.h"
+#include "gnn/optim/GradNorm.h"
+#include "gnn/system/ExecutionContext.h"
+#include "gnn/system/SystemInfo.h"
 
 namespace gnn::app {
 

@@ -32,12 +32,12 @@
 #include "app/RunLog.h"
 #include "app/TrainingFlags.h"
 #include "device/Device.h"
-#include "gnn/Fnv1a.h"
-#include "gnn/Checkpoint.h"
-#include "gnn/Evaluation.h"
-#include "gnn/LrSchedule.h"
-#include "gnn/Module.h"
-#include "gnn/Optimizer.h"
+#include "gnn/io/Checkpoint.h"
+#include "gnn/io/Fnv1a.h"
+#include "gnn/metrics/Evaluation.h"
+#include "gnn/nn/Module.h"
+#include "gnn/optim/LrSchedule.h"
+#include "gnn/optim/Optimizer.h"
 
 namespace gnn::app {
 

@@ -14,7 +14,7 @@
 #include <random>
 #include <sstream>
 
-#include "gnn/Parallel.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn::app {
 

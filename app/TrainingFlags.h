@@ -2,7 +2,7 @@
 // epochs (the total to reach, also after --load), output (--json, --quiet, --log), checkpoints (--save,
 // --load, --checkpoint-dir), and the optimisation (--lr, --optimizer, --weight-decay, --schedule, --warmup,
 // --step-size, --gamma, --early-stopping, --clip-norm). Each program gives its own defaults. A run holds its
-// --checkpoint-dir for its whole life (gnn/FolderLock.h), and its checkpoints name the run (an id and the
+// --checkpoint-dir for its whole life (gnn/system/FolderLock.h), and its checkpoints name the run (an id and the
 // training flags) so that --resume continues only the command that wrote them.
 //
 //   app::TrainingFlags tf;
@@ -19,9 +19,9 @@
 #include "app/CheckpointDir.h"
 #include "app/Program.h"
 #include "app/RunConfig.h"
-#include "gnn/FolderLock.h"
-#include "gnn/LrSchedule.h"
-#include "gnn/Optimizer.h"
+#include "gnn/optim/LrSchedule.h"
+#include "gnn/optim/Optimizer.h"
+#include "gnn/system/FolderLock.h"
 
 namespace gnn::app {
 

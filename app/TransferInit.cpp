@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "gnn/Checkpoint.h"
+#include "gnn/io/Checkpoint.h"
 
 namespace gnn::app {
 

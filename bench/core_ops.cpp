@@ -14,16 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "data/RadiusGraph.h"
 #include "app/Program.h"
 #include "app/TrainingFlags.h"
-#include "gnn/CFConv.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/GCNConv.h"
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
+#include "data/RadiusGraph.h"
 #include "gnn/kernels/Gemm.h"
+#include "gnn/nn/Init.h"
+#include "gnn/nn/conv/CFConv.h"
+#include "gnn/nn/conv/GCNConv.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/ExecutionContext.h"
+#include "gnn/system/Parallel.h"
 
 using namespace gnn;
 

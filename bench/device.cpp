@@ -14,19 +14,19 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "device/CpuDevice.h"
-#include "device/SimulatedIpu.h"
-#include "app/MoleculeData.h"
 #include "app/HeapTuning.h"
+#include "app/MoleculeData.h"
 #include "app/Program.h"
 #include "app/ShippedData.h"
 #include "app/TrainingFlags.h"
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
-#include "gnn/SystemInfo.h"
+#include "device/CpuDevice.h"
+#include "device/SimulatedIpu.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Parallel.h"
+#include "gnn/system/SystemInfo.h"
 #include "loaders/FixedSizeDataLoader.h"
-#include "models/GIN.h"
 #include "models/Graphormer.h"
+#include "models/OgbMolGIN.h"
 
 namespace po = boost::program_options;
 using namespace gnn;
@@ -80,103 +80,137 @@ Side make(const std::string& name, std::unique_ptr<BlockModel> model, Device& de
   return s;
 }
 
-}  // namespace
+constexpr const char* kSummary =
+    "the simulated IPU's cost on a CPU.\n\n"
+    "Measures: overhead = median step time of GIN on SimulatedIpu (1 replica, 1 stage) / on CpuDevice;\n"
+    "  pipelining = CPU wall time per update of Graphormer-slim on 4 pipelined stages / unsplit, 8\n"
+    "  micro-batches per update. Both sides of each comparison run interleaved in rounds, in this run.\n"
+    "  No stored figures are compared.";
 
-int main(int argc, char** argv) {
-  app::Program prog(
-      "bench_device",
-      "the simulated IPU's cost on a CPU.\n\n"
-      "Measures: overhead = median step time of GIN on SimulatedIpu (1 replica, 1 stage) / on CpuDevice;\n"
-      "  pipelining = CPU wall time per update of Graphormer-slim on 4 pipelined stages / unsplit, 8\n"
-      "  micro-batches per update. Both sides of each comparison run interleaved in rounds, in this run.\n"
-      "  No stored figures are compared.");
+struct Options {
   std::string data;
   int64_t rounds = 5, stepsPerRound = 4, batchSize = 64, limit = 4000;
   int threads = 0;
+};
+
+void addFlags(app::Program& prog, Options& o) {
   auto flag = prog.flags().add_options();
   flag("data",
-       po::value(&data)->default_value(app::defaultMoleculeDataPath(), app::shippedDataLabel("pcqm4mv2_style")),
+       po::value(&o.data)->default_value(app::defaultMoleculeDataPath(), app::shippedDataLabel("pcqm4mv2_style")),
        "molecule set: PCQM4Mv2 layout, MoleculeNet CSV or a built .npz");
-  flag("rounds", app::value(&rounds, int64_t{5}), "interleaved rounds");
-  flag("steps-per-round", app::value(&stepsPerRound, int64_t{4}), "updates of each side per round");
-  flag("batch-size", app::value(&batchSize, int64_t{64}), "GIN: molecules per step; Graphormer: per micro-batch / 8");
-  flag("limit", app::value(&limit, int64_t{4000}), "first N molecules only (-1: all)");
-  flag("threads", app::value(&threads, 0), "threads for ops (0: every core)");
-  return prog.run(argc, argv, [&] {
-    app::requireAtLeast("--rounds", static_cast<double>(rounds), 1);
-    app::requireAtLeast("--steps-per-round", static_cast<double>(stepsPerRound), 1);
-    app::requireAtLeast("--batch-size", static_cast<double>(batchSize), 8);
-    app::applyThreads(threads);
-    app::keepFreedMemoryInHeap();
-    app::MoleculeDataOptions mo;
-    mo.path = data;
-    mo.limit = limit;
-    mo.graphormerMaxDist = 5;  // Graphormer's encodings (GIN ignores them)
-    app::MoleculeData md = app::openMoleculeData(mo);
-    auto train = std::make_shared<Subset>(md.dataset, std::vector<size_t>(md.split.train.begin(), md.split.train.end()));
+  flag("rounds", app::value(&o.rounds, int64_t{5}), "interleaved rounds");
+  flag("steps-per-round", app::value(&o.stepsPerRound, int64_t{4}), "updates of each side per round");
+  flag("batch-size", app::value(&o.batchSize, int64_t{64}), "GIN: molecules per step; Graphormer: per micro-batch / 8");
+  flag("limit", app::value(&o.limit, int64_t{4000}), "first N molecules only (-1: all)");
+  flag("threads", app::value(&o.threads, 0), "threads for ops (0: every core)");
+}
 
+void checkOptions(const Options& o) {
+  app::requireAtLeast("--rounds", static_cast<double>(o.rounds), 1);
+  app::requireAtLeast("--steps-per-round", static_cast<double>(o.stepsPerRound), 1);
+  app::requireAtLeast("--batch-size", static_cast<double>(o.batchSize), 8);
+}
+
+app::MoleculeData openMolecules(const Options& o) {
+  app::MoleculeDataOptions mo;
+  mo.path = o.data;
+  mo.limit = o.limit;
+  mo.graphormerMaxDist = 5;  // Graphormer's encodings (GIN ignores them)
+  return app::openMoleculeData(mo);
+}
+
+// GIN on CpuDevice, then on a SimulatedIpu with 1 replica and 1 stage.
+std::vector<Side> overheadSides(Device& cpu, Device& ipu, std::shared_ptr<const Dataset> train, int64_t batchSize) {
+  auto gin = [] {
+    Generator gen(0);
+    GraphModelOptions o;
+    return std::unique_ptr<BlockModel>(std::make_unique<OgbMolGIN>(o, gen));
+  };
+  const FixedSizeOptions ginFixed = FixedSizeOptions::fromDataset(*train, batchSize + 1);
+  std::vector<Side> overhead;
+  overhead.push_back(make("cpu", gin(), cpu, IpuOptions{}, train, ginFixed));
+  overhead.push_back(make("ipu_1x1", gin(), ipu, IpuOptions{}, train, ginFixed));
+  return overhead;
+}
+
+// Graphormer-slim on the training molecules of at most 30 nodes, 8 micro-batches per update: unsplit, then on 4
+// pipelined stages.
+std::vector<Side> pipeliningSides(Device& ipu, const app::MoleculeData& md, const Dataset& train, int64_t batchSize) {
+  auto slim = [] {
+    Generator gen(0);
+    return std::unique_ptr<BlockModel>(std::make_unique<Graphormer>(GraphormerOptions::slim(), gen));
+  };
+  FixedSizeOptions gf = FixedSizeOptions::fromDataset(train, batchSize / 8 + 1);
+  gf.maxNodesPerGraph = 30;
+  gf.numNodes = std::max(gf.numNodes, 30 * (batchSize / 8) + 1);
+  gf.numEdges = std::max(gf.numEdges, 70 * (batchSize / 8) + 1);
+  IpuOptions unsplit;
+  unsplit.gradientAccumulation = 8;
+  IpuOptions piped = unsplit;
+  piped.pipelineSplits = {"layers/3", "layers/6", "layers/9"};
+  auto small = std::make_shared<Subset>(md.dataset, [&] {
+    std::vector<size_t> keep;
+    for (int64_t i : md.split.train)
+      if (md.dataset->numNodes(static_cast<size_t>(i)) <= 30) keep.push_back(static_cast<size_t>(i));
+    return keep;
+  }());
+  std::vector<Side> pipelining;
+  pipelining.push_back(make("unsplit", slim(), ipu, unsplit, small, gf));
+  pipelining.push_back(make("pipelined_4", slim(), ipu, piped, small, gf));
+  return pipelining;
+}
+
+// One warm-up step of each side, then `rounds` rounds of `stepsPerRound` timed steps of each side in turn.
+void runRounds(std::vector<Side>& sides, const Options& o) {
+  for (auto& s : sides) s.step();  // warm-up: compile record, buffers
+  for (auto& s : sides) s.seconds.clear(), s.graphs = 0;
+  for (int64_t r = 0; r < o.rounds; ++r)
+    for (auto& s : sides)
+      for (int64_t k = 0; k < o.stepsPerRound; ++k) s.step();
+}
+
+nlohmann::json report(const Options& o, const std::vector<Side>& overhead, const std::vector<Side>& pipelining) {
+  nlohmann::json out;
+  out["machine"] = {{"cores", machineCores()}, {"threads", numThreads()}};
+  const double cpuMs = median(overhead[0].seconds) * 1e3, ipuMs = median(overhead[1].seconds) * 1e3;
+  out["overhead"] = {{"model", "GIN 5x300"},
+                     {"batch_size", o.batchSize},
+                     {"cpu_device_step_ms", cpuMs},
+                     {"simulated_ipu_1x1_step_ms", ipuMs},
+                     {"ratio_ipu_over_cpu", ipuMs / cpuMs},
+                     {"goal", "<= 1.10"}};
+  const double unMs = median(pipelining[0].seconds) * 1e3, pipeMs = median(pipelining[1].seconds) * 1e3;
+  out["pipelining"] = {{"model", "Graphormer-slim"},
+                       {"micro_batch", o.batchSize / 8},
+                       {"micro_batches_per_update", 8},
+                       {"unsplit_update_ms", unMs},
+                       {"pipelined_4_stages_update_ms", pipeMs},
+                       {"ratio_pipelined_over_unsplit", pipeMs / unMs},
+                       {"workers", std::min<int64_t>(machineCores(), 4)},
+                       {"stage_table", pipelining[1].program->stageTable()}};
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  app::Program prog("bench_device", kSummary);
+  Options o;
+  addFlags(prog, o);
+  return prog.run(argc, argv, [&] {
+    checkOptions(o);
+    app::applyThreads(o.threads);
+    app::keepFreedMemoryInHeap();
+    const app::MoleculeData md = openMolecules(o);
+    auto train =
+        std::make_shared<Subset>(md.dataset, std::vector<size_t>(md.split.train.begin(), md.split.train.end()));
     CpuDevice cpu;
     SimulatedIpu ipu;
-    auto gin = [] {
-      Generator gen(0);
-      GraphModelOptions o;
-      return std::unique_ptr<BlockModel>(std::make_unique<GIN>(o, gen));
-    };
-    const FixedSizeOptions ginFixed = FixedSizeOptions::fromDataset(*train, batchSize + 1);
-    std::vector<Side> overhead;
-    overhead.push_back(make("cpu", gin(), cpu, IpuOptions{}, train, ginFixed));
-    overhead.push_back(make("ipu_1x1", gin(), ipu, IpuOptions{}, train, ginFixed));
-
-    auto slim = [] {
-      Generator gen(0);
-      return std::unique_ptr<BlockModel>(std::make_unique<Graphormer>(GraphormerOptions::slim(), gen));
-    };
-    FixedSizeOptions gf = FixedSizeOptions::fromDataset(*train, batchSize / 8 + 1);
-    gf.maxNodesPerGraph = 30;
-    gf.numNodes = std::max(gf.numNodes, 30 * (batchSize / 8) + 1);
-    gf.numEdges = std::max(gf.numEdges, 70 * (batchSize / 8) + 1);
-    FixedSizeDataLoader::Options lo;
-    lo.overSize = OverSizeStrategy::Skip;
-    IpuOptions unsplit;
-    unsplit.gradientAccumulation = 8;
-    IpuOptions piped = unsplit;
-    piped.pipelineSplits = {"layers/3", "layers/6", "layers/9"};
-    auto small = std::make_shared<Subset>(md.dataset, [&] {
-      std::vector<size_t> keep;
-      for (int64_t i : md.split.train)
-        if (md.dataset->numNodes(static_cast<size_t>(i)) <= 30) keep.push_back(static_cast<size_t>(i));
-      return keep;
-    }());
-    std::vector<Side> pipelining;
-    pipelining.push_back(make("unsplit", slim(), ipu, unsplit, small, gf));
-    pipelining.push_back(make("pipelined_4", slim(), ipu, piped, small, gf));
-
-    for (auto* sides : {&overhead, &pipelining}) {
-      for (auto& s : *sides) s.step();  // warm-up: compile record, buffers
-      for (auto& s : *sides) s.seconds.clear(), s.graphs = 0;
-      for (int64_t r = 0; r < rounds; ++r)
-        for (auto& s : *sides)
-          for (int64_t k = 0; k < stepsPerRound; ++k) s.step();
-    }
-    nlohmann::json out;
-    out["machine"] = {{"cores", machineCores()}, {"threads", numThreads()}};
-    const double cpuMs = median(overhead[0].seconds) * 1e3, ipuMs = median(overhead[1].seconds) * 1e3;
-    out["overhead"] = {{"model", "GIN 5x300"},
-                       {"batch_size", batchSize},
-                       {"cpu_device_step_ms", cpuMs},
-                       {"simulated_ipu_1x1_step_ms", ipuMs},
-                       {"ratio_ipu_over_cpu", ipuMs / cpuMs},
-                       {"goal", "<= 1.10"}};
-    const double unMs = median(pipelining[0].seconds) * 1e3, pipeMs = median(pipelining[1].seconds) * 1e3;
-    out["pipelining"] = {{"model", "Graphormer-slim"},
-                         {"micro_batch", batchSize / 8},
-                         {"micro_batches_per_update", 8},
-                         {"unsplit_update_ms", unMs},
-                         {"pipelined_4_stages_update_ms", pipeMs},
-                         {"ratio_pipelined_over_unsplit", pipeMs / unMs},
-                         {"workers", std::min<int64_t>(machineCores(), 4)},
-                         {"stage_table", pipelining[1].program->stageTable()}};
-    std::cout << out.dump(1) << std::endl;
+    std::vector<Side> overhead = overheadSides(cpu, ipu, train, o.batchSize);
+    std::vector<Side> pipelining = pipeliningSides(ipu, md, *train, o.batchSize);
+    runRounds(overhead, o);
+    runRounds(pipelining, o);
+    std::cout << report(o, overhead, pipelining).dump(1) << std::endl;
     return 0;
   });
 }

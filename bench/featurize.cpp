@@ -19,13 +19,13 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "app/Program.h"
+#include "app/ShippedData.h"
 #include "data/GraphormerEncodings.h"
 #include "data/MoleculeSource.h"
 #include "data/SmilesFeaturizer.h"
-#include "app/Program.h"
-#include "app/ShippedData.h"
-#include "gnn/Fnv1a.h"
-#include "gnn/Parallel.h"
+#include "gnn/io/Fnv1a.h"
+#include "gnn/system/Parallel.h"
 
 namespace po = boost::program_options;
 using namespace gnn;
@@ -117,55 +117,77 @@ double spinWork(int threads, double seconds) {
   return total;
 }
 
-int measure(const app::Program& prog, const std::string& input, int repeats, int maxThreads, int k) {
-  RdkitLogSilencer quiet;
+// The input's SMILES in file order and its fingerprint.
+struct Input {
   std::vector<std::string> smiles;
+  InputFingerprint fingerprint;
+  long n = 0;
+  bool referenceApplies = false;  // the input the Python figures were measured on
+};
+
+Input readInput(const std::string& path) {
+  Input in;
   {
     MoleculeSourceOptions o;
-    o.path = input;
+    o.path = path;
     o.format = "csv";
     auto src = openMoleculeSource(o);
     MoleculeRecord r;
-    while (src->next(r)) smiles.push_back(r.smiles);
+    while (src->next(r)) in.smiles.push_back(r.smiles);
   }
-  const long n = static_cast<long>(smiles.size());
-  if (n == 0) throw std::runtime_error(input + ": no molecules read");
-  InputFingerprint fingerprint;
-  for (const std::string& s : smiles) fingerprint.add(s);
-  const Reference& ref = kHivReference;
-  const bool referenceApplies = fingerprint == ref.fingerprint;
-  nlohmann::json out = {
-      {"input", input},
-      {"molecules", n},
-      {"input_fingerprint", {{"molecules", n}, {"smiles_fnv1a64", fingerprint.hash.hex()}}},
-      {"repeats", repeats},
-      {"rdkit_version", rdkitVersion()}};
-  if (referenceApplies) {
-    out["reference"] = {{"applies", true},
-                        {"input", ref.input},
-                        {"molecules_per_s",
-                         {{"ogb_smiles2graph", ref.ogbSmiles2graph},
-                          {"rdkit_python_molfromsmiles", ref.pythonMolFromSmiles},
-                          {"graphormer_preprocess_item", ref.graphormerPreprocess}}}};
-  } else {
-    const std::string why = std::string("the Python figures and targets were measured on ") + ref.input +
-                            " (" + std::to_string(ref.fingerprint.molecules) + " molecules, SMILES hash " +
-                            ref.fingerprint.hash.hex() + "); this input has " + std::to_string(n) +
-                            " molecules, SMILES hash " + fingerprint.hash.hex();
-    out["reference"] = {{"applies", false}, {"reason", why}};
-    prog.note("note: no reference figures apply to this input: " + why +
-              "; only ratios within this run are printed");
-  }
-  SmilesFeaturizer featurizer;
+  in.n = static_cast<long>(in.smiles.size());
+  if (in.n == 0) throw std::runtime_error(path + ": no molecules read");
+  for (const std::string& s : in.smiles) in.fingerprint.add(s);
+  in.referenceApplies = in.fingerprint == kHivReference.fingerprint;
+  return in;
+}
 
-  // Featurised graphs kept for the Graphormer measurement.
-  std::vector<MoleculeGraph> graphs(static_cast<size_t>(n));
-  std::vector<char> ok(static_cast<size_t>(n));
-  nlohmann::json runs = nlohmann::json::array();
-  double parse1 = 0, full1 = 0, enc1 = 0, cpuRatio1 = 0;
-  for (int t = 1; t <= maxThreads; ++t) {
-    double parseCpu = 0, fullCpu = 0, encCpu = 0;
-    const double parse = best(repeats, [&] {
+// "reference": the Python figures when they apply to this input, else why not (also noted on stderr).
+nlohmann::json referenceJson(const app::Program& prog, const Input& in) {
+  const Reference& ref = kHivReference;
+  if (in.referenceApplies)
+    return {{"applies", true},
+            {"input", ref.input},
+            {"molecules_per_s",
+             {{"ogb_smiles2graph", ref.ogbSmiles2graph},
+              {"rdkit_python_molfromsmiles", ref.pythonMolFromSmiles},
+              {"graphormer_preprocess_item", ref.graphormerPreprocess}}}};
+  const std::string why = std::string("the Python figures and targets were measured on ") + ref.input + " (" +
+                          std::to_string(ref.fingerprint.molecules) + " molecules, SMILES hash " +
+                          ref.fingerprint.hash.hex() + "); this input has " + std::to_string(in.n) +
+                          " molecules, SMILES hash " + in.fingerprint.hash.hex();
+  prog.note("note: no reference figures apply to this input: " + why + "; only ratios within this run are printed");
+  return {{"applies", false}, {"reason", why}};
+}
+
+// One pass's seconds, best of the repeats: wall clock and process CPU.
+struct PassSeconds {
+  double wall = 0, cpu = 0;
+};
+
+struct ThreadRun {
+  int threads = 0;
+  PassSeconds parse, full, enc;
+  double loadAverage = 0;  // right after the passes
+};
+
+// What the passes over one input share: the featuriser, and the graphs it made, kept for the Graphormer pass.
+struct Passes {
+  const std::vector<std::string>& smiles;
+  int repeats, k;
+  SmilesFeaturizer featurizer;
+  std::vector<MoleculeGraph> graphs;
+  std::vector<char> ok;
+
+  Passes(const std::vector<std::string>& input, int repeatsPerPass, int multiHopMaxDist)
+      : smiles(input), repeats(repeatsPerPass), k(multiHopMaxDist), graphs(input.size()), ok(input.size()) {}
+
+  // The three passes with `t` threads.
+  ThreadRun time(int t) {
+    const long n = static_cast<long>(smiles.size());
+    ThreadRun run;
+    run.threads = t;
+    run.parse.wall = best(repeats, [&] {
 #pragma omp parallel for num_threads(t) schedule(dynamic, 64)
       for (long i = 0; i < n; ++i) {
         std::unique_ptr<RDKit::RWMol> m;
@@ -174,9 +196,9 @@ int measure(const app::Program& prog, const std::string& input, int repeats, int
         } catch (...) {
         }
       }
-    }, parseCpu);
+    }, run.parse.cpu);
     // As in MoleculeDatasetBuilder, each thread featurises into buffers it reuses.
-    const double full = best(repeats, [&] {
+    run.full.wall = best(repeats, [&] {
 #pragma omp parallel num_threads(t)
       {
         MoleculeGraph g;
@@ -184,12 +206,12 @@ int measure(const app::Program& prog, const std::string& input, int repeats, int
 #pragma omp for schedule(dynamic, 64)
         for (long i = 0; i < n; ++i) ok[i] = featurizer.featurize(smiles[i], g, why);
       }
-    }, fullCpu);
+    }, run.full.cpu);
     if (t == 1) {  // untimed: keep every graph for the Graphormer measurement
       std::string why;
       for (long i = 0; i < n; ++i) ok[i] = featurizer.featurize(smiles[i], graphs[i], why);
     }
-    const double enc = best(repeats, [&] {
+    run.enc.wall = best(repeats, [&] {
 #pragma omp parallel num_threads(t)
       {
         GraphormerEncodings e(k);
@@ -197,53 +219,89 @@ int measure(const app::Program& prog, const std::string& input, int repeats, int
         for (long i = 0; i < n; ++i)
           if (ok[i]) e.compute(graphs[i]);
       }
-    }, encCpu);
-    if (t == 1) {
-      cpuRatio1 = fullCpu / parseCpu;
-      parse1 = parse;
-      full1 = full;
-      enc1 = enc;
-    }
-    nlohmann::json run = {
-        {"threads", t},
-        {"parse_only_molecules_per_s", n / parse},
-        {"featurize_molecules_per_s", n / full},
-        {"graphormer_molecules_per_s", n / enc},
-        {"featurize_over_parse_time", full / parse},
-        {"featurize_over_parse_cpu_time", fullCpu / parseCpu},
-        {"cpu_seconds", {{"parse_only", parseCpu}, {"featurize", fullCpu}, {"graphormer", encCpu}}},
-        {"wall_seconds", {{"parse_only", parse}, {"featurize", full}, {"graphormer", enc}}},
-        {"load_average_1min", loadAverage()},
-        {"featurize_speedup_vs_1_thread", full1 / full},
-        {"graphormer_speedup_vs_1_thread", enc1 / enc}};
-    if (referenceApplies) {
-      run["featurize_vs_ogb_smiles2graph"] = (n / full) / ref.ogbSmiles2graph;
-      run["graphormer_vs_graphormer_preprocess"] = (n / enc) / ref.graphormerPreprocess;
-    }
-    runs.push_back(run);
+    }, run.enc.cpu);
+    run.loadAverage = loadAverage();
+    return run;
   }
+};
+
+// `one` is the 1-thread run.
+nlohmann::json runJson(const ThreadRun& r, const ThreadRun& one, long n, bool referenceApplies) {
+  const Reference& ref = kHivReference;
+  const double parse = r.parse.wall, full = r.full.wall, enc = r.enc.wall;
+  const double parseCpu = r.parse.cpu, fullCpu = r.full.cpu, encCpu = r.enc.cpu;
+  nlohmann::json run = {
+      {"threads", r.threads},
+      {"parse_only_molecules_per_s", n / parse},
+      {"featurize_molecules_per_s", n / full},
+      {"graphormer_molecules_per_s", n / enc},
+      {"featurize_over_parse_time", full / parse},
+      {"featurize_over_parse_cpu_time", fullCpu / parseCpu},
+      {"cpu_seconds", {{"parse_only", parseCpu}, {"featurize", fullCpu}, {"graphormer", encCpu}}},
+      {"wall_seconds", {{"parse_only", parse}, {"featurize", full}, {"graphormer", enc}}},
+      {"load_average_1min", r.loadAverage},
+      {"featurize_speedup_vs_1_thread", one.full.wall / full},
+      {"graphormer_speedup_vs_1_thread", one.enc.wall / enc}};
+  if (referenceApplies) {
+    run["featurize_vs_ogb_smiles2graph"] = (n / full) / ref.ogbSmiles2graph;
+    run["graphormer_vs_graphormer_preprocess"] = (n / enc) / ref.graphormerPreprocess;
+  }
+  return run;
+}
+
+// machineSpeedup: spinWork's 2-thread / 1-thread work, measured after the runs when there are 2 of them.
+nlohmann::json report(const std::string& input, int repeats, int k, const Input& in, const nlohmann::json& reference,
+                      const std::vector<ThreadRun>& threadRuns, double machineSpeedup) {
+  const Reference& ref = kHivReference;
+  const long n = in.n;
+  nlohmann::json out = {
+      {"input", input},
+      {"molecules", n},
+      {"input_fingerprint", {{"molecules", n}, {"smiles_fnv1a64", in.fingerprint.hash.hex()}}},
+      {"repeats", repeats},
+      {"rdkit_version", rdkitVersion()}};
+  out["reference"] = reference;
+  nlohmann::json runs = nlohmann::json::array();
+  for (const ThreadRun& r : threadRuns) runs.push_back(runJson(r, threadRuns[0], n, in.referenceApplies));
   out["runs"] = runs;
-  if (maxThreads >= 2) {
-    const double w1 = spinWork(1, 1.0), w2 = spinWork(2, 1.0);
-    out["machine_2_thread_speedup_now"] = w2 / w1;  // what an ideal parallel loop gets on this machine now
-    out["featurize_2_thread_speedup_over_machine"] = runs[1]["featurize_speedup_vs_1_thread"].get<double>() / (w2 / w1);
+  if (threadRuns.size() >= 2) {
+    out["machine_2_thread_speedup_now"] = machineSpeedup;  // what an ideal parallel loop gets on this machine now
+    out["featurize_2_thread_speedup_over_machine"] =
+        runs[1]["featurize_speedup_vs_1_thread"].get<double>() / machineSpeedup;
   }
   out["multi_hop_max_dist"] = k;
-  if (referenceApplies) {
+  if (in.referenceApplies) {
+    const ThreadRun& one = threadRuns[0];
+    const double parse1 = one.parse.wall, full1 = one.full.wall, enc1 = one.enc.wall;
     out["targets"] = {
         {"featurize_over_parse_time_1_thread", {{"target_max", 1.3}, {"measured", full1 / parse1}}},
-        {"featurize_over_parse_cpu_time_1_thread", {{"target_max", 1.3}, {"measured", cpuRatio1}}},
+        {"featurize_over_parse_cpu_time_1_thread", {{"target_max", 1.3}, {"measured", one.full.cpu / one.parse.cpu}}},
         {"featurize_vs_ogb_1_thread", {{"target_min", 3.0}, {"measured", (n / full1) / ref.ogbSmiles2graph}}},
         {"graphormer_vs_preprocess_1_thread",
          {{"target_min", 50.0}, {"measured", (n / enc1) / ref.graphormerPreprocess}}}};
-    if (maxThreads >= 2) {
+    if (threadRuns.size() >= 2) {
       out["targets"]["featurize_2_threads_speedup"] = {
           {"target_min", 1.8}, {"measured", runs[1]["featurize_speedup_vs_1_thread"]}};
       out["targets"]["featurize_vs_ogb_2_threads"] = {{"target_min", 5.0},
                                                       {"measured", runs[1]["featurize_vs_ogb_smiles2graph"]}};
     }
   }
-  std::cout << out.dump(1) << "\n";
+  return out;
+}
+
+int measure(const app::Program& prog, const std::string& input, int repeats, int maxThreads, int k) {
+  RdkitLogSilencer quiet;
+  const Input in = readInput(input);
+  const nlohmann::json reference = referenceJson(prog, in);
+  Passes passes(in.smiles, repeats, k);
+  std::vector<ThreadRun> runs;
+  for (int t = 1; t <= maxThreads; ++t) runs.push_back(passes.time(t));
+  double machineSpeedup = 0;
+  if (maxThreads >= 2) {
+    const double w1 = spinWork(1, 1.0), w2 = spinWork(2, 1.0);
+    machineSpeedup = w2 / w1;
+  }
+  std::cout << report(input, repeats, k, in, reference, runs, machineSpeedup).dump(1) << "\n";
   return 0;
 }
 

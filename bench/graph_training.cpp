@@ -11,22 +11,23 @@
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app/ComputeInfo.h"
-#include "app/MoleculeData.h"
 #include "app/HeapTuning.h"
+#include "app/MoleculeData.h"
 #include "app/Program.h"
 #include "app/ShippedData.h"
 #include "app/TrainingFlags.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
-#include "gnn/Optimizer.h"
-#include "gnn/Parallel.h"
-#include "gnn/Profiler.h"
+#include "gnn/autograd/Profiler.h"
+#include "gnn/nn/Init.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/optim/Optimizer.h"
+#include "gnn/system/ExecutionContext.h"
+#include "gnn/system/Parallel.h"
 #include "loaders/FixedSizeDataLoader.h"
-#include "models/GCN.h"
-#include "models/GIN.h"
+#include "models/OgbMolGCN.h"
+#include "models/OgbMolGIN.h"
 
 namespace po = boost::program_options;
 using namespace gnn;
@@ -69,6 +70,15 @@ struct Runner {
     nodes += b.numRealNodes;
     totalNodes += b.numNodes;
   }
+
+  // Forgets the steps taken so far (the warm-up's); the epoch goes on.
+  void clearCounts() {
+    steps = graphs = nodes = totalNodes = 0;
+    stepSeconds.clear();
+    seconds = loadSeconds = forwardSeconds = backwardSeconds = optimizerSeconds = 0;
+  }
+
+  double perStep(double total) const { return total / static_cast<double>(steps); }
 };
 
 double median(std::vector<double> v) {
@@ -179,172 +189,241 @@ nlohmann::json stepMemory(Runner& r) {
           {"held_after_forward_over_previous", static_cast<double>(afterForward) / static_cast<double>(outputBytes)}};
 }
 
-}  // namespace
+constexpr const char* kSummary =
+    "graph-level training throughput with fixed-size batches.\n\n"
+    "Measures: real (not padding) graphs trained per second, graphs/s, of one model (forward,\n"
+    "  backward, Adam step) with each batching strategy at the same real graphs per step; the\n"
+    "  strategies' timed steps run interleaved in rounds, so a change of machine load hits all alike.\n"
+    "Compared with: the other strategies in the same run: plan_over_pad = PlannedPack graphs/s /\n"
+    "  PadToMax graphs/s. GIN roofline: graphs/s bounds from the step's GEMM work timed alone and at the\n"
+    "  machine's FMA peak, both measured in this run. memory: one step's tensor MB;\n"
+    "  held_after_forward_over_previous = MB held after the forward / MB the previous tape held at least.\n"
+    "  No stored figures are compared.";
 
-int main(int argc, char** argv) {
-  app::Program prog(
-      "bench_graph_training",
-      "graph-level training throughput with fixed-size batches.\n\n"
-      "Measures: real (not padding) graphs trained per second, graphs/s, of one model (forward,\n"
-      "  backward, Adam step) with each batching strategy at the same real graphs per step; the\n"
-      "  strategies' timed steps run interleaved in rounds, so a change of machine load hits all alike.\n"
-      "Compared with: the other strategies in the same run: plan_over_pad = PlannedPack graphs/s /\n"
-      "  PadToMax graphs/s. GIN roofline: graphs/s bounds from the step's GEMM work timed alone and at the\n"
-      "  machine's FMA peak, both measured in this run. memory: one step's tensor MB;\n"
-      "  held_after_forward_over_previous = MB held after the forward / MB the previous tape held at least.\n"
-      "  No stored figures are compared.");
-  std::string data, modelName, strategies;
+struct Options {
+  std::string data, modelName, strategies, precision = "fp32";
   int64_t layers = 5, hidden = 300, batchSize = 128, rounds = 4, stepsPerRound = 5, limit = -1;
   int threads = 0;
   bool roofline = true, memory = true, profile = false;
-  std::string precision = "fp32";
+};
+
+void addFlags(app::Program& prog, Options& o) {
   auto flag = prog.flags().add_options();
   flag("data",
-       po::value(&data)->default_value(app::defaultMoleculeDataPath(),
-                                       app::shippedDataLabel("pcqm4mv2_style")),
+       po::value(&o.data)->default_value(app::defaultMoleculeDataPath(),
+                                         app::shippedDataLabel("pcqm4mv2_style")),
        "molecule set: PCQM4Mv2 layout, MoleculeNet CSV or a built .npz");
-  flag("model", app::value(&modelName, "gin"), "gin | gcn");
-  flag("layers", app::value(&layers, int64_t{5}), "message-passing layers");
-  flag("hidden", app::value(&hidden, int64_t{300}), "hidden width");
-  flag("batch-size", app::value(&batchSize, int64_t{128}),
+  flag("model", app::value(&o.modelName, "gin"), "gin | gcn");
+  flag("layers", app::value(&o.layers, int64_t{5}), "message-passing layers");
+  flag("hidden", app::value(&o.hidden, int64_t{300}), "hidden width");
+  flag("batch-size", app::value(&o.batchSize, int64_t{128}),
        "real graphs per step (pad) / graph cap (packing)");
-  flag("rounds", app::value(&rounds, int64_t{4}), "interleaved rounds");
-  flag("steps-per-round", app::value(&stepsPerRound, int64_t{5}), "steps of each strategy per round");
-  flag("limit", app::value(&limit, int64_t{-1}), "first N molecules only (-1: all)");
-  flag("threads", app::value(&threads, 0), "threads for ops (0: every core; at most the machine's cores)");
-  flag("strategies", app::value(&strategies, "pad,stream,plan"),
+  flag("rounds", app::value(&o.rounds, int64_t{4}), "interleaved rounds");
+  flag("steps-per-round", app::value(&o.stepsPerRound, int64_t{5}), "steps of each strategy per round");
+  flag("limit", app::value(&o.limit, int64_t{-1}), "first N molecules only (-1: all)");
+  flag("threads", app::value(&o.threads, 0), "threads for ops (0: every core; at most the machine's cores)");
+  flag("strategies", app::value(&o.strategies, "pad,stream,plan"),
        "comma-separated subset of pad, stream, plan");
-  flag("roofline", po::value(&roofline)->default_value(true, "true"),
+  flag("roofline", po::value(&o.roofline)->default_value(true, "true"),
        "GIN: also time the step's GEMMs alone and the machine's FMA peak (bounds on graphs/s)");
   flag(
-      "memory", po::value(&memory)->default_value(true, "true"),
+      "memory", po::value(&o.memory)->default_value(true, "true"),
       "also measure one step's memory: peak tensor bytes, bytes the tape saves, what the previous tape held");
-  flag("precision", app::value(&precision, "fp32"),
+  flag("precision", app::value(&o.precision, "fp32"),
        "fp32 | bf16: the matrix products' inputs (bf16: fp32 accumulation, every other op in fp32); the roofline's "
        "GEMMs run in the same precision");
-  flag("profile", po::bool_switch(&profile),
+  flag("profile", po::bool_switch(&o.profile),
        "profile one more step: per-op table on stderr, rows under \"profile\"");
+}
+
+// Sets the matmul precision once --model and --precision are known good, then refuses the rest of a bad command
+// line (UsageError in flag terms). Returns the names --strategies chose.
+std::vector<std::string> applyOptions(const Options& o) {
+  app::requireOneOf("--model", o.modelName, {"gin", "gcn"});
+  app::requireOneOf("--precision", o.precision, {"fp32", "bf16"});
+  setDefaultMatmulPrecision(parseMatmulPrecision(o.precision));
+  if (o.strategies.find_first_not_of(',') == std::string::npos)
+    throw app::UsageError("--strategies '" + o.strategies + "': names none of pad, stream, plan");
+  std::vector<std::string> chosen = app::requireListOf("--strategies", o.strategies, {"pad", "stream", "plan"});
+  app::requireAtLeast("--layers", static_cast<double>(o.layers), 1);
+  app::requireAtLeast("--hidden", static_cast<double>(o.hidden), 1);
+  app::requireAtLeast("--batch-size", static_cast<double>(o.batchSize), 1);
+  app::requireAtLeast("--rounds", static_cast<double>(o.rounds), 1);
+  app::requireAtLeast("--steps-per-round", static_cast<double>(o.stepsPerRound), 1);
+  if (o.limit != -1) app::requireAtLeast("--limit", static_cast<double>(o.limit), 1);
+  return chosen;
+}
+
+// The whole molecule set (the batch shapes come from it) and its training split (the batches).
+struct Molecules {
+  std::shared_ptr<const Dataset> all;
+  std::shared_ptr<const Dataset> train;
+};
+
+Molecules openMolecules(const Options& o) {
+  app::MoleculeDataOptions mo;
+  mo.path = o.data;
+  mo.limit = o.limit;
+  app::MoleculeData md = app::openMoleculeData(mo);  // refuses a split without training molecules
+  Molecules m;
+  m.all = md.dataset;
+  m.train = std::make_shared<Subset>(m.all, std::vector<size_t>(md.split.train.begin(), md.split.train.end()));
+  return m;
+}
+
+// A strategy's loader, model and optimizer, after one untimed warm-up step.
+Runner makeRunner(PackingStrategy s, const Options& o, const Molecules& m) {
+  Runner r;
+  r.strategy = s;
+  r.fixed = s == PackingStrategy::PadToMax ? FixedSizeOptions::fromDataset(*m.all, o.batchSize + 1)
+                                           : FixedSizeOptions::forPacking(*m.all, o.batchSize);
+  FixedSizeDataLoader::Options lo;
+  lo.strategy = s;
+  r.loader = std::make_unique<FixedSizeDataLoader>(m.train, r.fixed, lo);
+  r.loader->startEpoch(0);
+  Generator gen(0);  // same initial weights for every strategy
+  GraphModelOptions mopt;
+  mopt.layers = o.layers;
+  mopt.hidden = o.hidden;
+  if (o.modelName == "gcn")
+    r.model = std::make_unique<OgbMolGCN>(mopt, gen);
+  else
+    r.model = std::make_unique<OgbMolGIN>(mopt, gen);
+  r.opt = std::make_unique<Adam>(std::vector<ParamGroup>{{r.model->parameters(), 0.0}}, 1e-3);
+  r.step();  // warm-up (first allocations), not timed below
+  r.clearCounts();
+  return r;
+}
+
+std::vector<Runner> makeRunners(const Options& o, const std::vector<std::string>& chosen, const Molecules& m) {
+  std::vector<Runner> runners;
+  for (PackingStrategy s : {PackingStrategy::PadToMax, PackingStrategy::StreamPack, PackingStrategy::PlannedPack}) {
+    if (std::find(chosen.begin(), chosen.end(), packingStrategyName(s)) == chosen.end()) continue;
+    runners.push_back(makeRunner(s, o, m));
+  }
+  return runners;
+}
+
+void runRounds(std::vector<Runner>& runners, const Options& o) {
+  for (int64_t round = 0; round < o.rounds; ++round)
+    for (Runner& r : runners)
+      for (int64_t s = 0; s < o.stepsPerRound; ++s) r.step();
+}
+
+// How fast could a step be? Its fp32 GEMM work alone, at the machine's FMA peak and at the speed the GEMMs
+// actually run, for the PlannedPack batch shape (null without a PlannedPack runner).
+nlohmann::json roofline(const Options& o, const std::vector<Runner>& runners) {
+  nlohmann::json out;
+  for (const Runner& r : runners) {
+    if (r.strategy != PackingStrategy::PlannedPack) continue;
+    const double graphsPerStep = r.perStep(static_cast<double>(r.graphs));
+    const double flop = 2.0 * 3.0 * static_cast<double>(o.layers) * static_cast<double>(r.fixed.numNodes) * 2.0 *
+                        static_cast<double>(o.hidden * 2 * o.hidden);
+    const double peak = fmaPeakGflops();
+    const double gemmSeconds = gemmOnlySeconds(r.fixed.numNodes, o.hidden, o.layers, 5);
+    out = {{"batch_nodes", r.fixed.numNodes},
+           {"gemm_gflop_per_step", flop / 1e9},
+           {"fma_peak_gflop_per_s", peak},
+           {"gemm_only_seconds_per_step", gemmSeconds},
+           {"gemm_gflop_per_s", flop / 1e9 / gemmSeconds},
+           {"step_share_in_gemm", gemmSeconds / r.perStep(r.seconds)},
+           {"bound_graphs_per_s_at_fma_peak", graphsPerStep / (flop / 1e9 / peak)},
+           {"bound_graphs_per_s_gemm_only", graphsPerStep / gemmSeconds}};
+  }
+  return out;
+}
+
+struct ProfiledStep {
+  nlohmann::json rows;
+  double linearGflop = 0;
+};
+
+// One more step of `r` under the profiler: the per-op table on stderr, whose linear FLOPs are the roofline's GEMM
+// FLOPs plus the head's.
+ProfiledStep profiledStep(Runner& r) {
+  OpProfiler prof;
+  {
+    ObserverScope watch(prof);
+    r.step();
+  }
+  prof.print(std::cerr);
+  return {prof.json(), static_cast<double>(prof.flopsOf("linear")) / 1e9};
+}
+
+// What is measured after the timed rounds, in this order, each when its flag asks for it.
+struct AfterRounds {
+  nlohmann::json roofline, memory;
+  std::optional<ProfiledStep> profile;
+};
+
+AfterRounds measureAfterRounds(const Options& o, std::vector<Runner>& runners) {
+  AfterRounds a;
+  if (o.roofline && o.modelName == "gin") a.roofline = roofline(o, runners);
+  // The last strategy's next steps: first the one under its own memory account, then the profiled one.
+  if (o.memory && !runners.empty()) a.memory = stepMemory(runners.back());
+  if (o.profile && !runners.empty()) a.profile = profiledStep(runners.back());
+  return a;
+}
+
+nlohmann::json strategyJson(const Runner& r) {
+  return {{"strategy", packingStrategyName(r.strategy)},
+          {"num_nodes", r.fixed.numNodes},
+          {"num_edges", r.fixed.numEdges},
+          {"num_graphs", r.fixed.numGraphs},
+          {"real_graphs_per_step", r.perStep(static_cast<double>(r.graphs))},
+          {"node_efficiency", static_cast<double>(r.nodes) / static_cast<double>(r.totalNodes)},
+          {"seconds_per_step", r.perStep(r.seconds)},
+          {"step_split_s",
+           {{"load", r.perStep(r.loadSeconds)},
+            {"forward", r.perStep(r.forwardSeconds)},
+            {"backward", r.perStep(r.backwardSeconds)},
+            {"optimizer", r.perStep(r.optimizerSeconds)}}},
+          {"real_graphs_per_s", static_cast<double>(r.graphs) / r.seconds},
+          {"real_graphs_per_s_at_median_step", r.perStep(static_cast<double>(r.graphs)) / median(r.stepSeconds)}};
+}
+
+nlohmann::json report(const Options& o, const std::vector<Runner>& runners, const AfterRounds& a) {
+  nlohmann::json out;
+  out["data"] = o.data;
+  out["model"] = o.modelName;
+  out["layers"] = o.layers;
+  out["hidden"] = o.hidden;
+  out["batch_size"] = o.batchSize;
+  out["threads"] = numThreads();
+  out["steps_per_strategy"] = o.rounds * o.stepsPerRound;
+  double padRate = 0, planRate = 0;
+  for (const Runner& r : runners) {
+    const double rate = static_cast<double>(r.graphs) / r.seconds;
+    if (r.strategy == PackingStrategy::PadToMax) padRate = rate;
+    if (r.strategy == PackingStrategy::PlannedPack) planRate = rate;
+    out["strategies"].push_back(strategyJson(r));
+  }
+  if (padRate > 0 && planRate > 0) out["plan_over_pad"] = planRate / padRate;
+  if (!a.roofline.is_null()) out["roofline"] = a.roofline;
+  if (!a.memory.is_null()) out["memory"] = a.memory;
+  if (a.profile) {
+    out["profile"] = a.profile->rows;
+    out["profile_linear_gflop"] = a.profile->linearGflop;
+  }
+  app::addComputeInfo(out);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  app::Program prog("bench_graph_training", kSummary);
+  Options o;
+  addFlags(prog, o);
   return prog.run(argc, argv, [&] {
-    app::requireOneOf("--model", modelName, {"gin", "gcn"});
-    app::requireOneOf("--precision", precision, {"fp32", "bf16"});
-    setDefaultMatmulPrecision(parseMatmulPrecision(precision));
-    if (strategies.find_first_not_of(',') == std::string::npos)
-      throw app::UsageError("--strategies '" + strategies + "': names none of pad, stream, plan");
-    const std::vector<std::string> chosen =
-        app::requireListOf("--strategies", strategies, {"pad", "stream", "plan"});
-    app::requireAtLeast("--layers", static_cast<double>(layers), 1);
-    app::requireAtLeast("--hidden", static_cast<double>(hidden), 1);
-    app::requireAtLeast("--batch-size", static_cast<double>(batchSize), 1);
-    app::requireAtLeast("--rounds", static_cast<double>(rounds), 1);
-    app::requireAtLeast("--steps-per-round", static_cast<double>(stepsPerRound), 1);
-    if (limit != -1) app::requireAtLeast("--limit", static_cast<double>(limit), 1);
-    app::applyThreads(threads);
+    const std::vector<std::string> chosen = applyOptions(o);
+    app::applyThreads(o.threads);
     app::keepFreedMemoryInHeap();
-    app::MoleculeDataOptions mo;
-    mo.path = data;
-    mo.limit = limit;
-    app::MoleculeData md = app::openMoleculeData(mo);  // refuses a split without training molecules
-    std::shared_ptr<const Dataset> all = md.dataset;
-    auto train =
-        std::make_shared<Subset>(all, std::vector<size_t>(md.split.train.begin(), md.split.train.end()));
-
-    std::vector<Runner> runners;
-    for (PackingStrategy s :
-         {PackingStrategy::PadToMax, PackingStrategy::StreamPack, PackingStrategy::PlannedPack}) {
-      if (std::find(chosen.begin(), chosen.end(), packingStrategyName(s)) == chosen.end()) continue;
-      Runner r;
-      r.strategy = s;
-      r.fixed = s == PackingStrategy::PadToMax ? FixedSizeOptions::fromDataset(*all, batchSize + 1)
-                                               : FixedSizeOptions::forPacking(*all, batchSize);
-      FixedSizeDataLoader::Options lo;
-      lo.strategy = s;
-      r.loader = std::make_unique<FixedSizeDataLoader>(train, r.fixed, lo);
-      r.loader->startEpoch(0);
-      Generator gen(0);  // same initial weights for every strategy
-      GraphModelOptions mopt;
-      mopt.layers = layers;
-      mopt.hidden = hidden;
-      if (modelName == "gcn")
-        r.model = std::make_unique<GCN>(mopt, gen);
-      else
-        r.model = std::make_unique<GIN>(mopt, gen);
-      r.opt = std::make_unique<Adam>(std::vector<ParamGroup>{{r.model->parameters(), 0.0}}, 1e-3);
-      r.step();  // warm-up (first allocations), not timed below
-      r.steps = r.graphs = r.nodes = r.totalNodes = 0;
-      r.stepSeconds.clear();
-      r.seconds = r.loadSeconds = r.forwardSeconds = r.backwardSeconds = r.optimizerSeconds = 0;
-      runners.push_back(std::move(r));
-    }
-    for (int64_t round = 0; round < rounds; ++round)
-      for (Runner& r : runners)
-        for (int64_t s = 0; s < stepsPerRound; ++s) r.step();
-
-    nlohmann::json out;
-    out["data"] = data;
-    out["model"] = modelName;
-    out["layers"] = layers;
-    out["hidden"] = hidden;
-    out["batch_size"] = batchSize;
-    out["threads"] = numThreads();
-    out["steps_per_strategy"] = rounds * stepsPerRound;
-    double padRate = 0, planRate = 0;
-    for (Runner& r : runners) {
-      double rate = static_cast<double>(r.graphs) / r.seconds;
-      if (r.strategy == PackingStrategy::PadToMax) padRate = rate;
-      if (r.strategy == PackingStrategy::PlannedPack) planRate = rate;
-      out["strategies"].push_back(
-          {{"strategy", packingStrategyName(r.strategy)},
-           {"num_nodes", r.fixed.numNodes},
-           {"num_edges", r.fixed.numEdges},
-           {"num_graphs", r.fixed.numGraphs},
-           {"real_graphs_per_step", static_cast<double>(r.graphs) / static_cast<double>(r.steps)},
-           {"node_efficiency", static_cast<double>(r.nodes) / static_cast<double>(r.totalNodes)},
-           {"seconds_per_step", r.seconds / static_cast<double>(r.steps)},
-           {"step_split_s",
-            {{"load", r.loadSeconds / static_cast<double>(r.steps)},
-             {"forward", r.forwardSeconds / static_cast<double>(r.steps)},
-             {"backward", r.backwardSeconds / static_cast<double>(r.steps)},
-             {"optimizer", r.optimizerSeconds / static_cast<double>(r.steps)}}},
-           {"real_graphs_per_s", rate},
-           {"real_graphs_per_s_at_median_step",
-            static_cast<double>(r.graphs) / static_cast<double>(r.steps) / median(r.stepSeconds)}});
-    }
-    if (padRate > 0 && planRate > 0) out["plan_over_pad"] = planRate / padRate;
-    if (roofline && modelName == "gin") {
-      // How fast could a step be? Its fp32 GEMM work alone, at the machine's FMA peak and at the speed the
-      // GEMMs actually run, for the PlannedPack batch shape.
-      for (Runner& r : runners) {
-        if (r.strategy != PackingStrategy::PlannedPack) continue;
-        const double graphsPerStep = static_cast<double>(r.graphs) / static_cast<double>(r.steps);
-        const double flop = 2.0 * 3.0 * static_cast<double>(layers) * static_cast<double>(r.fixed.numNodes) *
-                            2.0 * static_cast<double>(hidden * 2 * hidden);
-        const double peak = fmaPeakGflops();
-        const double gemmSeconds = gemmOnlySeconds(r.fixed.numNodes, hidden, layers, 5);
-        out["roofline"] = {{"batch_nodes", r.fixed.numNodes},
-                           {"gemm_gflop_per_step", flop / 1e9},
-                           {"fma_peak_gflop_per_s", peak},
-                           {"gemm_only_seconds_per_step", gemmSeconds},
-                           {"gemm_gflop_per_s", flop / 1e9 / gemmSeconds},
-                           {"step_share_in_gemm", gemmSeconds / (r.seconds / static_cast<double>(r.steps))},
-                           {"bound_graphs_per_s_at_fma_peak", graphsPerStep / (flop / 1e9 / peak)},
-                           {"bound_graphs_per_s_gemm_only", graphsPerStep / gemmSeconds}};
-      }
-    }
-    if (memory && !runners.empty()) out["memory"] = stepMemory(runners.back());
-    if (profile && !runners.empty()) {
-      // One more step of the last strategy under the profiler: the per-op table, whose linear FLOPs are the
-      // roofline's GEMM FLOPs plus the head's.
-      OpProfiler prof;
-      {
-        ObserverScope watch(prof);
-        runners.back().step();
-      }
-      prof.print(std::cerr);
-      out["profile"] = prof.json();
-      out["profile_linear_gflop"] = static_cast<double>(prof.flopsOf("linear")) / 1e9;
-    }
-    app::addComputeInfo(out);
-    std::cout << out.dump(2) << std::endl;
+    const Molecules molecules = openMolecules(o);
+    std::vector<Runner> runners = makeRunners(o, chosen, molecules);
+    runRounds(runners, o);
+    const AfterRounds after = measureAfterRounds(o, runners);
+    std::cout << report(o, runners, after).dump(2) << std::endl;
     return 0;
   });
 }

@@ -24,14 +24,15 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app/Program.h"
 #include "bench/ProductsLikeGraph.h"
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
-#include "gnn/SparseMatrix.h"
-#include "gnn/SystemInfo.h"
+#include "gnn/nn/Init.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Parallel.h"
+#include "gnn/system/SystemInfo.h"
+#include "gnn/tensor/SparseMatrix.h"
 
 extern char** environ;
 
@@ -159,99 +160,144 @@ double profileGflops(const nlohmann::json& profile, const std::string& op, const
   return t > 0 ? flops / (t * 1e6) : 0;
 }
 
-}  // namespace
+constexpr const char* kSummary =
+    "large-graph node classification end to end: generate, load, partition, train, evaluate.\n\n"
+    "Measures, on an ogbn-products-shaped graph of --nodes nodes (or --data): the file's bytes per edge, then\n"
+    "  cora_gcn --loader cluster run as a child: load and METIS seconds, epoch and whole-graph evaluation\n"
+    "  seconds (medians), SpMM GFLOP/s forward and backward from its --profile, its peak RSS (wait4), the\n"
+    "  accuracy reached, the load average before and after. --feature-crossover instead: X W forward and\n"
+    "  weight gradient, dense (GEMM) against sparse (SpMM), by density, Cora's shape.\n"
+    "Compared with: no stored figures; docs/datasets.md (\"Large graphs\") keeps the measured ones.";
 
-int main(int argc, char** argv) {
-  app::Program prog(
-      "bench_node_scale",
-      "large-graph node classification end to end: generate, load, partition, train, evaluate.\n\n"
-      "Measures, on an ogbn-products-shaped graph of --nodes nodes (or --data): the file's bytes per edge, then\n"
-      "  cora_gcn --loader cluster run as a child: load and METIS seconds, epoch and whole-graph evaluation\n"
-      "  seconds (medians), SpMM GFLOP/s forward and backward from its --profile, its peak RSS (wait4), the\n"
-      "  accuracy reached, the load average before and after. --feature-crossover instead: X W forward and\n"
-      "  weight gradient, dense (GEMM) against sparse (SpMM), by density, Cora's shape.\n"
-      "Compared with: no stored figures; docs/datasets.md (\"Large graphs\") keeps the measured ones.");
+struct Options {
   bench::ProductsLikeOptions gen;
-  gen.nodes = 24500;
   std::string data, out, coraGcn = defaultCoraGcn();
   int64_t epochs = 3, clusters = 0, clustersPerBatch = 10, repeats = 5;
   bool crossover = false, keep = false;
+
+  Options() { gen.nodes = 24500; }
+};
+
+void addFlags(app::Program& prog, Options& o) {
   auto flag = prog.flags().add_options();
-  flag("nodes", app::value(&gen.nodes, int64_t{24500}), "nodes of the generated graph (~50 directed edges each)");
-  flag("seed", app::value(&gen.seed, uint64_t{0}), "generator seed");
-  flag("data", po::value(&data)->value_name("DIR"), "an existing dataset in OGB's node layout (no generation)");
-  flag("out", po::value(&out)->value_name("DIR"), "where to write the graph (default: a temporary folder)");
-  flag("keep", po::bool_switch(&keep), "keep the generated graph");
-  flag("epochs", app::value(&epochs, int64_t{3}), "cora_gcn epochs (each evaluates the whole graph once)");
-  flag("clusters", app::value(&clusters, int64_t{0}),
+  flag("nodes", app::value(&o.gen.nodes, int64_t{24500}), "nodes of the generated graph (~50 directed edges each)");
+  flag("seed", app::value(&o.gen.seed, uint64_t{0}), "generator seed");
+  flag("data", po::value(&o.data)->value_name("DIR"), "an existing dataset in OGB's node layout (no generation)");
+  flag("out", po::value(&o.out)->value_name("DIR"), "where to write the graph (default: a temporary folder)");
+  flag("keep", po::bool_switch(&o.keep), "keep the generated graph");
+  flag("epochs", app::value(&o.epochs, int64_t{3}), "cora_gcn epochs (each evaluates the whole graph once)");
+  flag("clusters", app::value(&o.clusters, int64_t{0}),
        "METIS clusters (0: one per ~1,633 nodes of the generated graph, 150 at 245k; needed with --data)");
-  flag("clusters-per-batch", app::value(&clustersPerBatch, int64_t{10}), "clusters merged per batch");
-  flag("cora-gcn", app::value(&coraGcn, coraGcn), "the cora_gcn program to run");
-  flag("feature-crossover", po::bool_switch(&crossover),
+  flag("clusters-per-batch", app::value(&o.clustersPerBatch, int64_t{10}), "clusters merged per batch");
+  flag("cora-gcn", app::value(&o.coraGcn, o.coraGcn), "the cora_gcn program to run");
+  flag("feature-crossover", po::bool_switch(&o.crossover),
        "instead: time X W (forward and weight gradient) dense vs sparse by density, Cora's shape");
-  flag("repeats", app::value(&repeats, int64_t{5}), "--feature-crossover: timed repeats per case (median)");
+  flag("repeats", app::value(&o.repeats, int64_t{5}), "--feature-crossover: timed repeats per case (median)");
+}
+
+// One cora_gcn run on the graph, and the graph's generation when it was generated here.
+struct ScaleRun {
+  std::optional<bench::ProductsLikeStats> generated;
+  int64_t clusters = 0;
+  Child child;
+  nlohmann::json result;  // cora_gcn's --json
+};
+
+// Where the generated graph goes: --out, else a temporary folder named after its size and this process.
+std::string generatedGraphDir(const Options& o) {
+  return o.out.empty() ? (std::filesystem::temp_directory_path() /
+                          ("gnn_node_scale_" + std::to_string(o.gen.nodes) + "_" + std::to_string(getpid())))
+                             .string()
+                       : o.out;
+}
+
+// --clusters, or with 0 one per ~1,633 nodes of the generated graph; checks --clusters-per-batch against it.
+int64_t clusterCount(const Options& o) {
+  if (o.clusters <= 0 && !o.data.empty())
+    throw app::UsageError("--data needs --clusters (the graph's size is its own)");
+  const int64_t clusters =
+      o.clusters <= 0 ? std::max<int64_t>(2, std::llround(static_cast<double>(o.gen.nodes) / 1633)) : o.clusters;
+  app::requireRange("--clusters-per-batch", static_cast<double>(o.clustersPerBatch), 1, static_cast<double>(clusters));
+  return clusters;
+}
+
+// Generates the graph (unless --data), trains cora_gcn on it as a child process, and removes a temporary graph.
+ScaleRun runScale(const Options& o) {
+  app::requireAtLeast("--epochs", static_cast<double>(o.epochs), 1);
+  app::requireAtLeast("--nodes", static_cast<double>(o.gen.nodes), 100);
+  ScaleRun run;
+  std::string dir = o.data;
+  if (dir.empty()) {
+    dir = generatedGraphDir(o);
+    run.generated = bench::writeProductsLike(dir, o.gen);
+  }
+  run.clusters = clusterCount(o);
+  run.child = runChild({o.coraGcn, "--data", dir, "--loader", "cluster", "--clusters", std::to_string(run.clusters),
+                        "--clusters-per-batch", std::to_string(o.clustersPerBatch), "--epochs",
+                        std::to_string(o.epochs), "--json", "--profile", "--quiet"});
+  if (o.data.empty() && !o.keep && o.out.empty()) std::filesystem::remove_all(dir);
+  if (!WIFEXITED(run.child.status) || WEXITSTATUS(run.child.status) != 0)
+    throw std::runtime_error(o.coraGcn + " failed (status " + std::to_string(run.child.status) + ")");
+  run.result = nlohmann::json::parse(run.child.out);
+  return run;
+}
+
+// The run's figures into j, from cora_gcn's JSON, its profile and the child's resources.
+void addScaleRun(nlohmann::json& j, const Options& o, const ScaleRun& run) {
+  if (run.generated) {
+    const bench::ProductsLikeStats& s = *run.generated;
+    j["generate"] = {{"nodes", s.nodes}, {"edges", s.edges}, {"bytes", s.bytes}, {"seconds", s.seconds}};
+  }
+  const Child& c = run.child;
+  const nlohmann::json& r = run.result;
+  const double edges = r.value("num_edges", 0.0);
+  double fwdMs = 0, bwdMs = 0;
+  const double fwd = profileGflops(r["profile"], "spmm", "forward", &fwdMs);
+  const double bwd = profileGflops(r["profile"], "spmm", "backward", &bwdMs);
+  double normMs = 0;
+  profileGflops(r["profile"], "gcnNorm", "", &normMs);
+  double totalMs = 0;
+  for (const auto& row : r["profile"]) totalMs += row.value("ms", 0.0);
+  j["nodes"] = r["num_nodes"];
+  j["edges"] = r["num_edges"];
+  if (j.contains("generate")) j["file_bytes_per_edge"] = j["generate"]["bytes"].get<double>() / edges;
+  j["load_seconds"] = r.value("load_ms", 0.0) / 1000;
+  j["partition_seconds"] = r.value("partition_ms", 0.0) / 1000;
+  j["clusters"] = run.clusters;
+  j["clusters_per_batch"] = o.clustersPerBatch;
+  j["epochs"] = o.epochs;
+  j["epoch_seconds_median"] = r.value("epoch_ms_median", 0.0) / 1000;
+  j["full_graph_eval_seconds_median"] = r.value("infer_ms_median", 0.0) / 1000;
+  j["spmm_forward_gflops"] = fwd;
+  j["spmm_backward_gflops"] = bwd;
+  j["spmm_gflops"] = profileGflops(r["profile"], "spmm", "", nullptr);
+  j["spmm_share_of_profile"] = totalMs > 0 ? (fwdMs + bwdMs) / totalMs : 0;
+  j["gcn_norm_share_of_profile"] = totalMs > 0 ? normMs / totalMs : 0;
+  j["peak_rss_mb"] = c.peakRssMb;
+  j["peak_rss_bytes_per_edge"] = edges > 0 ? c.peakRssMb * 1048576 / edges : 0;
+  j["program_seconds"] = c.seconds;
+  j["val_acc"] = r["val_acc_mean"];
+  j["test_acc"] = r["test_acc_mean"];
+  j["feature_layout"] = r["feature_layout"];
+  j["threads"] = r["threads"];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  app::Program prog("bench_node_scale", kSummary);
+  Options o;
+  addFlags(prog, o);
   return prog.run(argc, argv, [&] {
     nlohmann::json j;
     j["load_average_before"] = loadAverage();
     j["cores"] = machineCores();
-    if (crossover) {
-      app::requireAtLeast("--repeats", static_cast<double>(repeats), 1);
-      j["feature_crossover"] = featureCrossover(2708, 1433, 16, repeats);
-      j["load_average_after"] = loadAverage();
-      std::cout << j.dump() << std::endl;
-      return 0;
+    if (o.crossover) {
+      app::requireAtLeast("--repeats", static_cast<double>(o.repeats), 1);
+      j["feature_crossover"] = featureCrossover(2708, 1433, 16, o.repeats);
+    } else {
+      addScaleRun(j, o, runScale(o));
     }
-    app::requireAtLeast("--epochs", static_cast<double>(epochs), 1);
-    app::requireAtLeast("--nodes", static_cast<double>(gen.nodes), 100);
-    std::string dir = data;
-    if (dir.empty()) {
-      dir = out.empty() ? (std::filesystem::temp_directory_path() /
-                           ("gnn_node_scale_" + std::to_string(gen.nodes) + "_" + std::to_string(getpid())))
-                              .string()
-                        : out;
-      bench::ProductsLikeStats s = bench::writeProductsLike(dir, gen);
-      j["generate"] = {{"nodes", s.nodes}, {"edges", s.edges}, {"bytes", s.bytes}, {"seconds", s.seconds}};
-    }
-    if (clusters <= 0 && !data.empty()) throw app::UsageError("--data needs --clusters (the graph's size is its own)");
-    if (clusters <= 0) clusters = std::max<int64_t>(2, std::llround(static_cast<double>(gen.nodes) / 1633));
-    app::requireRange("--clusters-per-batch", static_cast<double>(clustersPerBatch), 1, static_cast<double>(clusters));
-    Child c = runChild({coraGcn, "--data", dir, "--loader", "cluster", "--clusters", std::to_string(clusters),
-                        "--clusters-per-batch", std::to_string(clustersPerBatch), "--epochs", std::to_string(epochs),
-                        "--json", "--profile", "--quiet"});
-    if (data.empty() && !keep && out.empty()) std::filesystem::remove_all(dir);
-    if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0)
-      throw std::runtime_error(coraGcn + " failed (status " + std::to_string(c.status) + ")");
-    const nlohmann::json r = nlohmann::json::parse(c.out);
-    const double edges = r.value("num_edges", 0.0);
-    double fwdMs = 0, bwdMs = 0;
-    const double fwd = profileGflops(r["profile"], "spmm", "forward", &fwdMs);
-    const double bwd = profileGflops(r["profile"], "spmm", "backward", &bwdMs);
-    double normMs = 0;
-    profileGflops(r["profile"], "gcnNorm", "", &normMs);
-    double totalMs = 0;
-    for (const auto& row : r["profile"]) totalMs += row.value("ms", 0.0);
-    j["nodes"] = r["num_nodes"];
-    j["edges"] = r["num_edges"];
-    if (j.contains("generate")) j["file_bytes_per_edge"] = j["generate"]["bytes"].get<double>() / edges;
-    j["load_seconds"] = r.value("load_ms", 0.0) / 1000;
-    j["partition_seconds"] = r.value("partition_ms", 0.0) / 1000;
-    j["clusters"] = clusters;
-    j["clusters_per_batch"] = clustersPerBatch;
-    j["epochs"] = epochs;
-    j["epoch_seconds_median"] = r.value("epoch_ms_median", 0.0) / 1000;
-    j["full_graph_eval_seconds_median"] = r.value("infer_ms_median", 0.0) / 1000;
-    j["spmm_forward_gflops"] = fwd;
-    j["spmm_backward_gflops"] = bwd;
-    j["spmm_gflops"] = profileGflops(r["profile"], "spmm", "", nullptr);
-    j["spmm_share_of_profile"] = totalMs > 0 ? (fwdMs + bwdMs) / totalMs : 0;
-    j["gcn_norm_share_of_profile"] = totalMs > 0 ? normMs / totalMs : 0;
-    j["peak_rss_mb"] = c.peakRssMb;
-    j["peak_rss_bytes_per_edge"] = edges > 0 ? c.peakRssMb * 1048576 / edges : 0;
-    j["program_seconds"] = c.seconds;
-    j["val_acc"] = r["val_acc_mean"];
-    j["test_acc"] = r["test_acc_mean"];
-    j["feature_layout"] = r["feature_layout"];
-    j["threads"] = r["threads"];
     j["load_average_after"] = loadAverage();
     std::cout << j.dump() << std::endl;
     return 0;

@@ -8,7 +8,7 @@ function(gnn_set_warnings target)
     # GCC 12 reports false -Wmaybe-uninitialized warnings inside its own AVX-512 intrinsics under Eigen.
     target_compile_options(${target} PRIVATE -march=native -Wno-maybe-uninitialized)
   else()
-    # The row loops' AVX2 / AVX-512 clones (gnn/CpuClones.h) must not fuse a * b + c in one place and not in
+    # The row loops' AVX2 / AVX-512 clones (gnn/system/CpuClones.h) must not fuse a * b + c in one place and not in
     # another: a row's bits would then depend on where it sits.
     target_compile_options(${target} PRIVATE -ffp-contract=off)
   endif()

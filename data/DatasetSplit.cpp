@@ -16,8 +16,8 @@
 #include "data/GzLineReader.h"
 #include "data/NpzDataset.h"
 #include "data/SmilesFeaturizer.h"
-#include "gnn/Parallel.h"
-#include "gnn/Random.h"
+#include "gnn/system/Parallel.h"
+#include "gnn/system/Random.h"
 
 namespace gnn {
 

@@ -37,7 +37,7 @@ struct DatasetSplit {
 };
 
 /// floor(trainFraction n) train, floor(validFraction n) valid and the rest test, taken in that order from
-/// a Fisher-Yates permutation of 0..n-1 drawn with gnn::Generator(seed) (gnn/Random.h), each set sorted.
+/// a Fisher-Yates permutation of 0..n-1 drawn with gnn::Generator(seed) (gnn/system/Random.h), each set sorted.
 /// Same (n, seed, fractions), same split, on any machine and thread count. Throws std::invalid_argument for
 /// n < 0 or fractions that are negative or sum past 1.
 DatasetSplit randomSplit(int64_t n, uint64_t seed, double trainFraction = 0.8, double validFraction = 0.1);

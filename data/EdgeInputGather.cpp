@@ -4,7 +4,7 @@
 
 #include "data/GraphormerEncodings.h"
 #include "data/MoleculeGraph.h"
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

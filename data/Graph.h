@@ -18,7 +18,7 @@
 #pragma once
 #include <string>
 
-#include "gnn/Tensor.h"
+#include "gnn/tensor/Tensor.h"
 
 namespace gnn {
 

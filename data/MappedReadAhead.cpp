@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "data/MappedFileGuard.h"
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

@@ -138,20 +138,6 @@ std::pair<uint32_t, uint64_t> fileChecksum(const std::string& path) {
   return {static_cast<uint32_t>(crc), bytes};
 }
 
-double peakRssMb() {
-  std::ifstream in("/proc/self/status");
-  std::string key;
-  while (in >> key) {
-    if (key == "VmHWM:") {
-      double kb = 0;
-      in >> kb;
-      return kb / 1024.0;
-    }
-    std::getline(in, key);
-  }
-  return -1;
-}
-
 namespace {
 
 // The file whose bytes the metadata's checksum covers: the input itself, or a PCQM4Mv2 folder's data file.
@@ -211,6 +197,260 @@ void saveResumeState(const std::string& dir, const nlohmann::json& state) {
     ::fsync(d);
     ::close(d);
   }
+}
+
+// The state a killed or stopped build saved in resumeDir, when it is one of this input and options (null when
+// there is none: the folder is then emptied).
+nlohmann::json loadResumeState(const std::string& resumeDir, const nlohmann::json& fingerprint) {
+  nlohmann::json saved;
+  const std::filesystem::path statePath = std::filesystem::path(resumeDir) / "state.json";
+  if (std::filesystem::exists(statePath)) {
+    std::ifstream in(statePath);
+    saved = nlohmann::json::parse(in, nullptr, false);
+    if (!saved.is_object() || !saved.contains("fingerprint") || !saved.contains("writer"))
+      throw std::runtime_error(statePath.string() + ": not a resume state (damaged?): remove " + resumeDir +
+                               " to build from the start");
+    if (saved["fingerprint"] != fingerprint)
+      throw std::runtime_error(resumeDir + " holds a build of other input or options (" +
+                               saved["fingerprint"].dump() + "): remove it to build from the start");
+  } else {
+    // Anything else there (array files of a build killed before its first chunk) is not trusted.
+    std::filesystem::remove_all(resumeDir);
+    std::filesystem::create_directories(resumeDir);
+  }
+  return saved;
+}
+
+nlohmann::json rejectedJson(const std::vector<RejectedMolecule>& molecules) {
+  nlohmann::json rejected = nlohmann::json::array();
+  for (const RejectedMolecule& m : molecules)
+    rejected.push_back({{"line", m.line}, {"index", m.index}, {"smiles", m.smiles}, {"reason", m.reason}});
+  return rejected;
+}
+
+// What a resumed build starts from: everything written so far (the writer's snapshot, flushed to disk) and the
+// counts after the `seen` input records it covers.
+nlohmann::json resumeState(const nlohmann::json& fingerprint, int64_t seen, const BuildSummary& summary,
+                           NpzDatasetWriter& writer) {
+  nlohmann::json rejected = rejectedJson(summary.rejectedMolecules);
+  return {{"fingerprint", fingerprint},
+          {"records", seen},
+          {"accepted", summary.accepted},
+          {"nodes", summary.nodes},
+          {"edges", summary.edges},
+          {"rejected", rejected},
+          {"writer", writer.snapshot()}};
+}
+
+// The counts a saved state holds, into summary; returns the input records it covers.
+int64_t restoreSummary(const nlohmann::json& saved, BuildSummary& summary) {
+  const int64_t seen = saved.value("records", int64_t{0});
+  summary.resumedRecords = seen;
+  summary.accepted = saved.value("accepted", int64_t{0});
+  summary.nodes = saved.value("nodes", int64_t{0});
+  summary.edges = saved.value("edges", int64_t{0});
+  for (const nlohmann::json& r : saved.value("rejected", nlohmann::json::array()))
+    summary.rejectedMolecules.push_back({r.value("line", int64_t{0}), r.value("index", int64_t{0}),
+                                         r.value("smiles", std::string()), r.value("reason", std::string())});
+  summary.rejected = static_cast<int64_t>(summary.rejectedMolecules.size());
+  return seen;
+}
+
+// A stop request is read once per check and thrown from this thread only: OpenMP threads just skip the
+// rest of their chunk, and the chunk is then abandoned here.
+struct StopCheck {
+  const std::function<int()>& requested;
+  int code() const { return requested ? requested() : 0; }
+  void throwIfStopped() const {
+    if (const int c = code()) throw BuildInterrupted(c);
+  }
+};
+
+// The dataset's splits as positions among the accepted molecules: a PCQM4Mv2 folder's split lists of source ids
+// (mapped once every molecule is read: a rejected molecule drops out of its split), or a split column's sets
+// (filled as molecules are accepted).
+class DatasetSplits {
+ public:
+  DatasetSplits(const std::string& format, const MoleculeSourceOptions& source) {
+    if (format == "pcqm4mv2") listed_ = Pcqm4mv2Reader::readSplits(source.path);
+    column_ = !source.splitColumn.empty();
+    if (column_) columnSplits_ = {{"train", {}}, {"valid", {}}, {"test", {}}};
+  }
+  /// Record r accepted as the dataset's molecule `position`.
+  void accept(const MoleculeRecord& r, int64_t position) {
+    if (column_) columnSplits_[r.split].push_back(position);
+    if (!listed_.empty()) acceptedIds_.push_back(r.index);
+  }
+  void addTo(NpzDatasetWriter& writer) const {
+    // Source ids -> positions among accepted molecules.
+    if (!listed_.empty()) {
+      std::unordered_map<int64_t, int64_t> position;
+      position.reserve(acceptedIds_.size());
+      for (size_t i = 0; i < acceptedIds_.size(); ++i) position.emplace(acceptedIds_[i], static_cast<int64_t>(i));
+      for (const auto& [name, ids] : listed_) {
+        std::vector<int64_t> pos;
+        for (int64_t id : ids) {
+          auto it = position.find(id);
+          if (it != position.end()) pos.push_back(it->second);
+        }
+        writer.addSplit(name, pos);
+      }
+    }
+    for (const auto& [name, positions] : columnSplits_) writer.addSplit(name, positions);
+  }
+
+ private:
+  std::map<std::string, std::vector<int64_t>> listed_;  // source ids per split
+  std::vector<int64_t> acceptedIds_;                    // of accepted molecules, in order, only with listed_
+  bool column_ = false;
+  std::map<std::string, std::vector<int64_t>> columnSplits_;  // dataset positions per set
+};
+
+// Reads the first `seen` records again after a resume (no featurising), to give the splits the records the
+// saved build accepted: those the summary does not list as rejected.
+void rereadAccepted(MoleculeSource& source, int64_t seen, const BuildSummary& summary, DatasetSplits& splits,
+                    MoleculeRecord& r, const std::string& resumeDir, const StopCheck& stop) {
+  std::unordered_map<int64_t, char> rejectedLines;
+  for (const RejectedMolecule& m : summary.rejectedMolecules) rejectedLines[m.line] = 1;
+  int64_t accepted = 0;
+  for (int64_t i = 0; i < seen; ++i) {
+    if ((i & 4095) == 0) stop.throwIfStopped();
+    if (!source.next(r)) throw std::runtime_error(resumeDir + ": the input is shorter than the saved state");
+    if (rejectedLines.count(r.line)) continue;
+    splits.accept(r, accepted);
+    ++accepted;
+  }
+  if (accepted != summary.accepted)
+    throw std::runtime_error(resumeDir +
+                             ": the saved state does not match the input: remove it to build from the start");
+}
+
+// A chunk's records and what featurising each gave (slot i holds record i's), reused from chunk to chunk, with
+// one Graphormer encoder per thread when encodings are asked for (k > 0).
+struct ChunkSlots {
+  ChunkSlots(size_t chunk, int threads, int k)
+      : records(chunk), graphs(chunk), errors(chunk), ok(chunk), encoders(static_cast<size_t>(threads)) {
+    if (k > 0)
+      for (auto& e : encoders) e = std::make_unique<GraphormerEncodings>(k, /*capAtLongestPath=*/true);
+  }
+  std::vector<MoleculeRecord> records;
+  std::vector<MoleculeGraph> graphs;
+  std::vector<std::string> errors;
+  std::vector<char> ok;
+  std::vector<std::unique_ptr<GraphormerEncodings>> encoders;
+
+  // Slots are reused, but a slot must not keep the capacity of the largest molecule it ever held: over a
+  // long run every slot would ratchet up to the tail of the size distribution and memory would grow with
+  // the input. Graphormer's N^2 buffers are freed after every chunk (one allocation per molecule is
+  // nothing next to RDKit's parse); the small O(N) ones only when a large molecule inflated them.
+  void release(size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      MoleculeGraph& g = graphs[i];
+      std::vector<int64_t>().swap(g.spatialPos);
+      std::vector<int16_t>().swap(g.edgeInput);
+      std::vector<int32_t>().swap(g.pathVia);
+      if (g.x.capacity() > (1u << 10) || g.edgeAttr.capacity() > (1u << 11)) g = MoleculeGraph();
+    }
+  }
+};
+
+// Reads the next chunk of records into the slots: as many as fit, up to the end of the input or `limit` records
+// in all (-1: no limit); `more` turns false when nothing is left to read. Returns how many were read.
+size_t readChunk(MoleculeSource& source, ChunkSlots& slots, int64_t limit, int64_t& seen, bool& more,
+                 const StopCheck& stop) {
+  const size_t chunk = slots.records.size();
+  size_t count = 0;
+  while (count < chunk && (limit < 0 || seen < limit)) {
+    stop.throwIfStopped();
+    if (!source.next(slots.records[count])) {
+      more = false;
+      break;
+    }
+    ++count;
+    ++seen;
+  }
+  if (limit >= 0 && seen >= limit) more = false;
+  return count;
+}
+
+// Featurises the chunk's first `count` records in parallel, with Graphormer's encodings (format 2: the paths
+// only) when k > 0. Slot i gets record i's graph whatever the thread count.
+void featurizeChunk(const MoleculeDatasetBuilder& builder, ChunkSlots& slots, size_t count, int threads, int k,
+                    bool pathsOnly, const StopCheck& stop) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 8)
+  for (long i = 0; i < static_cast<long>(count); ++i) {
+    if (stop.code()) continue;  // conformers or encodings can take long per molecule: stop between them
+    std::string& err = slots.errors[i];
+    err.clear();
+    slots.ok[i] = builder.featurize(slots.records[i], slots.graphs[i], err);
+    if (slots.ok[i] && k > 0) {
+      GraphormerEncodings& enc = *slots.encoders[static_cast<size_t>(omp_get_thread_num())];
+      if (pathsOnly)
+        enc.computePaths(slots.graphs[i]);
+      else
+        enc.compute(slots.graphs[i]);
+    }
+  }
+}
+
+// The report of a rejected record; `error` gains the parse error's reason when RDKit gave it only in its log.
+RejectedMolecule rejection(const MoleculeRecord& r, std::string& error, const SmilesFeaturizer& featurizer) {
+  // A syntax error's reason is only in RDKit's log: fetch it now that no other thread is in RDKit.
+  if (error == "SMILES parse error") error = featurizer.explainFailure(r.smiles);
+  // Reports quote the molecule; a 400,000-character line is shown by its start and its length.
+  std::string label = escapeInvalidUtf8(r.label());
+  if (label.size() > 200) label = label.substr(0, 200) + "... (" + std::to_string(r.label().size()) + " characters)";
+  return {r.line, r.index, std::move(label), error};
+}
+
+BuildProgress chunkProgress(int64_t seen, int64_t line, const BuildSummary& summary, double seconds, int64_t limit) {
+  BuildProgress p;
+  p.records = seen;
+  p.line = line;
+  p.accepted = summary.accepted;
+  p.rejected = summary.rejected;
+  p.seconds = seconds;
+  if (limit > 0) p.fraction = static_cast<double>(seen) / static_cast<double>(limit);
+  return p;
+}
+
+// The dataset's metadata JSON. Nothing here may depend on the thread count or the clock: the file's bytes must
+// not.
+nlohmann::json datasetMetadata(const BuildOptions& o, const std::string& format, const MoleculeSource& source,
+                               const BuildSummary& summary, const NpzDatasetWriter& writer,
+                               const std::string& checksumFile) {
+  const auto [crc, bytes] = fileChecksum(checksumFile);
+  char crcHex[16];
+  std::snprintf(crcHex, sizeof crcHex, "%08x", crc);
+  nlohmann::json rejected = rejectedJson(summary.rejectedMolecules);
+  return {
+      {"format", kFormatName},
+      {"format_version", o.formatVersion},
+      {"feature_vocabulary", SmilesFeaturizer::kVocabularyVersion},
+      {"atom_feature_dims", SmilesFeaturizer::kAtomFeatureDims},
+      {"bond_feature_dims", SmilesFeaturizer::kBondFeatureDims},
+      {"rdkit_version", rdkitVersion()},
+      {"source",
+       {{"path", std::filesystem::path(checksumFile).filename().string()},
+        {"format", format},
+        {"crc32", crcHex},
+        {"bytes", bytes}}},
+      {"targets", source.targetNames()},
+      {"num_graphs", summary.accepted},
+      {"num_nodes", summary.nodes},
+      {"num_edges", summary.edges},
+      {"options",
+       {{"explicit_hydrogens", o.featurizer.explicitHydrogens},
+        {"conformers", o.conformers},
+        {"conformer_seed", o.conformer.seed},
+        // The K stored: the requested one capped at the longest possible path (NpzDatasetWriter), so a build
+        // asking for more hops than any molecule has writes the same bytes as one asking for just enough.
+        {"graphormer_max_dist", writer.graphormerMaxDist()},
+        {"limit", o.limit},
+        {"split_column", o.source.splitColumn}}},
+      {"num_rejected", summary.rejected},
+      {"rejected", rejected},
+  };
 }
 
 }  // namespace
@@ -334,12 +574,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   RdkitLogSilencer quiet;
-  // A stop request is read once per check and thrown from this thread only: OpenMP threads just skip the
-  // rest of their chunk, and the chunk is then abandoned here.
-  auto stopCode = [this] { return options_.stopRequested ? options_.stopRequested() : 0; };
-  auto throwIfStopped = [&] {
-    if (const int code = stopCode()) throw BuildInterrupted(code);
-  };
+  const StopCheck stop{options_.stopRequested};
   std::unique_ptr<MoleculeSource> source = openMoleculeSource(options_.source);
   const std::string format = source->format();
   positions_ = options_.conformers || format == "sdf" || format == "xyz";
@@ -354,21 +589,7 @@ BuildSummary MoleculeDatasetBuilder::run() {
     GNN_CHECK_ARG(!options_.outPath.empty(), "a resumable build needs an output .npz");
     GNN_CHECK_ARG(options_.jsonl == nullptr, "a resumable build cannot write JSON lines");
     fingerprint = resumeFingerprint(options_, inputFile);
-    const std::filesystem::path statePath = std::filesystem::path(resumeDir) / "state.json";
-    if (std::filesystem::exists(statePath)) {
-      std::ifstream in(statePath);
-      saved = nlohmann::json::parse(in, nullptr, false);
-      if (!saved.is_object() || !saved.contains("fingerprint") || !saved.contains("writer"))
-        throw std::runtime_error(statePath.string() + ": not a resume state (damaged?): remove " + resumeDir +
-                                 " to build from the start");
-      if (saved["fingerprint"] != fingerprint)
-        throw std::runtime_error(resumeDir + " holds a build of other input or options (" +
-                                 saved["fingerprint"].dump() + "): remove it to build from the start");
-    } else {
-      // Anything else there (array files of a build killed before its first chunk) is not trusted.
-      std::filesystem::remove_all(resumeDir);
-      std::filesystem::create_directories(resumeDir);
-    }
+    saved = loadResumeState(resumeDir, fingerprint);
   }
 
   std::unique_ptr<NpzDatasetWriter> writer;
@@ -379,196 +600,53 @@ BuildSummary MoleculeDatasetBuilder::run() {
   const bool pathsOnly = options_.formatVersion >= 2;
 
   const int threads = options_.threads;
-  const size_t chunk = static_cast<size_t>(options_.chunkSize);
-  std::vector<MoleculeRecord> records(chunk);
-  std::vector<MoleculeGraph> graphs(chunk);
-  std::vector<std::string> errors(chunk);
-  std::vector<char> ok(chunk);
-  std::vector<std::unique_ptr<GraphormerEncodings>> encoders(static_cast<size_t>(threads));
-  if (k > 0)
-    for (auto& e : encoders) e = std::make_unique<GraphormerEncodings>(k, /*capAtLongestPath=*/true);
-
+  ChunkSlots slots(static_cast<size_t>(options_.chunkSize), threads, k);
   BuildSummary summary;
   summary.threads = threads;
-  // Ids of accepted molecules, in order, only when splits must be mapped to dataset positions.
-  std::map<std::string, std::vector<int64_t>> splits;
-  if (format == "pcqm4mv2") splits = Pcqm4mv2Reader::readSplits(options_.source.path);
-  std::vector<int64_t> acceptedIds;
-  // A split column: dataset positions per set, filled as molecules are accepted.
-  const bool splitColumn = !options_.source.splitColumn.empty();
-  std::map<std::string, std::vector<int64_t>> columnSplits;
-  if (splitColumn) columnSplits = {{"train", {}}, {"valid", {}}, {"test", {}}};
+  DatasetSplits splits(format, options_.source);
   int64_t seen = 0;
   if (saved.is_object()) {
     // Resume: the writer goes back to the last finished chunk; the input is read again up to there (reading
     // is cheap next to featurising) to find which records the splits need, without featurising them.
     writer->restore(saved["writer"].get<std::vector<int64_t>>());
-    seen = saved.value("records", int64_t{0});
-    summary.resumedRecords = seen;
-    summary.accepted = saved.value("accepted", int64_t{0});
-    summary.nodes = saved.value("nodes", int64_t{0});
-    summary.edges = saved.value("edges", int64_t{0});
-    std::unordered_map<int64_t, char> rejectedLines;
-    for (const nlohmann::json& r : saved.value("rejected", nlohmann::json::array())) {
-      summary.rejectedMolecules.push_back({r.value("line", int64_t{0}), r.value("index", int64_t{0}),
-                                           r.value("smiles", std::string()), r.value("reason", std::string())});
-      rejectedLines[summary.rejectedMolecules.back().line] = 1;
-    }
-    summary.rejected = static_cast<int64_t>(summary.rejectedMolecules.size());
-    MoleculeRecord& r = records[0];
-    int64_t accepted = 0;
-    for (int64_t i = 0; i < seen; ++i) {
-      if ((i & 4095) == 0) throwIfStopped();
-      if (!source->next(r)) throw std::runtime_error(resumeDir + ": the input is shorter than the saved state");
-      if (rejectedLines.count(r.line)) continue;
-      if (splitColumn) columnSplits[r.split].push_back(accepted);
-      if (!splits.empty()) acceptedIds.push_back(r.index);
-      ++accepted;
-    }
-    if (accepted != summary.accepted)
-      throw std::runtime_error(resumeDir + ": the saved state does not match the input: remove it to build from the start");
+    seen = restoreSummary(saved, summary);
+    rereadAccepted(*source, seen, summary, splits, slots.records[0], resumeDir, stop);
   }
   bool more = !(options_.limit >= 0 && seen >= options_.limit);
   while (more) {
-    size_t count = 0;
-    while (count < chunk && (options_.limit < 0 || seen < options_.limit)) {
-      throwIfStopped();
-      if (!source->next(records[count])) {
-        more = false;
-        break;
-      }
-      ++count;
-      ++seen;
-    }
-    if (options_.limit >= 0 && seen >= options_.limit) more = false;
+    const size_t count = readChunk(*source, slots, options_.limit, seen, more, stop);
     if (count == 0) break;
-
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 8)
-    for (long i = 0; i < static_cast<long>(count); ++i) {
-      if (stopCode()) continue;  // conformers or encodings can take long per molecule: stop between them
-      std::string& err = errors[i];
-      err.clear();
-      ok[i] = featurize(records[i], graphs[i], err);
-      if (ok[i] && k > 0) {
-        GraphormerEncodings& enc = *encoders[static_cast<size_t>(omp_get_thread_num())];
-        if (pathsOnly)
-          enc.computePaths(graphs[i]);
-        else
-          enc.compute(graphs[i]);
-      }
-    }
-    throwIfStopped();
+    featurizeChunk(*this, slots, count, threads, k, pathsOnly, stop);
+    stop.throwIfStopped();
 
     for (size_t i = 0; i < count; ++i) {
-      const MoleculeRecord& r = records[i];
-      if (!ok[i]) {
-        // A syntax error's reason is only in RDKit's log: fetch it now that no other thread is in RDKit.
-        if (errors[i] == "SMILES parse error") errors[i] = featurizer_.explainFailure(r.smiles);
-        // Reports quote the molecule; a 400,000-character line is shown by its start and its length.
-        std::string label = escapeInvalidUtf8(r.label());
-        if (label.size() > 200) label = label.substr(0, 200) + "... (" + std::to_string(r.label().size()) + " characters)";
-        summary.rejectedMolecules.push_back({r.line, r.index, std::move(label), errors[i]});
+      const MoleculeRecord& r = slots.records[i];
+      if (!slots.ok[i]) {
+        summary.rejectedMolecules.push_back(rejection(r, slots.errors[i], featurizer_));
         ++summary.rejected;
-        if (options_.jsonl) writeJsonLine(*options_.jsonl, r, nullptr, errors[i], k > 0);
+        if (options_.jsonl) writeJsonLine(*options_.jsonl, r, nullptr, slots.errors[i], k > 0);
         continue;
       }
-      if (splitColumn) columnSplits[r.split].push_back(summary.accepted);
+      splits.accept(r, summary.accepted);
       ++summary.accepted;
-      summary.nodes += graphs[i].numNodes;
-      summary.edges += graphs[i].numEdges();
-      if (writer) writer->add(graphs[i], r.index, r.line);
-      if (!splits.empty()) acceptedIds.push_back(r.index);
-      if (options_.jsonl) writeJsonLine(*options_.jsonl, r, &graphs[i], "", k > 0);
+      summary.nodes += slots.graphs[i].numNodes;
+      summary.edges += slots.graphs[i].numEdges();
+      if (writer) writer->add(slots.graphs[i], r.index, r.line);
+      if (options_.jsonl) writeJsonLine(*options_.jsonl, r, &slots.graphs[i], "", k > 0);
     }
-    // Slots are reused, but a slot must not keep the capacity of the largest molecule it ever held: over a
-    // long run every slot would ratchet up to the tail of the size distribution and memory would grow with
-    // the input. Graphormer's N^2 buffers are freed after every chunk (one allocation per molecule is
-    // nothing next to RDKit's parse); the small O(N) ones only when a large molecule inflated them.
-    for (size_t i = 0; i < count; ++i) {
-      MoleculeGraph& g = graphs[i];
-      std::vector<int64_t>().swap(g.spatialPos);
-      std::vector<int16_t>().swap(g.edgeInput);
-      std::vector<int32_t>().swap(g.pathVia);
-      if (g.x.capacity() > (1u << 10) || g.edgeAttr.capacity() > (1u << 11)) g = MoleculeGraph();
-    }
-    if (!resumeDir.empty() && writer) {
-      nlohmann::json rejected = nlohmann::json::array();
-      for (const RejectedMolecule& m : summary.rejectedMolecules)
-        rejected.push_back({{"line", m.line}, {"index", m.index}, {"smiles", m.smiles}, {"reason", m.reason}});
-      saveResumeState(resumeDir, {{"fingerprint", fingerprint},
-                                  {"records", seen},
-                                  {"accepted", summary.accepted},
-                                  {"nodes", summary.nodes},
-                                  {"edges", summary.edges},
-                                  {"rejected", rejected},
-                                  {"writer", writer->snapshot()}});
-    }
-    if (options_.progress) {
-      BuildProgress p;
-      p.records = seen;
-      p.line = records[count - 1].line;
-      p.accepted = summary.accepted;
-      p.rejected = summary.rejected;
-      p.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      if (options_.limit > 0) p.fraction = static_cast<double>(seen) / static_cast<double>(options_.limit);
-      options_.progress(p);
-    }
+    slots.release(count);
+    if (!resumeDir.empty() && writer) saveResumeState(resumeDir, resumeState(fingerprint, seen, summary, *writer));
+    if (options_.progress)
+      options_.progress(chunkProgress(seen, slots.records[count - 1].line, summary,
+                                      std::chrono::duration<double>(Clock::now() - start).count(), options_.limit));
   }
-  throwIfStopped();
+  stop.throwIfStopped();
 
   if (writer && !(options_.strict && summary.rejected > 0)) {
-    // Splits: source ids -> positions among accepted molecules (a rejected molecule drops out of its split).
-    if (!splits.empty()) {
-      std::unordered_map<int64_t, int64_t> position;
-      position.reserve(acceptedIds.size());
-      for (size_t i = 0; i < acceptedIds.size(); ++i) position.emplace(acceptedIds[i], static_cast<int64_t>(i));
-      for (const auto& [name, ids] : splits) {
-        std::vector<int64_t> pos;
-        for (int64_t id : ids) {
-          auto it = position.find(id);
-          if (it != position.end()) pos.push_back(it->second);
-        }
-        writer->addSplit(name, pos);
-      }
-    }
-    for (const auto& [name, positions] : columnSplits) writer->addSplit(name, positions);
-    const std::string& checksumFile = inputFile;
-    const auto [crc, bytes] = fileChecksum(checksumFile);
-    char crcHex[16];
-    std::snprintf(crcHex, sizeof crcHex, "%08x", crc);
-    nlohmann::json rejected = nlohmann::json::array();
-    for (const RejectedMolecule& m : summary.rejectedMolecules)
-      rejected.push_back({{"line", m.line}, {"index", m.index}, {"smiles", m.smiles}, {"reason", m.reason}});
-    // Nothing here may depend on the thread count or the clock: the file's bytes must not.
-    nlohmann::json meta = {
-        {"format", kFormatName},
-        {"format_version", options_.formatVersion},
-        {"feature_vocabulary", SmilesFeaturizer::kVocabularyVersion},
-        {"atom_feature_dims", SmilesFeaturizer::kAtomFeatureDims},
-        {"bond_feature_dims", SmilesFeaturizer::kBondFeatureDims},
-        {"rdkit_version", rdkitVersion()},
-        {"source",
-         {{"path", std::filesystem::path(checksumFile).filename().string()},
-          {"format", format},
-          {"crc32", crcHex},
-          {"bytes", bytes}}},
-        {"targets", source->targetNames()},
-        {"num_graphs", summary.accepted},
-        {"num_nodes", summary.nodes},
-        {"num_edges", summary.edges},
-        {"options",
-         {{"explicit_hydrogens", options_.featurizer.explicitHydrogens},
-          {"conformers", options_.conformers},
-          {"conformer_seed", options_.conformer.seed},
-          // The K stored: the requested one capped at the longest possible path (NpzDatasetWriter), so a build
-          // asking for more hops than any molecule has writes the same bytes as one asking for just enough.
-          {"graphormer_max_dist", writer->graphormerMaxDist()},
-          {"limit", options_.limit},
-          {"split_column", options_.source.splitColumn}}},
-        {"num_rejected", summary.rejected},
-        {"rejected", rejected},
-    };
-    writer->finish(meta.dump(1, ' ', false, nlohmann::json::error_handler_t::replace), throwIfStopped);
+    splits.addTo(*writer);
+    const nlohmann::json meta = datasetMetadata(options_, format, *source, summary, *writer, inputFile);
+    writer->finish(meta.dump(1, ' ', false, nlohmann::json::error_handler_t::replace),
+                   [&stop] { stop.throwIfStopped(); });
     summary.written = true;
   }
   writer.reset();  // an unfinished writer removes its temp files

@@ -119,7 +119,5 @@ class MoleculeDatasetBuilder {
 
 /// CRC-32 (zlib) and byte count of a file, read raw: the checksum recorded in dataset metadata.
 std::pair<uint32_t, uint64_t> fileChecksum(const std::string& path);
-/// The process's peak resident set size in MB (Linux VmHWM), or -1.
-double peakRssMb();
 
 }  // namespace gnn

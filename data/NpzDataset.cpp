@@ -10,7 +10,7 @@
 
 #include "data/EdgeInputGather.h"
 #include "data/GraphormerEncodings.h"
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 
@@ -285,35 +285,36 @@ NpzDataset::NpzDataset(const std::string& path) : file_(path) {
   validate();
 }
 
-// The structure every reader relies on, checked once when the file is opened (a linear pass; ~0.1 s per 10M
-// edges): a damaged or crafted file is refused here, naming the array, instead of reading out of bounds or
-// training on an edge that points into another molecule.
-void NpzDataset::validate() const {
-  const std::string& path = file_.path();
-  auto fail = [&](const std::string& member, const std::string& why) {
-    throw std::runtime_error(path + ": " + member + ": " + why);
-  };
-  auto expectShape = [&](const std::string& name, std::vector<int64_t> shape) {
-    if (!file_.has(name)) return;
-    const auto& a = file_.get(name);
-    if (a.shape != shape) {
-      std::string got, want;
-      for (int64_t d : a.shape) got += (got.empty() ? "" : ", ") + std::to_string(d);
-      for (int64_t d : shape) want += (want.empty() ? "" : ", ") + std::to_string(d);
-      fail(name, "shape (" + got + "), expected (" + want + ")");
-    }
-  };
-  // Offsets: start at 0, never decrease, end at the length of what they index.
-  auto checkPtr = [&](const char* name, const int64_t* ptr, int64_t total) {
-    if (ptr[0] != 0) fail(name, "does not start at 0");
-    for (int64_t g = 0; g < numGraphs_; ++g)
-      if (ptr[g + 1] < ptr[g]) fail(name, "decreases at graph " + std::to_string(g));
-    if (ptr[numGraphs_] != total)
-      fail(name, "ends at " + std::to_string(ptr[numGraphs_]) + " but indexes " + std::to_string(total) + " rows");
-  };
-  // Arrays come in groups that are written together; one without the others (or a name this format does not
-  // have) is a damaged directory, which would otherwise silently drop a feature.
-  const bool v2 = version_ == 2;
+namespace {
+
+[[noreturn]] void refuse(const NpzFile& file, const std::string& member, const std::string& why) {
+  throw std::runtime_error(file.path() + ": " + member + ": " + why);
+}
+
+// An array's shape, when the file has the array.
+void expectShape(const NpzFile& file, const std::string& name, std::vector<int64_t> shape) {
+  if (!file.has(name)) return;
+  const auto& a = file.get(name);
+  if (a.shape != shape) {
+    std::string got, want;
+    for (int64_t d : a.shape) got += (got.empty() ? "" : ", ") + std::to_string(d);
+    for (int64_t d : shape) want += (want.empty() ? "" : ", ") + std::to_string(d);
+    refuse(file, name, "shape (" + got + "), expected (" + want + ")");
+  }
+}
+
+// Offsets: start at 0, never decrease, end at the length of what they index.
+void checkOffsets(const NpzFile& file, const char* name, const int64_t* ptr, int64_t numGraphs, int64_t total) {
+  if (ptr[0] != 0) refuse(file, name, "does not start at 0");
+  for (int64_t g = 0; g < numGraphs; ++g)
+    if (ptr[g + 1] < ptr[g]) refuse(file, name, "decreases at graph " + std::to_string(g));
+  if (ptr[numGraphs] != total)
+    refuse(file, name, "ends at " + std::to_string(ptr[numGraphs]) + " but indexes " + std::to_string(total) + " rows");
+}
+
+// Arrays come in groups that are written together; one without the others (or a name this format does not
+// have) is a damaged directory, which would otherwise silently drop a feature.
+void checkArrayNames(const NpzFile& file, bool v2) {
   std::vector<std::string> known = {"x", "edge_index", "edge_attr", "node_ptr", "edge_ptr", "y", "y_mask",
                                     "source_index", "source_line", "smiles", "smiles_ptr", "pos", "z",
                                     "spatial_pos", "pair_ptr", "in_degree", "metadata"};
@@ -322,95 +323,118 @@ void NpzDataset::validate() const {
          : std::vector<std::string>{"spatial_pos", "pair_ptr", "in_degree", "edge_input"};
   known.push_back(graphormer.back());
   if (v2) known.push_back("path_via");
-  for (const auto& [name, a] : file_.arrays())
+  for (const auto& [name, a] : file.arrays())
     if (name.rfind("split_", 0) != 0 && std::find(known.begin(), known.end(), name) == known.end())
-      fail(name, std::string("is not an array of this dataset format") +
-                     (v2 ? " (format 2, told by edge_index's unsigned dtype)" : " (format 1, told by edge_index's int32)") +
-                     " (a damaged or foreign file)");
+      refuse(file, name,
+             std::string("is not an array of this dataset format") +
+                 (v2 ? " (format 2, told by edge_index's unsigned dtype)" : " (format 1, told by edge_index's int32)") +
+                 " (a damaged or foreign file)");
   for (const std::vector<std::string>& group :
        {std::vector<std::string>{"smiles", "smiles_ptr"}, std::vector<std::string>{"pos", "z"}, graphormer}) {
     size_t present = 0;
-    for (const auto& name : group) present += file_.has(name) ? 1 : 0;
-    if (present != 0 && present != group.size()) fail(group[0], "present without the rest of its group");
+    for (const auto& name : group) present += file.has(name) ? 1 : 0;
+    if (present != 0 && present != group.size()) refuse(file, group[0], "present without the rest of its group");
   }
-  const int64_t N = file_.get("x").shape[0], E = file_.get("edge_index").shape[1];
-  checkPtr("node_ptr", nodePtr_, N);
-  checkPtr("edge_ptr", edgePtr_, E);
-  expectShape("x", {N, kF});
-  expectShape("edge_index", {2, E});
-  expectShape("edge_attr", {E, kB});
-  expectShape("y_mask", file_.get("y").shape);
-  expectShape("source_index", {numGraphs_});
-  expectShape("source_line", {numGraphs_});
-  if (!file_.has("source_index") || !file_.has("source_line") || !file_.has("y_mask"))
-    fail("source_index/source_line/y_mask", "missing");
-  expectShape("pos", {N, 3});
-  expectShape("z", {N});
-  expectShape("in_degree", {N});
-  // Every edge joins two nodes of its own molecule (indices are local to the molecule: 0 .. n-1).
-  {
-    const NpzFile::Array& ei = file_.get("edge_index");
-    std::vector<int64_t> ends;
-    for (int64_t g = 0; g < numGraphs_; ++g) {
-      const int64_t n = nodePtr_[g + 1] - nodePtr_[g], e0 = edgePtr_[g], e = edgePtr_[g + 1] - e0;
-      ends.resize(static_cast<size_t>(2 * e));
-      readInts<int64_t>(ei, e0, e, ends.data());
-      readInts<int64_t>(ei, E + e0, e, ends.data() + e);
-      for (int64_t k = 0; k < e; ++k) {
-        const int64_t a = ends[k], b = ends[e + k];
-        if (a < 0 || a >= n || b < 0 || b >= n)
-          fail("edge_index", "edge " + std::to_string(e0 + k) + " (" + std::to_string(a) + " -> " + std::to_string(b) +
-                                 ") of graph " + std::to_string(g) + " leaves its " + std::to_string(n) + " nodes");
-      }
+}
+
+// Every edge joins two nodes of its own molecule (indices are local to the molecule: 0 .. n-1).
+void checkEdgeEnds(const NpzFile& file, const int64_t* nodePtr, const int64_t* edgePtr, int64_t numGraphs) {
+  const NpzFile::Array& ei = file.get("edge_index");
+  const int64_t E = ei.shape[1];
+  std::vector<int64_t> ends;
+  for (int64_t g = 0; g < numGraphs; ++g) {
+    const int64_t n = nodePtr[g + 1] - nodePtr[g], e0 = edgePtr[g], e = edgePtr[g + 1] - e0;
+    ends.resize(static_cast<size_t>(2 * e));
+    readInts<int64_t>(ei, e0, e, ends.data());
+    readInts<int64_t>(ei, E + e0, e, ends.data() + e);
+    for (int64_t k = 0; k < e; ++k) {
+      const int64_t a = ends[k], b = ends[e + k];
+      if (a < 0 || a >= n || b < 0 || b >= n)
+        refuse(file, "edge_index", "edge " + std::to_string(e0 + k) + " (" + std::to_string(a) + " -> " +
+                                       std::to_string(b) + ") of graph " + std::to_string(g) + " leaves its " +
+                                       std::to_string(n) + " nodes");
     }
   }
-  const NpzFile::Array& m = file_.get("y_mask");
+}
+
+// y_mask holds 0 or 1. A label marked present must be a number (missing ones are NaN with y_mask 0), and
+// coordinates must be finite: the writer never stores otherwise, so either is damage that a recomputed CRC-32
+// would let through.
+void checkValues(const NpzFile& file) {
+  const NpzFile::Array& m = file.get("y_mask");
   for (uint64_t k = 0; k < m.bytes; ++k)
-    if (m.data[k] > 1) fail("y_mask", "value " + std::to_string(m.data[k]) + " is not 0 or 1");
-  // A label marked present must be a number (missing ones are NaN with y_mask 0), and coordinates must be
-  // finite: the writer never stores otherwise, so either is damage that a recomputed CRC-32 would let through.
+    if (m.data[k] > 1) refuse(file, "y_mask", "value " + std::to_string(m.data[k]) + " is not 0 or 1");
   {
-    const NpzFile::Array& y = file_.get("y");
+    const NpzFile::Array& y = file.get("y");
     const int64_t t = y.shape.size() == 2 ? y.shape[1] : 0;
     for (int64_t k = 0; k < y.numel(); ++k) {
       float v;
       std::memcpy(&v, y.data + k * 4, 4);
       if (m.data[k] == 1 && !std::isfinite(v))
-        fail("y", "graph " + std::to_string(t ? k / t : 0) + " target " + std::to_string(t ? k % t : 0) + " is " +
-                      std::to_string(v) + " but marked present (y_mask 1)");
+        refuse(file, "y", "graph " + std::to_string(t ? k / t : 0) + " target " + std::to_string(t ? k % t : 0) +
+                              " is " + std::to_string(v) + " but marked present (y_mask 1)");
     }
   }
-  if (file_.has("pos")) {
-    const NpzFile::Array& pos = file_.get("pos");
+  if (file.has("pos")) {
+    const NpzFile::Array& pos = file.get("pos");
     for (int64_t k = 0; k < pos.numel(); ++k) {
       float v;
       std::memcpy(&v, pos.data + k * 4, 4);
-      if (!std::isfinite(v)) fail("pos", "atom " + std::to_string(k / 3) + " has a coordinate " + std::to_string(v));
+      if (!std::isfinite(v))
+        refuse(file, "pos", "atom " + std::to_string(k / 3) + " has a coordinate " + std::to_string(v));
     }
   }
-  if (smilesPtr_) checkPtr("smiles_ptr", smilesPtr_, smilesSize_);
+}
+
+}  // namespace
+
+// The structure every reader relies on, checked once when the file is opened (a linear pass; ~0.1 s per 10M
+// edges): a damaged or crafted file is refused here, naming the array, instead of reading out of bounds or
+// training on an edge that points into another molecule.
+void NpzDataset::validate() const {
+  checkArrayNames(file_, version_ == 2);
+  const int64_t N = file_.get("x").shape[0], E = file_.get("edge_index").shape[1];
+  checkOffsets(file_, "node_ptr", nodePtr_, numGraphs_, N);
+  checkOffsets(file_, "edge_ptr", edgePtr_, numGraphs_, E);
+  expectShape(file_, "x", {N, kF});
+  expectShape(file_, "edge_index", {2, E});
+  expectShape(file_, "edge_attr", {E, kB});
+  expectShape(file_, "y_mask", file_.get("y").shape);
+  expectShape(file_, "source_index", {numGraphs_});
+  expectShape(file_, "source_line", {numGraphs_});
+  if (!file_.has("source_index") || !file_.has("source_line") || !file_.has("y_mask"))
+    refuse(file_, "source_index/source_line/y_mask", "missing");
+  expectShape(file_, "pos", {N, 3});
+  expectShape(file_, "z", {N});
+  expectShape(file_, "in_degree", {N});
+  checkEdgeEnds(file_, nodePtr_, edgePtr_, numGraphs_);
+  checkValues(file_);
+  if (smilesPtr_) checkOffsets(file_, "smiles_ptr", smilesPtr_, numGraphs_, smilesSize_);
   if (pairPtr_) {
     const int64_t P = file_.get("spatial_pos").shape[0];
-    if (file_.get("pair_ptr").shape[0] != numGraphs_ + 1) fail("pair_ptr", "length is not the graph count + 1");
-    checkPtr("pair_ptr", pairPtr_, P);
+    if (file_.get("pair_ptr").shape[0] != numGraphs_ + 1)
+      refuse(file_, "pair_ptr", "length is not the graph count + 1");
+    checkOffsets(file_, "pair_ptr", pairPtr_, numGraphs_, P);
     for (int64_t g = 0; g < numGraphs_; ++g) {
       const int64_t n = nodePtr_[g + 1] - nodePtr_[g];
-      if (pairPtr_[g + 1] - pairPtr_[g] != n * n) fail("pair_ptr", "graph " + std::to_string(g) + " has no N x N block");
+      if (pairPtr_[g + 1] - pairPtr_[g] != n * n)
+        refuse(file_, "pair_ptr", "graph " + std::to_string(g) + " has no N x N block");
     }
-    expectShape("edge_input", {P, maxDist_, kB});
-    expectShape("spatial_pos", {P});
-    expectShape("path_via", {P});
+    expectShape(file_, "edge_input", {P, maxDist_, kB});
+    expectShape(file_, "spatial_pos", {P});
+    expectShape(file_, "path_via", {P});
     // What the writer stores: the K asked for, capped at the longest possible path, and at least 1 (get()
     // allocates n^2 K items per graph, so a crafted K must not pass).
     if (pathVia_ && (maxDist_ < 1 || maxDist_ > std::max<int64_t>(1, maxNodes() - 1)))
-      fail("multi_hop_max_dist", "is not between 1 and the largest graph's nodes - 1");
+      refuse(file_, "multi_hop_max_dist", "is not between 1 and the largest graph's nodes - 1");
     if (pathVia_) validatePaths();
   }
   for (const std::string& name : splitNames()) {
     const NpzFile::Array& a = file_.get("split_" + name, "<i8", 1);
     const auto* v = reinterpret_cast<const int64_t*>(a.data);
     for (int64_t k = 0; k < a.shape[0]; ++k)
-      if (v[k] < 0 || v[k] >= numGraphs_) fail("split_" + name, "position " + std::to_string(v[k]) + " is not a graph");
+      if (v[k] < 0 || v[k] >= numGraphs_)
+        refuse(file_, "split_" + name, "position " + std::to_string(v[k]) + " is not a graph");
   }
 }
 

@@ -57,6 +57,108 @@ std::string npyHeader(const std::string& descr, const std::vector<int64_t>& shap
 constexpr uint16_t kDosTime = 0, kDosDate = (0 << 9) | (1 << 5) | 1;
 constexpr uint32_t k32 = 0xffffffffu;
 
+// A member's local header written at `offset`: its extra field carries ZIP64 sizes when needed plus padding that
+// aligns the data (after the .npy header of `npyHeaderBytes`) to 64 bytes in the file.
+std::string localHeader(const std::string& name, uint64_t offset, size_t npyHeaderBytes, uint64_t size, uLong crc) {
+  std::string extra;
+  if (size >= k32) {
+    put16(extra, 0x0001);
+    put16(extra, 16);
+    put64(extra, size);
+    put64(extra, size);
+  }
+  const uint64_t dataStart = offset + 30 + name.size() + extra.size();
+  size_t pad = static_cast<size_t>((64 - (dataStart + npyHeaderBytes) % 64) % 64);
+  if (pad > 0 && pad < 4) pad += 64;
+  if (pad) {
+    put16(extra, 0xd935);  // the id zipalign uses for alignment padding
+    put16(extra, static_cast<uint16_t>(pad - 4));
+    extra.append(pad - 4, '\0');
+  }
+  std::string local;
+  put32(local, 0x04034b50);
+  put16(local, size >= k32 ? 45 : 20);
+  put16(local, 0);
+  put16(local, 0);  // stored
+  put16(local, kDosTime);
+  put16(local, kDosDate);
+  put32(local, static_cast<uint32_t>(crc));
+  put32(local, size >= k32 ? k32 : static_cast<uint32_t>(size));
+  put32(local, size >= k32 ? k32 : static_cast<uint32_t>(size));
+  put16(local, static_cast<uint16_t>(name.size()));
+  put16(local, static_cast<uint16_t>(extra.size()));
+  local += name;
+  local += extra;
+  return local;
+}
+
+// Appends a member's central directory entry; `big` when its size or its local header's offset needs ZIP64.
+void appendCentralEntry(std::string& central, const std::string& name, uint64_t size, uint64_t localOffset,
+                        uLong crc, bool big) {
+  std::string cextra;
+  if (big) {
+    put16(cextra, 0x0001);
+    const bool sizeBig = size >= k32, offBig = localOffset >= k32;
+    put16(cextra, static_cast<uint16_t>((sizeBig ? 16 : 0) + (offBig ? 8 : 0)));
+    if (sizeBig) {
+      put64(cextra, size);
+      put64(cextra, size);
+    }
+    if (offBig) put64(cextra, localOffset);
+  }
+  put32(central, 0x02014b50);
+  put16(central, big ? 45 : 20);
+  put16(central, big ? 45 : 20);
+  put16(central, 0);
+  put16(central, 0);
+  put16(central, kDosTime);
+  put16(central, kDosDate);
+  put32(central, static_cast<uint32_t>(crc));
+  put32(central, size >= k32 ? k32 : static_cast<uint32_t>(size));
+  put32(central, size >= k32 ? k32 : static_cast<uint32_t>(size));
+  put16(central, static_cast<uint16_t>(name.size()));
+  put16(central, static_cast<uint16_t>(cextra.size()));
+  put16(central, 0);
+  put16(central, 0);
+  put16(central, 0);
+  put32(central, 0);
+  put32(central, localOffset >= k32 ? k32 : static_cast<uint32_t>(localOffset));
+  central += name;
+  central += cextra;
+}
+
+// The records after the central directory of `count` entries, `cdSize` bytes at `cdOffset`: the ZIP64 end record
+// and its locator when `zip64` or the offset needs them, then the end of central directory record.
+std::string endRecords(uint64_t cdOffset, uint64_t cdSize, uint64_t count, bool zip64) {
+  std::string end;
+  if (zip64 || cdOffset >= k32) {
+    const uint64_t z64Offset = cdOffset + cdSize;  // right after the central directory
+    put32(end, 0x06064b50);
+    put64(end, 44);
+    put16(end, 45);
+    put16(end, 45);
+    put32(end, 0);
+    put32(end, 0);
+    put64(end, count);
+    put64(end, count);
+    put64(end, cdSize);
+    put64(end, cdOffset);
+    put32(end, 0x07064b50);
+    put32(end, 0);
+    put64(end, z64Offset);
+    put32(end, 1);
+  }
+  put32(end, 0x06054b50);
+  put16(end, 0);
+  put16(end, 0);
+  put16(end, static_cast<uint16_t>(count));
+  put16(end, static_cast<uint16_t>(count));
+  put32(end, cdSize >= k32 ? k32 : static_cast<uint32_t>(cdSize));
+  put32(end, cdOffset >= k32 ? k32 : static_cast<uint32_t>(cdOffset));
+  put16(end, 0);
+  return end;
+}
+
 }  // namespace
 
 NpzWriter::NpzWriter(std::string path) : path_(std::move(path)) {
@@ -328,37 +430,8 @@ void NpzWriter::finish(const std::function<void()>& poll) {
     const std::string name = a.name + ".npy";
     const bool big = size >= k32 || offset >= k32;
     zip64Dir = zip64Dir || big;
-    // Local header; its extra field carries ZIP64 sizes when needed plus padding that aligns the data.
-    std::string extra;
-    if (size >= k32) {
-      put16(extra, 0x0001);
-      put16(extra, 16);
-      put64(extra, size);
-      put64(extra, size);
-    }
-    const uint64_t dataStart = offset + 30 + name.size() + extra.size();
-    size_t pad = static_cast<size_t>((64 - (dataStart + header.size()) % 64) % 64);
-    if (pad > 0 && pad < 4) pad += 64;
-    if (pad) {
-      put16(extra, 0xd935);  // the id zipalign uses for alignment padding
-      put16(extra, static_cast<uint16_t>(pad - 4));
-      extra.append(pad - 4, '\0');
-    }
     const uint64_t localOffset = offset;
-    std::string local;
-    put32(local, 0x04034b50);
-    put16(local, size >= k32 ? 45 : 20);
-    put16(local, 0);
-    put16(local, 0);  // stored
-    put16(local, kDosTime);
-    put16(local, kDosDate);
-    put32(local, static_cast<uint32_t>(crc));
-    put32(local, size >= k32 ? k32 : static_cast<uint32_t>(size));
-    put32(local, size >= k32 ? k32 : static_cast<uint32_t>(size));
-    put16(local, static_cast<uint16_t>(name.size()));
-    put16(local, static_cast<uint16_t>(extra.size()));
-    local += name;
-    local += extra;
+    const std::string local = localHeader(name, offset, header.size(), size, crc);
     write(local.data(), local.size());
     write(header.data(), header.size());
     readArray(a, buf, [&](const char* d, size_t n) { write(d, n); }, poll);
@@ -369,66 +442,11 @@ void NpzWriter::finish(const std::function<void()>& poll) {
       a.files[p] = nullptr;
       std::remove(a.paths[p].c_str());
     }
-    // Central directory entry.
-    std::string cextra;
-    if (big) {
-      put16(cextra, 0x0001);
-      const bool sizeBig = size >= k32, offBig = localOffset >= k32;
-      put16(cextra, static_cast<uint16_t>((sizeBig ? 16 : 0) + (offBig ? 8 : 0)));
-      if (sizeBig) {
-        put64(cextra, size);
-        put64(cextra, size);
-      }
-      if (offBig) put64(cextra, localOffset);
-    }
-    put32(central, 0x02014b50);
-    put16(central, big ? 45 : 20);
-    put16(central, big ? 45 : 20);
-    put16(central, 0);
-    put16(central, 0);
-    put16(central, kDosTime);
-    put16(central, kDosDate);
-    put32(central, static_cast<uint32_t>(crc));
-    put32(central, size >= k32 ? k32 : static_cast<uint32_t>(size));
-    put32(central, size >= k32 ? k32 : static_cast<uint32_t>(size));
-    put16(central, static_cast<uint16_t>(name.size()));
-    put16(central, static_cast<uint16_t>(cextra.size()));
-    put16(central, 0);
-    put16(central, 0);
-    put16(central, 0);
-    put32(central, 0);
-    put32(central, localOffset >= k32 ? k32 : static_cast<uint32_t>(localOffset));
-    central += name;
-    central += cextra;
+    appendCentralEntry(central, name, size, localOffset, crc, big);
   }
   const uint64_t cdOffset = offset, cdSize = central.size(), count = arrays_.size();
   write(central.data(), central.size());
-  std::string end;
-  if (zip64Dir || cdOffset >= k32) {
-    const uint64_t z64Offset = offset;
-    put32(end, 0x06064b50);
-    put64(end, 44);
-    put16(end, 45);
-    put16(end, 45);
-    put32(end, 0);
-    put32(end, 0);
-    put64(end, count);
-    put64(end, count);
-    put64(end, cdSize);
-    put64(end, cdOffset);
-    put32(end, 0x07064b50);
-    put32(end, 0);
-    put64(end, z64Offset);
-    put32(end, 1);
-  }
-  put32(end, 0x06054b50);
-  put16(end, 0);
-  put16(end, 0);
-  put16(end, static_cast<uint16_t>(count));
-  put16(end, static_cast<uint16_t>(count));
-  put32(end, cdSize >= k32 ? k32 : static_cast<uint32_t>(cdSize));
-  put32(end, cdOffset >= k32 ? k32 : static_cast<uint32_t>(cdOffset));
-  put16(end, 0);
+  const std::string end = endRecords(cdOffset, cdSize, count, zip64Dir);
   write(end.data(), end.size());
   if (std::fflush(out.get()) != 0 || ::fsync(::fileno(out.get())) != 0) ioError(tmpBase_, "flush failed");
   if (std::fclose(out.release()) != 0) ioError(tmpBase_, "close failed");

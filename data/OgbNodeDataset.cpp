@@ -152,154 +152,176 @@ std::optional<FeatureNormalization> parseFeatureNormalization(std::string_view n
   return std::nullopt;
 }
 
+namespace {
+
+// The dataset's name: its folder's ("data/cora/" -> "cora").
+std::string datasetName(const std::string& dirName) {
+  std::string name = fs::path(dirName).lexically_normal().filename().string();
+  if (name.empty()) name = fs::path(dirName).lexically_normal().parent_path().filename().string();
+  return name;
+}
+
+// Features: every row must have the first row's width. Rows go into fixed-size chunks (no vector doubling,
+// which would hold up to three copies at its peak), then into the tensor, each chunk freed once copied: at
+// most the matrix twice, briefly, and no text beyond the current line.
+Tensor readFeatures(const fs::path& dir) {
+  int64_t width = -1, rows = 0;
+  GzLineReader in(findFile(dir, "raw/node-feat.csv.gz", true));
+  ChunkedArray<float> feats;
+  std::string_view line;
+  while (in.next(line)) {
+    int64_t cols = 0;
+    const char* p = line.data();
+    const char* end = p + line.size();
+    while (p <= end) {
+      const char* comma = static_cast<const char*>(std::memchr(p, ',', static_cast<size_t>(end - p)));
+      const char* fe = comma ? comma : end;
+      float v = 0;
+      auto [q, ec] = std::from_chars(p, fe, v);
+      if (ec != std::errc() || q != fe)
+        in.fail("feature " + std::to_string(cols) + " is not a number: '" + std::string(p, fe) + "'");
+      // from_chars reads "nan" and "inf" (and overflows to inf); any of them would turn every row sum, mean and
+      // then every loss into NaN.
+      if (!std::isfinite(v))
+        in.fail("feature " + std::to_string(cols) + " is not a finite number: '" + std::string(p, fe) + "'");
+      feats.push(v);
+      ++cols;
+      if (!comma) break;
+      p = comma + 1;
+    }
+    if (width < 0) width = cols;
+    if (cols != width)
+      in.fail("feature row has " + std::to_string(cols) + " values, expected " + std::to_string(width) +
+              " (the width of the first row)");
+    ++rows;
+  }
+  if (rows == 0) in.fail("no feature rows");
+  Tensor features = Tensor::empty({rows, width}, DType::F32);
+  feats.moveInto(features.data<float>());
+  return features;
+}
+
+// num-node-list, when present, must declare the feature rows' count.
+void checkNodeCount(const fs::path& dir, int64_t rows) {
+  std::string nn = findFile(dir, "raw/num-node-list.csv.gz", false);
+  if (nn.empty()) return;
+  // Read to its end like every other file: only then are the gzip trailer and what follows it checked, and
+  // a second count (a multi-graph list, or two files run together) is refused rather than ignored.
+  GzLineReader in(nn);
+  std::string_view line;
+  int64_t declared = 0, declaredLine = 0;
+  while (in.next(line)) {
+    if (line.empty()) continue;
+    if (declaredLine > 0)
+      in.fail("unexpected line '" + std::string(line.substr(0, 40)) +
+              "': the file holds one node count (one graph), on its first line");
+    declared = parseInt(line, in);
+    declaredLine = in.lineNumber();
+  }
+  if (declaredLine == 0) in.fail("empty file, expected the node count");
+  if (declared != rows)
+    throw InputError(in.path(), declaredLine,
+                     "declares " + std::to_string(declared) + " nodes but node-feat has " + std::to_string(rows) +
+                         " rows");
+}
+
+// Edges: (src, dst) pairs in chunks, 32-bit while the node ids fit (8 bytes an edge while reading), then the
+// [2, E] int64 tensor the graph holds, filled chunk by chunk as the chunks are freed.
+Tensor readEdges(const fs::path& dir, int64_t numNodes) {
+  GzLineReader in(findFile(dir, "raw/edge.csv.gz", true));
+  const bool narrow = numNodes <= INT32_MAX;
+  ChunkedArray<int32_t> pairs32;
+  ChunkedArray<int64_t> pairs64;
+  std::string_view line;
+  std::vector<std::string_view> f;
+  while (in.next(line)) {
+    if (line.empty()) continue;
+    splitFields(line, ',', f);
+    if (f.size() != 2) in.fail("expected 'src,dst', found " + std::to_string(f.size()) + " fields");
+    int64_t s = parseInt(f[0], in), d = parseInt(f[1], in);
+    if (s < 0 || s >= numNodes || d < 0 || d >= numNodes)
+      in.fail("edge " + std::to_string(s) + " -> " + std::to_string(d) + " points past the last node (" +
+              std::to_string(numNodes) + " nodes)");
+    if (narrow) {
+      pairs32.push(static_cast<int32_t>(s));
+      pairs32.push(static_cast<int32_t>(d));
+    } else {
+      pairs64.push(s);
+      pairs64.push(d);
+    }
+  }
+  const int64_t E = (narrow ? pairs32.size() : pairs64.size()) / 2;
+  Tensor edgeIndex = Tensor::empty({2, E}, DType::I64);
+  int64_t* src = edgeIndex.data<int64_t>();
+  int64_t* dst = src + E;
+  int64_t e = 0;
+  auto unzip = [&](const auto* p, int64_t n) {
+    for (int64_t k = 0; k < n; k += 2, ++e) {
+      src[e] = p[k];
+      dst[e] = p[k + 1];
+    }
+  };
+  if (narrow) pairs32.drain(unzip);
+  else pairs64.drain(unzip);
+  return edgeIndex;
+}
+
+// Labels, one per node; numClasses becomes the largest label + 1.
+Tensor readLabels(const fs::path& dir, int64_t numNodes, int64_t& numClasses) {
+  GzLineReader in(findFile(dir, "raw/node-label.csv.gz", true));
+  std::vector<int64_t> y;
+  y.reserve(static_cast<size_t>(numNodes));
+  std::string_view line;
+  while (in.next(line)) {
+    if (line.empty()) continue;
+    int64_t v = parseInt(line, in);
+    if (v < 0) in.fail("negative class label " + std::to_string(v));
+    // Labels index the output layer: a label of 30,000,000 would build a 30M-class head, INT64_MAX would
+    // overflow. No node-classification set has anywhere near kMaxClasses classes.
+    if (v >= OgbNodeDataset::kMaxClasses)
+      in.fail("class label " + std::to_string(v) + " is out of range (labels are 0 .. " +
+              std::to_string(OgbNodeDataset::kMaxClasses - 1) + ")");
+    y.push_back(v);
+    numClasses = std::max(numClasses, v + 1);
+  }
+  if (static_cast<int64_t>(y.size()) != numNodes)
+    throw InputError(in.path(), in.lineNumber(),
+                     "has " + std::to_string(y.size()) + " labels for " + std::to_string(numNodes) + " nodes");
+  return Tensor::fromVector(y);
+}
+
+// The split folder under splitRoot: the one named, else the only one there.
+std::string splitFolder(const fs::path& splitRoot, const std::string& named) {
+  if (!named.empty()) return named;
+  if (!fs::is_directory(splitRoot)) throw InputError(splitRoot.string(), 0, "split directory not found");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(splitRoot))
+    if (e.is_directory()) names.push_back(e.path().filename().string());
+  if (names.size() != 1)
+    throw InputError(splitRoot.string(), 0,
+                     "expected exactly one split folder (or name one), found " + std::to_string(names.size()));
+  return names[0];
+}
+
+}  // namespace
+
 OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOptions& options) {
   fs::path dir(dirName);
   if (!fs::is_directory(dir)) throw InputError(dirName, 0, "dataset directory not found");
   OgbNodeDataset ds;
-  ds.name = fs::path(dirName).lexically_normal().filename().string();
-  if (ds.name.empty()) ds.name = fs::path(dirName).lexically_normal().parent_path().filename().string();
+  ds.name = datasetName(dirName);
 
-  // Features: every row must have the first row's width. Rows go into fixed-size chunks (no vector doubling,
-  // which would hold up to three copies at its peak), then into the tensor, each chunk freed once copied: at
-  // most the matrix twice, briefly, and no text beyond the current line.
-  int64_t width = -1, rows = 0;
-  Tensor features;
-  {
-    GzLineReader in(findFile(dir, "raw/node-feat.csv.gz", true));
-    ChunkedArray<float> feats;
-    std::string_view line;
-    while (in.next(line)) {
-      int64_t cols = 0;
-      const char* p = line.data();
-      const char* end = p + line.size();
-      while (p <= end) {
-        const char* comma = static_cast<const char*>(std::memchr(p, ',', static_cast<size_t>(end - p)));
-        const char* fe = comma ? comma : end;
-        float v = 0;
-        auto [q, ec] = std::from_chars(p, fe, v);
-        if (ec != std::errc() || q != fe)
-          in.fail("feature " + std::to_string(cols) + " is not a number: '" + std::string(p, fe) + "'");
-        // from_chars reads "nan" and "inf" (and overflows to inf); any of them would turn every row sum, mean and
-        // then every loss into NaN.
-        if (!std::isfinite(v))
-          in.fail("feature " + std::to_string(cols) + " is not a finite number: '" + std::string(p, fe) + "'");
-        feats.push(v);
-        ++cols;
-        if (!comma) break;
-        p = comma + 1;
-      }
-      if (width < 0) width = cols;
-      if (cols != width)
-        in.fail("feature row has " + std::to_string(cols) + " values, expected " + std::to_string(width) +
-                " (the width of the first row)");
-      ++rows;
-    }
-    if (rows == 0) in.fail("no feature rows");
-    features = Tensor::empty({rows, width}, DType::F32);
-    feats.moveInto(features.data<float>());
-  }
-  int64_t numNodes = rows;
-  if (std::string nn = findFile(dir, "raw/num-node-list.csv.gz", false); !nn.empty()) {
-    // Read to its end like every other file: only then are the gzip trailer and what follows it checked, and
-    // a second count (a multi-graph list, or two files run together) is refused rather than ignored.
-    GzLineReader in(nn);
-    std::string_view line;
-    int64_t declared = 0, declaredLine = 0;
-    while (in.next(line)) {
-      if (line.empty()) continue;
-      if (declaredLine > 0)
-        in.fail("unexpected line '" + std::string(line.substr(0, 40)) +
-                "': the file holds one node count (one graph), on its first line");
-      declared = parseInt(line, in);
-      declaredLine = in.lineNumber();
-    }
-    if (declaredLine == 0) in.fail("empty file, expected the node count");
-    if (declared != rows)
-      throw InputError(in.path(), declaredLine,
-                       "declares " + std::to_string(declared) + " nodes but node-feat has " +
-                           std::to_string(rows) + " rows");
-  }
+  Tensor features = readFeatures(dir);
+  const int64_t numNodes = features.dim(0);
+  checkNodeCount(dir, numNodes);
   Graph& g = ds.graph;
   g.numNodes = numNodes;
   g.x = std::move(features);
+  g.edgeIndex = readEdges(dir, numNodes);
+  g.y = readLabels(dir, numNodes, ds.numClasses);
 
-  // Edges: (src, dst) pairs in chunks, 32-bit while the node ids fit (8 bytes an edge while reading), then the
-  // [2, E] int64 tensor the graph holds, filled chunk by chunk as the chunks are freed.
-  {
-    GzLineReader in(findFile(dir, "raw/edge.csv.gz", true));
-    const bool narrow = numNodes <= INT32_MAX;
-    ChunkedArray<int32_t> pairs32;
-    ChunkedArray<int64_t> pairs64;
-    std::string_view line;
-    std::vector<std::string_view> f;
-    while (in.next(line)) {
-      if (line.empty()) continue;
-      splitFields(line, ',', f);
-      if (f.size() != 2) in.fail("expected 'src,dst', found " + std::to_string(f.size()) + " fields");
-      int64_t s = parseInt(f[0], in), d = parseInt(f[1], in);
-      if (s < 0 || s >= numNodes || d < 0 || d >= numNodes)
-        in.fail("edge " + std::to_string(s) + " -> " + std::to_string(d) + " points past the last node (" +
-                std::to_string(numNodes) + " nodes)");
-      if (narrow) {
-        pairs32.push(static_cast<int32_t>(s));
-        pairs32.push(static_cast<int32_t>(d));
-      } else {
-        pairs64.push(s);
-        pairs64.push(d);
-      }
-    }
-    const int64_t E = (narrow ? pairs32.size() : pairs64.size()) / 2;
-    g.edgeIndex = Tensor::empty({2, E}, DType::I64);
-    int64_t* src = g.edgeIndex.data<int64_t>();
-    int64_t* dst = src + E;
-    int64_t e = 0;
-    auto unzip = [&](const auto* p, int64_t n) {
-      for (int64_t k = 0; k < n; k += 2, ++e) {
-        src[e] = p[k];
-        dst[e] = p[k + 1];
-      }
-    };
-    if (narrow) pairs32.drain(unzip);
-    else pairs64.drain(unzip);
-  }
-
-  // Labels.
-  {
-    GzLineReader in(findFile(dir, "raw/node-label.csv.gz", true));
-    std::vector<int64_t> y;
-    y.reserve(static_cast<size_t>(numNodes));
-    std::string_view line;
-    while (in.next(line)) {
-      if (line.empty()) continue;
-      int64_t v = parseInt(line, in);
-      if (v < 0) in.fail("negative class label " + std::to_string(v));
-      // Labels index the output layer: a label of 30,000,000 would build a 30M-class head, INT64_MAX would
-      // overflow. No node-classification set has anywhere near kMaxClasses classes.
-      if (v >= kMaxClasses)
-        in.fail("class label " + std::to_string(v) + " is out of range (labels are 0 .. " +
-                std::to_string(kMaxClasses - 1) + ")");
-      y.push_back(v);
-      ds.numClasses = std::max(ds.numClasses, v + 1);
-    }
-    if (static_cast<int64_t>(y.size()) != numNodes)
-      throw InputError(in.path(), in.lineNumber(),
-                       "has " + std::to_string(y.size()) + " labels for " + std::to_string(numNodes) + " nodes");
-    g.y = Tensor::fromVector(y);
-  }
-
-  // Split.
-  std::string split = options.split;
-  fs::path splitRoot = dir / "split";
-  if (split.empty()) {
-    if (!fs::is_directory(splitRoot)) throw InputError(splitRoot.string(), 0, "split directory not found");
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(splitRoot))
-      if (e.is_directory()) names.push_back(e.path().filename().string());
-    if (names.size() != 1)
-      throw InputError(splitRoot.string(), 0,
-                       "expected exactly one split folder (or name one), found " + std::to_string(names.size()));
-    split = names[0];
-  }
+  const fs::path splitRoot = dir / "split";
+  const std::string split = splitFolder(splitRoot, options.split);
   const std::string trainFile = findFile(splitRoot / split, "train.csv.gz", true);
   ds.trainIdx = readIndexList(trainFile, numNodes);
   ds.validIdx = readIndexList(findFile(splitRoot / split, "valid.csv.gz", true), numNodes);

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "data/Graph.h"
-#include "gnn/SparseMatrix.h"
+#include "gnn/tensor/SparseMatrix.h"
 
 namespace gnn {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "gnn/Check.h"
-#include "gnn/Parallel.h"
+#include "gnn/system/Check.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn {
 

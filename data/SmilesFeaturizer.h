@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "data/RingSystemLimits.h"
 #include "data/MoleculeGraph.h"
+#include "data/RingSystemLimits.h"
 
 namespace RDKit {
 class ROMol;

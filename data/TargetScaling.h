@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "data/Dataset.h"
-#include "gnn/Tensor.h"
+#include "gnn/tensor/Tensor.h"
 
 namespace gnn {
 

@@ -1,8 +1,8 @@
 #include "device/CompileCapture.h"
 
 #include "device/HostIo.h"
-#include "gnn/Check.h"
-#include "gnn/GradientSink.h"
+#include "gnn/autograd/GradientSink.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

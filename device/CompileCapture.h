@@ -13,8 +13,8 @@
 #include "device/CompileRecord.h"
 #include "device/PipelineSchedule.h"
 #include "device/StageSplit.h"
-#include "gnn/OpInfo.h"
-#include "gnn/Variable.h"
+#include "gnn/autograd/OpInfo.h"
+#include "gnn/autograd/Variable.h"
 #include "models/BlockState.h"
 
 namespace gnn {

@@ -1,6 +1,6 @@
 #include "device/CompileRecord.h"
 
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 #include "loaders/BatchFields.h"
 
 namespace gnn {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "gnn/OpInfo.h"
+#include "gnn/autograd/OpInfo.h"
 #include "loaders/Batch.h"
 
 namespace gnn {

@@ -8,9 +8,9 @@
 #include "device/ExecutionProgram.h"
 #include "device/Plan.h"
 #include "device/SimulatedIpu.h"
-#include "gnn/Fnv1a.h"
-#include "gnn/Check.h"
-#include "gnn/Ops.h"
+#include "gnn/io/Fnv1a.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

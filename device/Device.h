@@ -24,8 +24,8 @@
 #include "device/CompileRecord.h"
 #include "device/IpuOptions.h"
 #include "device/Trace.h"
-#include "gnn/LrSchedule.h"
-#include "gnn/Optimizer.h"
+#include "gnn/optim/LrSchedule.h"
+#include "gnn/optim/Optimizer.h"
 #include "loaders/Batch.h"
 #include "models/BlockModel.h"
 

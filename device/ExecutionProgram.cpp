@@ -14,10 +14,10 @@
 #include "device/GradientReduction.h"
 #include "device/HostIo.h"
 #include "device/ProcessExchange.h"
-#include "gnn/Check.h"
-#include "gnn/GradNorm.h"
-#include "gnn/HalfPrecision.h"
-#include "gnn/Parallel.h"
+#include "gnn/optim/GradNorm.h"
+#include "gnn/system/Check.h"
+#include "gnn/system/Parallel.h"
+#include "gnn/tensor/HalfPrecision.h"
 
 namespace gnn {
 

@@ -29,8 +29,8 @@
 #include "device/LossScaler.h"
 #include "device/PipelineSchedule.h"
 #include "device/StageSplit.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/GradientSink.h"
+#include "gnn/autograd/GradientSink.h"
+#include "gnn/system/ExecutionContext.h"
 
 namespace gnn {
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "device/PipelineSchedule.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/GradientSink.h"
-#include "gnn/OpInfo.h"
+#include "gnn/autograd/GradientSink.h"
+#include "gnn/autograd/OpInfo.h"
+#include "gnn/system/ExecutionContext.h"
 #include "loaders/Batch.h"
 #include "models/BlockState.h"
 

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "device/ProcessGroup.h"
-#include "gnn/Tensor.h"
+#include "gnn/tensor/Tensor.h"
 
 namespace gnn {
 

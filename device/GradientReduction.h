@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "gnn/Tensor.h"
-#include "gnn/Variable.h"
+#include "gnn/autograd/Variable.h"
+#include "gnn/tensor/Tensor.h"
 
 namespace gnn {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "device/PlanFormat.h"
-#include "gnn/SystemInfo.h"
+#include "gnn/system/SystemInfo.h"
 #include "loaders/FixedSizeDataLoader.h"
 
 namespace gnn {

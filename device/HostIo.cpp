@@ -5,8 +5,8 @@
 
 #include "device/CompileRecord.h"
 #include "device/ExecutionProgramParts.h"
-#include "gnn/Check.h"
-#include "gnn/HalfPrecision.h"
+#include "gnn/system/Check.h"
+#include "gnn/tensor/HalfPrecision.h"
 #include "loaders/BatchFields.h"
 
 namespace gnn {

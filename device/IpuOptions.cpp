@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

@@ -1,7 +1,7 @@
 #include "device/IpuSpec.h"
 
 #include "device/IpuOptions.h"
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

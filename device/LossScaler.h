@@ -12,7 +12,7 @@
 
 #include "device/Device.h"
 #include "device/IpuOptions.h"
-#include "gnn/Tensor.h"
+#include "gnn/tensor/Tensor.h"
 
 namespace gnn {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "device/StepParts.h"
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

@@ -6,7 +6,7 @@
 #include "device/Plan.h"
 #include "device/PlanFormat.h"
 #include "device/StepParts.h"
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

@@ -5,7 +5,7 @@
 
 #include "device/ExecutionProgramParts.h"
 #include "device/WireFormat.h"
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "device/ProcessGroup.h"
-#include "gnn/Tensor.h"
+#include "gnn/tensor/Tensor.h"
 #include "loaders/RequestShard.h"
 
 namespace gnn {

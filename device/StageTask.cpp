@@ -5,7 +5,7 @@
 
 #include "device/CompileCapture.h"
 #include "device/ExecutionProgram.h"
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

@@ -10,7 +10,7 @@
 #include "device/GradientReduction.h"
 #include "device/ProcessExchange.h"
 #include "device/TaskScheduler.h"
-#include "gnn/GradNorm.h"
+#include "gnn/optim/GradNorm.h"
 
 namespace gnn {
 

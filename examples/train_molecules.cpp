@@ -16,14 +16,14 @@
 #include "data/DatasetSplit.h"
 #include "data/MoleculeDatasetBuilder.h"
 #include "data/NpzDataset.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/LrSchedule.h"
-#include "gnn/Metrics.h"
-#include "gnn/Ops.h"
-#include "gnn/Optimizer.h"
-#include "gnn/Parallel.h"
+#include "gnn/metrics/Metrics.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/optim/LrSchedule.h"
+#include "gnn/optim/Optimizer.h"
+#include "gnn/system/ExecutionContext.h"
+#include "gnn/system/Parallel.h"
 #include "loaders/FixedSizeDataLoader.h"
-#include "models/GIN.h"
+#include "models/OgbMolGIN.h"
 
 using namespace gnn;
 namespace fs = std::filesystem;
@@ -122,7 +122,7 @@ int main(int argc, char** argv) try {
   options.pool =
       PoolKind::Sum;  // not OGB's mean: solubility depends on a molecule's size, which a mean hides
   Generator init(seed);
-  GIN model(options, init);
+  OgbMolGIN model(options, init);
 
   // 5. torch.optim.Adam with a cosine decay to 1% of the rate over the planned steps (the count of batches
   // can

@@ -9,11 +9,11 @@
 #include <string>
 
 #include "fuzz/FuzzInput.h"
-#include "gnn/Fnv1a.h"
-#include "gnn/Checkpoint.h"
-#include "gnn/Linear.h"
-#include "gnn/Optimizer.h"
-#include "gnn/Random.h"
+#include "gnn/io/Checkpoint.h"
+#include "gnn/io/Fnv1a.h"
+#include "gnn/nn/Linear.h"
+#include "gnn/optim/Optimizer.h"
+#include "gnn/system/Random.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);

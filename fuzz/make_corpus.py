@@ -81,7 +81,7 @@ w('ogb_node', 'cora10', '\x01'.join(s + '\n' for s in secs))
 w('ogb_node', 'nosplit', '\x01'.join(s + '\n' for s in secs[:4]))
 
 
-# Checkpoints: Linear(4, 2) as "model" with Adam state, in gnn/Checkpoint.h's format.
+# Checkpoints: Linear(4, 2) as "model" with Adam state, in gnn/io/Checkpoint.h's format.
 def ckpt(tensors, meta):
     b = b'GNNCKPT\0' + struct.pack('<IIQ', 1, len(tensors), len(meta)) + meta
     for name, dt, shape, raw in tensors:

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gnn/Tensor.h"
+#include "gnn/tensor/Tensor.h"
 
 namespace gnn {
 

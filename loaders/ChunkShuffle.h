@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gnn/Random.h"
+#include "gnn/system/Random.h"
 
 namespace gnn {
 

@@ -10,8 +10,8 @@
 #include <numeric>
 #include <utility>
 
-#include "gnn/Parallel.h"
-#include "gnn/TensorSpill.h"
+#include "gnn/system/Parallel.h"
+#include "gnn/tensor/TensorSpill.h"
 #include "loaders/BatchFields.h"
 
 namespace gnn {

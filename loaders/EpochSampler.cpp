@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "gnn/Random.h"
+#include "gnn/system/Random.h"
 #include "loaders/ChunkShuffle.h"
 
 namespace gnn {

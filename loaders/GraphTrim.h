@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "data/Graph.h"
-#include "gnn/Random.h"
+#include "gnn/system/Random.h"
 #include "loaders/BatchFields.h"
 #include "loaders/OverSizeStrategy.h"
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

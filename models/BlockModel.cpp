@@ -1,6 +1,6 @@
 #include "models/BlockModel.h"
 
-#include "gnn/Block.h"
+#include "gnn/autograd/Block.h"
 
 namespace gnn {
 

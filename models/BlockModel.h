@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "gnn/Module.h"
+#include "gnn/nn/Module.h"
 #include "models/ModelBlock.h"
 
 namespace gnn {

@@ -1,6 +1,6 @@
 #include "models/BlockState.h"
 
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

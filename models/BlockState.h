@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "gnn/Variable.h"
+#include "gnn/autograd/Variable.h"
 
 namespace gnn {
 

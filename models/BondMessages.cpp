@@ -4,8 +4,8 @@
 #include <numeric>
 #include <vector>
 
-#include "gnn/MessagePassing.h"
-#include "gnn/Ops.h"
+#include "gnn/nn/conv/MessagePassing.h"
+#include "gnn/ops/Ops.h"
 
 namespace gnn {
 

@@ -13,7 +13,7 @@
 //   ReverseEdges rev = reverseEdges(batch.edgeIndex);
 //   Variable m = bondMessages(h, batch.edgeIndex, rev, batch.numNodes);     // h [E, H] -> m [E, H]
 #pragma once
-#include "gnn/Variable.h"
+#include "gnn/autograd/Variable.h"
 
 namespace gnn {
 

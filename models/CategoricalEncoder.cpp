@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "gnn/Ops.h"
+#include "gnn/ops/Ops.h"
 
 namespace gnn {
 

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "gnn/GlobalPooling.h"
-#include "gnn/MessagePassing.h"
-#include "gnn/Ops.h"
+#include "gnn/nn/conv/MessagePassing.h"
+#include "gnn/nn/pool/GlobalPooling.h"
+#include "gnn/ops/Ops.h"
 #include "models/AtomEncoder.h"
 #include "models/BondEncoder.h"
 #include "models/BondMessages.h"

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "gnn/Linear.h"
+#include "gnn/nn/Linear.h"
 #include "models/BlockModel.h"
 #include "models/OneHotLinear.h"
 

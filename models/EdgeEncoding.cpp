@@ -1,7 +1,7 @@
 #include "models/EdgeEncoding.h"
 
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
+#include "gnn/nn/Init.h"
+#include "gnn/ops/Ops.h"
 
 namespace gnn {
 

@@ -11,8 +11,8 @@
 //   EdgeEncoding edges(8, 5, gen);
 //   Variable b = edges.forward(batch.edgeInput, batch.spatialPos);   // [numGraphs, M, M, 8]
 #pragma once
-#include "gnn/Module.h"
-#include "gnn/Random.h"
+#include "gnn/nn/Module.h"
+#include "gnn/system/Random.h"
 
 namespace gnn {
 

@@ -11,9 +11,9 @@
 //   GpsLayer layer(options, l, gen);
 //   GpsLayer::State s = layer.forward({h, e, g}, batch, bias, keyMask, training);
 #pragma once
-#include "gnn/LayerNorm.h"
-#include "gnn/Linear.h"
-#include "gnn/MultiheadSelfAttention.h"
+#include "gnn/nn/Linear.h"
+#include "gnn/nn/MultiheadSelfAttention.h"
+#include "gnn/nn/norm/LayerNorm.h"
 #include "models/GpsOptions.h"
 #include "models/InteractionNetwork.h"
 

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 #include "models/AtomEncoder.h"
 #include "models/BondEncoder.h"
 #include "models/SpatialEncoding.h"

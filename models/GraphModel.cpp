@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "gnn/Ops.h"
+#include "gnn/ops/Ops.h"
 #include "models/GraphFeatures.h"
 #include "models/NodeFeatures.h"
 #include "models/PaddingGraphRows.h"

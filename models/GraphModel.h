@@ -12,8 +12,8 @@
 #pragma once
 #include <memory>
 
-#include "gnn/GlobalPooling.h"
-#include "gnn/Linear.h"
+#include "gnn/nn/Linear.h"
+#include "gnn/nn/pool/GlobalPooling.h"
 #include "loaders/Batch.h"
 #include "models/AtomEncoder.h"
 #include "models/BlockModel.h"

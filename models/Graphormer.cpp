@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "gnn/GlobalPooling.h"
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
+#include "gnn/nn/Init.h"
+#include "gnn/nn/pool/GlobalPooling.h"
+#include "gnn/ops/Ops.h"
 #include "models/PaddingGraphRows.h"
 
 namespace gnn {

@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "gnn/LayerNorm.h"
-#include "gnn/Linear.h"
+#include "gnn/nn/Linear.h"
+#include "gnn/nn/norm/LayerNorm.h"
 #include "models/BlockModel.h"
 #include "models/CentralityEncoding.h"
 #include "models/EdgeEncoding.h"

@@ -9,9 +9,9 @@
 //   GraphormerLayer layer(80, 8, 80, 0.0, 0.1, 0.1, gen);
 //   Variable out = layer.forward(h, numGraphs, bias, keyMask);   // h [G·T, 80], bias [G, 8, T, T]
 #pragma once
-#include "gnn/LayerNorm.h"
-#include "gnn/Linear.h"
-#include "gnn/MultiheadSelfAttention.h"
+#include "gnn/nn/Linear.h"
+#include "gnn/nn/MultiheadSelfAttention.h"
+#include "gnn/nn/norm/LayerNorm.h"
 
 namespace gnn {
 

@@ -1,8 +1,8 @@
 #include "models/InteractionNetwork.h"
 
-#include "gnn/Check.h"
-#include "gnn/MessagePassing.h"
-#include "gnn/Ops.h"
+#include "gnn/nn/conv/MessagePassing.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

@@ -3,9 +3,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "gnn/KeyedDropout.h"
-#include "gnn/Ops.h"
-#include "gnn/Random.h"
+#include "gnn/ops/KeyedDropout.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Random.h"
 
 namespace gnn {
 

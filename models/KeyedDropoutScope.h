@@ -1,5 +1,5 @@
 // KeyedDropoutScope: Monte Carlo dropout passes whose masks follow the molecule, not the batch. Inside the
-// scope, every dropout a model applies through layerDropout() is keyedDropout() (gnn/KeyedDropout.h) at the
+// scope, every dropout a model applies through layerDropout() is keyedDropout() (gnn/ops/KeyedDropout.h) at the
 // model's rate, whether the model is training or not, with
 //   - the stream key keyedDropoutStream(seed, sample, site), site = the index of the dropout among those the
 //     forward pass has applied since the scope opened (the same for every batch: the models' dropouts do not
@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gnn/Variable.h"
+#include "gnn/autograd/Variable.h"
 #include "loaders/Batch.h"
 
 namespace gnn {

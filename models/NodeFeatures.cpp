@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

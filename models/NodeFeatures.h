@@ -8,7 +8,7 @@
 #pragma once
 #include <cstdint>
 
-#include "gnn/Variable.h"
+#include "gnn/autograd/Variable.h"
 #include "loaders/Batch.h"
 
 namespace gnn {

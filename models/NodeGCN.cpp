@@ -2,9 +2,9 @@
 
 #include <vector>
 
-#include "gnn/Block.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/Ops.h"
+#include "gnn/autograd/Block.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/ExecutionContext.h"
 
 namespace gnn {
 

@@ -10,7 +10,7 @@
 //   Variable logits = net.forward(features, edgeIndex);     // features: SparseMatrix or Variable
 //   Variable same = net.forward(batch);                     // batch.x dense [N, 1433], batch.edgeIndex
 #pragma once
-#include "gnn/GCNConv.h"
+#include "gnn/nn/conv/GCNConv.h"
 #include "models/BlockModel.h"
 
 namespace gnn {

@@ -1,6 +1,6 @@
 // NormLayer: the norm a GIN or GCN layer applies, chosen by GraphModelOptions::norm: LayerNorm (row by row; the
 // default) or BatchNorm with statistics over the batch's real rows (OGB's and pretrain-gnns' choice;
-// gnn/BatchNorm.h). It holds one of the two and registers it under the caller's name, so parameter names stay
+// gnn/nn/norm/BatchNorm.h). It holds one of the two and registers it under the caller's name, so parameter names stay
 // those of the norm itself ("mlp.1.weight", "norms.0.running_mean").
 //
 //   NormLayer norm(NormKind::Batch, 300, DType::F32);
@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "gnn/BatchNorm.h"
-#include "gnn/LayerNorm.h"
+#include "gnn/nn/norm/BatchNorm.h"
+#include "gnn/nn/norm/LayerNorm.h"
 
 namespace gnn {
 

@@ -1,6 +1,6 @@
 #include "models/NormMlp.h"
 
-#include "gnn/Ops.h"
+#include "gnn/ops/Ops.h"
 
 namespace gnn {
 

@@ -7,8 +7,8 @@
 //   NormMlp edge(704, 512, 128, gen);
 //   Variable e = edge.forward(concatCols({xReceivers, xSenders, edges, globalsOnEdges}));   // [E, 128]
 #pragma once
-#include "gnn/LayerNorm.h"
-#include "gnn/Linear.h"
+#include "gnn/nn/Linear.h"
+#include "gnn/nn/norm/LayerNorm.h"
 
 namespace gnn {
 

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
+#include "gnn/nn/Init.h"
+#include "gnn/ops/Ops.h"
 
 namespace gnn {
 

@@ -10,8 +10,8 @@
 #pragma once
 #include <vector>
 
-#include "gnn/Module.h"
-#include "gnn/Random.h"
+#include "gnn/nn/Module.h"
+#include "gnn/system/Random.h"
 
 namespace gnn {
 

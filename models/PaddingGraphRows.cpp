@@ -1,8 +1,8 @@
 #include "models/PaddingGraphRows.h"
 
-#include "gnn/Check.h"
-#include "gnn/GlobalPooling.h"
-#include "gnn/Ops.h"
+#include "gnn/nn/pool/GlobalPooling.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

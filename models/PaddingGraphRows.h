@@ -4,7 +4,7 @@
 //
 //   Variable out = zeroPaddingGraphRows(head_.forward(pooled), batch);   // [numGraphs, tasks]
 #pragma once
-#include "gnn/Variable.h"
+#include "gnn/autograd/Variable.h"
 #include "loaders/Batch.h"
 
 namespace gnn {

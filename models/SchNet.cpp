@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "gnn/CFConv.h"
-#include "gnn/GlobalPooling.h"
-#include "gnn/Ops.h"
+#include "gnn/nn/conv/CFConv.h"
+#include "gnn/nn/pool/GlobalPooling.h"
+#include "gnn/ops/Ops.h"
 #include "models/PaddingGraphRows.h"
 
 namespace gnn {

@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "gnn/Embedding.h"
-#include "gnn/GaussianSmearing.h"
-#include "gnn/Linear.h"
-#include "gnn/SchNetInteraction.h"
+#include "gnn/nn/Embedding.h"
+#include "gnn/nn/GaussianSmearing.h"
+#include "gnn/nn/Linear.h"
 #include "models/BlockModel.h"
+#include "models/SchNetInteraction.h"
 
 namespace gnn {
 

@@ -8,8 +8,8 @@
 //   SpatialEncoding spatial(8, gen);
 //   Variable b = spatial.forward(batch.spatialPos);   // [numGraphs, M, M, 8], M = batch.maxNodesPerGraph
 #pragma once
-#include "gnn/Module.h"
-#include "gnn/Random.h"
+#include "gnn/nn/Module.h"
+#include "gnn/system/Random.h"
 
 namespace gnn {
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "gnn/Ops.h"
+#include "gnn/ops/Ops.h"
 #include "models/KeyedDropoutScope.h"
 
 namespace gnn {

@@ -16,8 +16,8 @@
 #include <memory>
 #include <vector>
 
-#include "gnn/Linear.h"
-#include "gnn/Module.h"
+#include "gnn/nn/Linear.h"
+#include "gnn/nn/Module.h"
 #include "loaders/Batch.h"
 #include "models/NormLayer.h"
 

@@ -49,7 +49,7 @@ now_ms() { date +%s%3N; }
 delay() { local ms=$(( (RANDOM * 32768 + RANDOM) % ($1 + 1) )); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }
 
 # The tensor section of a checkpoint (after magic, version, count, metaBytes and the metadata; without the
-# trailing checksum), see gnn/Checkpoint.h.
+# trailing checksum), see gnn/io/Checkpoint.h.
 tensor_bytes() {
   local f=$1 meta size
   meta=$(od -An -t u8 -j 16 -N 8 "$f" | tr -d ' ')

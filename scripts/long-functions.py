@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Lists the functions longer than a limit in C++ sources, longest first.
 
-  /usr/bin/python3 scripts/long-functions.py [--limit 100] [FILE ...]     (default files: device/*.cpp app/*.cpp)
+  /usr/bin/python3 scripts/long-functions.py [--limit 120] [--main-limit 60] [FILE ...]
+
+Default files: every .cpp and .h of the tree outside tests/ and build folders (app, bench, data, device,
+examples, fuzz, gnn, loaders, models). --main-limit also holds the programs' `main` (examples/ and bench/) to a
+tighter limit: a program is a thin front end over the library.
 
 A function's length counts lines from the first line of its signature to its closing brace. The scan removes
 comments, string and character literals, then matches braces: a brace at namespace or class scope whose preceding
@@ -160,23 +164,42 @@ def scan(path, text):
     return found
 
 
+SOURCE_FOLDERS = ("app", "bench", "data", "device", "examples", "fuzz", "gnn", "loaders", "models")
+PROGRAM_FOLDERS = ("examples", "bench")
+
+
+def tree_sources(root):
+    """Every .cpp and .h under the source folders, sorted (tests and build trees are not in them)."""
+    out = []
+    for folder in SOURCE_FOLDERS:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, folder)):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(("build", ".")))
+            out += [os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith((".cpp", ".h"))]
+    return sorted(out)
+
+
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=100, help="list functions with more lines than this")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--limit", type=int, default=120, help="list functions with more lines than this")
+    parser.add_argument("--main-limit", type=int, default=None,
+                        help="list programs' main functions (examples/, bench/) with more lines than this")
     parser.add_argument("files", nargs="*")
     args = parser.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    files = args.files or sorted(glob.glob(os.path.join(root, "device", "*.cpp")) +
-                                 glob.glob(os.path.join(root, "app", "*.cpp")))
+    files = args.files or tree_sources(root)
     results = []
     for path in files:
         with open(path, encoding="utf-8") as f:
             results += scan(os.path.relpath(path, root) if not args.files else path, f.read())
-    long_ones = sorted((r for r in results if r[0] > args.limit), key=lambda r: (-r[0], r[1], r[2]))
+    long_ones = [r for r in results if r[0] > args.limit]
+    if args.main_limit is not None:
+        long_ones += [r for r in results if r[3] == "main" and args.main_limit < r[0] <= args.limit and
+                      r[1].replace(os.sep, "/").split("/")[0] in PROGRAM_FOLDERS]
+    long_ones.sort(key=lambda r: (-r[0], r[1], r[2]))
     for lines, path, line, name in long_ones:
         print(f"{lines:5d}  {path}:{line}  {name}")
-    print(f"{len(long_ones)} function(s) over {args.limit} lines in {len(files)} file(s) "
-          f"({len(results)} functions scanned)")
+    limits = f"{args.limit} lines" + (f" (a program's main: {args.main_limit})" if args.main_limit is not None else "")
+    print(f"{len(long_ones)} function(s) over {limits} in {len(files)} file(s) ({len(results)} functions scanned)")
     return 1 if long_ones else 0
 
 

@@ -24,11 +24,11 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
-#include "gnn/Random.h"
-#include "gnn/Variable.h"
+#include "gnn/autograd/Variable.h"
+#include "gnn/nn/Init.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Parallel.h"
+#include "gnn/system/Random.h"
 
 namespace {
 
@@ -205,83 +205,123 @@ std::pair<bool, bool> checkBits(const std::function<void(const Gemm&, const floa
   return {sameThreads, rowStable};
 }
 
-}  // namespace
+// The command line: bench/gemm/run.sh [M] [D] [THREADS] [ROUNDS].
+struct Options {
+  int64_t M = 2007;  // GIN batch of 128 molecules: 2,007 nodes
+  int64_t D = 300;
+  int threads = 2;
+  int rounds = 5;
+};
 
-int main(int argc, char** argv) {
-  const int64_t M = argc > 1 ? std::atoll(argv[1]) : 2007;  // GIN batch of 128 molecules: 2,007 nodes
-  const int64_t D = argc > 2 ? std::atoll(argv[2]) : 300;
-  const int threads = argc > 3 ? std::atoi(argv[3]) : 2;
-  const int rounds = argc > 4 ? std::atoi(argv[4]) : 5;
-  const std::vector<Gemm> gemms = ginLayerGemms(M, D);
-  Operands o = makeOperands(gemms);
+Options parseArgs(int argc, char** argv) {
+  Options o;
+  if (argc > 1) o.M = std::atoll(argv[1]);
+  if (argc > 2) o.D = std::atoll(argv[2]);
+  if (argc > 3) o.threads = std::atoi(argv[3]);
+  if (argc > 4) o.rounds = std::atoi(argv[4]);
+  return o;
+}
+
+// gnn's own op: the same six GEMMs through linear's forward and backward (plus its bookkeeping), in GFLOP/s.
+double gnnOpRate(const std::vector<Gemm>& gemms, const Options& opt) {
+  gnn::setNumThreads(opt.threads);
+  gnn::Generator g(1);
+  gnn::Variable x(gnn::init::uniform({opt.M, opt.D}, -1, 1, g), true);
+  gnn::Variable w1(gnn::init::uniform({2 * opt.D, opt.D}, -0.05, 0.05, g), true);
+  gnn::Variable w2(gnn::init::uniform({opt.D, 2 * opt.D}, -0.05, 0.05, g), true);
+  gnn::Tensor seed = gnn::init::uniform({opt.M, opt.D}, -1, 1, g);
+  return rate(gemms, opt.rounds, [&] {
+    gnn::linear(gnn::linear(x, w1), w2).backward(seed);
+    x.zeroGrad();
+    w1.zeroGrad();
+    w2.zeroGrad();
+  });
+}
+
+// One library's speed and bit checks over the GEMM list, with its own threads and in row blocks.
+struct LibResult {
+  const char* name;
+  double own = 0, blk = 0;
+  int same = 0, stable = 0, sameBlk = 0, stableBlk = 0, rowChecked = 0;
+};
+
+LibResult measureLib(const char* name, const GemmFn& f, const std::vector<Gemm>& gemms, Operands& o,
+                     const Options& opt) {
   const size_t n = gemms.size();
-
-  auto runLib = [&](const GemmFn& f, bool blocks) {
-    return rate(gemms, rounds, [&] {
+  auto runLib = [&](bool blocks) {
+    return rate(gemms, opt.rounds, [&] {
       for (size_t i = 0; i < n; ++i) {
         if (blocks)
-          rowBlocks(f, gemms[i], o.a[i].data(), o.b[i].data(), o.c[i].data(), threads);
+          rowBlocks(f, gemms[i], o.a[i].data(), o.b[i].data(), o.c[i].data(), opt.threads);
         else
-          f(gemms[i], o.a[i].data(), o.b[i].data(), o.c[i].data(), threads);
+          f(gemms[i], o.a[i].data(), o.b[i].data(), o.c[i].data(), opt.threads);
       }
     });
   };
+  LibResult res{name};
+  res.own = runLib(false);
+  res.blk = runLib(true);
+  for (size_t i = 0; i < n; ++i) {
+    res.rowChecked += !gemms[i].transA;  // a product with op(A) = A^T has no rows of its own to check
+    auto [s, r] = checkBits(f, gemms[i], o.a[i].data(), o.b[i].data(), opt.threads);
+    res.same += s, res.stable += r && !gemms[i].transA;
+    GemmFn blocked = [&](const Gemm& g, const float* a, const float* b, float* c, int t) {
+      rowBlocks(f, g, a, b, c, t);
+    };
+    auto [s2, r2] = checkBits(blocked, gemms[i], o.a[i].data(), o.b[i].data(), opt.threads);
+    res.sameBlk += s2, res.stableBlk += r2 && !gemms[i].transA;
+  }
+  return res;
+}
+
+// bf16 inputs, fp32 accumulation and output, in GFLOP/s.
+double dnnlBf16Rate(const std::vector<Gemm>& gemms, Operands& o, const Options& opt) {
+  omp_set_num_threads(opt.threads);
+  DnnlBf16 d;
+  std::vector<DnnlBf16::Prim> prims;
+  for (const Gemm& g : gemms) prims.push_back(d.make(g));
+  return rate(gemms, opt.rounds, [&] {
+    for (size_t i = 0; i < gemms.size(); ++i) d.run(prims[i], o.a16[i].data(), o.b16[i].data(), o.c[i].data());
+  });
+}
+
+struct Results {
+  double fmaPeak = 0, gnnOp = 0, bf16 = 0;
+  std::vector<LibResult> libs;
+};
+
+void printJson(const Options& opt, size_t n, const Results& r) {
+  std::printf("{\n  \"shapes\": \"GIN layer pair, M=%lld nodes, D=%lld (6 GEMMs)\", \"threads\": %d,\n",
+              static_cast<long long>(opt.M), static_cast<long long>(opt.D), opt.threads);
+  std::printf("  \"openblas_core\": \"%s\",\n", openblas_get_corename());
+  std::printf("  \"fma_peak_gflop_per_s\": %.1f,\n", r.fmaPeak);
+  std::printf("  \"gnn_op\": {\"gflop_per_s\": %.1f},\n", r.gnnOp);
+  for (const LibResult& l : r.libs)
+    std::printf("  \"%s\": {\"own_threads_gflop_per_s\": %.1f, \"row_blocks_gflop_per_s\": %.1f, "
+                "\"own_threads_same_bits_1_vs_%d_threads\": \"%d/%zu\", \"own_threads_row_stable\": \"%d/%zu\", "
+                "\"row_blocks_same_bits\": \"%d/%zu\", \"row_blocks_row_stable\": \"%d/%d\"},\n",
+                l.name, l.own, l.blk, opt.threads, l.same, n, l.stable, l.rowChecked, l.sameBlk, n, l.stableBlk,
+                l.rowChecked);
+  std::printf("  \"bf16\": {\"onednn_matmul_gflop_per_s\": %.1f, \"openblas_sbgemm\": \"not in Debian's build\"}\n}\n",
+              r.bf16);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parseArgs(argc, argv);
+  const std::vector<Gemm> gemms = ginLayerGemms(opt.M, opt.D);
+  Operands o = makeOperands(gemms);
   struct Lib {
     const char* name;
     GemmFn f;
   };
   const std::vector<Lib> libs = {{"openblas", openblasSgemm}, {"onednn", dnnlSgemm}, {"blis", blisSgemm}};
-
-  std::printf("{\n  \"shapes\": \"GIN layer pair, M=%lld nodes, D=%lld (6 GEMMs)\", \"threads\": %d,\n",
-              static_cast<long long>(M), static_cast<long long>(D), threads);
-  std::printf("  \"openblas_core\": \"%s\",\n", openblas_get_corename());
-  std::printf("  \"fma_peak_gflop_per_s\": %.1f,\n", fmaPeak(threads));
-
-  // gnn's own op: the same six GEMMs through linear's forward and backward (plus its bookkeeping).
-  {
-    gnn::setNumThreads(threads);
-    gnn::Generator g(1);
-    gnn::Variable x(gnn::init::uniform({M, D}, -1, 1, g), true);
-    gnn::Variable w1(gnn::init::uniform({2 * D, D}, -0.05, 0.05, g), true);
-    gnn::Variable w2(gnn::init::uniform({D, 2 * D}, -0.05, 0.05, g), true);
-    gnn::Tensor seed = gnn::init::uniform({M, D}, -1, 1, g);
-    double r = rate(gemms, rounds, [&] {
-      gnn::linear(gnn::linear(x, w1), w2).backward(seed);
-      x.zeroGrad();
-      w1.zeroGrad();
-      w2.zeroGrad();
-    });
-    std::printf("  \"gnn_op\": {\"gflop_per_s\": %.1f},\n", r);
-  }
-  for (const Lib& lib : libs) {
-    const double own = runLib(lib.f, false), blk = runLib(lib.f, true);
-    int same = 0, stable = 0, sameBlk = 0, stableBlk = 0, rowChecked = 0;
-    for (size_t i = 0; i < n; ++i) {
-      rowChecked += !gemms[i].transA;  // a product with op(A) = A^T has no rows of its own to check
-      auto [s, r] = checkBits(lib.f, gemms[i], o.a[i].data(), o.b[i].data(), threads);
-      same += s, stable += r && !gemms[i].transA;
-      GemmFn blocked = [&](const Gemm& g, const float* a, const float* b, float* c, int t) {
-        rowBlocks(lib.f, g, a, b, c, t);
-      };
-      auto [s2, r2] = checkBits(blocked, gemms[i], o.a[i].data(), o.b[i].data(), threads);
-      sameBlk += s2, stableBlk += r2 && !gemms[i].transA;
-    }
-    std::printf("  \"%s\": {\"own_threads_gflop_per_s\": %.1f, \"row_blocks_gflop_per_s\": %.1f, "
-                "\"own_threads_same_bits_1_vs_%d_threads\": \"%d/%zu\", \"own_threads_row_stable\": \"%d/%zu\", "
-                "\"row_blocks_same_bits\": \"%d/%zu\", \"row_blocks_row_stable\": \"%d/%d\"},\n",
-                lib.name, own, blk, threads, same, n, stable, rowChecked, sameBlk, n, stableBlk, rowChecked);
-  }
-  // bf16 inputs, fp32 accumulation and output.
-  {
-    omp_set_num_threads(threads);
-    DnnlBf16 d;
-    std::vector<DnnlBf16::Prim> prims;
-    for (const Gemm& g : gemms) prims.push_back(d.make(g));
-    const double db = rate(gemms, rounds, [&] {
-      for (size_t i = 0; i < n; ++i) d.run(prims[i], o.a16[i].data(), o.b16[i].data(), o.c[i].data());
-    });
-    std::printf("  \"bf16\": {\"onednn_matmul_gflop_per_s\": %.1f, \"openblas_sbgemm\": \"not in Debian's build\"}\n}\n",
-                db);
-  }
+  Results r;
+  r.fmaPeak = fmaPeak(opt.threads);
+  r.gnnOp = gnnOpRate(gemms, opt);
+  for (const Lib& lib : libs) r.libs.push_back(measureLib(lib.name, lib.f, gemms, o, opt));
+  r.bf16 = dnnlBf16Rate(gemms, o, opt);
+  printJson(opt, gemms.size(), r);
   return 0;
 }

@@ -12,7 +12,7 @@
 // between 48 and 96 rows). With K cut here into chunks of at most kGemmDepthChunk (fixed by K alone, summed
 // in order) and M in whole panels of kGemmPanelRows rows, every row came out the same for heights 48..480 at
 // any offset over K in 7..2048 and N in 1..1200, both transpositions of B, float32 and bfloat16
-// (tests/gnn/GemmKernels_test.cpp checks it on this CPU); the ops pad a last partial panel with zero rows.
+// (tests/gnn/kernels/GemmKernels_test.cpp checks it on this CPU); the ops pad a last partial panel with zero rows.
 // bfloat16 calls take longer chunks (kGemmDepthChunkBf16): their rows held without the cut at those depths.
 #pragma once
 #include <cstdint>

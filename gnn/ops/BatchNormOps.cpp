@@ -9,9 +9,9 @@
 #include <cmath>
 #include <vector>
 
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
 #include "gnn/ops/OpLoops.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn {
 namespace {
@@ -30,6 +30,98 @@ void columnSums(int64_t M, int64_t F_, const uint8_t* keep, T* out, F&& f) {
     }
   });
   ops::sumChunkPartials(partial.data(), chunks, F_, out);
+}
+
+// Training statistics of x [M, F] over its kept rows (`real` of them): the mean into mu, the biased variance
+// into var. Two passes (the mean, then the squared deviations from it): no cancellation for large means. No
+// real row at all gives mean 0 and variance 0 (finite outputs, and nothing for the running statistics).
+template <class T>
+void batchStatistics(const T* xp, int64_t M, int64_t F, const uint8_t* keep, int64_t real, T* mu, T* var) {
+  const T n = static_cast<T>(std::max<int64_t>(real, 1));
+  columnSums<T>(M, F, keep, mu, [xp, F](int64_t i, int64_t j) { return xp[i * F + j]; });
+  for (int64_t j = 0; j < F; ++j) mu[j] /= n;
+  columnSums<T>(M, F, keep, var, [xp, mu, F](int64_t i, int64_t j) {
+    const T d = xp[i * F + j] - mu[j];
+    return d * d;
+  });
+  for (int64_t j = 0; j < F; ++j) var[j] /= n;
+}
+
+// y = (x - mean) * invStd * gamma + beta for every row of x [M, F] (mu the mean, rs 1 / sqrt(var + eps)).
+template <class T>
+void normalizeRows(const T* xp, int64_t M, int64_t F, const T* mu, const T* rs, const T* __restrict g,
+                   const T* __restrict bb, T* yp) {
+  parallelFor(M, grainFor(F), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const T* __restrict xr = xp + i * F;
+      T* __restrict yr = yp + i * F;
+      for (int64_t j = 0; j < F; ++j) yr[j] = ops::mulAdd((xr[j] - mu[j]) * rs[j], g[j], bb[j]);
+    }
+  });
+}
+
+// x's gradient [M, F] from dy: real rows g rs (dy - S1 / n - x_hat S2 / n) (m1 = S1 / n, m2 = S2 / n);
+// padding rows (and every row in evaluation): g rs dy.
+template <class T>
+void inputGradient(const T* xp, const T* gyp, const uint8_t* keep, bool training, int64_t M, int64_t F,
+                   const T* mu, const T* rs, const T* __restrict g, const std::vector<T>& m1,
+                   const std::vector<T>& m2, T* gxp) {
+  parallelFor(M, grainFor(F), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const T* __restrict xr = xp + i * F;
+      const T* __restrict dy = gyp + i * F;
+      T* __restrict gx = gxp + i * F;
+      if (training && (!keep || keep[i])) {
+        for (int64_t j = 0; j < F; ++j) {
+          const T xh = (xr[j] - mu[j]) * rs[j];
+          gx[j] = g[j] * rs[j] * ops::mulAdd(-xh, m2[static_cast<size_t>(j)], dy[j] - m1[static_cast<size_t>(j)]);
+        }
+      } else {
+        for (int64_t j = 0; j < F; ++j) gx[j] = g[j] * rs[j] * dy[j];
+      }
+    }
+  });
+}
+
+// The backward of batchNormImpl; saved holds x, the row mask, the statistics [2, F] and gamma.
+template <class T>
+void batchNormBackward(bool training, int64_t real, const Tensor& gy, std::vector<GradInput>& in,
+                       const std::vector<Tensor>& saved) {
+  const Tensor &X = saved[0], &mask = saved[1], &Stats = saved[2], &Gm = saved[3];
+  const int64_t M = X.dim(0), F = X.dim(1);
+  const T* xp = X.data<T>();
+  const T* gyp = gy.data<T>();
+  const uint8_t* keep = mask.defined() ? mask.data<uint8_t>() : nullptr;
+  const T* mu = Stats.data<T>();
+  const T* rs = mu + F;
+  const T* __restrict g = Gm.data<T>();
+  // Over every row, padding too: a padding row's output depends on the real rows' statistics. (In a
+  // model padding rows get no gradient, so these sums equal the real rows' alone, bit for bit.)
+  std::vector<T> s1(static_cast<size_t>(F)), s2(static_cast<size_t>(F));
+  columnSums<T>(M, F, nullptr, s1.data(), [gyp, F](int64_t i, int64_t j) { return gyp[i * F + j]; });
+  columnSums<T>(M, F, nullptr, s2.data(), [gyp, xp, mu, rs, F](int64_t i, int64_t j) {
+    return gyp[i * F + j] * ((xp[i * F + j] - mu[j]) * rs[j]);
+  });
+  if (in[1].requiresGrad()) {
+    Tensor gg = Tensor::empty(in[1].shape(), X.dtype());
+    std::copy(s2.begin(), s2.end(), gg.data<T>());
+    in[1].addGrad(gg);
+  }
+  if (in[2].requiresGrad()) {
+    Tensor gb = Tensor::empty(in[2].shape(), X.dtype());
+    std::copy(s1.begin(), s1.end(), gb.data<T>());
+    in[2].addGrad(gb);
+  }
+  if (!in[0].requiresGrad()) return;
+  const T n = static_cast<T>(std::max<int64_t>(real, 1));
+  std::vector<T> m1(static_cast<size_t>(F)), m2(static_cast<size_t>(F));
+  for (int64_t j = 0; j < F; ++j) {
+    m1[static_cast<size_t>(j)] = s1[static_cast<size_t>(j)] / n;
+    m2[static_cast<size_t>(j)] = s2[static_cast<size_t>(j)] / n;
+  }
+  Tensor G = Tensor::empty(X.shape(), X.dtype());
+  inputGradient<T>(xp, gyp, keep, training, M, F, mu, rs, g, m1, m2, G.data<T>());
+  in[0].addGrad(G);
 }
 
 // y = (x - mean) * invStd * gamma + beta for every row. Training (stats computed here, from the masked rows):
@@ -66,16 +158,7 @@ Variable batchNormImpl(const char* op, const Variable& x, const Tensor& rowMask,
     T* rs = mu + F;
     T* var = Var.data<T>();
     if (training) {
-      // Two passes (the mean, then the squared deviations from it): no cancellation for large means. No real
-      // row at all gives mean 0 and variance 0 (finite outputs, and nothing for the running statistics).
-      const T n = static_cast<T>(std::max<int64_t>(real, 1));
-      columnSums<T>(M, F, keep, mu, [xp, F](int64_t i, int64_t j) { return xp[i * F + j]; });
-      for (int64_t j = 0; j < F; ++j) mu[j] /= n;
-      columnSums<T>(M, F, keep, var, [xp, mu, F](int64_t i, int64_t j) {
-        const T d = xp[i * F + j] - mu[j];
-        return d * d;
-      });
-      for (int64_t j = 0; j < F; ++j) var[j] /= n;
+      batchStatistics<T>(xp, M, F, keep, real, mu, var);
     } else {
       std::copy(fixedMean.data<T>(), fixedMean.data<T>() + F, mu);
       std::copy(fixedVar.data<T>(), fixedVar.data<T>() + F, var);
@@ -87,73 +170,14 @@ Variable batchNormImpl(const char* op, const Variable& x, const Tensor& rowMask,
     }
     if (batchVar) *batchVar = Var;
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
-    T* yp = Y.data<T>();
-    const T* __restrict g = Gm.data<T>();
-    const T* __restrict bb = Bt.data<T>();
-    parallelFor(M, grainFor(F), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const T* __restrict xr = xp + i * F;
-        T* __restrict yr = yp + i * F;
-        for (int64_t j = 0; j < F; ++j) yr[j] = ops::mulAdd((xr[j] - mu[j]) * rs[j], g[j], bb[j]);
-      }
-    });
+    normalizeRows<T>(xp, M, F, mu, rs, Gm.data<T>(), Bt.data<T>(), Y.data<T>());
     const int64_t bytes = static_cast<int64_t>(X.nbytes());
     OpInfo info{op, (training ? 8 : 4) * M * F, bytes, bytes, 10 * M * F};
     return Variable::record(info, Y, {x, gamma, beta}, {X, mask, Stats, Gm},
                             [training, real](const Tensor& gy, std::vector<GradInput>& in,
                                              const std::vector<Tensor>& saved) {
-      const Tensor &X = saved[0], &mask = saved[1], &Stats = saved[2], &Gm = saved[3];
-      const int64_t M = X.dim(0), F = X.dim(1);
-      const T* xp = X.data<T>();
-      const T* gyp = gy.data<T>();
-      const uint8_t* keep = mask.defined() ? mask.data<uint8_t>() : nullptr;
-      const T* mu = Stats.data<T>();
-      const T* rs = mu + F;
-      const T* __restrict g = Gm.data<T>();
-      // Over every row, padding too: a padding row's output depends on the real rows' statistics. (In a
-      // model padding rows get no gradient, so these sums equal the real rows' alone, bit for bit.)
-      std::vector<T> s1(static_cast<size_t>(F)), s2(static_cast<size_t>(F));
-      columnSums<T>(M, F, nullptr, s1.data(), [gyp, F](int64_t i, int64_t j) { return gyp[i * F + j]; });
-      columnSums<T>(M, F, nullptr, s2.data(), [gyp, xp, mu, rs, F](int64_t i, int64_t j) {
-        return gyp[i * F + j] * ((xp[i * F + j] - mu[j]) * rs[j]);
-      });
-      if (in[1].requiresGrad()) {
-        Tensor gg = Tensor::empty(in[1].shape(), X.dtype());
-        std::copy(s2.begin(), s2.end(), gg.data<T>());
-        in[1].addGrad(gg);
-      }
-      if (in[2].requiresGrad()) {
-        Tensor gb = Tensor::empty(in[2].shape(), X.dtype());
-        std::copy(s1.begin(), s1.end(), gb.data<T>());
-        in[2].addGrad(gb);
-      }
-      if (!in[0].requiresGrad()) return;
-      // Real rows: g rs (dy - S1 / n - x_hat S2 / n); padding rows (and every row in evaluation): g rs dy.
-      const T n = static_cast<T>(std::max<int64_t>(real, 1));
-      std::vector<T> m1(static_cast<size_t>(F)), m2(static_cast<size_t>(F));
-      for (int64_t j = 0; j < F; ++j) {
-        m1[static_cast<size_t>(j)] = s1[static_cast<size_t>(j)] / n;
-        m2[static_cast<size_t>(j)] = s2[static_cast<size_t>(j)] / n;
-      }
-      Tensor G = Tensor::empty(X.shape(), X.dtype());
-      T* gxp = G.data<T>();
-      parallelFor(M, grainFor(F), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          const T* __restrict xr = xp + i * F;
-          const T* __restrict dy = gyp + i * F;
-          T* __restrict gx = gxp + i * F;
-          if (training && (!keep || keep[i])) {
-            for (int64_t j = 0; j < F; ++j) {
-              const T xh = (xr[j] - mu[j]) * rs[j];
-              gx[j] = g[j] * rs[j] * ops::mulAdd(-xh, m2[static_cast<size_t>(j)], dy[j] - m1[static_cast<size_t>(j)]);
-            }
-          } else {
-            for (int64_t j = 0; j < F; ++j) gx[j] = g[j] * rs[j] * dy[j];
-          }
-        }
-      });
-      in[0].addGrad(G);
-    });
+                              batchNormBackward<T>(training, real, gy, in, saved);
+                            });
   });
 }
 

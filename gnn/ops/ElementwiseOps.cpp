@@ -4,10 +4,10 @@
 #include <cmath>
 #include <vector>
 
-#include "gnn/ExecutionContext.h"
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
 #include "gnn/ops/OpLoops.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/ExecutionContext.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn {
 namespace {

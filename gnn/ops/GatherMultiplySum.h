@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "gnn/Parallel.h"
-#include "gnn/Tensor.h"
+#include "gnn/system/Parallel.h"
+#include "gnn/tensor/Tensor.h"
 
 namespace gnn::ops {
 

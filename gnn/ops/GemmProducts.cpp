@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <vector>
 
-#include "gnn/ExecutionContext.h"
-#include "gnn/Parallel.h"
 #include "gnn/kernels/BFloat16.h"
 #include "gnn/kernels/Gemm.h"
 #include "gnn/ops/RowBlocks.h"
+#include "gnn/system/ExecutionContext.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn::ops {
 namespace {

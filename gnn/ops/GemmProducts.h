@@ -1,11 +1,11 @@
 // float32 matrix products for the ops (matmul, matmulNT, linear and their gradients) on gnn/kernels/Gemm.h,
-// in the current context's matmul precision (gnn/MatmulPrecision.h): rows cut into RowBlocks run in parallel,
+// in the current context's matmul precision (gnn/ops/MatmulPrecision.h): rows cut into RowBlocks run in parallel,
 // each block one single-threaded kernel call, so results are the same for any thread count.
 #pragma once
 #include <cstdint>
 
-#include "gnn/MatmulPrecision.h"
-#include "gnn/Tensor.h"
+#include "gnn/ops/MatmulPrecision.h"
+#include "gnn/tensor/Tensor.h"
 
 namespace gnn::ops {
 

@@ -6,10 +6,10 @@
 #include <limits>
 #include <utility>
 
-#include "gnn/CpuClones.h"
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
 #include "gnn/ops/GatherMultiplySum.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn {
 namespace {

@@ -6,9 +6,9 @@
 #include <atomic>
 #include <vector>
 
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
 #include "gnn/ops/OpLoops.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn {
 namespace {
@@ -177,6 +177,134 @@ Variable graphAttentionBias(const Variable& pairBias, const Variable& tokenBias)
   });
 }
 
+namespace {
+
+// The sizes of a multiHopEdgeBias: P pairs, the first K of the Kin hops of edgeInput [P, Kin, Fe] (Fe
+// features per hop), a table of V rows of H heads.
+struct HopShape {
+  int64_t P, K, Kin, Fe, V, H;
+};
+
+// ew [K, V, H] = the products E W_k of the table E [V, H] (ep) with each hop's weights W_k [H, H] (wp).
+template <class T>
+void hopProducts(const T* ep, const T* wp, int64_t K, int64_t V, int64_t H, T* ew) {
+  parallelFor(K * V, grainFor(H * H), [&](int64_t b, int64_t e) {
+    for (int64_t kv = b; kv < e; ++kv) {
+      const int64_t k = kv / V, v = kv % V;
+      const T* er = ep + v * H;
+      const T* wk = wp + k * H * H;
+      T* out = ew + kv * H;
+      std::fill(out, out + H, T(0));
+      for (int64_t i = 0; i < H; ++i)
+        for (int64_t c = 0; c < H; ++c) out[c] += er[i] * wk[i * H + c];
+    }
+  });
+}
+
+// Each pair's bias (yp [P, H]): its hops' rows of ew [K, V, H] summed, over Fe x the hop divisor. Returns
+// whether an edgeInput value other than -1 outside [0, V) was seen (and skipped).
+template <class T>
+bool sumHopRows(const T* ew, const int64_t* ei, const int64_t* sp, const HopShape& shape, T* yp) {
+  const int64_t P = shape.P, K = shape.K, Kin = shape.Kin, Fe = shape.Fe, V = shape.V, H = shape.H;
+  std::atomic<bool> bad{false};
+  parallelFor(P, grainFor(K * Fe * H), [&](int64_t b, int64_t e) {
+    for (int64_t pair = b; pair < e; ++pair) {
+      T* __restrict out = yp + pair * H;
+      std::fill(out, out + H, T(0));
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t* hop = ei + (pair * Kin + k) * Fe;
+        for (int64_t f = 0; f < Fe; ++f) {
+          const int64_t v = hop[f];
+          if (v < 0 || v >= V) {  // -1: no feature; anything else outside [0, V): reported below
+            if (v != -1) bad.store(true, std::memory_order_relaxed);
+            continue;
+          }
+          const T* __restrict row = ew + (k * V + v) * H;
+          for (int64_t c = 0; c < H; ++c) out[c] += row[c];
+        }
+      }
+      const T div = static_cast<T>(Fe) * static_cast<T>(hopDivisor(sp[pair], K));
+      for (int64_t c = 0; c < H; ++c) out[c] /= div;
+    }
+  });
+  return bad.load();
+}
+
+// S [K, V, H] = sum over the pairs' hops k with a feature v of u = dy / (Fe x divisor): the gradient of
+// the products E W_k. Fixed chunks of pairs (at most 8, from the shapes) each fill their own S, summed in
+// chunk order: the same bits for any thread count.
+template <class T>
+Tensor hopRowGradients(const Tensor& gy, const int64_t* ei, const int64_t* sp, const HopShape& shape) {
+  const int64_t P = shape.P, K = shape.K, Kin = shape.Kin, Fe = shape.Fe, V = shape.V, H = shape.H;
+  const T* g = gy.data<T>();
+  const int64_t chunk = std::max(grainFor(K * Fe * H), (P + 7) / 8);
+  const int64_t chunks = std::max<int64_t>(1, (P + chunk - 1) / chunk);
+  const int64_t width = K * V * H;
+  Tensor partial = Tensor::zeros({chunks, width}, gy.dtype());
+  T* part = partial.data<T>();
+  parallelFor(P, chunk, [&](int64_t b, int64_t e) {
+    T* s = part + (b / chunk) * width;
+    std::vector<T> u(static_cast<size_t>(H));
+    for (int64_t pair = b; pair < e; ++pair) {
+      const T div = static_cast<T>(Fe) * static_cast<T>(hopDivisor(sp[pair], K));
+      bool any = false;
+      for (int64_t c = 0; c < H; ++c) {
+        u[c] = g[pair * H + c] / div;
+        any = any || u[c] != T(0);
+      }
+      if (!any) continue;  // masked pairs: nothing flows back
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t* hop = ei + (pair * Kin + k) * Fe;
+        for (int64_t f = 0; f < Fe; ++f) {
+          if (hop[f] < 0) continue;
+          T* __restrict sr = s + (k * V + hop[f]) * H;
+          for (int64_t c = 0; c < H; ++c) sr[c] += u[c];
+        }
+      }
+    }
+  });
+  Tensor S = Tensor::empty({K, V, H}, gy.dtype());
+  ops::sumChunkPartials(part, chunks, width, S.data<T>());
+  return S;
+}
+
+// The table's gradient gt [V, H]: d table[v] = sum_k S[k, v] W_k^T (sv the [K, V, H] S, wp the [K, H, H] W).
+template <class T>
+void tableGradient(const T* sv, const T* wp, int64_t K, int64_t V, int64_t H, T* gt) {
+  parallelFor(V, grainFor(K * H * H), [&](int64_t b, int64_t e) {
+    for (int64_t v = b; v < e; ++v) {
+      T* out = gt + v * H;
+      for (int64_t i = 0; i < H; ++i) {
+        T acc = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const T* sr = sv + (k * V + v) * H;
+          const T* wr = wp + (k * H + i) * H;
+          for (int64_t c = 0; c < H; ++c) acc += wr[c] * sr[c];
+        }
+        out[i] = acc;
+      }
+    }
+  });
+}
+
+// The hop weights' gradient gw [K, H, H] (zeros on entry): d W_k = sum_v table[v]^T S[k, v], in increasing v.
+template <class T>
+void hopWeightGradient(const T* ep, const T* sv, int64_t K, int64_t V, int64_t H, T* gw) {
+  parallelFor(K, 1, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      T* gwk = gw + k * H * H;
+      for (int64_t v = 0; v < V; ++v) {
+        const T* er = ep + v * H;
+        const T* sr = sv + (k * V + v) * H;
+        for (int64_t i = 0; i < H; ++i)
+          for (int64_t c = 0; c < H; ++c) gwk[i * H + c] += er[i] * sr[c];
+      }
+    }
+  });
+}
+
+}  // namespace
+
 Variable multiHopEdgeBias(const Variable& table, const Variable& hopWeights, const Tensor& edgeInput,
                           const Tensor& spatialPos) {
   const Tensor &E = table.value(), &W = hopWeights.value();
@@ -220,128 +348,31 @@ Variable multiHopEdgeBias(const Variable& table, const Variable& hopWeights, con
     // products E W_k are formed once ([K, V, H], small: V is the edge vocabulary) and each pair only adds K x Fe
     // of their rows, instead of a mean and an H x H product per hop.
     Tensor EW = Tensor::empty({K, V, H}, E.dtype());
-    {
-      const T* ep = E.data<T>();
-      const T* wp = W.data<T>();
-      T* ew = EW.data<T>();
-      parallelFor(K * V, grainFor(H * H), [&](int64_t b, int64_t e) {
-        for (int64_t kv = b; kv < e; ++kv) {
-          const int64_t k = kv / V, v = kv % V;
-          const T* er = ep + v * H;
-          const T* wk = wp + k * H * H;
-          T* out = ew + kv * H;
-          std::fill(out, out + H, T(0));
-          for (int64_t i = 0; i < H; ++i)
-            for (int64_t c = 0; c < H; ++c) out[c] += er[i] * wk[i * H + c];
-        }
-      });
-    }
+    hopProducts<T>(E.data<T>(), W.data<T>(), K, V, H, EW.data<T>());
     Tensor Y = Tensor::empty({P, H}, E.dtype());
-    const T* ew = EW.data<T>();
-    T* yp = Y.data<T>();
-    std::atomic<bool> bad{false};
-    parallelFor(P, grainFor(K * Fe * H), [&](int64_t b, int64_t e) {
-      for (int64_t pair = b; pair < e; ++pair) {
-        T* __restrict out = yp + pair * H;
-        std::fill(out, out + H, T(0));
-        for (int64_t k = 0; k < K; ++k) {
-          const int64_t* hop = ei + (pair * Kin + k) * Fe;
-          for (int64_t f = 0; f < Fe; ++f) {
-            const int64_t v = hop[f];
-            if (v < 0 || v >= V) {  // -1: no feature; anything else outside [0, V): reported below
-              if (v != -1) bad.store(true, std::memory_order_relaxed);
-              continue;
-            }
-            const T* __restrict row = ew + (k * V + v) * H;
-            for (int64_t c = 0; c < H; ++c) out[c] += row[c];
-          }
-        }
-        const T div = static_cast<T>(Fe) * static_cast<T>(hopDivisor(sp[pair], K));
-        for (int64_t c = 0; c < H; ++c) out[c] /= div;
-      }
-    });
-    if (bad.load()) reportBadValue();
+    const HopShape shape{P, K, Kin, Fe, V, H};
+    if (sumHopRows<T>(EW.data<T>(), ei, sp, shape, Y.data<T>())) reportBadValue();
     const int64_t elem = static_cast<int64_t>(sizeof(T));
     OpInfo info{"multiHopEdgeBias", K * V * H * H + P * K * Fe * H,
                 static_cast<int64_t>(edgeInput.nbytes() + spatialPos.nbytes() + E.nbytes() + W.nbytes()),
                 P * H * elem, P * K * Fe * H + 2 * K * V * H * H};
     return Variable::record(
         info, Y, {table, hopWeights}, {E, W, edgeInput, spatialPos},
-        [P, H, K, V, Kin, Fe](const Tensor& gy, std::vector<GradInput>& in,
-                              const std::vector<Tensor>& saved) {
+        [shape](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+          const int64_t K = shape.K, V = shape.V, H = shape.H;
           const T* ep = saved[0].data<T>();
           const T* wp = saved[1].data<T>();
-          const int64_t* ei = saved[2].data<int64_t>();
-          const int64_t* sp = saved[3].data<int64_t>();
-          const T* g = gy.data<T>();
           const bool needTable = in[0].requiresGrad(), needW = in[1].requiresGrad();
-          // S[k, v] = sum over the pairs' hops k with a feature v of u = dy / (Fe x divisor): the gradient of
-          // the [K, V, H] products E W_k. Fixed chunks of pairs (at most 8, from the shapes) each fill their
-          // own S, summed in chunk order: the same bits for any thread count.
-          const int64_t chunk = std::max(grainFor(K * Fe * H), (P + 7) / 8);
-          const int64_t chunks = std::max<int64_t>(1, (P + chunk - 1) / chunk);
-          const int64_t width = K * V * H;
-          Tensor partial = Tensor::zeros({chunks, width}, gy.dtype());
-          T* part = partial.data<T>();
-          parallelFor(P, chunk, [&](int64_t b, int64_t e) {
-            T* s = part + (b / chunk) * width;
-            std::vector<T> u(static_cast<size_t>(H));
-            for (int64_t pair = b; pair < e; ++pair) {
-              const T div = static_cast<T>(Fe) * static_cast<T>(hopDivisor(sp[pair], K));
-              bool any = false;
-              for (int64_t c = 0; c < H; ++c) {
-                u[c] = g[pair * H + c] / div;
-                any = any || u[c] != T(0);
-              }
-              if (!any) continue;  // masked pairs: nothing flows back
-              for (int64_t k = 0; k < K; ++k) {
-                const int64_t* hop = ei + (pair * Kin + k) * Fe;
-                for (int64_t f = 0; f < Fe; ++f) {
-                  if (hop[f] < 0) continue;
-                  T* __restrict sr = s + (k * V + hop[f]) * H;
-                  for (int64_t c = 0; c < H; ++c) sr[c] += u[c];
-                }
-              }
-            }
-          });
-          Tensor S = Tensor::empty({K, V, H}, gy.dtype());
-          ops::sumChunkPartials(part, chunks, width, S.data<T>());
+          Tensor S = hopRowGradients<T>(gy, saved[2].data<int64_t>(), saved[3].data<int64_t>(), shape);
           const T* sv = S.data<T>();
           if (needTable) {
-            // d table[v] = sum_k S[k, v] W_k^T.
             Tensor GT = Tensor::empty({V, H}, gy.dtype());
-            T* gt = GT.data<T>();
-            parallelFor(V, grainFor(K * H * H), [&](int64_t b, int64_t e) {
-              for (int64_t v = b; v < e; ++v) {
-                T* out = gt + v * H;
-                for (int64_t i = 0; i < H; ++i) {
-                  T acc = 0;
-                  for (int64_t k = 0; k < K; ++k) {
-                    const T* sr = sv + (k * V + v) * H;
-                    const T* wr = wp + (k * H + i) * H;
-                    for (int64_t c = 0; c < H; ++c) acc += wr[c] * sr[c];
-                  }
-                  out[i] = acc;
-                }
-              }
-            });
+            tableGradient<T>(sv, wp, K, V, H, GT.data<T>());
             in[0].addGrad(GT);
           }
           if (needW) {
-            // d W_k = sum_v table[v]^T S[k, v], in increasing v.
             Tensor GW = Tensor::zeros({K, H, H}, gy.dtype());
-            T* gw = GW.data<T>();
-            parallelFor(K, 1, [&](int64_t b, int64_t e) {
-              for (int64_t k = b; k < e; ++k) {
-                T* gwk = gw + k * H * H;
-                for (int64_t v = 0; v < V; ++v) {
-                  const T* er = ep + v * H;
-                  const T* sr = sv + (k * V + v) * H;
-                  for (int64_t i = 0; i < H; ++i)
-                    for (int64_t c = 0; c < H; ++c) gwk[i * H + c] += er[i] * sr[c];
-                }
-              }
-            });
+            hopWeightGradient<T>(ep, sv, K, V, H, GW.data<T>());
             in[1].addGrad(GW);
           }
         });

@@ -1,15 +1,15 @@
-// keyedDropout (gnn/KeyedDropout.h): the mask of element (r, c) is hashed from (key, row key, c) with
+// keyedDropout (gnn/ops/KeyedDropout.h): the mask of element (r, c) is hashed from (key, row key, c) with
 // SplitMix64's finaliser (Steele, Lea & Flood 2014), four 16-bit draws per 64-bit value as Generator's
 // dropout draws.
-#include "gnn/KeyedDropout.h"
+#include "gnn/ops/KeyedDropout.h"
 
 #include <type_traits>
 
-#include "gnn/Check.h"
-#include "gnn/OpInfo.h"
-#include "gnn/Parallel.h"
-#include "gnn/Random.h"
+#include "gnn/autograd/OpInfo.h"
 #include "gnn/ops/OpLoops.h"
+#include "gnn/system/Check.h"
+#include "gnn/system/Parallel.h"
+#include "gnn/system/Random.h"
 
 namespace gnn {
 

@@ -2,12 +2,12 @@
 #include <algorithm>
 #include <vector>
 
-#include "gnn/ExecutionContext.h"
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
 #include "gnn/ops/GemmProducts.h"
 #include "gnn/ops/OpLoops.h"
+#include "gnn/ops/Ops.h"
 #include "gnn/ops/RowBlocks.h"
+#include "gnn/system/ExecutionContext.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn {
 using ops::kPanelRows;

@@ -1,7 +1,7 @@
 // Losses: masked means over the rows (or elements) that count. A mask is uint8 with 1 = counts.
 #include <cmath>
 
-#include "gnn/Ops.h"
+#include "gnn/ops/Ops.h"
 
 namespace gnn {
 namespace {

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <vector>
 
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
 #include "gnn/ops/OpLoops.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn {
 namespace {

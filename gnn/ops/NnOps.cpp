@@ -3,10 +3,10 @@
 #include <cmath>
 #include <vector>
 
-#include "gnn/CpuClones.h"
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
 #include "gnn/ops/OpLoops.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn {
 
@@ -220,7 +220,7 @@ Variable embeddingBag(const Variable& weight, const Tensor& index) {
     auto wm = W.matrix<T>();
     auto ym = Y.matrix<T>();
     parallelFor(N, grainFor(C * D), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
-      // A plain loop: its clones run with the CPU's widest vectors in a portable build (gnn/CpuClones.h).
+      // A plain loop: its clones run with the CPU's widest vectors in a portable build (gnn/system/CpuClones.h).
       for (int64_t i = b; i < e; ++i) {
         T* o = ym.row(i).data();
         for (int64_t j = 0; j < D; ++j) o[j] = T(0);  // 0 + w: the same rounding as a segment sum of gathered rows

@@ -1,7 +1,7 @@
 // Loops the ops in gnn/ops share: elementwise products, ordered sums of per-chunk partial results, the
 // body of unary elementwise ops (value and derivative side by side), and the pieces of row-wise ops (sums
 // and maxima over a row, vectorised exp) whose order and rounding are fixed by the row's width alone. All
-// split work in fixed chunks (gnn/Parallel.h), so results do not depend on the thread count.
+// split work in fixed chunks (gnn/system/Parallel.h), so results do not depend on the thread count.
 #pragma once
 #include <Eigen/Core>
 #include <algorithm>
@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "gnn/Parallel.h"
-#include "gnn/Tensor.h"
-#include "gnn/Variable.h"
+#include "gnn/autograd/Variable.h"
+#include "gnn/system/Parallel.h"
+#include "gnn/tensor/Tensor.h"
 
 namespace gnn::ops {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "gnn/Parallel.h"
 #include "gnn/kernels/Gemm.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn::ops {
 
@@ -17,7 +17,7 @@ namespace gnn::ops {
 // partial panel go through narrower kernels that add in another order. Forward products therefore cut their
 // rows into whole panels and compute a last partial panel on a zero-padded copy, so a row's bits depend on its
 // own values only, not on its position or on how many rows there are: a model's real rows come out identical
-// whatever the padding of the batch (tests/gnn/RowStableProduct_test.cpp).
+// whatever the padding of the batch (tests/gnn/ops/RowStableProduct_test.cpp).
 template <class T>
 constexpr int64_t kPanelRows =
     std::is_same_v<T, float> ? kernels::kGemmPanelRows : int64_t{Eigen::internal::gebp_traits<T, T>::mr};

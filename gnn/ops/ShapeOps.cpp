@@ -5,8 +5,8 @@
 #include <limits>
 #include <vector>
 
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn {
 namespace {

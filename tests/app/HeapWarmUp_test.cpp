@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "app/HeapTuning.h"
-#include "gnn/Parallel.h"
+#include "gnn/system/Parallel.h"
 
 using gnn::app::HeapWarmUp;
 

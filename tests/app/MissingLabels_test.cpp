@@ -10,9 +10,9 @@
 #include <fstream>
 
 #include "app/MoleculeData.h"
-#include "gnn/Evaluation.h"
-#include "gnn/Metrics.h"
-#include "gnn/Ops.h"
+#include "gnn/metrics/Evaluation.h"
+#include "gnn/metrics/Metrics.h"
+#include "gnn/ops/Ops.h"
 #include "loaders/FixedSizeDataLoader.h"
 
 namespace gnn::app {

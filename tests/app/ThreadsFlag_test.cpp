@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "app/TrainingFlags.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/Parallel.h"
+#include "gnn/system/ExecutionContext.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn::app {
 namespace {

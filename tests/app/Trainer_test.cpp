@@ -9,8 +9,8 @@
 #include <map>
 
 #include "app/CheckpointDir.h"
-#include "gnn/Linear.h"
-#include "gnn/Ops.h"
+#include "gnn/nn/Linear.h"
+#include "gnn/ops/Ops.h"
 
 namespace gnn::app {
 namespace {

@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "data/Graph.h"
-#include "gnn/Tensor.h"
-#include "gnn/Variable.h"
+#include "gnn/autograd/Variable.h"
+#include "gnn/nn/conv/GCNConv.h"
+#include "gnn/system/Random.h"
+#include "gnn/tensor/Tensor.h"
 
 namespace {
 
@@ -20,7 +22,7 @@ void expectNear(const char* what, double got, double want) {
 }
 
 // y = sum over edges (s -> d) of w[s] * x[d]: a weighted neighbour sum, written as one op with its backward
-// closure, the way gnn's own ops are written (see gnn/Variable.h).
+// closure, the way gnn's own ops are written (see gnn/autograd/Variable.h).
 gnn::Variable edgeSum(const gnn::Variable& w, const gnn::Variable& x, const gnn::Tensor& edgeIndex) {
   const int64_t e = edgeIndex.dim(1);
   const int64_t* src = edgeIndex.data<int64_t>();
@@ -92,6 +94,25 @@ int main() {
     std::printf("FAIL validate accepted an edge to node 2 in a 2-node graph\n");
     ++failures;
   }
+
+  // A layer from its room (gnn/nn/conv), with PyG's parameter names and layout: GCNConv(1 -> 2) on the graph,
+  // weight [2, 1] = [1, -1], bias [0.5, 0]. Self-loops added; in-degrees 2, 2, 3 (node 2 hears 0, 1 and itself).
+  gnn::Generator gen(1);
+  gnn::GCNConvOptions opt;
+  opt.dtype = gnn::DType::F64;
+  gnn::GCNConv conv(1, 2, gen, opt);
+  const auto named = conv.namedParameters();
+  if (named.size() != 2 || named[0].first != "lin.weight" || named[0].second.shape() != gnn::Shape{2, 1}) {
+    std::printf("FAIL GCNConv's parameters are not PyG's lin.weight [out, in] and bias\n");
+    ++failures;
+  }
+  conv.weight().value() = gnn::Tensor::fromVector<double>({1.0, -1.0}, {2, 1});
+  conv.bias()->value() = gnn::Tensor::fromVector<double>({0.5, 0.0}, {2});
+  const gnn::Tensor h = conv.forward(gnn::Variable(g.x), g.edgeIndex).value();
+  // Node 0 hears node 2 (degree 3) and itself (degree 2): 3 / sqrt(6) + 1 / 2.
+  const double h0 = 3.0 / std::sqrt(6.0) + 1.0 / 2.0;
+  expectNear("GCNConv h[0][0]", h.at(0), h0 + 0.5);
+  expectNear("GCNConv h[0][1]", h.at(1), -h0);
 
   if (failures) return 1;
   std::printf("consumer: installed gnn works (y = %g, dy/dw = [%g, %g, %g])\n", y.value().item(),

@@ -12,7 +12,7 @@
 #include "data/NpzDataset.h"
 #include "data/SmilesFeaturizer.h"
 #include "data/XyzReader.h"
-#include "gnn/Check.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 namespace {
@@ -60,8 +60,8 @@ TEST(BoundedWork, XyzAtomCountsAreClaimsNotSizes) {
 #include "data/DatasetSplit.h"
 #include "data/MoleculeDatasetBuilder.h"
 #include "data/MoleculeSource.h"
-#include "data/SmilesBounds.h"
 #include "data/RingSystemLimits.h"
+#include "data/SmilesBounds.h"
 
 #include <GraphMol/FileParsers/FileParsers.h>
 #include <GraphMol/GraphMol.h>

@@ -13,7 +13,7 @@
 #include "data/MoleculeDatasetBuilder.h"
 #include "data/MoleculeTestUtil.h"
 #include "data/NpzDataset.h"
-#include "gnn/Parallel.h"
+#include "gnn/system/Parallel.h"
 
 using namespace gnn;
 

@@ -9,7 +9,7 @@
 
 #include "data/MoleculeDatasetBuilder.h"
 #include "data/MoleculeTestUtil.h"
-#include "gnn/ResidentMemory.h"
+#include "gnn/system/ResidentMemory.h"
 #include "loaders/BatchFields.h"
 #include "loaders/FixedSizeDataLoader.h"
 

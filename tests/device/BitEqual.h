@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "gnn/Tensor.h"
+#include "gnn/tensor/Tensor.h"
 
 namespace gnn::test {
 

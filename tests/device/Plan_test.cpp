@@ -9,9 +9,9 @@
 #include "../models/GraphormerMolecules.h"
 #include "device/Plan.h"
 #include "device/SimulatedIpu.h"
-#include "gnn/Ops.h"
+#include "gnn/ops/Ops.h"
 #include "loaders/FixedSizeCollator.h"
-#include "models/GIN.h"
+#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
@@ -361,7 +361,7 @@ std::unique_ptr<BlockModel> gin() {
   GraphModelOptions o;
   o.layers = 4;
   o.hidden = 64;
-  return std::make_unique<GIN>(o, gen);
+  return std::make_unique<OgbMolGIN>(o, gen);
 }
 
 LossFn l1() {
@@ -389,7 +389,7 @@ TEST(Plan, CompileRecordPerBlock) {
   GraphModelOptions o;
   o.layers = 4;
   o.hidden = 64;
-  GIN fresh(o, gen);
+  OgbMolGIN fresh(o, gen);
   const auto a = model->parameters(), f = fresh.parameters();
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].value().bitEqual(f[i].value())) << i;
 }
@@ -468,7 +468,7 @@ TEST(Plan, OutOfMemoryAtCompileThenAProposedChangeFits) {
   GraphModelOptions go;
   go.layers = 4;
   go.hidden = 256;
-  auto model = std::make_unique<GIN>(go, gen);
+  auto model = std::make_unique<OgbMolGIN>(go, gen);
   Adam opt({{model->parameters(), 0.0}}, 1e-3);
   const Batch b = batchOf(8);
   IpuOptions o = opts(1, 4);

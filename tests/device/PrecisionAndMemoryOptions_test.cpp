@@ -12,10 +12,10 @@
 #include "device/PipelineSchedule.h"
 #include "device/Plan.h"
 #include "device/SimulatedIpu.h"
-#include "gnn/HalfPrecision.h"
-#include "gnn/Ops.h"
-#include "models/GIN.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/tensor/HalfPrecision.h"
 #include "models/Graphormer.h"
+#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
@@ -56,7 +56,7 @@ std::unique_ptr<BlockModel> gin(double dropout = 0.0) {
   o.layers = 3;
   o.hidden = 16;
   o.dropout = dropout;
-  return std::make_unique<GIN>(o, gen);
+  return std::make_unique<OgbMolGIN>(o, gen);
 }
 
 std::unique_ptr<BlockModel> graphormer(double dropout = 0.0) {

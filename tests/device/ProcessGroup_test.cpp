@@ -11,12 +11,12 @@
 #include "BitEqual.h"
 #include "ThreadRanks.h"
 #include "device/ProcessGroup.h"
-#include "gnn/ExecutionContext.h"
 #include "device/SimulatedIpu.h"
-#include "gnn/Ops.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/ExecutionContext.h"
 #include "loaders/FixedSizeDataLoader.h"
 #include "loaders/RequestShard.h"
-#include "models/GIN.h"
+#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
@@ -46,7 +46,7 @@ std::unique_ptr<BlockModel> gin() {
   o.layers = 3;
   o.hidden = 16;
   o.dropout = 0.3;  // the masks must not depend on which process runs a micro-batch
-  return std::make_unique<GIN>(o, gen);
+  return std::make_unique<OgbMolGIN>(o, gen);
 }
 
 struct TrainedRun {

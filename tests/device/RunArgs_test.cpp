@@ -10,10 +10,10 @@
 #include "device/LossScaler.h"
 #include "device/SimulatedIpu.h"
 #include "device/StageSplit.h"
-#include "gnn/GradNorm.h"
-#include "gnn/LrSchedule.h"
-#include "gnn/Ops.h"
-#include "models/GIN.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/optim/GradNorm.h"
+#include "gnn/optim/LrSchedule.h"
+#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
@@ -46,7 +46,7 @@ std::unique_ptr<BlockModel> gin() {
   GraphModelOptions o;
   o.layers = 2;
   o.hidden = 16;
-  return std::make_unique<GIN>(o, gen);
+  return std::make_unique<OgbMolGIN>(o, gen);
 }
 
 // A model, its SGD and a program of 2 device iterations per request on the simulated IPU.

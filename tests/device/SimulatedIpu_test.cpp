@@ -14,10 +14,10 @@
 #include "device/CpuDevice.h"
 #include "device/PipelineSchedule.h"
 #include "device/SimulatedIpu.h"
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
-#include "models/GIN.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Parallel.h"
 #include "models/Graphormer.h"
+#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
@@ -71,7 +71,7 @@ std::unique_ptr<BlockModel> gin(double dropout = 0.0) {
   o.layers = 3;
   o.hidden = 16;
   o.dropout = dropout;
-  return std::make_unique<GIN>(o, gen);
+  return std::make_unique<OgbMolGIN>(o, gen);
 }
 
 std::unique_ptr<BlockModel> graphormer() {

@@ -22,7 +22,7 @@
 #include "ScratchFolder.h"
 #include "ShippedFiles.h"
 #include "data/NpzWriter.h"
-#include "gnn/Checkpoint.h"
+#include "gnn/io/Checkpoint.h"
 
 namespace gnn {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "RunProgram.h"
 #include "ScratchFolder.h"
-#include "gnn/Checkpoint.h"
+#include "gnn/io/Checkpoint.h"
 
 namespace {
 namespace fs = std::filesystem;

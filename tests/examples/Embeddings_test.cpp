@@ -14,15 +14,15 @@
 #include <sstream>
 
 #include "RunProgram.h"
-#include "ShippedFiles.h"
 #include "ScratchFolder.h"
+#include "ShippedFiles.h"
 #include "app/MoleculeData.h"
 #include "app/MoleculeEmbeddings.h"
 #include "app/MoleculeModel.h"
 #include "app/MoleculePredictions.h"
 #include "data/NpzDataset.h"
 #include "data/NpzFile.h"
-#include "gnn/Checkpoint.h"
+#include "gnn/io/Checkpoint.h"
 
 namespace {
 namespace fs = std::filesystem;

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <iterator>
 
-#include "data/NpzDataset.h"
 #include "app/MoleculeData.h"
+#include "data/NpzDataset.h"
 
 namespace gnn::app {
 namespace {

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "RunProgram.h"
-#include "ShippedFiles.h"
 #include "ScratchFolder.h"
-#include "gnn/Checkpoint.h"
+#include "ShippedFiles.h"
+#include "gnn/io/Checkpoint.h"
 
 namespace {
 namespace fs = std::filesystem;

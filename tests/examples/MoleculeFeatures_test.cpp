@@ -20,9 +20,9 @@
 #include "ShippedFiles.h"
 #include "app/MoleculePredictions.h"
 #include "data/NpzWriter.h"
-#include "gnn/Checkpoint.h"
+#include "gnn/io/Checkpoint.h"
 #include "models/Dmpnn.h"
-#include "models/GIN.h"
+#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
@@ -186,7 +186,7 @@ TEST_F(MoleculeFeatures, PaddingDoesNotChangeAPrediction) {
   gopt.graphFeatures = s.width;
   std::vector<std::unique_ptr<BlockModel>> models;
   models.push_back(std::make_unique<Dmpnn>(dopt, gen));
-  models.push_back(std::make_unique<GIN>(gopt, gen));
+  models.push_back(std::make_unique<OgbMolGIN>(gopt, gen));
   std::vector<int64_t> everyone(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) everyone[static_cast<size_t>(i)] = i;
   FixedSizeOptions tight = FixedSizeOptions::fromDataset(*featured, 3), loose = tight;

@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include "RunProgram.h"
-#include "ShippedFiles.h"
 #include "ScratchFolder.h"
-#include "gnn/Checkpoint.h"
+#include "ShippedFiles.h"
+#include "gnn/io/Checkpoint.h"
 
 namespace {
 namespace fs = std::filesystem;

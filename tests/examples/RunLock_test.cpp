@@ -16,8 +16,8 @@
 
 #include "RunProgram.h"
 #include "ScratchFolder.h"
-#include "gnn/Checkpoint.h"
-#include "gnn/FolderLock.h"
+#include "gnn/io/Checkpoint.h"
+#include "gnn/system/FolderLock.h"
 
 namespace {
 namespace fs = std::filesystem;

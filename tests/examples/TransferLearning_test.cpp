@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "RunProgram.h"
-#include "ShippedFiles.h"
 #include "ScratchFolder.h"
+#include "ShippedFiles.h"
 #include "app/MoleculeModel.h"
 #include "app/TransferInit.h"
-#include "gnn/Checkpoint.h"
+#include "gnn/io/Checkpoint.h"
 
 namespace {
 namespace fs = std::filesystem;

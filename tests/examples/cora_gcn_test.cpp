@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "RunProgram.h"
-#include "gnn/Checkpoint.h"
+#include "gnn/io/Checkpoint.h"
 
 namespace {
 namespace fs = std::filesystem;

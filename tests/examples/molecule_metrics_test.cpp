@@ -12,9 +12,9 @@
 #include <sstream>
 
 #include "RunProgram.h"
-#include "ShippedFiles.h"
 #include "ScratchFolder.h"
-#include "gnn/Metrics.h"
+#include "ShippedFiles.h"
+#include "gnn/metrics/Metrics.h"
 
 namespace {
 namespace fs = std::filesystem;

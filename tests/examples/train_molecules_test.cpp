@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "RunProgram.h"
-#include "ShippedFiles.h"
 #include "ScratchFolder.h"
+#include "ShippedFiles.h"
 
 namespace {
 using gnn::testing::kEsolCsv;

@@ -4,7 +4,7 @@
 
 #include <typeinfo>
 
-#include "gnn/Module.h"
+#include "gnn/nn/Module.h"
 
 namespace gnn::testing {
 

@@ -6,8 +6,8 @@
 
 #include <functional>
 
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
+#include "gnn/nn/Init.h"
+#include "gnn/ops/Ops.h"
 
 namespace gnn::testing {
 

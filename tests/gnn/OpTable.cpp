@@ -1,10 +1,10 @@
-// The cases of the op table (see OpTable.h): every op of gnn/Ops.h, with the variants that take different code
+// The cases of the op table (see OpTable.h): every op of gnn/ops/Ops.h, with the variants that take different code
 // paths (broadcasts, ranks, options). Small shapes serve the float64 gradient check; large ones (a few hundred
 // thousand elements, several parallel chunks for every op that has them) the float32 and thread checks.
 #include "OpTable.h"
 
-#include "gnn/ExecutionContext.h"
-#include "gnn/Init.h"
+#include "gnn/nn/Init.h"
+#include "gnn/system/ExecutionContext.h"
 
 namespace gnn::testing {
 namespace {

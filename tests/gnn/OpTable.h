@@ -1,4 +1,4 @@
-// The op table (ggml's test-backend-ops): one case per op of gnn/Ops.h, or per variant of an op (broadcasts,
+// The op table (ggml's test-backend-ops): one case per op of gnn/ops/Ops.h, or per variant of an op (broadcasts,
 // ranks, options). A case gives its inputs' shapes, how to make its index tensors, masks and targets for those
 // shapes, and how to build the op from inputs; OpTable_test.cpp runs every case through the same checks
 // (finite differences in float64, float32 against float64, 1 against 2 threads, the OpInfo recorded). A device
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "gnn/Ops.h"
+#include "gnn/ops/Ops.h"
 
 namespace gnn::testing {
 

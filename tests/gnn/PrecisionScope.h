@@ -1,7 +1,7 @@
-// Sets the current context's matmul precision (gnn/MatmulPrecision.h) for a scope, for tests that compare products
+// Sets the current context's matmul precision (gnn/ops/MatmulPrecision.h) for a scope, for tests that compare products
 // in float32 and bfloat16.
 #pragma once
-#include "gnn/ExecutionContext.h"
+#include "gnn/system/ExecutionContext.h"
 
 namespace gnn {
 

@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "data/OgbNodeDataset.h"
-#include "gnn/Random.h"
+#include "gnn/system/Random.h"
 #include "loaders/ClusterLoader.h"
 
 namespace gnn {

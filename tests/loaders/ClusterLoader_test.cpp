@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "gnn/Parallel.h"
-#include "gnn/Random.h"
+#include "gnn/system/Parallel.h"
+#include "gnn/system/Random.h"
 
 namespace gnn {
 namespace {

@@ -8,7 +8,7 @@
 #include "data/Dataset.h"
 #include "data/GraphormerEncodings.h"
 #include "data/MoleculeGraph.h"
-#include "gnn/Random.h"
+#include "gnn/system/Random.h"
 
 namespace gnn::test {
 

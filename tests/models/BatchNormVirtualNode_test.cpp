@@ -8,11 +8,11 @@
 #include <filesystem>
 
 #include "Molecules.h"
-#include "gnn/Checkpoint.h"
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
-#include "models/GCN.h"
-#include "models/GIN.h"
+#include "gnn/io/Checkpoint.h"
+#include "gnn/nn/Init.h"
+#include "gnn/ops/Ops.h"
+#include "models/OgbMolGCN.h"
+#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
@@ -42,8 +42,8 @@ std::unique_ptr<GraphModel> make(const Variant& v, DType dt, int64_t layers = 3,
   o.norm = v.norm;
   o.virtualNode = v.virtualNode;
   Generator g(seed);
-  if (v.gin) return std::make_unique<GIN>(o, g);
-  return std::make_unique<GCN>(o, g);
+  if (v.gin) return std::make_unique<OgbMolGIN>(o, g);
+  return std::make_unique<OgbMolGCN>(o, g);
 }
 
 Batch unpadded(const Dataset& ds, const Batch& b) {

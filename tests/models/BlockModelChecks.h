@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "GraphormerMolecules.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/Ops.h"
-#include "gnn/Parallel.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/ExecutionContext.h"
+#include "gnn/system/Parallel.h"
 #include "models/BlockModel.h"
 
 namespace gnn::testing {

@@ -9,12 +9,12 @@
 
 #include "ByHand.h"
 #include "Molecules.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/Init.h"
-#include "gnn/OpInfo.h"
-#include "models/GCN.h"
-#include "models/GIN.h"
+#include "gnn/autograd/OpInfo.h"
+#include "gnn/nn/Init.h"
+#include "gnn/system/ExecutionContext.h"
 #include "models/NodeGCN.h"
+#include "models/OgbMolGCN.h"
+#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
@@ -48,8 +48,8 @@ std::unique_ptr<GraphModel> makeModel(bool gin, DType dt, double dropout, uint64
   o.hidden = 16;
   o.dtype = dt;
   o.dropout = dropout;
-  if (gin) return std::make_unique<GIN>(o, g);
-  return std::make_unique<GCN>(o, g);
+  if (gin) return std::make_unique<OgbMolGIN>(o, g);
+  return std::make_unique<OgbMolGCN>(o, g);
 }
 
 TEST(BlockModel, GraphModelsListTheirBlocks) {
@@ -117,7 +117,7 @@ TEST(BlockModel, HeaderExamples) {
   opts.layers = 2;
   opts.hidden = 8;
   opts.dropout = 0.1;
-  GIN model(opts, gen);
+  OgbMolGIN model(opts, gen);
   const Batch batch = someBatches().front();
   uint64_t seed = 1, step = 0;
   ExecutionContext::current().setRandomKey({seed, step, 0});   // step: the optimizer's step count

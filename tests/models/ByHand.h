@@ -4,10 +4,10 @@
 #include <map>
 #include <string>
 
-#include "gnn/GCNConv.h"
-#include "gnn/GlobalPooling.h"
-#include "gnn/Module.h"
-#include "gnn/Ops.h"
+#include "gnn/nn/Module.h"
+#include "gnn/nn/conv/GCNConv.h"
+#include "gnn/nn/pool/GlobalPooling.h"
+#include "gnn/ops/Ops.h"
 #include "loaders/Batch.h"
 #include "models/BondEncoder.h"
 #include "models/GraphModel.h"
@@ -44,11 +44,11 @@ inline Variable ginConv(std::map<std::string, Variable>& P, const std::string& p
   return linear(z, P[prefix + "mlp.3.weight"], P[prefix + "mlp.3.bias"]);
 }
 
-/// GCNConv: D^-1/2 (A + I) D^-1/2 (h W) + b.
+/// GCNConv: D^-1/2 (A + I) D^-1/2 (h W^T) + b, W PyG's lin.weight [out, in].
 inline Variable gcnConv(std::map<std::string, Variable>& P, const std::string& prefix, const Variable& h,
                         const Tensor& edgeIndex) {
   SparseMatrix a = GCNConv::normalizedAdjacency(edgeIndex, h.dim(0), true, true, h.dtype());
-  return add(spmm(a, matmul(h, P[prefix + "weight"])), P[prefix + "bias"]);
+  return add(spmm(a, linear(h, P[prefix + "lin.weight"])), P[prefix + "bias"]);
 }
 
 /// GIN (atom and bond encoders) or GCN (atom encoder) with the model's options: encoder, layers with dropout

@@ -5,13 +5,13 @@
 
 #include "../gnn/CloneCheck.h"
 #include "Molecules.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
-#include "gnn/Optimizer.h"
-#include "models/GCN.h"
-#include "models/GIN.h"
+#include "gnn/nn/Init.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/optim/Optimizer.h"
+#include "gnn/system/ExecutionContext.h"
 #include "models/NodeGCN.h"
+#include "models/OgbMolGCN.h"
+#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
@@ -50,8 +50,8 @@ TEST(Clone, GraphModelsComputeTheSameBitsAndTrainApart) {
     o.hidden = 8;
     o.dropout = 0.2;
     std::unique_ptr<GraphModel> model;
-    if (gin) model = std::make_unique<GIN>(o, g);
-    else model = std::make_unique<GCN>(o, g);
+    if (gin) model = std::make_unique<OgbMolGIN>(o, g);
+    else model = std::make_unique<OgbMolGCN>(o, g);
     std::unique_ptr<GraphModel> copy = cloneModule(*model);
     expectDeepCopy(*model, *copy);
     EXPECT_EQ(copy->blockNames(), model->blockNames());
@@ -85,9 +85,9 @@ TEST(Clone, GraphModelsComputeTheSameBitsAndTrainApart) {
 
 TEST(Clone, GinConvKeepsItsPathAndNodeGcnItsOptions) {
   Generator g(4);
-  GINConv conv(6, g, true, DType::F64);
+  OgbMolGINConv conv(6, g, true, DType::F64);
   conv.setFused(false);
-  std::unique_ptr<GINConv> conv2 = cloneModule(conv);
+  std::unique_ptr<OgbMolGINConv> conv2 = cloneModule(conv);
   expectDeepCopy(conv, *conv2);
   NodeGCNOptions no;
   no.dropout = 0.3;

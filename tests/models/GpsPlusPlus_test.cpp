@@ -13,11 +13,11 @@
 #include "BlockModelChecks.h"
 #include "GraphormerMolecules.h"
 #include "ParameterGradCheck.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
-#include "gnn/Optimizer.h"
-#include "gnn/Parallel.h"
+#include "gnn/nn/Init.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/optim/Optimizer.h"
+#include "gnn/system/ExecutionContext.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn {
 namespace {

@@ -13,12 +13,12 @@
 #include "BlockModelChecks.h"
 #include "GraphormerMolecules.h"
 #include "ParameterGradCheck.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/GlobalPooling.h"
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
-#include "gnn/Optimizer.h"
-#include "gnn/Parallel.h"
+#include "gnn/nn/Init.h"
+#include "gnn/nn/pool/GlobalPooling.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/optim/Optimizer.h"
+#include "gnn/system/ExecutionContext.h"
+#include "gnn/system/Parallel.h"
 #include "loaders/FixedSizeDataLoader.h"
 
 namespace gnn {

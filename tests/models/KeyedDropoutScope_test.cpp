@@ -8,12 +8,12 @@
 #include <map>
 
 #include "Molecules.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/Ops.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/ExecutionContext.h"
 #include "models/Dmpnn.h"
-#include "models/GCN.h"
-#include "models/GIN.h"
 #include "models/KeyedDropoutScope.h"
+#include "models/OgbMolGCN.h"
+#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
@@ -39,8 +39,8 @@ std::vector<ModelCase> cases() {
   d.tasks = 2;
   d.ffnLayers = 2;
   d.dropout = 0.3;
-  return {{"GIN", [g] { Generator gen(1); return std::unique_ptr<BlockModel>(new GIN(g, gen)); }, 3},
-          {"GCN", [g] { Generator gen(2); return std::unique_ptr<BlockModel>(new GCN(g, gen)); }, 3},
+  return {{"GIN", [g] { Generator gen(1); return std::unique_ptr<BlockModel>(new OgbMolGIN(g, gen)); }, 3},
+          {"GCN", [g] { Generator gen(2); return std::unique_ptr<BlockModel>(new OgbMolGCN(g, gen)); }, 3},
           // depth - 1 bond updates, the atoms, the FFN's hidden layers
           {"Dmpnn", [d] { Generator gen(3); return std::unique_ptr<BlockModel>(new Dmpnn(d, gen)); }, 2 + 1 + 2}};
 }

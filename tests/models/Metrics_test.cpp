@@ -1,4 +1,4 @@
-#include "gnn/Metrics.h"
+#include "gnn/metrics/Metrics.h"
 
 #include <gtest/gtest.h>
 

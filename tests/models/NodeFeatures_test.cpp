@@ -9,9 +9,9 @@
 #include "../gnn/GradCheck.h"
 #include "Molecules.h"
 #include "models/Dmpnn.h"
-#include "models/GCN.h"
-#include "models/GIN.h"
 #include "models/NodeFeatures.h"
+#include "models/OgbMolGCN.h"
+#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
@@ -50,8 +50,8 @@ std::unique_ptr<BlockModel> makeModel(const std::string& kind, int64_t nodeFeatu
   o.tasks = 2;
   o.nodeFeatures = nodeFeatures;
   o.dtype = dtype;
-  if (kind == "gcn") return std::make_unique<GCN>(o, gen);
-  return std::make_unique<GIN>(o, gen);
+  if (kind == "gcn") return std::make_unique<OgbMolGCN>(o, gen);
+  return std::make_unique<OgbMolGIN>(o, gen);
 }
 
 class NodeFeatureModels : public ::testing::TestWithParam<std::string> {};

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "gnn/Init.h"
+#include "gnn/nn/Init.h"
 
 namespace gnn {
 namespace {

@@ -8,10 +8,10 @@
 #include <cmath>
 
 #include "Molecules.h"
-#include "gnn/GlobalPooling.h"
-#include "gnn/Ops.h"
-#include "models/GCN.h"
-#include "models/GIN.h"
+#include "gnn/nn/pool/GlobalPooling.h"
+#include "gnn/ops/Ops.h"
+#include "models/OgbMolGCN.h"
+#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
@@ -114,7 +114,7 @@ struct GcnCase {
   static constexpr const char* kNodeBlock = "head";
   static std::unique_ptr<BlockModel> make(DType dt) {
     Generator g(7);
-    return std::make_unique<GCN>(smallOptions(dt), g);
+    return std::make_unique<OgbMolGCN>(smallOptions(dt), g);
   }
   static std::shared_ptr<InMemoryDataset> dataset() { return test::molecules(60, 2); }
   static Variable loss(const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }
@@ -125,7 +125,7 @@ struct GinCase {
   static constexpr const char* kNodeBlock = "head";
   static std::unique_ptr<BlockModel> make(DType dt) {
     Generator g(8);
-    return std::make_unique<GIN>(smallOptions(dt), g);
+    return std::make_unique<OgbMolGIN>(smallOptions(dt), g);
   }
   static std::shared_ptr<InMemoryDataset> dataset() { return test::molecules(60, 3); }
   static Variable loss(const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "gnn/Init.h"
-#include "gnn/Module.h"
-#include "gnn/Ops.h"
+#include "gnn/nn/Init.h"
+#include "gnn/nn/Module.h"
+#include "gnn/ops/Ops.h"
 
 namespace gnn::testing {
 

@@ -12,11 +12,11 @@
 #include "../gnn/GradCheck.h"
 #include "data/MoleculeSource.h"
 #include "data/RadiusGraph.h"
-#include "gnn/CFConv.h"
-#include "gnn/ExecutionContext.h"
-#include "gnn/Init.h"
-#include "gnn/Ops.h"
-#include "gnn/Optimizer.h"
+#include "gnn/nn/Init.h"
+#include "gnn/nn/conv/CFConv.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/optim/Optimizer.h"
+#include "gnn/system/ExecutionContext.h"
 #include "loaders/FixedSizeCollator.h"
 
 namespace gnn {

@@ -1,0 +1,106 @@
+#include "app/NodeFlags.h"
+
+#include "app/NodeModel.h"
+#include "app/ShippedData.h"
+
+namespace gnn::app {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names, const char* sep) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : sep) + n;
+  return s;
+}
+
+const char* const kResultsHelp =
+    "Results go to stdout (a summary line, or one JSON object with --json); progress goes to stderr. The JSON\n"
+    "holds test_acc_mean/std (at the best validation epoch), val_acc_mean, epoch_ms_median, infer_ms_median,\n"
+    "param_l2, param_checksum and per run test_acc, best_epoch, final_loss, loss_checksum and predictions_checksum.";
+
+// --keep-adjacency auto: from this many directed edges the whole graph's normalised adjacency is kept between
+// evaluations. Rebuilding it is a counting sort of the edges by target, whose scattered writes leave the caches as
+// the graph grows: 0.19 s per evaluation at 12.2M edges (245k nodes), 7 s at ogbn-products' 122M, where it was
+// half of each evaluation. Keeping it costs about 8 bytes per edge for the whole run (110 MB at 12.2M edges,
+// where the run's peak is otherwise 0.88 GB).
+constexpr int64_t kKeepAdjacencyFromEdges = int64_t{32} << 20;
+
+}  // namespace
+
+bool NodeSettings::keepsAdjacency(int64_t directedEdges) const {
+  return keepAdjacency == "on" || (keepAdjacency == "auto" && directedEdges >= kKeepAdjacencyFromEdges);
+}
+
+NodeModelSpec NodeSettings::modelSpec(int64_t inChannels, int64_t numClasses) const {
+  NodeModelSpec spec;
+  spec.name = model;
+  spec.inChannels = inChannels;
+  spec.hidden = hidden;
+  spec.numClasses = numClasses;
+  spec.dropout = dropout;
+  return spec;
+}
+
+void NodeSettings::bind(RunConfig& config) {
+  config.bind("hidden", &hidden);
+  config.bind("dropout", &dropout);
+  config.bind("loader", &loader);
+  config.bind("clusters", &clusters);
+  config.bind("clusters-per-batch", &clustersPerBatch);
+  config.bind("normalize-features", &normalizeFeatures);
+  config.bind("seed", &training.seed);
+  if (modelFlag) config.bind("model", &model);
+}
+
+void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) {
+  s.model = d.model;
+  s.modelFlag = d.models.size() > 1;
+  const std::string dataHelp =
+      "dataset folder in OGB's node-property raw layout (default: the shipped " + shippedDataLabel(d.data) + ")";
+  prog.flags().add_options()("data", po::value(&s.data)->value_name("DIR"), dataHelp.c_str());
+  if (s.modelFlag) {
+    const std::string modelHelp = "the model: " + joined(d.models, " | ");
+    prog.flags().add_options()("model", value(&s.model, d.model), modelHelp.c_str());
+  }
+  prog.flags().add_options()("hidden", value(&s.hidden, d.hidden), "hidden channels")(
+      "dropout", value(&s.dropout, d.dropout), "dropout probability (input and hidden layer)")(
+      "runs", value(&s.runs, int64_t{1}), "independent runs with seeds seed .. seed+runs-1")(
+      "loader", value(&s.loader, "full"), "full (one full-graph step per epoch) | cluster (Cluster-GCN)")(
+      "clusters", value(&s.clusters, int64_t{16}), "--loader cluster: METIS clusters")(
+      "clusters-per-batch", value(&s.clustersPerBatch, int64_t{4}),
+      "--loader cluster: clusters merged per fixed-size batch")(
+      "normalize-features", value(&s.normalizeFeatures, "auto"),
+      "none | row (PyG's NormalizeFeatures: rows sum to 1) | standard (per feature, the training nodes' mean and "
+      "std) | auto (row when every feature is >= 0, else standard)")(
+      "feature-layout", value(&s.featureLayout, "auto"),
+      "full-graph steps and evaluation: sparse | dense feature matrix | auto (sparse below "
+      "OgbNodeDataset::kSparseFeatureDensity non-zeros, as bag-of-words features, else dense)")(
+      "keep-adjacency", value(&s.keepAdjacency, "auto"),
+      "--loader cluster: keep the whole graph's normalised adjacency between evaluations (about 8 bytes per "
+      "directed edge) instead of rebuilding it for each: on | off | auto (on from 32M directed edges, where a "
+      "rebuild takes seconds). The results are the same bits either way")(
+      "profile", po::bool_switch(&s.profile),
+      "per-op table of all runs on stderr (op, pass, calls, ms, GFLOP, GFLOP/s, share); rows under \"profile\" "
+      "with --json");
+  s.training.addTo(prog, d.training);
+  s.device.addTo(prog);
+  prog.setEpilog(d.epilog.empty() ? std::string(kResultsHelp) : d.epilog + "\n\n" + kResultsHelp);
+}
+
+void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
+  requireAtLeast("--runs", static_cast<double>(s.runs), 1);
+  requireAtLeast("--hidden", static_cast<double>(s.hidden), 1);
+  requireRange("--dropout", s.dropout, 0, 0.999);
+  requireNodeModel(s.model, d.models);
+  requireOneOf("--loader", s.loader, {"full", "cluster"});
+  requireOneOf("--normalize-features", s.normalizeFeatures, {"none", "row", "standard", "auto"});
+  requireOneOf("--feature-layout", s.featureLayout, {"auto", "sparse", "dense"});
+  requireOneOf("--keep-adjacency", s.keepAdjacency, {"auto", "on", "off"});
+  requireAtLeast("--clusters", static_cast<double>(s.clusters), 1);
+  requireRange("--clusters-per-batch", static_cast<double>(s.clustersPerBatch), 1, static_cast<double>(s.clusters));
+  const TrainingFlags& tf = s.training;
+  if (s.runs > 1 && (!tf.save.empty() || !tf.load.empty() || !tf.checkpointDir.empty()))
+    throw UsageError("--save, --load, --checkpoint-dir and --resume work with --runs 1");
+}
+
+}  // namespace gnn::app

@@ -1,0 +1,48 @@
+// NodeFlags: the command line of a node program (app/NodeProgram.h): the data and its features, the model, the
+// loader, the runs, with the training (app/TrainingFlags.h) and device (app/DeviceFlags.h) flags; the values
+// checked in flag terms and the ones that define a run bound for its checkpoints.
+//
+//   app::NodeSettings s;
+//   app::addNodeFlags(prog, s, defaults);
+//   ... s.bind(config);  continue from a checkpoint;  app::checkNodeFlags(s, defaults);
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "app/DeviceFlags.h"
+#include "app/NodeModel.h"
+#include "app/NodeProgram.h"
+#include "app/Program.h"
+#include "app/RunConfig.h"
+#include "app/TrainingFlags.h"
+
+namespace gnn::app {
+
+/// The program's settings, as its command line sets them (addNodeFlags).
+struct NodeSettings {
+  std::string data, model = "gcn", loader = "full", normalizeFeatures = "auto", featureLayout = "auto",
+                    keepAdjacency = "auto";
+  int64_t hidden = 16, runs = 1, clusters = 16, clustersPerBatch = 4;
+  double dropout = 0.5;
+  bool profile = false;
+  bool modelFlag = false;  // --model exists (the program offers more than one model)
+  TrainingFlags training;
+  DeviceFlags device;
+
+  /// Binds the flags that define a run: its checkpoints keep them, --load and --resume restore them.
+  void bind(RunConfig& config);
+  bool clusterLoader() const { return loader == "cluster"; }
+  /// Whether a Cluster-GCN run keeps the whole graph's adjacency between evaluations (--keep-adjacency on | off |
+  /// auto, by the graph's directed edges).
+  bool keepsAdjacency(int64_t directedEdges) const;
+  /// The model the flags name over data of `inChannels` features and `numClasses` classes.
+  NodeModelSpec modelSpec(int64_t inChannels, int64_t numClasses) const;
+};
+
+/// Adds every flag of the program (`d`'s defaults) to `prog`, bound to `s`.
+void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d);
+/// Checks the values in flag terms (UsageError naming the flag), before any work; --clusters against the graph's
+/// nodes waits for the data.
+void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d);
+
+}  // namespace gnn::app

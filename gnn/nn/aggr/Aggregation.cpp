@@ -1,0 +1,29 @@
+#include "gnn/nn/aggr/Aggregation.h"
+
+#include "gnn/nn/aggr/MaxAggregation.h"
+#include "gnn/nn/aggr/MeanAggregation.h"
+#include "gnn/nn/aggr/SumAggregation.h"
+#include "gnn/ops/Ops.h"
+
+namespace gnn {
+
+Variable SumAggregation::forward(const Variable& x, const Tensor& index, int64_t dimSize) const {
+  return scatterSum(x, index, dimSize);
+}
+
+Variable MeanAggregation::forward(const Variable& x, const Tensor& index, int64_t dimSize) const {
+  return scatterMean(x, index, dimSize);
+}
+
+Variable MaxAggregation::forward(const Variable& x, const Tensor& index, int64_t dimSize) const {
+  return scatterMax(x, index, dimSize);
+}
+
+std::unique_ptr<Aggregation> aggregationFromName(const std::string& name) {
+  if (name == "sum" || name == "add") return std::make_unique<SumAggregation>();
+  if (name == "mean") return std::make_unique<MeanAggregation>();
+  if (name == "max") return std::make_unique<MaxAggregation>();
+  throw std::invalid_argument("aggregation '" + name + "' is not one of sum (add), mean, max");
+}
+
+}  // namespace gnn

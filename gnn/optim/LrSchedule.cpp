@@ -1,0 +1,49 @@
+#include "gnn/optim/LrSchedule.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gnn/optim/Optimizer.h"
+#include "gnn/system/Check.h"
+
+namespace gnn {
+namespace {
+// Linear warmup to 1 over `warmup` steps, then the fraction t in [0, 1] of the remaining steps done.
+bool inWarmup(int64_t step, int64_t warmup, double& factor) {
+  if (step >= warmup) return false;
+  factor = static_cast<double>(step + 1) / static_cast<double>(warmup);
+  return true;
+}
+double progress(int64_t step, int64_t warmup, int64_t total) {
+  return std::min(1.0, static_cast<double>(step - warmup) / static_cast<double>(total - warmup));
+}
+}  // namespace
+
+void LrSchedule::apply(Optimizer& opt, double baseLr, int64_t step) const { opt.setLr(baseLr * factor(step)); }
+
+StepLr::StepLr(int64_t stepSize, double gamma) : stepSize_(stepSize), gamma_(gamma) {
+  GNN_CHECK_ARG(stepSize > 0, "StepLr: step size must be positive");
+}
+double StepLr::factor(int64_t step) const { return std::pow(gamma_, static_cast<double>(step / stepSize_)); }
+
+CosineLr::CosineLr(int64_t totalSteps, double minFactor, int64_t warmupSteps)
+    : total_(totalSteps), warmup_(warmupSteps), min_(minFactor) {
+  GNN_CHECK_ARG(totalSteps > warmupSteps && warmupSteps >= 0, "CosineLr: need totalSteps > warmupSteps >= 0");
+}
+double CosineLr::factor(int64_t step) const {
+  double f;
+  if (inWarmup(step, warmup_, f)) return f;
+  return min_ + (1 - min_) * 0.5 * (1 + std::cos(M_PI * progress(step, warmup_, total_)));
+}
+
+WarmupLinearLr::WarmupLinearLr(int64_t warmupSteps, int64_t totalSteps, double endFactor)
+    : warmup_(warmupSteps), total_(totalSteps), end_(endFactor) {
+  GNN_CHECK_ARG(totalSteps > warmupSteps && warmupSteps >= 0, "WarmupLinearLr: need totalSteps > warmupSteps >= 0");
+}
+double WarmupLinearLr::factor(int64_t step) const {
+  double f;
+  if (inWarmup(step, warmup_, f)) return f;
+  return 1 + (end_ - 1) * progress(step, warmup_, total_);
+}
+
+}  // namespace gnn

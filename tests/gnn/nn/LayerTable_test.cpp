@@ -1,0 +1,257 @@
+// The checks every layer of the table (LayerTable.cpp) passes: PyG 2.3.1's outputs and gradients from the same
+// state_dict, finite-difference gradients of the input and every parameter, real rows unchanged by the padding
+// of fixed-size batches, the same bits on 1 and 2 threads, and FLOPs and bytes declared on every op it records.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "../../loaders/SyntheticGraphs.h"
+#include "LayerTable.h"
+#include "gnn/autograd/OpInfo.h"
+#include "gnn/nn/Init.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Parallel.h"
+#include "loaders/FixedSizeCollator.h"
+#include "loaders/FixedSizeDataLoader.h"
+
+namespace gnn::testing {
+namespace {
+
+using json = nlohmann::json;
+
+class LayerTable : public ::testing::TestWithParam<LayerCase> {};
+
+json readReference(const std::string& name) {
+  const std::string path = std::string(GNN_SOURCE_DIR) + "/tests/reference/pyg/" + name + ".json";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path + " (made by tests/reference/pyg_layers.py)");
+  return json::parse(in);
+}
+
+Tensor matrixOf(const json& rows, DType dtype) {
+  std::vector<double> v;
+  for (const auto& r : rows)
+    for (double x : r) v.push_back(x);
+  const int64_t n = static_cast<int64_t>(rows.size());
+  return Tensor::fromVector(v, {n, n ? static_cast<int64_t>(v.size()) / n : 0}).to(dtype);
+}
+
+Tensor flatOf(const json& values, const Shape& shape, DType dtype) {
+  return Tensor::fromVector(values.get<std::vector<double>>(), shape).to(dtype);
+}
+
+/// max |a - b| / max(1, max |b|), in double.
+double relativeError(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  double diff = 0, scale = 1;
+  for (int64_t i = 0; i < std::min(a.numel(), b.numel()); ++i) {
+    diff = std::max(diff, std::abs(a.at(i) - b.at(i)));
+    scale = std::max(scale, std::abs(b.at(i)));
+  }
+  return diff / scale;
+}
+
+/// Loads PyG's state_dict into the layer: every parameter must be there under its name with its shape, and
+/// every entry of the state_dict must be a parameter of the layer.
+void loadStateDict(Module& layer, const json& stateDict, DType dtype) {
+  auto named = layer.namedParameters();
+  EXPECT_EQ(named.size(), stateDict.size()) << "PyG's state_dict: " << stateDict.size() << " entries";
+  for (auto& [name, p] : named) {
+    ASSERT_TRUE(stateDict.contains(name)) << "no '" << name << "' in PyG's state_dict";
+    const Shape shape = stateDict[name]["shape"].get<Shape>();
+    ASSERT_EQ(p.shape(), shape) << name;
+    Variable v = p;
+    v.value() = flatOf(stateDict[name]["values"], shape, dtype);
+  }
+}
+
+TEST_P(LayerTable, MatchesPyG) {
+  const LayerCase& c = GetParam();
+  if (c.pygReferences.empty()) GTEST_SKIP() << c.name << " has no PyG reference";
+  for (const std::string& file : c.pygReferences) {
+    SCOPED_TRACE(file);
+    const json ref = readReference(file);
+    ASSERT_EQ(ref["layer"], c.name);
+    std::vector<int64_t> edges = ref["edge_index"][0].get<std::vector<int64_t>>();
+    for (int64_t t : ref["edge_index"][1]) edges.push_back(t);
+    const Tensor ei = Tensor::fromVector(edges, {2, static_cast<int64_t>(ref["edge_index"][0].size())});
+    // float64 to PyG's float64 bits but for rounding; float32 within 1e-5 of them.
+    for (DType dt : {DType::F64, DType::F32}) {
+      SCOPED_TRACE(dtypeName(dt));
+      const double tol = dt == DType::F64 ? 1e-12 : 1e-5;
+      Generator gen(1);
+      std::unique_ptr<Module> layer = c.make(ref["args"], dt, gen);
+      loadStateDict(*layer, ref["state_dict"], dt);
+      Variable x(matrixOf(ref["x"], dt), true);
+      Variable out = c.forward(*layer, x, ei);
+      EXPECT_LE(relativeError(out.value(), matrixOf(ref["out"], dt)), tol) << "output";
+      sum(mul(out, Variable(matrixOf(ref["out_weights"], dt)))).backward();
+      EXPECT_LE(relativeError(x.grad(), matrixOf(ref["grad"]["x"], dt)), tol) << "gradient of x";
+      for (auto& [name, p] : layer->namedParameters())
+        EXPECT_LE(relativeError(p.grad(), flatOf(ref["grad"][name], p.shape(), dt)), tol) << "gradient of " << name;
+    }
+  }
+}
+
+// A small graph with a duplicate edge, self-loops (one and two on a node) and an isolated node.
+Tensor awkwardGraph() {
+  return Tensor::fromVector<int64_t>({0, 0, 1, 1, 2, 2, 3, 3, 3, 4, 1, 1, 0, 2, 2, 3, 3, 3, 4, 0}, {2, 10});
+}
+
+// d(sum(r * layer(x)))/d(input) against central differences, for x and every parameter, in float64.
+TEST_P(LayerTable, GradientsMatchFiniteDifferences) {
+  const LayerCase& c = GetParam();
+  Generator gen(2);
+  std::unique_ptr<Module> layer = c.make(c.args, DType::F64, gen);
+  for (auto& p : layer->parameters()) p.value() = init::uniform(p.shape(), -1, 1, gen, DType::F64);
+  const Tensor ei = awkwardGraph();
+  Variable x(init::uniform({6, c.args["in_channels"].get<int64_t>()}, -1, 1, gen, DType::F64), true);
+  Variable out = c.forward(*layer, x, ei);
+  const Tensor r = init::uniform(out.shape(), -1, 1, gen, DType::F64);
+  sum(mul(out, Variable(r))).backward();
+  auto projected = [&] {
+    NoGradGuard ng;
+    const Tensor y = c.forward(*layer, x, ei).value();
+    double s = 0;
+    for (int64_t i = 0; i < y.numel(); ++i) s += y.at(i) * r.at(i);
+    return s;
+  };
+  std::vector<std::pair<std::string, Variable>> inputs = layer->namedParameters();
+  inputs.emplace_back("x", x);
+  for (auto& [name, v] : inputs) {
+    ASSERT_TRUE(v.hasGrad()) << name << " received no gradient";
+    const Tensor analytic = v.grad().clone();
+    double* p = v.value().data<double>();
+    for (int64_t j = 0; j < v.value().numel(); ++j) {
+      const double saved = p[j], eps = 1e-6;
+      p[j] = saved + eps;
+      const double up = projected();
+      p[j] = saved - eps;
+      const double down = projected();
+      p[j] = saved;
+      const double numeric = (up - down) / (2 * eps);
+      EXPECT_NEAR(analytic.at(j), numeric, 1e-6 * std::max(1.0, std::abs(numeric))) << name << "[" << j << "]";
+    }
+  }
+}
+
+/// Float features of a batch's nodes from their integer features; padding rows get 1e3, which must not leak.
+Tensor featuresOf(const Batch& b, int64_t channels, int64_t realNodes) {
+  Tensor x({b.numNodes, channels});
+  const int64_t* ix = b.x.data<int64_t>();
+  for (int64_t i = 0; i < b.numNodes; ++i)
+    for (int64_t k = 0; k < channels; ++k)
+      x.data<float>()[i * channels + k] =
+          i < realNodes ? 0.25f * static_cast<float>(ix[i * 3 + k % 3] + 1) * (k % 2 ? -1.0f : 1.0f) : 1e3f;
+  return x;
+}
+
+// Real graphs' rows are the same bits padded (PadToMax with room to spare, StreamPack) as concatenated alone,
+// and so are the parameter gradients of a loss over real rows, within rounding.
+TEST_P(LayerTable, PaddingDoesNotChangeRealRows) {
+  const LayerCase& c = GetParam();
+  auto ds = test::randomDataset(40, 7, 1, 12);
+  FixedSizeOptions pad = FixedSizeOptions::fromDataset(*ds, 6);
+  pad.numNodes += 23;
+  pad.numEdges += 31;
+  const int64_t in = c.args["in_channels"];
+  for (auto [strategy, fixed] : {std::pair{PackingStrategy::PadToMax, pad},
+                                 std::pair{PackingStrategy::StreamPack, FixedSizeOptions{80, 160, 8}}}) {
+    FixedSizeDataLoader::Options lo;
+    lo.strategy = strategy;
+    lo.seed = 3;
+    FixedSizeDataLoader loader(ds, fixed, lo);
+    loader.startEpoch(0);
+    for (Batch b; loader.next(b);) {
+      std::vector<Graph> graphs;
+      for (int64_t idx : b.graphIndex) graphs.push_back(ds->get(static_cast<size_t>(idx)));
+      std::vector<const Graph*> ptrs;
+      for (const Graph& g : graphs) ptrs.push_back(&g);
+      const Batch u = FixedSizeCollator::concatenate(ptrs, b.graphIndex);
+      Generator gen(5);
+      std::unique_ptr<Module> padded = c.make(c.args, DType::F32, gen);
+      Generator gen2(5);
+      std::unique_ptr<Module> plain = c.make(c.args, DType::F32, gen2);
+      Variable yp = c.forward(*padded, Variable(featuresOf(b, in, b.numRealNodes)), b.edgeIndex);
+      Variable yu = c.forward(*plain, Variable(featuresOf(u, in, u.numNodes)), u.edgeIndex);
+      ASSERT_EQ(u.numNodes, b.numRealNodes);
+      EXPECT_TRUE(yp.value().slice(0, u.numNodes).bitEqual(yu.value())) << packingStrategyName(strategy);
+      Tensor mask = Tensor::zeros(yp.shape());
+      for (int64_t i = 0; i < u.numNodes * yp.dim(1); ++i) mask.data<float>()[i] = 1;
+      sum(mul(yp, Variable(mask))).backward();
+      sum(yu).backward();
+      auto pp = padded->parameters(), pu = plain->parameters();
+      for (size_t k = 0; k < pp.size(); ++k) EXPECT_LE(relativeError(pp[k].grad(), pu[k].grad()), 1e-6);
+    }
+  }
+}
+
+// A graph large enough for every parallel loop to split: forward and backward give the same bits on 1 and 2
+// threads.
+TEST_P(LayerTable, SameBitsOnOneAndTwoThreads) {
+  const LayerCase& c = GetParam();
+  json args = c.args;
+  args["in_channels"] = 48;
+  if (args.contains("out_channels")) args["out_channels"] = 40;
+  Generator g(9);
+  const int64_t N = 6000, E = 60000;
+  std::vector<int64_t> ei(2 * E);
+  for (int64_t e = 0; e < E; ++e) {
+    ei[e] = static_cast<int64_t>(g.nextBelow(N));
+    ei[E + e] = static_cast<int64_t>(g.nextBelow(N));
+  }
+  const Tensor edgeIndex = Tensor::fromVector(ei, {2, E});
+  const Tensor x0 = init::uniform({N, 48}, -1, 1, g);
+  std::vector<Tensor> runs;
+  const int before = numThreads();
+  for (int threads : {1, 2}) {
+    setNumThreads(threads);
+    Generator gen(4);
+    std::unique_ptr<Module> layer = c.make(args, DType::F32, gen);
+    Variable x(x0.clone(), true);
+    Variable y = c.forward(*layer, x, edgeIndex);
+    sum(mul(y, y)).backward();
+    runs.push_back(y.value());
+    runs.push_back(x.grad());
+    for (auto& p : layer->parameters()) runs.push_back(p.grad());
+  }
+  setNumThreads(before);
+  const size_t half = runs.size() / 2;
+  for (size_t k = 0; k < half; ++k) EXPECT_TRUE(runs[k].bitEqual(runs[half + k])) << "tensor " << k;
+}
+
+// Every op the layer records names itself and declares its bytes, and the FLOPs add up to at least the
+// layer's products (2 N in out for its linear map), forward and backward.
+TEST_P(LayerTable, DeclaresFlopsAndBytes) {
+  const LayerCase& c = GetParam();
+  struct Tally : OpObserver {
+    void onOp(const OpEvent& e) override {
+      (e.pass == Pass::Forward ? forwardFlops : backwardFlops) += e.flops;
+      if (e.pass == Pass::Forward) {
+        ++forwardOps;
+        EXPECT_NE(std::string(e.info->name), "op") << "an op without a name";
+        EXPECT_GT(e.bytes, 0) << e.info->name << " declares no bytes";
+      }
+    }
+    int64_t forwardFlops = 0, backwardFlops = 0, forwardOps = 0;
+  } tally;
+  Generator gen(6);
+  std::unique_ptr<Module> layer = c.make(c.args, DType::F32, gen);
+  const int64_t in = c.args["in_channels"], out = c.args.value("out_channels", in), N = 6;
+  Variable x(init::uniform({N, in}, -1, 1, gen), true);
+  {
+    ObserverScope watch(tally);
+    Variable y = c.forward(*layer, x, awkwardGraph());
+    sum(y).backward();
+  }
+  EXPECT_GT(tally.forwardOps, 0);
+  EXPECT_GE(tally.forwardFlops, 2 * N * in * out);
+  EXPECT_GE(tally.backwardFlops, 2 * N * in * out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layers, LayerTable, ::testing::ValuesIn(layerCases()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace gnn::testing
