@@ -296,7 +296,8 @@ PredictModels loadModels(const Program& prog, const PredictFlags& f, Checkpoint&
   PredictModels ms;
   ms.model = makeMoleculeModel(spec, 0);
   // "best.*" holds the best validation epoch's weights when the run validated at least once.
-  const bool haveBest = ck.tensors.count("best." + ms.model->namedParameters().front().first) > 0;
+  const auto first = ms.model->namedParameters().front();
+  const bool haveBest = ck.findParameter("best", first.first, first.second.shape()) != nullptr;
   ck.loadModule(f.weights == "best" && haveBest ? "best" : "model", *ms.model);
   // An ensemble checkpoint (molecule_property --ensemble-size): every member with its best validation epoch's
   // weights, combined and calibrated as its --predict was.

@@ -214,14 +214,14 @@ void Trainer::resume(const Checkpoint& ck, const std::string& path) {
   bestWeights_.clear();
   const auto named = model_.namedParameters();
   bool anyBest = false;
-  for (const auto& [name, p] : named) anyBest = anyBest || ck.tensors.count("best." + name);
+  for (const auto& [name, p] : named) anyBest = anyBest || ck.findParameter("best", name, p.shape());
   if (anyBest) {
     for (const auto& [name, p] : named) {
-      auto it = ck.tensors.find("best." + name);
-      if (it == ck.tensors.end() || it->second.shape() != p.value().shape() || it->second.dtype() != p.value().dtype())
+      const Tensor* t = ck.findParameter("best", name, p.shape());
+      if (!t || t->shape() != p.value().shape() || t->dtype() != p.value().dtype())
         throw std::runtime_error(path + ": best weights incomplete or of the wrong shape at '" + name + "'");
-      ck.requireFinite(it->first);
-      bestWeights_.push_back(it->second.clone());
+      ck.requireFinite("best." + name);
+      bestWeights_.push_back(t->clone());
     }
   }
   resumed_ = true;

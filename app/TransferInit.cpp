@@ -51,24 +51,26 @@ EncoderInit initEncoderFrom(const std::string& path, BlockModel& model, const Mo
   EncoderInit init;
   // The weights `predict` applies: the best validation epoch's, when the run kept them.
   const auto named = model.namedParameters();
-  init.weights = !named.empty() && ck.tensors.count("best." + named.front().first) ? "best" : "model";
+  init.weights =
+      !named.empty() && ck.findParameter("best", named.front().first, named.front().second.shape()) ? "best" : "model";
   const std::string prefix = init.weights + ".";
   std::set<std::string> encoder;
   for (const auto& [name, v] : named) {
     if (isHeadParameter(spec, name)) continue;
     encoder.insert(name);
-    auto it = ck.tensors.find(prefix + name);
-    if (it == ck.tensors.end())
+    const Tensor* t = ck.findParameter(init.weights, name, v.shape());
+    if (!t)
       throw UsageError(flag + ": this run's encoder has parameter '" + name + "' " + shapeAndType(v.value()) +
                        ", which the checkpoint lacks (" + source + "; " + ours + ")");
-    if (it->second.shape() != v.shape() || it->second.dtype() != v.dtype())
-      throw UsageError(flag + ": parameter '" + name + "' is " + shapeAndType(it->second) + " in " + path +
+    if (t->shape() != v.shape() || t->dtype() != v.dtype())
+      throw UsageError(flag + ": parameter '" + name + "' is " + shapeAndType(*t) + " in " + path +
                        " but " + shapeAndType(v.value()) + " in this run's encoder (" + source + "; " + ours +
                        "); give the checkpoint's widths");
-    ck.requireFinite(it->first);
+    ck.requireFinite(prefix + name);
   }
   // An encoder parameter the checkpoint has and this model lacks (more layers there) would be dropped unseen.
-  for (const auto& [key, t] : ck.tensors) {
+  for (const auto& [stored, t] : ck.tensors) {
+    const std::string key = ck.currentName(stored);
     if (key.rfind(prefix, 0) != 0) continue;
     const std::string name = key.substr(prefix.size());
     if (!isHeadParameter(spec, name) && !encoder.count(name))
@@ -79,7 +81,7 @@ EncoderInit initEncoderFrom(const std::string& path, BlockModel& model, const Mo
   for (const auto& [name, v] : named) {
     if (!encoder.count(name)) continue;
     Variable var = v;
-    var.value() = ck.tensors.at(prefix + name).clone();
+    var.value() = ck.findParameter(init.weights, name, v.shape())->clone();
     ++init.parameters;
     init.elements += var.value().numel();
   }

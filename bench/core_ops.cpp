@@ -98,6 +98,16 @@ void BM_GcnLayerTrainStep(benchmark::State& st) {
   }
 }
 
+// A layer's weight transposed for a sparse product (GCNConv's [out, in] weight on Cora: [16, 1433] -> [1433, 16],
+// and its gradient back), to set beside BM_ReferenceMemcpy: bytes_per_s counts one read and one write.
+void BM_TransposeWeight(benchmark::State& st) {
+  Generator g(4);
+  const Variable w(init::uniform({st.range(0), st.range(1)}, -1, 1, g));
+  for (auto _ : st) benchmark::DoNotOptimize(transpose(w, 0, 1).value().raw());
+  st.counters["bytes_per_s"] = benchmark::Counter(8.0 * static_cast<double>(st.range(0) * st.range(1)),
+                                                  benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // The fused ops of a GIN layer at the shapes of one PlannedPack batch of the PCQM4Mv2-style set (2007 nodes,
 // 4148 edges, width 300), forward and backward. bytes_per_s counts each [rows, 300] float array read or
 // written once per pass, to set beside BM_ReferenceMemcpy.
@@ -403,6 +413,7 @@ BENCHMARK(BM_RadiusGraph)
 BENCHMARK(BM_ReferenceEigenGemm)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ReferenceMemcpy)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Matmul)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TransposeWeight)->Args({16, 1433})->Args({1433, 16})->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Spmm)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GatherScatter)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GinEmbeddingBag)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -223,49 +223,49 @@ Tensor transposedCopy(const Tensor& t) {
 
 }  // namespace
 
+const Tensor* Checkpoint::findParameter(const std::string& prefix, const std::string& name,
+                                        const Shape& shape) const {
+  const std::string key = prefix + "." + name;
+  if (auto it = tensors.find(key); it != tensors.end()) return &it->second;
+  if (auto it = converted_.find(key); it != converted_.end()) return &it->second;
+  const std::string old = legacyName(key);
+  auto legacy = old.empty() ? tensors.end() : tensors.find(old);
+  if (legacy == tensors.end() || !isTransposeOf(legacy->second, shape)) return nullptr;
+  if (converted_.empty())
+    std::cerr << (source.empty() ? std::string("checkpoint") : source) << ": GCNConv weights stored as [in, out] "
+              << "before PyG's layout ('" << old << "', ...) are read as lin.weight [out, in]; saving again "
+              << "writes the new layout\n";
+  legacyOf_[key] = old;
+  return &(converted_[key] = transposedCopy(legacy->second));
+}
+
+std::string Checkpoint::currentName(const std::string& storedName) const {
+  for (const auto& [now, old] : legacyOf_)
+    if (old == storedName) return now;
+  return storedName;
+}
+
 void Checkpoint::loadModule(const std::string& prefix, Module& module) const {
   const std::string where = source.empty() ? std::string("checkpoint") : source + ":";
-  // Each parameter's stored tensor, found under its name or, for a file written before PyG's GCNConv layout,
-  // under the old one and transposed.
-  std::vector<std::pair<Variable, Tensor>> found;
-  std::vector<std::string> converted;
-  std::vector<size_t> legacyIndex;  // into found
+  // Each parameter's stored tensor, checked before any is copied.
+  std::vector<std::pair<Variable, const Tensor*>> found;
   for (auto& [name, v] : module.namedParameters()) {
-    const std::string key = prefix + "." + name;
-    auto it = tensors.find(key);
-    if (it == tensors.end()) {
-      const std::string old = legacyName(key);
-      auto legacy = old.empty() ? tensors.end() : tensors.find(old);
-      const bool convertible = legacy != tensors.end() && legacy->second.dtype() == v.dtype() &&
-                               isTransposeOf(legacy->second, v.shape());
-      if (convertible) {
-        requireFinite(old);
-        legacyIndex.push_back(found.size());
-        found.emplace_back(v, transposedCopy(legacy->second));
-        converted.push_back(old);
-        continue;
-      }
-    }
-    GNN_CHECK_ARG(it != tensors.end(), where, " has no parameter '", prefix, ".", name, "'");
-    GNN_CHECK_ARG(it->second.shape() == v.shape() && it->second.dtype() == v.dtype(), where, " parameter '",
-                  prefix, ".", name, "' has shape ", shapeString(it->second.shape()), " (",
-                  dtypeName(it->second.dtype()), ") but the model expects ", shapeString(v.shape()), " (",
-                  dtypeName(v.dtype()), ")");
-    requireFinite(it->first);
-    found.emplace_back(v, it->second.clone());
+    const Tensor* t = findParameter(prefix, name, v.shape());
+    GNN_CHECK_ARG(t != nullptr, where, " has no parameter '", prefix, ".", name, "'");
+    GNN_CHECK_ARG(t->shape() == v.shape() && t->dtype() == v.dtype(), where, " parameter '", prefix, ".", name,
+                  "' has shape ", shapeString(t->shape()), " (", dtypeName(t->dtype()), ") but the model expects ",
+                  shapeString(v.shape()), " (", dtypeName(v.dtype()), ")");
+    requireFinite(prefix + "." + name);
+    found.emplace_back(v, t);
   }
-  // Copied once every parameter passed: a refused checkpoint leaves the module as it was.
+  // Copied once every parameter passed: a refused checkpoint leaves the module as it was. The storage of the
+  // parameters read from the old GCNConv layout is kept: their optimizer state is transposed with them.
   legacyTransposed_.clear();
-  for (size_t k = 0; k < found.size(); ++k) {
-    Variable var = found[k].first;
-    const bool legacy = std::find(legacyIndex.begin(), legacyIndex.end(), k) != legacyIndex.end();
-    var.value() = std::move(found[k].second);
-    if (legacy) legacyTransposed_.push_back(var.value().storageId());
-  }
-  if (!converted.empty()) {
-    std::cerr << (source.empty() ? std::string("checkpoint") : source) << ": " << converted.size()
-              << " GCNConv weight(s) stored as [in, out] before PyG's layout (first: '" << converted.front()
-              << "') read as lin.weight [out, in]; saving again writes the new layout\n";
+  size_t k = 0;
+  for (auto& [name, v] : module.namedParameters()) {
+    Variable var = found[k++].first;
+    var.value() = found[k - 1].second->clone();
+    if (legacyOf_.count(prefix + "." + name)) legacyTransposed_.push_back(var.value().storageId());
   }
 }
 
@@ -324,7 +324,12 @@ Tensor Checkpoint::legacySlot(const std::string& name, const Tensor& t, const st
 void Checkpoint::requireFinite(const std::string& name) const {
   const std::string where = source.empty() ? std::string("checkpoint") : source;
   auto it = tensors.find(name);
-  if (it == tensors.end()) throw std::runtime_error(where + ": has no tensor '" + name + "'");
+  if (it == tensors.end()) {
+    // A parameter read from the old GCNConv layout: its stored tensor, under the old name.
+    auto legacy = legacyOf_.find(name);
+    if (legacy != legacyOf_.end()) return requireFinite(legacy->second);
+    throw std::runtime_error(where + ": has no tensor '" + name + "'");
+  }
   std::string what;
   const int64_t bad = firstNonFinite(it->second, what);
   if (bad >= 0)

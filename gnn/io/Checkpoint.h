@@ -51,6 +51,13 @@ class Checkpoint {
   /// finite (requireFinite). A file written before GCNConv took PyG's layout ("<layer>.weight" [in, out]) is
   /// read as today's "<layer>.lin.weight" [out, in], with a message on stderr; saving it again converts it.
   void loadModule(const std::string& prefix, Module& module) const;
+  /// The stored tensor of parameter `name` of the module saved under `prefix` ("model", "best", ...): under
+  /// "<prefix>.<name>", or, in a file written before GCNConv took PyG's layout, its old "<layer>.weight" [in, out]
+  /// transposed to `shape` (read once and kept; the first such read says so on stderr). nullptr when neither.
+  const Tensor* findParameter(const std::string& prefix, const std::string& name, const Shape& shape) const;
+  /// The name a stored tensor is read under: its own, or today's for one findParameter read from the old GCNConv
+  /// layout ("model.conv1.weight" -> "model.conv1.lin.weight").
+  std::string currentName(const std::string& storedName) const;
   void addOptimizer(const Optimizer& opt);
   /// Restores the optimizer's state; every state tensor must be finite, and Adam's second moments >= 0. The
   /// state of weights loadModule converted from the old GCNConv layout is transposed with them.
@@ -64,7 +71,10 @@ class Checkpoint {
   /// `t`, the optimizer's state tensor `name` ("optimizer.<slot>.<parameter index>"), transposed when its
   /// parameter was loaded from the old GCNConv layout.
   Tensor legacySlot(const std::string& name, const Tensor& t, const std::vector<Variable>& params) const;
-  // Storage of the parameters the last loadModule transposed from the old layout (their optimizer state follows).
+  // Parameters read from the old GCNConv layout: new full name -> the transposed tensor, and -> the old name.
+  mutable std::map<std::string, Tensor> converted_;
+  mutable std::map<std::string, std::string> legacyOf_;
+  // Storage of the parameters the last loadModule read from the old layout (their optimizer state follows).
   mutable std::vector<const void*> legacyTransposed_;
 };
 
