@@ -298,7 +298,7 @@ void printJson(const Options& opt, size_t n, const Results& r) {
   std::printf("  \"gnn_op\": {\"gflop_per_s\": %.1f},\n", r.gnnOp);
   for (const LibResult& l : r.libs)
     std::printf("  \"%s\": {\"own_threads_gflop_per_s\": %.1f, \"row_blocks_gflop_per_s\": %.1f, "
-                "\"own_threads_same_bits_1_vs_%d_threads\": \"%d/%zu\", \"own_threads_row_stable\": \"%d/%zu\", "
+                "\"own_threads_same_bits_1_vs_%d_threads\": \"%d/%zu\", \"own_threads_row_stable\": \"%d/%d\", "
                 "\"row_blocks_same_bits\": \"%d/%zu\", \"row_blocks_row_stable\": \"%d/%d\"},\n",
                 l.name, l.own, l.blk, opt.threads, l.same, n, l.stable, l.rowChecked, l.sameBlk, n, l.stableBlk,
                 l.rowChecked);
