@@ -248,24 +248,24 @@ std::string Checkpoint::currentName(const std::string& storedName) const {
 void Checkpoint::loadModule(const std::string& prefix, Module& module) const {
   const std::string where = source.empty() ? std::string("checkpoint") : source + ":";
   // Each parameter's stored tensor, checked before any is copied.
-  std::vector<std::pair<Variable, const Tensor*>> found;
-  for (auto& [name, v] : module.namedParameters()) {
+  const auto named = module.namedParameters();
+  std::vector<const Tensor*> found;
+  for (const auto& [name, v] : named) {
     const Tensor* t = findParameter(prefix, name, v.shape());
     GNN_CHECK_ARG(t != nullptr, where, " has no parameter '", prefix, ".", name, "'");
     GNN_CHECK_ARG(t->shape() == v.shape() && t->dtype() == v.dtype(), where, " parameter '", prefix, ".", name,
                   "' has shape ", shapeString(t->shape()), " (", dtypeName(t->dtype()), ") but the model expects ",
                   shapeString(v.shape()), " (", dtypeName(v.dtype()), ")");
     requireFinite(prefix + "." + name);
-    found.emplace_back(v, t);
+    found.push_back(t);
   }
   // Copied once every parameter passed: a refused checkpoint leaves the module as it was. The storage of the
   // parameters read from the old GCNConv layout is kept: their optimizer state is transposed with them.
   legacyTransposed_.clear();
-  size_t k = 0;
-  for (auto& [name, v] : module.namedParameters()) {
-    Variable var = found[k++].first;
-    var.value() = found[k - 1].second->clone();
-    if (legacyOf_.count(prefix + "." + name)) legacyTransposed_.push_back(var.value().storageId());
+  for (size_t k = 0; k < named.size(); ++k) {
+    Variable var = named[k].second;
+    var.value() = found[k]->clone();
+    if (legacyOf_.count(prefix + "." + named[k].first)) legacyTransposed_.push_back(var.value().storageId());
   }
 }
 

@@ -1,5 +1,5 @@
 // GCNConv: the graph convolution of Kipf & Welling (ICLR 2017),
-//   X' = D^-1/2 (A + I) D^-1/2 X W + b,
+//   X' = D^-1/2 (A + I) D^-1/2 X W^T + b,
 // with D the in-degree (plus one self-loop) at each target node, as PyG 2.3.1's GCNConv with its defaults
 // (add_self_loops=True, normalize=True, bias=True, Glorot weight, zero bias), its parameters named and shaped as
 // PyG's state_dict: "lin.weight" [out, in] and "bias" [out]. Message passing goes through
@@ -26,9 +26,11 @@
 
 namespace gnn {
 
+/// PyG's keyword arguments (bias, cached, add_self_loops, normalize; improved=True is not offered).
 struct GCNConvOptions {
   bool bias = true;
   bool cached = true;
+  /// Self-loops belong to the normalisation, as in PyG: without normalize the edges are used as they are.
   bool addSelfLoops = true;
   bool normalize = true;
   DType dtype = DType::F32;
