@@ -13,6 +13,7 @@
 
 #include "gnn/io/Fnv1a.h"
 #include "gnn/nn/Module.h"
+#include "gnn/ops/Ops.h"
 #include "gnn/optim/Optimizer.h"
 
 namespace gnn {
@@ -210,17 +211,6 @@ bool isTransposeOf(const Tensor& t, const Shape& shape) {
   return t.rank() == 2 && shape.size() == 2 && t.dim(0) == shape[1] && t.dim(1) == shape[0];
 }
 
-Tensor transposedCopy(const Tensor& t) {
-  Tensor out(Shape{t.dim(1), t.dim(0)}, t.dtype());
-  const size_t es = dtypeSize(t.dtype());
-  const auto* src = static_cast<const char*>(t.raw());
-  auto* dst = static_cast<char*>(out.raw());
-  for (int64_t i = 0; i < t.dim(0); ++i)
-    for (int64_t j = 0; j < t.dim(1); ++j)
-      std::memcpy(dst + (j * t.dim(0) + i) * es, src + (i * t.dim(1) + j) * es, es);
-  return out;
-}
-
 }  // namespace
 
 const Tensor* Checkpoint::findParameter(const std::string& prefix, const std::string& name,
@@ -236,7 +226,7 @@ const Tensor* Checkpoint::findParameter(const std::string& prefix, const std::st
               << "before PyG's layout ('" << old << "', ...) are read as lin.weight [out, in]; saving again "
               << "writes the new layout\n";
   legacyOf_[key] = old;
-  return &(converted_[key] = transposedCopy(legacy->second));
+  return &(converted_[key] = transposed(legacy->second));
 }
 
 std::string Checkpoint::currentName(const std::string& storedName) const {
@@ -318,7 +308,7 @@ Tensor Checkpoint::legacySlot(const std::string& name, const Tensor& t, const st
   if (i >= params.size() || !isTransposeOf(t, params[i].shape())) return t;
   const void* id = params[i].value().storageId();
   const bool legacy = std::find(legacyTransposed_.begin(), legacyTransposed_.end(), id) != legacyTransposed_.end();
-  return legacy ? transposedCopy(t) : t;
+  return legacy ? transposed(t) : t;
 }
 
 void Checkpoint::requireFinite(const std::string& name) const {

@@ -140,6 +140,9 @@ Variable spmm(const SparseMatrix& a, const Variable& x);
 Variable reshape(const Variable& a, Shape shape);
 /// Copy of a (rank <= 4) with dimensions dim0 and dim1 swapped (negative dimensions count from the end).
 Variable transpose(const Variable& a, int dim0, int dim1);
+/// A matrix's transpose as a plain tensor of any dtype: transpose's copy, nothing recorded (a weight read or
+/// initialised in another layout).
+Tensor transposed(const Tensor& matrix);
 /// Copy of a (rank <= 4) with its dimensions reordered: output dimension k is a's dimension dims[k]
 /// (torch.permute). The gradient goes back through the inverse permutation.
 Variable permute(const Variable& a, const std::vector<int>& dims);

@@ -236,6 +236,12 @@ Variable transpose(const Variable& a, int dim0, int dim1) {
   return permuteImpl("transpose", a, perm);
 }
 
+Tensor transposed(const Tensor& matrix) {
+  GNN_CHECK_ARG(matrix.rank() == 2, "transposed: needs a matrix, got shape ", shapeString(matrix.shape()));
+  NoGradGuard noGrad;
+  return transpose(Variable(matrix), 0, 1).value();
+}
+
 Variable permute(const Variable& a, const std::vector<int>& dims) { return permuteImpl("permute", a, dims); }
 
 Variable cast(const Variable& a, DType dtype) {

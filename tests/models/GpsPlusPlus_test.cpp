@@ -10,9 +10,9 @@
 #include <cstring>
 
 #include "../gnn/CloneCheck.h"
+#include "../gnn/ParameterGradCheck.h"
 #include "BlockModelChecks.h"
 #include "GraphormerMolecules.h"
-#include "ParameterGradCheck.h"
 #include "gnn/nn/Init.h"
 #include "gnn/ops/Ops.h"
 #include "gnn/optim/Optimizer.h"

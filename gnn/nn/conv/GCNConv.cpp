@@ -26,13 +26,6 @@ std::unique_ptr<Module> GCNConv::clone() const {
   return cloneInto(std::make_unique<GCNConv>(in_, out_, unused, opt_));
 }
 
-namespace {
-Tensor transposed(const Tensor& t) {
-  NoGradGuard noGrad;
-  return transpose(Variable(t), 0, 1).value();
-}
-}  // namespace
-
 void GCNConv::resetParameters(Generator& gen) {
   // Drawn in [in, out] order and stored transposed: a seed gives the same initial weights as it always has, so
   // runs keep their numbers (PyG's own values come from torch's generator, which no seed here reproduces).

@@ -60,12 +60,11 @@ TEST(Checkpoint, GCNConvWeightsInTheOldLayoutAreReadTransposed) {
   Checkpoint today;
   today.addModule("model", a);
   today.addOptimizer(opt);
-  auto transposedT = [](const Tensor& t) { return transpose(Variable(t), 0, 1).value().clone(); };
   Checkpoint old;
   for (const auto& [name, t] : today.tensors) old.tensors[name] = t;
   old.tensors.erase("model.lin.weight");
-  old.tensors["model.weight"] = transposedT(a.weight().value());  // [in, out]
-  for (const char* slot : {"optimizer.m.0", "optimizer.v.0"}) old.tensors[slot] = transposedT(today.tensors[slot]);
+  old.tensors["model.weight"] = transposed(a.weight().value());  // [in, out]
+  for (const char* slot : {"optimizer.m.0", "optimizer.v.0"}) old.tensors[slot] = transposed(today.tensors[slot]);
   const std::string path = tempPath("legacy_gcn");
   old.save(path);
 

@@ -8,6 +8,7 @@
 
 #include "../../loaders/SyntheticGraphs.h"
 #include "LayerTable.h"
+#include "ParameterGradCheck.h"
 #include "gnn/autograd/OpInfo.h"
 #include "gnn/nn/Init.h"
 #include "gnn/ops/Ops.h"
@@ -99,7 +100,8 @@ Tensor awkwardGraph() {
   return Tensor::fromVector<int64_t>({0, 0, 1, 1, 2, 2, 3, 3, 3, 4, 1, 1, 0, 2, 2, 3, 3, 3, 4, 0}, {2, 10});
 }
 
-// d(sum(r * layer(x)))/d(input) against central differences, for x and every parameter, in float64.
+// d(sum(r * layer(x)))/d(input) against central differences at every element of x and of every parameter, in
+// float64.
 TEST_P(LayerTable, GradientsMatchFiniteDifferences) {
   const LayerCase& c = GetParam();
   Generator gen(2);
@@ -107,33 +109,8 @@ TEST_P(LayerTable, GradientsMatchFiniteDifferences) {
   for (auto& p : layer->parameters()) p.value() = init::uniform(p.shape(), -1, 1, gen, DType::F64);
   const Tensor ei = awkwardGraph();
   Variable x(init::uniform({6, c.args["in_channels"].get<int64_t>()}, -1, 1, gen, DType::F64), true);
-  Variable out = c.forward(*layer, x, ei);
-  const Tensor r = init::uniform(out.shape(), -1, 1, gen, DType::F64);
-  sum(mul(out, Variable(r))).backward();
-  auto projected = [&] {
-    NoGradGuard ng;
-    const Tensor y = c.forward(*layer, x, ei).value();
-    double s = 0;
-    for (int64_t i = 0; i < y.numel(); ++i) s += y.at(i) * r.at(i);
-    return s;
-  };
-  std::vector<std::pair<std::string, Variable>> inputs = layer->namedParameters();
-  inputs.emplace_back("x", x);
-  for (auto& [name, v] : inputs) {
-    ASSERT_TRUE(v.hasGrad()) << name << " received no gradient";
-    const Tensor analytic = v.grad().clone();
-    double* p = v.value().data<double>();
-    for (int64_t j = 0; j < v.value().numel(); ++j) {
-      const double saved = p[j], eps = 1e-6;
-      p[j] = saved + eps;
-      const double up = projected();
-      p[j] = saved - eps;
-      const double down = projected();
-      p[j] = saved;
-      const double numeric = (up - down) / (2 * eps);
-      EXPECT_NEAR(analytic.at(j), numeric, 1e-6 * std::max(1.0, std::abs(numeric))) << name << "[" << j << "]";
-    }
-  }
+  expectParameterGradientsMatch(withInputs(*layer, {{"x", x}}),
+                                [&] { return projected(c.forward(*layer, x, ei)); }, /*top=*/1 << 20, /*random=*/0);
 }
 
 /// Float features of a batch's nodes from their integer features; padding rows get 1e3, which must not leak.

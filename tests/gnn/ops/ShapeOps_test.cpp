@@ -76,6 +76,14 @@ TEST(Transpose, OfTheLastTwoDimensionsInTilesMatchesIndexArithmetic) {
   }
 }
 
+TEST(Transpose, TransposedIsTheOpsCopyOffTheTape) {
+  const Tensor x = randomTensor({3, 5}, 9);
+  const Tensor y = transposed(x);
+  EXPECT_TRUE(y.bitEqual(transpose(Variable(x), 0, 1).value()));
+  EXPECT_NE(y.storageId(), x.storageId());
+  EXPECT_THROW(transposed(Tensor({2, 3, 4})), std::invalid_argument);
+}
+
 TEST(Permute, RejectsBadDimensionsNamingTheShape) {
   Variable x(Tensor({2, 3, 4}));
   EXPECT_NE(messageOf([&] { permute(x, {0, 1}); }).find("[2, 3, 4]"), std::string::npos);

@@ -1,6 +1,7 @@
 // Gradient checks of a model's parameters (and inputs) against central differences in float64, for models whose
 // tables have thousands of rows: each variable is checked at its largest analytic gradients and a few random
-// elements. Used by the Graphormer and GPS++ tests.
+// elements (or at every element, with `top` at least its size). Used by the Graphormer and GPS++ tests and the
+// layer table.
 #pragma once
 #include <gtest/gtest.h>
 
