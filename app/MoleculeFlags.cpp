@@ -78,6 +78,16 @@ void addDataFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramDefau
       "split-col", po::value(&s.splitCol)->value_name("COL"), "CSV: a column holding train / valid / test");
 }
 
+// What --loss auto and the default --metric mean in this program (app/RegressionDefaults.h), between `before` and
+// `after`.
+std::string regressionHelp(const std::string& before, const std::string& convention, const std::string& after) {
+  const std::string ogb = "l1 and mae for data in the PCQM4Mv2 layout (OGB-LSC's metric)";
+  if (convention == "chemprop")
+    return before + "mse with rmse as the metric, Chemprop's defaults and MoleculeNet's measure; " + ogb + after;
+  return before + "l1 with mae as the metric (" + (convention == "ogb-lsc" ? "OGB-LSC's" : "MoleculeNet's for QM7") +
+         "); " + ogb + after;
+}
+
 // The task, its loss and metrics, and the model (its own flags, molecule and atom features, transfer).
 void addModelFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramDefaults& d) {
   const bool schnetProgram = MoleculeModelSpec::schnetIn(d.models);
@@ -94,17 +104,17 @@ void addModelFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramDefa
                     : "regression: standard (learn (y - mean) / std of the training split; reported in target units) "
                       "| none")(
       "loss", value(&s.loss, "auto"),
-      "regression's training loss on the (scaled) targets: l1 | mse (Chemprop's) | auto (l1); classification: "
-      "always binary cross-entropy")(
+      regressionHelp("regression's training loss on the (scaled) targets: l1 | mse | auto (", d.regression,
+                     "); classification: always binary cross-entropy").c_str())(
       "metric", po::value(&s.metric)->value_name("A,B"),
-      "metrics to report, comma-separated; the FIRST selects the best epoch (and --early-stopping), named "
+      (std::string("metrics to report, comma-separated; the FIRST selects the best epoch (and --early-stopping), named "
       "selection_metric in the JSON. Regression: mae, rmse, r2 (each per target, then averaged over targets), "
       "std_mae (the mean over targets of MAE / the target's training std). Classification: roc (ROC-AUC), prc "
       "(average precision, the step-wise area under the precision-recall curve as sklearn's "
       "average_precision_score and OGB compute it; Chemprop's prc is the trapezoidal area, a little higher), "
       "accuracy, f1, mcc (a probability above 0.5 is a positive). Unlabelled values are left out per target, "
-      "and roc and prc average over the targets with both classes. Default: mae for one regression target, "
-      "std_mae for several, roc for classification")(
+      "and roc and prc average over the targets with both classes. Default: roc for classification, std_mae for "
+      "several regression targets, for one ") + regressionHelp("", d.regression, "")).c_str())(
       "class-balance", po::bool_switch(&s.classBalance),
       "classification: every training epoch takes as many positives (a molecule with a target of 1) as "
       "negatives, min(P, N) of each, drawn anew each epoch and in alternation (Chemprop's ClassBalanceSampler). "
@@ -201,6 +211,20 @@ void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramD
       "and `predict --checkpoint FILE` applies the model to new molecules. An evaluation-only run (--load FILE\n"
       "--epochs 0) scores the saved best weights again and may change the batching flags and --metric; the flags\n"
       "that make the model (--model, --hidden, --layers, ...) must stay the checkpoint's.");
+}
+
+void resolveModelDefaults(MoleculeSettings& s, const Program& prog, bool continued) {
+  if (s.spec.norm == "auto") {
+    // LayerNorm GIN collapses to a near-constant prediction on regression targets (ESOL, docs/programs.md), so
+    // BatchNorm, as OGB's and Hu et al.'s baselines, wherever it can run.
+    const bool ownStatistics = s.device.replicas > 1 || s.device.precision == "fp16";
+    s.spec.norm = continued || ownStatistics ? "layer" : "batch";
+  }
+  if (s.spec.isDmpnn()) {
+    // Chemprop v1's batch_size 50 and NoamLR (the schedule is no part of a checkpoint: --load applies it anew).
+    if (!continued && !prog.given("batch-size")) s.batchSize = 50;
+    if (!prog.given("schedule")) s.training.schedule = "noam";
+  }
 }
 
 void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const MoleculeProgramDefaults& d,

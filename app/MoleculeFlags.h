@@ -32,6 +32,9 @@ struct MoleculeProgramDefaults {
   std::string targetScaling = "standard";  // schnet programs: "atomref"
   std::string overSize = "error";          // Graphormer programs: "skip" (molecules above --max-node)
   std::string split = "auto";
+  // Regression's default loss and selection metric (app/RegressionDefaults.h): "chemprop" (MSE, RMSE), "ogb-lsc"
+  // or "mae" (L1, MAE); data in the PCQM4Mv2 layout is OGB-LSC's in every program.
+  std::string regression = "chemprop";
   TrainingDefaults training;
 };
 
@@ -66,6 +69,12 @@ struct MoleculeSettings {
 
 /// Adds every flag of the program (`d`'s defaults and models) to `prog`, bound to `s`.
 void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramDefaults& d);
+/// The defaults that depend on the model, once the configuration is restored (`continued`: from a checkpoint).
+/// --norm auto becomes OGB's BatchNorm where one model copy trains, and LayerNorm where each replica or fp16 copy
+/// would keep its own running statistics (--replicas > 1, --precision fp16) or where a continued run's
+/// configuration predates --norm (its model has LayerNorm). dmpnn trains with Chemprop's batches of 50 (a new run)
+/// and its Noam schedule unless --batch-size or --schedule is given.
+void resolveModelDefaults(MoleculeSettings& s, const Program& prog, bool continued);
 /// Checks the values in flag terms (UsageError naming the flag), before any work: ranges, flags that exclude each
 /// other, widths and batch sizes within the machine's memory (`sizesFrom`: "" when they are the command line's,
 /// else the checkpoint they were restored from), --predict writable.

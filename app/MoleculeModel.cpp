@@ -69,9 +69,11 @@ void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<
   if (mp) {
     flags.add_options()("pool", value(&pool, pool), "global pooling: sum | mean | max")(
         "norm", value(&norm, norm),
-        "gin, gcn: layer | batch. layer: LayerNorm in GIN's MLP and after each GIN layer (gcn: no norm); batch: "
-        "BatchNorm there and after each GCN layer, as OGB's baselines, with statistics over the batch's real atoms "
-        "(padding never enters them) and running averages (momentum 0.1) used in evaluation")(
+        "gin, gcn: auto | batch | layer. batch: BatchNorm in GIN's MLP and after each GIN or GCN layer, as OGB's "
+        "baselines, with statistics over the batch's real atoms (padding never enters them) and running averages "
+        "(momentum 0.1) used in evaluation; layer: LayerNorm there (gcn: no norm), which one model copy can "
+        "collapse to a near-constant prediction (docs/programs.md); auto: batch, or layer where each replica or "
+        "fp16 copy would keep its own statistics (--replicas > 1, --precision fp16)")(
         "virtual-node", po::bool_switch(&virtualNode),
         "gin, gcn: OGB's virtual node (GNN_node_Virtualnode): a per-molecule state added to every atom before each "
         "layer and updated by an MLP between layers");
@@ -181,7 +183,7 @@ void MoleculeModelSpec::validate(const std::vector<std::string>& models, const P
     for (const char* f : {"depth", "aggregation", "aggregation-norm", "ffn-hidden-dim", "ffn-num-layers"})
       if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to --model dmpnn");
   requireOneOf("--pool", pool, {"sum", "mean", "max"});
-  requireOneOf("--norm", norm, {"layer", "batch"});
+  requireOneOf("--norm", norm, {"auto", "layer", "batch"});
   requireRange("--layers", static_cast<double>(layers), 1, 1000);
   requireRange("--hidden", static_cast<double>(hidden), 2, 1 << 20);
   requireRange("--dropout", dropout, 0, 0.999);
@@ -234,7 +236,8 @@ MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
   MoleculeModelSpec s;
   s.model = c.value("model", s.model);
   s.pool = c.value("pool", s.pool);
-  s.norm = c.value("norm", s.norm);
+  // A configuration without "norm" predates the flag: its models had LayerNorm (gcn: none).
+  s.norm = c.value("norm", std::string("layer"));
   s.virtualNode = c.value("virtual_node", s.virtualNode);
   s.layers = c.value("layers", s.layers);
   s.hidden = c.value("hidden", s.hidden);
@@ -277,7 +280,7 @@ std::string MoleculeModelSpec::describe() const {
   if (isGraphormer()) return "graphormer " + model;
   if (isGps()) return "gps++ " + std::to_string(GpsOptions::pcqm4mv2().layers) + " layers";
   if (isDmpnn()) return "dmpnn depth " + std::to_string(depth) + " x " + std::to_string(hidden);
-  return model + " " + std::to_string(layers) + "x" + std::to_string(hidden) + (norm == "batch" ? ", batch norm" : "") +
+  return model + " " + std::to_string(layers) + "x" + std::to_string(hidden) + (resolvedNorm() == "batch" ? ", batch norm" : "") +
          (virtualNode ? ", virtual node" : "");
 }
 
@@ -316,7 +319,7 @@ double MoleculeModelSpec::stateBytes(bool training) const {
     // GIN's MLP per layer (H -> 2H -> H; GCN's H x H is less), its bond encoder and norm; the atom encoder.
     params = l * (4 * h * h + (kBondVocabulary + 8) * h) + kAtomVocabulary * h + h * t;
     // --norm batch: each norm's running mean and variance (buffers, checkpointed like weights).
-    if (norm == "batch") params += l * 4 * h;
+    if (resolvedNorm() == "batch") params += l * 4 * h;
     // --virtual-node: its embedding row and an H -> 2H -> H MLP with norms between layers (layers - 1 of them).
     if (virtualNode) params += h + std::max(0.0, l - 1) * (4 * h * h + 9 * h);
   }
@@ -507,7 +510,7 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
   o.tasks = spec.outputs();
   o.dropout = spec.dropout;
   o.pool = parsePoolKind(spec.pool);
-  o.norm = parseNormKind(spec.norm);
+  o.norm = parseNormKind(spec.resolvedNorm());
   o.virtualNode = spec.virtualNode;
   o.graphFeatures = spec.graphFeatures;
   o.nodeFeatures = spec.nodeFeatures;

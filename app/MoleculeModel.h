@@ -29,8 +29,11 @@ struct MoleculeModelSpec {
   // target, gin, gcn, dmpnn; set from the checkpoint's derived task), 1 otherwise.
   int64_t outputsPerTarget = 1;
   double dropout = 0.0;
-  // gin, gcn: --norm layer | batch (models/NormLayer.h) and --virtual-node (OGB's; models/VirtualNode.h).
-  std::string norm = "layer";
+  // gin, gcn: --norm auto | layer | batch (models/NormLayer.h; "auto" is resolved by resolveAutoNorm before a
+  // model is built) and --virtual-node (OGB's; models/VirtualNode.h).
+  std::string norm = "auto";
+  /// norm, with "auto" as one model copy has it ("batch"): what a model built from this spec holds.
+  std::string resolvedNorm() const { return norm == "auto" ? "batch" : norm; }
   bool virtualNode = false;
   // Graphormer (--model slim | base) and GPS++ (--model gps, whose attention reads the shortest paths): max_node,
   // multi_hop_max_dist; Graphormer's PCQM4M scripts' dropouts (GPS++ has its configuration's, models/GpsPlusPlus.h).

@@ -17,6 +17,7 @@
 #include "app/MoleculeData.h"
 #include "app/MoleculeFlags.h"
 #include "app/MoleculePredictions.h"
+#include "app/RegressionDefaults.h"
 #include "app/Trainer.h"
 #include "data/TargetScaling.h"
 #include "gnn/autograd/Profiler.h"
@@ -48,6 +49,8 @@ class MoleculeRun {
   void deriveRunConfig();
   MoleculeTask deriveTask() const;
   std::vector<Metric> chosenMetrics() const;
+  /// --loss, or with auto the data's convention's (regression_): "l1" or "mse".
+  const std::string& regressionLoss() const { return s_.loss == "auto" ? regression_.loss : s_.loss; }
   std::vector<uint8_t> trainingPositives() const;
   FixedSizeOptions trainingShape() const;
   FixedSizeOptions evaluationShape() const;
@@ -101,6 +104,7 @@ class MoleculeRun {
   MoleculeTask task_ = MoleculeTask::Regression;
   bool classification_ = false;
   TargetScaling scaling_;
+  RegressionDefaults regression_;  // --loss auto's and the default --metric's choice, kept in the checkpoints
   FixedSizeOptions fixed_, evalFixed_;
   FixedSizeDataLoader::Options lo_;
   std::unique_ptr<FixedSizeDataLoader> trainLoader_;

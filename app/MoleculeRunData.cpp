@@ -76,7 +76,17 @@ void MoleculeRun::startOrContinue() {
     ckPath_ = found->path;
     sizesFrom_ = ckPath_;
   }
+  resolveModelDefaults(s_, prog_, ck_.has_value());
   checkMoleculeFlags(prog_, s_, d_, sizesFrom_);
+  // A run saved before the choice was recorded continues with what it trained with (L1, MAE).
+  regression_ = config_.deriveOnce(
+      "regression_defaults",
+      [&] {
+        return ck_ ? RegressionDefaults::earlier()
+                   : RegressionDefaults::forData(s_.data.empty() ? shippedData(d_.data) : s_.data, s_.format,
+                                                 d_.regression);
+      },
+      RegressionDefaults::fromJson, [](const RegressionDefaults& r) { return r.toJson(); });
   order_.check();
   strategy_ = s_.packing();
   overSize_ = s_.overSizeStrategy();
@@ -214,7 +224,8 @@ MoleculeTask MoleculeRun::deriveTask() const {
 
 // --metric in the task's terms (the default: moleculeMetricName's, as runs have always been scored).
 std::vector<Metric> MoleculeRun::chosenMetrics() const {
-  if (s_.metric.empty()) return {defaultMetric(classification_, tasks_)};
+  if (s_.metric.empty())
+    return {classification_ || tasks_ > 1 ? defaultMetric(classification_, tasks_) : parseMetrics(regression_.metric)[0]};
   const std::vector<Metric> ms = parseMetrics(s_.metric);  // checked by checkMoleculeFlags
   for (Metric m : ms)
     if (isClassificationMetric(m) != classification_)
@@ -385,7 +396,7 @@ void MoleculeRun::makeTrainLoader() {
   }
   out_["target_scaling"] = scaling_.toJson();
   if (!classification_)
-    out_["loss"] = task_ == MoleculeTask::RegressionMve ? "gaussian_nll" : s_.loss == "mse" ? "mse" : "l1";
+    out_["loss"] = task_ == MoleculeTask::RegressionMve ? "gaussian_nll" : regressionLoss();
   out_["threads"] = numThreads();
   addComputeInfo(out_);
 

@@ -52,7 +52,7 @@ LossFn MoleculeRun::lossFunction() {
   return {[this](const Variable& pred, const Batch& b) {
             if (classification_) return bceWithLogits(pred, b.y, b.yMask);
             if (task_ == MoleculeTask::RegressionMve) return gaussianNllLoss(pred, scaling_.standardize(b.y), b.yMask);
-            return s_.loss == "mse" ? mseLoss(pred, scaling_.standardize(b.y), b.yMask)
+            return regressionLoss() == "mse" ? mseLoss(pred, scaling_.standardize(b.y), b.yMask)
                                     : l1Loss(pred, scaling_.standardize(b.y), b.yMask);
           },
           {}};

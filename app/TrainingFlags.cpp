@@ -69,9 +69,10 @@ void TrainingFlags::addTo(Program& prog, const TrainingDefaults& d) {
           "weight-decay", value(&weightDecay, d.weightDecay), d.weightDecayHelp.c_str())(
           "schedule", value(&schedule, d.schedule),
           "learning-rate schedule: none | cosine (to 0 over the run) | step (x gamma every --step-size epochs) | "
-          "warmup-linear (linear warmup, then linear decay to 0)")(
+          "warmup-linear (linear warmup, then linear decay to 0) | noam (Chemprop's NoamLR: linear from lr/10 to lr "
+          "over the warmup, 2 epochs of steps unless --warmup, then exponentially to lr/10 at the end)")(
           "warmup", value(&warmup, d.warmup),
-          "linear warmup steps (cosine, warmup-linear); a warmup as long as the run becomes a tenth of it")(
+          "linear warmup steps (cosine, warmup-linear, noam); a warmup as long as the run becomes a tenth of it")(
           "step-size", value(&stepSize, int64_t{0}), "epochs between decays (--schedule step; 0: a third of --epochs)")(
           "gamma", value(&gamma, 0.1), "decay factor (--schedule step)")(
           "early-stopping", value(&earlyStopping, int64_t{0}),
@@ -126,7 +127,7 @@ void TrainingFlags::apply(const Program& prog) {
   requirePositive("--lr", lr);
   requireOneOf("--optimizer", optimizer, {"adam", "adamw"});
   if (!(weightDecay >= 0 && std::isfinite(weightDecay))) throw UsageError("--weight-decay " + formatNumber(weightDecay) + ": must be a finite number >= 0");
-  requireOneOf("--schedule", schedule, {"none", "cosine", "step", "warmup-linear"});
+  requireOneOf("--schedule", schedule, {"none", "cosine", "step", "warmup-linear", "noam"});
   requireAtLeast("--warmup", static_cast<double>(warmup), 0);
   requireAtLeast("--step-size", static_cast<double>(stepSize), 0);
   if (!(gamma > 0 && gamma <= 1)) throw UsageError("--gamma " + formatNumber(gamma) + ": must be in (0, 1]");
@@ -134,8 +135,9 @@ void TrainingFlags::apply(const Program& prog) {
   if (!(timeBudgetMinutes >= 0 && std::isfinite(timeBudgetMinutes)))
     throw UsageError("--time-budget " + formatNumber(timeBudgetMinutes) + ": must be a finite number of minutes >= 0");
   if (!(clipNorm >= 0 && std::isfinite(clipNorm))) throw UsageError("--clip-norm " + formatNumber(clipNorm) + ": must be a finite number >= 0 (0: no clipping)");
-  if (warmup > 0 && schedule != "cosine" && schedule != "warmup-linear")
-    throw UsageError("--warmup " + std::to_string(warmup) + " needs --schedule cosine or warmup-linear (got " + schedule + ")");
+  if (warmup > 0 && schedule != "cosine" && schedule != "warmup-linear" && schedule != "noam")
+    throw UsageError("--warmup " + std::to_string(warmup) + " needs --schedule cosine, warmup-linear or noam (got " +
+                     schedule + ")");
   if (stepSize > 0 && schedule != "step") throw UsageError("--step-size needs --schedule step (got " + schedule + ")");
   if (!save.empty()) checkWritable("--save", save);
   if (!log.empty()) checkWritable("--log", log);
@@ -297,6 +299,11 @@ std::unique_ptr<LrSchedule> TrainingFlags::makeSchedule(int64_t totalSteps, int6
   const int64_t w = warmup < totalSteps ? warmup : totalSteps / 10;
   if (schedule == "cosine") return std::make_unique<CosineLr>(totalSteps, 0.0, w);
   if (schedule == "warmup-linear") return std::make_unique<WarmupLinearLr>(w, totalSteps, 0.0);
+  if (schedule == "noam") {
+    // Chemprop's warmup_epochs 2 when --warmup is not given.
+    const int64_t noamWarmup = warmup > 0 ? w : std::min(2 * std::max<int64_t>(stepsPerEpoch, 1), totalSteps / 2);
+    return std::make_unique<NoamLr>(noamWarmup, totalSteps);
+  }
   if (schedule == "step") {
     const int64_t everyEpochs = stepSize > 0 ? stepSize : std::max<int64_t>(1, epochs / 3);
     return std::make_unique<StepLr>(everyEpochs * std::max<int64_t>(stepsPerEpoch, 1), gamma);

@@ -106,6 +106,19 @@ void backwardFromOutputs(const BlockState& out, const std::vector<Tensor>& seeds
   if (!roots.empty()) Variable::backward(roots, rootSeeds);
 }
 
+namespace {
+// Block b's forward once more, on the snapshot of its input: under ctx.recomputing(), so the state the first run
+// updated (BatchNorm's running statistics) is not updated twice.
+BlockState rerunBlock(const RecomputeBackward& a, BlockState in, size_t b) {
+  struct Recomputing {
+    ExecutionContext& ctx;
+    explicit Recomputing(ExecutionContext& c) : ctx(c) { ctx.setRecomputing(true); }
+    ~Recomputing() { ctx.setRecomputing(false); }
+  } scope(a.ctx);
+  return a.model.runBlocks(std::move(in), a.batch, b, b + 1);
+}
+}  // namespace
+
 std::vector<Tensor> backwardRecompute(const RecomputeBackward& a, size_t first, size_t last,
                                       std::vector<StageSnapshot>& checkpoints, const std::vector<std::string>& outGrad,
                                       const std::vector<Tensor>& seeds) {
@@ -126,7 +139,7 @@ std::vector<Tensor> backwardRecompute(const RecomputeBackward& a, size_t first, 
     std::vector<std::pair<std::string, Variable>> leaves;
     BlockState in = ck.toState(true, &leaves);
     ck.values.clear();
-    BlockState out = a.model.runBlocks(std::move(in), a.batch, b, b + 1);
+    BlockState out = rerunBlock(a, std::move(in), b);
     std::vector<Variable> roots;
     std::vector<Tensor> rootSeeds;
     if (a.loss && b + 1 == last) {

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   d.strategy = "auto";
   d.batchSize = 64;
   d.overSize = "skip";
+  d.regression = "ogb-lsc";  // L1 loss, MAE: PCQM4Mv2's metric
   d.epilog =
       "Examples:\n"
       "  pcqm4m_graphormer --time-budget 30 --save gap.ckpt\n"

@@ -46,4 +46,15 @@ double WarmupLinearLr::factor(int64_t step) const {
   return 1 + (end_ - 1) * progress(step, warmup_, total_);
 }
 
+NoamLr::NoamLr(int64_t warmupSteps, int64_t totalSteps, double startFactor, double endFactor)
+    : warmup_(warmupSteps), total_(totalSteps), start_(startFactor), end_(endFactor) {
+  GNN_CHECK_ARG(totalSteps > warmupSteps && warmupSteps >= 0, "NoamLr: need totalSteps > warmupSteps >= 0");
+  GNN_CHECK_ARG(startFactor > 0 && endFactor > 0, "NoamLr: the start and end factors must be positive");
+}
+double NoamLr::factor(int64_t step) const {
+  // Chemprop steps its scheduler after each batch from lr = init_lr: step 0 trains at the start factor.
+  if (step < warmup_) return start_ + (1 - start_) * static_cast<double>(step) / static_cast<double>(warmup_);
+  return std::pow(end_, std::min(1.0, progress(step, warmup_, total_)));
+}
+
 }  // namespace gnn

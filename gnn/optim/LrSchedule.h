@@ -57,4 +57,17 @@ class WarmupLinearLr : public LrSchedule {
   double end_;
 };
 
+/// Chemprop's NoamLR: linear from startFactor to 1 over warmupSteps, then exponential decay to endFactor at
+/// totalSteps (Chemprop's defaults: init_lr 1e-4, max_lr 1e-3, final_lr 1e-4, warmup_epochs 2, so 0.1 and 0.1
+/// of the base rate).
+class NoamLr : public LrSchedule {
+ public:
+  NoamLr(int64_t warmupSteps, int64_t totalSteps, double startFactor = 0.1, double endFactor = 0.1);
+  double factor(int64_t step) const override;
+
+ private:
+  int64_t warmup_, total_;
+  double start_, end_;
+};
+
 }  // namespace gnn

@@ -79,6 +79,10 @@ class ExecutionContext {
   void setBlock(const char* interned) { block_ = interned; }
   GradientSink* gradientSink() const { return sink_; }
   void setGradientSink(GradientSink* sink) { sink_ = sink; }
+  /// A forward that re-runs blocks for their backward (recomputation): state the first run already updated
+  /// (BatchNorm's running statistics) is left as it is, so recomputing gives the bits of storing.
+  bool recomputing() const { return recomputing_; }
+  void setRecomputing(bool on) { recomputing_ = on; }
 
   /// The precision of matmul / matmulNT / linear products (gnn/ops/MatmulPrecision.h): the process default
   /// unless set on this context.
@@ -115,6 +119,7 @@ class ExecutionContext {
   OpObserver* observer_ = nullptr;
   const char* block_ = "";
   GradientSink* sink_ = nullptr;
+  bool recomputing_ = false;
   Rounding rounding_ = Rounding::None;
   MatmulPrecision matmulPrecision_ = MatmulPrecision::Float32;
   bool precisionSet_ = false;

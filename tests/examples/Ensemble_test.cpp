@@ -52,9 +52,9 @@ TEST_F(Ensemble, ThreeMembersWriteUncertaintyAndPredictReproducesIt) {
   EXPECT_EQ(e.at("seeds"), nlohmann::json({3, 4, 5}));
   ASSERT_EQ(e.at("members").size(), 3u);
   EXPECT_EQ(e.at("calibration").at("method"), "zscaling");
-  ASSERT_TRUE(e.at("test_mae").is_number()) << e.dump();
+  ASSERT_TRUE(e.at("test_rmse").is_number()) << e.dump();
   // The members differ (another initialisation each), so their mean is another model than member 0.
-  EXPECT_NE(e.at("members")[0].at("test_mae"), e.at("members")[1].at("test_mae"));
+  EXPECT_NE(e.at("members")[0].at("test_rmse"), e.at("members")[1].at("test_rmse"));
 
   const PredictionCsv test = readPredictionCsv(path("test.csv"));
   EXPECT_EQ(test.header, "line,id,smiles,prediction,uncertainty");
@@ -110,7 +110,7 @@ TEST_F(Ensemble, SizeOneIsMemberZeroWithTodaysOutput) {
   EXPECT_FALSE(one.contains("ensemble"));
   EXPECT_EQ(one.at("test_metric"), result_.at("test_metric"));
   EXPECT_EQ(one.at("param_checksum"), result_.at("param_checksum"));
-  EXPECT_EQ(one.at("test_metric"), result_.at("ensemble").at("members")[0].at("test_mae"));
+  EXPECT_EQ(one.at("test_metric"), result_.at("ensemble").at("members")[0].at("test_rmse"));
   EXPECT_EQ(readPredictionCsv(path("one.csv")).header, "line,id,smiles,prediction");
 }
 

@@ -172,7 +172,7 @@ TEST_F(HtmlReport, RegressionEnsemblePageHasCurvesParityAndCalibration) {
   EXPECT_EQ(count(page, "<svg class=\"plot\""), 4);
   EXPECT_EQ(attribute(page, "data-plots"), 4);
   const std::string loss = plotTitled(page, "Training loss"),
-                    metric = plotTitled(page, "Validation mae and test");
+                    metric = plotTitled(page, "Validation rmse and test");
   EXPECT_EQ(attribute(loss, "data-points"), 2 * 2);        // 2 members x 2 epochs
   EXPECT_EQ(attribute(metric, "data-points"), 2 * 2 * 2);  // and valid + test
   EXPECT_NE(loss.find("train (seed 4)"), std::string::npos);
@@ -187,7 +187,7 @@ TEST_F(HtmlReport, RegressionEnsemblePageHasCurvesParityAndCalibration) {
   EXPECT_NE(parity.find("y = x"), std::string::npos);
   // The per-target metrics are the ensemble's, as the JSON has them.
   const nlohmann::json& e = esol_.at("ensemble");
-  EXPECT_NE(page.find("<td>" + shown(e.at("test_mae").get<double>()) + "</td>"), std::string::npos);
+  EXPECT_NE(page.find("<td>" + shown(e.at("test_rmse").get<double>()) + "</td>"), std::string::npos);
   // The calibration plot (before and after z-scaling) with the JSON's miscalibration areas.
   const std::string cal = plotTitled(page, "Calibration: ");
   ASSERT_FALSE(cal.empty());

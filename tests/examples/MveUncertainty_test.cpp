@@ -71,7 +71,7 @@ TEST_F(MveUncertainty, WritesPositiveVariancesThatPredictReproduces) {
   EXPECT_EQ(u.at("estimator"), "mve");
   EXPECT_EQ(u.at("size"), 1);
   // The block scores the same model as the top level: the metric is the mean's.
-  EXPECT_EQ(u.at("test_mae"), result_.at("test_metric"));
+  EXPECT_EQ(u.at("test_rmse"), result_.at("test_metric"));
   EXPECT_EQ(u.at("calibration").at("method"), "zscaling");
 
   const PredictionCsv test = readPredictionCsv(path("test.csv"));

@@ -28,8 +28,10 @@ using gnn::testing::lastJson;
 using gnn::testing::kEsolCsv;
 using gnn::testing::kBbbpCsv;
 
-// Small runs: GIN 2 x 32, 60 molecules to pretrain, 200 to fine-tune (both classes in every split).
-const std::string kSmall = " --split random --threads 1 --quiet --json";
+// Small runs: GIN 2 x 32, 60 molecules to pretrain, 200 to fine-tune (both classes in every split). LayerNorm, so
+// one checkpoint serves the runs on one model copy and on replicas (where --norm auto is LayerNorm); a frozen
+// BatchNorm is tested in tests/gnn/nn/norm/BatchNorm_test.cpp.
+const std::string kSmall = " --split random --norm layer --threads 1 --quiet --json";
 const std::string kPretrain = "--data " + kEsolCsv +
                               " --target-cols 'measured log solubility in mols per litre,Molecular Weight' --epochs 1 "
                               "--hidden 32 --layers 2 --limit 60 --batch-size 20" + kSmall;

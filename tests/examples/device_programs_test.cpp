@@ -31,9 +31,12 @@ nlohmann::json json(const std::string& program, const std::string& args) {
 
 const std::string kSmall = "--limit 400 --epochs 2 --hidden 64 --strategy pad ";
 
+// With LayerNorm: a batch's statistics (BatchNorm, --norm auto's choice on one copy) are no sum over its parts.
 TEST(DevicePrograms, ReplicasAndAccumulationMatchTheBigBatch) {
-  const nlohmann::json cpu = json("molecule_property", kSmall + "--device cpu --batch-size 64");
+  const nlohmann::json cpu = json("molecule_property", kSmall + "--norm layer --device cpu --batch-size 64");
   const nlohmann::json ipu = json("molecule_property", kSmall + "--device ipu --batch-size 16 --replicas 2 --grad-accum 2");
+  EXPECT_EQ(ipu["norm"], "layer");  // --norm auto with replicas
+  EXPECT_EQ(cpu["norm"], "layer");
   const double a = cpu["param_l2"].get<double>(), b = ipu["param_l2"].get<double>();
   EXPECT_LE(std::abs(a - b) / a, 1e-5) << a << " vs " << b;
   EXPECT_EQ(cpu["steps"], ipu["steps"]);

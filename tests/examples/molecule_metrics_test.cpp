@@ -49,12 +49,16 @@ TEST_F(MoleculeMetrics, TheFirstMetricSelectsAndEveryOneIsReported) {
   EXPECT_GE(j["valid_rmse"].get<double>(), j["valid_mae"].get<double>());  // RMSE >= MAE always
   EXPECT_TRUE(j["test_details"]["r2_per_target"].contains("exp")) << j.dump();
 
-  // The defaults are the metrics runs had before --metric: MAE for a regression target, ROC-AUC for
-  // classification.
-  EXPECT_EQ(
-      lastJson(runExample("molecule_property", "--data " + kLipo + " --target-cols exp --limit 300" + kSmall,
-                          false))["selection_metric"],
-      "mae");
+  // The defaults: a CSV regression target is scored as Chemprop and MoleculeNet do (RMSE) and trained with MSE, the
+  // PCQM4Mv2 layout as OGB-LSC (MAE, L1), classification by ROC-AUC.
+  const nlohmann::json lipo =
+      lastJson(runExample("molecule_property", "--data " + kLipo + " --target-cols exp --limit 300" + kSmall, false));
+  EXPECT_EQ(lipo["selection_metric"], "rmse");
+  EXPECT_EQ(lipo["loss"], "mse");
+  EXPECT_TRUE(lipo.contains("test_rmse")) << lipo.dump();
+  const nlohmann::json pcq = lastJson(runExample("molecule_property", "--limit 300" + kSmall, false));
+  EXPECT_EQ(pcq["selection_metric"], "mae");
+  EXPECT_EQ(pcq["loss"], "l1");
   nlohmann::json c = lastJson(
       runExample("molecule_property", "--data " + kBbbpCsv + " --target-cols p_np --limit 300" + kSmall, false));
   EXPECT_EQ(c["selection_metric"], "rocauc");

@@ -42,7 +42,7 @@ TEST_F(FrontEnd, ValuesThatUsedToRunWithAnotherMeaningAreRefusedInFlagTerms) {
   expectUsageError(runExample("molecule_property", "--strategy packed"), "--strategy 'packed': must be one of auto, pad, stream, plan");
   expectUsageError(runExample("molecule_property", "--oversize Skip"), "--oversize 'Skip': must be one of");
   expectUsageError(runExample("molecule_property", "--schedule linear"), "--schedule 'linear': must be one of");
-  expectUsageError(runExample("molecule_property", "--warmup 10"), "--warmup 10 needs --schedule cosine or warmup-linear");
+  expectUsageError(runExample("molecule_property", "--warmup 10"), "--warmup 10 needs --schedule cosine, warmup-linear or noam");
   expectUsageError(runExample("cora_gcn", "--runs 0"), "--runs 0: must be at least 1");
   // An unknown flag: boost's message, the program's name and the hint.
   Result u = runExample("cora_gcn", "--format csv");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "gnn/ops/Ops.h"
+#include "gnn/system/ExecutionContext.h"
 
 namespace gnn {
 
@@ -20,7 +21,10 @@ std::unique_ptr<Module> BatchNorm::clone() const {
 }
 
 Variable BatchNorm::forward(const Variable& x, const Tensor& rowMask) {
-  if (!isTraining()) return batchNormInference(x, mean_->value(), var_->value(), *gamma_, *beta_, eps_);
+  // Frozen (its weight takes no gradient, as a frozen encoder's: app/TransferInit.h): the running statistics, kept
+  // as they are, as Keras's trainable = False; the layer then is the function the checkpoint holds.
+  if (!isTraining() || !gamma_->requiresGrad())
+    return batchNormInference(x, mean_->value(), var_->value(), *gamma_, *beta_, eps_);
   Tensor mean, var;
   Variable y = maskedBatchNorm(x, rowMask, *gamma_, *beta_, eps_, &mean, &var);
   int64_t n = x.dim(0);
@@ -28,7 +32,8 @@ Variable BatchNorm::forward(const Variable& x, const Tensor& rowMask) {
     const uint8_t* m = rowMask.data<uint8_t>();
     n = static_cast<int64_t>(std::count_if(m, m + rowMask.numel(), [](uint8_t v) { return v != 0; }));
   }
-  if (n == 0) return y;
+  // A recomputed forward (pipelined training) saw this batch already: its statistics entered the averages once.
+  if (n == 0 || ExecutionContext::current().recomputing()) return y;
   // In place: the Variables that share these buffers (the trainer's, a checkpoint's) see the new values.
   dispatchFloat(mean.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;

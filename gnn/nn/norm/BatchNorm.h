@@ -2,7 +2,8 @@
 // normalised with the mean and biased variance of the rows whose mask is 1 (padding rows are normalised with
 // the same statistics but never enter them, so padding does not change a real row), and the running averages
 // are updated as PyTorch does: running = (1 - momentum) running + momentum batch, with the unbiased variance
-// (n / (n - 1)) for running_var. In evaluation the running averages are used. Parameters "weight" (ones) and
+// (n / (n - 1)) for running_var. In evaluation, and when frozen (its weight takes no gradient), the running
+// averages are used and kept. Parameters "weight" (ones) and
 // "bias" (zeros); buffers "running_mean" (zeros) and "running_var" (ones), PyTorch's names, kept in checkpoints.
 //
 //   BatchNorm bn(300);

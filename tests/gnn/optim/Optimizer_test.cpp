@@ -164,6 +164,14 @@ TEST(LrSchedule, Shapes) {
   EXPECT_DOUBLE_EQ(wl.factor(9), 1.0);
   EXPECT_DOUBLE_EQ(wl.factor(60), 0.5);
   EXPECT_DOUBLE_EQ(wl.factor(200), 0.0);
+  // Chemprop's NoamLR with its defaults (1e-4 -> 1e-3 over the warmup, exponentially to 1e-4 at the end).
+  NoamLr noam(20, 120);
+  EXPECT_DOUBLE_EQ(noam.factor(0), 0.1);
+  EXPECT_DOUBLE_EQ(noam.factor(10), 0.55);
+  EXPECT_DOUBLE_EQ(noam.factor(20), 1.0);
+  EXPECT_NEAR(noam.factor(70), std::sqrt(0.1), 1e-15);
+  EXPECT_NEAR(noam.factor(120), 0.1, 1e-15);
+  EXPECT_NEAR(noam.factor(400), 0.1, 1e-15);
   Variable p = param({1.0});
   SGD opt({{{p}, 0.0}}, 1.0);
   step.apply(opt, 0.2, 10);

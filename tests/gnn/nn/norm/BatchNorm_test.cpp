@@ -14,6 +14,7 @@
 #include "gnn/nn/norm/BatchNorm.h"
 #include "gnn/ops/Ops.h"
 #include "gnn/optim/Optimizer.h"
+#include "gnn/system/ExecutionContext.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -150,6 +151,42 @@ TEST(BatchNorm, RunningStatisticsAsPyTorch) {
   // No real row: the running statistics stay.
   bn.train();
   bn.forward(Variable(x), maskOf({0, 0, 0, 0}));
+  EXPECT_TRUE(bn.runningMean().bitEqual(rm));
+}
+
+// A recomputed forward (device/StageTask.cpp, pipelined training) normalises with the batch's statistics, as the
+// first run did, but leaves the running averages as that run left them.
+TEST(BatchNorm, ARecomputedForwardLeavesTheRunningStatistics) {
+  BatchNorm bn(2, 1e-5, 0.1, DType::F64);
+  Tensor x = Tensor::fromVector<double>({1, 10, 2, -4, 100, 7, 5, 2}, {4, 2});
+  Tensor mask = maskOf({1, 1, 0, 1});
+  const Tensor first = bn.forward(Variable(x), mask).value();
+  const Tensor rm = bn.runningMean().clone(), rv = bn.runningVar().clone();
+  ExecutionContext ctx;
+  ctx.setRecomputing(true);
+  {
+    ContextScope use(ctx);
+    EXPECT_TRUE(bn.forward(Variable(x), mask).value().bitEqual(first));
+  }
+  EXPECT_TRUE(bn.runningMean().bitEqual(rm));
+  EXPECT_TRUE(bn.runningVar().bitEqual(rv));
+  bn.forward(Variable(x), mask);  // not recomputing: updated again
+  EXPECT_FALSE(bn.runningMean().bitEqual(rm));
+}
+
+// Frozen (a frozen encoder's: its weight takes no gradient), training normalises with the running statistics and
+// keeps them, as evaluation does.
+TEST(BatchNorm, AFrozenLayerIsItsEvaluationFunction) {
+  BatchNorm bn(2, 1e-5, 0.1, DType::F64);
+  Tensor x = Tensor::fromVector<double>({1, 10, 2, -4, 100, 7, 5, 2}, {4, 2});
+  Tensor mask = maskOf({1, 1, 0, 1});
+  bn.forward(Variable(x), mask);
+  const Tensor rm = bn.runningMean().clone();
+  bn.eval();
+  const Tensor evaluated = bn.forward(Variable(x), mask).value();
+  bn.train();
+  for (auto& [name, v] : bn.namedParameters()) v.setRequiresGrad(false);
+  EXPECT_TRUE(bn.forward(Variable(x), mask).value().bitEqual(evaluated));
   EXPECT_TRUE(bn.runningMean().bitEqual(rm));
 }
 
