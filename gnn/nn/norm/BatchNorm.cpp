@@ -1,6 +1,7 @@
 #include "gnn/nn/norm/BatchNorm.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "gnn/ops/Ops.h"
 #include "gnn/system/ExecutionContext.h"
@@ -43,6 +44,10 @@ Variable BatchNorm::forward(const Variable& x, const Tensor& rowMask) {
     T* rv = var_->value().data<T>();
     const T* bm = mean.data<T>();
     const T* bv = var.data<T>();
+    // A batch whose statistics are not finite (its loss is not either: the trainer stops on it and saves the
+    // state before the step) leaves the averages as they were, so that state holds no NaN.
+    for (int64_t j = 0; j < mean.numel(); ++j)
+      if (!std::isfinite(static_cast<double>(bm[j])) || !std::isfinite(static_cast<double>(bv[j]))) return 0;
     for (int64_t j = 0; j < mean.numel(); ++j) {
       rm[j] = keep * rm[j] + m * bm[j];
       rv[j] = keep * rv[j] + m * (bv[j] * unbias);

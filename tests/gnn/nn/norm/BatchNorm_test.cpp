@@ -174,6 +174,18 @@ TEST(BatchNorm, ARecomputedForwardLeavesTheRunningStatistics) {
   EXPECT_FALSE(bn.runningMean().bitEqual(rm));
 }
 
+// A batch with a non-finite value (a diverged step, which the trainer stops on) leaves the running averages.
+TEST(BatchNorm, ANonFiniteBatchLeavesTheRunningStatistics) {
+  BatchNorm bn(2, 1e-5, 0.1, DType::F64);
+  Tensor x = Tensor::fromVector<double>({1, 10, 2, -4, 100, 7, 5, 2}, {4, 2});
+  bn.forward(Variable(x), Tensor());
+  const Tensor rm = bn.runningMean().clone(), rv = bn.runningVar().clone();
+  x.data<double>()[3] = std::nan("");
+  bn.forward(Variable(x), Tensor());
+  EXPECT_TRUE(bn.runningMean().bitEqual(rm));
+  EXPECT_TRUE(bn.runningVar().bitEqual(rv));
+}
+
 // Frozen (a frozen encoder's: its weight takes no gradient), training normalises with the running statistics and
 // keeps them, as evaluation does.
 TEST(BatchNorm, AFrozenLayerIsItsEvaluationFunction) {
