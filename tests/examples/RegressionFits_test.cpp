@@ -1,6 +1,8 @@
 // Molecule models that learn: each fits targets that are functions of the molecular graph alone
 // (tests/reference/graph_targets.py: Crippen logP per heavy atom, the share of aromatic atoms) to R2 >= 0.95 on
-// held-out molecules within 30 epochs, for one target and for two, with every packing strategy. A model that predicts a near-constant fails it, as GIN with LayerNorm did on
+// held-out molecules within 30 epochs, for one target and for two, with every packing strategy. Not here: SchNet
+// (3D; on QM7 with such targets, heavy-atom count and mean atomic number, it reaches R2 0.91-0.92 in 20 epochs,
+// two minutes of this test's budget) and GPS++ (44M weights, about 55 molecules/s on 2 cores). A model that predicts a near-constant fails it, as GIN with LayerNorm did on
 // ESOL (test R2 0.0 at 5 x 300) while its loss fell.
 #include <gtest/gtest.h>
 
@@ -60,6 +62,10 @@ const FitCase kCases[] = {
     {"dmpnn_two_targets", "molecule_property", "--model dmpnn", "mean_logp,aromatic_fraction", 30},
     {"dmpnn_pad", "molecule_property", "--model dmpnn --strategy pad --hidden 64", "mean_logp", 30},
     {"dmpnn_stream", "molecule_property", "--model dmpnn --strategy stream --hidden 64", "mean_logp", 30},
+    // Graphormer-slim (12 x 80, its fixed configuration; training skips the 14 molecules above --max-node 30), in
+    // batches of 32: 64 give it too few steps in 20 epochs.
+    {"graphormer_slim_two_targets", "pcqm4m_graphormer", "--model slim --batch-size 32", "mean_logp,aromatic_fraction",
+     20},
 };
 
 INSTANTIATE_TEST_SUITE_P(MoleculeModels, RegressionFits, ::testing::ValuesIn(kCases),

@@ -24,3 +24,16 @@ with gzip.open(src, "rt") as f, open(os.path.join(here, "molecules", "graph_targ
         n = m.GetNumAtoms()
         w.writerow([row["smiles"].strip(), f"{Crippen.MolLogP(m) / n:.6f}",
                     f"{sum(a.GetIsAromatic() for a in m.GetAtoms()) / n:.6f}", n])
+
+# The first 1,000 molecules of the shipped QM7 file with the same kind of targets for SchNet (3D input, hydrogens
+# as atoms): heavy_atoms (a sum of per-atom values, as SchNet's sum readout) and mean_z (the mean atomic number).
+Z = {"H": 1, "C": 6, "N": 7, "O": 8, "S": 16}
+qm7 = os.path.join(here, "..", "..", "examples", "data", "qm7_3d", "qm7.xyz.gz")
+with gzip.open(qm7, "rt") as f, gzip.open(os.path.join(here, "molecules", "graph_targets.xyz.gz"), "wt") as out:
+    for k in range(1000):
+        n = int(f.readline())
+        comment = f.readline().split()
+        atoms = [f.readline() for _ in range(n)]
+        z = [Z[a.split()[0]] for a in atoms]
+        keys = " ".join(c for c in comment if c.split("=")[0] in ("idx", "file"))
+        out.write(f"{n}\n{keys} heavy_atoms={sum(v > 1 for v in z)} mean_z={sum(z) / n:.6f}\n" + "".join(atoms))
