@@ -214,6 +214,20 @@ void metricsTable(const HtmlReportInput& in, const MoleculePredictions& p, Page&
   page.body << "</table>\n";
 }
 
+// 1 - SS_res / SS_tot over the labelled molecules (scikit-learn's r2_score; a constant target: 1 if predicted
+// exactly, else 0), so that a parity plot says how close to y = x its points lie.
+double rSquared(const TargetRows& r) {
+  double mean = 0;
+  for (double y : r.target) mean += y;
+  mean /= static_cast<double>(r.target.size());
+  double res = 0, tot = 0;
+  for (size_t k = 0; k < r.target.size(); ++k) {
+    res += (r.target[k] - r.pred[k]) * (r.target[k] - r.pred[k]);
+    tot += (r.target[k] - mean) * (r.target[k] - mean);
+  }
+  return tot > 0 ? 1 - res / tot : (res == 0 ? 1.0 : 0.0);
+}
+
 void parityPlots(const HtmlReportInput& in, const MoleculePredictions& p, Page& page) {
   const int64_t tasks = p.pred.dim(1);
   page.body << "<div class=\"plots\">";
@@ -230,7 +244,8 @@ void parityPlots(const HtmlReportInput& in, const MoleculePredictions& p, Page& 
       x.push_back(r.target[k]);
       y.push_back(r.pred[k]);
     }
-    SvgPlot plot("Parity: " + name + " (" + in.predictedSet + ")", "true " + name, "predicted " + name);
+    SvgPlot plot("Parity: " + name + " (" + in.predictedSet + "), R2 = " + num(rSquared(r)), "true " + name,
+                 "predicted " + name);
     plot.addPoints(x.size() == r.row.size() ? "molecules"
                                             : "molecules (" + std::to_string(x.size()) + " of " +
                                                   std::to_string(r.row.size()) + ")",

@@ -91,8 +91,8 @@ void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<
     flags.add_options()("depth", value(&depth, depth),
                         "dmpnn: message-passing steps, as Chemprop's --depth (depth - 1 updates of the bond states)")(
         "aggregation", value(&aggregation, aggregation),
-        "dmpnn: atoms to molecule: mean | sum | norm (sum / --aggregation-norm); Chemprop v2's choices, mean as in "
-        "Yang et al. 2019 (`chemprop train` defaults to norm)")(
+        "dmpnn: atoms to molecule: norm (sum / --aggregation-norm, `chemprop train`'s default) | mean (Yang et al. "
+        "2019, Chemprop v1) | sum; Chemprop v2's choices")(
         "aggregation-norm", po::value(&aggregationNorm)->default_value(aggregationNorm, "100"),
         "dmpnn: the divisor of --aggregation norm")(
         "ffn-hidden-dim", value(&ffnHiddenDim, ffnHiddenDim), "dmpnn: width of the FFN head's hidden layers")(
@@ -252,7 +252,7 @@ MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
   s.maxNeighbors = c.value("max_neighbors", s.maxNeighbors);
   s.readout = c.value("readout", s.readout);
   s.depth = c.value("depth", s.depth);
-  s.aggregation = c.value("aggregation", s.aggregation);
+  s.aggregation = c.value("aggregation", std::string("mean"));  // the default before "norm"
   s.aggregationNorm = c.value("aggregation_norm", s.aggregationNorm);
   s.ffnHiddenDim = c.value("ffn_hidden_dim", s.ffnHiddenDim);
   s.ffnNumLayers = c.value("ffn_num_layers", s.ffnNumLayers);

@@ -8,7 +8,7 @@ MoleculeNet's regression sets (ESOL, FreeSolv, Lipophilicity: Wu et al. 2018's g
 Each (row, seed) is one `molecule_property` run. Classification rows: the papers' hyper-parameters and no tuning
 (5 layers, 300 hidden, mean pooling, dropout 0.5, batch 32, Adam 1e-3, 100 epochs, scaffold split). Regression rows:
 the program's defaults (GIN and GCN 5 x 300 with BatchNorm, batches of 128, Adam 1e-3, MSE; D-MPNN with Chemprop's:
-batches of 50, Noam), 50 epochs, random 80/10/10 split, --metric rmse,mae,r2. Every run has --test-every-epoch (the
+sum / 100 readout, batches of 50, Noam), 50 epochs, random 80/10/10 split, --metric rmse,mae,r2. Every run has --test-every-epoch (the
 test metric of every epoch goes to the log) and --json. It writes <out>/<row>-seed<k>.json (stdout; written as .part
 and renamed when the run succeeds), <row>-seed<k>.log.jsonl (--log) and <row>-seed<k>.err (stderr), and skips a
 (row, seed) whose .json exists, so the runs can be spread over sessions and machines. The default --out is

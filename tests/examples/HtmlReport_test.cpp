@@ -185,6 +185,7 @@ TEST_F(HtmlReport, RegressionEnsemblePageHasCurvesParityAndCalibration) {
   EXPECT_EQ(attribute(parity, "data-points"), tests);
   EXPECT_EQ(count(readText(path("esol.csv")), "\n"), tests + 1);
   EXPECT_NE(parity.find("y = x"), std::string::npos);
+  EXPECT_NE(parity.find("(test), R2 = "), std::string::npos) << "the R2 of the points beside its parity plot";
   // The per-target metrics are the ensemble's, as the JSON has them.
   const nlohmann::json& e = esol_.at("ensemble");
   EXPECT_NE(page.find("<td>" + shown(e.at("test_rmse").get<double>()) + "</td>"), std::string::npos);

@@ -43,7 +43,7 @@ TEST_F(MoleculePropertyDmpnn, TrainsWithChempropsDefaultsAndPredictReproducesIts
   EXPECT_EQ(j["model"], "dmpnn");
   EXPECT_EQ(j["depth"], 3);
   EXPECT_EQ(j["hidden"], 300);
-  EXPECT_EQ(j["aggregation"], "mean");
+  EXPECT_EQ(j["aggregation"], "norm");
   EXPECT_EQ(j["ffn_hidden_dim"], 300);
   EXPECT_EQ(j["task"], "regression");
   EXPECT_TRUE(std::isfinite(j["final_loss"].get<double>()));
