@@ -130,10 +130,6 @@ const char* moleculeTaskName(MoleculeTask task) {
   }
 }
 
-std::string moleculeMetricName(MoleculeTask task, int64_t tasks) {
-  if (task == MoleculeTask::Classification) return "rocauc";
-  return tasks > 1 ? "std_mae" : "mae";
-}
 
 namespace {
 std::string csvField(const std::string& s) {

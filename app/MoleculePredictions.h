@@ -67,9 +67,6 @@ ShapeBuckets inferenceBuckets(const Dataset& dataset, const std::vector<int64_t>
 /// "regression", "classification", "regression-mve" (the --task value, and the checkpoint's derived task).
 const char* moleculeTaskName(MoleculeTask task);
 
-/// The metric's name for this task and target count ("mae", "std_mae", "rocauc").
-std::string moleculeMetricName(MoleculeTask task, int64_t tasks);
-
 /// CSV with a header: line,id,smiles,prediction (or prediction_<target> per target), then, when p.uncertainty is
 /// defined, uncertainty (or uncertainty_<target>); floats printed with 9 significant digits, which read back as
 /// the same float32. Written to a temporary file and renamed.

@@ -222,7 +222,8 @@ MoleculeTask MoleculeRun::deriveTask() const {
                                                                            : MoleculeTask::Regression;
 }
 
-// --metric in the task's terms (the default: moleculeMetricName's, as runs have always been scored).
+// --metric in the task's terms. The default: roc for classification, std_mae for several regression targets, and
+// for one the convention of the data's field (regression_: rmse, or mae for PCQM4Mv2 and QM7).
 std::vector<Metric> MoleculeRun::chosenMetrics() const {
   if (s_.metric.empty())
     return {classification_ || tasks_ > 1 ? defaultMetric(classification_, tasks_) : parseMetrics(regression_.metric)[0]};
