@@ -15,6 +15,7 @@
 #include "app/SvgPlot.h"
 #include "gnn/metrics/Calibration.h"
 #include "gnn/metrics/Evaluation.h"
+#include "gnn/metrics/Metrics.h"
 
 namespace gnn::app {
 
@@ -214,18 +215,12 @@ void metricsTable(const HtmlReportInput& in, const MoleculePredictions& p, Page&
   page.body << "</table>\n";
 }
 
-// 1 - SS_res / SS_tot over the labelled molecules (scikit-learn's r2_score; a constant target: 1 if predicted
-// exactly, else 0), so that a parity plot says how close to y = x its points lie.
+// The R2 of the labelled molecules' points (gnn/metrics' r2Score, the JSON's), so that a parity plot says how close
+// to y = x they lie. The values were float32 predictions and targets: the float copies are exact.
 double rSquared(const TargetRows& r) {
-  double mean = 0;
-  for (double y : r.target) mean += y;
-  mean /= static_cast<double>(r.target.size());
-  double res = 0, tot = 0;
-  for (size_t k = 0; k < r.target.size(); ++k) {
-    res += (r.target[k] - r.pred[k]) * (r.target[k] - r.pred[k]);
-    tot += (r.target[k] - mean) * (r.target[k] - mean);
-  }
-  return tot > 0 ? 1 - res / tot : (res == 0 ? 1.0 : 0.0);
+  const int64_t n = static_cast<int64_t>(r.target.size());
+  const std::vector<float> pred(r.pred.begin(), r.pred.end()), target(r.target.begin(), r.target.end());
+  return r2Score(Tensor::fromVector<float>(pred, {n, 1}), Tensor::fromVector<float>(target, {n, 1}));
 }
 
 void parityPlots(const HtmlReportInput& in, const MoleculePredictions& p, Page& page) {

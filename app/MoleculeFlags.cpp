@@ -213,12 +213,17 @@ void addMoleculeFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramD
       "that make the model (--model, --hidden, --layers, ...) must stay the checkpoint's.");
 }
 
+// BatchNorm's running statistics are updated by the model that runs the step: with replicas (or fp16 copies)
+// each copy would keep its own and the checkpoint only the master's.
+bool copiesKeepTheirOwnStatistics(const MoleculeSettings& s) {
+  return s.device.replicas > 1 || s.device.precision == "fp16";
+}
+
 void resolveModelDefaults(MoleculeSettings& s, const Program& prog, bool continued) {
   if (s.spec.norm == "auto") {
     // LayerNorm GIN collapses to a near-constant prediction on regression targets (ESOL, docs/programs.md), so
     // BatchNorm, as OGB's and Hu et al.'s baselines, wherever it can run.
-    const bool ownStatistics = s.device.replicas > 1 || s.device.precision == "fp16";
-    s.spec.norm = continued || ownStatistics ? "layer" : "batch";
+    s.spec.norm = continued || copiesKeepTheirOwnStatistics(s) ? "layer" : "batch";
   }
   if (s.spec.isDmpnn()) {
     // Chemprop v1's batch_size 50 and NoamLR (the schedule is no part of a checkpoint: --load applies it anew).
@@ -316,9 +321,7 @@ void checkMoleculeFlags(const Program& prog, const MoleculeSettings& s, const Mo
   }
   if (s.classBalance && s.task.rfind("regression", 0) == 0)
     throw UsageError("--class-balance balances the classes of a classification task (--task is " + s.task + ")");
-  // BatchNorm's running statistics are updated by the model that runs the step: with replicas (or fp16 copies)
-  // each copy would keep its own and the checkpoint only the master's.
-  if (spec.norm == "batch" && (s.device.replicas > 1 || s.device.precision == "fp16"))
+  if (spec.norm == "batch" && copiesKeepTheirOwnStatistics(s))
     throw UsageError("--norm batch keeps running statistics in the model that trains: it needs --replicas 1 and "
                      "--precision fp32 or bf16 (got --replicas " + std::to_string(s.device.replicas) +
                      ", --precision " + s.device.precision + ")");

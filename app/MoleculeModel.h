@@ -29,7 +29,7 @@ struct MoleculeModelSpec {
   // target, gin, gcn, dmpnn; set from the checkpoint's derived task), 1 otherwise.
   int64_t outputsPerTarget = 1;
   double dropout = 0.0;
-  // gin, gcn: --norm auto | layer | batch (models/NormLayer.h; "auto" is resolved by resolveAutoNorm before a
+  // gin, gcn: --norm auto | layer | batch (models/NormLayer.h; "auto" is resolved by resolveModelDefaults before a
   // model is built) and --virtual-node (OGB's; models/VirtualNode.h).
   std::string norm = "auto";
   /// norm, with "auto" as one model copy has it ("batch"): what a model built from this spec holds.
