@@ -6,6 +6,7 @@
 
 #include "gnn/autograd/OpInfo.h"
 #include "gnn/nn/Init.h"
+#include "gnn/nn/PyGArgs.h"
 #include "gnn/system/ExecutionContext.h"
 #include "gnn/system/Parallel.h"
 
@@ -19,6 +20,20 @@ GCNConv::GCNConv(int64_t inChannels, int64_t outChannels, Generator& gen, GCNCon
   weight_ = &registerParameter("lin.weight", Tensor({out_, in_}, opt_.dtype));
   if (opt_.bias) bias_ = &registerParameter("bias", Tensor({out_}, opt_.dtype));
   resetParameters(gen);
+}
+
+std::unique_ptr<GCNConv> GCNConv::fromPyG(const nlohmann::json& args, Generator& gen, DType dtype) {
+  const PyGArgs a(args, "GCNConv", {{"in_channels", nullptr}, {"out_channels", nullptr}, {"improved", false},
+                                    {"cached", false}, {"add_self_loops", true}, {"normalize", true},
+                                    {"bias", true}});
+  if (a.get<bool>("improved")) throw a.invalidValue("improved", true, "not supported");
+  GCNConvOptions o;
+  o.dtype = dtype;
+  o.cached = a.get<bool>("cached");
+  o.addSelfLoops = a.get<bool>("add_self_loops");
+  o.normalize = a.get<bool>("normalize");
+  o.bias = a.get<bool>("bias");
+  return std::make_unique<GCNConv>(a.get<int64_t>("in_channels"), a.get<int64_t>("out_channels"), gen, o);
 }
 
 std::unique_ptr<Module> GCNConv::clone() const {

@@ -21,6 +21,8 @@
 #include <memory>
 #include <mutex>
 
+#include <nlohmann/json.hpp>
+
 #include "gnn/nn/conv/MessagePassing.h"
 #include "gnn/system/Random.h"
 
@@ -39,6 +41,9 @@ struct GCNConvOptions {
 class GCNConv : public MessagePassing {
  public:
   GCNConv(int64_t inChannels, int64_t outChannels, Generator& gen, GCNConvOptions options = {});
+  /// From PyG's keyword arguments (in_channels, out_channels, cached, add_self_loops, normalize, bias; improved
+  /// must be false): std::invalid_argument for any other.
+  static std::unique_ptr<GCNConv> fromPyG(const nlohmann::json& args, Generator& gen, DType dtype = DType::F32);
 
   Variable forward(const Variable& x, const Tensor& edgeIndex);
   /// Same with constant sparse input features (the product X W runs sparse).

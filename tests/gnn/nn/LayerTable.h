@@ -25,8 +25,12 @@ struct LayerCase {
   std::vector<std::string> pygReferences;
   /// Builds the layer from PyG's keyword arguments (those the layer does not know are an error).
   std::function<std::unique_ptr<Module>(const nlohmann::json& args, DType dtype, Generator& gen)> make;
-  /// Node rows out of node features x [N, in_channels] and edge_index [2, E].
-  std::function<Variable(Module& layer, const Variable& x, const Tensor& edgeIndex)> forward;
+  /// Node rows out of node features x [N, in_channels], edge_index [2, E] and, for a layer with edgeDim > 0,
+  /// edge features edge_attr [E, edgeDim] (else undefined).
+  std::function<Variable(Module& layer, const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr)>
+      forward;
+  /// Width of the edge features the layer reads (its args' edge_dim), 0 for none.
+  int64_t edgeDim = 0;
 };
 
 /// gtest prints a case by its layer's name.
@@ -35,10 +39,30 @@ inline void PrintTo(const LayerCase& c, std::ostream* os) { *os << c.name; }
 /// Every layer's case, in the order they run.
 const std::vector<LayerCase>& layerCases();
 
-/// forward for a layer class with forward(const Variable&, const Tensor&).
+/// make for a layer class with static fromPyG(const nlohmann::json& args, Generator&, DType).
 template <class L>
-std::function<Variable(Module&, const Variable&, const Tensor&)> forwardOf() {
-  return [](Module& m, const Variable& x, const Tensor& ei) { return static_cast<L&>(m).forward(x, ei); };
+std::function<std::unique_ptr<Module>(const nlohmann::json&, DType, Generator&)> fromPyGOf() {
+  return [](const nlohmann::json& args, DType dtype, Generator& gen) -> std::unique_ptr<Module> {
+    return L::fromPyG(args, gen, dtype);
+  };
+}
+
+using LayerForward = std::function<Variable(Module&, const Variable&, const Tensor&, const Variable&)>;
+
+/// forward for a layer class with forward(const Variable& x, const Tensor& edgeIndex).
+template <class L>
+LayerForward forwardOf() {
+  return [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
+    return static_cast<L&>(m).forward(x, ei);
+  };
+}
+
+/// forward for a layer class with forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr).
+template <class L>
+LayerForward forwardWithEdgesOf() {
+  return [](Module& m, const Variable& x, const Tensor& ei, const Variable& e) {
+    return static_cast<L&>(m).forward(x, ei, e);
+  };
 }
 
 }  // namespace gnn::testing

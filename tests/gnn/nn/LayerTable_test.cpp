@@ -84,13 +84,21 @@ TEST_P(LayerTable, MatchesPyG) {
       Generator gen(1);
       std::unique_ptr<Module> layer = c.make(ref["args"], dt, gen);
       loadStateDict(*layer, ref["state_dict"], dt);
+      layer->eval();  // the references are PyG's evaluation mode (no dropout; running statistics)
       Variable x(matrixOf(ref["x"], dt), true);
-      Variable out = c.forward(*layer, x, ei);
+      Variable e;
+      if (ref.contains("edge_attr")) e = Variable(matrixOf(ref["edge_attr"], dt), true);
+      Variable out = c.forward(*layer, x, ei, e);
       EXPECT_LE(relativeError(out.value(), matrixOf(ref["out"], dt)), tol) << "output";
       sum(mul(out, Variable(matrixOf(ref["out_weights"], dt)))).backward();
       EXPECT_LE(relativeError(x.grad(), matrixOf(ref["grad"]["x"], dt)), tol) << "gradient of x";
-      for (auto& [name, p] : layer->namedParameters())
+      if (e.defined()) {
+        EXPECT_LE(relativeError(e.grad(), matrixOf(ref["grad"]["edge_attr"], dt)), tol) << "gradient of edge_attr";
+      }
+      for (auto& [name, p] : layer->namedParameters()) {
+        if (!p.requiresGrad()) continue;  // buffers (running statistics)
         EXPECT_LE(relativeError(p.grad(), flatOf(ref["grad"][name], p.shape(), dt)), tol) << "gradient of " << name;
+      }
     }
   }
 }
@@ -109,19 +117,34 @@ TEST_P(LayerTable, GradientsMatchFiniteDifferences) {
   for (auto& p : layer->parameters()) p.value() = init::uniform(p.shape(), -1, 1, gen, DType::F64);
   const Tensor ei = awkwardGraph();
   Variable x(init::uniform({6, c.args["in_channels"].get<int64_t>()}, -1, 1, gen, DType::F64), true);
-  expectParameterGradientsMatch(withInputs(*layer, {{"x", x}}),
-                                [&] { return projected(c.forward(*layer, x, ei)); }, /*top=*/1 << 20, /*random=*/0);
+  std::vector<std::pair<std::string, Variable>> inputs = {{"x", x}};
+  Variable e;
+  if (c.edgeDim > 0) {
+    e = Variable(init::uniform({ei.dim(1), c.edgeDim}, -1, 1, gen, DType::F64), true);
+    inputs.emplace_back("edge_attr", e);
+  }
+  expectParameterGradientsMatch(withInputs(*layer, inputs),
+                                [&] { return projected(c.forward(*layer, x, ei, e)); }, /*top=*/1 << 20,
+                                /*random=*/0);
 }
 
-/// Float features of a batch's nodes from their integer features; padding rows get 1e3, which must not leak.
-Tensor featuresOf(const Batch& b, int64_t channels, int64_t realNodes) {
-  Tensor x({b.numNodes, channels});
-  const int64_t* ix = b.x.data<int64_t>();
-  for (int64_t i = 0; i < b.numNodes; ++i)
+/// Float features of a batch's rows (nodes or edges) from their integer features (`width` of them per row);
+/// padding rows get 1e3, which must not leak.
+Tensor featuresOf(const Tensor& ints, int64_t width, int64_t channels, int64_t realRows) {
+  const int64_t rows = ints.dim(0);
+  Tensor x({rows, channels});
+  const int64_t* ix = ints.data<int64_t>();
+  for (int64_t i = 0; i < rows; ++i)
     for (int64_t k = 0; k < channels; ++k)
       x.data<float>()[i * channels + k] =
-          i < realNodes ? 0.25f * static_cast<float>(ix[i * 3 + k % 3] + 1) * (k % 2 ? -1.0f : 1.0f) : 1e3f;
+          i < realRows ? 0.25f * static_cast<float>(ix[i * width + k % width] + 1) * (k % 2 ? -1.0f : 1.0f) : 1e3f;
   return x;
+}
+
+/// The edge features a case reads for a batch (undefined for a layer without edge features).
+Variable edgeFeaturesOf(const LayerCase& c, const Batch& b, int64_t realEdges) {
+  if (c.edgeDim == 0) return Variable();
+  return Variable(featuresOf(b.edgeAttr, b.edgeAttr.dim(1), c.edgeDim, realEdges));
 }
 
 // Real graphs' rows are the same bits padded (PadToMax with room to spare, StreamPack) as concatenated alone,
@@ -150,8 +173,10 @@ TEST_P(LayerTable, PaddingDoesNotChangeRealRows) {
       std::unique_ptr<Module> padded = c.make(c.args, DType::F32, gen);
       Generator gen2(5);
       std::unique_ptr<Module> plain = c.make(c.args, DType::F32, gen2);
-      Variable yp = c.forward(*padded, Variable(featuresOf(b, in, b.numRealNodes)), b.edgeIndex);
-      Variable yu = c.forward(*plain, Variable(featuresOf(u, in, u.numNodes)), u.edgeIndex);
+      Variable yp = c.forward(*padded, Variable(featuresOf(b.x, 3, in, b.numRealNodes)), b.edgeIndex,
+                              edgeFeaturesOf(c, b, b.numRealEdges));
+      Variable yu = c.forward(*plain, Variable(featuresOf(u.x, 3, in, u.numNodes)), u.edgeIndex,
+                              edgeFeaturesOf(c, u, u.numEdges));
       ASSERT_EQ(u.numNodes, b.numRealNodes);
       EXPECT_TRUE(yp.value().slice(0, u.numNodes).bitEqual(yu.value())) << packingStrategyName(strategy);
       Tensor mask = Tensor::zeros(yp.shape());
@@ -180,6 +205,7 @@ TEST_P(LayerTable, SameBitsOnOneAndTwoThreads) {
   }
   const Tensor edgeIndex = Tensor::fromVector(ei, {2, E});
   const Tensor x0 = init::uniform({N, 48}, -1, 1, g);
+  const Tensor e0 = c.edgeDim > 0 ? init::uniform({E, c.edgeDim}, -1, 1, g) : Tensor();
   std::vector<Tensor> runs;
   const int before = numThreads();
   for (int threads : {1, 2}) {
@@ -187,10 +213,13 @@ TEST_P(LayerTable, SameBitsOnOneAndTwoThreads) {
     Generator gen(4);
     std::unique_ptr<Module> layer = c.make(args, DType::F32, gen);
     Variable x(x0.clone(), true);
-    Variable y = c.forward(*layer, x, edgeIndex);
+    Variable e;
+    if (c.edgeDim > 0) e = Variable(e0.clone(), true);
+    Variable y = c.forward(*layer, x, edgeIndex, e);
     sum(mul(y, y)).backward();
     runs.push_back(y.value());
     runs.push_back(x.grad());
+    if (e.defined()) runs.push_back(e.grad());
     for (auto& p : layer->parameters()) runs.push_back(p.grad());
   }
   setNumThreads(before);
@@ -219,7 +248,10 @@ TEST_P(LayerTable, DeclaresFlopsAndBytes) {
   Variable x(init::uniform({N, in}, -1, 1, gen), true);
   {
     ObserverScope watch(tally);
-    Variable y = c.forward(*layer, x, awkwardGraph());
+    const Tensor ei = awkwardGraph();
+    Variable e;
+    if (c.edgeDim > 0) e = Variable(init::uniform({ei.dim(1), c.edgeDim}, -1, 1, gen), true);
+    Variable y = c.forward(*layer, x, ei, e);
     sum(y).backward();
   }
   EXPECT_GT(tally.forwardOps, 0);
