@@ -70,6 +70,15 @@ Variable elu(const Variable& a, double alpha) {
       [alpha](auto y) { return y > 0 ? decltype(y)(1) : static_cast<decltype(y)>(y + alpha); });
 }
 
+Variable leakyRelu(const Variable& a, double negativeSlope) {
+  // For a positive slope, y > 0 exactly where x > 0: the output serves the backward.
+  GNN_CHECK_ARG(negativeSlope > 0, "leakyRelu: negative_slope must be positive, got ", negativeSlope);
+  return unary(
+      "leakyRelu", 2, From::Output, a,
+      [negativeSlope](auto x) { return x > 0 ? x : static_cast<decltype(x)>(negativeSlope * x); },
+      [negativeSlope](auto y) { return y > 0 ? decltype(y)(1) : static_cast<decltype(y)>(negativeSlope); });
+}
+
 namespace {
 // erf for float as a rational function of x on [-4, 4] (beyond, erf is +-1 in float): the approximation
 // Eigen 3.4 (generic_fast_erf_float) and XLA use, within a few float ulps of erf. Branch-free plain

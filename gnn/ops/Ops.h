@@ -35,6 +35,8 @@ Variable mean(const Variable& a);
 Variable relu(const Variable& a);
 /// ELU with alpha (PyTorch default 1).
 Variable elu(const Variable& a, double alpha = 1.0);
+/// max(x, 0) + negativeSlope * min(x, 0) (torch's leaky_relu; GAT's attention uses slope 0.2).
+Variable leakyRelu(const Variable& a, double negativeSlope = 0.01);
 /// GELU, exact form x * Phi(x) (PyTorch's default, approximate='none').
 Variable gelu(const Variable& a);
 Variable tanh(const Variable& a);

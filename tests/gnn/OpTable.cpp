@@ -127,6 +127,7 @@ std::vector<OpCase> makeTable() {
   // ---- elementwise activations and dropout (inputs in [-3, 3]: both sides of every kink) ----
   push(unaryCase("relu", "relu", [](const Variable& x) { return relu(x); }, -3, 3));
   push(unaryCase("elu", "elu", [](const Variable& x) { return elu(x, 1.3); }, -3, 3));
+  push(unaryCase("leakyRelu", "leakyRelu", [](const Variable& x) { return leakyRelu(x, 0.2); }, -3, 3));
   push(unaryCase("gelu", "gelu", [](const Variable& x) { return gelu(x); }, -3, 3));
   push(unaryCase("tanh", "tanh", [](const Variable& x) { return gnn::tanh(x); }, -3, 3));
   push(unaryCase("sigmoid", "sigmoid", [](const Variable& x) { return sigmoid(x); }, -3, 3));
