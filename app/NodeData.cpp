@@ -71,8 +71,9 @@ NodeData readNodeData(const NodeSettings& s) {
   d.loadMs = loadTime.ms();
   if (s.clusterLoader()) partitionByCluster(d, s);
   d.density = d.dataset.featureDensity();
-  d.sparse = s.featureLayout == "sparse" ||
-             (s.featureLayout == "auto" && d.density < OgbNodeDataset::kSparseFeatureDensity);
+  // PyG's models (node_property) read dense features, as PyG's do.
+  d.sparse = !s.basicGnn && (s.featureLayout == "sparse" ||
+             (s.featureLayout == "auto" && d.density < OgbNodeDataset::kSparseFeatureDensity));
   if (d.sparse) d.sparseFeatures = d.dataset.sparseFeatures();
   return d;
 }

@@ -38,6 +38,16 @@ NodeModelSpec NodeSettings::modelSpec(int64_t inChannels, int64_t numClasses) co
   spec.hidden = hidden;
   spec.numClasses = numClasses;
   spec.dropout = dropout;
+  spec.basicGnn = basicGnn;
+  spec.layers = layers;
+  spec.heads = heads;
+  spec.outHeads = outHeads;
+  spec.act = act;
+  spec.norm = norm;
+  spec.jk = jk;
+  spec.aggr = aggr;
+  spec.inputDropout = inputDropout;
+  spec.attnDropout = attnDropout;
   return spec;
 }
 
@@ -50,7 +60,39 @@ void NodeSettings::bind(RunConfig& config) {
   config.bind("normalize-features", &normalizeFeatures);
   config.bind("seed", &training.seed);
   if (modelFlag) config.bind("model", &model);
+  if (basicGnn) {
+    config.bind("layers", &layers);
+    config.bind("heads", &heads);
+    config.bind("out-heads", &outHeads);
+    config.bind("act", &act);
+    config.bind("norm", &norm);
+    config.bind("jk", &jk);
+    config.bind("aggr", &aggr);
+    config.bind("input-dropout", &inputDropout);
+    config.bind("attn-dropout", &attnDropout);
+  }
 }
+
+namespace {
+void addBasicGnnFlags(Program& prog, NodeSettings& s) {
+  prog.flags().add_options()("layers", value(&s.layers, int64_t{2}), "message-passing layers (PyG's num_layers)")(
+      "heads", value(&s.heads, int64_t{1}),
+      "gat, gatv2: attention heads; --hidden is their total width (hidden / heads each), as PyG's GAT")(
+      "out-heads", value(&s.outHeads, int64_t{-1}),
+      "gat, gatv2: heads of the output layer, averaged (default: --heads, as PyG's GAT; the GAT paper's Cora "
+      "setup has 1)")(
+      "act", value(&s.act, "relu"), "activation between layers: relu | elu | leaky_relu | gelu | tanh | sigmoid")(
+      "input-dropout", value(&s.inputDropout, 0.0), "dropout on the input features (the GAT paper's 0.6)")(
+      "attn-dropout", value(&s.attnDropout, -1.0),
+      "gat, gatv2: dropout on the attention coefficients (default: --dropout, as PyG's GAT)")(
+      "norm", value(&s.norm, "none"), "normalisation after each hidden layer: none | batch | layer | graph | instance")(
+      "jk", value(&s.jk, "none"), "jumping knowledge: none | last | cat | max (then a final linear layer)")(
+      "aggr", value(&s.aggr, ""),
+      "sage: mean | max | sum (default mean); edgecnn: max | mean | sum (default max); pna: aggregators, "
+      "comma-separated (default mean,min,max,std)");
+}
+}  // namespace
+
 
 void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) {
   s.model = d.model;
@@ -62,6 +104,8 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
     const std::string modelHelp = "the model: " + joined(d.models, " | ");
     prog.flags().add_options()("model", value(&s.model, d.model), modelHelp.c_str());
   }
+  s.basicGnn = d.basicGnn;
+  if (d.basicGnn) addBasicGnnFlags(prog, s);
   prog.flags().add_options()("hidden", value(&s.hidden, d.hidden), "hidden channels")(
       "dropout", value(&s.dropout, d.dropout), "dropout probability (input and hidden layer)")(
       "runs", value(&s.runs, int64_t{1}), "independent runs with seeds seed .. seed+runs-1")(
@@ -98,6 +142,21 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
   requireOneOf("--keep-adjacency", s.keepAdjacency, {"auto", "on", "off"});
   requireAtLeast("--clusters", static_cast<double>(s.clusters), 1);
   requireRange("--clusters-per-batch", static_cast<double>(s.clustersPerBatch), 1, static_cast<double>(s.clusters));
+  if (s.basicGnn) {
+    requireAtLeast("--layers", static_cast<double>(s.layers), 1);
+    requireAtLeast("--heads", static_cast<double>(s.heads), 1);
+    requireRange("--input-dropout", s.inputDropout, 0, 0.999);
+    if (s.attnDropout >= 0) requireRange("--attn-dropout", s.attnDropout, 0, 0.999);
+    requireOneOf("--act", s.act, {"relu", "elu", "leaky_relu", "gelu", "tanh", "sigmoid"});
+    requireOneOf("--norm", s.norm, {"none", "batch", "layer", "graph", "instance"});
+    requireOneOf("--jk", s.jk, {"none", "last", "cat", "max"});
+    if ((s.model == "gat" || s.model == "gatv2") && s.hidden % s.heads != 0)
+      throw UsageError("--hidden " + std::to_string(s.hidden) + " must be a multiple of --heads " +
+                       std::to_string(s.heads) + " (each head is hidden / heads wide, as PyG's GAT)");
+    if (s.featureLayout == "sparse") throw UsageError("--feature-layout sparse: PyG's models take dense features");
+    if (s.clusterLoader() && s.model == "pna")
+      throw UsageError("--loader cluster with --model pna: PNA's degree histogram is the whole graph's");
+  }
   const TrainingFlags& tf = s.training;
   if (s.runs > 1 && (!tf.save.empty() || !tf.load.empty() || !tf.checkpointDir.empty()))
     throw UsageError("--save, --load, --checkpoint-dir and --resume work with --runs 1");

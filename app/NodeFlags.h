@@ -24,6 +24,11 @@ struct NodeSettings {
                     keepAdjacency = "auto";
   int64_t hidden = 16, runs = 1, clusters = 16, clustersPerBatch = 4;
   double dropout = 0.5;
+  // PyG's models (NodeProgramDefaults::basicGnn): their arguments.
+  bool basicGnn = false;
+  int64_t layers = 2, heads = 1, outHeads = -1;
+  std::string act = "relu", norm = "none", jk = "none", aggr;
+  double inputDropout = 0, attnDropout = -1;
   bool profile = false;
   bool modelFlag = false;  // --model exists (the program offers more than one model)
   TrainingFlags training;

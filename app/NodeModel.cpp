@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <stdexcept>
 
 #include "app/MemoryBounds.h"
 #include "app/Program.h"
+#include "models/BasicGNNBlocks.h"
 #include "models/NodeGCN.h"
 
 namespace gnn::app {
@@ -41,6 +44,44 @@ class GcnNodeModel final : public NodeModel {
   NodeGCN net_;
 };
 
+/// PyG's BasicGNN models (node_property): dense features, every parameter under --weight-decay.
+class BasicGnnNodeModel final : public NodeModel {
+ public:
+  BasicGnnNodeModel(const NodeModelSpec& spec, Generator& gen) : net_(build(spec, gen)) {}
+
+  BlockModel& module() override { return net_; }
+  Variable forward(const SparseMatrix&, const Tensor&) override {
+    throw std::logic_error("PyG's models take dense features (readNodeData keeps them dense)");
+  }
+  Variable forward(const Variable& x, const Tensor& edgeIndex) override { return net_.forward(x, edgeIndex); }
+  std::vector<ParamGroup> parameterGroups(double weightDecay) override {
+    return {{net_.parameters(), weightDecay}};
+  }
+
+ private:
+  static std::unique_ptr<BasicGNN> build(const NodeModelSpec& spec, Generator& gen) {
+    const nlohmann::json j = spec.basicGnnSpec();
+    BasicGNNOptions o = BasicGNNOptions::fromPyG(j["args"]);
+    o.inputDropout = spec.inputDropout;
+    o.attentionDropout = spec.attnDropout;
+    o.outputHeads = spec.outHeads;
+    return std::make_unique<BasicGNN>(j["class"].get<std::string>(), std::move(o), gen);
+  }
+
+  BasicGNNBlocks net_;
+};
+
+// The memory a BasicGNN takes over `numNodes` nodes: weights with gradients, Adam's moments and the best
+// epoch's copy, and a handful of activations per layer and node (GAT's per-edge attention is small beside them
+// at citation-graph degrees).
+double basicGnnBytes(const NodeModelSpec& s, int64_t numNodes) {
+  const double h = static_cast<double>(s.hidden), f = static_cast<double>(s.inChannels),
+               k = static_cast<double>(s.numClasses), n = static_cast<double>(numNodes),
+               l = static_cast<double>(s.layers);
+  const double params = f * h * 2 + (l - 1) * h * h * 2 + h * k * 2;
+  return params * 6 * 4 + n * (h * l * 8 + f * 2) * 4;
+}
+
 struct NodeModelEntry {
   std::string name;
   std::function<std::unique_ptr<NodeModel>(const NodeModelSpec&, Generator&)> make;
@@ -73,6 +114,22 @@ std::string joined(const std::vector<std::string>& names) {
   return s;
 }
 
+const NodeModelEntry& basicGnnEntry(const std::string& name) {
+  static const std::vector<NodeModelEntry> all = [] {
+    std::vector<NodeModelEntry> v;
+    for (const std::string& n : basicGnnNodeModelNames())
+      v.push_back({n, [](const NodeModelSpec& s, Generator& g) { return std::make_unique<BasicGnnNodeModel>(s, g); },
+                   basicGnnBytes, [n](int64_t numNodes) {
+                     return "the " + n + " model's weights and optimizer state, and its activations over " +
+                            std::to_string(numNodes) + " nodes";
+                   }});
+    return v;
+  }();
+  for (const NodeModelEntry& e : all)
+    if (e.name == name) return e;
+  throw UsageError("--model '" + name + "': must be one of " + joined(basicGnnNodeModelNames()));
+}
+
 const NodeModelEntry& entry(const std::string& name) {
   for (const NodeModelEntry& e : entries())
     if (e.name == name) return e;
@@ -90,18 +147,72 @@ const std::vector<std::string>& nodeModelNames() {
   return names;
 }
 
+const std::vector<std::string>& basicGnnNodeModelNames() {
+  static const std::vector<std::string> names = {"gcn", "sage", "gin", "gat", "gatv2", "pna", "edgecnn"};
+  return names;
+}
+
 void requireNodeModel(const std::string& name, const std::vector<std::string>& allowed) {
   if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
     throw UsageError("--model '" + name + "': must be one of " + joined(allowed));
-  entry(name);
 }
 
 std::unique_ptr<NodeModel> makeNodeModel(const NodeModelSpec& spec, Generator& gen) {
-  return entry(spec.name).make(spec, gen);
+  return (spec.basicGnn ? basicGnnEntry(spec.name) : entry(spec.name)).make(spec, gen);
+}
+
+nlohmann::json NodeModelSpec::basicGnnSpec() const {
+  static const std::map<std::string, std::string> classes = {{"gcn", "GCN"}, {"sage", "GraphSAGE"},
+                                                             {"gin", "GIN"}, {"gat", "GAT"}, {"gatv2", "GAT"},
+                                                             {"pna", "PNA"}, {"edgecnn", "EdgeCNN"}};
+  auto it = classes.find(name);
+  if (it == classes.end()) throw UsageError("--model '" + name + "': must be one of " + joined(basicGnnNodeModelNames()));
+  nlohmann::json a = {{"in_channels", inChannels}, {"hidden_channels", hidden}, {"num_layers", layers},
+                      {"out_channels", numClasses}, {"dropout", dropout}, {"act", act},
+                      {"norm", norm == "none" ? nlohmann::json(nullptr) : nlohmann::json(norm + "_norm")},
+                      {"jk", jk == "none" ? nlohmann::json(nullptr) : nlohmann::json(jk)}};
+  if (name == "gcn") a["cached"] = cached;
+  if (name == "sage" || name == "edgecnn") {
+    if (!aggr.empty()) a["aggr"] = aggr;
+  }
+  if (name == "gat" || name == "gatv2") {
+    a["heads"] = heads;
+    if (name == "gatv2") a["v2"] = true;
+  }
+  if (name == "pna") {
+    // PyG's PNA example's choice (examples/pna.py): four aggregators and three degree scalers.
+    std::vector<std::string> aggregators = {"mean", "min", "max", "std"};
+    if (!aggr.empty()) {
+      aggregators.clear();
+      for (size_t b = 0; b <= aggr.size();) {
+        size_t e = aggr.find(',', b);
+        if (e == std::string::npos) e = aggr.size();
+        aggregators.push_back(aggr.substr(b, e - b));
+        b = e + 1;
+      }
+    }
+    a["aggregators"] = aggregators;
+    a["scalers"] = {"identity", "amplification", "attenuation"};
+    a["deg"] = degreeHistogram;
+  }
+  return {{"class", it->second}, {"args", a}};
+}
+
+std::vector<int64_t> inDegreeHistogram(const Tensor& edgeIndex, int64_t numNodes) {
+  std::vector<int64_t> degree(static_cast<size_t>(numNodes), 0);
+  const int64_t e = edgeIndex.dim(1);
+  const int64_t* dst = edgeIndex.data<int64_t>() + e;
+  for (int64_t k = 0; k < e; ++k) ++degree[static_cast<size_t>(dst[k])];
+  std::vector<int64_t> hist;
+  for (int64_t d : degree) {
+    if (static_cast<size_t>(d) >= hist.size()) hist.resize(static_cast<size_t>(d) + 1, 0);
+    ++hist[static_cast<size_t>(d)];
+  }
+  return hist;
 }
 
 void requireNodeModelFits(const NodeModelSpec& spec, int64_t numNodes, const std::string& sizesFrom) {
-  const NodeModelEntry& e = entry(spec.name);
+  const NodeModelEntry& e = spec.basicGnn ? basicGnnEntry(spec.name) : entry(spec.name);
   requireFitsInMemory("hidden", static_cast<double>(spec.hidden), e.bytes(spec, numNodes), sizesFrom,
                       e.what(numNodes));
 }

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gnn/autograd/Variable.h"
 #include "gnn/optim/Optimizer.h"
 #include "gnn/system/Random.h"
@@ -29,6 +31,20 @@ struct NodeModelSpec {
   /// Keep the normalised adjacency between forwards (full-graph training on one graph), else let each batch's
   /// go with its forward (Cluster-GCN: every step sees another subgraph).
   bool cached = true;
+
+  /// node_property: the model is PyG's BasicGNN of the name's class (gcn: GCN, sage: GraphSAGE, gin: GIN, gat:
+  /// GAT, gatv2: GAT with v2, pna: PNA, edgecnn: EdgeCNN), built from the fields below; --weight-decay applies
+  /// to every parameter, as torch.optim.Adam's weight_decay does.
+  bool basicGnn = false;
+  int64_t layers = 2, heads = 1, outHeads = -1;
+  std::string act = "relu", norm = "none", jk = "none";
+  /// SAGEConv's and EdgeConv's aggr; PNA's aggregators, comma-separated ("" = the model's default).
+  std::string aggr;
+  double inputDropout = 0, attnDropout = -1;
+  /// PNA's in-degree histogram of the training graph (PyG's `deg`).
+  std::vector<int64_t> degreeHistogram;
+  /// The BasicGNN these fields describe as PyG's JSON spec {"class": ..., "args": {...}} (PyG's arguments only).
+  nlohmann::json basicGnnSpec() const;
 };
 
 /// A node classifier: the whole graph's logits [N, classes] from its features, sparse or dense, or a batch's.
@@ -53,6 +69,10 @@ class NodeModel {
 
 /// Every model makeNodeModel builds, by name.
 const std::vector<std::string>& nodeModelNames();
+/// node_property's models (PyG's BasicGNN classes by their short names).
+const std::vector<std::string>& basicGnnNodeModelNames();
+/// The in-degree histogram of a graph (PyG's PNA `deg`: entry d counts the nodes with d incoming edges).
+std::vector<int64_t> inDegreeHistogram(const Tensor& edgeIndex, int64_t numNodes);
 /// UsageError (naming --model) unless `name` is one of `allowed` and a known model.
 void requireNodeModel(const std::string& name, const std::vector<std::string>& allowed);
 /// The model `spec` names, its weights drawn from `gen`; UsageError listing the known ones for another name.

@@ -27,6 +27,9 @@ struct NodeProgramDefaults {
   std::vector<std::string> models = {"gcn"};
   int64_t hidden = 16;
   double dropout = 0.5;
+  /// The models are PyG's BasicGNN classes (node_property): --model names one of basicGnnNodeModelNames() and
+  /// the model's arguments are flags (--layers, --heads, --act, --norm, --jk, --aggr, ...).
+  bool basicGnn = false;
   /// Kipf & Welling's settings: 200 epochs, Adam at lr 0.01, L2 5e-4 on the first layer.
   TrainingDefaults training = [] {
     TrainingDefaults t;

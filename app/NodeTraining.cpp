@@ -123,6 +123,7 @@ std::unique_ptr<NodeModel> SeedRun::buildModel() const {
   // Cluster-GCN: every step sees another subgraph, so no batch's normalised adjacency is kept past its forward;
   // the whole graph's, which every evaluation comes back to, may be (--keep-adjacency).
   spec.cached = clusters_ == nullptr;
+  if (spec.basicGnn && spec.name == "pna") spec.degreeHistogram = inDegreeHistogram(ds_.graph.edgeIndex, ds_.graph.numNodes);
   std::unique_ptr<NodeModel> model = makeNodeModel(spec, initGen);
   if (clusters_ && s_.keepsAdjacency(ds_.graph.edgeIndex.dim(1)))
     model->keepAdjacencyOf(ds_.graph.edgeIndex, ds_.graph.numNodes);

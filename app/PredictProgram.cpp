@@ -22,6 +22,7 @@
 #include "app/MoleculeModel.h"
 #include "app/MoleculePredictions.h"
 #include "app/Program.h"
+#include "app/PyGModelPredict.h"
 #include "app/RunConfig.h"
 #include "app/TrainingFlags.h"
 #include "data/MoleculeSource.h"
@@ -52,6 +53,7 @@ struct PredictFlags {
   int64_t evalBuckets = 4;
   std::string uncertainty = "auto";
   int64_t mcSamples = 10;
+  PyGPredictFlags pyg;  // --pyg-model: a PyTorch Geometric model on a node dataset
 };
 
 void addPredictFlags(Program& prog, PredictFlags& f) {
@@ -93,6 +95,17 @@ void addPredictFlags(Program& prog, PredictFlags& f) {
       "MC dropout's stochastic passes per molecule (default: the checkpoint's run's --mc-samples, else 10; another "
       "count than the run's gives other bits than its --predict)")(
       "quiet,q", po::bool_switch(&f.quiet), "no notes on stderr (rejected molecules are still listed)");
+  prog.flags().add_options()(
+      "pyg-model", po::value(&f.pyg.spec)->value_name("SPEC.json"),
+      "instead of a checkpoint: a PyTorch Geometric model, {\"class\": \"GCN|GraphSAGE|GIN|GAT|PNA|EdgeCNN\", "
+      "\"args\": {<its constructor arguments>}} (scripts/export_pyg_model.py writes it), run in evaluation mode on "
+      "--data; its outputs [num_nodes, out_channels] go to --out as float32 .npy")(
+      "state-dict", po::value(&f.pyg.stateDict)->value_name("STATE.pt"),
+      "--pyg-model: its weights, torch.save(model.state_dict(), path) (read without Python; only tensors are "
+      "accepted)")(
+      "data", po::value(&f.pyg.data)->value_name("DIR"),
+      "--pyg-model: a node dataset in OGB's node-property raw layout (raw/node-feat.csv.gz, raw/edge.csv.gz), "
+      "features as stored");
 }
 
 // The flags checked before the checkpoint is read (--threads applied as it is checked).
@@ -412,6 +425,16 @@ MoleculePredictions predictInput(PredictModels& ms, const CheckpointModel& m, co
 // The checkpoint read and checked, the input featurised and predicted, the CSV (and embeddings) written; 1 when
 // no molecule could be predicted.
 int predict(const Program& prog, PredictFlags& f) {
+  if (!f.pyg.spec.empty()) {
+    if (!f.checkpoint.empty() || !f.input.empty())
+      throw UsageError("--pyg-model runs a PyG model on --data: --checkpoint and --input are for checkpoints");
+    f.pyg.out = f.outPath;
+    f.pyg.quiet = f.quiet;
+    applyThreads(f.threads);
+    return predictPyGModel(f.pyg);
+  }
+  if (!f.pyg.stateDict.empty() || !f.pyg.data.empty())
+    throw UsageError("--state-dict and --data go with --pyg-model");
   checkPredictFlags(f);
   Checkpoint ck = Checkpoint::load(f.checkpoint);
   applyPrecision(f, ck);
@@ -457,8 +480,8 @@ int predict(const Program& prog, PredictFlags& f) {
 
 int runPredictProgram(int argc, char** argv) {
   Program prog("predict",
-               "apply a trained molecule_property, pcqm4m_graphormer or qm7_schnet checkpoint to new molecules; "
-               "predictions as CSV");
+               "apply a trained molecule_property, pcqm4m_graphormer or qm7_schnet checkpoint to new molecules "
+               "(predictions as CSV), or a PyTorch Geometric model's state_dict to a node dataset (--pyg-model)");
   PredictFlags f;
   addPredictFlags(prog, f);
   return prog.run(argc, argv, [&] { return predict(prog, f); });

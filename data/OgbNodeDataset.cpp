@@ -318,6 +318,13 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
   g.numNodes = numNodes;
   g.x = std::move(features);
   g.edgeIndex = readEdges(dir, numNodes);
+  if (options.featuresOnly) {
+    if (options.normalization != FeatureNormalization::None && options.normalization != FeatureNormalization::Row)
+      throw std::invalid_argument("OgbNodeDataset::load: featuresOnly reads no split for standard normalisation");
+    ds.normalization = options.normalization;
+    if (ds.normalization == FeatureNormalization::Row) rowNormalize(g.x);
+    return ds;
+  }
   g.y = readLabels(dir, numNodes, ds.numClasses);
 
   const fs::path splitRoot = dir / "split";

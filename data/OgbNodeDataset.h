@@ -43,6 +43,8 @@ struct OgbNodeOptions {
   /// Row is Kipf & Welling's preprocessing of bag-of-words features; real-valued ones (negative values among
   /// them) are better standardised, hence Auto.
   FeatureNormalization normalization = FeatureNormalization::Auto;
+  /// Read the graph and its features only (inference: no labels, no split needed, and none read).
+  bool featuresOnly = false;
 };
 
 class OgbNodeDataset {

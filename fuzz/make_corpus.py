@@ -106,6 +106,13 @@ w('checkpoint', 'model_only.ckpt', ckpt(T[:2], b'{}'))
 w('checkpoint', 'dtypes.ckpt',
   ckpt([('a', 5, [3], b'\x00\x3c' * 3), ('b', 2, [2, 1], struct.pack('<2i', 1, 2)), ('c', 4, [], b'\x07')], b'{"x":[1,2]}'))
 
+# PyTorch state_dicts: the committed torch.save files of tests/reference/state_dicts.py (dtypes, views, tied
+# weights, PyG keys, a big-endian file, an .npz), copied: no torch needed here.
+SD = 'tests/reference/state_dicts'
+for name in ['float32.pt', 'ints.pt', 'half.pt', 'views.pt', 'small.pt', 'parameters.pt', 'pyg_gat.pt',
+             'pyg_gcn.pt', 'float32_big_endian.pt', 'float32.npz']:
+    w('state_dict', name, open(f'{SD}/{name}', 'rb').read())
+
 # .npz datasets made by build_dataset: SMILES with splits and Graphormer encodings, XYZ with positions, .smi.
 if len(sys.argv) > 1:
     tool = sys.argv[1]

@@ -33,9 +33,30 @@ Variable& Module::registerBuffer(const std::string& name, Tensor value) {
 
 void Module::registerModule(const std::string& name, Module& child) { children_.emplace_back(name, &child); }
 
-void Module::collect(const std::string& prefix, std::vector<std::pair<std::string, Variable>>& out) const {
+void Module::registerAlias(const std::string& alias, const std::string& target) {
+  aliases_.emplace_back(alias, target);
+}
+
+void Module::collect(const std::string& prefix, std::vector<std::pair<std::string, Variable>>& out,
+                     bool withAliases) const {
+  const size_t first = out.size();
   for (const auto& [n, v] : params_) out.emplace_back(prefix + n, v);
-  for (const auto& [n, c] : children_) c->collect(prefix + n + ".", out);
+  for (const auto& [n, c] : children_) c->collect(n.empty() ? prefix : prefix + n + ".", out, withAliases);
+  if (!withAliases) return;
+  // An alias names a parameter of this module or of a child ("lin_src.weight"), found among this subtree's.
+  for (const auto& [alias, target] : aliases_) {
+    size_t k = first;
+    while (k < out.size() && out[k].first != prefix + target) ++k;
+    GNN_ASSERT(k < out.size(), "alias '", prefix + alias, "' names no parameter '", prefix + target, "'");
+    Variable v = out[k].second;
+    out.emplace_back(prefix + alias, v);
+  }
+}
+
+std::vector<std::pair<std::string, Variable>> Module::namedStateEntries() const {
+  std::vector<std::pair<std::string, Variable>> out;
+  collect("", out, /*withAliases=*/true);
+  return out;
 }
 
 std::vector<std::pair<std::string, Variable>> Module::namedParameters() const {

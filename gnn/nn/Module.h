@@ -37,6 +37,9 @@ class Module {
   std::vector<Variable> parameters() const;
   /// Same, with dotted names ("conv1.weight").
   std::vector<std::pair<std::string, Variable>> namedParameters() const;
+  /// The entries of the module's state_dict: namedParameters() and, after each module's own parameters, its
+  /// aliases (registerAlias), each the same Variable as its target.
+  std::vector<std::pair<std::string, Variable>> namedStateEntries() const;
   int64_t numParameters() const;
 
   void train(bool on = true);
@@ -56,6 +59,14 @@ class Module {
   /// is saved in checkpoints, cloned, kept with the best epoch's weights and loaded like any other parameter,
   /// while optimizers leave it alone (they skip parameters without a gradient). The module updates its value.
   Variable& registerBuffer(const std::string& name, Tensor value);
+  /// A second state_dict name for a parameter or buffer of this module or a child, `target` its name here
+  /// ("lin_src.weight"; torch's tied weights:
+  /// PyG's GATConv has lin_dst = lin_src, so its state_dict holds both keys for one tensor). Not a parameter of
+  /// its own: optimizers, checkpoints and namedParameters() see the target once; state_dicts read and write
+  /// both names (namedStateEntries()).
+  void registerAlias(const std::string& alias, const std::string& target);
+  /// A child under the empty name lends its parameters to this module's names ("convs.0.lin.weight", not
+  /// ".convs.0..."): a wrapper that adds behaviour (a model's pipeline blocks) keeps the wrapped model's keys.
   void registerModule(const std::string& name, Module& child);
 
   /// Makes this module a copy of `other`, a module of the same class built from the same options: copies
@@ -70,11 +81,13 @@ class Module {
   }
 
  private:
-  void collect(const std::string& prefix, std::vector<std::pair<std::string, Variable>>& out) const;
+  void collect(const std::string& prefix, std::vector<std::pair<std::string, Variable>>& out,
+               bool withAliases = false) const;
   void copyTrainingFlags(const Module& other);
   // A deque keeps the references handed out by registerParameter valid as more are added.
   std::deque<std::pair<std::string, Variable>> params_;
   std::vector<std::pair<std::string, Module*>> children_;
+  std::vector<std::pair<std::string, std::string>> aliases_;  // (alias, target)
   bool training_ = true;
 };
 

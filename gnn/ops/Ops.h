@@ -24,8 +24,13 @@ Variable sub(const Variable& a, const Variable& b);
 /// Elementwise a * b: same shape, or b [N] / [1, N] broadcast over rows, or b [M, 1] broadcast over columns.
 Variable mul(const Variable& a, const Variable& b);
 Variable scale(const Variable& a, double s);
+/// a * s for a one-element s ([] or [1], a's dtype; ops/ScaleByScalarOps.cpp) that may take a gradient:
+/// sum(g * a), e.g. GINConv's trained eps.
+Variable scaleByScalar(const Variable& a, const Variable& s);
 /// Concatenation along dimension 1 of rank-2 variables with equal row counts.
 Variable concatCols(const std::vector<Variable>& parts);
+/// Columns [begin, end) of a [M, C] matrix (a copy; ops/SliceColsOps.cpp): x[:, begin:end].
+Variable sliceCols(const Variable& a, int64_t begin, int64_t end);
 /// Sum of all elements -> scalar [].
 Variable sum(const Variable& a);
 /// Mean of all elements -> scalar [].
@@ -73,6 +78,23 @@ Variable maskedBatchNorm(const Variable& x, const Tensor& rowMask, const Variabl
 /// Batch normalisation with fixed statistics (evaluation): (x - mean) / sqrt(var + eps) * gamma + beta.
 Variable batchNormInference(const Variable& x, const Tensor& mean, const Tensor& var, const Variable& gamma,
                             const Variable& beta, double eps = 1e-5);
+/// segmentNorm's options: statistics per segment and column (GraphNorm, InstanceNorm), or one mean and variance
+/// per segment over all its rows and columns (wholeSegment: PyG's LayerNorm mode "graph"); eps inside the
+/// square root, or added to the standard deviation (epsOnStd: PyG's LayerNorm "graph" without a batch vector).
+struct SegmentNormOptions {
+  bool wholeSegment = false;
+  bool epsOnStd = false;
+  double eps = 1e-5;
+};
+/// Normalisation within the segments of x [N, F] (the graphs of a batch; ops/SegmentNormOps.cpp): segment s is
+/// rows ptr[s]..ptr[s+1]-1 (ptr int64 [S+1], 0 to N); m = mean over its real rows (rowMask uint8 [N], undefined
+/// = all real), o = x - meanScale * m, v = mean of o^2 over real rows (biased), y = o / sqrt(v + eps) * gamma +
+/// beta; meanScale (GraphNorm's mean_scale), gamma and beta [F] may be undefined (1, 1, 0). Padding rows are
+/// normalised with their segment's statistics and never enter them; a segment without real rows has m = v = 0.
+/// segmentMean and segmentVar (optional) receive m and v [S, F]. Deterministic for any thread count and padding.
+Variable segmentNorm(const Variable& x, const Tensor& ptr, const Tensor& rowMask, const Variable& meanScale,
+                     const Variable& gamma, const Variable& beta, const SegmentNormOptions& options = {},
+                     Tensor* segmentMean = nullptr, Tensor* segmentVar = nullptr);
 /// Rows of weight [V, D] picked by index [N] (int64) -> [N, D].
 Variable embedding(const Variable& weight, const Tensor& index);
 /// Sum of C rows of weight [V, D] per row of index [N, C] (int64) -> [N, D]: PyTorch's EmbeddingBag with
@@ -105,6 +127,17 @@ Variable segmentSoftmax(const Variable& x, const Tensor& ptr);
 Variable scatterSum(const Variable& x, const Tensor& index, int64_t numOut);
 Variable scatterMean(const Variable& x, const Tensor& index, int64_t numOut);
 Variable scatterMax(const Variable& x, const Tensor& index, int64_t numOut);
+/// PNA's further aggregations (ops/ScatterStatsOps.cpp; PyG 2.3.1's Min/Var/StdAggregation), 0 where no row
+/// arrives: the minimum (gradient to the first row holding it); mean(x^2) - mean(x)^2; sqrt(clamp(var, min=eps))
+/// (so sqrt(eps) where no row arrives; no gradient where var < eps, as torch's clamp).
+Variable scatterMin(const Variable& x, const Tensor& index, int64_t numOut);
+Variable scatterVar(const Variable& x, const Tensor& index, int64_t numOut);
+Variable scatterStd(const Variable& x, const Tensor& index, int64_t numOut, double eps = 1e-5);
+/// Several of those reductions ("sum" or "add", "mean", "max", "min", "var", "std") of the same x [E, F] side by
+/// side -> [numOut, reductions x F], reduction-major (PyG's MultiAggregation, mode "cat"): each reduction's own
+/// op's bits, in one pass over the grouped index, and one [E, F] gradient (ops/MultiAggregateOps.cpp).
+Variable scatterMultiAggregate(const Variable& x, const Tensor& index, int64_t numOut,
+                               const std::vector<std::string>& reductions, double stdEps = 1e-5);
 /// GINE's message and sum aggregation fused: out[i] = selfWeight * x[i] + sum over edges j -> i of
 /// ReLU(x[j] + edgeAttr[e]), x [N, F], edgeAttr [E, F], edgeIndex int64 [2, E] (row 0 source, row 1 target)
 /// -> [numNodes, F]; selfWeight is GIN's 1 + eps (0: messages only; non-zero needs numNodes == N). The same
@@ -135,6 +168,8 @@ Variable filterMessageSum(const Variable& x, const Variable& filter, const Tenso
                           const Variable& filterScale = Variable());
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
+// GAT's and GATv2's fused attention, per-head dot products and added self-loops' edge features:
+// gnn/ops/GraphAttention.h (gatAttention, gatv2Attention, headDot, selfLoopAttr).
 
 // ---- shapes and dtypes (ops/ShapeOps.cpp); these move elements without arithmetic, so they take any dtype ----
 /// The same elements in a new shape (one dimension may be -1: inferred), sharing a's storage (a view, like
@@ -240,6 +275,11 @@ Variable reciprocal(const Variable& a);
 Variable sumAxis(const Variable& a, int axis, bool keepDim = false);
 /// Mean along one axis (the axis must not be empty).
 Variable meanAxis(const Variable& a, int axis, bool keepDim = false);
+
+// ---- row normalisation (ops/RowNormalizeOps.cpp) ----
+/// Each row of x [N, F] divided by max(||row||_2, eps): torch's F.normalize(x, p=2, dim=-1, eps) (SAGEConv's
+/// normalize). A row with norm <= eps gets the gradient g / eps, as torch's clamp gives (not NaN).
+Variable normalizeRows(const Variable& x, double eps = 1e-12);
 
 // ---- geometry (ops/GeometryOps.cpp) ----
 /// Length of each edge: out[e] = ||pos[dst[e]] - pos[src[e]]|| for pos [N, D] (D = 3 for SchNet) and

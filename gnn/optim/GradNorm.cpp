@@ -24,7 +24,8 @@ std::vector<double> sumSquares(const std::vector<const Tensor*>& ts) {
   };
   std::vector<Piece> pieces;
   for (size_t t = 0; t < ts.size(); ++t) {
-    if (!ts[t] || !ts[t]->defined()) continue;
+    // Integer buffers (a step counter) hold no value that can overflow to infinity.
+    if (!ts[t] || !ts[t]->defined() || !ts[t]->isFloating()) continue;
     const int64_t n = ts[t]->numel();
     for (int64_t b = 0; b < n; b += kPiece) pieces.push_back({t, b, std::min(n, b + kPiece)});
   }

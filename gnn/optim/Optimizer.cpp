@@ -12,10 +12,12 @@ namespace gnn {
 
 Optimizer::Optimizer(std::vector<ParamGroup> groups, double lr) : groups_(std::move(groups)), lr_(lr) {
   GNN_CHECK_ARG(lr >= 0, "optimizer: learning rate must be >= 0, got ", lr);
-  // A parameter that requires no gradient (a frozen one) is allowed: it never has one, so it is left alone.
+  // A parameter that requires no gradient (a frozen one, a buffer) is allowed: it never has one, so it is left
+  // alone; such a buffer may be an integer (BatchNorm's num_batches_tracked).
   for (auto& g : groups_)
     for (auto& p : g.params)
-      GNN_CHECK_ARG(p.defined() && p.value().isFloating(), "optimizer: every parameter must be a float Variable");
+      GNN_CHECK_ARG(p.defined() && (p.value().isFloating() || !p.requiresGrad()),
+                    "optimizer: every trained parameter must be a float Variable");
 }
 
 void Optimizer::zeroGrad() {

@@ -4,6 +4,7 @@
 #include "OpTable.h"
 
 #include "gnn/nn/Init.h"
+#include "gnn/ops/GraphAttention.h"
 #include "gnn/system/ExecutionContext.h"
 
 namespace gnn::testing {
@@ -109,6 +110,7 @@ std::vector<OpCase> makeTable() {
   push(binaryCase("mul_row", "mul", gnn::mul, {{4, 3}, {3}}, {big, {512}}));
   push(binaryCase("mul_column", "mul", gnn::mul, {{4, 3}, {4, 1}}, {big, {600, 1}}));
   push(unaryCase("scale", "scale", [](const Variable& x) { return scale(x, -2.5); }));
+  push(unaryCase("sliceCols", "sliceCols", [](const Variable& x) { return sliceCols(x, 1, x.dim(1) - 1); }));
   push(binaryCase("concatCols", "concatCols", [](const Variable& a, const Variable& b) { return concatCols({a, b}); },
                   {{3, 2}, {3, 4}}, {{2000, 64}, {2000, 32}}));
   t.back().parallel = false;
@@ -184,6 +186,43 @@ std::vector<OpCase> makeTable() {
     };
     c.build = [](const V& x, const A& a) {
       return batchNormInference(x[0], a[0].to(x[0].dtype()), a[1].to(x[0].dtype()), x[1], x[2]);
+    };
+    push(c);
+  }
+  {
+    // Per-graph norms (GraphNorm, InstanceNorm, PyG's LayerNorm "graph"): segments of rows with one empty, every
+    // third row padding; inputs x, then mean scale, gamma, beta as each variant takes them.
+    OpCase c;
+    c.ops = {"segmentNorm"};
+    c.aux = [](const Shapes& s) {
+      Tensor mask({s[0][0]}, DType::U8);
+      for (int64_t i = 0; i < s[0][0]; ++i) mask.data<uint8_t>()[i] = i % 3 != 2;
+      return A{segmentPtr(s[0][0], std::max<int64_t>(3, s[0][0] / 15)), mask};
+    };
+    c.name = "segmentNorm_graphNorm";
+    c.shapes = {{7, 5}, {5}, {5}, {5}};
+    c.largeShapes = {{4000, 64}, {64}, {64}, {64}};
+    c.build = [](const V& x, const A& a) { return segmentNorm(x[0], a[0], a[1], x[1], x[2], x[3]); };
+    push(c);
+    c.name = "segmentNorm_plain";
+    c.shapes = {{7, 5}};
+    c.largeShapes = {{4000, 64}};
+    c.build = [](const V& x, const A& a) { return segmentNorm(x[0], a[0], a[1], {}, {}, {}); };
+    push(c);
+    c.name = "segmentNorm_wholeSegment";
+    c.shapes = {{7, 5}, {5}, {5}};
+    c.largeShapes = {{4000, 64}, {64}, {64}};
+    c.build = [](const V& x, const A& a) {
+      SegmentNormOptions o;
+      o.wholeSegment = true;
+      return segmentNorm(x[0], a[0], a[1], {}, x[1], x[2], o);
+    };
+    push(c);
+    c.name = "segmentNorm_wholeEpsOnStd";
+    c.build = [](const V& x, const A& a) {
+      SegmentNormOptions o;
+      o.wholeSegment = o.epsOnStd = true;
+      return segmentNorm(x[0], a[0], a[1], {}, x[1], x[2], o);
     };
     push(c);
   }
@@ -282,6 +321,25 @@ std::vector<OpCase> makeTable() {
       c.compareGradients = std::string(name) != "scatterMax";
       push(c);
     }
+    // PNA's min, var and std (some targets empty, some with one row: var exactly 0, std clamped).
+    const std::pair<const char*, Variable (*)(const Variable&, const Tensor&, int64_t)> stats[] = {
+        {"scatterMin", scatterMin}, {"scatterVar", scatterVar},
+        {"scatterStd", [](const Variable& x, const Tensor& i, int64_t n) { return scatterStd(x, i, n); }}};
+    for (const auto& [name, f] : stats) {
+      c.name = name;
+      c.ops = {name};
+      c.build = [f = f](const V& x, const A& a) { return f(x[0], a[0], std::max<int64_t>(5, x[0].dim(0) / 15)); };
+      c.compareGradients = std::string(name) != "scatterMin";
+      push(c);
+    }
+    c.name = "scatterMultiAggregate";
+    c.ops = {"scatterMultiAggregate"};
+    c.build = [](const V& x, const A& a) {
+      return scatterMultiAggregate(x[0], a[0], std::max<int64_t>(5, x[0].dim(0) / 15),
+                                   {"mean", "min", "max", "std", "var", "sum"});
+    };
+    c.compareGradients = false;  // min and max
+    push(c);
   }
   {
     OpCase c;
@@ -586,6 +644,12 @@ std::vector<OpCase> makeTable() {
     c = unaryCase("meanAxis_last_keepDim", "meanAxis", [](const Variable& x) { return meanAxis(x, -1, true); });
     push(c);
   }
+  push(unaryCase("normalizeRows", "normalizeRows", [](const Variable& x) { return normalizeRows(x); }));
+  // eps above some rows' norms (5 values in [-1, 1]): those rows take the clamped branch (divided by eps).
+  push(unaryCase("normalizeRows_clamped", "normalizeRows", [](const Variable& x) { return normalizeRows(x, 1.2); }));
+  push(binaryCase("scaleByScalar", "scaleByScalar", [](const Variable& a, const Variable& s) {
+    return scaleByScalar(a, s);
+  }, {{6, 5}, {1}}, {{600, 512}, {1}}));
 
   // ---- geometry ----
   {
@@ -618,6 +682,85 @@ std::vector<OpCase> makeTable() {
     c.shapes = {{5, 3}};
     c.largeShapes = {{300, 3}};
     push(c);
+  }
+  {
+    // GAT's and GATv2's attention (gnn/ops/GraphAttention.h) over random edges (edge 0 a self-loop, masked out
+    // when self-loops are added), with and without the edge and added-loop terms, and with dropout (a fixed key).
+    auto edges = [](const Shapes& s) { return A{edgeIndex(s[0][0] < 100 ? 13 : 30000, s[0][0], 61)}; };
+    OpCase c;
+    c.ops = {"gatAttention"};
+    c.aux = edges;
+    c.name = "gatAttention";
+    c.shapes = {{5, 6}, {5, 2}, {5, 2}};  // h [N, heads * C], aSrc, aDst [N, heads]
+    c.largeShapes = {{2000, 48}, {2000, 3}, {2000, 3}};
+    c.build = [](const V& x, const A& a) { return gatAttention(x[0], x[1], x[2], a[0]); };
+    push(c);
+    c.name = "gatAttention_no_self_loops";
+    c.build = [](const V& x, const A& a) {
+      GraphAttentionOptions o;
+      o.selfLoops = false;
+      o.negativeSlope = 0.1;
+      return gatAttention(x[0], x[1], x[2], a[0], Variable(), Variable(), o);
+    };
+    push(c);
+    c.name = "gatAttention_dropout";
+    c.build = [](const V& x, const A& a) {
+      ExecutionContext::current().setRandomKey({7, 3, 1});  // the same mask on every call
+      GraphAttentionOptions o;
+      o.dropout = 0.3;
+      o.training = true;
+      return gatAttention(x[0], x[1], x[2], a[0], Variable(), Variable(), o);
+    };
+    push(c);
+    c.name = "gatAttention_edges";  // aEdge [E, heads], aLoop [N, heads]
+    c.shapes = {{5, 6}, {5, 2}, {5, 2}, {13, 2}, {5, 2}};
+    c.largeShapes = {{2000, 48}, {2000, 3}, {2000, 3}, {30000, 3}, {2000, 3}};
+    c.build = [](const V& x, const A& a) { return gatAttention(x[0], x[1], x[2], a[0], x[3], x[4]); };
+    push(c);
+    c.ops = {"gatv2Attention"};
+    c.name = "gatv2Attention";
+    c.shapes = {{5, 6}, {5, 6}, {2, 3}};  // xl, xr [N, heads * C], att [heads, C]
+    c.largeShapes = {{2000, 48}, {2000, 48}, {3, 16}};
+    c.build = [](const V& x, const A& a) { return gatv2Attention(x[0], x[1], x[2], a[0]); };
+    push(c);
+    c.name = "gatv2Attention_shared";  // xl and xr one Variable (share_weights)
+    c.shapes = {{5, 6}, {2, 3}};
+    c.largeShapes = {{2000, 48}, {3, 16}};
+    c.build = [](const V& x, const A& a) { return gatv2Attention(x[0], x[0], x[1], a[0]); };
+    push(c);
+    c.name = "gatv2Attention_edges_dropout";  // edge terms [E, heads * C], loop terms [N, heads * C]
+    c.shapes = {{5, 6}, {5, 6}, {2, 3}, {13, 6}, {5, 6}};
+    c.largeShapes = {{2000, 48}, {2000, 48}, {3, 16}, {30000, 48}, {2000, 48}};
+    c.build = [](const V& x, const A& a) {
+      ExecutionContext::current().setRandomKey({7, 3, 2});
+      GraphAttentionOptions o;
+      o.dropout = 0.2;
+      o.training = true;
+      o.negativeSlope = 0.3;
+      return gatv2Attention(x[0], x[1], x[2], a[0], x[3], x[4], o);
+    };
+    push(c);
+    c.name = "gatv2Attention_no_self_loops";
+    c.shapes = {{5, 6}, {5, 6}, {2, 3}, {13, 6}};
+    c.largeShapes = {{2000, 48}, {2000, 48}, {3, 16}, {30000, 48}};
+    c.build = [](const V& x, const A& a) {
+      GraphAttentionOptions o;
+      o.selfLoops = false;
+      return gatv2Attention(x[0], x[1], x[2], a[0], x[3], Variable(), o);
+    };
+    push(c);
+    c = binaryCase("headDot", "headDot", [](const Variable& x, const Variable& a) { return headDot(x, a); },
+                   {{5, 6}, {2, 3}}, {{4000, 64}, {4, 16}});
+    push(c);
+    for (const char* reduce : {"mean", "add", "max", "min"}) {
+      c = unaryCase(std::string("selfLoopAttr_") + reduce, "selfLoopAttr", [reduce](const Variable& e) {
+        return selfLoopAttr(e, edgeIndex(e.dim(0), e.dim(0) < 100 ? 5 : 2000, 62), e.dim(0) < 100 ? 5 : 2000, reduce);
+      });
+      c.shapes = {{13, 3}};
+      c.largeShapes = {{30000, 8}};
+      c.compareGradients = std::string(reduce) == "mean" || std::string(reduce) == "add";  // max, min: ties
+      push(c);
+    }
   }
   return t;
 }

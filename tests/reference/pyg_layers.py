@@ -10,6 +10,9 @@ writes one JSON file tests/reference/pyg/<case>.json:
    "state_dict": {"lin.weight": {"shape": [...], "values": [...]}, ...}, "out": [[...]], "out_weights": [[...]],
    "grad": {"x": [[...]], "edge_attr": [[...]], "lin.weight": [...], ...}}
 
+A state_dict key naming another key's tensor (GATConv's lin_dst = lin_src) is also listed in
+"state_dict_aliases": {"lin_dst.weight": "lin_src.weight"}; `grad`, as named_parameters, holds such a tensor once.
+
 `args` are the constructor's keyword arguments as the C++ layer reads them (PyG's names; a module argument such
 as GINConv's `nn` is described as JSON, e.g. {"class": "MLP", ...}). `grad` holds the gradients of
 sum(out * out_weights) (out_weights seeded), so a test checks the backward of every input and parameter against
@@ -29,6 +32,9 @@ import zlib
 import torch
 import torch_geometric
 from torch_geometric.nn import GCNConv
+from torch_geometric.nn import EdgeConv, GINConv, MLP, SAGEConv
+from torch_geometric.nn import PNAConv
+from torch_geometric.nn import GATConv, GATv2Conv
 
 # The graph: 6 nodes; 0 -> 1 twice (a duplicate), node 2 has one self-loop, node 3 two, node 5 is isolated.
 EDGES = [(0, 1), (0, 1), (1, 0), (1, 2), (2, 2), (2, 3), (3, 3), (3, 3), (3, 4), (4, 0), (4, 3), (1, 4)]
@@ -47,12 +53,105 @@ def case(cls, args, in_channels, make=None, edge_dim=0, call=None):
             "edge_dim": edge_dim, "call": call}
 
 
+# PNAConv's aggregators and scalers (every one at once, or a few) and a training set's in-degree histogram.
+PNA_ALL = {"aggregators": ["mean", "min", "max", "std", "var", "sum"],
+           "scalers": ["identity", "amplification", "attenuation", "linear", "inverse_linear"],
+           "deg": [1, 3, 6, 2, 1]}
+# Without std for edge features: std = sqrt(E[x^2] - E[x]^2), as PyG computes it, is ill-conditioned where two
+# messages nearly agree, and on this graph with edge features PyG's own float32 misses its float64 gradients by 2e-3
+# (std is checked by the other cases).
+PNA_EDGE = {**PNA_ALL, "aggregators": ["mean", "min", "max", "var", "sum"]}
+
+
+def pna_case(args, in_channels, edge_dim=0):
+    return case(PNAConv, args, in_channels, make=lambda: PNAConv(**{**args, "deg": torch.tensor(args["deg"])}),
+                edge_dim=edge_dim)
+
+
+def nn_case(cls, args, in_channels):
+    """A layer whose `nn` is PyG's MLP, described in args as {"class": "MLP", "args": {...}} (GINConv, EdgeConv)."""
+    return case(cls, args, in_channels, make=lambda: cls(**{**args, "nn": MLP(**args["nn"]["args"])}))
+
+
+def mlp(**args):
+    return {"class": "MLP", "args": args}
+
+
 # name -> case. Each new layer joins with a line or two.
 CASES = {
     "gcn_conv": case(GCNConv, {"in_channels": 4, "out_channels": 3}, 4),
     "gcn_conv_no_self_loops": case(GCNConv, {"in_channels": 4, "out_channels": 3, "add_self_loops": False}, 4),
     "gcn_conv_no_normalize_no_bias": case(GCNConv, {"in_channels": 4, "out_channels": 3, "normalize": False,
                                                     "bias": False}, 4),
+    # GATConv, GATv2Conv: heads, concat, slopes, self-loops; with edge features, each fill_value of the added loops.
+    "gat_conv": case(GATConv, {"in_channels": 4, "out_channels": 3}, 4),
+    "gat_conv_heads3": case(GATConv, {"in_channels": 4, "out_channels": 3, "heads": 3}, 4),
+    "gat_conv_heads3_mean": case(GATConv, {"in_channels": 4, "out_channels": 3, "heads": 3, "concat": False}, 4),
+    "gat_conv_no_self_loops": case(GATConv, {"in_channels": 4, "out_channels": 3, "heads": 2,
+                                             "add_self_loops": False, "negative_slope": 0.1, "bias": False}, 4),
+    "gat_conv_edge": case(GATConv, {"in_channels": 4, "out_channels": 3, "heads": 2, "edge_dim": 2}, 4, edge_dim=2),
+    "gat_conv_edge_fill_value": case(GATConv, {"in_channels": 4, "out_channels": 3, "heads": 3, "concat": False,
+                                               "edge_dim": 2, "fill_value": 0.5}, 4, edge_dim=2),
+    "gat_conv_edge_add": case(GATConv, {"in_channels": 4, "out_channels": 3, "heads": 2, "edge_dim": 2,
+                                        "fill_value": "add"}, 4, edge_dim=2),
+    "gat_conv_edge_max": case(GATConv, {"in_channels": 4, "out_channels": 3, "heads": 2, "edge_dim": 3,
+                                        "fill_value": "max", "negative_slope": 0.3}, 4, edge_dim=3),
+    "gat_conv_edge_min": case(GATConv, {"in_channels": 4, "out_channels": 3, "edge_dim": 2, "fill_value": "min"}, 4,
+                              edge_dim=2),
+    "gat_conv_edge_no_self_loops": case(GATConv, {"in_channels": 4, "out_channels": 3, "heads": 2, "edge_dim": 2,
+                                                  "add_self_loops": False}, 4, edge_dim=2),
+    "gatv2_conv": case(GATv2Conv, {"in_channels": 4, "out_channels": 3}, 4),
+    "gatv2_conv_heads3": case(GATv2Conv, {"in_channels": 4, "out_channels": 3, "heads": 3}, 4),
+    "gatv2_conv_heads3_mean_no_bias": case(GATv2Conv, {"in_channels": 4, "out_channels": 3, "heads": 3,
+                                                       "concat": False, "bias": False}, 4),
+    "gatv2_conv_share_weights": case(GATv2Conv, {"in_channels": 4, "out_channels": 3, "heads": 2,
+                                                 "share_weights": True}, 4),
+    "gatv2_conv_no_self_loops": case(GATv2Conv, {"in_channels": 4, "out_channels": 3, "heads": 2,
+                                                 "add_self_loops": False, "negative_slope": 0.3}, 4),
+    "gatv2_conv_edge": case(GATv2Conv, {"in_channels": 4, "out_channels": 3, "heads": 2, "edge_dim": 2}, 4,
+                            edge_dim=2),
+    "gatv2_conv_edge_fill_value": case(GATv2Conv, {"in_channels": 4, "out_channels": 3, "heads": 2, "edge_dim": 2,
+                                                   "fill_value": -0.5, "share_weights": True}, 4, edge_dim=2),
+    "gatv2_conv_edge_max": case(GATv2Conv, {"in_channels": 4, "out_channels": 3, "heads": 3, "concat": False,
+                                            "edge_dim": 3, "fill_value": "max"}, 4, edge_dim=3),
+    "gatv2_conv_edge_no_self_loops": case(GATv2Conv, {"in_channels": 4, "out_channels": 3, "heads": 2, "edge_dim": 2,
+                                                      "add_self_loops": False}, 4, edge_dim=2),
+    # PNAConv: `deg` is a JSON list (the C++ layer's argument); PyG takes it as a tensor.
+    "pna_conv": pna_case({**PNA_ALL, "in_channels": 4, "out_channels": 6}, 4),
+    "pna_conv_towers_divide": pna_case({**PNA_ALL, "in_channels": 4, "out_channels": 6, "towers": 2,
+                                        "divide_input": True}, 4),
+    "pna_conv_towers_no_divide": pna_case({**PNA_ALL, "in_channels": 3, "out_channels": 4, "towers": 2}, 3),
+    "pna_conv_pre_post_layers": pna_case({**PNA_ALL, "in_channels": 4, "out_channels": 4, "pre_layers": 2,
+                                          "post_layers": 2, "act": "leaky_relu",
+                                          "act_kwargs": {"negative_slope": 0.2}}, 4),
+    "pna_conv_train_norm": pna_case({**PNA_ALL, "in_channels": 4, "out_channels": 4, "train_norm": True}, 4),
+    "pna_conv_edge": pna_case({**PNA_EDGE, "in_channels": 4, "out_channels": 4, "edge_dim": 3}, 4, edge_dim=3),
+    "sage_conv": case(SAGEConv, {"in_channels": 4, "out_channels": 3}, 4),
+    "sage_conv_mean_wide": case(SAGEConv, {"in_channels": 3, "out_channels": 5}, 3),
+    "sage_conv_max": case(SAGEConv, {"in_channels": 4, "out_channels": 3, "aggr": "max"}, 4),
+    "sage_conv_sum": case(SAGEConv, {"in_channels": 3, "out_channels": 5, "aggr": "sum"}, 3),
+    "sage_conv_sum_narrow": case(SAGEConv, {"in_channels": 5, "out_channels": 3, "aggr": "add"}, 5),
+    "sage_conv_normalize": case(SAGEConv, {"in_channels": 4, "out_channels": 3, "normalize": True}, 4),
+    "sage_conv_no_root_no_bias": case(SAGEConv, {"in_channels": 4, "out_channels": 3, "root_weight": False,
+                                                 "bias": False, "aggr": "max"}, 4),
+    "sage_conv_project": case(SAGEConv, {"in_channels": 4, "out_channels": 5, "project": True,
+                                         "normalize": True}, 4),
+    "gin_conv": nn_case(GINConv, {"nn": mlp(channel_list=[4, 8, 3], norm=None)}, 4),
+    "gin_conv_train_eps": nn_case(GINConv, {"nn": mlp(channel_list=[4, 6, 5, 3], norm=None, act="tanh"),
+                                            "train_eps": True}, 4),
+    "gin_conv_eps": nn_case(GINConv, {"nn": mlp(in_channels=4, hidden_channels=6, out_channels=3, num_layers=3,
+                                                norm=None, act="leaky_relu", act_kwargs={"negative_slope": 0.2},
+                                                plain_last=False, bias=[True, False, True],
+                                                dropout=[0.1, 0.2, 0.3]),
+                                        "eps": 0.5}, 4),
+    "gin_conv_batch_norm": nn_case(GINConv, {"nn": mlp(channel_list=[4, 8, 3]), "train_eps": True}, 4),
+    "gin_conv_batch_norm_act_first": nn_case(GINConv, {"nn": mlp(in_channels=4, hidden_channels=5, out_channels=3,
+                                                                 num_layers=2, act_first=True, act="elu",
+                                                                 dropout=0.5), "eps": 0.5}, 4),
+    "edge_conv": nn_case(EdgeConv, {"nn": mlp(channel_list=[8, 8, 3], norm=None)}, 4),
+    "edge_conv_mean": nn_case(EdgeConv, {"nn": mlp(channel_list=[6, 5, 4], norm=None, act="gelu"),
+                                         "aggr": "mean"}, 3),
+    "edge_conv_sum_batch_norm": nn_case(EdgeConv, {"nn": mlp(channel_list=[8, 6, 3]), "aggr": "add"}, 4),
 }
 
 # Seeds of the cases made before seeds came from names (their files are kept as they were).
@@ -100,6 +199,17 @@ def run_case(name, c):
                        for k, v in layer.state_dict().items()},
         "out": as_list(out), "out_weights": as_list(out_weights), "grad": grad,
     })
+    # Keys naming a tensor an earlier key holds (PyG's lin_dst = lin_src): {"lin_dst.weight": "lin_src.weight"}.
+    # named_parameters (and `grad`) list such a tensor once; only written when there are any.
+    first, aliases = {}, {}
+    for k, v in layer.state_dict().items():
+        at = (v.data_ptr(), tuple(v.shape), tuple(v.stride()))
+        if at in first and v.numel() > 0:  # empty tensors may all sit at address 0
+            aliases[k] = first[at]
+        else:
+            first[at] = k
+    if aliases:
+        data["state_dict_aliases"] = aliases
     return data
 
 

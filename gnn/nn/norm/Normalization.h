@@ -29,9 +29,14 @@ class Normalization : public Module {
   virtual Variable forward(const Variable& x, const NormBatch& b) = 0;
 };
 
-/// PyG's normalization_resolver: "batch_norm" (BatchNorm), "layer_norm" (LayerNorm, mode "graph" by default),
-/// "graph_norm" (GraphNorm), "instance_norm" (InstanceNorm); names compared without case and underscores as
-/// PyG does; `kwargs` PyG's keyword arguments for the class (eps, momentum, affine, mode, ...). A null name
+/// The graphs of b as segment offsets int64 [numGraphs + 1] over x's `rows` rows (segmentNorm's ptr): one segment
+/// of every row when b.batch is undefined. std::invalid_argument when batch is not int64 [rows], sorted, in
+/// [0, numGraphs).
+Tensor normSegments(const NormBatch& b, int64_t rows);
+
+/// PyG's normalization_resolver: "batch_norm" (BatchNorm: gnn::PyGBatchNorm), "layer_norm" (LayerNorm, mode
+/// "graph" by default: gnn::PyGLayerNorm), "graph_norm" (gnn::GraphNorm), "instance_norm" (gnn::InstanceNorm);
+/// names compared without case, '-', '_' and ' ', with or without "norm" ("batch"), as PyG does; `kwargs` PyG's keyword arguments for the class (eps, momentum, affine, mode, ...). A null name
 /// gives nullptr (no normalisation). std::invalid_argument naming the unknown norm or keyword.
 std::unique_ptr<Normalization> normalizationFromPyG(const nlohmann::json& name, int64_t channels,
                                                     const nlohmann::json& kwargs, Generator& gen,

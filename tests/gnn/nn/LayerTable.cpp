@@ -1,14 +1,90 @@
 #include "LayerTable.h"
 
+#include "gnn/nn/conv/EdgeConv.h"
+#include "gnn/nn/conv/GATConv.h"
+#include "gnn/nn/conv/GATv2Conv.h"
 #include "gnn/nn/conv/GCNConv.h"
+#include "gnn/nn/conv/GINConv.h"
+#include "gnn/nn/conv/PNAConv.h"
+#include "gnn/nn/conv/SAGEConv.h"
 
 namespace gnn::testing {
+
+namespace {
+// GINConv and EdgeConv take their widths from nn (a PyG MLP), not from in_channels / out_channels. The table's
+// own checks give those two (and change them, as the thread check does): here they become the MLP's first width
+// (times inFactor: EdgeConv's nn reads [x_i, x_j - x_i]) and its last. Reference files carry neither.
+template <class L>
+std::function<std::unique_ptr<Module>(const nlohmann::json&, DType, Generator&)> fromPyGWithNnChannels(
+    int64_t inFactor) {
+  return [inFactor](const nlohmann::json& args, DType dtype, Generator& gen) -> std::unique_ptr<Module> {
+    nlohmann::json a = args;
+    if (a.contains("in_channels")) {
+      nlohmann::json& widths = a["nn"]["args"]["channel_list"];
+      widths.front() = inFactor * a["in_channels"].get<int64_t>();
+      if (a.contains("out_channels")) widths.back() = a["out_channels"];
+      a.erase("in_channels");
+      a.erase("out_channels");
+    }
+    return L::fromPyG(a, gen, dtype);
+  };
+}
+
+nlohmann::json mlpSpec(std::vector<int64_t> widths) {
+  return {{"class", "MLP"}, {"args", {{"channel_list", widths}, {"norm", nullptr}}}};
+}
+}  // namespace
 
 const std::vector<LayerCase>& layerCases() {
   static const std::vector<LayerCase> cases = {
       {"GCNConv", {{"in_channels", 4}, {"out_channels", 3}},
        {"gcn_conv", "gcn_conv_no_self_loops", "gcn_conv_no_normalize_no_bias"},
        fromPyGOf<GCNConv>(), forwardOf<GCNConv>()},
+      // Every aggregator and scaler, two towers over divided input, two-layer MLPs; train_norm so that every
+      // state_dict entry has a gradient to check. The second entry runs the edge features through the checks.
+      {"PNAConv",
+       {{"in_channels", 4}, {"out_channels", 6}, {"aggregators", {"mean", "min", "max", "std", "var", "sum"}},
+        {"scalers", {"identity", "amplification", "attenuation", "linear", "inverse_linear"}},
+        {"deg", {1, 3, 6, 2, 1}}, {"towers", 2}, {"divide_input", true}, {"pre_layers", 2}, {"post_layers", 2},
+        {"train_norm", true}},
+       {"pna_conv", "pna_conv_towers_divide", "pna_conv_towers_no_divide", "pna_conv_pre_post_layers",
+        "pna_conv_train_norm"},
+       fromPyGOf<PNAConv>(), forwardWithEdgesOf<PNAConv>()},
+      {"PNAConv_edge",
+       {{"in_channels", 4}, {"out_channels", 4}, {"aggregators", {"mean", "min", "max", "std", "var"}},
+        {"scalers", {"identity", "amplification", "attenuation", "linear", "inverse_linear"}},
+        {"deg", {1, 3, 6, 2, 1}}, {"edge_dim", 3}, {"train_norm", true}},
+       {"pna_conv_edge"}, fromPyGOf<PNAConv>(), forwardWithEdgesOf<PNAConv>(), 3},
+      // The mean path with project and normalize, linear first (out < in); SAGEConv_max covers the gathered path.
+      {"SAGEConv", {{"in_channels", 4}, {"out_channels", 3}, {"project", true}, {"normalize", true}},
+       {"sage_conv", "sage_conv_mean_wide", "sage_conv_sum", "sage_conv_sum_narrow", "sage_conv_normalize",
+        "sage_conv_project"},
+       fromPyGOf<SAGEConv>(), forwardOf<SAGEConv>()},
+      {"SAGEConv_max", {{"in_channels", 4}, {"out_channels", 5}, {"aggr", "max"}},
+       {"sage_conv_max", "sage_conv_no_root_no_bias"}, fromPyGOf<SAGEConv>(), forwardOf<SAGEConv>()},
+      // The table's own checks train (batch statistics over every row, padding included): no norm there; the
+      // batch_norm references run in evaluation.
+      {"GINConv", {{"in_channels", 4}, {"out_channels", 3}, {"nn", mlpSpec({4, 8, 3})}, {"train_eps", true}},
+       {"gin_conv", "gin_conv_train_eps", "gin_conv_eps", "gin_conv_batch_norm", "gin_conv_batch_norm_act_first"},
+       fromPyGWithNnChannels<GINConv>(1), forwardOf<GINConv>()},
+      {"EdgeConv", {{"in_channels", 4}, {"out_channels", 3}, {"nn", mlpSpec({8, 8, 3})}},
+       {"edge_conv", "edge_conv_mean", "edge_conv_sum_batch_norm"}, fromPyGWithNnChannels<EdgeConv>(2),
+       forwardOf<EdgeConv>()},
+      // Several heads with the default self-loops; the _edge entries add edge features and their loops' "mean".
+      {"GATConv", {{"in_channels", 4}, {"out_channels", 3}, {"heads", 2}},
+       {"gat_conv", "gat_conv_heads3", "gat_conv_heads3_mean", "gat_conv_no_self_loops"}, fromPyGOf<GATConv>(),
+       forwardWithEdgesOf<GATConv>()},
+      {"GATConv_edge", {{"in_channels", 4}, {"out_channels", 3}, {"heads", 2}, {"edge_dim", 3}},
+       {"gat_conv_edge", "gat_conv_edge_fill_value", "gat_conv_edge_add", "gat_conv_edge_max", "gat_conv_edge_min",
+        "gat_conv_edge_no_self_loops"},
+       fromPyGOf<GATConv>(), forwardWithEdgesOf<GATConv>(), 3},
+      {"GATv2Conv", {{"in_channels", 4}, {"out_channels", 3}, {"heads", 2}},
+       {"gatv2_conv", "gatv2_conv_heads3", "gatv2_conv_heads3_mean_no_bias", "gatv2_conv_share_weights",
+        "gatv2_conv_no_self_loops"},
+       fromPyGOf<GATv2Conv>(), forwardWithEdgesOf<GATv2Conv>()},
+      {"GATv2Conv_edge", {{"in_channels", 4}, {"out_channels", 3}, {"heads", 2}, {"edge_dim", 3}},
+       {"gatv2_conv_edge", "gatv2_conv_edge_fill_value", "gatv2_conv_edge_max", "gatv2_conv_edge_no_self_loops"},
+       fromPyGOf<GATv2Conv>(), forwardWithEdgesOf<GATv2Conv>(), 3},
   };
   return cases;
 }

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""node_property's models against PyTorch Geometric 2.3.1's own (the same classes and widths) on Cora, full-batch
+training epochs, one run after the other on one machine.
+
+  PYTHONPATH=/path/to/pyg-2.3.1 /usr/bin/python3 bench/node_models_vs_pyg.py [--gnn-bin build/release/examples/node_property]
+
+For each case: ours (node_property --json --epochs E --threads T, epoch_ms_median) and the reference
+(bench/reference/pyg_models_torch.py, PyG's model class, torch's thread pool of T threads, OpenBLAS kernels for this
+CPU: benchutil.reference_env). Prints one JSON object with each case's times and speedup (reference ms / ours);
+exit status 1 when a case misses --target (10: the bar of the issue that brought these models).
+"""
+import argparse
+import json
+import os
+import sys
+
+from benchutil import fail, machine, reference_env, run_json, warn_if_busy
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REFERENCE = os.path.join(REPO, "bench", "reference", "pyg_models_torch.py")
+
+# name -> (node_property flags, PyG class, PyG arguments).
+CASES = {
+    "gat_h64_8heads": ("--model gat --hidden 64 --heads 8 --out-heads 8 --act relu", "GAT",
+                       {"hidden_channels": 64, "num_layers": 2, "heads": 8}),
+    "sage_h64": ("--model sage --hidden 64", "GraphSAGE", {"hidden_channels": 64, "num_layers": 2}),
+    "gin_h64": ("--model gin --hidden 64", "GIN", {"hidden_channels": 64, "num_layers": 2}),
+    "gatv2_h64": ("--model gatv2 --hidden 64", "GAT", {"hidden_channels": 64, "num_layers": 2, "v2": True}),
+    "gcn_h64": ("--model gcn --hidden 64", "GCN", {"hidden_channels": 64, "num_layers": 2}),
+    "pna_h64": ("--model pna --hidden 64", "PNA", {"hidden_channels": 64, "num_layers": 2}),
+    "edgecnn_h64": ("--model edgecnn --hidden 64", "EdgeCNN", {"hidden_channels": 64, "num_layers": 2}),
+}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--gnn-bin", default=os.path.join(REPO, "build", "release", "examples", "node_property"))
+    p.add_argument("--data", default=os.path.join(REPO, "examples", "data", "cora"))
+    p.add_argument("--epochs", type=int, default=50)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--python", default="/usr/bin/python3")
+    p.add_argument("--target", type=float, default=10.0)
+    p.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of " + ",".join(CASES))
+    a = p.parse_args()
+    if not os.access(a.gnn_bin, os.X_OK):
+        fail(f"no executable {a.gnn_bin}; build it, or set --gnn-bin")
+    env = reference_env()
+    out = dict(benchmark="node_models_vs_pyg", machine=machine(), threads=a.threads, epochs=a.epochs,
+               openblas_coretype=env.get("OPENBLAS_CORETYPE"), target_speedup=a.target, cases={})
+    problems = []
+    for name in a.cases.split(","):
+        flags, cls, args = CASES[name]
+        ours, _ = run_json([a.gnn_bin] + flags.split() + ["--data", a.data, "--epochs", str(a.epochs), "--threads",
+                                                           str(a.threads), "--json", "--quiet"], env)
+        ref, _ = run_json([a.python, REFERENCE, "--data", a.data, "--model", cls, "--args", json.dumps(args),
+                           "--epochs", str(a.epochs), "--threads", str(a.threads)], env)
+        speedup = ref["epoch_ms_median"] / ours["epoch_ms_median"]
+        out["cases"][name] = dict(flags=flags, pyg_class=cls, pyg_args=args,
+                                  ours_epoch_ms=ours["epoch_ms_median"], pyg_epoch_ms=ref["epoch_ms_median"],
+                                  speedup=speedup, ours_infer_ms=ours["infer_ms_median"],
+                                  pyg_infer_ms=ref["infer_ms_median"], ours_test_acc=ours["test_acc_mean"],
+                                  pyg_test_acc_last_epoch=ref["test_acc"], ours_peak_rss_mb=ours["peak_rss_mb"])
+        print(f"{name}: ours {ours['epoch_ms_median']:.2f} ms, PyG {ref['epoch_ms_median']:.2f} ms per epoch: "
+              f"{speedup:.1f}x", file=sys.stderr)
+        if speedup < a.target:
+            problems.append(f"{name}: {speedup:.2f}x, the target is {a.target:g}x")
+    warn_if_busy(out["machine"])
+    out["passed"] = not problems
+    print(json.dumps(out, indent=1))
+    for msg in problems:
+        print(f"node_models_vs_pyg: bar missed: {msg}", file=sys.stderr)
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()

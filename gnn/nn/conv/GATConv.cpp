@@ -1,0 +1,96 @@
+#include "gnn/nn/conv/GATConv.h"
+
+#include <cmath>
+
+#include "gnn/nn/Init.h"
+#include "gnn/nn/PyGArgs.h"
+#include "gnn/ops/GraphAttention.h"
+
+namespace gnn {
+
+GATConv::GATConv(int64_t inChannels, int64_t outChannels, Generator& gen, GATConvOptions options)
+    : MessagePassing("sum"), in_(inChannels), out_(outChannels), opt_(std::move(options)),
+      linSrc_(inChannels, opt_.heads * outChannels, gen, false, opt_.dtype) {
+  GNN_CHECK_ARG(inChannels > 0 && outChannels > 0 && opt_.heads > 0 && opt_.edgeDim >= 0,
+                "GATConv: channels, heads and edge_dim must be positive (in ", inChannels, ", out ", outChannels,
+                ", heads ", opt_.heads, ", edge_dim ", opt_.edgeDim, ")");
+  GNN_CHECK_ARG(opt_.dropout >= 0 && opt_.dropout < 1, "GATConv: dropout must be in [0, 1), got ", opt_.dropout);
+  const int64_t H = opt_.heads, C = out_;
+  // PyG's order: the layer's own parameters, then its children's (named_parameters, state_dict).
+  attSrc_ = &registerParameter("att_src", Tensor({1, H, C}, opt_.dtype));
+  attDst_ = &registerParameter("att_dst", Tensor({1, H, C}, opt_.dtype));
+  if (opt_.edgeDim > 0) attEdge_ = &registerParameter("att_edge", Tensor({1, H, C}, opt_.dtype));
+  if (opt_.bias) bias_ = &registerParameter("bias", Tensor({opt_.concat ? H * C : C}, opt_.dtype));
+  registerModule("lin_src", linSrc_);
+  registerAlias("lin_dst.weight", "lin_src.weight");  // PyG's lin_dst = lin_src: one tensor, two keys
+  if (opt_.edgeDim > 0) {
+    linEdge_ = std::make_unique<Linear>(opt_.edgeDim, H * C, gen, false, opt_.dtype);
+    registerModule("lin_edge", *linEdge_);
+  }
+  resetParameters(gen);
+}
+
+std::unique_ptr<GATConv> GATConv::fromPyG(const nlohmann::json& args, Generator& gen, DType dtype) {
+  const PyGArgs a(args, "GATConv",
+                  {{"in_channels", nullptr}, {"out_channels", nullptr}, {"heads", 1}, {"concat", true},
+                   {"negative_slope", 0.2}, {"dropout", 0.0}, {"add_self_loops", true}, {"edge_dim", nullptr},
+                   {"fill_value", "mean"}, {"bias", true}});
+  if (!a.at("in_channels").is_number_integer() || a.get<int64_t>("in_channels") <= 0)
+    throw a.invalidValue("in_channels", a.at("in_channels"), "a positive int (bipartite and lazy sizes not offered)");
+  GATConvOptions o;
+  o.heads = a.get<int64_t>("heads");
+  o.concat = a.get<bool>("concat");
+  o.negativeSlope = a.get<double>("negative_slope");
+  o.dropout = a.get<double>("dropout");
+  o.addSelfLoops = a.get<bool>("add_self_loops");
+  o.edgeDim = a.has("edge_dim") ? a.get<int64_t>("edge_dim") : 0;
+  o.fillValue = SelfLoopFill::fromPyG(a.at("fill_value"), "GATConv");
+  o.bias = a.get<bool>("bias");
+  o.dtype = dtype;
+  return std::make_unique<GATConv>(a.get<int64_t>("in_channels"), a.get<int64_t>("out_channels"), gen, o);
+}
+
+void GATConv::resetParameters(Generator& gen) {
+  const int64_t H = opt_.heads, C = out_;
+  linSrc_.resetGlorot(gen);
+  if (linEdge_) linEdge_->resetGlorot(gen);
+  // PyG's glorot on [1, heads, out]: fan-in + fan-out = heads + out (its last two dimensions).
+  for (Variable* att : {attSrc_, attDst_, attEdge_})
+    if (att) att->value() = init::glorotUniform({1, H, C}, H, C, gen, opt_.dtype);
+  if (bias_) bias_->value() = Tensor(bias_->shape(), opt_.dtype);
+}
+
+std::unique_ptr<Module> GATConv::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<GATConv>(in_, out_, unused, opt_));
+}
+
+Variable GATConv::forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttrIn) {
+  GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == in_, "GATConv(", in_, " -> ", out_, "): input has shape ",
+                shapeString(x.shape()), ", expected [N, ", in_, "]");
+  const int64_t N = x.dim(0), H = opt_.heads, C = out_;
+  // lin_src and lin_dst are one Linear (PyG with an int in_channels): one projection serves both sides.
+  Variable h = linSrc_.forward(x);
+  Variable aSrc = headDot(h, *attSrc_), aDst = headDot(h, *attDst_);
+  Variable aEdge, aLoop;
+  if (edgeAttrIn.defined() && linEdge_) {
+    Variable edgeAttr = edgeAttrIn.value().rank() == 1 ? reshape(edgeAttrIn, {edgeAttrIn.dim(0), 1}) : edgeAttrIn;
+    GNN_CHECK_ARG(edgeAttr.value().rank() == 2 && edgeAttr.dim(1) == opt_.edgeDim, "GATConv: edge_attr has shape ",
+                  shapeString(edgeAttrIn.shape()), ", expected [E, ", opt_.edgeDim, "]");
+    // a_edge . (W_e e) = (W_e^T a_edge) . e: the edges' logit terms through an [edge_dim, heads] matrix, without
+    // the [E, heads * out] projection of the edge features.
+    Variable m = headDot(transpose(linEdge_->weight(), 0, 1), *attEdge_);
+    aEdge = matmul(edgeAttr, m);
+    if (opt_.addSelfLoops) aLoop = matmul(opt_.fillValue.loopAttr(edgeAttr, edgeIndex, N), m);
+  }
+  GraphAttentionOptions o;
+  o.negativeSlope = opt_.negativeSlope;
+  o.selfLoops = opt_.addSelfLoops;
+  o.dropout = opt_.dropout;
+  o.training = isTraining();
+  Variable out = gatAttention(h, aSrc, aDst, edgeIndex, aEdge, aLoop, o);
+  if (!opt_.concat && H > 1) out = meanAxis(reshape(out, {N, H, C}), 1);
+  return bias_ ? add(out, *bias_) : out;
+}
+
+}  // namespace gnn

@@ -1,0 +1,53 @@
+#include "gnn/nn/conv/GINConv.h"
+
+#include "gnn/nn/PyGArgs.h"
+#include "gnn/nn/conv/GCNConv.h"
+
+namespace gnn {
+
+GINConv::GINConv(std::unique_ptr<MLP> nn, double eps, bool trainEps)
+    : MessagePassing("sum"), nn_(std::move(nn)), initialEps_(eps), trainEps_(trainEps) {
+  GNN_CHECK_ARG(nn_ != nullptr, "GINConv: no nn given");
+  registerModule("nn", *nn_);
+  // PyG registers eps as a Parameter with train_eps and as a buffer without: its state_dict has "eps" [1] in both
+  // cases, and so do ours (a buffer is a parameter that takes no gradient).
+  const Tensor value = Tensor::full({1}, eps, nn_->options().dtype);
+  eps_ = trainEps_ ? &registerParameter("eps", value) : &registerBuffer("eps", value);
+}
+
+std::unique_ptr<GINConv> GINConv::fromPyG(const nlohmann::json& args, Generator& gen, DType dtype) {
+  const PyGArgs a(args, "GINConv", {{"nn", nullptr}, {"eps", 0.0}, {"train_eps", false}});
+  if (!a.has("nn")) throw a.invalidValue("nn", nullptr, "required: {\"class\": \"MLP\", \"args\": {...}}");
+  return std::make_unique<GINConv>(mlpFromPyGSpec(a.at("nn"), "GINConv", gen, dtype), a.get<double>("eps"),
+                                   a.get<bool>("train_eps"));
+}
+
+std::unique_ptr<Module> GINConv::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<GINConv>(std::make_unique<MLP>(nn_->options(), unused), initialEps_, trainEps_));
+}
+
+Variable GINConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable&, int64_t numNodes) {
+  // sum_{j -> i} x_j as A x, A[i][j] = the number of edges j -> i (the graph's self-loops included, unlike GCN's),
+  // cached per graph as GCNConv's (edge_index's buffer and version), with the transpose its backward builds.
+  bool built = false;
+  const SparseMatrix a = cache_->get(edgeIndex, numNodes, [&] {
+    return GCNConv::normalizedAdjacency(edgeIndex, numNodes, /*addSelfLoops=*/false, /*normalize=*/false,
+                                        x.dtype());
+  }, &built);
+  return spmm(a, x);
+}
+
+Variable GINConv::forward(const Variable& x, const Tensor& edgeIndex, const NormBatch& b) {
+  GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == nn_->inChannels(), "GINConv(nn: ", nn_->inChannels(), " -> ",
+                nn_->outChannels(), "): input has shape ", shapeString(x.shape()), ", expected [N, ",
+                nn_->inChannels(), "]");
+  Variable out = propagate(edgeIndex, x, Variable(), x.dim(0));
+  // (1 + eps) x: a constant factor when eps is a buffer; through the scalar op when it trains.
+  const Variable self = eps_->requiresGrad()
+                            ? scaleByScalar(x, add(*eps_, Variable(Tensor::full({1}, 1.0, x.dtype()))))
+                            : scale(x, 1.0 + eps_->value().at(0));
+  return nn_->forward(add(out, self), b);
+}
+
+}  // namespace gnn

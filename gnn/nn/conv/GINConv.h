@@ -1,0 +1,49 @@
+// GINConv: the graph isomorphism operator (Xu et al., ICLR 2019) as PyG 2.3.1's GINConv,
+//   x'_i = nn((1 + eps) x_i + sum_{j -> i} x_j),
+// summed over the incoming edges (the graph's own self-loops are ordinary edges), with nn a PyG MLP. eps is a
+// trained parameter with train_eps, else a fixed buffer; PyG's state_dict holds "eps" [1] either way, and the
+// MLP's keys under "nn." ("nn.lins.0.weight", "nn.norms.0.module.weight", ...). The neighbour sum is one sparse
+// product with the graph's adjacency (no [E, F] messages), cached per graph as GCNConv's.
+//
+//   auto conv = GINConv::fromPyG({{"nn", {{"class", "MLP"}, {"args", {{"channel_list", {16, 32, 32}}}}}},
+//                                 {"train_eps", true}}, gen);
+//   Variable h = conv->forward(x, edgeIndex);                       // [N, 16] -> [N, 32]
+//   Variable h = conv->forward(x, edgeIndex, {b.batch, b.numGraphs, b.nodesMask});  // norms see the batch
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "gnn/nn/conv/GCNConv.h"
+#include "gnn/nn/conv/MessagePassing.h"
+#include "gnn/nn/models/MLP.h"
+
+namespace gnn {
+
+class GINConv : public MessagePassing {
+ public:
+  GINConv(std::unique_ptr<MLP> nn, double eps = 0.0, bool trainEps = false);
+  /// From PyG's keyword arguments: nn ({"class": "MLP", "args": {...}}, PyG's MLP keywords; no other module),
+  /// eps, train_eps.
+  static std::unique_ptr<GINConv> fromPyG(const nlohmann::json& args, Generator& gen, DType dtype = DType::F32);
+
+  /// x [N, in] -> [N, out]; b goes to the MLP's norms (which rows are real, which graph each is in).
+  Variable forward(const Variable& x, const Tensor& edgeIndex, const NormBatch& b = {});
+  std::unique_ptr<Module> clone() const override;
+  MLP& nn() { return *nn_; }
+  /// "eps" [1]: a parameter with train_eps, else a buffer.
+  Variable& eps() { return *eps_; }
+
+ protected:
+  Variable messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable& edgeAttr,
+                               int64_t numNodes) override;
+
+ private:
+  std::unique_ptr<MLP> nn_;
+  double initialEps_;
+  bool trainEps_;
+  Variable* eps_;
+  // The last graph's adjacency; a clone starts empty.
+  std::shared_ptr<GCNConv::AdjacencyCache> cache_ = std::make_shared<GCNConv::AdjacencyCache>(1);
+};
+
+}  // namespace gnn

@@ -1,0 +1,96 @@
+#include "gnn/nn/conv/SAGEConv.h"
+
+#include "gnn/nn/PyGArgs.h"
+#include "gnn/nn/conv/GCNConv.h"
+
+namespace gnn {
+
+SAGEConv::SAGEConv(int64_t inChannels, int64_t outChannels, Generator& gen, SAGEConvOptions options)
+    : MessagePassing(options.aggr), in_(inChannels), out_(outChannels), opt_(std::move(options)) {
+  GNN_CHECK_ARG(inChannels > 0 && outChannels > 0, "SAGEConv: channel counts must be positive, got ", inChannels,
+                " -> ", outChannels);
+  // PyG's Linear layers with their default initialisation (torch's: U(-1/sqrt(in), 1/sqrt(in))).
+  if (opt_.project) {
+    lin_ = std::make_unique<Linear>(in_, in_, gen, true, opt_.dtype);
+    registerModule("lin", *lin_);
+  }
+  linL_ = std::make_unique<Linear>(in_, out_, gen, opt_.bias, opt_.dtype);
+  registerModule("lin_l", *linL_);
+  if (opt_.rootWeight) {
+    linR_ = std::make_unique<Linear>(in_, out_, gen, false, opt_.dtype);
+    registerModule("lin_r", *linR_);
+  }
+}
+
+std::unique_ptr<SAGEConv> SAGEConv::fromPyG(const nlohmann::json& args, Generator& gen, DType dtype) {
+  const PyGArgs a(args, "SAGEConv", {{"in_channels", nullptr}, {"out_channels", nullptr}, {"aggr", "mean"},
+                                     {"normalize", false}, {"root_weight", true}, {"project", false},
+                                     {"bias", true}});
+  if (!a.at("in_channels").is_number_integer())
+    throw a.invalidValue("in_channels", a.at("in_channels"),
+                         "only an int is supported (a tuple for bipartite graphs is not; nor -1, lazy)");
+  if (!a.at("aggr").is_string())
+    throw a.invalidValue("aggr", a.at("aggr"), "only one aggregation by name (sum, add, mean, max, ...)");
+  SAGEConvOptions o;
+  o.aggr = a.get<std::string>("aggr");
+  o.normalize = a.get<bool>("normalize");
+  o.rootWeight = a.get<bool>("root_weight");
+  o.project = a.get<bool>("project");
+  o.bias = a.get<bool>("bias");
+  o.dtype = dtype;
+  return std::make_unique<SAGEConv>(a.get<int64_t>("in_channels"), a.get<int64_t>("out_channels"), gen, o);
+}
+
+std::unique_ptr<Module> SAGEConv::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<SAGEConv>(in_, out_, unused, opt_));
+}
+
+bool SAGEConv::linearAggregation() const {
+  const std::string name = aggregation().name();
+  return name == "sum" || name == "mean";
+}
+
+SparseMatrix SAGEConv::adjacency(const Tensor& edgeIndex, int64_t numNodes) const {
+  // Row = target, column = source, each entry the number of edges j -> i (duplicates count, self-loops are
+  // ordinary edges: no self-loop handling, no normalisation). Mean divides each row by its sum, the in-degree.
+  // Cached per graph as GCNConv's (edge_index's buffer and version): full-batch training builds it, and the
+  // transpose its backward needs, once.
+  bool built = false;
+  return cache_->get(edgeIndex, numNodes, [&] {
+    SparseMatrix a = GCNConv::normalizedAdjacency(edgeIndex, numNodes, /*addSelfLoops=*/false,
+                                                  /*normalize=*/false, opt_.dtype);
+    return std::string(aggregation().name()) == "mean" ? a.rowNormalized() : a;
+  }, &built);
+}
+
+Variable SAGEConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable&,
+                                       int64_t numNodes) {
+  if (!linearAggregation()) return {};  // max, min, ...: propagate gathers the messages and reduces them
+  return spmm(adjacency(edgeIndex, numNodes), x);
+}
+
+Variable SAGEConv::forward(const Variable& x, const Tensor& edgeIndex) {
+  GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == in_, "SAGEConv(", in_, " -> ", out_, "): input has shape ",
+                shapeString(x.shape()), ", expected [N, ", in_, "]");
+  GNN_CHECK_ARG(x.dtype() == opt_.dtype, "SAGEConv: input is ", dtypeName(x.dtype()), ", the layer ",
+                dtypeName(opt_.dtype));
+  const int64_t N = x.dim(0);
+  // project transforms the messages' sources only; the root term below reads the raw x (as PyG's).
+  const Variable src = lin_ ? relu(lin_->forward(x)) : x;
+  const Variable bias = linL_->bias() ? *linL_->bias() : Variable();
+  const Variable root = linR_ ? linear(x, linR_->weight()) : Variable();
+  Variable out;
+  if (linearAggregation() && out_ < in_) {
+    // Sum and mean are linear: W (A x) = A (x W^T) up to rounding, and the product runs over fewer columns.
+    // (Not max and the others, which do not commute with W.) The bias joins after the aggregation, as in PyG.
+    out = propagate(edgeIndex, linear(src, linL_->weight()), Variable(), N);
+    if (bias.defined()) out = add(out, bias);
+  } else {
+    out = linear(propagate(edgeIndex, src, Variable(), N), linL_->weight(), bias);
+  }
+  if (root.defined()) out = add(out, root);
+  return opt_.normalize ? normalizeRows(out, 1e-12) : out;
+}
+
+}  // namespace gnn

@@ -1,0 +1,70 @@
+// SAGEConv: GraphSAGE's operator (Hamilton et al., NeurIPS 2017) as PyG 2.3.1's SAGEConv,
+//   x'_i = W_l aggr_{j -> i} x_j + b + W_r x_i,
+// with aggr "mean" (default), "sum" ("add"), "max" (or another of aggregationFromName's names) over the
+// incoming edges (the graph's own self-loops are ordinary edges; a node without edges aggregates 0),
+// root_weight (the W_r x_i term), project (the sources first go through relu(lin(x)); the root term keeps the
+// raw x, as PyG's), normalize (rows L2-normalised, F.normalize with eps 1e-12). Parameters as PyG's
+// state_dict: "lin_l.weight" [out, in], "lin_l.bias" [out], "lin_r.weight" [out, in] (no bias), and with
+// project "lin.weight" [in, in], "lin.bias" [in]. Sum and mean run as one sparse product with the graph's
+// adjacency (no [E, F] messages), cached per graph as GCNConv's; max gathers.
+//
+//   auto conv = SAGEConv::fromPyG({{"in_channels", 64}, {"out_channels", 32}, {"aggr", "max"}}, gen);
+//   Variable h = conv->forward(x, edgeIndex);      // [N, 64] -> [N, 32]
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gnn/nn/Linear.h"
+#include "gnn/nn/conv/GCNConv.h"
+#include "gnn/nn/conv/MessagePassing.h"
+#include "gnn/system/Random.h"
+
+namespace gnn {
+
+/// PyG's keyword arguments, with PyG's defaults.
+struct SAGEConvOptions {
+  std::string aggr = "mean";
+  bool normalize = false;
+  bool rootWeight = true;
+  bool project = false;
+  bool bias = true;
+  DType dtype = DType::F32;
+};
+
+class SAGEConv : public MessagePassing {
+ public:
+  SAGEConv(int64_t inChannels, int64_t outChannels, Generator& gen, SAGEConvOptions options = {});
+  /// From PyG's keyword arguments (in_channels, out_channels, aggr, normalize, root_weight, project, bias).
+  /// in_channels must be an int: PyG's tuple form (bipartite graphs) is refused, as are aggregations not
+  /// named by one string that aggregationFromName knows (lists, "lstm", modules) and MessagePassing's extra
+  /// keywords (aggr_kwargs, flow, node_dim, decomposed_layers).
+  static std::unique_ptr<SAGEConv> fromPyG(const nlohmann::json& args, Generator& gen, DType dtype = DType::F32);
+
+  /// x [N, in], edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [N, out].
+  Variable forward(const Variable& x, const Tensor& edgeIndex);
+  std::unique_ptr<Module> clone() const override;
+  const SAGEConvOptions& options() const { return opt_; }
+
+ protected:
+  /// Sum and mean as a sparse product with the adjacency (mean: rows scaled by 1 / in-degree); other
+  /// aggregations: undefined (propagate gathers the messages and reduces them).
+  Variable messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable& edgeAttr,
+                               int64_t numNodes) override;
+
+ private:
+  SparseMatrix adjacency(const Tensor& edgeIndex, int64_t numNodes) const;
+  /// Sum or mean: linear in the messages (a sparse product; the Linear may go first).
+  bool linearAggregation() const;
+
+  int64_t in_, out_;
+  SAGEConvOptions opt_;
+  // Built in PyG's order (lin, lin_l, lin_r), which is also their registration order.
+  std::unique_ptr<Linear> lin_;  // project only
+  std::unique_ptr<Linear> linL_;
+  std::unique_ptr<Linear> linR_;  // root_weight only
+  // The last graph's adjacency (sum, mean); a clone starts empty.
+  std::shared_ptr<GCNConv::AdjacencyCache> cache_ = std::make_shared<GCNConv::AdjacencyCache>(1);
+};
+
+}  // namespace gnn

@@ -1,0 +1,232 @@
+#include "gnn/nn/models/BasicGNN.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "gnn/nn/PyGArgs.h"
+#include "gnn/nn/conv/EdgeConv.h"
+#include "gnn/nn/conv/GATConv.h"
+#include "gnn/nn/conv/GATv2Conv.h"
+#include "gnn/nn/conv/GCNConv.h"
+#include "gnn/nn/conv/GINConv.h"
+#include "gnn/nn/conv/PNAConv.h"
+#include "gnn/nn/conv/SAGEConv.h"
+#include "gnn/ops/Ops.h"
+
+namespace gnn {
+
+namespace {
+
+using json = nlohmann::json;
+
+// BasicGNN's own keywords; every other one is the convolution's (PyG's **kwargs).
+const char* const kModelKeys[] = {"in_channels", "hidden_channels", "num_layers", "out_channels", "dropout",
+                                  "act", "act_first", "act_kwargs", "norm", "norm_kwargs", "jk"};
+
+bool isModelKey(const std::string& k) {
+  return std::find(std::begin(kModelKeys), std::end(kModelKeys), k) != std::end(kModelKeys);
+}
+
+int64_t positive(const json& v, const char* key) {
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+    throw std::invalid_argument(std::string("BasicGNN: ") + key + " must be a positive integer, got " + v.dump() +
+                                (v.is_array() ? " (bipartite (source, target) sizes are not supported)" : ""));
+  return v.get<int64_t>();
+}
+
+// Element-wise maximum over the layers' outputs [N, F] each (JumpingKnowledge "max"): the outputs side by side
+// [N, L F] read as [N L, F], reduced over each node's L consecutive rows.
+Variable maxOverLayers(const std::vector<Variable>& xs) {
+  const int64_t n = xs[0].dim(0), f = xs[0].dim(1), layers = static_cast<int64_t>(xs.size());
+  Variable stacked = reshape(concatCols(xs), {n * layers, f});
+  return segmentMax(stacked, countsToPtr(std::vector<int64_t>(static_cast<size_t>(n), layers)));
+}
+
+}  // namespace
+
+BasicGNNOptions BasicGNNOptions::fromPyG(const json& args) {
+  if (!args.is_object()) throw std::invalid_argument("BasicGNN: arguments must be a JSON object");
+  BasicGNNOptions o;
+  for (const char* k : {"in_channels", "hidden_channels", "num_layers"})
+    if (!args.contains(k)) throw std::invalid_argument(std::string("BasicGNN: '") + k + "' is required");
+  o.inChannels = positive(args["in_channels"], "in_channels");
+  o.hiddenChannels = positive(args["hidden_channels"], "hidden_channels");
+  o.numLayers = positive(args["num_layers"], "num_layers");
+  if (args.contains("out_channels") && !args["out_channels"].is_null())
+    o.outChannels = positive(args["out_channels"], "out_channels");
+  o.dropout = args.value("dropout", 0.0);
+  if (o.dropout < 0 || o.dropout >= 1) throw std::invalid_argument("BasicGNN: dropout must be in [0, 1)");
+  if (args.contains("act")) o.act = args["act"];
+  if (args.contains("act_kwargs")) o.actKwargs = args["act_kwargs"];
+  o.actFirst = args.value("act_first", false);
+  if (args.contains("norm")) o.norm = args["norm"];
+  if (args.contains("norm_kwargs")) o.normKwargs = args["norm_kwargs"];
+  if (args.contains("jk") && !args["jk"].is_null()) o.jk = args["jk"].get<std::string>();
+  std::transform(o.jk.begin(), o.jk.end(), o.jk.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (o.jk == "lstm")
+    throw std::invalid_argument("BasicGNN: jk='lstm' is not supported (None, 'last', 'cat' and 'max' are)");
+  if (!o.jk.empty() && o.jk != "last" && o.jk != "cat" && o.jk != "max")
+    throw std::invalid_argument("BasicGNN: jk='" + o.jk + "' is not one of None, 'last', 'cat', 'max'");
+  for (const auto& [k, v] : args.items())
+    if (!isModelKey(k)) o.conv[k] = v;
+  return o;
+}
+
+json BasicGNNOptions::toPyG() const {
+  json a = conv;
+  a["in_channels"] = inChannels;
+  a["hidden_channels"] = hiddenChannels;
+  a["num_layers"] = numLayers;
+  a["out_channels"] = outChannels > 0 ? json(outChannels) : json(nullptr);
+  a["dropout"] = dropout;
+  a["act"] = act;
+  a["act_first"] = actFirst;
+  a["act_kwargs"] = actKwargs;
+  a["norm"] = norm;
+  a["norm_kwargs"] = normKwargs;
+  a["jk"] = jk.empty() ? json(nullptr) : json(jk);
+  return a;
+}
+
+const std::vector<std::string>& basicGNNClassNames() {
+  static const std::vector<std::string> names = {"GCN", "GraphSAGE", "GIN", "GAT", "PNA", "EdgeCNN"};
+  return names;
+}
+
+BasicGNN::BasicGNN(std::string className, BasicGNNOptions options, Generator& gen)
+    : class_(std::move(className)), opt_(std::move(options)) {
+  const auto& names = basicGNNClassNames();
+  if (std::find(names.begin(), names.end(), class_) == names.end())
+    throw std::invalid_argument("BasicGNN: unknown class '" + class_ + "' (GCN, GraphSAGE, GIN, GAT, PNA, EdgeCNN)");
+  if (opt_.inChannels <= 0 || opt_.hiddenChannels <= 0 || opt_.numLayers <= 0)
+    throw std::invalid_argument(class_ + ": in_channels, hidden_channels and num_layers must be positive");
+  act_ = activationFromPyG(opt_.act, opt_.actKwargs);
+  // PyG's layout: the first num_layers - 1 convolutions to hidden_channels, the last to out_channels when it is
+  // set and there is no jumping knowledge (that last layer is then the output), else to hidden_channels.
+  int64_t in = opt_.inChannels;
+  for (int64_t i = 0; i + 1 < opt_.numLayers; ++i) {
+    convs_.push_back(makeConv(in, opt_.hiddenChannels, false, gen));
+    in = opt_.hiddenChannels;
+  }
+  const bool toOut = opt_.outChannels > 0 && opt_.jk.empty();
+  convs_.push_back(makeConv(in, toOut ? opt_.outChannels : opt_.hiddenChannels, toOut, gen));
+  for (size_t i = 0; i < convs_.size(); ++i) registerModule("convs." + std::to_string(i), *convs_[i]);
+  if (!opt_.norm.is_null()) {
+    const int64_t count = opt_.numLayers - 1 + (opt_.jk.empty() ? 0 : 1);
+    for (int64_t i = 0; i < count; ++i) {
+      norms_.push_back(normalizationFromPyG(opt_.norm, opt_.hiddenChannels, opt_.normKwargs, gen, opt_.dtype));
+      if (norms_.back()) registerModule("norms." + std::to_string(i), *norms_.back());
+    }
+  }
+  if (!opt_.jk.empty()) {
+    const int64_t width = opt_.jk == "cat" ? opt_.numLayers * opt_.hiddenChannels : opt_.hiddenChannels;
+    lin_ = std::make_unique<Linear>(width, outChannels(), gen, true, opt_.dtype);
+    registerModule("lin", *lin_);
+  }
+}
+
+std::unique_ptr<Module> BasicGNN::makeConv(int64_t in, int64_t out, bool toOut, Generator& gen) const {
+  json a = opt_.conv;
+  const DType dt = opt_.dtype;
+  if (class_ == "GIN" || class_ == "EdgeCNN") {
+    // PyG builds each layer's network as MLP([in, out, out]) (EdgeCNN: [2 in, out, out]) with the model's act
+    // and norm.
+    json mlp = {{"channel_list", {class_ == "GIN" ? in : 2 * in, out, out}}, {"act", opt_.act},
+                {"act_first", opt_.actFirst}, {"act_kwargs", opt_.actKwargs}, {"norm", opt_.norm},
+                {"norm_kwargs", opt_.normKwargs}};
+    a["nn"] = {{"class", "MLP"}, {"args", mlp}};
+    if (class_ == "GIN") return GINConv::fromPyG(a, gen, dt);
+    return EdgeConv::fromPyG(a, gen, dt);
+  }
+  a["in_channels"] = in;
+  a["out_channels"] = out;
+  if (class_ == "GCN") return GCNConv::fromPyG(a, gen, dt);
+  if (class_ == "GraphSAGE") return SAGEConv::fromPyG(a, gen, dt);
+  if (class_ == "PNA") return PNAConv::fromPyG(a, gen, dt);
+  // GAT: hidden_channels is the total width, heads x (hidden / heads); the output layer averages its heads.
+  const bool v2 = a.value("v2", false);
+  int64_t heads = a.value("heads", int64_t{1});
+  if (toOut && opt_.outputHeads > 0) heads = opt_.outputHeads;
+  bool concat = a.value("concat", true);
+  a.erase("v2");
+  if (toOut) concat = false;
+  if (concat && out % heads != 0)
+    throw std::invalid_argument("GAT: the output channels of 'GATConv' (" + std::to_string(out) +
+                                ") must be divisible by the number of heads (" + std::to_string(heads) + ")");
+  a["out_channels"] = concat ? out / heads : out;
+  a["heads"] = heads;
+  a["concat"] = concat;
+  a["dropout"] = opt_.attentionDropout >= 0 ? opt_.attentionDropout : opt_.dropout;
+  if (v2) return GATv2Conv::fromPyG(a, gen, dt);
+  return GATConv::fromPyG(a, gen, dt);
+}
+
+Variable BasicGNN::runConv(int64_t i, const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr,
+                           const NormBatch& nb) {
+  Module& c = *convs_[static_cast<size_t>(i)];
+  if (class_ == "GCN") return static_cast<GCNConv&>(c).forward(h, edgeIndex);
+  if (class_ == "GraphSAGE") return static_cast<SAGEConv&>(c).forward(h, edgeIndex);
+  // GIN's MLP normalises nodes: the batch's real ones.
+  if (class_ == "GIN") return static_cast<GINConv&>(c).forward(h, edgeIndex, NormBatch{Tensor(), 1, nb.nodeMask});
+  if (class_ == "EdgeCNN") return static_cast<EdgeConv&>(c).forward(h, edgeIndex);
+  if (class_ == "PNA") return static_cast<PNAConv&>(c).forward(h, edgeIndex, edgeAttr);
+  if (opt_.conv.value("v2", false)) return static_cast<GATv2Conv&>(c).forward(h, edgeIndex, edgeAttr);
+  return static_cast<GATConv&>(c).forward(h, edgeIndex, edgeAttr);
+}
+
+Variable BasicGNN::input(const Variable& x) const {
+  GNN_CHECK_ARG(x.dim(1) == opt_.inChannels, class_, ": input has ", x.dim(1), " features, the model takes ",
+                opt_.inChannels);
+  return opt_.inputDropout > 0 ? dropout(x, opt_.inputDropout, isTraining()) : x;
+}
+
+Variable BasicGNN::layer(int64_t i, const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr,
+                         const NormBatch& nb) {
+  Variable x = runConv(i, h, edgeIndex, edgeAttr, nb);
+  if (i == opt_.numLayers - 1 && opt_.jk.empty()) return x;
+  if (opt_.actFirst) x = act_(x);
+  if (!norms_.empty()) {
+    // PyG 2.3.1's BasicGNN calls its norms without `batch`: a graph-wise norm sees the whole input as one
+    // graph. Padding rows never enter a statistic.
+    x = norms_[static_cast<size_t>(i)]->forward(x, NormBatch{Tensor(), 1, nb.nodeMask});
+  }
+  if (!opt_.actFirst) x = act_(x);
+  return opt_.dropout > 0 ? dropout(x, opt_.dropout, isTraining()) : x;
+}
+
+Variable BasicGNN::head(const std::vector<Variable>& xs) const {
+  GNN_CHECK_ARG(!xs.empty(), class_, ": head() needs the layers' outputs");
+  if (!lin_) return xs.back();
+  if (opt_.jk == "cat") return lin_->forward(concatCols(xs));
+  if (opt_.jk == "max") return lin_->forward(maxOverLayers(xs));
+  return lin_->forward(xs.back());
+}
+
+Variable BasicGNN::forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr,
+                           const NormBatch& nb) {
+  std::vector<Variable> xs;
+  Variable h = input(x);
+  for (int64_t i = 0; i < opt_.numLayers; ++i) {
+    h = layer(i, h, edgeIndex, edgeAttr, nb);
+    if (headReadsAllLayers() || i + 1 == opt_.numLayers) xs.push_back(h);
+  }
+  return head(xs);
+}
+
+std::unique_ptr<Module> BasicGNN::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<BasicGNN>(class_, opt_, unused));
+}
+
+std::unique_ptr<BasicGNN> basicGNNFromSpec(const json& spec, Generator& gen, DType dtype) {
+  if (!spec.is_object() || !spec.contains("class") || !spec["class"].is_string())
+    throw std::invalid_argument("model spec: expected {\"class\": \"<PyG model class>\", \"args\": {...}}, got " +
+                                spec.dump().substr(0, 200));
+  for (const auto& [k, v] : spec.items())
+    if (k != "class" && k != "args") throw std::invalid_argument("model spec: unknown key '" + k + "'");
+  BasicGNNOptions o = BasicGNNOptions::fromPyG(spec.value("args", json::object()));
+  o.dtype = dtype;
+  return std::make_unique<BasicGNN>(spec["class"].get<std::string>(), std::move(o), gen);
+}
+
+}  // namespace gnn

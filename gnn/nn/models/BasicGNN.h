@@ -1,0 +1,125 @@
+// BasicGNN: PyTorch Geometric 2.3.1's ready node models (torch_geometric.nn.models.basic_gnn) with PyG's
+// constructor arguments, structure and state_dict keys: GCN (GCNConv), GraphSAGE (SAGEConv), GIN (GINConv over
+// PyG's MLP), GAT (GATConv, or GATv2Conv with v2), PNA (PNAConv) and EdgeCNN (EdgeConv over an MLP). num_layers
+// convolutions, between them act / norm / act (act_first decides) and dropout; jumping knowledge ("last", "cat",
+// "max") with a final Linear `lin`; with out_channels and no jk the last convolution maps to out_channels (GAT's
+// last layer then averages its heads). Keys: "convs.<i>.*", "norms.<i>.*", "lin.*", as PyG's.
+//
+//   GAT gat(BasicGNNOptions::fromPyG({{"in_channels", 1433}, {"hidden_channels", 64}, {"num_layers", 2},
+//                                     {"out_channels", 7}, {"heads", 8}}), gen);
+//   Variable logits = gat.forward(x, edgeIndex);
+//   std::unique_ptr<BasicGNN> m = basicGNNFromSpec({{"class", "GraphSAGE"}, {"args", {...}}}, gen);
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gnn/nn/Activation.h"
+#include "gnn/nn/Linear.h"
+#include "gnn/nn/Module.h"
+#include "gnn/nn/norm/Normalization.h"
+#include "gnn/system/Random.h"
+
+namespace gnn {
+
+/// BasicGNN's arguments under PyG's names; `conv` holds the rest (the convolution's keyword arguments, and
+/// GAT's v2 / heads / concat), passed on to each layer as PyG's **kwargs are.
+struct BasicGNNOptions {
+  int64_t inChannels = 0, hiddenChannels = 0, numLayers = 0;
+  /// -1: PyG's None (the output is hidden_channels wide).
+  int64_t outChannels = -1;
+  double dropout = 0.0;
+  nlohmann::json act = "relu", actKwargs = nullptr;
+  bool actFirst = false;
+  nlohmann::json norm = nullptr, normKwargs = nullptr;
+  /// "" (None), "last", "cat", "max" ("lstm" is refused).
+  std::string jk;
+  nlohmann::json conv = nlohmann::json::object();
+  DType dtype = DType::F32;
+
+  // Beyond PyG's arguments (the programs' flags), off by default so a PyG model runs as PyG runs it.
+  /// Dropout on the input features (the GAT paper's dropout before the first layer).
+  double inputDropout = 0.0;
+  /// GAT's attention dropout; negative: the model's dropout, as PyG's GAT passes it.
+  double attentionDropout = -1.0;
+  /// GAT's heads in the output layer (averaged); non-positive: the other layers' heads, as PyG has it.
+  int64_t outputHeads = -1;
+
+  /// From PyG's constructor arguments (in_channels, hidden_channels, num_layers, out_channels, dropout, act,
+  /// act_first, act_kwargs, norm, norm_kwargs, jk; every other key goes to the convolutions).
+  static BasicGNNOptions fromPyG(const nlohmann::json& args);
+  /// The same arguments back as PyG's JSON.
+  nlohmann::json toPyG() const;
+};
+
+class BasicGNN : public Module {
+ public:
+  /// className: "GCN", "GraphSAGE", "GIN", "GAT", "PNA" or "EdgeCNN".
+  BasicGNN(std::string className, BasicGNNOptions options, Generator& gen);
+
+  /// Node outputs [N, out_channels]. edgeAttr: edge features for GAT (edge_dim) and PNA; nb: the graphs and
+  /// real rows of a fixed-size batch (undefined: one graph, every row real).
+  Variable forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr = Variable(),
+                   const NormBatch& nb = {});
+
+  /// The model a layer at a time, as a device's pipeline stages run it: input() (input dropout), then
+  /// layer(i) for i < numLayers(), then head() over every layer's output (jk and lin; the last output alone
+  /// when the model has neither).
+  Variable input(const Variable& x) const;
+  Variable layer(int64_t i, const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr,
+                 const NormBatch& nb);
+  Variable head(const std::vector<Variable>& layerOutputs) const;
+  /// Whether head() reads every layer's output (jk "cat" or "max") rather than the last one.
+  bool headReadsAllLayers() const { return opt_.jk == "cat" || opt_.jk == "max"; }
+
+  int64_t numLayers() const { return opt_.numLayers; }
+  int64_t outChannels() const { return opt_.outChannels > 0 ? opt_.outChannels : opt_.hiddenChannels; }
+  const std::string& className() const { return class_; }
+  const BasicGNNOptions& options() const { return opt_; }
+  Module& conv(int64_t i) { return *convs_.at(static_cast<size_t>(i)); }
+  /// The model's classes and its arguments as PyG's JSON spec {"class": ..., "args": {...}}.
+  nlohmann::json spec() const { return {{"class", class_}, {"args", opt_.toPyG()}}; }
+  std::unique_ptr<Module> clone() const override;
+
+ private:
+  std::unique_ptr<Module> makeConv(int64_t in, int64_t out, bool toOut, Generator& gen) const;
+  Variable runConv(int64_t i, const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr,
+                   const NormBatch& nb);
+
+  std::string class_;
+  BasicGNNOptions opt_;
+  Activation act_;
+  std::vector<std::unique_ptr<Module>> convs_;
+  std::vector<std::unique_ptr<Normalization>> norms_;
+  std::unique_ptr<Linear> lin_;
+};
+
+// PyG's class names, each a BasicGNN with its convolution.
+struct GCN : BasicGNN {
+  GCN(BasicGNNOptions o, Generator& gen) : BasicGNN("GCN", std::move(o), gen) {}
+};
+struct GraphSAGE : BasicGNN {
+  GraphSAGE(BasicGNNOptions o, Generator& gen) : BasicGNN("GraphSAGE", std::move(o), gen) {}
+};
+struct GIN : BasicGNN {
+  GIN(BasicGNNOptions o, Generator& gen) : BasicGNN("GIN", std::move(o), gen) {}
+};
+struct GAT : BasicGNN {
+  GAT(BasicGNNOptions o, Generator& gen) : BasicGNN("GAT", std::move(o), gen) {}
+};
+struct PNA : BasicGNN {
+  PNA(BasicGNNOptions o, Generator& gen) : BasicGNN("PNA", std::move(o), gen) {}
+};
+struct EdgeCNN : BasicGNN {
+  EdgeCNN(BasicGNNOptions o, Generator& gen) : BasicGNN("EdgeCNN", std::move(o), gen) {}
+};
+
+/// The class names BasicGNN takes.
+const std::vector<std::string>& basicGNNClassNames();
+
+/// A model from PyG's JSON spec {"class": "GAT", "args": {<constructor arguments>}}; std::invalid_argument
+/// naming the class or argument that is not known.
+std::unique_ptr<BasicGNN> basicGNNFromSpec(const nlohmann::json& spec, Generator& gen, DType dtype = DType::F32);
+
+}  // namespace gnn
