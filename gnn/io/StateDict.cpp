@@ -278,7 +278,15 @@ void writeStateDict(const std::string& path, const StateDict& sd) {
 
 StateDict stateDictOf(const Module& module) {
   StateDict sd;
-  for (const auto& [name, v] : module.namedParameters()) sd.entries.emplace_back(name, v.value().clone());
+  // A tensor under two names (Module::registerAlias: tied weights) is one copy under both, so the writer keeps
+  // it one storage, as torch.save does.
+  std::map<const void*, Tensor> copies;
+  for (const auto& [name, v] : module.namedStateEntries()) {
+    const void* key = v.value().raw();
+    auto it = copies.find(key);
+    if (it == copies.end()) it = copies.emplace(key, v.value().clone()).first;
+    sd.entries.emplace_back(name, it->second);
+  }
   return sd;
 }
 
@@ -297,7 +305,8 @@ std::string quotedList(const std::vector<std::string>& names) {
 StateDictMismatch loadStateDictInto(Module& module, const StateDict& sd, bool strict) {
   std::map<std::string, const Tensor*> byName;
   for (const auto& [name, t] : sd.entries) byName.emplace(name, &t);
-  const auto named = module.namedParameters();
+  // Every state_dict name, aliases of tied weights included (each sets the one tensor; torch's last-wins).
+  const auto named = module.namedStateEntries();
   StateDictMismatch out;
   std::vector<std::string> errors;
   std::vector<Tensor> values(named.size());

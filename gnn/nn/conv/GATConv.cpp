@@ -68,9 +68,21 @@ std::unique_ptr<Module> GATConv::clone() const {
 Variable GATConv::forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttrIn) {
   GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == in_, "GATConv(", in_, " -> ", out_, "): input has shape ",
                 shapeString(x.shape()), ", expected [N, ", in_, "]");
-  const int64_t N = x.dim(0), H = opt_.heads, C = out_;
   // lin_src and lin_dst are one Linear (PyG with an int in_channels): one projection serves both sides.
-  Variable h = linSrc_.forward(x);
+  return attend(linSrc_.forward(x), edgeIndex, edgeAttrIn);
+}
+
+Variable GATConv::forward(const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttrIn) {
+  GNN_CHECK_ARG(x.cols() == in_, "GATConv(", in_, " -> ", out_, "): sparse input has ", x.cols(), " columns");
+  GNN_CHECK_ARG(x.dtype() == opt_.dtype, "GATConv: sparse input is ", dtypeName(x.dtype()), ", the layer ",
+                dtypeName(opt_.dtype));
+  // The projection is the only op that reads x: sparse times the weight's transpose ([in, heads * out], a copy
+  // far smaller than the product's nnz x heads * out), then the attention as for dense input.
+  return attend(spmm(x, transpose(linSrc_.weight(), 0, 1)), edgeIndex, edgeAttrIn);
+}
+
+Variable GATConv::attend(const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttrIn) {
+  const int64_t N = h.dim(0), H = opt_.heads, C = out_;
   Variable aSrc = headDot(h, *attSrc_), aDst = headDot(h, *attDst_);
   Variable aEdge, aLoop;
   if (edgeAttrIn.defined() && linEdge_) {

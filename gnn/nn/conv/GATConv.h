@@ -16,6 +16,7 @@
 //   o.heads = 8;
 //   GATConv conv(1433, 8, gen, o);
 //   Variable h = conv.forward(x, edgeIndex);                  // [N, 64]
+//   Variable h = conv.forward(xSparse, edgeIndex);            // sparse features (SparseMatrix [N, 1433])
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -54,6 +55,9 @@ class GATConv : public MessagePassing {
   /// x [N, in], edge_index int64 [2, E], edge_attr [E, edge_dim] (or [E] for edge_dim 1) optional: read only
   /// with edge_dim, as PyG's. -> [N, heads * out] (concat) or [N, out].
   Variable forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr = Variable());
+  /// Same with constant sparse input features (bag of words): the projection runs as a sparse product, the
+  /// rest as for dense input (the same map up to rounding).
+  Variable forward(const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttr = Variable());
   /// Glorot weights and attention vectors, zero bias (PyG's reset_parameters).
   void resetParameters(Generator& gen);
   std::unique_ptr<Module> clone() const override;
@@ -61,6 +65,9 @@ class GATConv : public MessagePassing {
   const GATConvOptions& options() const { return opt_; }
 
  private:
+  /// Everything after the projection h = x Theta^T [N, heads * out].
+  Variable attend(const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr);
+
   int64_t in_, out_;
   GATConvOptions opt_;
   Variable* attSrc_;

@@ -53,6 +53,9 @@ class GATv2Conv : public MessagePassing {
   /// x [N, in], edge_index int64 [2, E], edge_attr [E, edge_dim] (or [E] for edge_dim 1) optional (an error
   /// without edge_dim, as PyG's assertion). -> [N, heads * out] (concat) or [N, out].
   Variable forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr = Variable());
+  /// Same with constant sparse input features (bag of words): lin_l and lin_r run as sparse products, the rest
+  /// as for dense input (the same map up to rounding).
+  Variable forward(const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttr = Variable());
   /// Glorot weights and attention vector, PyG Linear's uniform biases, zero output bias.
   void resetParameters(Generator& gen);
   std::unique_ptr<Module> clone() const override;
@@ -60,6 +63,9 @@ class GATv2Conv : public MessagePassing {
   const GATv2ConvOptions& options() const { return opt_; }
 
  private:
+  /// Everything after the projections x_l = Theta_l x, x_r = Theta_r x [N, heads * out].
+  Variable attend(const Variable& xl, const Variable& xr, const Tensor& edgeIndex, const Variable& edgeAttr);
+
   int64_t in_, out_;
   GATv2ConvOptions opt_;
   Variable* att_;

@@ -10,6 +10,7 @@
 //
 //   auto conv = SAGEConv::fromPyG({{"in_channels", 64}, {"out_channels", 32}, {"aggr", "max"}}, gen);
 //   Variable h = conv->forward(x, edgeIndex);      // [N, 64] -> [N, 32]
+//   Variable h = conv->forward(xSparse, edgeIndex);  // SparseMatrix features
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -43,6 +44,10 @@ class SAGEConv : public MessagePassing {
 
   /// x [N, in], edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [N, out].
   Variable forward(const Variable& x, const Tensor& edgeIndex);
+  /// Same with constant sparse input features (bag of words), the same map up to rounding: the Linear layers
+  /// that read x run as sparse products (sum and mean then aggregate x W_l^T whatever the widths); without
+  /// project, max and the other aggregations read x's rows themselves and run on its dense copy.
+  Variable forward(const SparseMatrix& x, const Tensor& edgeIndex);
   std::unique_ptr<Module> clone() const override;
   const SAGEConvOptions& options() const { return opt_; }
 
@@ -56,6 +61,12 @@ class SAGEConv : public MessagePassing {
   SparseMatrix adjacency(const Tensor& edgeIndex, int64_t numNodes) const;
   /// Sum or mean: linear in the messages (a sparse product; the Linear may go first).
   bool linearAggregation() const;
+  /// W_l aggr(src) + b [N, out] (sum and mean project first when out < in).
+  Variable aggregate(const Variable& src, const Tensor& edgeIndex, int64_t numNodes);
+  /// aggr(src W_l^T) + b from the projected sources srcW [N, out] (sum and mean only).
+  Variable aggregateProjected(const Variable& srcW, const Tensor& edgeIndex, int64_t numNodes);
+  /// Adds the root term (when defined) and normalises the rows (normalize).
+  Variable finish(Variable out, const Variable& root) const;
 
   int64_t in_, out_;
   SAGEConvOptions opt_;
