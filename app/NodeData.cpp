@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "gnn/io/Fnv1a.h"
+#include "gnn/nn/models/BasicGNN.h"
 #include "gnn/system/Parallel.h"
 #include "gnn/system/SystemInfo.h"
 #include "gnn/tensor/BufferPool.h"
@@ -59,6 +60,12 @@ void partitionByCluster(NodeData& d, const NodeSettings& s) {
   keepTrainingMemoryInHeap();
 }
 
+// Whether the model the flags name reads sparse features: the library's GCN does, and of PyG's models
+// (node_property) the classes whose first layer takes them (BasicGNN::classTakesSparseInput; not PNA, EdgeCNN).
+bool modelTakesSparseFeatures(const NodeSettings& s) {
+  return !s.basicGnn || BasicGNN::classTakesSparseInput(s.modelSpec(1, 1).basicGnnSpec()["class"].get<std::string>());
+}
+
 }  // namespace
 
 NodeData readNodeData(const NodeSettings& s) {
@@ -71,9 +78,11 @@ NodeData readNodeData(const NodeSettings& s) {
   d.loadMs = loadTime.ms();
   if (s.clusterLoader()) partitionByCluster(d, s);
   d.density = d.dataset.featureDensity();
-  // PyG's models (node_property) read dense features, as PyG's do.
-  d.sparse = !s.basicGnn && (s.featureLayout == "sparse" ||
-             (s.featureLayout == "auto" && d.density < OgbNodeDataset::kSparseFeatureDensity));
+  // Of PyG's models (node_property), PNA and EdgeCNN read dense features only (checkNodeFlags refuses
+  // --feature-layout sparse for them).
+  d.sparse = modelTakesSparseFeatures(s) &&
+             (s.featureLayout == "sparse" ||
+              (s.featureLayout == "auto" && d.density < OgbNodeDataset::kSparseFeatureDensity));
   if (d.sparse) d.sparseFeatures = d.dataset.sparseFeatures();
   return d;
 }

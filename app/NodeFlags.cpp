@@ -2,6 +2,7 @@
 
 #include "app/NodeModel.h"
 #include "app/ShippedData.h"
+#include "gnn/nn/models/BasicGNN.h"
 
 namespace gnn::app {
 
@@ -153,7 +154,10 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
     if ((s.model == "gat" || s.model == "gatv2") && s.hidden % s.heads != 0)
       throw UsageError("--hidden " + std::to_string(s.hidden) + " must be a multiple of --heads " +
                        std::to_string(s.heads) + " (each head is hidden / heads wide, as PyG's GAT)");
-    if (s.featureLayout == "sparse") throw UsageError("--feature-layout sparse: PyG's models take dense features");
+    const std::string cls = s.modelSpec(1, 1).basicGnnSpec()["class"].get<std::string>();
+    if (s.featureLayout == "sparse" && !BasicGNN::classTakesSparseInput(cls))
+      throw UsageError("--feature-layout sparse: --model " + s.model +
+                       " takes dense features (sparse ones go to gcn, sage, gin, gat, gatv2)");
     if (s.clusterLoader() && s.model == "pna")
       throw UsageError("--loader cluster with --model pna: PNA's degree histogram is the whole graph's");
   }

@@ -44,15 +44,14 @@ class GcnNodeModel final : public NodeModel {
   NodeGCN net_;
 };
 
-/// PyG's BasicGNN models (node_property): dense features, every parameter under --weight-decay.
+/// PyG's BasicGNN models (node_property): every parameter under --weight-decay; sparse features for the classes
+/// that take them (BasicGNN::takesSparseInput; readNodeData keeps the others' dense).
 class BasicGnnNodeModel final : public NodeModel {
  public:
   BasicGnnNodeModel(const NodeModelSpec& spec, Generator& gen) : net_(build(spec, gen)) {}
 
   BlockModel& module() override { return net_; }
-  Variable forward(const SparseMatrix&, const Tensor&) override {
-    throw std::logic_error("PyG's models take dense features (readNodeData keeps them dense)");
-  }
+  Variable forward(const SparseMatrix& x, const Tensor& edgeIndex) override { return net_.forward(x, edgeIndex); }
   Variable forward(const Variable& x, const Tensor& edgeIndex) override { return net_.forward(x, edgeIndex); }
   std::vector<ParamGroup> parameterGroups(double weightDecay) override {
     return {{net_.parameters(), weightDecay}};

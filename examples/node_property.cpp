@@ -4,7 +4,7 @@
 //
 //   node_property --model sage                                  # GraphSAGE, 2 layers of 64
 //   node_property --model gat --hidden 64 --heads 8 --out-heads 1 --act elu --dropout 0.6 --input-dropout 0.6
-//       --lr 0.005 --weight-decay 5e-4 --runs 10 --json          # the GAT paper's Cora setup
+//       --lr 0.005 --weight-decay 5e-4 --epochs 500 --runs 10 --json   # the GAT paper's Cora setup
 //   node_property --model gin --layers 3 --norm batch --jk cat
 #include "app/NodeProgram.h"
 
@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   d.training.weightDecayHelp = "L2 penalty on every parameter (torch.optim.Adam's weight_decay)";
   d.epilog =
       "The GAT paper's Cora setup (Velickovic et al. 2018): --model gat --hidden 64 --heads 8 --out-heads 1 --act "
-      "elu --dropout 0.6 --input-dropout 0.6 --lr 0.005 --weight-decay 5e-4.";
+      "elu --dropout 0.6 --input-dropout 0.6 --lr 0.005 --weight-decay 5e-4 --epochs 500 (the best validation "
+      "epoch; the paper stops with a patience of 100).";
   return gnn::app::runNodeProgram(argc, argv, d);
 }

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "gnn/autograd/Block.h"
+
 namespace gnn {
 
 namespace {
@@ -19,6 +21,12 @@ NormBatch normBatchOf(const Batch& b) {
 
 // The layer outputs jumping knowledge reads travel between blocks (and pipeline stages) as "xs/<i>".
 std::string layerOutputName(int64_t i) { return "xs/" + std::to_string(i); }
+
+// Layer i's output h as the next blocks read it: "h", and "xs/<i>" when the head reads every layer's.
+void setLayerOutput(BlockState& s, const BasicGNN& m, int64_t i, const Variable& h) {
+  s.set("h", h);
+  if (m.headReadsAllLayers() && i + 1 < m.numLayers()) s.set(layerOutputName(i), h);
+}
 }  // namespace
 
 BasicGNNBlocks::BasicGNNBlocks(std::unique_ptr<BasicGNN> model) : model_(std::move(model)) {
@@ -31,11 +39,9 @@ BasicGNNBlocks::BasicGNNBlocks(std::unique_ptr<BasicGNN> model) : model_(std::mo
   });
   const int64_t layers = model_->numLayers();
   for (int64_t i = 0; i < layers; ++i) {
-    addBlock("layers/" + std::to_string(i), [this, i, layers](BlockState s, const Batch& b) {
+    addBlock("layers/" + std::to_string(i), [this, i](BlockState s, const Batch& b) {
       Variable e = s.has("edge_attr") ? s.get("edge_attr") : Variable();
-      Variable h = model_->layer(i, s.get("h"), b.edgeIndex, e, normBatchOf(b));
-      s.set("h", h);
-      if (model_->headReadsAllLayers() && i + 1 < layers) s.set(layerOutputName(i), h);
+      setLayerOutput(s, *model_, i, model_->layer(i, s.get("h"), b.edgeIndex, e, normBatchOf(b)));
       return s;
     });
   }
@@ -55,6 +61,27 @@ Variable BasicGNNBlocks::forward(const Variable& x, const Tensor& edgeIndex, con
   Batch b;
   b.edgeIndex = edgeIndex;
   return runBlocks(std::move(s), b, 0, numBlocks()).get("out");
+}
+
+Variable BasicGNNBlocks::forward(const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttr) {
+  GNN_CHECK_ARG(model_->takesSparseInput(), model_->className(), " takes dense input features only (PNAConv and "
+                "EdgeConv have no sparse-input forward): give it a dense feature matrix");
+  // Sparse features are not a Variable and cannot travel in a BlockState: the "input" block (dropout on the
+  // non-zeros) and the first layer's run here, each under its block's name, and the rest through runBlocks.
+  SparseMatrix h;
+  {
+    BlockScope scope(blocks()[0].name);
+    h = model_->input(x);
+  }
+  BlockState s;
+  if (edgeAttr.defined()) s.set("edge_attr", edgeAttr);
+  {
+    BlockScope scope(blocks()[1].name);
+    setLayerOutput(s, *model_, 0, model_->layer(0, h, edgeIndex, edgeAttr, NormBatch{}));
+  }
+  Batch b;
+  b.edgeIndex = edgeIndex;
+  return runBlocks(std::move(s), b, 2, numBlocks()).get("out");
 }
 
 std::unique_ptr<Module> BasicGNNBlocks::clone() const {

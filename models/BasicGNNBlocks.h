@@ -5,6 +5,7 @@
 //
 //   BasicGNNBlocks net(std::make_unique<GAT>(options, gen));
 //   Variable logits = net.forward(x, edgeIndex);       // the whole graph
+//   Variable fromSparse = net.forward(xSparse, edgeIndex);  // SparseMatrix features (not PNA, EdgeCNN)
 //   Variable same = net.forward(batch);                // batch.x float [N, F], batch.edgeIndex, batch.nodesMask
 #pragma once
 #include <memory>
@@ -21,6 +22,9 @@ class BasicGNNBlocks : public BlockModel {
   using BlockModel::forward;
   /// The whole graph's outputs [N, out_channels] from dense features x [N, in_channels].
   Variable forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr = Variable());
+  /// The same from sparse features (BasicGNN::forward(const SparseMatrix&, ...)); std::invalid_argument when the
+  /// model's class takes dense features only (BasicGNN::takesSparseInput).
+  Variable forward(const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttr = Variable());
   BasicGNN& model() { return *model_; }
   const BasicGNN& model() const { return *model_; }
   std::unique_ptr<Module> clone() const override;

@@ -47,9 +47,4 @@ class NodeGCN : public BlockModel {
   GCNConv conv1_, conv2_;
 };
 
-/// Inverted dropout on the non-zeros of a constant sparse matrix, its mask drawn from the current
-/// ExecutionContext's random stream (one random op). Dropping an explicit zero changes nothing, so this equals
-/// dense dropout on the matrix at a fraction of the cost.
-SparseMatrix dropoutValues(const SparseMatrix& x, double p);
-
 }  // namespace gnn

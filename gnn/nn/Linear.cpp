@@ -40,4 +40,10 @@ Variable Linear::forward(const Variable& x) const {
   return linear(x, *weight_, bias_ ? *bias_ : Variable());
 }
 
+Variable Linear::forward(const SparseMatrix& x) const {
+  GNN_CHECK_ARG(x.cols() == in_, "Linear(", in_, " -> ", out_, "): sparse input has ", x.cols(), " columns");
+  Variable y = spmm(x, transpose(*weight_, 0, 1));
+  return bias_ ? add(y, *bias_) : y;
+}
+
 }  // namespace gnn

@@ -3,6 +3,7 @@
 #pragma once
 #include "gnn/nn/Module.h"
 #include "gnn/system/Random.h"
+#include "gnn/tensor/SparseMatrix.h"
 
 namespace gnn {
 
@@ -10,6 +11,9 @@ class Linear : public Module {
  public:
   Linear(int64_t inFeatures, int64_t outFeatures, Generator& gen, bool bias = true, DType dtype = DType::F32);
   Variable forward(const Variable& x) const;
+  /// The same map with constant sparse input rows (bag-of-words features): a sparse-dense product with the
+  /// weight's transpose [in, out] (a copy far smaller than the product's nnz x out).
+  Variable forward(const SparseMatrix& x) const;
   std::unique_ptr<Module> clone() const override;
   void resetParameters(Generator& gen);
   /// Glorot-uniform weight and zero bias (PyG's default for message-passing layers).

@@ -267,4 +267,16 @@ Variable dropout(const Variable& a, double p, bool training) {
   return dropout(a, p, gen, training);
 }
 
+SparseMatrix dropoutValues(const SparseMatrix& x, double p) {
+  const Tensor& values = x.values();
+  Generator gen = ExecutionContext::current().nextRandomStream();
+  Tensor mask = dropoutMask(values.shape(), values.dtype(), p, gen);
+  Tensor v = Tensor::empty(values.shape(), values.dtype());
+  dispatchFloat(v.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    v.flat<T>() = values.flat<T>() * mask.flat<T>();
+  });
+  return x.withValues(std::move(v));
+}
+
 }  // namespace gnn

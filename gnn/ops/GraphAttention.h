@@ -3,7 +3,7 @@
 // around them (per-head dot products, the edge features of added self-loops). The attention keeps `heads`
 // numbers per edge, never an N x N matrix; each target's row is computed alone in edge order over a CSR sorted
 // by target, and the source-side gradients over one sorted by source: no atomics, the same bits for any
-// thread count and any padding.
+// thread count and any padding. The two groupings are cached per edge_index, so a training loop sorts once.
 //
 //   Variable a = headDot(h, attSrc), b = headDot(h, attDst);           // [N, heads]
 //   Variable out = gatAttention(h, a, b, edgeIndex);                     // [N, heads * C]
@@ -33,7 +33,8 @@ struct GraphAttentionOptions {
 ///   reads aSrc[i], aDst[i] and aLoop[i]),
 /// h [N, heads * C], aSrc and aDst [N, heads], aEdge [E, heads] and aLoop [N, heads] optional (0 when
 /// undefined), edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [N, heads * C]. A node with no term gets
-/// zeros. Saves the attention ([E + N, heads]), the inputs' values and the two groupings of the edges.
+/// zeros. Saves the attention (one row per term: kept edges and self terms) and the inputs' values; the edges'
+/// groupings by target and by source are built once per edge_index (cached by its storage, view and version).
 Variable gatAttention(const Variable& h, const Variable& aSrc, const Variable& aDst, const Tensor& edgeIndex,
                       const Variable& aEdge = Variable(), const Variable& aLoop = Variable(),
                       const GraphAttentionOptions& options = {});

@@ -1,13 +1,20 @@
-// Graph attention ops (GraphAttention.h): GAT's and GATv2's fused attention, per-head dot products, the edge
-// features of added self-loops. The attention runs per target row over the edges grouped by target (each
-// row's logits, maximum, exponentials, sum and weighted sum of source rows in edge order, then the self term);
-// the backward's source-side sums run per source row over the edges grouped by source. No atomics: every
-// output row is written by one thread in a fixed order.
+// Graph attention ops (GraphAttention.h): GAT's and GATv2's fused attention and per-head dot products (the edge
+// features of added self-loops: SelfLoopAttrOps.cpp). The attention runs per target row over the row's terms (its kept edges in edge
+// order, then its self term), stored contiguously in target order: each row's logits, maximum, exponentials
+// (vectorised, heads innermost), sum and weighted sum of source rows; the backward's source-side sums run per
+// source row over the same terms grouped by source. No atomics: every output row is written by one thread in a
+// fixed order. The two groupings are built once per graph (O(E) counting sorts) and cached by the edge_index
+// tensor's storage, view and version.
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "gnn/ops/GraphAttention.h"
 #include "gnn/ops/OpLoops.h"
@@ -21,211 +28,345 @@ namespace {
 
 using ops::mulAdd;
 
-// The edges an attention reads, grouped by target and by source (edge ids in edge order). With self-loops
-// added, the graph's own self-loop edges are in neither group: they carry no weight, as if PyG had removed them.
-struct EdgeGroups {
-  Tensor src, dst;            // int64 [E], checked against the node count
-  Tensor dstPtr, dstEdges;    // [N + 1], [kept edges]
-  Tensor srcPtr, srcEdges;    // [N + 1], [kept edges]
-  std::vector<Tensor> tensors() const { return {src, dst, dstPtr, dstEdges, srcPtr, srcEdges}; }
-  static EdgeGroups from(const std::vector<Tensor>& saved, size_t at) {
-    return {saved[at], saved[at + 1], saved[at + 2], saved[at + 3], saved[at + 4], saved[at + 5]};
-  }
+using ops::checkEdgeIndex;
+
+// ---- the terms of an attention, grouped by target and by source ----
+
+// Term k of target i (dstPtr[i] <= k < dstPtr[i + 1]) reads source row termSrc[k] through edge termEdge[k]
+// (-1: i's self term, the row's last). With self-loops added, the graph's own self-loop edges are no term: they
+// carry no weight, as if PyG had removed them. The same terms grouped by source: outTerm[q] (srcPtr[j] <= q <
+// srcPtr[j + 1]) is a term position whose target is outDst[q] (edge order, then the self term), and outPos[k]
+// is where term k sits in that grouping.
+struct AttentionGraph {
+  int64_t N = 0, E = 0, terms = 0;
+  bool selfLoops = true;
+  std::vector<int64_t> dstPtr, termSrc, termEdge, srcPtr, outTerm, outDst, outPos;
 };
+using GraphPtr = std::shared_ptr<const AttentionGraph>;
 
-Tensor edgeRowValues(const char* op, const Tensor& edgeIndex, int row, int64_t numNodes) {
+GraphPtr buildGraph(const char* op, const Tensor& edgeIndex, int64_t N, bool selfLoops) {
+  auto g = std::make_shared<AttentionGraph>();
   const int64_t E = edgeIndex.dim(1);
-  const Tensor r = edgeIndex.slice(row, row + 1).reshape({E});
-  Tensor out = Tensor::empty({E}, DType::I64);
-  const int64_t* p = std::as_const(r).data<int64_t>();
-  int64_t* o = out.data<int64_t>();
-  for (int64_t e = 0; e < E; ++e) {
-    GNN_CHECK_ARG(p[e] >= 0 && p[e] < numNodes, op, ": edge ", e, " has ", row == 0 ? "source " : "target ", p[e],
-                  ", outside the ", numNodes, " nodes");
-    o[e] = p[e];
+  const int64_t* s = std::as_const(edgeIndex).data<int64_t>();
+  const int64_t* d = s + E;
+  for (int64_t e = 0; e < E; ++e)
+    GNN_CHECK_ARG(s[e] >= 0 && s[e] < N && d[e] >= 0 && d[e] < N, op, ": edge ", e, " (", s[e], " -> ", d[e],
+                  ") is outside the ", N, " nodes");
+  g->N = N;
+  g->E = E;
+  g->selfLoops = selfLoops;
+  auto kept = [&](int64_t e) { return !(selfLoops && s[e] == d[e]); };
+  const int64_t self = selfLoops ? 1 : 0;
+  g->dstPtr.assign(N + 1, 0);
+  g->srcPtr.assign(N + 1, 0);
+  for (int64_t e = 0; e < E; ++e)
+    if (kept(e)) ++g->dstPtr[d[e] + 1], ++g->srcPtr[s[e] + 1];
+  for (int64_t i = 0; i < N; ++i) {
+    g->dstPtr[i + 1] += g->dstPtr[i] + self;
+    g->srcPtr[i + 1] += g->srcPtr[i] + self;
   }
-  return out;
-}
-
-// Counting sort of the kept edges by key (stable: edge order within a group).
-void groupBy(const int64_t* key, const std::vector<uint8_t>& kept, int64_t N, Tensor& ptr, Tensor& edges) {
-  const int64_t E = static_cast<int64_t>(kept.size());
-  ptr = Tensor({N + 1}, DType::I64);
-  int64_t* p = ptr.data<int64_t>();
+  const int64_t T = g->dstPtr[N];
+  g->terms = T;
+  g->termSrc.resize(T);
+  g->termEdge.resize(T);
+  g->outTerm.resize(T);
+  g->outDst.resize(T);
+  g->outPos.resize(T);
+  std::vector<int64_t> next(g->dstPtr.begin(), g->dstPtr.end() - 1), pos(E, -1);
   for (int64_t e = 0; e < E; ++e)
-    if (kept[e]) ++p[key[e] + 1];
-  for (int64_t r = 0; r < N; ++r) p[r + 1] += p[r];
-  edges = Tensor::empty({p[N]}, DType::I64);
-  int64_t* out = edges.data<int64_t>();
-  std::vector<int64_t> next(p, p + N);
+    if (kept(e)) {
+      const int64_t k = next[d[e]]++;
+      g->termSrc[k] = s[e];
+      g->termEdge[k] = e;
+      pos[e] = k;
+    }
+  std::vector<int64_t> nextOut(g->srcPtr.begin(), g->srcPtr.end() - 1);
   for (int64_t e = 0; e < E; ++e)
-    if (kept[e]) out[next[key[e]]++] = e;
-}
-
-EdgeGroups groupEdges(const char* op, const Tensor& edgeIndex, int64_t N, bool selfLoops) {
-  GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64, op,
-                ": edge_index must be int64 [2, E], got ", dtypeName(edgeIndex.dtype()), " ",
-                shapeString(edgeIndex.shape()));
-  EdgeGroups g;
-  g.src = edgeRowValues(op, edgeIndex, 0, N);
-  g.dst = edgeRowValues(op, edgeIndex, 1, N);
-  const int64_t E = g.src.numel();
-  const int64_t* s = std::as_const(g.src).data<int64_t>();
-  const int64_t* d = std::as_const(g.dst).data<int64_t>();
-  std::vector<uint8_t> kept(static_cast<size_t>(E));
-  for (int64_t e = 0; e < E; ++e) kept[e] = !(selfLoops && s[e] == d[e]);
-  groupBy(d, kept, N, g.dstPtr, g.dstEdges);
-  groupBy(s, kept, N, g.srcPtr, g.srcEdges);
+    if (kept(e)) {
+      const int64_t q = nextOut[s[e]]++;
+      g->outTerm[q] = pos[e];
+      g->outPos[pos[e]] = q;
+      g->outDst[q] = d[e];
+    }
+  if (selfLoops)
+    for (int64_t i = 0; i < N; ++i) {
+      const int64_t k = g->dstPtr[i + 1] - 1, q = g->srcPtr[i + 1] - 1;
+      g->termSrc[k] = i;
+      g->termEdge[k] = -1;
+      g->outTerm[q] = k;
+      g->outPos[k] = q;
+      g->outDst[q] = i;
+    }
   return g;
 }
 
-// Raw views of one call's groups and sizes.
+// The last few graphs' groupings (a training loop calls the attention with one edge_index many times). An entry
+// holds its edge_index, so no other buffer can take its storage's identity; the version says whether it was
+// written since.
+class GraphCache {
+ public:
+  GraphPtr get(const char* op, const Tensor& edgeIndex, int64_t N, bool selfLoops) {
+    checkEdgeIndex(op, edgeIndex);
+    const uint64_t version = edgeIndex.version();  // read before the build: a racing write makes the next rebuild
+    const void* data = std::as_const(edgeIndex).raw();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const Entry& e : entries_)
+        if (e.edgeIndex.storageId() == edgeIndex.storageId() && e.data == data && e.version == version &&
+            e.edgeIndex.shape() == edgeIndex.shape() && e.N == N && e.selfLoops == selfLoops)
+          return e.graph;
+    }
+    GraphPtr g = buildGraph(op, edgeIndex, N, selfLoops);
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.push_front({edgeIndex, data, version, N, selfLoops, g});
+    if (entries_.size() > kCapacity) entries_.pop_back();
+    return g;
+  }
+
+ private:
+  static constexpr size_t kCapacity = 4;
+  struct Entry {
+    Tensor edgeIndex;
+    const void* data;
+    uint64_t version;
+    int64_t N;
+    bool selfLoops;
+    GraphPtr graph;
+  };
+  std::mutex mu_;
+  std::deque<Entry> entries_;
+};
+
+GraphPtr attentionGraph(const char* op, const Tensor& edgeIndex, int64_t N, bool selfLoops) {
+  static GraphCache cache;
+  return cache.get(op, edgeIndex, N, selfLoops);
+}
+
+// ---- the row kernels both attentions share ----
+
+// One call's sizes, groupings and dropout masks as raw views.
 template <class T>
 struct Layout {
-  int64_t N = 0, E = 0, H = 0, C = 0;
-  bool selfLoops = true;
-  const int64_t *src = nullptr, *dst = nullptr, *dstPtr = nullptr, *dstEdges = nullptr, *srcPtr = nullptr,
-                *srcEdges = nullptr;
+  int64_t N = 0, E = 0, H = 0, C = 0, HC = 0;
+  const int64_t *dstPtr, *termSrc, *termEdge, *srcPtr, *outTerm, *outDst, *outPos;
   const T* maskEdges = nullptr;  // [E, H], null = all 1
   const T* maskSelf = nullptr;   // [N, H]
-  Layout(const EdgeGroups& g, int64_t n, int64_t h, int64_t c, bool loops, const Tensor& me, const Tensor& ms)
-      : N(n), E(g.src.numel()), H(h), C(c), selfLoops(loops) {
-    src = g.src.data<int64_t>();
-    dst = g.dst.data<int64_t>();
-    dstPtr = g.dstPtr.data<int64_t>();
-    dstEdges = g.dstEdges.data<int64_t>();
-    srcPtr = g.srcPtr.data<int64_t>();
-    srcEdges = g.srcEdges.data<int64_t>();
+  Layout(const AttentionGraph& g, int64_t h, int64_t c, const Tensor& me, const Tensor& ms)
+      : N(g.N), E(g.E), H(h), C(c), HC(h * c), dstPtr(g.dstPtr.data()), termSrc(g.termSrc.data()),
+        termEdge(g.termEdge.data()), srcPtr(g.srcPtr.data()), outTerm(g.outTerm.data()), outDst(g.outDst.data()),
+        outPos(g.outPos.data()) {
     maskEdges = me.defined() ? me.data<T>() : nullptr;
     maskSelf = ms.defined() ? ms.data<T>() : nullptr;
   }
+  int64_t terms() const { return dstPtr[N]; }
   // Rows per parallel chunk of a per-row loop doing `perTerm` work for each of its terms.
-  int64_t chunk(int64_t perTerm) const { return rowChunk(N, (E / std::max<int64_t>(N, 1) + 1) * perTerm); }
-  T keep(int64_t edge, int64_t h) const { return maskEdges ? maskEdges[edge * H + h] : T(1); }
-  T keepSelf(int64_t i, int64_t h) const { return maskSelf ? maskSelf[i * H + h] : T(1); }
+  int64_t chunk(int64_t perTerm) const { return rowChunk(N, (terms() / std::max<int64_t>(N, 1) + 1) * perTerm); }
+  // The dropout mask of term k of node i's row (i: its target, or for the self term its node), null = all 1.
+  const T* mask(int64_t k, int64_t node) const {
+    const int64_t e = termEdge[k];
+    if (e >= 0) return maskEdges ? maskEdges + e * H : nullptr;
+    return maskSelf ? maskSelf + node * H : nullptr;
+  }
 };
 
-template <class T>
-inline void axpy(T* __restrict o, T w, const T* __restrict x, int64_t n) {
-  for (int64_t c = 0; c < n; ++c) o[c] = mulAdd(w, x[c], o[c]);
-}
-template <class T>
-inline T dotRow(const T* __restrict a, const T* __restrict b, int64_t n) {
-  T acc = 0;
-  for (int64_t c = 0; c < n; ++c) acc = mulAdd(a[c], b[c], acc);
-  return acc;
-}
+// Without a branch (a random sign mispredicts half the time), and exactly z or z * slope.
 template <class T>
 inline T leaky(T z, T slope) {
-  return z > T(0) ? z : z * slope;
+  return std::max(z, T(0)) + slope * std::min(z, T(0));
 }
 
-// Softmax over one target's terms for each head, in place: alpha holds the logits on entry (edge rows, and
-// the self row when there is one).
-template <class T>
-void softmaxRow(const Layout<T>& L, int64_t i, T* alpha, T* alphaSelf) {
-  const int64_t lo = L.dstPtr[i], hi = L.dstPtr[i + 1], H = L.H;
+// Channels per head as a compile-time constant where it is small (1 .. 16, 32, 64; 0: only known at run time):
+// f(std::integral_constant<int64_t, C or 0>). The per-head loops below then unroll into whole vectors.
+template <int64_t CC = 16, class F>
+inline void withWidth(int64_t C, F&& f) {
+  if constexpr (CC == 16) {
+    if (C == 64) return f(std::integral_constant<int64_t, 64>{});
+    if (C == 32) return f(std::integral_constant<int64_t, 32>{});
+  }
+  if constexpr (CC == 0) {
+    f(std::integral_constant<int64_t, 0>{});
+  } else {
+    if (C == CC) return f(std::integral_constant<int64_t, CC>{});
+    withWidth<CC - 1>(C, std::forward<F>(f));
+  }
+}
+template <class W>
+constexpr int64_t widthOr(W, int64_t C) {
+  return W::value ? W::value : C;
+}
+
+// o[h*C + c] += w[h] v[h*C + c] over H heads of C channels, w = a (times m where m is not null).
+template <class T, class W>
+inline void axpyHeads(W cw, T* __restrict o, const T* __restrict a, const T* __restrict m, const T* __restrict v,
+                      int64_t H, int64_t Crt) {
+  const int64_t C = widthOr(cw, Crt);
   for (int64_t h = 0; h < H; ++h) {
-    T m = -std::numeric_limits<T>::infinity();
-    for (int64_t k = lo; k < hi; ++k) m = std::max(m, alpha[L.dstEdges[k] * H + h]);
-    if (L.selfLoops) m = std::max(m, alphaSelf[i * H + h]);
-    T z = 0;
-    for (int64_t k = lo; k < hi; ++k) {
-      T& a = alpha[L.dstEdges[k] * H + h];
-      a = std::exp(a - m);
-      z += a;
-    }
-    if (L.selfLoops) {
-      T& a = alphaSelf[i * H + h];
-      a = std::exp(a - m);
-      z += a;
-    }
-    for (int64_t k = lo; k < hi; ++k) alpha[L.dstEdges[k] * H + h] /= z;
-    if (L.selfLoops) alphaSelf[i * H + h] /= z;
+    const T w = m ? a[h] * m[h] : a[h];
+    for (int64_t c = 0; c < C; ++c) o[h * C + c] = mulAdd(w, v[h * C + c], o[h * C + c]);
   }
 }
 
-// The forward of both attentions: logits(i, e, l) writes the H logits of edge e into target i (e < 0: i's
-// self term); then each row's softmax and out[i] = sum of (dropped) attention times V's source rows.
-template <class T, class Logits>
-void attend(const Layout<T>& L, const T* V, Logits logits, T* alpha, T* alphaSelf, T* out) {
-  const int64_t H = L.H, C = L.C, HC = H * C;
-  parallelFor(L.N, L.chunk(3 * HC + 16 * H), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+// out[h] = sum_c x[h*C + c] y[h*C + c] in increasing c, over H heads of C channels.
+template <class T, class W>
+inline void dotHeads(W cw, const T* __restrict x, const T* __restrict y, int64_t H, int64_t Crt, T* __restrict out) {
+  const int64_t C = widthOr(cw, Crt);
+  for (int64_t h = 0; h < H; ++h) {
+    T acc = 0;
+    for (int64_t c = 0; c < C; ++c) acc = mulAdd(x[h * C + c], y[h * C + c], acc);
+    out[h] = acc;
+  }
+}
+
+// Heads as a compile-time constant for the usual counts (1, 2, 4, 8, 16; 0: only known at run time).
+template <class F>
+inline void withHeads(int64_t H, F&& f) {
+  switch (H) {
+    case 1: return f(std::integral_constant<int64_t, 1>{});
+    case 2: return f(std::integral_constant<int64_t, 2>{});
+    case 4: return f(std::integral_constant<int64_t, 4>{});
+    case 8: return f(std::integral_constant<int64_t, 8>{});
+    case 16: return f(std::integral_constant<int64_t, 16>{});
+    default: return f(std::integral_constant<int64_t, 0>{});
+  }
+}
+
+// The softmax of each head over the terms of rows [b, e), in place on their logits (alpha, term order, heads
+// innermost): each row's maximum subtracted, then one vector exp over the whole range of rows (its terms are
+// contiguous; each element's exp is the same code wherever it sits), then each row's sum divided out.
+template <class T>
+void softmaxRows(const Layout<T>& L, int64_t b, int64_t e, T* __restrict alpha, T* __restrict m) {
+  withHeads(L.H, [&](auto hw) {
+    const int64_t H = widthOr(hw, L.H);
     for (int64_t i = b; i < e; ++i) {
-      const int64_t lo = L.dstPtr[i], hi = L.dstPtr[i + 1];
-      for (int64_t k = lo; k < hi; ++k) logits(i, L.dstEdges[k], alpha + L.dstEdges[k] * H);
-      if (L.selfLoops) logits(i, int64_t{-1}, alphaSelf + i * H);
-      softmaxRow(L, i, alpha, alphaSelf);
-      T* o = out + i * HC;
-      std::fill(o, o + HC, T(0));
-      for (int64_t k = lo; k < hi; ++k) {
-        const int64_t edge = L.dstEdges[k];
-        for (int64_t h = 0; h < H; ++h)
-          axpy(o + h * C, alpha[edge * H + h] * L.keep(edge, h), V + L.src[edge] * HC + h * C, C);
-      }
-      if (L.selfLoops)
-        for (int64_t h = 0; h < H; ++h)
-          axpy(o + h * C, alphaSelf[i * H + h] * L.keepSelf(i, h), V + i * HC + h * C, C);
+      T* __restrict a = alpha + L.dstPtr[i] * H;
+      const int64_t n = L.dstPtr[i + 1] - L.dstPtr[i];
+      for (int64_t h = 0; h < H; ++h) m[h] = -std::numeric_limits<T>::infinity();
+      for (int64_t t = 0; t < n; ++t)
+        for (int64_t h = 0; h < H; ++h) m[h] = std::max(m[h], a[t * H + h]);
+      for (int64_t t = 0; t < n; ++t)
+        for (int64_t h = 0; h < H; ++h) a[t * H + h] -= m[h];
     }
+    T* all = alpha + L.dstPtr[b] * H;
+    ops::packetLoop<T>((L.dstPtr[e] - L.dstPtr[b]) * H, [](auto p) { return Eigen::internal::pexp(p); }, all, all);
+    for (int64_t i = b; i < e; ++i) {
+      T* __restrict a = alpha + L.dstPtr[i] * H;
+      const int64_t n = L.dstPtr[i + 1] - L.dstPtr[i];
+      for (int64_t h = 0; h < H; ++h) m[h] = 0;
+      for (int64_t t = 0; t < n; ++t)
+        for (int64_t h = 0; h < H; ++h) m[h] += a[t * H + h];
+      for (int64_t t = 0; t < n; ++t)
+        for (int64_t h = 0; h < H; ++h) a[t * H + h] /= m[h];
+    }
+  });
+}
+
+// The softmax's backward over one row's n terms, in place: d = a (d - sum_t a_t d_t) per head.
+template <class T>
+void softmaxTermsGrad(const T* __restrict a, T* __restrict d, int64_t n, int64_t Hrt, T* __restrict s) {
+  withHeads(Hrt, [&](auto hw) {
+    const int64_t H = widthOr(hw, Hrt);
+    for (int64_t h = 0; h < H; ++h) s[h] = 0;
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t h = 0; h < H; ++h) s[h] = mulAdd(a[t * H + h], d[t * H + h], s[h]);
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t h = 0; h < H; ++h) d[t * H + h] = a[t * H + h] * (d[t * H + h] - s[h]);
+  });
+}
+
+// The forward of both attentions: logits(i, lo, hi) writes the H logits of row i's terms lo .. hi - 1 into alpha
+// (term order); then a chunk of rows' softmax, and each row's
+// softmax and out[i] = sum over its terms of the (dropped) attention times V's source row.
+template <class T, class Logits>
+void attend(const Layout<T>& L, const T* V, Logits logits, T* alpha, T* out) {
+  const int64_t H = L.H, HC = L.HC;
+  parallelFor(L.N, L.chunk(3 * HC + 16 * H), [&](int64_t b, int64_t e) {
+    std::vector<T> scratch(static_cast<size_t>(H));
+    T* m = scratch.data();
+    for (int64_t i = b; i < e; ++i) logits(i, L.dstPtr[i], L.dstPtr[i + 1]);
+    softmaxRows(L, b, e, alpha, m);
+    withWidth(L.C, [&](auto cw) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t lo = L.dstPtr[i], hi = L.dstPtr[i + 1];
+        T* __restrict o = out + i * HC;
+        std::fill(o, o + HC, T(0));
+        for (int64_t k = lo; k < hi; ++k) axpyHeads(cw, o, alpha + k * H, L.mask(k, i), V + L.termSrc[k] * HC, H, L.C);
+      }
+    });
   });
 }
 
 // The backward's target side: for each target row, the gradient of each term's logit (softmax backward of the
-// dropped attention's gradient gy . V[source]) into dl / dlSelf, then rowDone(i, chunkBegin) in the same
-// thread (the layer-specific gradients of the logit's parts).
+// dropped attention's gradient gy[i] . V[source]) into dl (term order), then rowDone(i, chunkBegin) in the same
+// thread (the layer-specific gradients of the logit's parts). Also copies the dropped attention to wq in source
+// order (outPos), so that the source side reads it in sequence rather than gathering it.
 template <class T, class RowDone>
-void logitGrads(const Layout<T>& L, int64_t chunk, const T* V, const T* gy, const T* alpha, const T* alphaSelf, T* dl,
-                T* dlSelf, RowDone rowDone) {
-  const int64_t H = L.H, C = L.C, HC = H * C;
-  parallelFor(L.N, chunk, [&](int64_t b, int64_t e) GNN_CPU_CLONES {
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t lo = L.dstPtr[i], hi = L.dstPtr[i + 1];
-      const T* g = gy + i * HC;
-      for (int64_t k = lo; k < hi; ++k) {
-        const int64_t edge = L.dstEdges[k];
-        for (int64_t h = 0; h < H; ++h)
-          dl[edge * H + h] = dotRow(g + h * C, V + L.src[edge] * HC + h * C, C) * L.keep(edge, h);
-      }
-      if (L.selfLoops)
-        for (int64_t h = 0; h < H; ++h)
-          dlSelf[i * H + h] = dotRow(g + h * C, V + i * HC + h * C, C) * L.keepSelf(i, h);
-      for (int64_t h = 0; h < H; ++h) {
-        T s = 0;
-        for (int64_t k = lo; k < hi; ++k) s = mulAdd(alpha[L.dstEdges[k] * H + h], dl[L.dstEdges[k] * H + h], s);
-        if (L.selfLoops) s = mulAdd(alphaSelf[i * H + h], dlSelf[i * H + h], s);
+void logitGrads(const Layout<T>& L, int64_t chunk, const T* V, const T* gy, const T* alpha, T* dl, T* wq,
+                RowDone rowDone) {
+  const int64_t H = L.H, HC = L.HC;
+  parallelFor(L.N, chunk, [&](int64_t b, int64_t e) {
+    std::vector<T> scratch(static_cast<size_t>(H));
+    T* s = scratch.data();
+    withWidth(L.C, [&](auto cw) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t lo = L.dstPtr[i], hi = L.dstPtr[i + 1];
+        const T* __restrict g = gy + i * HC;
         for (int64_t k = lo; k < hi; ++k) {
-          const int64_t at = L.dstEdges[k] * H + h;
-          dl[at] = alpha[at] * (dl[at] - s);
+          T* __restrict d = dl + k * H;
+          dotHeads(cw, g, V + L.termSrc[k] * HC, H, L.C, d);
+          const T* __restrict a = alpha + k * H;
+          T* __restrict w = wq + L.outPos[k] * H;
+          if (const T* m = L.mask(k, i)) {
+            for (int64_t h = 0; h < H; ++h) d[h] *= m[h];
+            for (int64_t h = 0; h < H; ++h) w[h] = a[h] * m[h];
+          } else {
+            std::copy(a, a + H, w);
+          }
         }
-        if (L.selfLoops) dlSelf[i * H + h] = alphaSelf[i * H + h] * (dlSelf[i * H + h] - s);
+        softmaxTermsGrad(alpha + lo * H, dl + lo * H, hi - lo, H, s);
+        rowDone(i, b);
       }
-      rowDone(i, b);
-    }
+    });
   });
 }
 
-// The backward's source side: gV[j] = sum over j's outgoing terms of their (dropped) attention times gy at the
-// target, then rowDone(j) adds the layer-specific sums of row j.
+// The backward's source side: gV[j] = sum over j's outgoing terms of their dropped attention (wq, source order)
+// times gy at the target, then rowDone(j, q0, q1) adds the layer-specific sums over row j's terms outTerm[q0 ..
+// q1).
 template <class T, class RowDone>
-void sourceGrads(const Layout<T>& L, const T* gy, const T* alpha, const T* alphaSelf, T* gV, RowDone rowDone) {
-  const int64_t H = L.H, C = L.C, HC = H * C;
-  parallelFor(L.N, L.chunk(2 * HC), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
-    for (int64_t j = b; j < e; ++j) {
-      T* o = gV + j * HC;
-      std::fill(o, o + HC, T(0));
-      for (int64_t k = L.srcPtr[j]; k < L.srcPtr[j + 1]; ++k) {
-        const int64_t edge = L.srcEdges[k];
-        for (int64_t h = 0; h < H; ++h)
-          axpy(o + h * C, alpha[edge * H + h] * L.keep(edge, h), gy + L.dst[edge] * HC + h * C, C);
+void sourceGrads(const Layout<T>& L, const T* gy, const T* wq, T* gV, RowDone rowDone) {
+  const int64_t HC = L.HC;
+  parallelFor(L.N, L.chunk(3 * HC), [&](int64_t b, int64_t e) {
+    withWidth(L.C, [&](auto cw) {
+      for (int64_t j = b; j < e; ++j) {
+        T* __restrict o = gV + j * HC;
+        std::fill(o, o + HC, T(0));
+        for (int64_t q = L.srcPtr[j]; q < L.srcPtr[j + 1]; ++q)
+          axpyHeads(cw, o, wq + q * L.H, static_cast<const T*>(nullptr), gy + L.outDst[q] * HC, L.H, L.C);
+        rowDone(j, L.srcPtr[j], L.srcPtr[j + 1]);
       }
-      if (L.selfLoops)
-        for (int64_t h = 0; h < H; ++h)
-          axpy(o + h * C, alphaSelf[j * H + h] * L.keepSelf(j, h), gy + j * HC + h * C, C);
-      rowDone(j);
-    }
+    });
   });
 }
 
+// Rows of a term-ordered [terms, W] tensor to edge order [E, W] (edges without a term: zeros) and to the self
+// terms' [N, W] (when there are self terms).
+template <class T>
+std::pair<Tensor, Tensor> termsToEdges(const Layout<T>& L, const Tensor& byTerm, bool selfLoops) {
+  const int64_t W = byTerm.dim(1);
+  Tensor edges({L.E, W}, byTerm.dtype()), self = selfLoops ? Tensor::empty({L.N, W}, byTerm.dtype()) : Tensor();
+  const T* src = byTerm.data<T>();
+  T* pe = edges.data<T>();
+  T* ps = selfLoops ? self.data<T>() : nullptr;
+  parallelFor(L.N, L.chunk(W), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      for (int64_t k = L.dstPtr[i]; k < L.dstPtr[i + 1]; ++k) {
+        const int64_t edge = L.termEdge[k];
+        T* to = edge >= 0 ? pe + edge * W : ps + i * W;
+        std::copy(src + k * W, src + (k + 1) * W, to);
+      }
+  });
+  return {edges, self};
+}
 // The dropout masks of the attention in training (else undefined): the edges' [E, H] and the self terms' [N, H],
 // each its own stream, so that a real edge's or node's draw does not move when padding adds edges and nodes
 // after the real ones.
@@ -252,57 +393,96 @@ std::pair<int64_t, int64_t> headsOf(const char* op, const Tensor& att) {
   return {att.dim(att.rank() - 2), att.dim(att.rank() - 1)};
 }
 
-// gatAttention's backward. saved: V, aSrc, aDst, aEdge, aLoop, alpha, alphaSelf, the two masks, then the groups;
-// inputs: h, aSrc, aDst, then aEdge at edgeAt and aLoop at loopAt (-1: absent).
+// (The head loops with a select are `omp simd`: with H a constant GCC would otherwise unroll them into scalar
+// code with unpredictable branches.)
+// GAT's logits of row i's terms lo .. hi - 1: leakyRelu((aSrc[source] + aDst[i]) + x), x = aEdge[edge] (aLoop[i]
+// for the self term) where given.
+template <class T, class HW>
+void gatRowLogits(HW hw, const Layout<T>& L, int64_t i, int64_t lo, int64_t hi, const T* as, const T* ad,
+                  const T* ae, const T* al, T slope, T* alpha) {
+  const int64_t H = widthOr(hw, L.H);
+  const T* __restrict adi = ad + i * H;
+  for (int64_t k = lo; k < hi; ++k) {
+    const int64_t e = L.termEdge[k];
+    const T* __restrict asj = as + L.termSrc[k] * H;
+    const T* __restrict x = e >= 0 ? (ae ? ae + e * H : nullptr) : (al ? al + i * H : nullptr);
+    T* __restrict l = alpha + k * H;
+    if (x) {
+      #pragma omp simd
+      for (int64_t h = 0; h < H; ++h) l[h] = leaky((asj[h] + adi[h]) + x[h], slope);
+    } else {
+      #pragma omp simd
+      for (int64_t h = 0; h < H; ++h) l[h] = leaky(asj[h] + adi[h], slope);
+    }
+  }
+}
+
+// GAT's backward through the leaky ReLU for row i's terms, in place on dz (term order), and the row's sum of
+// them (aDst's gradient) into gdi; dz also copied in source order to dzq.
+template <class T, class HW>
+void gatLeakyGrad(HW hw, const Layout<T>& L, int64_t i, const T* as, const T* ad, const T* ae, const T* al, T slope,
+                  T* dz, T* dzq, T* __restrict gdi) {
+  const int64_t H = widthOr(hw, L.H);
+  const T* __restrict adi = ad + i * H;
+  for (int64_t h = 0; h < H; ++h) gdi[h] = 0;
+  for (int64_t k = L.dstPtr[i]; k < L.dstPtr[i + 1]; ++k) {
+    const int64_t e = L.termEdge[k];
+    const T* __restrict asj = as + L.termSrc[k] * H;
+    const T* __restrict x = e >= 0 ? (ae ? ae + e * H : nullptr) : (al ? al + i * H : nullptr);
+    T* __restrict d = dz + k * H;
+    if (x) {
+      #pragma omp simd
+      for (int64_t h = 0; h < H; ++h) d[h] *= (asj[h] + adi[h]) + x[h] > T(0) ? T(1) : slope;
+    } else {
+      #pragma omp simd
+      for (int64_t h = 0; h < H; ++h) d[h] *= asj[h] + adi[h] > T(0) ? T(1) : slope;
+    }
+    for (int64_t h = 0; h < H; ++h) gdi[h] += d[h];
+    std::copy(d, d + H, dzq + L.outPos[k] * H);
+  }
+}
+
+// gatAttention's backward. saved: V, aSrc, aDst, aEdge, aLoop, alpha (term order), the two masks; inputs: h, aSrc,
+// aDst, then aEdge at edgeAt and aLoop at loopAt (-1: absent).
 template <class T>
-void gatBackward(const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved, int64_t H,
-                 bool selfLoops, T slope, int edgeAt, int loopAt) {
+void gatBackward(const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved,
+                 const AttentionGraph& G, int64_t H, T slope, int edgeAt, int loopAt) {
   const Tensor& V = saved[0];
   const int64_t N = V.dim(0), HC = V.dim(1), C = HC / H;
-  const Layout<T> L(EdgeGroups::from(saved, 9), N, H, C, selfLoops, saved[7], saved[8]);
+  const Layout<T> L(G, H, C, saved[6], saved[7]);
   const T *as = saved[1].data<T>(), *ad = saved[2].data<T>();
   const T* ae = saved[3].defined() ? saved[3].data<T>() : nullptr;
   const T* al = saved[4].defined() ? saved[4].data<T>() : nullptr;
-  const T *alpha = saved[5].data<T>(), *alphaSelf = saved[6].data<T>(), *g = gy.data<T>();
-  // Per term, the gradient of its logit, then (in place) of its pre-activation; masked edges keep 0.
-  Tensor DZ({L.E, H}, gy.dtype()), DZs({N, H}, gy.dtype()), GDst = Tensor::empty({N, H}, gy.dtype());
-  T *dz = DZ.data<T>(), *dzs = DZs.data<T>(), *gd = GDst.data<T>();
-  logitGrads(L, L.chunk(2 * HC + 8 * H), V.data<T>(), g, alpha, alphaSelf, dz, dzs, [&](int64_t i, int64_t) {
-    for (int64_t h = 0; h < H; ++h) {
-      T acc = 0;
-      for (int64_t k = L.dstPtr[i]; k < L.dstPtr[i + 1]; ++k) {
-        const int64_t edge = L.dstEdges[k];
-        T z = as[L.src[edge] * H + h] + ad[i * H + h];
-        if (ae) z += ae[edge * H + h];
-        dz[edge * H + h] *= z > T(0) ? T(1) : slope;
-        acc += dz[edge * H + h];
-      }
-      if (selfLoops) {
-        T z = as[i * H + h] + ad[i * H + h];
-        if (al) z += al[i * H + h];
-        dzs[i * H + h] *= z > T(0) ? T(1) : slope;
-        acc += dzs[i * H + h];
-      }
-      gd[i * H + h] = acc;
-    }
+  const T *alpha = saved[5].data<T>(), *g = gy.data<T>();
+  // Per term, the gradient of its logit, then (in place) of its pre-activation.
+  // The same and the dropped attention in source order: what the source side reads.
+  Tensor DZ = Tensor::empty({G.terms, H}, gy.dtype()), GDst = Tensor::empty({N, H}, gy.dtype());
+  Tensor DZq = Tensor::empty({G.terms, H}, gy.dtype()), Wq = Tensor::empty({G.terms, H}, gy.dtype());
+  T *dz = DZ.data<T>(), *gd = GDst.data<T>(), *dzq = DZq.data<T>(), *wq = Wq.data<T>();
+  logitGrads(L, L.chunk(2 * HC + 8 * H), V.data<T>(), g, alpha, dz, wq, [&](int64_t i, int64_t) {
+    withHeads(H, [&](auto hw) { gatLeakyGrad(hw, L, i, as, ad, ae, al, slope, dz, dzq, gd + i * H); });
   });
   if (in[0].requiresGrad() || in[1].requiresGrad()) {
     Tensor GV = Tensor::empty({N, HC}, gy.dtype()), GSrc = Tensor::empty({N, H}, gy.dtype());
     T* gs = GSrc.data<T>();
-    sourceGrads(L, g, alpha, alphaSelf, GV.data<T>(), [&](int64_t j) {
-      for (int64_t h = 0; h < H; ++h) {
-        T acc = 0;
-        for (int64_t k = L.srcPtr[j]; k < L.srcPtr[j + 1]; ++k) acc += dz[L.srcEdges[k] * H + h];
-        if (selfLoops) acc += dzs[j * H + h];
-        gs[j * H + h] = acc;
+    sourceGrads(L, g, wq, GV.data<T>(), [&](int64_t j, int64_t q0, int64_t q1) {
+      T* __restrict gsj = gs + j * H;
+      std::fill(gsj, gsj + H, T(0));
+      for (int64_t q = q0; q < q1; ++q) {
+        const T* __restrict d = dzq + q * H;
+        for (int64_t h = 0; h < H; ++h) gsj[h] += d[h];
       }
     });
     if (in[0].requiresGrad()) in[0].addGrad(GV);
     if (in[1].requiresGrad()) in[1].addGrad(GSrc);
   }
   if (in[2].requiresGrad()) in[2].addGrad(GDst);
-  if (edgeAt >= 0 && in[edgeAt].requiresGrad()) in[edgeAt].addGrad(DZ);
-  if (loopAt >= 0 && in[loopAt].requiresGrad()) in[loopAt].addGrad(DZs);
+  const bool edgeGrad = edgeAt >= 0 && in[edgeAt].requiresGrad(), loopGrad = loopAt >= 0 && in[loopAt].requiresGrad();
+  if (edgeGrad || loopGrad) {
+    auto [DZe, DZs] = termsToEdges(L, DZ, G.selfLoops);
+    if (edgeGrad) in[edgeAt].addGrad(DZe);
+    if (loopGrad) in[loopAt].addGrad(DZs);
+  }
 }
 
 // The inputs of an attention op (the optional ones only when defined) and where the optional ones sit.
@@ -335,46 +515,38 @@ Variable gatAttention(const Variable& h, const Variable& aSrc, const Variable& a
   checkFloat2("gatAttention", "aSrc", aSrc.value(), N, H, V.dtype());
   checkFloat2("gatAttention", "aDst", aDst.value(), N, H, V.dtype());
   GNN_CHECK_ARG(!aLoop.defined() || o.selfLoops, "gatAttention: aLoop is the added self-loops' term (selfLoops)");
-  EdgeGroups groups = groupEdges("gatAttention", edgeIndex, N, o.selfLoops);
-  const int64_t E = groups.src.numel();
+  const GraphPtr graph = attentionGraph("gatAttention", edgeIndex, N, o.selfLoops);
+  const int64_t E = graph->E, terms = graph->terms;
   if (aEdge.defined()) checkFloat2("gatAttention", "aEdge", aEdge.value(), E, H, V.dtype());
   if (aLoop.defined()) checkFloat2("gatAttention", "aLoop", aLoop.value(), N, H, V.dtype());
   Tensor ME, MS;  // named tensors (not structured bindings): the lambda below captures them
   std::tie(ME, MS) = attentionMasks(o, E, N, H, V.dtype());
   return dispatchFloat(V.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor Alpha({E, H}, V.dtype()), AlphaSelf({N, H}, V.dtype()), Y = Tensor::empty({N, H * C}, V.dtype());
-    const Layout<T> L(groups, N, H, C, o.selfLoops, ME, MS);
+    Tensor Alpha = Tensor::empty({terms, H}, V.dtype()), Y = Tensor::empty({N, H * C}, V.dtype());
+    const Layout<T> L(*graph, H, C, ME, MS);
     const T *as = aSrc.value().data<T>(), *ad = aDst.value().data<T>();
     const T* ae = aEdge.defined() ? aEdge.value().data<T>() : nullptr;
     const T* al = aLoop.defined() ? aLoop.value().data<T>() : nullptr;
     const T slope = static_cast<T>(o.negativeSlope);
     // PyG's edge_update: (alpha_j + alpha_i) + alpha_edge, then the leaky ReLU.
-    auto logits = [&](int64_t i, int64_t e, T* l) {
-      const int64_t s = e < 0 ? i : L.src[e];
-      for (int64_t k = 0; k < H; ++k) {
-        T z = as[s * H + k] + ad[i * H + k];
-        if (e >= 0 && ae) z += ae[e * H + k];
-        if (e < 0 && al) z += al[i * H + k];
-        l[k] = leaky(z, slope);
-      }
+    T* alpha = Alpha.data<T>();
+    auto logits = [&](int64_t i, int64_t lo, int64_t hi) {
+      withHeads(H, [&](auto hw) { gatRowLogits(hw, L, i, lo, hi, as, ad, ae, al, slope, alpha); });
     };
-    attend(L, V.data<T>(), logits, Alpha.data<T>(), AlphaSelf.data<T>(), Y.data<T>());
-    const int64_t terms = static_cast<int64_t>(groups.dstEdges.numel()) + (o.selfLoops ? N : 0);
+    attend(L, V.data<T>(), logits, Alpha.data<T>(), Y.data<T>());
     const int64_t elem = static_cast<int64_t>(sizeof(T));
     OpInfo info{"gatAttention", terms * (2 * H * C + 20 * H),
                 E * 16 + terms * (H * C + 2 * H) * elem + 2 * N * H * elem,
-                static_cast<int64_t>(Y.nbytes() + Alpha.nbytes() + AlphaSelf.nbytes()), terms * (6 * H * C + 12 * H)};
+                static_cast<int64_t>(Y.nbytes() + Alpha.nbytes()), terms * (6 * H * C + 12 * H)};
     int edgeAt = -1, loopAt = -1;
     std::vector<Variable> inputs = attentionInputs({h, aSrc, aDst}, aEdge, aLoop, &edgeAt, &loopAt);
     std::vector<Tensor> saved{V, aSrc.value(), aDst.value(), ae ? aEdge.value() : Tensor(),
-                              al ? aLoop.value() : Tensor(), Alpha, AlphaSelf, ME, MS};
-    for (const Tensor& t : groups.tensors()) saved.push_back(t);
-    const bool selfLoops = o.selfLoops;
+                              al ? aLoop.value() : Tensor(), Alpha, ME, MS};
     return Variable::record(info, Y, std::move(inputs), std::move(saved),
-                            [H, selfLoops, slope, edgeAt, loopAt](const Tensor& gy, std::vector<GradInput>& in,
-                                                                  const std::vector<Tensor>& saved) {
-                              gatBackward<T>(gy, in, saved, H, selfLoops, slope, edgeAt, loopAt);
+                            [graph, H, slope, edgeAt, loopAt](const Tensor& gy, std::vector<GradInput>& in,
+                                                              const std::vector<Tensor>& saved) {
+                              gatBackward<T>(gy, in, saved, *graph, H, slope, edgeAt, loopAt);
                             });
   });
 }
@@ -387,56 +559,70 @@ inline T preActivation(const T* xr, const T* xl, const T* t, int64_t hc) {
   return t ? pre + t[hc] : pre;
 }
 
-// gatv2Attention's backward. saved: xl, xr, att, edgeTerm, loopTerm, alpha, alphaSelf, the two masks, then the
-// groups; inputs: xl, xr, att, then edgeTerm at edgeAt and loopTerm at loopAt.
+// One GATv2 term's gradient through the per-head dot with att and the leaky ReLU: to the pre-activation (dpre,
+// added to gri) and to att (added to part where not null); d holds the term's logit gradients, head[hc] the
+// head of channel hc (flat loops over the channels vectorise whatever the channels per head).
 template <class T>
-void gatv2Backward(const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved, int64_t H,
-                   bool selfLoops, T slope, int edgeAt, int loopAt) {
+void gatv2TermGrad(const T* __restrict xri, const T* __restrict xls, const T* __restrict t, const T* __restrict att,
+                   const T* __restrict d, const int32_t* __restrict head, T slope, int64_t HC, T* __restrict dpre,
+                   T* __restrict gri, T* __restrict part) {
+#pragma omp simd
+  for (int64_t hc = 0; hc < HC; ++hc) {
+    const T pre = preActivation(xri, xls, t, hc);
+    dpre[hc] = d[head[hc]] * att[hc] * (pre > T(0) ? T(1) : slope);
+    gri[hc] += dpre[hc];
+  }
+  if (part) {
+#pragma omp simd
+    for (int64_t hc = 0; hc < HC; ++hc)
+      part[hc] = mulAdd(d[head[hc]], leaky(preActivation(xri, xls, t, hc), slope), part[hc]);
+  }
+}
+
+// gatv2Attention's backward. saved: xl, xr, att, edgeTerm, loopTerm, alpha (term order), the two masks; inputs:
+// xl, xr, att, then edgeTerm at edgeAt and loopTerm at loopAt.
+template <class T>
+void gatv2Backward(const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved,
+                   const AttentionGraph& G, int64_t H, T slope, int edgeAt, int loopAt) {
   const Tensor& XL = saved[0];
   const int64_t N = XL.dim(0), HC = XL.dim(1), C = HC / H;
-  const Layout<T> L(EdgeGroups::from(saved, 9), N, H, C, selfLoops, saved[7], saved[8]);
+  const Layout<T> L(G, H, C, saved[6], saved[7]);
   const T *xl = XL.data<T>(), *xr = saved[1].data<T>(), *att = saved[2].data<T>();
   const T* et = saved[3].defined() ? saved[3].data<T>() : nullptr;
   const T* lt = saved[4].defined() ? saved[4].data<T>() : nullptr;
-  const T *alpha = saved[5].data<T>(), *alphaSelf = saved[6].data<T>(), *g = gy.data<T>();
+  const T *alpha = saved[5].data<T>(), *g = gy.data<T>();
   const DType dt = gy.dtype();
-  Tensor DL({L.E, H}, dt), DLs({N, H}, dt), DPre({L.E, HC}, dt), DPreS({N, HC}, dt), GXr = Tensor::empty({N, HC}, dt);
-  T *dl = DL.data<T>(), *dls = DLs.data<T>(), *dp = DPre.data<T>(), *dps = DPreS.data<T>(), *gr = GXr.data<T>();
+  Tensor DL = Tensor::empty({G.terms, H}, dt), DPre = Tensor::empty({G.terms, HC}, dt);
+  Tensor Wq = Tensor::empty({G.terms, H}, dt);  // the dropped attention in source order
+  Tensor GXr = Tensor::empty({N, HC}, dt);
+  T *dl = DL.data<T>(), *dp = DPre.data<T>(), *gr = GXr.data<T>();
   const bool attGrad = in[2].requiresGrad();
   const int64_t chunk = L.chunk(6 * HC), chunks = (N + chunk - 1) / chunk;
   Tensor Partials = attGrad ? Tensor({chunks, HC}, dt) : Tensor();
   T* partials = attGrad ? Partials.data<T>() : nullptr;
-  logitGrads(L, chunk, xl, g, alpha, alphaSelf, dl, dls, [&](int64_t i, int64_t b) {
-    T* gri = gr + i * HC;
+  T* wq = Wq.data<T>();
+  std::vector<int32_t> head(static_cast<size_t>(HC));
+  for (int64_t hc = 0; hc < HC; ++hc) head[hc] = static_cast<int32_t>(hc / C);
+  logitGrads(L, chunk, xl, g, alpha, dl, wq, [&](int64_t i, int64_t b) {
+    T* __restrict gri = gr + i * HC;
     std::fill(gri, gri + HC, T(0));
-    T* part = partials ? partials + (b / chunk) * HC : nullptr;
+    T* __restrict part = partials ? partials + (b / chunk) * HC : nullptr;
     // Through the per-head dot with att and the leaky ReLU, to the pre-activation's parts (and to att).
-    auto term = [&](int64_t s, const T* t, const T* d, T* dpre) {
-      for (int64_t h = 0; h < H; ++h)
-        for (int64_t hc = h * C; hc < (h + 1) * C; ++hc) {
-          const T pre = preActivation(xr + i * HC, xl + s * HC, t, hc);
-          dpre[hc] = d[h] * att[hc] * (pre > T(0) ? T(1) : slope);
-          gri[hc] += dpre[hc];
-          if (part) part[hc] = mulAdd(d[h], leaky(pre, slope), part[hc]);
-        }
-    };
     for (int64_t k = L.dstPtr[i]; k < L.dstPtr[i + 1]; ++k) {
-      const int64_t edge = L.dstEdges[k];
-      term(L.src[edge], et ? et + edge * HC : nullptr, dl + edge * H, dp + edge * HC);
+      const int64_t e = L.termEdge[k], s = L.termSrc[k];
+      const T* t = e >= 0 ? (et ? et + e * HC : nullptr) : (lt ? lt + i * HC : nullptr);
+      gatv2TermGrad(xr + i * HC, xl + s * HC, t, att, dl + k * H, head.data(), slope, HC, dp + k * HC, gri, part);
     }
-    if (selfLoops) term(i, lt ? lt + i * HC : nullptr, dls + i * H, dps + i * HC);
   });
   if (in[0].requiresGrad()) {
     Tensor GXl = Tensor::empty({N, HC}, dt);
     T* gl = GXl.data<T>();
-    sourceGrads(L, g, alpha, alphaSelf, gl, [&](int64_t j) {
-      T* o = gl + j * HC;
-      for (int64_t k = L.srcPtr[j]; k < L.srcPtr[j + 1]; ++k) {
-        const T* d = dp + L.srcEdges[k] * HC;
+    sourceGrads(L, g, std::as_const(wq), gl, [&](int64_t j, int64_t q0, int64_t q1) {
+      T* __restrict o = gl + j * HC;
+      for (int64_t q = q0; q < q1; ++q) {
+        const T* __restrict d = dp + L.outTerm[q] * HC;
         for (int64_t c = 0; c < HC; ++c) o[c] += d[c];
       }
-      if (selfLoops)
-        for (int64_t c = 0; c < HC; ++c) o[c] += dps[j * HC + c];
     });
     in[0].addGrad(GXl);
   }
@@ -446,8 +632,12 @@ void gatv2Backward(const Tensor& gy, std::vector<GradInput>& in, const std::vect
     ops::sumChunkPartials(std::as_const(Partials).data<T>(), chunks, HC, GAtt.data<T>());
     in[2].addGrad(GAtt);
   }
-  if (edgeAt >= 0 && in[edgeAt].requiresGrad()) in[edgeAt].addGrad(DPre);
-  if (loopAt >= 0 && in[loopAt].requiresGrad()) in[loopAt].addGrad(DPreS);
+  const bool edgeGrad = edgeAt >= 0 && in[edgeAt].requiresGrad(), loopGrad = loopAt >= 0 && in[loopAt].requiresGrad();
+  if (edgeGrad || loopGrad) {
+    auto [DPe, DPs] = termsToEdges(L, DPre, G.selfLoops);
+    if (edgeGrad) in[edgeAt].addGrad(DPe);
+    if (loopGrad) in[loopAt].addGrad(DPs);
+  }
 }
 }  // namespace
 
@@ -463,46 +653,53 @@ Variable gatv2Attention(const Variable& xl, const Variable& xr, const Variable& 
   GNN_CHECK_ARG(att.dtype() == XL.dtype(), "gatv2Attention: att is ", dtypeName(att.dtype()), ", xl ",
                 dtypeName(XL.dtype()));
   GNN_CHECK_ARG(!loopTerm.defined() || o.selfLoops, "gatv2Attention: loopTerm is the added self-loops' term");
-  EdgeGroups groups = groupEdges("gatv2Attention", edgeIndex, N, o.selfLoops);
-  const int64_t E = groups.src.numel();
+  const GraphPtr graph = attentionGraph("gatv2Attention", edgeIndex, N, o.selfLoops);
+  const int64_t E = graph->E, terms = graph->terms;
   if (edgeTerm.defined()) checkFloat2("gatv2Attention", "edgeTerm", edgeTerm.value(), E, HC, XL.dtype());
   if (loopTerm.defined()) checkFloat2("gatv2Attention", "loopTerm", loopTerm.value(), N, HC, XL.dtype());
   Tensor ME, MS;  // named tensors (not structured bindings): the lambda below captures them
   std::tie(ME, MS) = attentionMasks(o, E, N, H, XL.dtype());
   return dispatchFloat(XL.dtype(), [&, H = H, C = C](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor Alpha({E, H}, XL.dtype()), AlphaSelf({N, H}, XL.dtype()), Y = Tensor::empty({N, HC}, XL.dtype());
-    const Layout<T> L(groups, N, H, C, o.selfLoops, ME, MS);
+    Tensor Alpha = Tensor::empty({terms, H}, XL.dtype()), Y = Tensor::empty({N, HC}, XL.dtype());
+    const Layout<T> L(*graph, H, C, ME, MS);
     const T *pl = XL.data<T>(), *pr = xr.value().data<T>(), *pa = att.value().data<T>();
     const T* et = edgeTerm.defined() ? edgeTerm.value().data<T>() : nullptr;
     const T* lt = loopTerm.defined() ? loopTerm.value().data<T>() : nullptr;
     const T slope = static_cast<T>(o.negativeSlope);
     // PyG's message: leaky_relu(x_i + x_j (+ lin_edge(e))), then (. * att).sum(-1) per head.
-    auto logits = [&](int64_t i, int64_t e, T* l) {
-      const int64_t s = e < 0 ? i : L.src[e];
-      const T* t = e < 0 ? (lt ? lt + i * HC : nullptr) : (et ? et + e * HC : nullptr);
-      for (int64_t h = 0; h < H; ++h) {
-        T acc = 0;
-        for (int64_t hc = h * C; hc < (h + 1) * C; ++hc)
-          acc = mulAdd(pa[hc], leaky(preActivation(pr + i * HC, pl + s * HC, t, hc), slope), acc);
-        l[h] = acc;
+    T* alpha = Alpha.data<T>();
+    auto logits = [&](int64_t i, int64_t lo, int64_t hi) {
+      T q[256];  // the activations of one term, then their per-head dots with att (in the same order as below)
+      for (int64_t k = lo; k < hi; ++k) {
+        const int64_t e = L.termEdge[k], s = L.termSrc[k];
+        const T* t = e >= 0 ? (et ? et + e * HC : nullptr) : (lt ? lt + i * HC : nullptr);
+        if (HC <= 256) {
+#pragma omp simd
+          for (int64_t hc = 0; hc < HC; ++hc) q[hc] = leaky(preActivation(pr + i * HC, pl + s * HC, t, hc), slope);
+          withWidth(C, [&](auto cw) { dotHeads(cw, pa, static_cast<const T*>(q), H, C, alpha + k * H); });
+          continue;
+        }
+        for (int64_t h = 0; h < H; ++h) {
+          T acc = 0;
+          for (int64_t hc = h * C; hc < (h + 1) * C; ++hc)
+            acc = mulAdd(pa[hc], leaky(preActivation(pr + i * HC, pl + s * HC, t, hc), slope), acc);
+          alpha[k * H + h] = acc;
+        }
       }
     };
-    attend(L, pl, logits, Alpha.data<T>(), AlphaSelf.data<T>(), Y.data<T>());
-    const int64_t terms = static_cast<int64_t>(groups.dstEdges.numel()) + (o.selfLoops ? N : 0);
+    attend(L, pl, logits, Alpha.data<T>(), Y.data<T>());
     const int64_t elem = static_cast<int64_t>(sizeof(T));
     OpInfo info{"gatv2Attention", terms * (7 * HC + 16 * H), E * 16 + terms * 3 * HC * elem + N * HC * elem,
-                static_cast<int64_t>(Y.nbytes() + Alpha.nbytes() + AlphaSelf.nbytes()), terms * (14 * HC + 12 * H)};
+                static_cast<int64_t>(Y.nbytes() + Alpha.nbytes()), terms * (14 * HC + 12 * H)};
     int edgeAt = -1, loopAt = -1;
     std::vector<Variable> inputs = attentionInputs({xl, xr, att}, edgeTerm, loopTerm, &edgeAt, &loopAt);
     std::vector<Tensor> saved{XL, xr.value(), att.value(), et ? edgeTerm.value() : Tensor(),
-                              lt ? loopTerm.value() : Tensor(), Alpha, AlphaSelf, ME, MS};
-    for (const Tensor& t : groups.tensors()) saved.push_back(t);
-    const bool selfLoops = o.selfLoops;
+                              lt ? loopTerm.value() : Tensor(), Alpha, ME, MS};
     return Variable::record(info, Y, std::move(inputs), std::move(saved),
-                            [H = H, selfLoops, slope, edgeAt, loopAt](const Tensor& gy, std::vector<GradInput>& in,
-                                                                      const std::vector<Tensor>& saved) {
-                              gatv2Backward<T>(gy, in, saved, H, selfLoops, slope, edgeAt, loopAt);
+                            [graph, H = H, slope, edgeAt, loopAt](const Tensor& gy, std::vector<GradInput>& in,
+                                                                  const std::vector<Tensor>& saved) {
+                              gatv2Backward<T>(gy, in, saved, *graph, H, slope, edgeAt, loopAt);
                             });
   });
 }
@@ -520,8 +717,9 @@ Variable headDot(const Variable& x, const Variable& att) {
     const T *xp = X.data<T>(), *ap = att.value().data<T>();
     T* y = Y.data<T>();
     parallelFor(N, rowChunk(N, 2 * HC), [&](int64_t b, int64_t e) {
-      for (int64_t n = b; n < e; ++n)
-        for (int64_t h = 0; h < H; ++h) y[n * H + h] = dotRow(xp + n * HC + h * C, ap + h * C, C);
+      withWidth(C, [&](auto cw) {
+        for (int64_t n = b; n < e; ++n) dotHeads(cw, xp + n * HC, ap, H, C, y + n * H);
+      });
     });
     const int64_t elem = static_cast<int64_t>(sizeof(T));
     OpInfo info{"headDot", 2 * N * HC, (N + 1) * HC * elem, N * H * elem, 4 * N * HC};
@@ -535,8 +733,16 @@ Variable headDot(const Variable& x, const Variable& att) {
         Tensor G = Tensor::empty(X.shape(), X.dtype());
         T* o = G.data<T>();
         parallelFor(N, rowChunk(N, HC), [&](int64_t b, int64_t e) {
-          for (int64_t n = b; n < e; ++n)
-            for (int64_t hc = 0; hc < HC; ++hc) o[n * HC + hc] = g[n * H + hc / C] * ap[hc];
+          withWidth(C, [&](auto cw) {
+            const int64_t Cw = widthOr(cw, C);
+            for (int64_t n = b; n < e; ++n)
+              for (int64_t h = 0; h < H; ++h) {
+                const T gh = g[n * H + h];
+                T* __restrict on = o + n * HC + h * Cw;
+                const T* __restrict ah = ap + h * Cw;
+                for (int64_t c = 0; c < Cw; ++c) on[c] = gh * ah[c];
+              }
+          });
         });
         in[0].addGrad(G);
       }
@@ -545,98 +751,16 @@ Variable headDot(const Variable& x, const Variable& att) {
         Tensor P({chunks, HC}, X.dtype());
         T* p = P.data<T>();
         parallelFor(N, chunk, [&](int64_t b, int64_t e) {
-          T* pc = p + (b / chunk) * HC;
-          for (int64_t n = b; n < e; ++n)
-            for (int64_t hc = 0; hc < HC; ++hc) pc[hc] = mulAdd(g[n * H + hc / C], xp[n * HC + hc], pc[hc]);
+          T* __restrict pc = p + (b / chunk) * HC;
+          withWidth(C, [&](auto cw) {
+            for (int64_t n = b; n < e; ++n) axpyHeads(cw, pc, g + n * H, static_cast<const T*>(nullptr), xp + n * HC, H, C);
+          });
         });
         Tensor G = Tensor::empty(in[1].shape(), X.dtype());
         ops::sumChunkPartials(std::as_const(P).data<T>(), chunks, HC, G.data<T>());
         in[1].addGrad(G);
       }
     });
-  });
-}
-
-namespace {
-enum class LoopReduce { Mean, Sum, Max, Min };
-
-LoopReduce loopReduceOf(const std::string& r) {
-  if (r == "mean") return LoopReduce::Mean;
-  if (r == "add" || r == "sum") return LoopReduce::Sum;
-  if (r == "max") return LoopReduce::Max;
-  if (r == "min") return LoopReduce::Min;
-  throw std::invalid_argument("selfLoopAttr: reduce '" + r + "' is not one of mean, add, sum, max, min");
-}
-// selfLoopAttr's backward: each edge that is not a self-loop gets its target's gradient (divided by the count
-// for the mean), or, for max and min, each (node, feature) gives its gradient to its one extreme edge.
-// saved: src, dst, the target grouping's ptr, the extreme edges (undefined for mean and add).
-template <class T>
-Tensor selfLoopAttrGrad(const Tensor& gy, const std::vector<Tensor>& saved, bool mean, int64_t D) {
-  const int64_t E = saved[0].numel(), N = gy.dim(0);
-  const int64_t *s = saved[0].data<int64_t>(), *t = saved[1].data<int64_t>(), *ptr = saved[2].data<int64_t>();
-  const T* g = gy.data<T>();
-  Tensor G({E, D}, gy.dtype());  // zeros: self-loop edges get none
-  T* o = G.data<T>();
-  if (saved[3].defined()) {
-    const int64_t* arg = saved[3].data<int64_t>();
-    for (int64_t k = 0; k < N * D; ++k)
-      if (arg[k] >= 0) o[arg[k] * D + k % D] = g[k];
-    return G;
-  }
-  parallelFor(E, grainFor(D), [&](int64_t b, int64_t e) {
-    for (int64_t edge = b; edge < e; ++edge) {
-      if (s[edge] == t[edge]) continue;
-      const T n = static_cast<T>(ptr[t[edge] + 1] - ptr[t[edge]]);
-      for (int64_t d = 0; d < D; ++d) o[edge * D + d] = mean ? g[t[edge] * D + d] / n : g[t[edge] * D + d];
-    }
-  });
-  return G;
-}
-}  // namespace
-
-Variable selfLoopAttr(const Variable& edgeAttr, const Tensor& edgeIndex, int64_t numNodes, const std::string& reduce) {
-  const LoopReduce mode = loopReduceOf(reduce);
-  const Tensor& A = edgeAttr.value();
-  const EdgeGroups groups = groupEdges("selfLoopAttr", edgeIndex, numNodes, true);
-  const int64_t E = groups.src.numel(), N = numNodes;
-  GNN_CHECK_ARG(A.rank() == 2 && A.dim(0) == E && A.isFloating(), "selfLoopAttr: edge features ",
-                shapeString(A.shape()), " for ", E, " edges");
-  const int64_t D = A.dim(1);
-  const bool extreme = mode == LoopReduce::Max || mode == LoopReduce::Min;
-  return dispatchFloat(A.dtype(), [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor Y = Tensor::empty({N, D}, A.dtype());
-    Tensor Arg = extreme ? Tensor::empty({N, D}, DType::I64) : Tensor();
-    const T* a = A.data<T>();
-    const int64_t *ptr = groups.dstPtr.data<int64_t>(), *edges = groups.dstEdges.data<int64_t>();
-    T* y = Y.data<T>();
-    int64_t* arg = extreme ? Arg.data<int64_t>() : nullptr;
-    parallelFor(N, rowChunk(N, (E / std::max<int64_t>(N, 1) + 1) * D), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i)
-        for (int64_t d = 0; d < D; ++d) {
-          T acc = 0;
-          int64_t best = -1;
-          for (int64_t k = ptr[i]; k < ptr[i + 1]; ++k) {
-            const T v = a[edges[k] * D + d];
-            if (!extreme) {
-              acc += v;
-            } else if (best < 0 || (mode == LoopReduce::Max ? v > acc : v < acc)) {
-              acc = v;
-              best = edges[k];
-            }
-          }
-          if (mode == LoopReduce::Mean && ptr[i + 1] > ptr[i]) acc /= static_cast<T>(ptr[i + 1] - ptr[i]);
-          y[i * D + d] = acc;
-          if (arg) arg[i * D + d] = best;
-        }
-    });
-    const int64_t elem = static_cast<int64_t>(sizeof(T));
-    OpInfo info{"selfLoopAttr", E * D, E * (16 + D * elem), N * D * elem, E * D};
-    return Variable::record(info, Y, {edgeAttr}, {groups.src, groups.dst, groups.dstPtr, Arg},
-                            [mean = mode == LoopReduce::Mean, D](const Tensor& gy, std::vector<GradInput>& in,
-                                                                 const std::vector<Tensor>& saved) {
-                              in[0].addGrad(selfLoopAttrGrad<T>(gy, saved, mean, D));
-                            });
   });
 }
 

@@ -18,6 +18,13 @@
 
 namespace gnn::ops {
 
+/// Throws std::invalid_argument naming `op` unless edgeIndex is int64 [2, E].
+inline void checkEdgeIndex(const char* op, const Tensor& edgeIndex) {
+  GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64, op,
+                ": edge_index must be int64 [2, E], got ", dtypeName(edgeIndex.dtype()), " ",
+                shapeString(edgeIndex.shape()));
+}
+
 // ---- row loops whose bits depend on the row's values and width only ----
 //
 // Eigen's expressions on a row of a row-major matrix (x.row(i).sum(), y.row(i) = x.row(i).exp()) peel scalar

@@ -60,6 +60,10 @@ Tensor dropoutMask(const Shape& shape, DType dtype, double p, Generator& gen);
 Variable dropout(const Variable& a, double p, bool training);
 /// Same with an explicit generator (advanced by the draw).
 Variable dropout(const Variable& a, double p, Generator& gen, bool training);
+/// Inverted dropout on the non-zeros of a constant sparse matrix (bag-of-words features), its mask drawn from the
+/// current ExecutionContext's random stream (one random op, as dropout). Dropping an explicit zero changes
+/// nothing, so this equals dense dropout on the matrix in distribution, at a fraction of the cost.
+SparseMatrix dropoutValues(const SparseMatrix& x, double p);
 
 // ---- normalisation, embeddings, softmax (ops/NnOps.cpp) ----
 /// Row-wise log-softmax of [M, C].

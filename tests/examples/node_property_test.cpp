@@ -23,13 +23,14 @@ nlohmann::json runJson(const std::string& args) {
 
 // The GAT paper's Cora setup (Velickovic et al., ICLR 2018, section 3.3): 8 heads of 8 features, ELU, one output
 // head, dropout 0.6 on the input and on the attention coefficients (and on the hidden layer's input), Adam at
-// lr 0.005 with L2 5e-4.
+// lr 0.005 with L2 5e-4; the paper stops on validation with a patience of 100 epochs, here the best validation
+// epoch of 500.
 const char* const kGatPaper =
     "--model gat --hidden 64 --heads 8 --out-heads 1 --act elu --dropout 0.6 --input-dropout 0.6 --lr 0.005 "
     "--weight-decay 5e-4";
 
 TEST(NodeProperty, GatReachesThePapersAccuracyOverTenSeeds) {
-  nlohmann::json j = runJson(std::string(kGatPaper) + " --runs 10");
+  nlohmann::json j = runJson(std::string(kGatPaper) + " --epochs 500 --runs 10");
   // The paper reports 83.0 +- 0.7 %; the bar is a mean of 82.0 % over seeds 0..9.
   EXPECT_GE(j["test_acc_mean"].get<double>(), 0.820) << j.dump();
   for (const char* key : {"val_acc_mean", "test_acc_std", "epoch_ms_median", "peak_rss_mb", "loss_checksum"})
@@ -43,7 +44,9 @@ TEST(NodeProperty, GraphSageReachesSeventyNinePercent) {
 
 TEST(NodeProperty, EveryModelLearnsCora) {
   // Each of PyG's models, at its defaults here, well above the 14 % of guessing the commonest class.
-  for (const char* model : {"gcn", "gin", "gatv2", "pna", "edgecnn"}) {
+  // (PNA and EdgeCNN read pairs of Cora's 1,433-wide raw features on every edge, PyG's structure: their
+  // outputs are checked against PyG's in tests/gnn/nn/models, not trained here.)
+  for (const char* model : {"gcn", "gin", "gatv2"}) {
     nlohmann::json j = runJson(std::string("--model ") + model + " --epochs 60");
     EXPECT_GE(j["test_acc_mean"].get<double>(), 0.60) << model << ": " << j.dump();
   }

@@ -76,9 +76,8 @@ Variable GATConv::forward(const SparseMatrix& x, const Tensor& edgeIndex, const 
   GNN_CHECK_ARG(x.cols() == in_, "GATConv(", in_, " -> ", out_, "): sparse input has ", x.cols(), " columns");
   GNN_CHECK_ARG(x.dtype() == opt_.dtype, "GATConv: sparse input is ", dtypeName(x.dtype()), ", the layer ",
                 dtypeName(opt_.dtype));
-  // The projection is the only op that reads x: sparse times the weight's transpose ([in, heads * out], a copy
-  // far smaller than the product's nnz x heads * out), then the attention as for dense input.
-  return attend(spmm(x, transpose(linSrc_.weight(), 0, 1)), edgeIndex, edgeAttrIn);
+  // The projection is the only op that reads x: a sparse product, then the attention as for dense input.
+  return attend(linSrc_.forward(x), edgeIndex, edgeAttrIn);
 }
 
 Variable GATConv::attend(const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttrIn) {

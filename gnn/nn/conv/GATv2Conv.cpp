@@ -82,22 +82,13 @@ Variable GATv2Conv::forward(const Variable& x, const Tensor& edgeIndex, const Va
   return attend(xl, xr, edgeIndex, edgeAttrIn);
 }
 
-namespace {
-// x W^T + b with x sparse: the sparse product takes the weight's transpose [in, out] (a copy of in x out values,
-// far fewer than the product's nnz x out).
-Variable sparseLinear(const SparseMatrix& x, Linear& lin) {
-  Variable y = spmm(x, transpose(lin.weight(), 0, 1));
-  return lin.bias() ? add(y, *lin.bias()) : y;
-}
-}  // namespace
-
 Variable GATv2Conv::forward(const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttrIn) {
   GNN_CHECK_ARG(x.cols() == in_, "GATv2Conv(", in_, " -> ", out_, "): sparse input has ", x.cols(), " columns");
   GNN_CHECK_ARG(x.dtype() == opt_.dtype, "GATv2Conv: sparse input is ", dtypeName(x.dtype()), ", the layer ",
                 dtypeName(opt_.dtype));
   // The two projections are the only ops that read x: sparse products, then the attention as for dense input.
-  Variable xl = sparseLinear(x, linL_);
-  Variable xr = linR_ ? sparseLinear(x, *linR_) : xl;
+  Variable xl = linL_.forward(x);
+  Variable xr = linR_ ? linR_->forward(x) : xl;
   return attend(xl, xr, edgeIndex, edgeAttrIn);
 }
 

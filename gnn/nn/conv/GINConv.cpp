@@ -38,16 +38,33 @@ Variable GINConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x
   return spmm(a, x);
 }
 
+Variable GINConv::selfTerm(const Variable& v) const {
+  // (1 + eps) v: a constant factor when eps is a buffer; through the scalar op when it trains.
+  return eps_->requiresGrad() ? scaleByScalar(v, add(*eps_, Variable(Tensor::full({1}, 1.0, v.dtype()))))
+                              : scale(v, 1.0 + eps_->value().at(0));
+}
+
 Variable GINConv::forward(const Variable& x, const Tensor& edgeIndex, const NormBatch& b) {
   GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == nn_->inChannels(), "GINConv(nn: ", nn_->inChannels(), " -> ",
                 nn_->outChannels(), "): input has shape ", shapeString(x.shape()), ", expected [N, ",
                 nn_->inChannels(), "]");
   Variable out = propagate(edgeIndex, x, Variable(), x.dim(0));
-  // (1 + eps) x: a constant factor when eps is a buffer; through the scalar op when it trains.
-  const Variable self = eps_->requiresGrad()
-                            ? scaleByScalar(x, add(*eps_, Variable(Tensor::full({1}, 1.0, x.dtype()))))
-                            : scale(x, 1.0 + eps_->value().at(0));
-  return nn_->forward(add(out, self), b);
+  return nn_->forward(add(out, selfTerm(x)), b);
+}
+
+Variable GINConv::forward(const SparseMatrix& x, const Tensor& edgeIndex, const NormBatch& b) {
+  GNN_CHECK_ARG(x.cols() == nn_->inChannels(), "GINConv(nn: ", nn_->inChannels(), " -> ", nn_->outChannels(),
+                "): sparse input has ", x.cols(), " columns");
+  GNN_CHECK_ARG(x.dtype() == nn_->options().dtype, "GINConv: sparse input is ", dtypeName(x.dtype()),
+                ", the layer ", dtypeName(nn_->options().dtype));
+  // The MLP's first Linear is linear: ((1 + eps) x + A x) W^T + b = (1 + eps) x W^T + A (x W^T) + b up to
+  // rounding. x W^T runs as a sparse product (the weight's transpose, [in, hidden], a small copy), the sum
+  // over hidden rather than input columns; the rest of the MLP as for dense input.
+  Linear& first = nn_->lin(0);
+  const Variable xw = spmm(x, transpose(first.weight(), 0, 1));
+  Variable h = add(propagate(edgeIndex, xw, Variable(), x.rows()), selfTerm(xw));
+  if (first.bias()) h = add(h, *first.bias());
+  return nn_->forwardAfterFirstLinear(h, b);
 }
 
 }  // namespace gnn

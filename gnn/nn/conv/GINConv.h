@@ -8,6 +8,7 @@
 //   auto conv = GINConv::fromPyG({{"nn", {{"class", "MLP"}, {"args", {{"channel_list", {16, 32, 32}}}}}},
 //                                 {"train_eps", true}}, gen);
 //   Variable h = conv->forward(x, edgeIndex);                       // [N, 16] -> [N, 32]
+//   Variable h = conv->forward(xSparse, edgeIndex);                 // SparseMatrix features
 //   Variable h = conv->forward(x, edgeIndex, {b.batch, b.numGraphs, b.nodesMask});  // norms see the batch
 #pragma once
 #include <memory>
@@ -28,6 +29,9 @@ class GINConv : public MessagePassing {
 
   /// x [N, in] -> [N, out]; b goes to the MLP's norms (which rows are real, which graph each is in).
   Variable forward(const Variable& x, const Tensor& edgeIndex, const NormBatch& b = {});
+  /// Same with constant sparse input features (bag of words), the same map up to rounding: the MLP's first
+  /// Linear goes before the neighbour sum, (1 + eps) x W^T + sum_j x_j W^T + b, with x W^T a sparse product.
+  Variable forward(const SparseMatrix& x, const Tensor& edgeIndex, const NormBatch& b = {});
   std::unique_ptr<Module> clone() const override;
   MLP& nn() { return *nn_; }
   /// "eps" [1]: a parameter with train_eps, else a buffer.
@@ -38,6 +42,9 @@ class GINConv : public MessagePassing {
                                int64_t numNodes) override;
 
  private:
+  /// (1 + eps) v.
+  Variable selfTerm(const Variable& v) const;
+
   std::unique_ptr<MLP> nn_;
   double initialEps_;
   bool trainEps_;

@@ -70,16 +70,17 @@ Variable SAGEConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& 
   return spmm(adjacency(edgeIndex, numNodes), x);
 }
 
-Variable SAGEConv::aggregateProjected(const Variable& srcW, const Tensor& edgeIndex, int64_t numNodes) {
+Variable SAGEConv::projectedNeighbourTerm(const Variable& srcW, const Tensor& edgeIndex, int64_t numNodes) {
   // The bias joins after the aggregation, as in PyG.
   Variable out = propagate(edgeIndex, srcW, Variable(), numNodes);
   return linL_->bias() ? add(out, *linL_->bias()) : out;
 }
 
-Variable SAGEConv::aggregate(const Variable& src, const Tensor& edgeIndex, int64_t numNodes) {
+Variable SAGEConv::neighbourTerm(const Variable& src, const Tensor& edgeIndex, int64_t numNodes) {
   // Sum and mean are linear: W (A x) = A (x W^T) up to rounding, and the product runs over fewer columns.
   // (Not max and the others, which do not commute with W.)
-  if (linearAggregation() && out_ < in_) return aggregateProjected(linear(src, linL_->weight()), edgeIndex, numNodes);
+  if (linearAggregation() && out_ < in_)
+    return projectedNeighbourTerm(linear(src, linL_->weight()), edgeIndex, numNodes);
   const Variable bias = linL_->bias() ? *linL_->bias() : Variable();
   return linear(propagate(edgeIndex, src, Variable(), numNodes), linL_->weight(), bias);
 }
@@ -97,17 +98,8 @@ Variable SAGEConv::forward(const Variable& x, const Tensor& edgeIndex) {
   // project transforms the messages' sources only; the root term below reads the raw x (as PyG's).
   const Variable src = lin_ ? relu(lin_->forward(x)) : x;
   const Variable root = linR_ ? linear(x, linR_->weight()) : Variable();
-  return finish(aggregate(src, edgeIndex, x.dim(0)), root);
+  return finish(neighbourTerm(src, edgeIndex, x.dim(0)), root);
 }
-
-namespace {
-// x W^T (+ b) with x sparse: the sparse product takes the weight's transpose [in, out] (a copy of in x out
-// values, far fewer than the product's nnz x out).
-Variable sparseLinear(const SparseMatrix& x, const Variable& weight, const Variable* bias = nullptr) {
-  Variable y = spmm(x, transpose(weight, 0, 1));
-  return bias ? add(y, *bias) : y;
-}
-}  // namespace
 
 Variable SAGEConv::forward(const SparseMatrix& x, const Tensor& edgeIndex) {
   GNN_CHECK_ARG(x.cols() == in_, "SAGEConv(", in_, " -> ", out_, "): sparse input has ", x.cols(), " columns");
@@ -116,11 +108,12 @@ Variable SAGEConv::forward(const SparseMatrix& x, const Tensor& edgeIndex) {
   // max, min, ... reduce the raw rows of x themselves: those run dense.
   if (!lin_ && !linearAggregation()) return forward(Variable(x.toDense()), edgeIndex);
   const int64_t N = x.rows();
-  const Variable root = linR_ ? sparseLinear(x, linR_->weight()) : Variable();
+  const Variable root = linR_ ? linR_->forward(x) : Variable();
   // project: its Linear reads x (sparse), the rest as for dense input. Else sum and mean, linear, take x W_l^T
   // from the sparse product whatever the widths (A x itself would be sparse times sparse).
-  Variable out = lin_ ? aggregate(relu(sparseLinear(x, lin_->weight(), lin_->bias())), edgeIndex, N)
-                      : aggregateProjected(sparseLinear(x, linL_->weight()), edgeIndex, N);
+  // lin_l's bias follows the aggregation: its weight alone here.
+  Variable out = lin_ ? neighbourTerm(relu(lin_->forward(x)), edgeIndex, N)
+                      : projectedNeighbourTerm(spmm(x, transpose(linL_->weight(), 0, 1)), edgeIndex, N);
   return finish(out, root);
 }
 

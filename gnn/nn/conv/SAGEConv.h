@@ -62,9 +62,9 @@ class SAGEConv : public MessagePassing {
   /// Sum or mean: linear in the messages (a sparse product; the Linear may go first).
   bool linearAggregation() const;
   /// W_l aggr(src) + b [N, out] (sum and mean project first when out < in).
-  Variable aggregate(const Variable& src, const Tensor& edgeIndex, int64_t numNodes);
+  Variable neighbourTerm(const Variable& src, const Tensor& edgeIndex, int64_t numNodes);
   /// aggr(src W_l^T) + b from the projected sources srcW [N, out] (sum and mean only).
-  Variable aggregateProjected(const Variable& srcW, const Tensor& edgeIndex, int64_t numNodes);
+  Variable projectedNeighbourTerm(const Variable& srcW, const Tensor& edgeIndex, int64_t numNodes);
   /// Adds the root term (when defined) and normalises the rows (normalize).
   Variable finish(Variable out, const Variable& root) const;
 

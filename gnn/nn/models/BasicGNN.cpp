@@ -12,6 +12,7 @@
 #include "gnn/nn/conv/PNAConv.h"
 #include "gnn/nn/conv/SAGEConv.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/ExecutionContext.h"
 
 namespace gnn {
 
@@ -174,15 +175,47 @@ Variable BasicGNN::runConv(int64_t i, const Variable& h, const Tensor& edgeIndex
   return static_cast<GATConv&>(c).forward(h, edgeIndex, edgeAttr);
 }
 
+bool BasicGNN::classTakesSparseInput(const std::string& className) {
+  return className == "GCN" || className == "GraphSAGE" || className == "GIN" || className == "GAT";
+}
+
+Variable BasicGNN::runConv(int64_t i, const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttr,
+                           const NormBatch& nb) {
+  GNN_CHECK_ARG(takesSparseInput(), class_, " takes dense input features only (PNAConv and EdgeConv have no "
+                "sparse-input forward): give it a dense feature matrix");
+  Module& c = *convs_[static_cast<size_t>(i)];
+  if (class_ == "GCN") return static_cast<GCNConv&>(c).forward(x, edgeIndex);
+  if (class_ == "GraphSAGE") return static_cast<SAGEConv&>(c).forward(x, edgeIndex);
+  if (class_ == "GIN") return static_cast<GINConv&>(c).forward(x, edgeIndex, NormBatch{Tensor(), 1, nb.nodeMask});
+  if (opt_.conv.value("v2", false)) return static_cast<GATv2Conv&>(c).forward(x, edgeIndex, edgeAttr);
+  return static_cast<GATConv&>(c).forward(x, edgeIndex, edgeAttr);
+}
+
 Variable BasicGNN::input(const Variable& x) const {
   GNN_CHECK_ARG(x.dim(1) == opt_.inChannels, class_, ": input has ", x.dim(1), " features, the model takes ",
                 opt_.inChannels);
   return opt_.inputDropout > 0 ? dropout(x, opt_.inputDropout, isTraining()) : x;
 }
 
+SparseMatrix BasicGNN::input(const SparseMatrix& x) const {
+  GNN_CHECK_ARG(x.cols() == opt_.inChannels, class_, ": sparse input has ", x.cols(), " features, the model takes ",
+                opt_.inChannels);
+  if (opt_.inputDropout <= 0 || !isTraining()) return x;
+  // One random stream, as dense dropout draws, so the model's later dropouts take the same streams either way.
+  return dropoutValues(x, opt_.inputDropout);
+}
+
 Variable BasicGNN::layer(int64_t i, const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr,
                          const NormBatch& nb) {
-  Variable x = runConv(i, h, edgeIndex, edgeAttr, nb);
+  return afterConv(i, runConv(i, h, edgeIndex, edgeAttr, nb), nb);
+}
+
+Variable BasicGNN::layer(int64_t i, const SparseMatrix& h, const Tensor& edgeIndex, const Variable& edgeAttr,
+                         const NormBatch& nb) {
+  return afterConv(i, runConv(i, h, edgeIndex, edgeAttr, nb), nb);
+}
+
+Variable BasicGNN::afterConv(int64_t i, Variable x, const NormBatch& nb) {
   if (i == opt_.numLayers - 1 && opt_.jk.empty()) return x;
   if (opt_.actFirst) x = act_(x);
   if (!norms_.empty()) {
@@ -204,10 +237,22 @@ Variable BasicGNN::head(const std::vector<Variable>& xs) const {
 
 Variable BasicGNN::forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr,
                            const NormBatch& nb) {
+  return forwardFrom(layer(0, input(x), edgeIndex, edgeAttr, nb), edgeIndex, edgeAttr, nb);
+}
+
+Variable BasicGNN::forward(const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttr,
+                           const NormBatch& nb) {
+  GNN_CHECK_ARG(takesSparseInput(), class_, " takes dense input features only (PNAConv and EdgeConv have no "
+                "sparse-input forward): give it a dense feature matrix");
+  return forwardFrom(layer(0, input(x), edgeIndex, edgeAttr, nb), edgeIndex, edgeAttr, nb);
+}
+
+Variable BasicGNN::forwardFrom(const Variable& first, const Tensor& edgeIndex, const Variable& edgeAttr,
+                               const NormBatch& nb) {
   std::vector<Variable> xs;
-  Variable h = input(x);
+  Variable h = first;
   for (int64_t i = 0; i < opt_.numLayers; ++i) {
-    h = layer(i, h, edgeIndex, edgeAttr, nb);
+    if (i > 0) h = layer(i, h, edgeIndex, edgeAttr, nb);
     if (headReadsAllLayers() || i + 1 == opt_.numLayers) xs.push_back(h);
   }
   return head(xs);

@@ -8,6 +8,7 @@
 //   GAT gat(BasicGNNOptions::fromPyG({{"in_channels", 1433}, {"hidden_channels", 64}, {"num_layers", 2},
 //                                     {"out_channels", 7}, {"heads", 8}}), gen);
 //   Variable logits = gat.forward(x, edgeIndex);
+//   Variable same = gat.forward(xSparse, edgeIndex);      // SparseMatrix features (GCN, GraphSAGE, GIN, GAT)
 //   std::unique_ptr<BasicGNN> m = basicGNNFromSpec({{"class", "GraphSAGE"}, {"args", {...}}}, gen);
 #pragma once
 #include <memory>
@@ -20,6 +21,7 @@
 #include "gnn/nn/Module.h"
 #include "gnn/nn/norm/Normalization.h"
 #include "gnn/system/Random.h"
+#include "gnn/tensor/SparseMatrix.h"
 
 namespace gnn {
 
@@ -62,12 +64,26 @@ class BasicGNN : public Module {
   /// real rows of a fixed-size batch (undefined: one graph, every row real).
   Variable forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr = Variable(),
                    const NormBatch& nb = {});
+  /// Same from constant sparse features (bag of words): the first convolution's input projection runs as a
+  /// sparse product (see takesSparseInput), input dropout on the non-zeros; the same map up to rounding, and
+  /// dropout the same in distribution. std::invalid_argument for a class that takes dense features only.
+  Variable forward(const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttr = Variable(),
+                   const NormBatch& nb = {});
+  /// Whether forward takes sparse features: GCN, GraphSAGE, GIN, GAT (v2 too); not PNA and EdgeCNN, whose
+  /// convolutions read the raw features per edge.
+  bool takesSparseInput() const { return classTakesSparseInput(class_); }
+  /// The same by class name ("GCN", "GAT", ...), before a model is built.
+  static bool classTakesSparseInput(const std::string& className);
 
   /// The model a layer at a time, as a device's pipeline stages run it: input() (input dropout), then
   /// layer(i) for i < numLayers(), then head() over every layer's output (jk and lin; the last output alone
   /// when the model has neither).
   Variable input(const Variable& x) const;
   Variable layer(int64_t i, const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr,
+                 const NormBatch& nb);
+  /// The same two from sparse features (dropout on the non-zeros; layer 0, when takesSparseInput()).
+  SparseMatrix input(const SparseMatrix& x) const;
+  Variable layer(int64_t i, const SparseMatrix& h, const Tensor& edgeIndex, const Variable& edgeAttr,
                  const NormBatch& nb);
   Variable head(const std::vector<Variable>& layerOutputs) const;
   /// Whether head() reads every layer's output (jk "cat" or "max") rather than the last one.
@@ -86,6 +102,13 @@ class BasicGNN : public Module {
   std::unique_ptr<Module> makeConv(int64_t in, int64_t out, bool toOut, Generator& gen) const;
   Variable runConv(int64_t i, const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr,
                    const NormBatch& nb);
+  Variable runConv(int64_t i, const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttr,
+                   const NormBatch& nb);
+  /// Layer i's activation, norm and dropout after its convolution (none after the output layer).
+  Variable afterConv(int64_t i, Variable x, const NormBatch& nb);
+  /// The layers after the first from its output `first`, then the head.
+  Variable forwardFrom(const Variable& first, const Tensor& edgeIndex, const Variable& edgeAttr,
+                       const NormBatch& nb);
 
   std::string class_;
   BasicGNNOptions opt_;

@@ -12,6 +12,7 @@
 #include "gnn/nn/conv/GATv2Conv.h"
 #include "gnn/ops/Ops.h"
 #include "gnn/system/ExecutionContext.h"
+#include "nn/SparseInputCheck.h"
 
 namespace gnn {
 namespace {
@@ -131,6 +132,45 @@ TEST_P(GatLayers, CloneGivesTheSameOutputs) {
   Generator data(9);
   const Variable x(init::uniform({6, 4}, -1, 1, data)), e(init::uniform({8, 2}, -1, 1, data));
   EXPECT_TRUE(run(cls, *layer, x, graph(), e).value().bitEqual(run(cls, *copy, x, graph(), e).value()));
+}
+
+Variable runSparse(const std::string& cls, Module& m, const SparseMatrix& x, const Tensor& ei,
+                   const Variable& e = Variable()) {
+  if (cls == "GATConv") return static_cast<GATConv&>(m).forward(x, ei, e);
+  return static_cast<GATv2Conv&>(m).forward(x, ei, e);
+}
+
+// Sparse input features (the projection as a sparse product) give the dense input's outputs and parameter
+// gradients, in training with attention dropout too (the same key draws the same masks).
+TEST_P(GatLayers, SparseInputGivesTheDenseOutputsAndGradients) {
+  const std::string cls = GetParam();
+  const json configs[] = {{{"heads", 2}},
+                          {{"heads", 3}, {"concat", false}, {"edge_dim", 2}, {"dropout", 0.3}},
+                          {{"heads", 2}, {"add_self_loops", false}, {"bias", false}},
+                          {{"heads", 2}, {"share_weights", true}}};
+  for (const json& extra : configs) {
+    if (cls == "GATConv" && extra.contains("share_weights")) continue;
+    SCOPED_TRACE(extra.dump());
+    json args = {{"in_channels", 7}, {"out_channels", 3}};
+    args.update(extra);
+    Generator gen(6);
+    auto layer = make(cls, args, gen);
+    Generator data(12);
+    const Tensor x = testing::sparseLooking(6, 7, data);
+    const Variable e = extra.contains("edge_dim") ? Variable(init::uniform({8, 2}, -1, 1, data)) : Variable();
+    const SparseMatrix xs = testing::sparseOf(x);
+    ExecutionContext& ctx = ExecutionContext::current();
+    ctx.setRandomKey({31, 0, 0});
+    const auto dense = testing::outputsAndGrads(*layer, [&] { return run(cls, *layer, Variable(x), graph(), e); });
+    ctx.setRandomKey({31, 0, 0});
+    const auto sparse = testing::outputsAndGrads(*layer, [&] { return runSparse(cls, *layer, xs, graph(), e); });
+    testing::expectClose(sparse, dense, 1e-5);
+  }
+  Generator gen(7);
+  auto layer = make(cls, {{"in_channels", 7}, {"out_channels", 3}}, gen);
+  Generator data(13);
+  EXPECT_THROW(runSparse(cls, *layer, testing::sparseOf(testing::sparseLooking(6, 5, data)), graph()),
+               std::invalid_argument);
 }
 
 INSTANTIATE_TEST_SUITE_P(Gat, GatLayers, ::testing::Values("GATConv", "GATv2Conv"));

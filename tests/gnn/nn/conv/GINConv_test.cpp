@@ -7,6 +7,7 @@
 #include "gnn/nn/Init.h"
 #include "gnn/nn/conv/GINConv.h"
 #include "gnn/ops/Ops.h"
+#include "nn/SparseInputCheck.h"
 
 namespace gnn {
 namespace {
@@ -49,6 +50,29 @@ TEST(GINConv, IsTheMlpOfTheSelfWeightedSum) {
     const Tensor out = conv->forward(Variable(x), ei).value();
     EXPECT_LT((out.matrix<double>() - ref.matrix<double>()).cwiseAbs().maxCoeff(), 1e-12);
   }
+}
+
+// Sparse input features (the MLP's first Linear before the neighbour sum, x W^T a sparse product) give the dense
+// input's outputs and parameter gradients (eps's too when it trains), with batch_norm in training.
+TEST(GINConv, SparseInputGivesTheDenseOutputsAndGradients) {
+  for (bool train : {false, true})
+    for (const json& channels : {json{6, 4}, json{6, 5, 3}}) {
+      SCOPED_TRACE(channels.dump() + (train ? " train_eps" : ""));
+      Generator gen(6);
+      auto conv = GINConv::fromPyG({{"nn", mlp({{"channel_list", channels}, {"norm", "batch_norm"}})},
+                                    {"eps", 0.4}, {"train_eps", train}},
+                                   gen);
+      const Tensor x = testing::sparseLooking(5, 6, gen);
+      const SparseMatrix xs = testing::sparseOf(x);
+      const auto dense = testing::outputsAndGrads(*conv, [&] { return conv->forward(Variable(x), edges()); });
+      const auto sparse = testing::outputsAndGrads(*conv, [&] { return conv->forward(xs, edges()); });
+      // A Linear's bias before batch_norm has no gradient in training: its values are rounding noise, compared
+      // at the scale of the run's numbers rather than their own.
+      testing::expectClose(sparse, dense, 1e-5, testing::largestMagnitude(dense));
+    }
+  Generator gen(7);
+  auto conv = GINConv::fromPyG({{"nn", mlp({{"channel_list", {6, 4}}})}}, gen);
+  EXPECT_THROW(conv->forward(testing::sparseOf(testing::sparseLooking(5, 4, gen)), edges()), std::invalid_argument);
 }
 
 TEST(GINConv, RefusesOtherModules) {

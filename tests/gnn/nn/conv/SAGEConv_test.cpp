@@ -6,6 +6,7 @@
 #include "gnn/nn/Init.h"
 #include "gnn/nn/conv/SAGEConv.h"
 #include "gnn/ops/Ops.h"
+#include "nn/SparseInputCheck.h"
 
 namespace gnn {
 namespace {
@@ -73,6 +74,28 @@ TEST(SAGEConv, CachedAdjacencyFollowsInPlaceWrites) {
   std::unique_ptr<SAGEConv> fresh = cloneModule(*conv);
   EXPECT_TRUE(second.bitEqual(fresh->forward(x, ei).value()));
   EXPECT_FALSE(second.bitEqual(first));
+}
+
+// Sparse input features (the Linear layers that read x as sparse products; max on x's dense copy) give the
+// dense input's outputs and parameter gradients, for each aggregation, with and without project.
+TEST(SAGEConv, SparseInputGivesTheDenseOutputsAndGradients) {
+  for (const char* aggr : {"mean", "sum", "max"})
+    for (int64_t out : {2, 9})  // out < in projects first on the dense path; sparse input always does
+      for (bool project : {false, true}) {
+        SCOPED_TRACE(std::string(aggr) + " out " + std::to_string(out) + (project ? " project" : ""));
+        Generator gen(5);
+        auto conv = SAGEConv::fromPyG({{"in_channels", 6}, {"out_channels", out}, {"aggr", aggr},
+                                       {"project", project}, {"normalize", project}, {"root_weight", out == 2}},
+                                      gen);
+        const Tensor x = testing::sparseLooking(5, 6, gen);
+        const SparseMatrix xs = testing::sparseOf(x);
+        const auto dense = testing::outputsAndGrads(*conv, [&] { return conv->forward(Variable(x), edges()); });
+        const auto sparse = testing::outputsAndGrads(*conv, [&] { return conv->forward(xs, edges()); });
+        testing::expectClose(sparse, dense, 1e-5);
+      }
+  Generator gen(6);
+  auto conv = SAGEConv::fromPyG({{"in_channels", 6}, {"out_channels", 2}}, gen);
+  EXPECT_THROW(conv->forward(testing::sparseOf(testing::sparseLooking(5, 4, gen)), edges()), std::invalid_argument);
 }
 
 TEST(SAGEConv, RefusesWhatItDoesNotOffer) {

@@ -12,6 +12,8 @@
 #include "gnn/io/StateDict.h"
 #include "gnn/nn/models/BasicGNN.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/ExecutionContext.h"
+#include "nn/SparseInputCheck.h"
 
 namespace gnn {
 namespace {
@@ -119,8 +121,60 @@ TEST_P(PyGModel, TrainsAndClones) {
                   .bitEqual(m->forward(Variable(graph().graph.x), graph().graph.edgeIndex).value()));
 }
 
+// Sparse features (GCN, GraphSAGE, GIN, GAT: the first layer's projection as a sparse product) give the dense
+// features' outputs and parameter gradients in training, dropout included (the same key draws the same masks:
+// the layers' dropouts come after the input); PNA and EdgeCNN refuse them.
+TEST_P(PyGModel, SparseInputGivesTheDenseOutputsAndGradients) {
+  const std::string name = GetParam();
+  for (DType dt : {DType::F64, DType::F32}) {
+    SCOPED_TRACE(dtypeName(dt));
+    std::unique_ptr<BasicGNN> m = loadModel(name, dt);
+    const Tensor x = graph().graph.x.to(dt);
+    const SparseMatrix xs = testing::sparseOf(x);
+    const Tensor& ei = graph().graph.edgeIndex;
+    if (!m->takesSparseInput()) {
+      EXPECT_THROW(m->forward(xs, ei), std::invalid_argument);
+      continue;
+    }
+    m->train();
+    ExecutionContext& ctx = ExecutionContext::current();
+    ctx.setRandomKey({41, 0, 0});
+    const auto dense = testing::outputsAndGrads(*m, [&] { return m->forward(Variable(x), ei); });
+    ctx.setRandomKey({41, 0, 0});
+    const auto sparse = testing::outputsAndGrads(*m, [&] { return m->forward(xs, ei); });
+    // Relative to the run's largest number: a bias that feeds a batch norm has a zero gradient but for rounding.
+    testing::expectClose(sparse, dense, dt == DType::F64 ? 1e-10 : 1e-5, testing::largestMagnitude(dense));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, PyGModel, ::testing::ValuesIn(caseNames()),
                          [](const auto& info) { return info.param; });
+
+// Input dropout on sparse features drops non-zeros: each kept one scaled by 1 / (1 - p), about 1 - p of them
+// kept, the same for the same key; evaluation leaves the features alone.
+TEST(BasicGNN, SparseInputDropoutDropsNonZeros) {
+  BasicGNNOptions o = BasicGNNOptions::fromPyG({{"in_channels", 30}, {"hidden_channels", 8}, {"num_layers", 2}});
+  o.inputDropout = 0.4;
+  Generator gen(2);
+  GAT gat(o, gen);
+  const SparseMatrix xs = testing::sparseOf(testing::sparseLooking(300, 30, gen));
+  ExecutionContext& ctx = ExecutionContext::current();
+  ctx.setRandomKey({5, 0, 0});
+  const SparseMatrix a = gat.input(xs);
+  ctx.setRandomKey({5, 0, 0});
+  EXPECT_TRUE(gat.input(xs).values().bitEqual(a.values()));
+  int64_t kept = 0;
+  for (int64_t k = 0; k < xs.nnz(); ++k) {
+    const double v = a.values().at(k), before = xs.values().at(k);
+    if (v != 0) {
+      ++kept;
+      EXPECT_NEAR(v, before / 0.6, 1e-6);
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(kept) / static_cast<double>(xs.nnz()), 0.6, 0.05);
+  gat.eval();
+  EXPECT_TRUE(gat.input(xs).values().bitEqual(xs.values()));
+}
 
 TEST(BasicGNNSpec, RefusesWhatItDoesNotKnow) {
   Generator gen(1);
