@@ -38,6 +38,11 @@ Variable GINConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x
   return spmm(a, x);
 }
 
+void GINConv::shareAdjacencyWith(GINConv& other) {
+  other.cache_->setCapacity(2);
+  cache_ = other.cache_;
+}
+
 Variable GINConv::selfTerm(const Variable& v) const {
   // (1 + eps) v: a constant factor when eps is a buffer; through the scalar op when it trains.
   return eps_->requiresGrad() ? scaleByScalar(v, add(*eps_, Variable(Tensor::full({1}, 1.0, v.dtype()))))

@@ -33,6 +33,9 @@ class GINConv : public MessagePassing {
   /// Linear goes before the neighbour sum, (1 + eps) x W^T + sum_j x_j W^T + b, with x W^T a sparse product.
   Variable forward(const SparseMatrix& x, const Tensor& edgeIndex, const NormBatch& b = {});
   std::unique_ptr<Module> clone() const override;
+  /// From now on this layer uses `other`'s adjacency cache: a model's layers on one graph build its matrix (and
+  /// the backward's transpose) once. The shared cache keeps the two most recent graphs.
+  void shareAdjacencyWith(GINConv& other);
   MLP& nn() { return *nn_; }
   /// "eps" [1]: a parameter with train_eps, else a buffer.
   Variable& eps() { return *eps_; }

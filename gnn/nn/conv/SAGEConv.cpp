@@ -46,6 +46,13 @@ std::unique_ptr<Module> SAGEConv::clone() const {
   return cloneInto(std::make_unique<SAGEConv>(in_, out_, unused, opt_));
 }
 
+void SAGEConv::shareAdjacencyWith(SAGEConv& other) {
+  GNN_CHECK_ARG(std::string(aggregation().name()) == other.aggregation().name() && opt_.dtype == other.opt_.dtype,
+                "SAGEConv::shareAdjacencyWith: the layers build different matrices (aggregation or dtype differ)");
+  other.cache_->setCapacity(2);
+  cache_ = other.cache_;
+}
+
 bool SAGEConv::linearAggregation() const {
   const std::string name = aggregation().name();
   return name == "sum" || name == "mean";

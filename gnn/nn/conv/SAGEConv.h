@@ -59,6 +59,13 @@ class SAGEConv : public MessagePassing {
 
  private:
   SparseMatrix adjacency(const Tensor& edgeIndex, int64_t numNodes) const;
+ public:
+  /// From now on this layer uses `other`'s adjacency cache (the same aggregation required): the layers of a
+  /// model on one graph build its matrix, and the transpose the backward builds, once (a 245k-node graph's
+  /// are ~150 MB each). The shared cache keeps the two most recent graphs.
+  void shareAdjacencyWith(SAGEConv& other);
+
+ private:
   /// Sum or mean: linear in the messages (a sparse product; the Linear may go first).
   bool linearAggregation() const;
   /// W_l aggr(src) + b [N, out] (sum and mean project first when out < in).

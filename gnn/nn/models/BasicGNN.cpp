@@ -112,6 +112,7 @@ BasicGNN::BasicGNN(std::string className, BasicGNNOptions options, Generator& ge
   const bool toOut = opt_.outChannels > 0 && opt_.jk.empty();
   convs_.push_back(makeConv(in, toOut ? opt_.outChannels : opt_.hiddenChannels, toOut, gen));
   for (size_t i = 0; i < convs_.size(); ++i) registerModule("convs." + std::to_string(i), *convs_[i]);
+  shareAdjacencies();
   if (!opt_.norm.is_null()) {
     const int64_t count = opt_.numLayers - 1 + (opt_.jk.empty() ? 0 : 1);
     for (int64_t i = 0; i < count; ++i) {
@@ -123,6 +124,17 @@ BasicGNN::BasicGNN(std::string className, BasicGNNOptions options, Generator& ge
     const int64_t width = opt_.jk == "cat" ? opt_.numLayers * opt_.hiddenChannels : opt_.hiddenChannels;
     lin_ = std::make_unique<Linear>(width, outChannels(), gen, true, opt_.dtype);
     registerModule("lin", *lin_);
+  }
+}
+
+void BasicGNN::shareAdjacencies() {
+  // The layers run on the same graph: one matrix (and one backward transpose) per graph for all of them, not
+  // one per layer. GCN's layers share only when their options (hence matrices) agree, which PyG's kwargs make so.
+  for (size_t i = 1; i < convs_.size(); ++i) {
+    if (class_ == "GCN") static_cast<GCNConv&>(*convs_[i]).shareAdjacencyWith(static_cast<GCNConv&>(*convs_[0]));
+    if (class_ == "GraphSAGE")
+      static_cast<SAGEConv&>(*convs_[i]).shareAdjacencyWith(static_cast<SAGEConv&>(*convs_[0]));
+    if (class_ == "GIN") static_cast<GINConv&>(*convs_[i]).shareAdjacencyWith(static_cast<GINConv&>(*convs_[0]));
   }
 }
 

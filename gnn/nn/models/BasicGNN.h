@@ -100,6 +100,7 @@ class BasicGNN : public Module {
 
  private:
   std::unique_ptr<Module> makeConv(int64_t in, int64_t out, bool toOut, Generator& gen) const;
+  void shareAdjacencies();
   Variable runConv(int64_t i, const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr,
                    const NormBatch& nb);
   Variable runConv(int64_t i, const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttr,
