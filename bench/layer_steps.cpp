@@ -47,7 +47,8 @@ json argsOf(const std::string& layer, int64_t c, const std::vector<int64_t>& deg
   if (layer == "PNAConv")
     return {{"in_channels", c}, {"out_channels", c}, {"aggregators", {"mean", "min", "max", "std"}},
             {"scalers", {"identity", "amplification", "attenuation"}}, {"deg", degreeHistogram}};
-  throw std::invalid_argument("--layers: unknown layer '" + layer + "'");
+  throw app::UsageError("--layers: unknown layer '" + layer +
+                        "' (GCNConv, SAGEConv, GINConv, GATConv, GATv2Conv, EdgeConv, PNAConv)");
 }
 
 std::unique_ptr<Module> make(const std::string& layer, const json& args, Generator& gen) {
