@@ -108,7 +108,9 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
   s.basicGnn = d.basicGnn;
   if (d.basicGnn) addBasicGnnFlags(prog, s);
   prog.flags().add_options()("hidden", value(&s.hidden, d.hidden), "hidden channels")(
-      "dropout", value(&s.dropout, d.dropout), "dropout probability (input and hidden layer)")(
+      "dropout", value(&s.dropout, d.dropout),
+      d.basicGnn ? "dropout between layers (PyG's dropout; also GAT's attention unless --attn-dropout)"
+                 : "dropout probability (input and hidden layer)")(
       "runs", value(&s.runs, int64_t{1}), "independent runs with seeds seed .. seed+runs-1")(
       "loader", value(&s.loader, "full"), "full (one full-graph step per epoch) | cluster (Cluster-GCN)")(
       "clusters", value(&s.clusters, int64_t{16}), "--loader cluster: METIS clusters")(
