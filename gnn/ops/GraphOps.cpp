@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "gnn/ops/GatherMultiplySum.h"
+#include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
 #include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
@@ -249,9 +250,7 @@ Variable reluMessageSum(const Variable& x, const Variable& edgeAttr, const Tenso
                         double selfWeight) {
   const Tensor &X = x.value(), &A = edgeAttr.value();
   checkRank2Float("reluMessageSum", X);
-  GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,
-                "reluMessageSum: edge_index must be int64 [2, E], got ", dtypeName(edgeIndex.dtype()), " ",
-                shapeString(edgeIndex.shape()));
+  ops::checkEdgeIndex("reluMessageSum", edgeIndex);
   const int64_t E = edgeIndex.dim(1);
   GNN_CHECK_ARG(A.rank() == 2 && A.dim(0) == E && A.dim(1) == X.dim(1) && A.dtype() == X.dtype(),
                 "reluMessageSum: edge features ", dtypeName(A.dtype()), " ", shapeString(A.shape()), " for ", E,
@@ -413,9 +412,7 @@ struct CheckedIndices {
 };
 CheckedIndices checkedIndices(const Tensor& edgeIndex, int64_t numNodes, int64_t numX, const Tensor& filterIndex,
                               int64_t numFilterRows) {
-  GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,
-                "filterMessageSum: edge_index must be int64 [2, E], got ", dtypeName(edgeIndex.dtype()), " ",
-                shapeString(edgeIndex.shape()));
+  ops::checkEdgeIndex("filterMessageSum", edgeIndex);
   GNN_CHECK_ARG(numNodes >= 0, "filterMessageSum: numNodes must be >= 0, got ", numNodes);
   const int64_t E = edgeIndex.dim(1);
   const bool indexed = filterIndex.defined();
