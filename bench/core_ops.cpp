@@ -21,6 +21,7 @@
 #include "gnn/nn/Init.h"
 #include "gnn/nn/conv/CFConv.h"
 #include "gnn/nn/conv/GCNConv.h"
+#include "gnn/ops/GraphAttention.h"
 #include "gnn/ops/Ops.h"
 #include "gnn/system/ExecutionContext.h"
 #include "gnn/system/Parallel.h"
@@ -85,6 +86,28 @@ void BM_GatherScatter(benchmark::State& st) {
   // Each edge reads and writes one 64-float row twice (gather, then scatter).
   st.counters["bytes_per_s"] =
       benchmark::Counter(4.0 * 64 * 4 * rg.edgeIndex.dim(1), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// GAT's fused attention on a Cora-sized graph (2,708 nodes, 10 random edges each), heads x C = range(0) x
+// range(1): the forward alone (evaluation) and with its backward (training, attention dropout 0.6 as the GAT
+// paper's).
+void BM_GatAttention(benchmark::State& st) {
+  const int64_t H = st.range(0), C = st.range(1);
+  RandomGraph rg = randomGraph(2708, H * C);
+  Generator g(4);
+  Variable as(init::uniform({2708, H}, -1, 1, g), true), ad(init::uniform({2708, H}, -1, 1, g), true);
+  Variable h(rg.x.value(), true);
+  const bool train = st.range(2) != 0;
+  GraphAttentionOptions o;
+  o.training = train;
+  o.dropout = train ? 0.6 : 0.0;
+  for (auto _ : st) {
+    Variable y = gatAttention(h, as, ad, rg.edgeIndex, Variable(), Variable(), o);
+    if (train) sum(y).backward();
+    benchmark::DoNotOptimize(y.value().raw());
+  }
+  st.counters["terms_per_s"] = benchmark::Counter(static_cast<double>(rg.edgeIndex.dim(1) + 2708),
+                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_GcnLayerTrainStep(benchmark::State& st) {
@@ -415,6 +438,13 @@ BENCHMARK(BM_ReferenceMemcpy)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealT
 BENCHMARK(BM_Matmul)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TransposeWeight)->Args({16, 1433})->Args({1433, 16})->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Spmm)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_GatAttention)
+    ->Args({8, 8, 0})
+    ->Args({8, 7, 0})
+    ->Args({8, 8, 1})
+    ->Args({8, 7, 1})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 BENCHMARK(BM_GatherScatter)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GinEmbeddingBag)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GinReluMessageSum)->Unit(benchmark::kMillisecond)->UseRealTime();

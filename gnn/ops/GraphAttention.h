@@ -25,16 +25,20 @@ struct GraphAttentionOptions {
   /// same bits, and the real edges' and nodes' draws do not move when padding appends edges and nodes.
   double dropout = 0.0;
   bool training = false;
+  /// The output's heads averaged ([N, C] instead of [N, heads * C]): PyG's concat=False, as meanAxis over the
+  /// heads of the [N, heads, C] view would give it (the same bits), without that tensor.
+  bool meanHeads = false;
 };
 
-/// GAT's attention (Velickovic et al. 2018; PyG's GATConv): per target i, head h and incoming edge e = j -> i,
+/// GAT's attention (Velickovic et al. 2018; PyG's GATConv): per target i, head h, incoming edge e = j -> i,
 ///   alpha_e = softmax over i's terms of leakyRelu(aSrc[j, h] + aDst[i, h] + aEdge[e, h]),
-///   out[i, h*C .. h*C + C) = sum_e alpha_e h[j, h*C ..) (+ alpha_self h[i, h*C ..) with selfLoops, whose logit
-///   reads aSrc[i], aDst[i] and aLoop[i]),
+///   out[i, h*C .. h*C + C) = sum_e alpha_e h[j, h*C ..) (+ alpha_self h[i, h*C ..) with selfLoops, whose
+///   logit reads aSrc[i], aDst[i] and aLoop[i]),
 /// h [N, heads * C], aSrc and aDst [N, heads], aEdge [E, heads] and aLoop [N, heads] optional (0 when
-/// undefined), edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [N, heads * C]. A node with no term gets
-/// zeros. Saves the attention (one row per term: kept edges and self terms) and the inputs' values; the edges'
-/// groupings by target and by source are built once per edge_index (cached by its storage, view and version).
+/// undefined), edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [N, heads * C] ([N, C] with meanHeads).
+/// A node with no term gets zeros. Saves the attention (one row per term: kept edges and self terms) and the
+/// inputs' values; the edges' groupings by target and by source are built once per edge_index (cached by its
+/// storage, view and version).
 Variable gatAttention(const Variable& h, const Variable& aSrc, const Variable& aDst, const Tensor& edgeIndex,
                       const Variable& aEdge = Variable(), const Variable& aLoop = Variable(),
                       const GraphAttentionOptions& options = {});
@@ -43,7 +47,7 @@ Variable gatAttention(const Variable& h, const Variable& aSrc, const Variable& a
 ///   alpha_e = softmax over i's terms of sum_c att[h, c] leakyRelu(xr[i, hc] + xl[j, hc] + edgeTerm[e, hc]),
 ///   out[i, h*C ..) = sum_e alpha_e xl[j, h*C ..) (+ the self term of xl[i], xr[i], loopTerm[i]),
 /// xl and xr [N, heads * C] (may be one Variable), att [heads, C] (or [1, heads, C]), edgeTerm [E, heads * C]
-/// and loopTerm [N, heads * C] optional -> [N, heads * C].
+/// and loopTerm [N, heads * C] optional -> [N, heads * C] ([N, C] with meanHeads).
 Variable gatv2Attention(const Variable& xl, const Variable& xr, const Variable& att, const Tensor& edgeIndex,
                         const Variable& edgeTerm = Variable(), const Variable& loopTerm = Variable(),
                         const GraphAttentionOptions& options = {});

@@ -149,25 +149,56 @@ template <class T>
 struct Layout {
   int64_t N = 0, E = 0, H = 0, C = 0, HC = 0;
   const int64_t *dstPtr, *termSrc, *termEdge, *srcPtr, *outTerm, *outDst, *outPos;
-  const T* maskEdges = nullptr;  // [E, H], null = all 1
-  const T* maskSelf = nullptr;   // [N, H]
-  Layout(const AttentionGraph& g, int64_t h, int64_t c, const Tensor& me, const Tensor& ms)
-      : N(g.N), E(g.E), H(h), C(c), HC(h * c), dstPtr(g.dstPtr.data()), termSrc(g.termSrc.data()),
-        termEdge(g.termEdge.data()), srcPtr(g.srcPtr.data()), outTerm(g.outTerm.data()), outDst(g.outDst.data()),
+  const T* maskTerms = nullptr;  // the attention dropout's mask in term order [terms, H], null = all 1
+  Layout(const AttentionGraph& g, int64_t h, int64_t c, const Tensor& mt)
+      : N(g.N),
+        E(g.E),
+        H(h),
+        C(c),
+        HC(h * c),
+        dstPtr(g.dstPtr.data()),
+        termSrc(g.termSrc.data()),
+        termEdge(g.termEdge.data()),
+        srcPtr(g.srcPtr.data()),
+        outTerm(g.outTerm.data()),
+        outDst(g.outDst.data()),
         outPos(g.outPos.data()) {
-    maskEdges = me.defined() ? me.data<T>() : nullptr;
-    maskSelf = ms.defined() ? ms.data<T>() : nullptr;
+    maskTerms = mt.defined() ? mt.data<T>() : nullptr;
   }
   int64_t terms() const { return dstPtr[N]; }
   // Rows per parallel chunk of a per-row loop doing `perTerm` work for each of its terms.
   int64_t chunk(int64_t perTerm) const { return rowChunk(N, (terms() / std::max<int64_t>(N, 1) + 1) * perTerm); }
-  // The dropout mask of term k of node i's row (i: its target, or for the self term its node), null = all 1.
-  const T* mask(int64_t k, int64_t node) const {
-    const int64_t e = termEdge[k];
-    if (e >= 0) return maskEdges ? maskEdges + e * H : nullptr;
-    return maskSelf ? maskSelf + node * H : nullptr;
-  }
+  // The dropout mask of term k, null = all 1.
+  const T* mask(int64_t k) const { return maskTerms ? maskTerms + k * H : nullptr; }
 };
+
+// The dropout masks drawn per edge [E, H] and per node [N, H] (undefined: none) in term order [terms, H],
+// once per call: the forward and the backward then read them in sequence rather than gathering by edge id.
+template <class T>
+Tensor termMasks(const AttentionGraph& g, int64_t H, const Tensor& maskEdges, const Tensor& maskSelf) {
+  if (!maskEdges.defined()) return Tensor();
+  Tensor out = Tensor::empty({g.terms, H}, maskEdges.dtype());
+  const T* me = maskEdges.data<T>();
+  const T* ms = maskSelf.defined() ? maskSelf.data<T>() : nullptr;
+  T* o = out.data<T>();
+  parallelFor(g.N, rowChunk(g.N, (g.terms / std::max<int64_t>(g.N, 1) + 1) * H), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      for (int64_t k = g.dstPtr[i]; k < g.dstPtr[i + 1]; ++k) {
+        const int64_t edge = g.termEdge[k];
+        const T* from = edge >= 0 ? me + edge * H : ms + i * H;
+        std::copy(from, from + H, o + k * H);
+      }
+  });
+  return out;
+}
+
+// f(std::true_type) when the call has attention dropout masks (every term then has one), else
+// f(std::false_type).
+template <class T, class F>
+inline void withMasks(const Layout<T>& L, F&& f) {
+  if (L.maskTerms) return f(std::true_type{});
+  return f(std::false_type{});
+}
 
 // Without a branch (a random sign mispredicts half the time), and exactly z or z * slope.
 template <class T>
@@ -195,13 +226,18 @@ constexpr int64_t widthOr(W, int64_t C) {
   return W::value ? W::value : C;
 }
 
-// o[h*C + c] += w[h] v[h*C + c] over H heads of C channels, w = a (times m where m is not null).
-template <class T, class W>
-inline void axpyHeads(W cw, T* __restrict o, const T* __restrict a, const T* __restrict m, const T* __restrict v,
-                      int64_t H, int64_t Crt) {
+// o[h*C + c] += w[h] v[h*C + c] over H heads of C channels, w = a, times m when Masked. Whether there is a
+// mask is a compile-time choice, not a null test per term: GCC turns `m ? a[h] * m[h] : a[h]` into an AVX-512
+// masked load, which from a null m takes a microcode assist on every term (a fifth of an evaluation's time).
+template <bool Masked, class T, class W>
+inline void axpyHeads(W cw, T* __restrict o, const T* __restrict a, const T* __restrict m,
+                      const T* __restrict v, int64_t H, int64_t Crt) {
   const int64_t C = widthOr(cw, Crt);
   for (int64_t h = 0; h < H; ++h) {
-    const T w = m ? a[h] * m[h] : a[h];
+    T w = a[h];
+    if constexpr (Masked) w *= m[h];
+// simd on the channels: left alone GCC vectorised over the heads, transposing every row in and out.
+#pragma omp simd
     for (int64_t c = 0; c < C; ++c) o[h * C + c] = mulAdd(w, v[h * C + c], o[h * C + c]);
   }
 }
@@ -232,32 +268,40 @@ inline void withHeads(int64_t H, F&& f) {
 
 // The softmax of each head over the terms of rows [b, e), in place on their logits (alpha, term order, heads
 // innermost): each row's maximum subtracted, then one vector exp over the whole range of rows (its terms are
-// contiguous; each element's exp is the same code wherever it sits), then each row's sum divided out.
+// contiguous; each element's exp is the same code wherever it sits), then each row's sum divided out. With H
+// a compile-time constant the row's maxima and sums live in a local array (registers), so each term's H
+// divisions are one vector division; through the scratch pointer GCC kept them scalar (a quarter of the
+// forward's time).
+template <int64_t HK, class T>
+void softmaxRowsOf(const Layout<T>& L, int64_t b, int64_t e, T* __restrict alpha, T* __restrict scratch) {
+  const int64_t H = HK ? HK : L.H;
+  T local[HK ? HK : 1];
+  T* __restrict m = HK ? local : scratch;
+  for (int64_t i = b; i < e; ++i) {
+    T* __restrict a = alpha + L.dstPtr[i] * H;
+    const int64_t n = L.dstPtr[i + 1] - L.dstPtr[i];
+    for (int64_t h = 0; h < H; ++h) m[h] = -std::numeric_limits<T>::infinity();
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t h = 0; h < H; ++h) m[h] = std::max(m[h], a[t * H + h]);
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t h = 0; h < H; ++h) a[t * H + h] -= m[h];
+  }
+  T* all = alpha + L.dstPtr[b] * H;
+  ops::packetLoop<T>((L.dstPtr[e] - L.dstPtr[b]) * H, [](auto p) { return Eigen::internal::pexp(p); }, all,
+                     all);
+  for (int64_t i = b; i < e; ++i) {
+    T* __restrict a = alpha + L.dstPtr[i] * H;
+    const int64_t n = L.dstPtr[i + 1] - L.dstPtr[i];
+    for (int64_t h = 0; h < H; ++h) m[h] = 0;
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t h = 0; h < H; ++h) m[h] += a[t * H + h];
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t h = 0; h < H; ++h) a[t * H + h] /= m[h];
+  }
+}
 template <class T>
-void softmaxRows(const Layout<T>& L, int64_t b, int64_t e, T* __restrict alpha, T* __restrict m) {
-  withHeads(L.H, [&](auto hw) {
-    const int64_t H = widthOr(hw, L.H);
-    for (int64_t i = b; i < e; ++i) {
-      T* __restrict a = alpha + L.dstPtr[i] * H;
-      const int64_t n = L.dstPtr[i + 1] - L.dstPtr[i];
-      for (int64_t h = 0; h < H; ++h) m[h] = -std::numeric_limits<T>::infinity();
-      for (int64_t t = 0; t < n; ++t)
-        for (int64_t h = 0; h < H; ++h) m[h] = std::max(m[h], a[t * H + h]);
-      for (int64_t t = 0; t < n; ++t)
-        for (int64_t h = 0; h < H; ++h) a[t * H + h] -= m[h];
-    }
-    T* all = alpha + L.dstPtr[b] * H;
-    ops::packetLoop<T>((L.dstPtr[e] - L.dstPtr[b]) * H, [](auto p) { return Eigen::internal::pexp(p); }, all, all);
-    for (int64_t i = b; i < e; ++i) {
-      T* __restrict a = alpha + L.dstPtr[i] * H;
-      const int64_t n = L.dstPtr[i + 1] - L.dstPtr[i];
-      for (int64_t h = 0; h < H; ++h) m[h] = 0;
-      for (int64_t t = 0; t < n; ++t)
-        for (int64_t h = 0; h < H; ++h) m[h] += a[t * H + h];
-      for (int64_t t = 0; t < n; ++t)
-        for (int64_t h = 0; h < H; ++h) a[t * H + h] /= m[h];
-    }
-  });
+void softmaxRows(const Layout<T>& L, int64_t b, int64_t e, T* alpha, T* m) {
+  withHeads(L.H, [&](auto hw) { softmaxRowsOf<decltype(hw)::value>(L, b, e, alpha, m); });
 }
 
 // The softmax's backward over one row's n terms, in place: d = a (d - sum_t a_t d_t) per head.
@@ -277,22 +321,52 @@ void softmaxTermsGrad(const T* __restrict a, T* __restrict d, int64_t n, int64_t
 // (term order); then a chunk of rows' softmax, and each row's
 // softmax and out[i] = sum over its terms of the (dropped) attention times V's source row.
 template <class T, class Logits>
-void attend(const Layout<T>& L, const T* V, Logits logits, T* alpha, T* out) {
-  const int64_t H = L.H, HC = L.HC;
+void attend(const Layout<T>& L, const T* V, Logits logits, T* alpha, T* out, bool meanHeads) {
+  const int64_t H = L.H, C = L.C, HC = L.HC;
   parallelFor(L.N, L.chunk(3 * HC + 16 * H), [&](int64_t b, int64_t e) {
-    std::vector<T> scratch(static_cast<size_t>(H));
+    std::vector<T> scratch(static_cast<size_t>(H + (meanHeads ? HC : 0)));
     T* m = scratch.data();
     for (int64_t i = b; i < e; ++i) logits(i, L.dstPtr[i], L.dstPtr[i + 1]);
     softmaxRows(L, b, e, alpha, m);
-    withWidth(L.C, [&](auto cw) {
-      for (int64_t i = b; i < e; ++i) {
-        const int64_t lo = L.dstPtr[i], hi = L.dstPtr[i + 1];
-        T* __restrict o = out + i * HC;
-        std::fill(o, o + HC, T(0));
-        for (int64_t k = lo; k < hi; ++k) axpyHeads(cw, o, alpha + k * H, L.mask(k, i), V + L.termSrc[k] * HC, H, L.C);
-      }
+    withMasks(L, [&](auto masked) {
+      withWidth(C, [&](auto cw) {
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t lo = L.dstPtr[i], hi = L.dstPtr[i + 1];
+          T* __restrict o = meanHeads ? m + H : out + i * HC;
+          std::fill(o, o + HC, T(0));
+          for (int64_t k = lo; k < hi; ++k)
+            axpyHeads<decltype(masked)::value>(cw, o, alpha + k * H,
+                                               decltype(masked)::value ? L.mask(k) : nullptr,
+                                               V + L.termSrc[k] * HC, H, C);
+          if (meanHeads) {  // as meanAxis: the heads added in order from 0, then divided by their count
+            T* __restrict y = out + i * C;
+            std::fill(y, y + C, T(0));
+            for (int64_t h = 0; h < H; ++h)
+              for (int64_t c = 0; c < C; ++c) y[c] += o[h * C + c];
+            for (int64_t c = 0; c < C; ++c) y[c] /= static_cast<T>(H);
+          }
+        }
+      });
     });
   });
+}
+
+// The gradient of the attention's [N, heads * C] output: gy itself, or with meanHeads gy [N, C] spread over
+// the heads times 1 / heads (as meanAxis's backward).
+template <class T>
+Tensor headsGrad(const Tensor& gy, int64_t H, bool meanHeads) {
+  if (!meanHeads) return gy;
+  const int64_t N = gy.dim(0), C = gy.dim(1);
+  Tensor G = Tensor::empty({N, H * C}, gy.dtype());
+  const T* g = gy.data<T>();
+  T* o = G.data<T>();
+  const T scale = T(1) / static_cast<T>(H);
+  parallelFor(N, rowChunk(N, H * C), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t c = 0; c < C; ++c) o[(i * H + h) * C + c] = g[i * C + c] * scale;
+  });
+  return G;
 }
 
 // The backward's target side: for each target row, the gradient of each term's logit (softmax backward of the
@@ -306,25 +380,28 @@ void logitGrads(const Layout<T>& L, int64_t chunk, const T* V, const T* gy, cons
   parallelFor(L.N, chunk, [&](int64_t b, int64_t e) {
     std::vector<T> scratch(static_cast<size_t>(H));
     T* s = scratch.data();
-    withWidth(L.C, [&](auto cw) {
-      for (int64_t i = b; i < e; ++i) {
-        const int64_t lo = L.dstPtr[i], hi = L.dstPtr[i + 1];
-        const T* __restrict g = gy + i * HC;
-        for (int64_t k = lo; k < hi; ++k) {
-          T* __restrict d = dl + k * H;
-          dotHeads(cw, g, V + L.termSrc[k] * HC, H, L.C, d);
-          const T* __restrict a = alpha + k * H;
-          T* __restrict w = wq + L.outPos[k] * H;
-          if (const T* m = L.mask(k, i)) {
-            for (int64_t h = 0; h < H; ++h) d[h] *= m[h];
-            for (int64_t h = 0; h < H; ++h) w[h] = a[h] * m[h];
-          } else {
-            std::copy(a, a + H, w);
+    withMasks(L, [&](auto masked) {
+      withWidth(L.C, [&](auto cw) {
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t lo = L.dstPtr[i], hi = L.dstPtr[i + 1];
+          const T* __restrict g = gy + i * HC;
+          for (int64_t k = lo; k < hi; ++k) {
+            T* __restrict d = dl + k * H;
+            dotHeads(cw, g, V + L.termSrc[k] * HC, H, L.C, d);
+            const T* __restrict a = alpha + k * H;
+            T* __restrict w = wq + L.outPos[k] * H;
+            if constexpr (decltype(masked)::value) {
+              const T* __restrict m = L.mask(k);
+              for (int64_t h = 0; h < H; ++h) d[h] *= m[h];
+              for (int64_t h = 0; h < H; ++h) w[h] = a[h] * m[h];
+            } else {
+              std::copy(a, a + H, w);
+            }
           }
+          softmaxTermsGrad(alpha + lo * H, dl + lo * H, hi - lo, H, s);
+          rowDone(i, b);
         }
-        softmaxTermsGrad(alpha + lo * H, dl + lo * H, hi - lo, H, s);
-        rowDone(i, b);
-      }
+      });
     });
   });
 }
@@ -341,7 +418,8 @@ void sourceGrads(const Layout<T>& L, const T* gy, const T* wq, T* gV, RowDone ro
         T* __restrict o = gV + j * HC;
         std::fill(o, o + HC, T(0));
         for (int64_t q = L.srcPtr[j]; q < L.srcPtr[j + 1]; ++q)
-          axpyHeads(cw, o, wq + q * L.H, static_cast<const T*>(nullptr), gy + L.outDst[q] * HC, L.H, L.C);
+          axpyHeads<false>(cw, o, wq + q * L.H, static_cast<const T*>(nullptr), gy + L.outDst[q] * HC, L.H,
+                           L.C);
         rowDone(j, L.srcPtr[j], L.srcPtr[j + 1]);
       }
     });
@@ -442,14 +520,15 @@ void gatLeakyGrad(HW hw, const Layout<T>& L, int64_t i, const T* as, const T* ad
   }
 }
 
-// gatAttention's backward. saved: V, aSrc, aDst, aEdge, aLoop, alpha (term order), the two masks; inputs: h, aSrc,
-// aDst, then aEdge at edgeAt and aLoop at loopAt (-1: absent).
+// gatAttention's backward. saved: V, aSrc, aDst, aEdge, aLoop, alpha and the dropout mask (term order);
+// inputs: h, aSrc, aDst, then aEdge at edgeAt and aLoop at loopAt (-1: absent).
 template <class T>
-void gatBackward(const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved,
-                 const AttentionGraph& G, int64_t H, T slope, int edgeAt, int loopAt) {
+void gatBackward(const Tensor& gyOut, std::vector<GradInput>& in, const std::vector<Tensor>& saved,
+                 const AttentionGraph& G, int64_t H, T slope, int edgeAt, int loopAt, bool meanHeads) {
+  const Tensor gy = headsGrad<T>(gyOut, H, meanHeads);
   const Tensor& V = saved[0];
   const int64_t N = V.dim(0), HC = V.dim(1), C = HC / H;
-  const Layout<T> L(G, H, C, saved[6], saved[7]);
+  const Layout<T> L(G, H, C, saved[6]);
   const T *as = saved[1].data<T>(), *ad = saved[2].data<T>();
   const T* ae = saved[3].defined() ? saved[3].data<T>() : nullptr;
   const T* al = saved[4].defined() ? saved[4].data<T>() : nullptr;
@@ -523,8 +602,10 @@ Variable gatAttention(const Variable& h, const Variable& aSrc, const Variable& a
   std::tie(ME, MS) = attentionMasks(o, E, N, H, V.dtype());
   return dispatchFloat(V.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor Alpha = Tensor::empty({terms, H}, V.dtype()), Y = Tensor::empty({N, H * C}, V.dtype());
-    const Layout<T> L(*graph, H, C, ME, MS);
+    Tensor Alpha = Tensor::empty({terms, H}, V.dtype()),
+           Y = Tensor::empty({N, o.meanHeads ? C : H * C}, V.dtype());
+    const Tensor MT = termMasks<T>(*graph, H, ME, MS);
+    const Layout<T> L(*graph, H, C, MT);
     const T *as = aSrc.value().data<T>(), *ad = aDst.value().data<T>();
     const T* ae = aEdge.defined() ? aEdge.value().data<T>() : nullptr;
     const T* al = aLoop.defined() ? aLoop.value().data<T>() : nullptr;
@@ -534,20 +615,22 @@ Variable gatAttention(const Variable& h, const Variable& aSrc, const Variable& a
     auto logits = [&](int64_t i, int64_t lo, int64_t hi) {
       withHeads(H, [&](auto hw) { gatRowLogits(hw, L, i, lo, hi, as, ad, ae, al, slope, alpha); });
     };
-    attend(L, V.data<T>(), logits, Alpha.data<T>(), Y.data<T>());
+    attend(L, V.data<T>(), logits, Alpha.data<T>(), Y.data<T>(), o.meanHeads);
     const int64_t elem = static_cast<int64_t>(sizeof(T));
     OpInfo info{"gatAttention", terms * (2 * H * C + 20 * H),
                 E * 16 + terms * (H * C + 2 * H) * elem + 2 * N * H * elem,
                 static_cast<int64_t>(Y.nbytes() + Alpha.nbytes()), terms * (6 * H * C + 12 * H)};
     int edgeAt = -1, loopAt = -1;
     std::vector<Variable> inputs = attentionInputs({h, aSrc, aDst}, aEdge, aLoop, &edgeAt, &loopAt);
-    std::vector<Tensor> saved{V, aSrc.value(), aDst.value(), ae ? aEdge.value() : Tensor(),
-                              al ? aLoop.value() : Tensor(), Alpha, ME, MS};
-    return Variable::record(info, Y, std::move(inputs), std::move(saved),
-                            [graph, H, slope, edgeAt, loopAt](const Tensor& gy, std::vector<GradInput>& in,
-                                                              const std::vector<Tensor>& saved) {
-                              gatBackward<T>(gy, in, saved, *graph, H, slope, edgeAt, loopAt);
-                            });
+    std::vector<Tensor> saved{
+        V, aSrc.value(), aDst.value(), ae ? aEdge.value() : Tensor(), al ? aLoop.value() : Tensor(), Alpha,
+        MT};
+    return Variable::record(
+        info, Y, std::move(inputs), std::move(saved),
+        [graph, H, slope, edgeAt, loopAt, mh = o.meanHeads](const Tensor& gy, std::vector<GradInput>& in,
+                                                            const std::vector<Tensor>& saved) {
+          gatBackward<T>(gy, in, saved, *graph, H, slope, edgeAt, loopAt, mh);
+        });
   });
 }
 
@@ -579,14 +662,15 @@ void gatv2TermGrad(const T* __restrict xri, const T* __restrict xls, const T* __
   }
 }
 
-// gatv2Attention's backward. saved: xl, xr, att, edgeTerm, loopTerm, alpha (term order), the two masks; inputs:
-// xl, xr, att, then edgeTerm at edgeAt and loopTerm at loopAt.
+// gatv2Attention's backward. saved: xl, xr, att, edgeTerm, loopTerm, alpha and the dropout mask (term order);
+// inputs: xl, xr, att, then edgeTerm at edgeAt and loopTerm at loopAt.
 template <class T>
-void gatv2Backward(const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved,
-                   const AttentionGraph& G, int64_t H, T slope, int edgeAt, int loopAt) {
+void gatv2Backward(const Tensor& gyOut, std::vector<GradInput>& in, const std::vector<Tensor>& saved,
+                   const AttentionGraph& G, int64_t H, T slope, int edgeAt, int loopAt, bool meanHeads) {
+  const Tensor gy = headsGrad<T>(gyOut, H, meanHeads);
   const Tensor& XL = saved[0];
   const int64_t N = XL.dim(0), HC = XL.dim(1), C = HC / H;
-  const Layout<T> L(G, H, C, saved[6], saved[7]);
+  const Layout<T> L(G, H, C, saved[6]);
   const T *xl = XL.data<T>(), *xr = saved[1].data<T>(), *att = saved[2].data<T>();
   const T* et = saved[3].defined() ? saved[3].data<T>() : nullptr;
   const T* lt = saved[4].defined() ? saved[4].data<T>() : nullptr;
@@ -661,8 +745,10 @@ Variable gatv2Attention(const Variable& xl, const Variable& xr, const Variable& 
   std::tie(ME, MS) = attentionMasks(o, E, N, H, XL.dtype());
   return dispatchFloat(XL.dtype(), [&, H = H, C = C](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor Alpha = Tensor::empty({terms, H}, XL.dtype()), Y = Tensor::empty({N, HC}, XL.dtype());
-    const Layout<T> L(*graph, H, C, ME, MS);
+    Tensor Alpha = Tensor::empty({terms, H}, XL.dtype()),
+           Y = Tensor::empty({N, o.meanHeads ? C : HC}, XL.dtype());
+    const Tensor MT = termMasks<T>(*graph, H, ME, MS);
+    const Layout<T> L(*graph, H, C, MT);
     const T *pl = XL.data<T>(), *pr = xr.value().data<T>(), *pa = att.value().data<T>();
     const T* et = edgeTerm.defined() ? edgeTerm.value().data<T>() : nullptr;
     const T* lt = loopTerm.defined() ? loopTerm.value().data<T>() : nullptr;
@@ -688,19 +774,21 @@ Variable gatv2Attention(const Variable& xl, const Variable& xr, const Variable& 
         }
       }
     };
-    attend(L, pl, logits, Alpha.data<T>(), Y.data<T>());
+    attend(L, pl, logits, Alpha.data<T>(), Y.data<T>(), o.meanHeads);
     const int64_t elem = static_cast<int64_t>(sizeof(T));
     OpInfo info{"gatv2Attention", terms * (7 * HC + 16 * H), E * 16 + terms * 3 * HC * elem + N * HC * elem,
                 static_cast<int64_t>(Y.nbytes() + Alpha.nbytes()), terms * (14 * HC + 12 * H)};
     int edgeAt = -1, loopAt = -1;
     std::vector<Variable> inputs = attentionInputs({xl, xr, att}, edgeTerm, loopTerm, &edgeAt, &loopAt);
-    std::vector<Tensor> saved{XL, xr.value(), att.value(), et ? edgeTerm.value() : Tensor(),
-                              lt ? loopTerm.value() : Tensor(), Alpha, ME, MS};
-    return Variable::record(info, Y, std::move(inputs), std::move(saved),
-                            [graph, H = H, slope, edgeAt, loopAt](const Tensor& gy, std::vector<GradInput>& in,
-                                                                  const std::vector<Tensor>& saved) {
-                              gatv2Backward<T>(gy, in, saved, *graph, H, slope, edgeAt, loopAt);
-                            });
+    std::vector<Tensor> saved{
+        XL,    xr.value(), att.value(), et ? edgeTerm.value() : Tensor(), lt ? loopTerm.value() : Tensor(),
+        Alpha, MT};
+    return Variable::record(
+        info, Y, std::move(inputs), std::move(saved),
+        [graph, H = H, slope, edgeAt, loopAt, mh = o.meanHeads](const Tensor& gy, std::vector<GradInput>& in,
+                                                                const std::vector<Tensor>& saved) {
+          gatv2Backward<T>(gy, in, saved, *graph, H, slope, edgeAt, loopAt, mh);
+        });
   });
 }
 
@@ -753,7 +841,8 @@ Variable headDot(const Variable& x, const Variable& att) {
         parallelFor(N, chunk, [&](int64_t b, int64_t e) {
           T* __restrict pc = p + (b / chunk) * HC;
           withWidth(C, [&](auto cw) {
-            for (int64_t n = b; n < e; ++n) axpyHeads(cw, pc, g + n * H, static_cast<const T*>(nullptr), xp + n * HC, H, C);
+            for (int64_t n = b; n < e; ++n)
+              axpyHeads<false>(cw, pc, g + n * H, static_cast<const T*>(nullptr), xp + n * HC, H, C);
           });
         });
         Tensor G = Tensor::empty(in[1].shape(), X.dtype());

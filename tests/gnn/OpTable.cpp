@@ -712,6 +712,16 @@ std::vector<OpCase> makeTable() {
       return gatAttention(x[0], x[1], x[2], a[0], Variable(), Variable(), o);
     };
     push(c);
+    c.name = "gatAttention_mean_heads_dropout";  // PyG's concat=False: the heads averaged inside the op
+    c.build = [](const V& x, const A& a) {
+      ExecutionContext::current().setRandomKey({7, 3, 4});
+      GraphAttentionOptions o;
+      o.dropout = 0.3;
+      o.training = true;
+      o.meanHeads = true;
+      return gatAttention(x[0], x[1], x[2], a[0], Variable(), Variable(), o);
+    };
+    push(c);
     c.name = "gatAttention_edges";  // aEdge [E, heads], aLoop [N, heads]
     c.shapes = {{5, 6}, {5, 2}, {5, 2}, {13, 2}, {5, 2}};
     c.largeShapes = {{2000, 48}, {2000, 3}, {2000, 3}, {30000, 3}, {2000, 3}};
@@ -738,6 +748,15 @@ std::vector<OpCase> makeTable() {
       o.training = true;
       o.negativeSlope = 0.3;
       return gatv2Attention(x[0], x[1], x[2], a[0], x[3], x[4], o);
+    };
+    push(c);
+    c.name = "gatv2Attention_mean_heads";
+    c.shapes = {{5, 6}, {5, 6}, {2, 3}};
+    c.largeShapes = {{2000, 48}, {2000, 48}, {3, 16}};
+    c.build = [](const V& x, const A& a) {
+      GraphAttentionOptions o;
+      o.meanHeads = true;
+      return gatv2Attention(x[0], x[1], x[2], a[0], Variable(), Variable(), o);
     };
     push(c);
     c.name = "gatv2Attention_no_self_loops";

@@ -81,7 +81,7 @@ Variable GATConv::forward(const SparseMatrix& x, const Tensor& edgeIndex, const 
 }
 
 Variable GATConv::attend(const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttrIn) {
-  const int64_t N = h.dim(0), H = opt_.heads, C = out_;
+  const int64_t N = h.dim(0), H = opt_.heads;
   Variable aSrc = headDot(h, *attSrc_), aDst = headDot(h, *attDst_);
   Variable aEdge, aLoop;
   if (edgeAttrIn.defined() && linEdge_) {
@@ -99,8 +99,8 @@ Variable GATConv::attend(const Variable& h, const Tensor& edgeIndex, const Varia
   o.selfLoops = opt_.addSelfLoops;
   o.dropout = opt_.dropout;
   o.training = isTraining();
+  o.meanHeads = !opt_.concat && H > 1;  // PyG's mean over the heads, inside the attention
   Variable out = gatAttention(h, aSrc, aDst, edgeIndex, aEdge, aLoop, o);
-  if (!opt_.concat && H > 1) out = meanAxis(reshape(out, {N, H, C}), 1);
   return bias_ ? add(out, *bias_) : out;
 }
 

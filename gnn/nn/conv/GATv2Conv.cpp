@@ -94,7 +94,7 @@ Variable GATv2Conv::forward(const SparseMatrix& x, const Tensor& edgeIndex, cons
 
 Variable GATv2Conv::attend(const Variable& xl, const Variable& xr, const Tensor& edgeIndex,
                            const Variable& edgeAttrIn) {
-  const int64_t N = xl.dim(0), H = opt_.heads, C = out_;
+  const int64_t N = xl.dim(0), H = opt_.heads;
   Variable edgeTerm, loopTerm;
   if (edgeAttrIn.defined()) {
     GNN_CHECK_ARG(linEdge_, "GATv2Conv: edge_attr given to a layer built without edge_dim");
@@ -109,8 +109,8 @@ Variable GATv2Conv::attend(const Variable& xl, const Variable& xr, const Tensor&
   o.selfLoops = opt_.addSelfLoops;
   o.dropout = opt_.dropout;
   o.training = isTraining();
+  o.meanHeads = !opt_.concat && H > 1;  // PyG's mean over the heads, inside the attention
   Variable out = gatv2Attention(xl, xr, *att_, edgeIndex, edgeTerm, loopTerm, o);
-  if (!opt_.concat && H > 1) out = meanAxis(reshape(out, {N, H, C}), 1);
   return bias_ ? add(out, *bias_) : out;
 }
 

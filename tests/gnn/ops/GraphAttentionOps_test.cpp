@@ -1,0 +1,76 @@
+// gatAttention and gatv2Attention's meanHeads: the same bits as meanAxis over the heads of the full output, in
+// the forward and in every input's gradient, with and without attention dropout. (Gradients against finite
+// differences, float32 and threads: the op table.)
+#include <gtest/gtest.h>
+
+#include "GradCheck.h"
+#include "gnn/ops/GraphAttention.h"
+#include "gnn/system/ExecutionContext.h"
+
+namespace gnn {
+namespace {
+
+// Random float32 values, U(-1, 1).
+Tensor randomTensor(const Shape& shape, uint64_t seed) { return testing::randomTensor(shape, seed).to(DType::F32); }
+
+// A random graph of `nodes` nodes and `edges` edges with a few self-loops (which the attention skips).
+Tensor randomEdges(int64_t nodes, int64_t edges, uint64_t seed) {
+  Generator g(seed);
+  std::vector<int64_t> ei(static_cast<size_t>(2 * edges));
+  for (auto& v : ei) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(nodes)));
+  ei[0] = ei[static_cast<size_t>(edges)] = 3;
+  return Tensor::fromVector(ei, {2, edges});
+}
+
+// f(options) -> the attention's output; its mean over the heads computed inside the op and by meanAxis.
+template <class F>
+void expectMeanHeadsEqualsMeanAxis(int64_t N, int64_t H, int64_t C, std::vector<Variable> inputs, F f,
+                                   bool dropout) {
+  auto run = [&](bool inside) {
+    for (Variable& v : inputs) v.zeroGrad();
+    ExecutionContext::current().setRandomKey({5, 1, 2});
+    GraphAttentionOptions o;
+    o.training = dropout;
+    o.dropout = dropout ? 0.4 : 0.0;
+    o.meanHeads = inside;
+    Variable y = f(o);
+    if (!inside) y = meanAxis(reshape(y, {N, H, C}), 1);
+    EXPECT_EQ(y.shape(), (Shape{N, C}));
+    // Weighted so that every output element's gradient differs.
+    Variable loss = sum(mul(y, Variable(randomTensor({N, C}, 9))));
+    loss.backward();
+    std::vector<Tensor> out{y.value()};
+    for (const Variable& v : inputs) out.push_back(v.grad());
+    return out;
+  };
+  const std::vector<Tensor> inside = run(true), outside = run(false);
+  ASSERT_EQ(inside.size(), outside.size());
+  for (size_t k = 0; k < inside.size(); ++k) EXPECT_TRUE(inside[k].bitEqual(outside[k])) << "tensor " << k;
+}
+
+TEST(GatAttention, MeanHeadsHasTheBitsOfMeanAxisOverTheHeads) {
+  const int64_t N = 37, H = 4, C = 7;
+  const Tensor edges = randomEdges(N, 200, 3);
+  Variable h(randomTensor({N, H * C}, 1), true), as(randomTensor({N, H}, 2), true),
+      ad(randomTensor({N, H}, 3), true);
+  for (bool dropout : {false, true})
+    expectMeanHeadsEqualsMeanAxis(
+        N, H, C, {h, as, ad},
+        [&](const GraphAttentionOptions& o) { return gatAttention(h, as, ad, edges, Variable(), Variable(), o); },
+        dropout);
+}
+
+TEST(Gatv2Attention, MeanHeadsHasTheBitsOfMeanAxisOverTheHeads) {
+  const int64_t N = 29, H = 3, C = 5;
+  const Tensor edges = randomEdges(N, 150, 4);
+  Variable xl(randomTensor({N, H * C}, 4), true), xr(randomTensor({N, H * C}, 5), true),
+      att(randomTensor({H, C}, 6), true);
+  for (bool dropout : {false, true})
+    expectMeanHeadsEqualsMeanAxis(
+        N, H, C, {xl, xr, att},
+        [&](const GraphAttentionOptions& o) { return gatv2Attention(xl, xr, att, edges, Variable(), Variable(), o); },
+        dropout);
+}
+
+}  // namespace
+}  // namespace gnn
