@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -103,6 +104,27 @@ void BM_GatAttention(benchmark::State& st) {
   o.dropout = train ? 0.6 : 0.0;
   for (auto _ : st) {
     Variable y = gatAttention(h, as, ad, rg.edgeIndex, Variable(), Variable(), o);
+    if (train) sum(y).backward();
+    benchmark::DoNotOptimize(y.value().raw());
+  }
+  st.counters["terms_per_s"] = benchmark::Counter(static_cast<double>(rg.edgeIndex.dim(1) + 2708),
+                                                  benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// GATv2's fused attention on the same graph, heads x C = range(0) x range(1), xl and xr distinct, evaluation
+// (range(2) 0) or training with attention dropout 0.5 and the backward.
+void BM_Gatv2Attention(benchmark::State& st) {
+  const int64_t H = st.range(0), C = st.range(1);
+  RandomGraph rg = randomGraph(2708, H * C);
+  Generator g(5);
+  Variable xl(rg.x.value(), true), xr(init::uniform({2708, H * C}, -1, 1, g), true);
+  Variable att(init::uniform({H, C}, -1, 1, g), true);
+  const bool train = st.range(2) != 0;
+  GraphAttentionOptions o;
+  o.training = train;
+  o.dropout = train ? 0.5 : 0.0;
+  for (auto _ : st) {
+    Variable y = gatv2Attention(xl, xr, att, rg.edgeIndex, Variable(), Variable(), o);
     if (train) sum(y).backward();
     benchmark::DoNotOptimize(y.value().raw());
   }
@@ -445,6 +467,13 @@ BENCHMARK(BM_GatAttention)
     ->Args({8, 7, 1})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
+BENCHMARK(BM_Gatv2Attention)
+    ->Args({1, 64, 0})
+    ->Args({1, 7, 0})
+    ->Args({1, 64, 1})
+    ->Args({1, 7, 1})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 BENCHMARK(BM_GatherScatter)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GinEmbeddingBag)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GinReluMessageSum)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -535,7 +564,9 @@ int main(int argc, char** argv) {
   // Initialize leaves what it does not know (a misspelt flag, a value that does not parse) in argv.
   if (argc > 1) return usageError(std::string("unrecognised option '") + argv[1] + "'");
   try {
-    setNumThreads(0);
+    // GNN_BENCH_THREADS: the op threads (default 0: every core), e.g. 1 to compare kernels on a busy machine.
+    const char* threads = std::getenv("GNN_BENCH_THREADS");
+    setNumThreads(threads ? std::atoi(threads) : 0);
     if (benchmark::RunSpecifiedBenchmarks() == 0)
       return usageError("--benchmark_filter '" + benchmark::GetBenchmarkFilter() + "' matches no benchmark");
     benchmark::Shutdown();

@@ -8,11 +8,14 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -206,6 +209,22 @@ inline T leaky(T z, T slope) {
   return std::max(z, T(0)) + slope * std::min(z, T(0));
 }
 
+// The leaky ReLU's derivative at z: 1 where z > 0, else slope (PyTorch's, so slope at 0), chosen by bits: a
+// random sign makes a branch mispredict half the time, and GCC keeps a branch in scalar remainder loops.
+template <class T>
+inline T leakyGrad(T z, T slope) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const U mask = U(0) - static_cast<U>(z > T(0));
+  U one, other;
+  const T unit = T(1);
+  std::memcpy(&one, &unit, sizeof(T));
+  std::memcpy(&other, &slope, sizeof(T));
+  const U bits = (one & mask) | (other & ~mask);
+  T out;
+  std::memcpy(&out, &bits, sizeof(T));
+  return out;
+}
+
 // Channels per head as a compile-time constant where it is small (1 .. 16, 32, 64; 0: only known at run time):
 // f(std::integral_constant<int64_t, C or 0>). The per-head loops below then unroll into whole vectors.
 template <int64_t CC = 16, class F>
@@ -242,14 +261,34 @@ inline void axpyHeads(W cw, T* __restrict o, const T* __restrict a, const T* __r
   }
 }
 
-// out[h] = sum_c x[h*C + c] y[h*C + c] in increasing c, over H heads of C channels.
+// out[h] = sum_c x[h*C + c] y[h*C + c] over H heads of C channels, in a fixed order: for C < 16 in increasing c;
+// for wider heads in 8 interleaved partial sums (channel c into sum c mod 8) added pairwise at the end, so that
+// a 64-channel dot is 8 independent chains of 8 FMAs rather than one chain of 64 (a quarter of the latency).
 template <class T, class W>
 inline void dotHeads(W cw, const T* __restrict x, const T* __restrict y, int64_t H, int64_t Crt, T* __restrict out) {
   const int64_t C = widthOr(cw, Crt);
+  constexpr int64_t kLanes = 8;
+  if (C < 2 * kLanes) {
+    for (int64_t h = 0; h < H; ++h) {
+      T acc = 0;
+      for (int64_t c = 0; c < C; ++c) acc = mulAdd(x[h * C + c], y[h * C + c], acc);
+      out[h] = acc;
+    }
+    return;
+  }
   for (int64_t h = 0; h < H; ++h) {
-    T acc = 0;
-    for (int64_t c = 0; c < C; ++c) acc = mulAdd(x[h * C + c], y[h * C + c], acc);
-    out[h] = acc;
+    const T* __restrict xh = x + h * C;
+    const T* __restrict yh = y + h * C;
+    T acc[kLanes] = {};
+    int64_t c = 0;
+    for (; c + kLanes <= C; c += kLanes) {
+      #pragma omp simd
+      for (int64_t l = 0; l < kLanes; ++l) acc[l] = mulAdd(xh[c + l], yh[c + l], acc[l]);
+    }
+    for (int64_t l = 0; c < C; ++c, ++l) acc[l] = mulAdd(xh[c], yh[c], acc[l]);
+    for (int64_t w = kLanes / 2; w >= 1; w /= 2)
+      for (int64_t l = 0; l < w; ++l) acc[l] += acc[l + w];
+    out[h] = acc[0];
   }
 }
 
@@ -510,10 +549,10 @@ void gatLeakyGrad(HW hw, const Layout<T>& L, int64_t i, const T* as, const T* ad
     T* __restrict d = dz + k * H;
     if (x) {
       #pragma omp simd
-      for (int64_t h = 0; h < H; ++h) d[h] *= (asj[h] + adi[h]) + x[h] > T(0) ? T(1) : slope;
+      for (int64_t h = 0; h < H; ++h) d[h] *= leakyGrad((asj[h] + adi[h]) + x[h], slope);
     } else {
       #pragma omp simd
-      for (int64_t h = 0; h < H; ++h) d[h] *= asj[h] + adi[h] > T(0) ? T(1) : slope;
+      for (int64_t h = 0; h < H; ++h) d[h] *= leakyGrad(asj[h] + adi[h], slope);
     }
     for (int64_t h = 0; h < H; ++h) gdi[h] += d[h];
     std::copy(d, d + H, dzq + L.outPos[k] * H);
@@ -635,31 +674,48 @@ Variable gatAttention(const Variable& h, const Variable& aSrc, const Variable& a
 }
 
 namespace {
-// One GATv2 term's pre-activation xr[i] + xl[s] (+ t), for head h's channel hc.
-template <class T>
+// One GATv2 term's pre-activation xr[i] + xl[s] (+ t when HasT), for head h's channel hc. Whether there is a t
+// is a compile-time choice: a null test inside a simd loop becomes AVX-512 masked loads from the null pointer,
+// each a microcode assist.
+template <bool HasT, class T>
 inline T preActivation(const T* xr, const T* xl, const T* t, int64_t hc) {
-  T pre = xr[hc] + xl[hc];
-  return t ? pre + t[hc] : pre;
+  const T pre = xr[hc] + xl[hc];
+  if constexpr (HasT) return pre + t[hc];
+  return pre;
+}
+
+// f(std::true_type) when t is not null, else f(std::false_type).
+template <class T, class F>
+inline void withTerm(const T* t, F&& f) {
+  if (t) return f(std::true_type{});
+  return f(std::false_type{});
 }
 
 // One GATv2 term's gradient through the per-head dot with att and the leaky ReLU: to the pre-activation (dpre,
-// added to gri) and to att (added to part where not null); d holds the term's logit gradients, head[hc] the
-// head of channel hc (flat loops over the channels vectorise whatever the channels per head).
+// added to gri) and to att (added to part where not null); d holds the term's logit gradients. Head by head, so
+// that d[h] is one broadcast (a per-channel head index made GCC gather it one float at a time).
 template <class T>
 void gatv2TermGrad(const T* __restrict xri, const T* __restrict xls, const T* __restrict t, const T* __restrict att,
-                   const T* __restrict d, const int32_t* __restrict head, T slope, int64_t HC, T* __restrict dpre,
-                   T* __restrict gri, T* __restrict part) {
+                   const T* __restrict d, int64_t H, int64_t C, T slope, T* __restrict dpre, T* __restrict gri,
+                   T* __restrict part) {
+  withTerm(t, [&](auto hasT) {
+    constexpr bool HasT = decltype(hasT)::value;
+    for (int64_t h = 0; h < H; ++h) {
+      const T dh = d[h];
+      const int64_t o = h * C;
 #pragma omp simd
-  for (int64_t hc = 0; hc < HC; ++hc) {
-    const T pre = preActivation(xri, xls, t, hc);
-    dpre[hc] = d[head[hc]] * att[hc] * (pre > T(0) ? T(1) : slope);
-    gri[hc] += dpre[hc];
-  }
-  if (part) {
+      for (int64_t c = o; c < o + C; ++c) {
+        const T pre = preActivation<HasT>(xri, xls, t, c);
+        dpre[c] = dh * att[c] * leakyGrad(pre, slope);
+        gri[c] += dpre[c];
+      }
+      if (part) {
 #pragma omp simd
-    for (int64_t hc = 0; hc < HC; ++hc)
-      part[hc] = mulAdd(d[head[hc]], leaky(preActivation(xri, xls, t, hc), slope), part[hc]);
-  }
+        for (int64_t c = o; c < o + C; ++c)
+          part[c] = mulAdd(dh, leaky(preActivation<HasT>(xri, xls, t, c), slope), part[c]);
+      }
+    }
+  });
 }
 
 // gatv2Attention's backward. saved: xl, xr, att, edgeTerm, loopTerm, alpha and the dropout mask (term order);
@@ -685,8 +741,6 @@ void gatv2Backward(const Tensor& gyOut, std::vector<GradInput>& in, const std::v
   Tensor Partials = attGrad ? Tensor({chunks, HC}, dt) : Tensor();
   T* partials = attGrad ? Partials.data<T>() : nullptr;
   T* wq = Wq.data<T>();
-  std::vector<int32_t> head(static_cast<size_t>(HC));
-  for (int64_t hc = 0; hc < HC; ++hc) head[hc] = static_cast<int32_t>(hc / C);
   logitGrads(L, chunk, xl, g, alpha, dl, wq, [&](int64_t i, int64_t b) {
     T* __restrict gri = gr + i * HC;
     std::fill(gri, gri + HC, T(0));
@@ -695,7 +749,7 @@ void gatv2Backward(const Tensor& gyOut, std::vector<GradInput>& in, const std::v
     for (int64_t k = L.dstPtr[i]; k < L.dstPtr[i + 1]; ++k) {
       const int64_t e = L.termEdge[k], s = L.termSrc[k];
       const T* t = e >= 0 ? (et ? et + e * HC : nullptr) : (lt ? lt + i * HC : nullptr);
-      gatv2TermGrad(xr + i * HC, xl + s * HC, t, att, dl + k * H, head.data(), slope, HC, dp + k * HC, gri, part);
+      gatv2TermGrad(xr + i * HC, xl + s * HC, t, att, dl + k * H, H, C, slope, dp + k * HC, gri, part);
     }
   });
   if (in[0].requiresGrad()) {
@@ -761,15 +815,21 @@ Variable gatv2Attention(const Variable& xl, const Variable& xr, const Variable& 
         const int64_t e = L.termEdge[k], s = L.termSrc[k];
         const T* t = e >= 0 ? (et ? et + e * HC : nullptr) : (lt ? lt + i * HC : nullptr);
         if (HC <= 256) {
+          withTerm(t, [&](auto hasT) {
 #pragma omp simd
-          for (int64_t hc = 0; hc < HC; ++hc) q[hc] = leaky(preActivation(pr + i * HC, pl + s * HC, t, hc), slope);
+            for (int64_t hc = 0; hc < HC; ++hc)
+              q[hc] = leaky(preActivation<decltype(hasT)::value>(pr + i * HC, pl + s * HC, t, hc), slope);
+          });
           withWidth(C, [&](auto cw) { dotHeads(cw, pa, static_cast<const T*>(q), H, C, alpha + k * H); });
           continue;
         }
         for (int64_t h = 0; h < H; ++h) {
           T acc = 0;
-          for (int64_t hc = h * C; hc < (h + 1) * C; ++hc)
-            acc = mulAdd(pa[hc], leaky(preActivation(pr + i * HC, pl + s * HC, t, hc), slope), acc);
+          for (int64_t hc = h * C; hc < (h + 1) * C; ++hc) {
+            const T pre = t ? preActivation<true>(pr + i * HC, pl + s * HC, t, hc)
+                            : preActivation<false>(pr + i * HC, pl + s * HC, t, hc);
+            acc = mulAdd(pa[hc], leaky(pre, slope), acc);
+          }
           alpha[k * H + h] = acc;
         }
       }
