@@ -87,7 +87,7 @@ void addBasicGnnFlags(Program& prog, NodeSettings& s) {
       "attn-dropout", value(&s.attnDropout, -1.0),
       "gat, gatv2: dropout on the attention coefficients (default: --dropout, as PyG's GAT)")(
       "norm", value(&s.norm, "none"), "normalisation after each hidden layer: none | batch | layer | graph | instance")(
-      "jk", value(&s.jk, "none"), "jumping knowledge: none | last | cat | max (then a final linear layer)")(
+      "jk", value(&s.jk, "none"), "jumping knowledge: none | last | cat | max | lstm (then a final linear layer)")(
       "aggr", value(&s.aggr, ""),
       "sage: mean | max | sum (default mean); edgecnn: max | mean | sum (default max); pna: aggregators, "
       "comma-separated (default mean,min,max,std)");
@@ -152,7 +152,7 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
     if (s.attnDropout >= 0) requireRange("--attn-dropout", s.attnDropout, 0, 0.999);
     requireOneOf("--act", s.act, {"relu", "elu", "leaky_relu", "gelu", "tanh", "sigmoid"});
     requireOneOf("--norm", s.norm, {"none", "batch", "layer", "graph", "instance"});
-    requireOneOf("--jk", s.jk, {"none", "last", "cat", "max"});
+    requireOneOf("--jk", s.jk, {"none", "last", "cat", "max", "lstm"});
     if ((s.model == "gat" || s.model == "gatv2") && s.hidden % s.heads != 0)
       throw UsageError("--hidden " + std::to_string(s.hidden) + " must be a multiple of --heads " +
                        std::to_string(s.heads) + " (each head is hidden / heads wide, as PyG's GAT)");

@@ -64,6 +64,11 @@ Variable dropout(const Variable& a, double p, Generator& gen, bool training);
 /// current ExecutionContext's random stream (one random op, as dropout). Dropping an explicit zero changes
 /// nothing, so this equals dense dropout on the matrix in distribution, at a fraction of the cost.
 SparseMatrix dropoutValues(const SparseMatrix& x, double p);
+/// dropout(relu(a), p, training), the same numbers and random stream, as one op (ops/ReluDropoutOps.cpp): its
+/// backward keeps a byte per element instead of relu's output and dropout's float mask.
+Variable reluDropout(const Variable& a, double p, bool training);
+/// Same with an explicit generator (advanced by the draw).
+Variable reluDropout(const Variable& a, double p, Generator& gen, bool training);
 
 // ---- normalisation, embeddings, softmax (ops/NnOps.cpp) ----
 /// Row-wise log-softmax of [M, C].
@@ -279,6 +284,14 @@ Variable reciprocal(const Variable& a);
 Variable sumAxis(const Variable& a, int axis, bool keepDim = false);
 /// Mean along one axis (the axis must not be empty).
 Variable meanAxis(const Variable& a, int axis, bool keepDim = false);
+
+// ---- recurrence (ops/LstmOps.cpp) ----
+/// One direction of torch.nn.LSTM's recurrence, fused over the time steps (backward: BPTT): gates [B, T, 4H] holds
+/// x_t W_ih^T + b_ih per sequence b and step t (torch's gate order i, f, g, o), weightHh [4H, H], biasHh [4H]
+/// (undefined: none); zero initial state; returns h [B, T, H]. reverse: t runs T-1 .. 0 (a bidirectional LSTM's
+/// second direction). A row's bits depend on its own values only.
+Variable lstmRecurrence(const Variable& gates, const Variable& weightHh, const Variable& biasHh = Variable(),
+                        bool reverse = false);
 
 // ---- row normalisation (ops/RowNormalizeOps.cpp) ----
 /// Each row of x [N, F] divided by max(||row||_2, eps): torch's F.normalize(x, p=2, dim=-1, eps) (SAGEConv's

@@ -71,7 +71,7 @@ TEST(NodeProperty, RefusesBadFlags) {
   gnn::testing::expectUsageError(runExample("node_property", "--model gat --hidden 30 --heads 8"), "--heads");
   gnn::testing::expectUsageError(runExample("node_property", "--model transformer"), "--model");
   gnn::testing::expectUsageError(runExample("node_property", "--norm group"), "--norm");
-  gnn::testing::expectUsageError(runExample("node_property", "--jk lstm"), "--jk");
+  gnn::testing::expectUsageError(runExample("node_property", "--jk gru"), "--jk");
 }
 
 // A float32 .npy's values (C order).

@@ -143,6 +143,10 @@ std::vector<OpCase> makeTable() {
     ExecutionContext::current().setRandomKey({7, 3, 1});  // the same stream on every call
     return dropout(x, 0.4, true);
   }));
+  push(unaryCase("reluDropout", "reluDropout", [](const Variable& x) {
+    Generator g(7);
+    return reluDropout(x, 0.4, g, true);
+  }, -3, 3));
 
   // ---- normalisation, embeddings ----
   push(unaryCase("logSoftmax", "logSoftmax", [](const Variable& x) { return logSoftmax(x); }));
@@ -341,6 +345,7 @@ std::vector<OpCase> makeTable() {
     c.compareGradients = false;  // min and max
     push(c);
   }
+
   {
     OpCase c;
     c.name = "reluMessageSum";
@@ -650,6 +655,21 @@ std::vector<OpCase> makeTable() {
   push(binaryCase("scaleByScalar", "scaleByScalar", [](const Variable& a, const Variable& s) {
     return scaleByScalar(a, s);
   }, {{6, 5}, {1}}, {{600, 512}, {1}}));
+  {
+    // gates [B, T, 4H], weight_hh [4H, H], bias_hh [4H]; both directions, with and without the bias.
+    OpCase c;
+    c.name = "lstmRecurrence";
+    c.ops = {"lstmRecurrence"};
+    c.shapes = {{3, 4, 8}, {8, 2}, {8}};
+    c.largeShapes = {{2000, 3, 64}, {64, 16}, {64}};
+    c.build = [](const V& x, const A&) { return lstmRecurrence(x[0], x[1], x[2]); };
+    push(c);
+    c.name = "lstmRecurrence_reverse_noBias";
+    c.shapes = {{3, 4, 8}, {8, 2}};
+    c.largeShapes = {{2000, 3, 64}, {64, 16}};
+    c.build = [](const V& x, const A&) { return lstmRecurrence(x[0], x[1], Variable(), true); };
+    push(c);
+  }
 
   // ---- geometry ----
   {

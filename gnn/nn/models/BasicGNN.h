@@ -2,8 +2,9 @@
 // constructor arguments, structure and state_dict keys: GCN (GCNConv), GraphSAGE (SAGEConv), GIN (GINConv over
 // PyG's MLP), GAT (GATConv, or GATv2Conv with v2), PNA (PNAConv) and EdgeCNN (EdgeConv over an MLP). num_layers
 // convolutions, between them act / norm / act (act_first decides) and dropout; jumping knowledge ("last", "cat",
-// "max") with a final Linear `lin`; with out_channels and no jk the last convolution maps to out_channels (GAT's
-// last layer then averages its heads). Keys: "convs.<i>.*", "norms.<i>.*", "lin.*", as PyG's.
+// "max", "lstm": gnn/nn/models/JumpingKnowledge.h) with a final Linear `lin`; with out_channels and no jk the last
+// convolution maps to out_channels (GAT's last layer then averages its heads). Keys: "convs.<i>.*", "norms.<i>.*",
+// "jk.*" (jk "lstm"), "lin.*", as PyG's.
 //
 //   GAT gat(BasicGNNOptions::fromPyG({{"in_channels", 1433}, {"hidden_channels", 64}, {"num_layers", 2},
 //                                     {"out_channels", 7}, {"heads", 8}}), gen);
@@ -19,6 +20,7 @@
 #include "gnn/nn/Activation.h"
 #include "gnn/nn/Linear.h"
 #include "gnn/nn/Module.h"
+#include "gnn/nn/models/JumpingKnowledge.h"
 #include "gnn/nn/norm/Normalization.h"
 #include "gnn/system/Random.h"
 #include "gnn/tensor/SparseMatrix.h"
@@ -35,7 +37,7 @@ struct BasicGNNOptions {
   nlohmann::json act = "relu", actKwargs = nullptr;
   bool actFirst = false;
   nlohmann::json norm = nullptr, normKwargs = nullptr;
-  /// "" (None), "last", "cat", "max" ("lstm" is refused).
+  /// "" (None), "last", "cat", "max", "lstm".
   std::string jk;
   nlohmann::json conv = nlohmann::json::object();
   DType dtype = DType::F32;
@@ -86,8 +88,8 @@ class BasicGNN : public Module {
   Variable layer(int64_t i, const SparseMatrix& h, const Tensor& edgeIndex, const Variable& edgeAttr,
                  const NormBatch& nb);
   Variable head(const std::vector<Variable>& layerOutputs) const;
-  /// Whether head() reads every layer's output (jk "cat" or "max") rather than the last one.
-  bool headReadsAllLayers() const { return opt_.jk == "cat" || opt_.jk == "max"; }
+  /// Whether head() reads every layer's output (jk "cat", "max" or "lstm") rather than the last one.
+  bool headReadsAllLayers() const { return opt_.jk == "cat" || opt_.jk == "max" || opt_.jk == "lstm"; }
 
   int64_t numLayers() const { return opt_.numLayers; }
   int64_t outChannels() const { return opt_.outChannels > 0 ? opt_.outChannels : opt_.hiddenChannels; }
@@ -116,6 +118,7 @@ class BasicGNN : public Module {
   Activation act_;
   std::vector<std::unique_ptr<Module>> convs_;
   std::vector<std::unique_ptr<Normalization>> norms_;
+  std::unique_ptr<JumpingKnowledge> jk_;  // jk "cat", "max", "lstm" (PyG's self.jk)
   std::unique_ptr<Linear> lin_;
 };
 

@@ -186,7 +186,8 @@ TEST(BasicGNNSpec, RefusesWhatItDoesNotKnow) {
   };
   EXPECT_THROW(make("GCNN", json::object()), std::invalid_argument);
   EXPECT_THROW(make("GCN", {{"not_an_argument", 1}}), std::invalid_argument);
-  EXPECT_THROW(make("GCN", {{"jk", "lstm"}}), std::invalid_argument);
+  EXPECT_THROW(make("GCN", {{"jk", "gru"}}), std::invalid_argument);
+  EXPECT_NO_THROW(make("GCN", {{"jk", "LSTM"}}));
   EXPECT_THROW(make("GAT", {{"heads", 3}}), std::invalid_argument);  // 8 hidden channels over 3 heads
   EXPECT_THROW(make("GCN", {{"act", "swishy"}}), std::invalid_argument);
   EXPECT_THROW(basicGNNFromSpec({{"class", "GCN"}, {"args", {{"in_channels", 4}}}}, gen), std::invalid_argument);
