@@ -5,6 +5,8 @@
 
 #include "gnn/nn/Init.h"
 #include "gnn/ops/GraphAttention.h"
+#include "gnn/ops/PnaAggregate.h"
+#include "gnn/ops/ScaledBlockSum.h"
 #include "gnn/system/ExecutionContext.h"
 
 namespace gnn::testing {
@@ -346,6 +348,62 @@ std::vector<OpCase> makeTable() {
     push(c);
   }
 
+  {
+    // PNA's messages target[dst] + source[src] + edge made inside the aggregation (gnn/ops/PnaAggregate.h).
+    OpCase c;
+    c.name = "pnaAggregate";
+    c.ops = {"pnaAggregate"};
+    c.shapes = {{5, 3}, {4, 3}, {11, 3}};  // target [N, F], source [S, F], edge [E, F]
+    c.largeShapes = {{2000, 16}, {1500, 16}, {30000, 16}};
+    c.aux = [](const Shapes& s) {
+      return A{randomIndex({s[2][0]}, s[1][0], 61), randomIndex({s[2][0]}, s[0][0] - 1, 62)};  // last: none
+    };
+    const std::vector<std::string> all = {"mean", "min", "max", "std", "var", "sum"};
+    c.build = [all](const V& x, const A& a) {
+      return pnaAggregate(x[0], x[1], x[2], a[0], a[1], x[0].dim(0), all);
+    };
+    c.compareGradients = false;  // min and max
+    push(c);
+    c.name = "pnaAggregate_edge_only";  // whole messages (DegreeScalerAggregation's path)
+    c.shapes = {{11, 3}};
+    c.largeShapes = {{30000, 16}};
+    c.aux = [](const Shapes& s) { return A{randomIndex({s[0][0]}, 6, 63)}; };
+    c.build = [all](const V& x, const A& a) { return pnaAggregate({}, {}, x[0], Tensor(), a[0], 7, all); };
+    push(c);
+    // No min or max: gradients compared in float32 too (about 15 messages a node, so that no std is of nearly
+    // equal messages, where 1 / (2 std) magnifies float32's rounding of the variance).
+    c.name = "pnaAggregate_mean_std";
+    c.shapes = {{5, 3}, {4, 3}};
+    c.largeShapes = {{2000, 16}, {1500, 16}};
+    c.aux = [](const Shapes& s) {
+      return A{randomIndex({15 * s[0][0]}, s[1][0], 64), randomIndex({15 * s[0][0]}, s[0][0], 65)};
+    };
+    c.build = [](const V& x, const A& a) {
+      return pnaAggregate(x[0], x[1], {}, a[0], a[1], x[0].dim(0), {"mean", "std"});
+    };
+    c.compareGradients = true;
+    push(c);
+    c.name = "pnaAggregatePaired";  // [target | source] side by side, the target's bias, edge terms
+    c.ops = {"pnaAggregate"};
+    c.shapes = {{6, 6}, {3}, {11, 3}};
+    c.largeShapes = {{2000, 32}, {16}, {30000, 16}};
+    c.aux = [](const Shapes& s) {
+      return A{randomIndex({s[2][0]}, s[0][0], 66), randomIndex({s[2][0]}, s[0][0] - 1, 67)};
+    };
+    c.build = [all](const V& x, const A& a) { return pnaAggregatePaired(x[0], x[1], x[2], a[0], a[1], all); };
+    c.compareGradients = false;  // min and max
+    push(c);
+  }
+  {
+    // PNAConv's scalers folded into its post-layer (gnn/ops/ScaledBlockSum.h): an identity block and two scaled.
+    OpCase c;
+    c.name = "scaledBlockSum";
+    c.ops = {"scaledBlockSum"};
+    c.shapes = {{5, 3}, {5, 9}, {5, 1}, {5}};
+    c.largeShapes = {{3000, 16}, {3000, 48}, {3000, 1}, {3000}};
+    c.build = [](const V& x, const A&) { return scaledBlockSum(x[0], x[1], {Variable(), x[2], x[3]}); };
+    push(c);
+  }
   {
     OpCase c;
     c.name = "reluMessageSum";

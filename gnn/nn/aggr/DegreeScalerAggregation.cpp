@@ -4,6 +4,7 @@
 
 #include "gnn/nn/aggr/StdAggregation.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/ops/PnaAggregate.h"
 
 namespace gnn {
 namespace {
@@ -83,18 +84,28 @@ double DegreeScalerAggregation::averageDegreeLog(const std::vector<int64_t>& deg
 }
 
 Variable DegreeScalerAggregation::forward(const Variable& x, const Tensor& index, int64_t dimSize) const {
-  // The aggregators side by side in one pass (each one's own bits: aggregationFromName's modules would give the
-  // same columns).
-  const Variable out = scatterMultiAggregate(x, index, dimSize, aggrNames_, StdAggregation::kEps);
-  // In-degrees from the index (already checked against dimSize by the aggregations).
-  GNN_CHECK_ARG(index.dtype() == DType::I64, "DegreeScalerAggregation: index must be int64");
+  // The aggregators side by side in one pass over each node's messages (the numbers of aggregationFromName's
+  // modules side by side).
+  const Variable out = pnaAggregate(Variable(), Variable(), x, Tensor(), index, dimSize, aggrNames_,
+                                    StdAggregation::kEps);
+  return scale(out, scalerFactors(index, dimSize, out.dtype()));
+}
+
+std::vector<Variable> DegreeScalerAggregation::scalerFactors(const Tensor& index, int64_t dimSize,
+                                                             DType dt) const {
+  GNN_CHECK_ARG(index.dtype() == DType::I64 && index.rank() == 1,
+                "DegreeScalerAggregation: index must be int64 [E], got ", dtypeName(index.dtype()), " ",
+                shapeString(index.shape()));
   std::vector<int64_t> degree(static_cast<size_t>(dimSize), 0);
   const int64_t* idx = index.data<int64_t>();
-  for (int64_t e = 0; e < index.numel(); ++e) ++degree[idx[e]];
-  const DType dt = out.dtype();
+  for (int64_t e = 0; e < index.numel(); ++e) {
+    GNN_CHECK_ARG(idx[e] >= 0 && idx[e] < dimSize, "DegreeScalerAggregation: index ", idx[e], " at position ", e,
+                  " is outside [0, ", dimSize, ")");
+    ++degree[idx[e]];
+  }
   // Each factor is a constant per node times the average (or its reciprocal), so train_norm's gradient reaches
   // the average; PyG divides where this multiplies by a reciprocal (one rounding apart).
-  std::vector<Variable> scaled;
+  std::vector<Variable> factors;
   for (const std::string& s : scalers_) {
     Variable factor;
     if (s == "amplification") {
@@ -107,8 +118,14 @@ Variable DegreeScalerAggregation::forward(const Variable& x, const Tensor& index
     } else if (s == "inverse_linear") {
       factor = mul(Variable(perNode(degree, dt, [](auto d) { return 1 / std::max<decltype(d)>(d, 1); })), *avgLin_);
     }
-    scaled.push_back(factor.defined() ? mul(out, factor) : out);
+    factors.push_back(factor);
   }
+  return factors;
+}
+
+Variable DegreeScalerAggregation::scale(const Variable& aggregated, const std::vector<Variable>& factors) {
+  std::vector<Variable> scaled;
+  for (const Variable& f : factors) scaled.push_back(f.defined() ? mul(aggregated, f) : aggregated);
   return scaled.size() == 1 ? scaled[0] : concatCols(scaled);
 }
 

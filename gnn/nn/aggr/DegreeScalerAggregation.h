@@ -36,6 +36,14 @@ class DegreeScalerAggregation : public Aggregation {
   static double averageDegreeLog(const std::vector<int64_t>& deg);
   /// Output columns per input column: aggregators x scalers.
   int64_t widthFactor() const { return static_cast<int64_t>(aggrNames_.size() * scalers_.size()); }
+  const std::vector<std::string>& aggregators() const { return aggrNames_; }
+  const std::vector<std::string>& scalers() const { return scalers_; }
+  /// forward's two halves, for a layer that forms the messages itself (PNAConv: gnn/ops/PnaAggregate.h) or
+  /// applies the scalers inside its next product. Per scaler, its factor per node [dimSize, 1] in dtype from the
+  /// in-degrees counted in index (undefined for identity); with train_norm, a function of the averages.
+  std::vector<Variable> scalerFactors(const Tensor& index, int64_t dimSize, DType dtype) const;
+  /// The aggregators' output [N, aggregators x F] times each scaler's factors, side by side (PyG's order).
+  static Variable scale(const Variable& aggregated, const std::vector<Variable>& factors);
   Variable& avgDegLin() { return *avgLin_; }
   Variable& avgDegLog() { return *avgLog_; }
 

@@ -2,6 +2,9 @@
 
 #include "gnn/nn/PyGArgs.h"
 #include "gnn/nn/aggr/DegreeScalerAggregation.h"
+#include "gnn/nn/aggr/StdAggregation.h"
+#include "gnn/ops/PnaAggregate.h"
+#include "gnn/ops/ScaledBlockSum.h"
 
 namespace gnn {
 
@@ -96,6 +99,40 @@ Variable PNAConv::towerMessages(int64_t t, const Variable& xt, const Tensor& src
   return runMlp(pre_[t], h, 1);
 }
 
+Variable PNAConv::towerAggregate(int64_t t, const Variable& xt, const Tensor& src, const Tensor& dst, int64_t N,
+                                 const Variable& encoded) const {
+  const auto& aggr = static_cast<const DegreeScalerAggregation&>(aggregation());
+  if (opt_.preLayers > 1)
+    return pnaAggregate(Variable(), Variable(), towerMessages(t, xt, src, dst, encoded), Tensor(), dst, N,
+                        aggr.aggregators(), StdAggregation::kEps);
+  // A single linear pre-layer: its x_i and x_j parts are node-sized products, side by side from one product
+  // x [W_i^T | W_j^T], and the op adds them (and the bias) per edge as it aggregates (the numbers of
+  // towerMessages, without its [E, F] intermediates).
+  Linear& first = *pre_[t][0];
+  const int64_t F = fIn_;
+  const Variable w = concatCols({transpose(sliceCols(first.weight(), 0, F), 0, 1),
+                                 transpose(sliceCols(first.weight(), F, 2 * F), 0, 1)});
+  Variable he;
+  if (encoded.defined()) he = linear(encoded, sliceCols(first.weight(), 2 * F, 3 * F));
+  return pnaAggregatePaired(matmul(xt, w), *first.bias(), he, src, dst, aggr.aggregators(), StdAggregation::kEps);
+}
+
+Variable PNAConv::towerPost(int64_t t, const Variable& xt, const Variable& aggregated,
+                            const std::vector<Variable>& factors) const {
+  // post_t's first layer on cat[x, s_1 A, ..., s_S A] (A the aggregators' [N, K] output, s the scalers' per-node
+  // factors) is x W_x^T + b + sum_s s (A W_s^T): one product of A with the S column blocks W_s side by side,
+  // then each block's [N, F_out] scaled per node and summed (scaledBlockSum), instead of the scaled [N, S K]
+  // copies of A and their gradients.
+  Linear& first = *post_[t][0];
+  const int64_t F = fIn_, K = aggregated.dim(1), S = static_cast<int64_t>(factors.size());
+  const Variable self = linear(xt, sliceCols(first.weight(), 0, F), *first.bias());
+  std::vector<Variable> blocks;  // W_s^T [K, Fo]
+  for (int64_t s = 0; s < S; ++s)
+    blocks.push_back(transpose(sliceCols(first.weight(), F + s * K, F + (s + 1) * K), 0, 1));
+  const Variable y = matmul(aggregated, S == 1 ? blocks[0] : concatCols(blocks));  // [N, S Fo]
+  return scaledBlockSum(self, y, factors);
+}
+
 Variable PNAConv::forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr) {
   GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == in_, "PNAConv(", in_, " -> ", out_, "): input has shape ",
                 shapeString(x.shape()), ", expected [N, ", in_, "]");
@@ -111,11 +148,13 @@ Variable PNAConv::forward(const Variable& x, const Tensor& edgeIndex, const Vari
   } else {
     GNN_CHECK_ARG(!edgeAttr.defined(), "PNAConv: edge_attr given to a layer built without edge_dim");
   }
+  const std::vector<Variable> factors =
+      static_cast<const DegreeScalerAggregation&>(aggregation()).scalerFactors(dst, N, x.dtype());
   std::vector<Variable> towers;
   for (int64_t t = 0; t < opt_.towers; ++t) {
     const Variable xt = opt_.divideInput ? sliceCols(x, t * fIn_, (t + 1) * fIn_) : x;
-    const Variable aggregated = aggregation().forward(towerMessages(t, xt, src, dst, encoded), dst, N);
-    towers.push_back(runMlp(post_[t], post_[t][0]->forward(concatCols({xt, aggregated})), 1));
+    const Variable aggregated = towerAggregate(t, xt, src, dst, N, encoded);
+    towers.push_back(runMlp(post_[t], towerPost(t, xt, aggregated, factors), 1));
   }
   return lin_->forward(towers.size() == 1 ? towers[0] : concatCols(towers));
 }

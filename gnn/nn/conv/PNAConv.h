@@ -7,8 +7,12 @@
 // Linear((1 + aggregators x scalers) F_in, F_out) then (act, Linear(F_out, F_out)) x (post_layers - 1); F_out =
 // out / towers. PNA adds no self-loops: the graph's own are ordinary edges. Keys: "edge_encoder.weight",
 // "pre_nns.<t>.<2k>.weight", "post_nns.<t>.<2k>.weight", "lin.weight" (and biases), "aggr_module.avg_deg_lin".
-// The first pre layer runs as x W_i^T + b and x W_j^T on the nodes, gathered to the edges, rather than one
-// product over [E, 2 F_in] rows: the same sum, a node-sized product instead of an edge-sized one.
+// The first pre layer runs as x W_i^T + b and x W_j^T on the nodes rather than one product over [E, 2 F_in]
+// rows: the same sum, a node-sized product instead of an edge-sized one. With one pre layer both come from one
+// product x [W_i^T | W_j^T] and pnaAggregatePaired (gnn/ops/PnaAggregate.h) adds them per edge as it
+// aggregates, so no [E, F_in] message exists. The scalers
+// are applied after post_t's product (x W_x^T + b + sum_s scaler_s * (A W_s^T), scaledBlockSum) instead of
+// to the [N, scalers x aggregators x F_in] concatenation: the same sum in another order (last bits only).
 //
 //   PNAConvOptions o;
 //   o.aggregators = {"mean", "min", "max", "std"};
@@ -64,6 +68,14 @@ class PNAConv : public MessagePassing {
   /// Tower t's pre-MLP on every edge [E, F_in] from the tower's node features xt [N, F_in].
   Variable towerMessages(int64_t t, const Variable& xt, const Tensor& src, const Tensor& dst,
                          const Variable& encoded) const;
+  /// Tower t's aggregators' output [N, aggregators x F_in] (pnaAggregate; the messages made on the fly when
+  /// the pre-MLP is one linear layer).
+  Variable towerAggregate(int64_t t, const Variable& xt, const Tensor& src, const Tensor& dst, int64_t N,
+                          const Variable& encoded) const;
+  /// post_t's first layer on cat[x_t, the scaled aggregations], with the scalers' factors (undefined: identity)
+  /// applied to its product instead of to the aggregations.
+  Variable towerPost(int64_t t, const Variable& xt, const Variable& aggregated,
+                     const std::vector<Variable>& factors) const;
   Variable runMlp(const Mlp& mlp, Variable h, size_t from) const;
 
   int64_t in_, out_, fIn_, fOut_;
