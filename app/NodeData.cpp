@@ -74,6 +74,7 @@ NodeData readNodeData(const NodeSettings& s) {
   Stopwatch loadTime;
   OgbNodeOptions loadOptions;
   loadOptions.normalization = *parseFeatureNormalization(s.normalizeFeatures);  // checked by checkNodeFlags
+  loadOptions.addInverseEdges = *parseAddInverseEdges(s.addInverseEdges);      // likewise
   d.dataset = OgbNodeDataset::load(s.data, loadOptions);
   d.loadMs = loadTime.ms();
   if (s.clusterLoader()) partitionByCluster(d, s);
@@ -121,9 +122,10 @@ void printNodeData(const NodeData& data, const NodeSettings& s) {
   if (s.training.quiet) return;
   const OgbNodeDataset& ds = data.dataset;
   std::fprintf(stderr,
-               "%s: %lld nodes, %lld edges, %lld features (%.1f%% non-zero, kept %s, normalized: %s%s), %lld classes, "
-               "split %zu/%zu/%zu, loaded in %.0f ms, %d threads\n",
+               "%s: %lld nodes, %lld edges%s, %lld features (%.1f%% non-zero, kept %s, normalized: %s%s), "
+               "%lld classes, split %zu/%zu/%zu, loaded in %.0f ms, %d threads\n",
                ds.name.c_str(), static_cast<long long>(ds.graph.numNodes), static_cast<long long>(ds.graph.numEdges()),
+               ds.inverseEdgesAdded ? " (edge.csv's and their inverses)" : "",
                static_cast<long long>(ds.graph.x.dim(1)), 100.0 * data.density, data.sparse ? "sparse" : "dense",
                featureNormalizationName(ds.normalization), s.normalizeFeatures == "auto" ? " (auto)" : "",
                static_cast<long long>(ds.numClasses), ds.trainIdx.size(), ds.validIdx.size(), ds.testIdx.size(),

@@ -28,6 +28,12 @@ constexpr int64_t kKeepAdjacencyFromEdges = int64_t{32} << 20;
 
 }  // namespace
 
+const char* const kAddInverseEdgesHelp =
+    "also read each edge (s,d) of raw/edge.csv as (d,s), right after it, as OGB's loader does for its undirected "
+    "sets, which store each edge once: on | off | auto (OGB's add_inverse_edge from its master.csv for a folder "
+    "named after an OGB dataset: on for ogbn-products and ogbn-proteins, off for ogbn-arxiv and ogbn-papers100M "
+    "(or ogbn_products etc.); off for any other folder)";
+
 bool NodeSettings::keepsAdjacency(int64_t directedEdges) const {
   return keepAdjacency == "on" || (keepAdjacency == "auto" && directedEdges >= kKeepAdjacencyFromEdges);
 }
@@ -59,6 +65,7 @@ void NodeSettings::bind(RunConfig& config) {
   config.bind("clusters", &clusters);
   config.bind("clusters-per-batch", &clustersPerBatch);
   config.bind("normalize-features", &normalizeFeatures);
+  config.bind("add-inverse-edges", &addInverseEdges);
   config.bind("seed", &training.seed);
   if (modelFlag) config.bind("model", &model);
   if (basicGnn) {
@@ -119,6 +126,7 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
       "normalize-features", value(&s.normalizeFeatures, "auto"),
       "none | row (PyG's NormalizeFeatures: rows sum to 1) | standard (per feature, the training nodes' mean and "
       "std) | auto (row when every feature is >= 0, else standard)")(
+      "add-inverse-edges", value(&s.addInverseEdges, "auto"), kAddInverseEdgesHelp)(
       "feature-layout", value(&s.featureLayout, "auto"),
       "full-graph steps and evaluation: sparse | dense feature matrix | auto (sparse below "
       "OgbNodeDataset::kSparseFeatureDensity non-zeros, as bag-of-words features, else dense)")(
@@ -141,6 +149,7 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
   requireNodeModel(s.model, d.models);
   requireOneOf("--loader", s.loader, {"full", "cluster"});
   requireOneOf("--normalize-features", s.normalizeFeatures, {"none", "row", "standard", "auto"});
+  requireOneOf("--add-inverse-edges", s.addInverseEdges, {"auto", "on", "off"});
   requireOneOf("--feature-layout", s.featureLayout, {"auto", "sparse", "dense"});
   requireOneOf("--keep-adjacency", s.keepAdjacency, {"auto", "on", "off"});
   requireAtLeast("--clusters", static_cast<double>(s.clusters), 1);

@@ -21,7 +21,7 @@ namespace gnn::app {
 /// The program's settings, as its command line sets them (addNodeFlags).
 struct NodeSettings {
   std::string data, model = "gcn", loader = "full", normalizeFeatures = "auto", featureLayout = "auto",
-                    keepAdjacency = "auto";
+                    keepAdjacency = "auto", addInverseEdges = "auto";
   int64_t hidden = 16, runs = 1, clusters = 16, clustersPerBatch = 4;
   double dropout = 0.5;
   // PyG's models (NodeProgramDefaults::basicGnn): their arguments.
@@ -43,6 +43,9 @@ struct NodeSettings {
   /// The model the flags name over data of `inChannels` features and `numClasses` classes.
   NodeModelSpec modelSpec(int64_t inChannels, int64_t numClasses) const;
 };
+
+/// --add-inverse-edges's help, for every program that reads a folder in OGB's node-property raw layout.
+extern const char* const kAddInverseEdgesHelp;
 
 /// Adds every flag of the program (`d`'s defaults) to `prog`, bound to `s`.
 void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d);

@@ -41,6 +41,8 @@ Continuation continueFrom(const Program& prog, NodeSettings& s, RunConfig& confi
     // Checkpoints from before the flag existed were trained on row-normalised features.
     const nlohmann::json& saved = std::as_const(c.checkpoint->meta).at("config");  // restore() checked it is an object
     if (!saved.contains("normalize_features") && !prog.given("normalize-features")) s.normalizeFeatures = "row";
+    // And on edge.csv read one way, whatever the folder's name.
+    if (!saved.contains("add_inverse_edges") && !prog.given("add-inverse-edges")) s.addInverseEdges = "off";
   }
   return c;
 }
@@ -109,6 +111,7 @@ nlohmann::json resultsJson(const NodeData& data, const NodeSettings& s, const No
   j["feature_density"] = data.density;
   j["num_nodes"] = ds.graph.numNodes;
   j["num_edges"] = ds.graph.numEdges();
+  j["inverse_edges_added"] = ds.inverseEdgesAdded;  // --add-inverse-edges as resolved (auto: by the folder's name)
   j["load_ms"] = data.loadMs;
   if (data.clusters) {
     j["clusters"] = s.clusters;

@@ -21,6 +21,7 @@
 #include "app/MoleculeFeatures.h"
 #include "app/MoleculeModel.h"
 #include "app/MoleculePredictions.h"
+#include "app/NodeFlags.h"
 #include "app/Program.h"
 #include "app/PyGModelPredict.h"
 #include "app/RunConfig.h"
@@ -105,7 +106,9 @@ void addPredictFlags(Program& prog, PredictFlags& f) {
       "accepted)")(
       "data", po::value(&f.pyg.data)->value_name("DIR"),
       "--pyg-model: a node dataset in OGB's node-property raw layout (raw/node-feat.csv.gz, raw/edge.csv.gz), "
-      "features as stored");
+      "features as stored")(
+      "add-inverse-edges", po::value(&f.pyg.addInverseEdges)->default_value("auto"),
+      (std::string("--pyg-model: ") + kAddInverseEdgesHelp).c_str());
 }
 
 // The flags checked before the checkpoint is read (--threads applied as it is checked).
@@ -433,8 +436,8 @@ int predict(const Program& prog, PredictFlags& f) {
     applyThreads(f.threads);
     return predictPyGModel(f.pyg);
   }
-  if (!f.pyg.stateDict.empty() || !f.pyg.data.empty())
-    throw UsageError("--state-dict and --data go with --pyg-model");
+  if (!f.pyg.stateDict.empty() || !f.pyg.data.empty() || prog.given("add-inverse-edges"))
+    throw UsageError("--state-dict, --data and --add-inverse-edges go with --pyg-model");
   checkPredictFlags(f);
   Checkpoint ck = Checkpoint::load(f.checkpoint);
   applyPrecision(f, ck);

@@ -33,6 +33,7 @@ int predictPyGModel(const PyGPredictFlags& f) {
   if (f.stateDict.empty()) throw UsageError("--pyg-model needs --state-dict STATE.pt (torch.save(model.state_dict()))");
   if (f.data.empty()) throw UsageError("--pyg-model needs --data DIR (a node dataset in OGB's raw layout)");
   if (f.out.empty()) throw UsageError("--pyg-model needs --out OUT.npy");
+  requireOneOf("--add-inverse-edges", f.addInverseEdges, {"auto", "on", "off"});
   for (const auto& [flag, path] : {std::pair{"--state-dict", f.stateDict}, std::pair{"--data", f.data}})
     if (!std::filesystem::exists(path)) throw UsageError(std::string(flag) + " " + path + ": no such file");
   checkWritable("--out", f.out);
@@ -58,6 +59,7 @@ int predictPyGModel(const PyGPredictFlags& f) {
   OgbNodeOptions o;
   o.normalization = FeatureNormalization::None;
   o.featuresOnly = true;
+  o.addInverseEdges = *parseAddInverseEdges(f.addInverseEdges);
   const OgbNodeDataset ds = OgbNodeDataset::load(f.data, o);
   if (ds.graph.x.dim(1) != model->options().inChannels)
     throw std::runtime_error(f.data + ": " + std::to_string(ds.graph.x.dim(1)) + " features per node, " + f.spec +

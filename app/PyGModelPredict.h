@@ -10,6 +10,7 @@ namespace gnn::app {
 
 struct PyGPredictFlags {
   std::string spec, stateDict, data, out;
+  std::string addInverseEdges = "auto";  ///< --add-inverse-edges: auto | on | off (OgbNodeOptions)
   bool quiet = false;
 };
 

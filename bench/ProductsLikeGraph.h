@@ -11,7 +11,9 @@
 // Structure (all choices seeded):
 //   classes   node v's class drawn with probability ~ (c + 1)^-0.7 (skewed like products' labels, milder)
 //   edges     node u starts d_u undirected edges, d_u log-normal with mean avgDegree / 2, each written in both
-//             directions (u,v and v,u), so edge.csv holds ~avgDegree directed edges per node:
+//             directions (u,v then v,u), so edge.csv holds ~avgDegree directed edges per node; with oneWay
+//             written once (u,v), as OGB stores ogbn-products, and OGB's loader (add_inverse_edge) or
+//             OgbNodeOptions::addInverseEdges restores v,u right after each, the same graph bit for bit:
 //             60% to a node near u on its class's ring (within +-ringWindow: fine-grained communities that
 //             METIS can cut cheaply, as co-purchase graphs have), 20% to any node of u's class, 20% to any node
 //             (edges across classes); self-loops are redrawn; duplicates are kept, as in raw edge lists
@@ -45,10 +47,13 @@ struct ProductsLikeOptions {
   double trainFraction = 0.08, validFraction = 0.02;
   uint64_t seed = 0;
   bool gzip = true;  ///< .csv.gz (level 1) as OGB ships them, else plain .csv
+  /// Each undirected edge once, OGB's form (read it with inverse edges added: a folder named ogbn-products, or
+  /// --add-inverse-edges on). Off by default, so existing folders, commands and figures keep their meaning.
+  bool oneWay = false;
 };
 
 struct ProductsLikeStats {
-  int64_t nodes = 0, edges = 0;  ///< edges: directed lines of edge.csv
+  int64_t nodes = 0, edges = 0;  ///< edges: directed edges of the graph (with oneWay, twice edge.csv's lines)
   int64_t bytes = 0;             ///< on disk, all files
   double seconds = 0;
 };
@@ -211,7 +216,7 @@ struct ClassRings {
   }
 };
 
-// Writes edge.csv; returns its lines (directed edges).
+// Writes edge.csv; returns the graph's directed edges (its lines, or twice them with oneWay).
 inline int64_t writeEdges(const std::string& path, const ProductsLikeOptions& o, const std::vector<int32_t>& cls,
                           const ClassRings& rings) {
   const int64_t n = o.nodes;
@@ -246,10 +251,12 @@ inline int64_t writeEdges(const std::string& path, const ProductsLikeOptions& o,
       out.put(',');
       out.putInt(v);
       out.endLine();
-      out.putInt(v);
-      out.put(',');
-      out.putInt(u);
-      out.endLine();
+      if (!o.oneWay) {
+        out.putInt(v);
+        out.put(',');
+        out.putInt(u);
+        out.endLine();
+      }
       edges += 2;
     }
   }

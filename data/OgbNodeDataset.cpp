@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "data/GzLineReader.h"
+#include "data/OgbNodeMaster.h"
 
 namespace gnn {
 namespace fs = std::filesystem;
@@ -152,6 +153,21 @@ std::optional<FeatureNormalization> parseFeatureNormalization(std::string_view n
   return std::nullopt;
 }
 
+const char* addInverseEdgesName(AddInverseEdges a) {
+  switch (a) {
+    case AddInverseEdges::Auto: return "auto";
+    case AddInverseEdges::On: return "on";
+    case AddInverseEdges::Off: return "off";
+  }
+  return "?";
+}
+
+std::optional<AddInverseEdges> parseAddInverseEdges(std::string_view name) {
+  for (AddInverseEdges a : {AddInverseEdges::Auto, AddInverseEdges::On, AddInverseEdges::Off})
+    if (name == addInverseEdgesName(a)) return a;
+  return std::nullopt;
+}
+
 namespace {
 
 // The dataset's name: its folder's ("data/cora/" -> "cora").
@@ -201,9 +217,11 @@ Tensor readFeatures(const fs::path& dir) {
   return features;
 }
 
-// num-node-list, when present, must declare the feature rows' count.
-void checkNodeCount(const fs::path& dir, int64_t rows) {
-  std::string nn = findFile(dir, "raw/num-node-list.csv.gz", false);
+// A count file (num-node-list, num-edge-list), when present, must declare `actual` `what`s (`found` says where
+// they were counted, for the message).
+void checkCount(const fs::path& dir, const std::string& rel, int64_t actual, const std::string& what,
+                const std::string& found) {
+  std::string nn = findFile(dir, rel, false);
   if (nn.empty()) return;
   // Read to its end like every other file: only then are the gzip trailer and what follows it checked, and
   // a second count (a multi-graph list, or two files run together) is refused rather than ignored.
@@ -213,21 +231,25 @@ void checkNodeCount(const fs::path& dir, int64_t rows) {
   while (in.next(line)) {
     if (line.empty()) continue;
     if (declaredLine > 0)
-      in.fail("unexpected line '" + std::string(line.substr(0, 40)) +
-              "': the file holds one node count (one graph), on its first line");
+      in.fail("unexpected line '" + std::string(line.substr(0, 40)) + "': the file holds one " + what +
+              " count (one graph), on its first line");
     declared = parseInt(line, in);
     declaredLine = in.lineNumber();
   }
-  if (declaredLine == 0) in.fail("empty file, expected the node count");
-  if (declared != rows)
+  if (declaredLine == 0) in.fail("empty file, expected the " + what + " count");
+  if (declared != actual)
     throw InputError(in.path(), declaredLine,
-                     "declares " + std::to_string(declared) + " nodes but node-feat has " + std::to_string(rows) +
-                         " rows");
+                     "declares " + std::to_string(declared) + " " + what + "s but " + found);
 }
 
 // Edges: (src, dst) pairs in chunks, 32-bit while the node ids fit (8 bytes an edge while reading), then the
-// [2, E] int64 tensor the graph holds, filled chunk by chunk as the chunks are freed.
-Tensor readEdges(const fs::path& dir, int64_t numNodes) {
+// [2, E] int64 tensor the graph holds, filled chunk by chunk as the chunks are freed. With `inverse`, each line
+// becomes two edges, (s, d) then (d, s), as OGB's read_csv_graph_raw lays them out:
+//   duplicated_edge = np.repeat(edge, 2, axis = 1)
+//   duplicated_edge[0, 1::2] = duplicated_edge[1,0::2]
+//   duplicated_edge[1, 1::2] = duplicated_edge[0,0::2]
+// `lines` is set to the lines read (num-edge-list counts those: OGB slices the file by it before duplicating).
+Tensor readEdges(const fs::path& dir, int64_t numNodes, bool inverse, int64_t& lines) {
   GzLineReader in(findFile(dir, "raw/edge.csv.gz", true));
   const bool narrow = numNodes <= INT32_MAX;
   ChunkedArray<int32_t> pairs32;
@@ -250,7 +272,8 @@ Tensor readEdges(const fs::path& dir, int64_t numNodes) {
       pairs64.push(d);
     }
   }
-  const int64_t E = (narrow ? pairs32.size() : pairs64.size()) / 2;
+  lines = (narrow ? pairs32.size() : pairs64.size()) / 2;
+  const int64_t E = inverse ? 2 * lines : lines;
   Tensor edgeIndex = Tensor::empty({2, E}, DType::I64);
   int64_t* src = edgeIndex.data<int64_t>();
   int64_t* dst = src + E;
@@ -259,6 +282,11 @@ Tensor readEdges(const fs::path& dir, int64_t numNodes) {
     for (int64_t k = 0; k < n; k += 2, ++e) {
       src[e] = p[k];
       dst[e] = p[k + 1];
+      if (inverse) {
+        ++e;
+        src[e] = p[k + 1];
+        dst[e] = p[k];
+      }
     }
   };
   if (narrow) pairs32.drain(unzip);
@@ -290,6 +318,14 @@ Tensor readLabels(const fs::path& dir, int64_t numNodes, int64_t& numClasses) {
   return Tensor::fromVector(y);
 }
 
+// Whether the reverse of each edge is added: as asked, or under Auto as OGB's master.csv says for the dataset the
+// folder is named after (any other folder: off, the file read as it is).
+bool addsInverseEdges(const std::string& name, AddInverseEdges a) {
+  if (a != AddInverseEdges::Auto) return a == AddInverseEdges::On;
+  const OgbNodeMasterEntry* e = ogbNodeMasterEntry(name);
+  return e && e->addInverseEdge;
+}
+
 // The split folder under splitRoot: the one named, else the only one there.
 std::string splitFolder(const fs::path& splitRoot, const std::string& named) {
   if (!named.empty()) return named;
@@ -313,11 +349,16 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
 
   Tensor features = readFeatures(dir);
   const int64_t numNodes = features.dim(0);
-  checkNodeCount(dir, numNodes);
+  checkCount(dir, "raw/num-node-list.csv.gz", numNodes, "node", "node-feat has " + std::to_string(numNodes) + " rows");
   Graph& g = ds.graph;
   g.numNodes = numNodes;
   g.x = std::move(features);
-  g.edgeIndex = readEdges(dir, numNodes);
+  ds.inverseEdgesAdded = addsInverseEdges(ds.name, options.addInverseEdges);
+  int64_t edgeLines = 0;
+  g.edgeIndex = readEdges(dir, numNodes, ds.inverseEdgesAdded, edgeLines);
+  // OGB counts the edges as stored, each undirected one once (it slices edge.csv by the count, then duplicates).
+  checkCount(dir, "raw/num-edge-list.csv.gz", edgeLines, "edge",
+             "edge.csv has " + std::to_string(edgeLines) + " (before any inverse edge)");
   if (options.featuresOnly) {
     if (options.normalization != FeatureNormalization::None && options.normalization != FeatureNormalization::Row)
       throw std::invalid_argument("OgbNodeDataset::load: featuresOnly reads no split for standard normalisation");

@@ -1,10 +1,11 @@
 // OgbNodeDataset: one graph for node classification, read from OGB's node-property-prediction raw layout
 // (as ogb.nodeproppred writes it, every file optionally gzipped, no headers):
 //
-//   raw/edge.csv.gz           "src,dst" per directed edge
+//   raw/edge.csv.gz           "src,dst" per edge; for OGB's undirected sets each edge once (see AddInverseEdges)
 //   raw/node-feat.csv.gz      one row of comma-separated features per node (all rows the same width)
 //   raw/node-label.csv.gz     one integer class per node
 //   raw/num-node-list.csv.gz  the node count (optional; else the feature rows count)
+//   raw/num-edge-list.csv.gz  the edge count, edge.csv's lines, before any inverse edge (optional)
 //   split/<name>/{train,valid,test}.csv.gz   node ids, one per line
 //
 // Every file is streamed, line by line, into chunks and then the graph's tensors (no copy of a file's text, no
@@ -37,6 +38,20 @@ const char* featureNormalizationName(FeatureNormalization n);
 /// The value of a name above; nullopt for any other text.
 std::optional<FeatureNormalization> parseFeatureNormalization(std::string_view name);
 
+/// Whether every edge (s, d) of edge.csv is also read as (d, s). OGB stores an undirected graph's edges once and
+/// its loader (ogb/io/read_graph_raw.py, read_csv_graph_raw) adds the reverse of each right after it:
+/// (s0,d0), (d0,s0), (s1,d1), (d1,s1), ...; its master.csv says for which datasets (data/OgbNodeMaster.h).
+enum class AddInverseEdges {
+  Auto,  ///< OGB's add_inverse_edge for a folder named as an OGB dataset (ogbn-products or ogbn_products), else off
+  On,
+  Off,
+};
+
+/// "auto", "on", "off".
+const char* addInverseEdgesName(AddInverseEdges a);
+/// The value of a name above; nullopt for any other text.
+std::optional<AddInverseEdges> parseAddInverseEdges(std::string_view name);
+
 struct OgbNodeOptions {
   /// Split folder under split/; empty = the only one present.
   std::string split;
@@ -45,6 +60,8 @@ struct OgbNodeOptions {
   FeatureNormalization normalization = FeatureNormalization::Auto;
   /// Read the graph and its features only (inference: no labels, no split needed, and none read).
   bool featuresOnly = false;
+  /// Auto follows OGB's master.csv by the folder's name, so a downloaded ogbn-products is undirected as in OGB.
+  AddInverseEdges addInverseEdges = AddInverseEdges::Auto;
 };
 
 class OgbNodeDataset {
@@ -57,6 +74,8 @@ class OgbNodeDataset {
   std::string name;
   /// x float32 [N, F], edgeIndex [2, E], y int64 [N], trainMask/validMask/testMask uint8 [N].
   Graph graph;
+  /// Whether the reverse edges were added (E is then twice edge.csv's lines).
+  bool inverseEdgesAdded = false;
   int64_t numClasses = 0;
   std::vector<int64_t> trainIdx, validIdx, testIdx;
   /// The normalisation applied (Auto resolved to Row or Standard).

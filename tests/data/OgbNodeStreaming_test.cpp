@@ -144,6 +144,38 @@ TEST_F(ProductsLike, EdgesAreSymmetricAndMostlyWithinAClass) {
   EXPECT_GT(static_cast<double>(same) / static_cast<double>(E / 2), 0.78);
 }
 
+// --one-way writes OGB's form (each edge once); a folder named ogbn-products is read with the inverse of each edge
+// right after it (OGB's add_inverse_edge), which is the two-way file's order: the same graph, bit for bit.
+TEST_F(ProductsLike, OneWayFolderNamedLikeOgbsReadsAsTheTwoWayOne) {
+  const fs::path parent = scratch("oneway");
+  const fs::path dir = parent / "ogbn-products";
+  bench::ProductsLikeOptions o;
+  o.nodes = 12000;
+  o.seed = 3;
+  o.oneWay = true;
+  const bench::ProductsLikeStats s = bench::writeProductsLike(dir.string(), o);
+  EXPECT_EQ(s.edges, stats_.edges);
+  OgbNodeDataset a = OgbNodeDataset::load(dir.string(), raw()), b = OgbNodeDataset::load(dir_->string(), raw());
+  EXPECT_TRUE(a.inverseEdgesAdded);
+  EXPECT_FALSE(b.inverseEdgesAdded);
+  EXPECT_TRUE(a.graph.edgeIndex.bitEqual(b.graph.edgeIndex));
+  EXPECT_TRUE(a.graph.x.bitEqual(b.graph.x));
+  EXPECT_TRUE(a.graph.y.bitEqual(b.graph.y));
+  // Read as stored: half the edges, the first of each pair.
+  OgbNodeOptions off = raw();
+  off.addInverseEdges = AddInverseEdges::Off;
+  OgbNodeDataset c = OgbNodeDataset::load(dir.string(), off);
+  const int64_t E = b.graph.numEdges();
+  ASSERT_EQ(c.graph.numEdges(), E / 2);
+  const int64_t* eb = b.graph.edgeIndex.data<int64_t>();
+  const int64_t* ec = c.graph.edgeIndex.data<int64_t>();
+  for (int64_t k = 0; k < E / 2; ++k) {
+    ASSERT_EQ(ec[k], eb[2 * k]) << "edge " << k;
+    ASSERT_EQ(ec[E / 2 + k], eb[E + 2 * k]) << "edge " << k;
+  }
+  fs::remove_all(parent);
+}
+
 // Renumbering Cora: every node's row, label, masks and edges follow it; the split lists name the same nodes.
 TEST(OgbNodeDataset, PermuteNodesMovesEverythingAlong) {
   const std::string cora = std::string(GNN_SOURCE_DIR) + "/examples/data/cora";
