@@ -39,9 +39,11 @@ struct GraphAttentionOptions {
 /// A node with no term gets zeros. Saves the attention (one row per term: kept edges and self terms) and the
 /// inputs' values; the edges' groupings by target and by source are built once per edge_index (cached by its
 /// storage, view and version).
+/// bias (optional, [out width]) is added to every output row inside the op (PyG's GATConv bias; the bits of
+/// add(out, bias) without its pass and tape entry).
 Variable gatAttention(const Variable& h, const Variable& aSrc, const Variable& aDst, const Tensor& edgeIndex,
                       const Variable& aEdge = Variable(), const Variable& aLoop = Variable(),
-                      const GraphAttentionOptions& options = {});
+                      const GraphAttentionOptions& options = {}, const Variable& bias = Variable());
 
 /// GATv2's attention (Brody et al. 2022; PyG's GATv2Conv): per target i, head h and edge e = j -> i,
 ///   alpha_e = softmax over i's terms of sum_c att[h, c] leakyRelu(xr[i, hc] + xl[j, hc] + edgeTerm[e, hc]),

@@ -264,9 +264,11 @@ void softmaxTermsGrad(const T* __restrict a, T* __restrict d, int64_t n, int64_t
 
 // The forward of both attentions: logits(i, lo, hi) writes the H logits of row i's terms lo .. hi - 1 into
 // alpha (term order); then a chunk of rows' softmax, and each row's softmax and out[i] = sum over its terms
-// of the (dropped) attention times V's source row.
+// of the (dropped) attention times V's source row (averaged over the heads with meanHeads), plus bias where not
+// null (the bits of add(out, bias): one addition per element after the rest).
 template <class T, class Logits>
-void attend(const Layout<T>& L, const T* V, Logits logits, T* alpha, T* out, bool meanHeads) {
+void attend(const Layout<T>& L, const T* V, Logits logits, T* alpha, T* out, bool meanHeads,
+            const T* bias = nullptr) {
   const int64_t H = L.H, C = L.C, HC = L.HC;
   parallelFor(L.N, L.chunk(3 * HC + 16 * H), [&](int64_t b, int64_t e) {
     std::vector<T> scratch(static_cast<size_t>(H + (meanHeads ? HC : 0)));
@@ -290,10 +292,33 @@ void attend(const Layout<T>& L, const T* V, Logits logits, T* alpha, T* out, boo
               for (int64_t c = 0; c < C; ++c) y[c] += o[h * C + c];
             for (int64_t c = 0; c < C; ++c) y[c] /= static_cast<T>(H);
           }
+          if (bias) {
+            T* __restrict y = out + i * (meanHeads ? C : HC);
+            for (int64_t c = 0; c < (meanHeads ? C : HC); ++c) y[c] += bias[c];
+          }
         }
       });
     });
   });
+}
+
+// Column sums of g [N, W] (a bias's gradient) shaped as `shape`: per chunk of rows (the chunks fixed by the
+// shape), then the chunks' partial sums in order, so the bits do not depend on the thread count.
+template <class T>
+Tensor columnSums(const Tensor& g, const Shape& shape) {
+  const int64_t N = g.dim(0), W = g.dim(1);
+  const int64_t chunk = rowChunk(N, W), chunks = std::max<int64_t>(1, (N + chunk - 1) / chunk);
+  Tensor P({chunks, W}, g.dtype());
+  const T* gp = g.data<T>();
+  T* p = P.data<T>();
+  parallelFor(N, chunk, [&](int64_t b, int64_t e) {
+    T* __restrict pc = p + (b / chunk) * W;
+    for (int64_t n = b; n < e; ++n)
+      for (int64_t w = 0; w < W; ++w) pc[w] += gp[n * W + w];
+  });
+  Tensor G = Tensor::empty(shape, g.dtype());
+  ops::sumChunkPartials(std::as_const(P).data<T>(), chunks, W, G.data<T>());
+  return G;
 }
 
 // The gradient of the attention's [N, heads * C] output: gy itself, or with meanHeads gy [N, C] spread over

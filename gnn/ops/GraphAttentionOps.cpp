@@ -65,11 +65,13 @@ void gatLeakyGrad(HW hw, const Layout<T>& L, int64_t i, const T* as, const T* ad
   }
 }
 
-// gatAttention's backward. saved: V, aSrc, aDst, aEdge, aLoop, alpha and the dropout mask (term order);
+// gatAttention's backward (biasAt: where the bias sits among the inputs, -1: none). saved: V, aSrc, aDst, aEdge, aLoop, alpha and the dropout mask (term order);
 // inputs: h, aSrc, aDst, then aEdge at edgeAt and aLoop at loopAt (-1: absent).
 template <class T>
 void gatBackward(const Tensor& gyOut, std::vector<GradInput>& in, const std::vector<Tensor>& saved,
-                 const AttentionGraph& G, int64_t H, T slope, int edgeAt, int loopAt, bool meanHeads) {
+                 const AttentionGraph& G, int64_t H, T slope, int edgeAt, int loopAt, bool meanHeads,
+                 int biasAt) {
+  if (biasAt >= 0 && in[biasAt].requiresGrad()) in[biasAt].addGrad(columnSums<T>(gyOut, in[biasAt].shape()));
   const Tensor gy = headsGrad<T>(gyOut, H, meanHeads);
   const Tensor& V = saved[0];
   const int64_t N = V.dim(0), HC = V.dim(1), C = HC / H;
@@ -113,7 +115,8 @@ void gatBackward(const Tensor& gyOut, std::vector<GradInput>& in, const std::vec
 }  // namespace
 
 Variable gatAttention(const Variable& h, const Variable& aSrc, const Variable& aDst, const Tensor& edgeIndex,
-                      const Variable& aEdge, const Variable& aLoop, const GraphAttentionOptions& o) {
+                      const Variable& aEdge, const Variable& aLoop, const GraphAttentionOptions& o,
+                      const Variable& bias) {
   const Tensor& V = h.value();
   GNN_CHECK_ARG(V.rank() == 2 && V.isFloating(),
                 "gatAttention: h must be a float [N, heads * C] tensor, got ", shapeString(V.shape()));
@@ -129,6 +132,9 @@ Variable gatAttention(const Variable& h, const Variable& aSrc, const Variable& a
   const int64_t E = graph->E, terms = graph->terms;
   if (aEdge.defined()) checkFloat2("gatAttention", "aEdge", aEdge.value(), E, H, V.dtype());
   if (aLoop.defined()) checkFloat2("gatAttention", "aLoop", aLoop.value(), N, H, V.dtype());
+  const int64_t outWidth = o.meanHeads ? C : H * C;
+  GNN_CHECK_ARG(!bias.defined() || (bias.value().numel() == outWidth && bias.dtype() == V.dtype()),
+                "gatAttention: bias ", shapeString(bias.shape()), " for outputs of width ", outWidth);
   Tensor ME, MS;  // named tensors (not structured bindings): the lambda below captures them
   std::tie(ME, MS) = attentionMasks(o, E, N, H, V.dtype());
   return dispatchFloat(V.dtype(), [&](auto* tag) {
@@ -146,21 +152,24 @@ Variable gatAttention(const Variable& h, const Variable& aSrc, const Variable& a
     auto logits = [&](int64_t i, int64_t lo, int64_t hi) {
       withHeads(H, [&](auto hw) { gatRowLogits(hw, L, i, lo, hi, as, ad, ae, al, slope, alpha); });
     };
-    attend(L, V.data<T>(), logits, Alpha.data<T>(), Y.data<T>(), o.meanHeads);
+    attend(L, V.data<T>(), logits, Alpha.data<T>(), Y.data<T>(), o.meanHeads,
+           bias.defined() ? bias.value().data<T>() : nullptr);
     const int64_t elem = static_cast<int64_t>(sizeof(T));
     OpInfo info{"gatAttention", terms * (2 * H * C + 20 * H),
                 E * 16 + terms * (H * C + 2 * H) * elem + 2 * N * H * elem,
                 static_cast<int64_t>(Y.nbytes() + Alpha.nbytes()), terms * (6 * H * C + 12 * H)};
     int edgeAt = -1, loopAt = -1;
     std::vector<Variable> inputs = attentionInputs({h, aSrc, aDst}, aEdge, aLoop, &edgeAt, &loopAt);
+    const int biasAt = bias.defined() ? static_cast<int>(inputs.size()) : -1;
+    if (bias.defined()) inputs.push_back(bias);
     std::vector<Tensor> saved{
         V, aSrc.value(), aDst.value(), ae ? aEdge.value() : Tensor(), al ? aLoop.value() : Tensor(), Alpha,
         MT};
     return Variable::record(
         info, Y, std::move(inputs), std::move(saved),
-        [graph, H, slope, edgeAt, loopAt, mh = o.meanHeads](const Tensor& gy, std::vector<GradInput>& in,
-                                                            const std::vector<Tensor>& saved) {
-          gatBackward<T>(gy, in, saved, *graph, H, slope, edgeAt, loopAt, mh);
+        [graph, H, slope, edgeAt, loopAt, biasAt, mh = o.meanHeads](
+            const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+          gatBackward<T>(gy, in, saved, *graph, H, slope, edgeAt, loopAt, mh, biasAt);
         });
   });
 }

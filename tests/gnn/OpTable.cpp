@@ -800,6 +800,15 @@ std::vector<OpCase> makeTable() {
       return gatAttention(x[0], x[1], x[2], a[0], Variable(), Variable(), o);
     };
     push(c);
+    c.name = "gatAttention_mean_heads_bias";  // bias [C] added inside, after the mean over the heads
+    c.shapes = {{5, 6}, {5, 2}, {5, 2}, {3}};
+    c.largeShapes = {{2000, 48}, {2000, 3}, {2000, 3}, {16}};
+    c.build = [](const V& x, const A& a) {
+      GraphAttentionOptions o;
+      o.meanHeads = true;
+      return gatAttention(x[0], x[1], x[2], a[0], Variable(), Variable(), o, x[3]);
+    };
+    push(c);
     c.name = "gatAttention_edges";  // aEdge [E, heads], aLoop [N, heads]
     c.shapes = {{5, 6}, {5, 2}, {5, 2}, {13, 2}, {5, 2}};
     c.largeShapes = {{2000, 48}, {2000, 3}, {2000, 3}, {30000, 3}, {2000, 3}};

@@ -100,8 +100,8 @@ Variable GATConv::attend(const Variable& h, const Tensor& edgeIndex, const Varia
   o.dropout = opt_.dropout;
   o.training = isTraining();
   o.meanHeads = !opt_.concat && H > 1;  // PyG's mean over the heads, inside the attention
-  Variable out = gatAttention(h, aSrc, aDst, edgeIndex, aEdge, aLoop, o);
-  return bias_ ? add(out, *bias_) : out;
+  // The bias is added inside the attention (after the mean over the heads when concat is false).
+  return gatAttention(h, aSrc, aDst, edgeIndex, aEdge, aLoop, o, bias_ ? *bias_ : Variable());
 }
 
 }  // namespace gnn

@@ -72,5 +72,31 @@ TEST(Gatv2Attention, MeanHeadsHasTheBitsOfMeanAxisOverTheHeads) {
         dropout);
 }
 
+// The bias added inside the op: the bits of add(attention, bias) in the forward, in both output layouts; its
+// gradient the columns' sums of the output's gradient, and the other inputs' gradients unchanged.
+TEST(GatAttention, BiasInsideHasTheBitsOfAnAddAfter) {
+  const int64_t N = 33, H = 2, C = 6;
+  const Tensor edges = randomEdges(N, 180, 5);
+  for (bool mean : {false, true}) {
+    const int64_t W = mean ? C : H * C;
+    Variable h(randomTensor({N, H * C}, 21), true), as(randomTensor({N, H}, 22), true),
+        ad(randomTensor({N, H}, 23), true), b(randomTensor({W}, 24), true);
+    const Tensor weights = randomTensor({N, W}, 25);
+    auto run = [&](bool inside) {
+      for (Variable* v : {&h, &as, &ad, &b}) v->zeroGrad();
+      GraphAttentionOptions o;
+      o.meanHeads = mean;
+      Variable y = inside ? gatAttention(h, as, ad, edges, Variable(), Variable(), o, b)
+                          : add(gatAttention(h, as, ad, edges, Variable(), Variable(), o), b);
+      sum(mul(y, Variable(weights))).backward();
+      return std::vector<Tensor>{y.value(), h.grad(), as.grad(), ad.grad(), b.grad()};
+    };
+    const std::vector<Tensor> inside = run(true), after = run(false);
+    for (size_t k = 0; k < 4; ++k) EXPECT_TRUE(inside[k].bitEqual(after[k])) << "mean " << mean << ", tensor " << k;
+    ASSERT_EQ(inside[4].shape(), after[4].shape());
+    for (int64_t i = 0; i < W; ++i) EXPECT_NEAR(inside[4].at(i), after[4].at(i), 1e-5) << "bias gradient " << i;
+  }
+}
+
 }  // namespace
 }  // namespace gnn
