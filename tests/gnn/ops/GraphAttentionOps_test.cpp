@@ -3,6 +3,11 @@
 // differences, float32 and threads: the op table.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
 #include "GradCheck.h"
 #include "gnn/ops/GraphAttention.h"
 #include "gnn/system/ExecutionContext.h"
@@ -96,6 +101,51 @@ TEST(GatAttention, BiasInsideHasTheBitsOfAnAddAfter) {
     ASSERT_EQ(inside[4].shape(), after[4].shape());
     for (int64_t i = 0; i < W; ++i) EXPECT_NEAR(inside[4].at(i), after[4].at(i), 1e-5) << "bias gradient " << i;
   }
+}
+
+// Attention dropout: the mask of edge e's head h is element e * H + h of the first stream after the key, the self
+// term's of node i element i * H + h of the second (dropoutMask's draws), multiplying the normalised attention;
+// against a direct float64 computation of GAT's attention with those masks.
+TEST(GatAttention, DropoutMasksAreThoseOfTheEdgesAndNodesStreams) {
+  const int64_t N = 9, E = 40, H = 2, C = 3;
+  const double p = 0.35;
+  const Tensor edges = randomEdges(N, E, 8);
+  const Tensor V = testing::randomTensor({N, H * C}, 31), as = testing::randomTensor({N, H}, 32),
+               ad = testing::randomTensor({N, H}, 33);
+  ExecutionContext::current().setRandomKey({9, 4, 2});
+  Generator edgeStream = ExecutionContext::current().nextRandomStream();
+  Generator selfStream = ExecutionContext::current().nextRandomStream();
+  const Tensor me = dropoutMask({E, H}, DType::F64, p, edgeStream), ms = dropoutMask({N, H}, DType::F64, p, selfStream);
+  ExecutionContext::current().setRandomKey({9, 4, 2});
+  GraphAttentionOptions o;
+  o.training = true;
+  o.dropout = p;
+  const Tensor y = gatAttention(Variable(V), Variable(as), Variable(ad), edges, Variable(), Variable(), o).value();
+  const int64_t* src = std::as_const(edges).data<int64_t>();
+  const int64_t* dst = src + E;
+  auto leaky = [](double z) { return z > 0 ? z : 0.2 * z; };
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t h = 0; h < H; ++h) {
+      // The row's terms: its incoming edges that are not self-loops, then its self term (-1).
+      std::vector<int64_t> terms;
+      for (int64_t e = 0; e < E; ++e)
+        if (dst[e] == i && src[e] != i) terms.push_back(e);
+      terms.push_back(-1);
+      std::vector<double> z;
+      for (int64_t e : terms) z.push_back(leaky(as.at((e >= 0 ? src[e] : i) * H + h) + ad.at(i * H + h)));
+      const double top = *std::max_element(z.begin(), z.end());
+      double total = 0;
+      for (double& v : z) total += (v = std::exp(v - top));
+      for (int64_t c = 0; c < C; ++c) {
+        double want = 0;
+        for (size_t t = 0; t < terms.size(); ++t) {
+          const int64_t e = terms[t], from = e >= 0 ? src[e] : i;
+          const double mask = e >= 0 ? me.at(e * H + h) : ms.at(i * H + h);
+          want += z[t] / total * mask * V.at(from * H * C + h * C + c);
+        }
+        EXPECT_NEAR(y.at(i * H * C + h * C + c), want, 1e-12) << "node " << i << ", head " << h << ", channel " << c;
+      }
+    }
 }
 
 }  // namespace
