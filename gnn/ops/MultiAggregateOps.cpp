@@ -9,23 +9,14 @@
 #include <vector>
 
 #include "gnn/ops/Ops.h"
+#include "gnn/ops/AggregationKind.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
 namespace {
 
-enum Kind : int64_t { kSum, kMean, kMax, kMin, kVar, kStd };
-
-Kind kindOf(const std::string& name) {
-  if (name == "sum" || name == "add") return kSum;
-  if (name == "mean") return kMean;
-  if (name == "max") return kMax;
-  if (name == "min") return kMin;
-  if (name == "var") return kVar;
-  if (name == "std") return kStd;
-  throw std::invalid_argument("scatterMultiAggregate: unknown reduction '" + name +
-                              "' (sum, add, mean, max, min, var, std)");
-}
+using namespace ops;  // AggregationKind
+using Kind = AggregationKind;
 
 // What a target's pass keeps per feature.
 struct Needs {
@@ -158,7 +149,7 @@ Variable scatterMultiAggregate(const Variable& xv, const Tensor& index, int64_t 
   std::vector<Kind> kinds;
   Needs needs;
   for (const std::string& r : reductions) {
-    kinds.push_back(kindOf(r));
+    kinds.push_back(aggregationKind("scatterMultiAggregate", r));
     needs.moments |= kinds.back() == kVar || kinds.back() == kStd;
     needs.max |= kinds.back() == kMax;
     needs.min |= kinds.back() == kMin;

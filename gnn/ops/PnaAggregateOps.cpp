@@ -18,23 +18,14 @@
 
 #include "gnn/ops/PnaAggregate.h"
 #include "gnn/system/CpuClones.h"
+#include "gnn/ops/AggregationKind.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
 namespace {
 
-enum Kind : int { kSum, kMean, kMax, kMin, kVar, kStd };
-
-Kind kindOf(const std::string& name) {
-  if (name == "sum" || name == "add") return kSum;
-  if (name == "mean") return kMean;
-  if (name == "max") return kMax;
-  if (name == "min") return kMin;
-  if (name == "var") return kVar;
-  if (name == "std") return kStd;
-  throw std::invalid_argument("pnaAggregate: unknown reduction '" + name +
-                              "' (sum, add, mean, max, min, var, std)");
-}
+using namespace ops;  // AggregationKind
+using Kind = AggregationKind;
 
 // Edges grouped by one endpoint (a stable counting sort): bucket r holds perm[ptr[r] .. ptr[r + 1]), in
 // increasing edge order. Int64 tensors, so the tape counts them among the saved bytes.
@@ -605,7 +596,7 @@ Variable aggregate(Call& c, const Tensor& src, const Tensor& dst, int64_t numNod
   std::vector<Kind> kinds;
   bool moments = false, max = false, min = false;
   for (const std::string& r : reductions) {
-    kinds.push_back(kindOf(r));
+    kinds.push_back(aggregationKind("pnaAggregate", r));
     moments |= kinds.back() == kVar || kinds.back() == kStd;
     max |= kinds.back() == kMax;
     min |= kinds.back() == kMin;
