@@ -5,8 +5,13 @@ function(gnn_set_warnings target)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
   if(GNN_NATIVE)
-    # GCC 12 reports false -Wmaybe-uninitialized warnings inside its own AVX-512 intrinsics under Eigen.
+    # GCC 12 reports false -Wmaybe-uninitialized warnings inside its own AVX-512 intrinsics under Eigen, and
+    # false -Wuninitialized ones where they are inlined into our kernels (their `__Y = __Y` in
+    # _mm512_undefined_ps; GCC bug 105593, fixed in GCC 13). Builds without GNN_NATIVE keep both warnings.
     target_compile_options(${target} PRIVATE -march=native -Wno-maybe-uninitialized)
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+      target_compile_options(${target} PRIVATE -Wno-uninitialized)
+    endif()
   else()
     # The row loops' AVX2 / AVX-512 clones (gnn/system/CpuClones.h) must not fuse a * b + c in one place and not in
     # another: a row's bits would then depend on where it sits.

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "gnn/kernels/HeadRowSum.h"
 #include "gnn/ops/GraphAttention.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
@@ -162,17 +163,19 @@ inline void axpyHeads(W cw, T* __restrict o, const T* __restrict a, const T* __r
 // out[h] = sum_c x[h*C + c] y[h*C + c] over H heads of C channels, in a fixed order: for C < 16 in increasing
 // c; for wider heads in 8 interleaved partial sums (channel c into sum c mod 8) added pairwise at the end, so
 // that a 64-channel dot is 8 independent chains of 8 FMAs rather than one chain of 64 (a quarter of the
-// latency).
+// latency). With `scale` (H values), out[h] is the sum times scale[h], one rounding more: done here, per head,
+// because a vector loop reading out[] right after these scalar stores waits for them (store forwarding fails:
+// a third of GAT's backward once).
 template <class T, class W>
 inline void dotHeads(W cw, const T* __restrict x, const T* __restrict y, int64_t H, int64_t Crt,
-                     T* __restrict out) {
+                     T* __restrict out, const T* __restrict scale = nullptr) {
   const int64_t C = widthOr(cw, Crt);
   constexpr int64_t kLanes = 8;
   if (C < 2 * kLanes) {
     for (int64_t h = 0; h < H; ++h) {
       T acc = 0;
       for (int64_t c = 0; c < C; ++c) acc = mulAdd(x[h * C + c], y[h * C + c], acc);
-      out[h] = acc;
+      out[h] = scale ? acc * scale[h] : acc;
     }
     return;
   }
@@ -188,7 +191,7 @@ inline void dotHeads(W cw, const T* __restrict x, const T* __restrict y, int64_t
     for (int64_t l = 0; c < C; ++c, ++l) acc[l] = mulAdd(xh[c], yh[c], acc[l]);
     for (int64_t w = kLanes / 2; w >= 1; w /= 2)
       for (int64_t l = 0; l < w; ++l) acc[l] += acc[l + w];
-    out[h] = acc[0];
+    out[h] = scale ? acc[0] * scale[h] : acc[0];
   }
 }
 
@@ -275,27 +278,45 @@ void attend(const Layout<T>& L, const T* V, Logits logits, T* alpha, T* out, boo
     T* m = scratch.data();
     for (int64_t i = b; i < e; ++i) logits(i, L.dstPtr[i], L.dstPtr[i + 1]);
     softmaxRows(L, b, e, alpha, m);
+    // Row i's sum o, then its mean over the heads (as meanAxis: the heads added in order from 0, then divided
+    // by their count) and its bias.
+    auto finish = [&](int64_t i, const T* __restrict o) {
+      if (meanHeads) {
+        T* __restrict y = out + i * C;
+        std::fill(y, y + C, T(0));
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t c = 0; c < C; ++c) y[c] += o[h * C + c];
+        for (int64_t c = 0; c < C; ++c) y[c] /= static_cast<T>(H);
+      }
+      if (bias) {
+        T* __restrict y = out + i * (meanHeads ? C : HC);
+        const T* __restrict bb = bias;
+        for (int64_t c = 0; c < (meanHeads ? C : HC); ++c) y[c] += bb[c];
+      }
+    };
     withMasks(L, [&](auto masked) {
-      withWidth(C, [&](auto cw) {
-        for (int64_t i = b; i < e; ++i) {
-          const int64_t lo = L.dstPtr[i], hi = L.dstPtr[i + 1];
-          T* __restrict o = meanHeads ? m + H : out + i * HC;
-          std::fill(o, o + HC, T(0));
-          for (int64_t k = lo; k < hi; ++k)
-            axpyHeads<decltype(masked)::value>(cw, o, alpha + k * H,
-                                               decltype(masked)::value ? L.mask(k) : nullptr,
-                                               V + L.termSrc[k] * HC, H, C);
-          if (meanHeads) {  // as meanAxis: the heads added in order from 0, then divided by their count
-            T* __restrict y = out + i * C;
-            std::fill(y, y + C, T(0));
-            for (int64_t h = 0; h < H; ++h)
-              for (int64_t c = 0; c < C; ++c) y[c] += o[h * C + c];
-            for (int64_t c = 0; c < C; ++c) y[c] /= static_cast<T>(H);
+      constexpr bool Masked = decltype(masked)::value;
+      kernels::withHeadRowSum<T>(H, C, [&](auto acc) {
+        if constexpr (decltype(acc)::kRegisters) {
+          for (int64_t i = b; i < e; ++i) {
+            acc.zero();
+            for (int64_t k = L.dstPtr[i]; k < L.dstPtr[i + 1]; ++k)
+              acc.template add<Masked>(alpha + k * H, Masked ? L.mask(k) : nullptr, V + L.termSrc[k] * HC);
+            T* o = meanHeads ? m + H : out + i * HC;
+            acc.store(o);
+            finish(i, o);
           }
-          if (bias) {
-            T* __restrict y = out + i * (meanHeads ? C : HC);
-            for (int64_t c = 0; c < (meanHeads ? C : HC); ++c) y[c] += bias[c];
-          }
+        } else {
+          withWidth(C, [&](auto cw) {
+            for (int64_t i = b; i < e; ++i) {
+              T* __restrict o = meanHeads ? m + H : out + i * HC;
+              std::fill(o, o + HC, T(0));
+              for (int64_t k = L.dstPtr[i]; k < L.dstPtr[i + 1]; ++k)
+                axpyHeads<Masked>(cw, o, alpha + k * H, Masked ? L.mask(k) : nullptr, V + L.termSrc[k] * HC,
+                                  H, C);
+              finish(i, o);
+            }
+          });
         }
       });
     });
@@ -383,14 +404,26 @@ template <class T, class RowDone>
 void sourceGrads(const Layout<T>& L, const T* gy, const T* wq, T* gV, RowDone rowDone) {
   const int64_t HC = L.HC;
   parallelFor(L.N, L.chunk(3 * HC), [&](int64_t b, int64_t e) {
-    withWidth(L.C, [&](auto cw) {
-      for (int64_t j = b; j < e; ++j) {
-        T* __restrict o = gV + j * HC;
-        std::fill(o, o + HC, T(0));
-        for (int64_t q = L.srcPtr[j]; q < L.srcPtr[j + 1]; ++q)
-          axpyHeads<false>(cw, o, wq + q * L.H, static_cast<const T*>(nullptr), gy + L.outDst[q] * HC, L.H,
-                           L.C);
-        rowDone(j, L.srcPtr[j], L.srcPtr[j + 1]);
+    kernels::withHeadRowSum<T>(L.H, L.C, [&](auto acc) {
+      if constexpr (decltype(acc)::kRegisters) {
+        for (int64_t j = b; j < e; ++j) {
+          acc.zero();
+          for (int64_t q = L.srcPtr[j]; q < L.srcPtr[j + 1]; ++q)
+            acc.template add<false>(wq + q * L.H, nullptr, gy + L.outDst[q] * HC);
+          acc.store(gV + j * HC);
+          rowDone(j, L.srcPtr[j], L.srcPtr[j + 1]);
+        }
+      } else {
+        withWidth(L.C, [&](auto cw) {
+          for (int64_t j = b; j < e; ++j) {
+            T* __restrict o = gV + j * HC;
+            std::fill(o, o + HC, T(0));
+            for (int64_t q = L.srcPtr[j]; q < L.srcPtr[j + 1]; ++q)
+              axpyHeads<false>(cw, o, wq + q * L.H, static_cast<const T*>(nullptr), gy + L.outDst[q] * HC,
+                               L.H, L.C);
+            rowDone(j, L.srcPtr[j], L.srcPtr[j + 1]);
+          }
+        });
       }
     });
   });

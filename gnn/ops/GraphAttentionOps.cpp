@@ -221,9 +221,17 @@ Variable headDot(const Variable& x, const Variable& att) {
             T* p = P.data<T>();
             parallelFor(N, chunk, [&](int64_t b, int64_t e) {
               T* __restrict pc = p + (b / chunk) * HC;
-              withWidth(C, [&](auto cw) {
-                for (int64_t n = b; n < e; ++n)
-                  axpyHeads<false>(cw, pc, g + n * H, static_cast<const T*>(nullptr), xp + n * HC, H, C);
+              kernels::withHeadRowSum<T>(H, C, [&](auto acc) {
+                if constexpr (decltype(acc)::kRegisters) {
+                  acc.load(pc);
+                  for (int64_t n = b; n < e; ++n) acc.template add<false>(g + n * H, nullptr, xp + n * HC);
+                  acc.store(pc);
+                } else {
+                  withWidth(C, [&](auto cw) {
+                    for (int64_t n = b; n < e; ++n)
+                      axpyHeads<false>(cw, pc, g + n * H, static_cast<const T*>(nullptr), xp + n * HC, H, C);
+                  });
+                }
               });
             });
             Tensor G = Tensor::empty(in[1].shape(), X.dtype());

@@ -73,6 +73,27 @@ void permuteElements(const E* x, E* y, const Shape& inShape, const std::vector<i
   });
 }
 
+// An 8 x 8 block of 4-byte elements (bits moved, never read as numbers): rows of x (stride sx) to columns of y
+// (stride sy), eight loads, Eigen's register transpose and eight stores where the target has AVX, a third of the
+// time of the element-by-element copy (the weight of Cora's first GAT layer, 64 x 1433, each step).
+template <class E>
+inline void transpose8x8(const E* __restrict x, int64_t sx, E* __restrict y, int64_t sy) {
+  static_assert(sizeof(E) == 4, "transpose8x8: 4-byte elements");
+#if defined(EIGEN_VECTORIZE_AVX)
+  namespace ei = Eigen::internal;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"  // __m256's alignment attribute, as a template argument
+  ei::PacketBlock<ei::Packet8f, 8> block;
+#pragma GCC diagnostic pop
+  for (int i = 0; i < 8; ++i) block.packet[i] = ei::ploadu<ei::Packet8f>(reinterpret_cast<const float*>(x + i * sx));
+  ei::ptranspose(block);
+  for (int i = 0; i < 8; ++i) ei::pstoreu(reinterpret_cast<float*>(y + i * sy), block.packet[i]);
+#else
+  for (int64_t c = 0; c < 8; ++c)
+    for (int64_t r = 0; r < 8; ++r) y[c * sy + r] = x[r * sx + c];
+#endif
+}
+
 // y [B, C, R] = x [B, R, C] with its last two dimensions swapped, in 32 x 32 tiles: each tile's rows are read
 // and written a few cache lines at a time, where a row-by-row copy reads a whole column (one element per cache
 // line) for every output row. A linear layer's weight [out, in] transposed for a sparse product, say, 1433 x 16.
@@ -89,8 +110,15 @@ void transposeLastTwo(const E* x, E* y, int64_t batches, int64_t R, int64_t C) {
       E* __restrict dst = y + batch * R * C;
       for (int64_t c0 = 0; c0 < C; c0 += kTile) {
         const int64_t c1 = std::min(C, c0 + kTile);
+        int64_t rv = r0, cv = c0;  // [r0, rv) x [c0, cv): done in 8 x 8 blocks
+        if constexpr (sizeof(E) == 4) {
+          rv = r0 + (r1 - r0) / 8 * 8;
+          cv = c0 + (c1 - c0) / 8 * 8;
+          for (int64_t r = r0; r < rv; r += 8)
+            for (int64_t c = c0; c < cv; c += 8) transpose8x8(src + r * C + c, C, dst + c * R + r, R);
+        }
         for (int64_t c = c0; c < c1; ++c)
-          for (int64_t r = r0; r < r1; ++r) dst[c * R + r] = src[r * C + c];
+          for (int64_t r = (c < cv ? rv : r0); r < r1; ++r) dst[c * R + r] = src[r * C + c];
       }
     }
   });

@@ -63,17 +63,21 @@ TEST(Transpose, OfAMatrixIsEigensTransposeAndWorksOnAnyDtype) {
 
 // The last two dimensions swapped go through 32 x 32 tiles: sizes that leave partial tiles on both sides, a
 // batch dimension, one-wide matrices, a size large enough to split across threads; every element lands where
-// the index arithmetic says.
+// the index arithmetic says. Float's 4-byte elements take 8 x 8 register blocks inside the tiles (with rows and
+// columns left over in every tile for these sizes), double's 8-byte ones the element copy.
 TEST(Transpose, OfTheLastTwoDimensionsInTilesMatchesIndexArithmetic) {
-  for (const Shape& s : {Shape{3, 45, 70}, Shape{1, 33, 1}, Shape{1, 1, 65}, Shape{2, 700, 300}}) {
-    const Tensor x = randomTensor(s, 7);
-    const Tensor y = transpose(Variable(x), 1, 2).value();
-    ASSERT_EQ(y.shape(), (Shape{s[0], s[2], s[1]}));
-    for (int64_t b = 0; b < s[0]; ++b)
-      for (int64_t r = 0; r < s[1]; ++r)
-        for (int64_t c = 0; c < s[2]; ++c)
-          ASSERT_EQ(y.at((b * s[2] + c) * s[1] + r), x.at((b * s[1] + r) * s[2] + c)) << shapeString(s);
-  }
+  for (DType dt : {DType::F64, DType::F32})
+    for (const Shape& s : {Shape{3, 45, 70}, Shape{1, 33, 1}, Shape{1, 1, 65}, Shape{2, 700, 300}, Shape{1, 64, 1433},
+                           Shape{1, 1433, 64}, Shape{2, 13, 11}}) {
+      const Tensor x = randomTensor(s, 7).to(dt);
+      const Tensor y = transpose(Variable(x), 1, 2).value();
+      ASSERT_EQ(y.shape(), (Shape{s[0], s[2], s[1]}));
+      for (int64_t b = 0; b < s[0]; ++b)
+        for (int64_t r = 0; r < s[1]; ++r)
+          for (int64_t c = 0; c < s[2]; ++c)
+            ASSERT_EQ(y.at((b * s[2] + c) * s[1] + r), x.at((b * s[1] + r) * s[2] + c))
+                << dtypeName(dt) << " " << shapeString(s);
+    }
 }
 
 TEST(Transpose, TransposedIsTheOpsCopyOffTheTape) {
