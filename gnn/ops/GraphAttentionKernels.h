@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "gnn/kernels/HeadRowDot.h"
 #include "gnn/kernels/HeadRowSum.h"
 #include "gnn/ops/GraphAttention.h"
 #include "gnn/ops/OpLoops.h"
@@ -188,7 +189,7 @@ inline void dotHeads(W cw, const T* __restrict x, const T* __restrict y, int64_t
 #pragma omp simd
       for (int64_t l = 0; l < kLanes; ++l) acc[l] = mulAdd(xh[c + l], yh[c + l], acc[l]);
     }
-    for (int64_t l = 0; c < C; ++c, ++l) acc[l] = mulAdd(xh[c], yh[c], acc[l]);
+    for (int64_t l = 0; l < kLanes && c + l < C; ++l) acc[l] = mulAdd(xh[c + l], yh[c + l], acc[l]);
     for (int64_t w = kLanes / 2; w >= 1; w /= 2)
       for (int64_t l = 0; l < w; ++l) acc[l] += acc[l + w];
     out[h] = scale ? acc[0] * scale[h] : acc[0];
@@ -372,25 +373,43 @@ void logitGrads(const Layout<T>& L, int64_t chunk, const T* V, const T* gy, cons
     std::vector<T> scratch(static_cast<size_t>(H));
     T* s = scratch.data();
     withMasks(L, [&](auto masked) {
-      withWidth(L.C, [&](auto cw) {
-        for (int64_t i = b; i < e; ++i) {
-          const int64_t lo = L.dstPtr[i], hi = L.dstPtr[i + 1];
-          const T* __restrict g = gy + i * HC;
-          for (int64_t k = lo; k < hi; ++k) {
-            T* __restrict d = dl + k * H;
-            dotHeads(cw, g, V + L.termSrc[k] * HC, H, L.C, d);
-            const T* __restrict a = alpha + k * H;
-            T* __restrict w = wq + L.outPos[k] * H;
-            if constexpr (decltype(masked)::value) {
-              const T* __restrict m = L.mask(k);
-              for (int64_t h = 0; h < H; ++h) d[h] *= m[h];
-              for (int64_t h = 0; h < H; ++h) w[h] = a[h] * m[h];
-            } else {
-              std::copy(a, a + H, w);
-            }
+      constexpr bool Masked = decltype(masked)::value;
+      // Row i's terms: dl = the dots (times the mask), wq = the dropped attention in source order.
+      auto row = [&](int64_t i, auto&& termDots) {
+        const int64_t lo = L.dstPtr[i], hi = L.dstPtr[i + 1];
+        for (int64_t k = lo; k < hi; ++k) {
+          termDots(k, dl + k * H);
+          const T* __restrict a = alpha + k * H;
+          T* __restrict w = wq + L.outPos[k] * H;
+          if constexpr (Masked) {
+            const T* __restrict m = L.mask(k);
+            for (int64_t h = 0; h < H; ++h) w[h] = a[h] * m[h];
+          } else {
+            std::copy(a, a + H, w);
           }
-          softmaxTermsGrad(alpha + lo * H, dl + lo * H, hi - lo, H, s);
-          rowDone(i, b);
+        }
+        softmaxTermsGrad(alpha + lo * H, dl + lo * H, hi - lo, H, s);
+        rowDone(i, b);
+      };
+      kernels::withHeadRowDot<T>(H, L.C, [&](auto dot) {
+        if constexpr (decltype(dot)::kRegisters) {
+          for (int64_t i = b; i < e; ++i) {
+            dot.setFixed(gy + i * HC);
+            row(i, [&](int64_t k, T* d) {
+              dot.template dotsInto<Masked>(V + L.termSrc[k] * HC, d, Masked ? L.mask(k) : nullptr);
+            });
+          }
+        } else {
+          withWidth(L.C, [&](auto cw) {
+            for (int64_t i = b; i < e; ++i)
+              row(i, [&](int64_t k, T* __restrict d) {
+                dotHeads(cw, gy + i * HC, V + L.termSrc[k] * HC, H, L.C, d);
+                if constexpr (Masked) {
+                  const T* __restrict m = L.mask(k);
+                  for (int64_t h = 0; h < H; ++h) d[h] *= m[h];
+                }
+              });
+          });
         }
       });
     });

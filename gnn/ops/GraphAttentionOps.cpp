@@ -186,8 +186,15 @@ Variable headDot(const Variable& x, const Variable& att) {
     const T *xp = X.data<T>(), *ap = att.value().data<T>();
     T* y = Y.data<T>();
     parallelFor(N, rowChunk(N, 2 * HC), [&](int64_t b, int64_t e) {
-      withWidth(C, [&](auto cw) {
-        for (int64_t n = b; n < e; ++n) dotHeads(cw, xp + n * HC, ap, H, C, y + n * H);
+      kernels::withHeadRowDot<T>(H, C, [&](auto dot) {
+        if constexpr (decltype(dot)::kRegisters) {
+          dot.setFixed(ap);
+          for (int64_t n = b; n < e; ++n) dot.dotsInto(xp + n * HC, y + n * H);
+        } else {
+          withWidth(C, [&](auto cw) {
+            for (int64_t n = b; n < e; ++n) dotHeads(cw, xp + n * HC, ap, H, C, y + n * H);
+          });
+        }
       });
     });
     const int64_t elem = static_cast<int64_t>(sizeof(T));
