@@ -170,6 +170,8 @@ Batch stackMicroBatches(const std::vector<Batch>& parts) {
     s.numRealGraphs += p.numRealGraphs;
     s.graphIndex.insert(s.graphIndex.end(), p.graphIndex.begin(), p.graphIndex.end());
     s.nodeIndex.insert(s.nodeIndex.end(), p.nodeIndex.begin(), p.nodeIndex.end());
+    s.numSeeds += p.numSeeds;
+    s.inputId.insert(s.inputId.end(), p.inputId.begin(), p.inputId.end());
   }
   for (const BatchField& f : batchFields()) s.*f.inBatch = stackParts(parts, f.inBatch, f.name, f.nodeIds);
   for (const CollatorField& f : collatorFields()) s.*f.inBatch = stackParts(parts, f.inBatch, f.name, false);

@@ -57,8 +57,13 @@ struct Batch {
 
   /// Dataset index of each real graph (the order of the rows); for cluster batches, the cluster ids.
   std::vector<int64_t> graphIndex;
-  /// For cluster batches: the original node id of each real node.
+  /// For cluster and neighbour batches: the original node id of each real node (PyG's n_id).
   std::vector<int64_t> nodeIndex;
+  /// For neighbour batches (loaders/FixedSizeNeighborLoader.h): rows 0 .. numSeeds-1 are the seeds (PyG's
+  /// batch_size), inputId their positions in the loader's input nodes (PyG's input_id). Stacked micro-batches
+  /// add their counts and concatenate their ids.
+  int64_t numSeeds = 0;
+  std::vector<int64_t> inputId;
 
   const Tensor& nodePtr() const { return ptr; }
   /// Checks every invariant of a batch (sizes, every field's rows for its level, sorted `batch`, masks match

@@ -31,6 +31,8 @@ void PaddingReport::merge(const PaddingReport& o) {
   totalGraphs += o.totalGraphs;
   skipped += o.skipped;
   trimmed += o.trimmed;
+  trimmedNodes += o.trimmedNodes;
+  trimmedEdges += o.trimmedEdges;
   realNodePairs += o.realNodePairs;
   totalNodePairs += o.totalNodePairs;
 }
@@ -48,7 +50,9 @@ nlohmann::json PaddingReport::toJson() const {
           {"graph_efficiency", graphEfficiency()},
           {"real_graphs_per_batch", realGraphsPerBatch()},
           {"skipped", skipped},
-          {"trimmed", trimmed}};
+          {"trimmed", trimmed},
+          {"trimmed_nodes", trimmedNodes},
+          {"trimmed_edges", trimmedEdges}};
   if (totalNodePairs > 0) {
     j["real_node_pairs"] = realNodePairs;
     j["total_node_pairs"] = totalNodePairs;

@@ -16,6 +16,8 @@ struct PaddingReport {
   int64_t realEdges = 0, totalEdges = 0;
   int64_t realGraphs = 0, totalGraphs = 0;
   int64_t skipped = 0, trimmed = 0;
+  /// Nodes and edges cut from trimmed batches (neighbour batches count them; other loaders trim whole graphs).
+  int64_t trimmedNodes = 0, trimmedEdges = 0;
   /// Graphormer's node-pair blocks (batches with spatialPos only): Σ n² over the real graphs, and numGraphs · M²
   /// per batch for the blocks of side M that every graph slot gets.
   int64_t realNodePairs = 0, totalNodePairs = 0;
