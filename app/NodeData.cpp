@@ -144,4 +144,16 @@ void buildClusters(NodeData& data, const NodeSettings& s) {
                  static_cast<long long>(s.clustersPerBatch), fo.toString().c_str());
 }
 
+void buildNeighborSampler(NodeData& data, const NodeSettings& s) {
+  if (!s.neighborLoader()) return;
+  Stopwatch sw;
+  const Graph& g = data.dataset.graph;
+  data.sampler = std::make_shared<const NeighborSampler>(g.edgeIndex, g.numNodes);
+  data.graph = std::shared_ptr<const Graph>(&g, [](const Graph*) {});  // owned by data.dataset
+  data.samplerMs = sw.ms();
+  if (!s.training.quiet)
+    std::fprintf(stderr, "neighbour sampling: %s neighbours per hop, batches of %lld seeds; in-edge index in %.0f ms\n",
+                 s.numNeighbors.c_str(), static_cast<long long>(s.batchSize), data.samplerMs);
+}
+
 }  // namespace gnn::app

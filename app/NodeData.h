@@ -20,6 +20,7 @@
 #include "gnn/io/Checkpoint.h"
 #include "gnn/tensor/SparseMatrix.h"
 #include "loaders/ClusterData.h"
+#include "loaders/NeighborSampler.h"
 
 namespace gnn::app {
 
@@ -37,6 +38,11 @@ struct NodeData {
   double partitionMs = 0;
   /// --loader cluster, once buildClusters() ran (it takes partition).
   std::shared_ptr<const ClusterData> clusters;
+  /// --loader neighbor, once buildNeighborSampler() ran: the graph's incoming-edge CSR, shared by every run, and
+  /// the dataset's graph as the loaders hold it (no copy: it points into `dataset`).
+  std::shared_ptr<const NeighborSampler> sampler;
+  std::shared_ptr<const Graph> graph;
+  double samplerMs = 0;
 
   const SparseMatrix* sparseFeaturesOrNull() const { return sparseFeatures ? &*sparseFeatures : nullptr; }
 };
@@ -54,5 +60,8 @@ void recordNodeData(const NodeData& data, const std::string& dataFlag, RunConfig
 void printNodeData(const NodeData& data, const NodeSettings& s);
 /// --loader cluster: the clusters of data.partition, and their line on stderr (unless --quiet).
 void buildClusters(NodeData& data, const NodeSettings& s);
+/// --loader neighbor: the sampler over the graph, and its line on stderr (unless --quiet). `data` must stay put
+/// while the runs use it (data.graph points into it).
+void buildNeighborSampler(NodeData& data, const NodeSettings& s);
 
 }  // namespace gnn::app

@@ -1,5 +1,8 @@
 #include "app/NodeFlags.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "app/NodeModel.h"
 #include "app/ShippedData.h"
 #include "gnn/nn/models/BasicGNN.h"
@@ -58,12 +61,38 @@ NodeModelSpec NodeSettings::modelSpec(int64_t inChannels, int64_t numClasses) co
   return spec;
 }
 
+std::vector<int64_t> NodeSettings::fanouts() const {
+  std::vector<int64_t> out;
+  std::string item;
+  for (size_t i = 0; i <= numNeighbors.size(); ++i) {
+    if (i < numNeighbors.size() && numNeighbors[i] != ',') {
+      item += numNeighbors[i];
+      continue;
+    }
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || v < -1)
+      throw UsageError("--num-neighbors " + numNeighbors +
+                       ": give one count per hop, comma-separated (-1 = every neighbour), e.g. 15,10,5");
+    out.push_back(v);
+    item.clear();
+  }
+  return out;
+}
+
 void NodeSettings::bind(RunConfig& config) {
   config.bind("hidden", &hidden);
   config.bind("dropout", &dropout);
   config.bind("loader", &loader);
   config.bind("clusters", &clusters);
   config.bind("clusters-per-batch", &clustersPerBatch);
+  config.bind("num-neighbors", &numNeighbors);
+  config.bind("batch-size", &batchSize);
   config.bind("normalize-features", &normalizeFeatures);
   config.bind("add-inverse-edges", &addInverseEdges);
   config.bind("seed", &training.seed);
@@ -119,7 +148,18 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
       d.basicGnn ? "dropout between layers (PyG's dropout; also GAT's attention unless --attn-dropout)"
                  : "dropout probability (input and hidden layer)")(
       "runs", value(&s.runs, int64_t{1}), "independent runs with seeds seed .. seed+runs-1")(
-      "loader", value(&s.loader, "full"), "full (one full-graph step per epoch) | cluster (Cluster-GCN)")(
+      "loader", value(&s.loader, "full"),
+      "full (one full-graph step per epoch) | cluster (Cluster-GCN) | neighbor (GraphSAGE's neighbour sampling, "
+      "PopTorch Geometric's FixedSizeNeighborLoader; then --layers 3, --hidden 256 and --lr 0.003 unless given, "
+      "OGB's ogbn-products setup)")(
+      "num-neighbors", value(&s.numNeighbors, "15,10,5"),
+      "--loader neighbor: neighbours sampled per node at each hop, comma-separated (-1 = all; PyG's num_neighbors)")(
+      "batch-size", value(&s.batchSize, int64_t{1024}), "--loader neighbor: seed nodes per batch")(
+      "fixed-sizes", value(&s.fixedSizes, "loader"),
+      "--loader neighbor: the batches' node and edge counts: loader (the largest batch of the first epoch plus "
+      "--size-margin, as PopTorch Geometric's FixedSizeOptions.from_loader; larger batches are trimmed from the "
+      "last hop, counted in the JSON) | worst (room for any batch: batch-size x fan-out products)")(
+      "size-margin", value(&s.sizeMargin, 0.05), "--loader neighbor --fixed-sizes loader: room above the largest batch")(
       "clusters", value(&s.clusters, int64_t{16}), "--loader cluster: METIS clusters")(
       "clusters-per-batch", value(&s.clustersPerBatch, int64_t{4}),
       "--loader cluster: clusters merged per fixed-size batch")(
@@ -147,7 +187,13 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
   requireAtLeast("--hidden", static_cast<double>(s.hidden), 1);
   requireRange("--dropout", s.dropout, 0, 0.999);
   requireNodeModel(s.model, d.models);
-  requireOneOf("--loader", s.loader, {"full", "cluster"});
+  requireOneOf("--loader", s.loader, {"full", "cluster", "neighbor"});
+  if (s.neighborLoader()) {
+    (void)s.fanouts();  // throws naming the flag
+    requireAtLeast("--batch-size", static_cast<double>(s.batchSize), 1);
+    requireOneOf("--fixed-sizes", s.fixedSizes, {"loader", "worst"});
+    requireRange("--size-margin", s.sizeMargin, 0, 10);
+  }
   requireOneOf("--normalize-features", s.normalizeFeatures, {"none", "row", "standard", "auto"});
   requireOneOf("--add-inverse-edges", s.addInverseEdges, {"auto", "on", "off"});
   requireOneOf("--feature-layout", s.featureLayout, {"auto", "sparse", "dense"});

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "app/DeviceFlags.h"
 #include "app/NodeModel.h"
@@ -23,6 +24,11 @@ struct NodeSettings {
   std::string data, model = "gcn", loader = "full", normalizeFeatures = "auto", featureLayout = "auto",
                     keepAdjacency = "auto", addInverseEdges = "auto";
   int64_t hidden = 16, runs = 1, clusters = 16, clustersPerBatch = 4;
+  // --loader neighbor: PyG NeighborLoader's num_neighbors (comma-separated, -1 = all) and batch_size, and how the
+  // fixed sizes are chosen (loader: PopTorch Geometric's from_loader with sizeMargin; worst: the bound).
+  std::string numNeighbors = "15,10,5", fixedSizes = "loader";
+  int64_t batchSize = 1024;
+  double sizeMargin = 0.05;
   double dropout = 0.5;
   // PyG's models (NodeProgramDefaults::basicGnn): their arguments.
   bool basicGnn = false;
@@ -37,6 +43,9 @@ struct NodeSettings {
   /// Binds the flags that define a run: its checkpoints keep them, --load and --resume restore them.
   void bind(RunConfig& config);
   bool clusterLoader() const { return loader == "cluster"; }
+  bool neighborLoader() const { return loader == "neighbor"; }
+  /// --num-neighbors as fan-outs (checked by checkNodeFlags).
+  std::vector<int64_t> fanouts() const;
   /// Whether a Cluster-GCN run keeps the whole graph's adjacency between evaluations (--keep-adjacency on | off |
   /// auto, by the graph's directed edges).
   bool keepsAdjacency(int64_t directedEdges) const;

@@ -120,6 +120,12 @@ nlohmann::json resultsJson(const NodeData& data, const NodeSettings& s, const No
     j["metis_spilled_mb"] = static_cast<double>(data.metisSpilledBytes) / (1 << 20);
     j["adjacency_kept"] = s.keepsAdjacency(ds.graph.edgeIndex.dim(1));
   }
+  if (data.sampler) {
+    j["num_neighbors"] = s.fanouts();
+    j["batch_size"] = s.batchSize;
+    j["fixed_sizes"] = s.fixedSizes;
+    j["sampler_index_ms"] = data.samplerMs;
+  }
   j["test_acc_mean"] = meanStd(results, &NodeRunResult::testAcc).first;
   j["test_acc_std"] = meanStd(results, &NodeRunResult::testAcc).second;
   j["test_acc_final_epoch_mean"] = meanStd(results, &NodeRunResult::finalTestAcc).first;
@@ -143,6 +149,7 @@ nlohmann::json resultsJson(const NodeData& data, const NodeSettings& s, const No
     j["predictions_checksum"].push_back(r.predChecksum.hex());
     j["param_l2"].push_back(r.paramL2);
     j["param_checksum"].push_back(r.paramChecksum);
+    if (!r.loader.is_null()) j["loader_runs"].push_back(r.loader);
   }
   if (s.profile) j["profile"] = profiler.json();
   return j;
@@ -170,6 +177,11 @@ void printResults(const NodeData& data, const NodeSettings& s, const NodeRuns& r
 int runNode(const Program& prog, NodeSettings& s, const NodeProgramDefaults& d) {
   s.training.apply(prog);
   s.device.apply(prog);
+  if (s.neighborLoader()) {  // OGB's ogbn-products GraphSAGE with neighbour sampling, where not given
+    if (s.basicGnn && !prog.given("layers")) s.layers = 3;
+    if (!prog.given("hidden")) s.hidden = 256;
+    if (!prog.given("lr")) s.training.lr = 0.003;
+  }
   RunConfig config;
   s.bind(config);
   const Continuation from = continueFrom(prog, s, config);
@@ -183,6 +195,7 @@ int runNode(const Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
                        from.checkpoint && !prog.given("hidden") ? from.path : std::string());
   printNodeData(data, s);
   buildClusters(data, s);
+  buildNeighborSampler(data, s);
   OpProfiler profiler;
   const NodeRuns runs = trainRuns({prog, s, config, data, from.get(), from.path}, profiler);
   printResults(data, s, runs, profiler);

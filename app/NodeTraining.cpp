@@ -1,6 +1,8 @@
 #include "app/NodeTraining.h"
 
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <utility>
@@ -11,6 +13,7 @@
 #include "gnn/ops/Ops.h"
 #include "gnn/system/SystemInfo.h"
 #include "loaders/ClusterLoader.h"
+#include "loaders/FixedSizeNeighborLoader.h"
 
 namespace gnn::app {
 
@@ -68,15 +71,16 @@ class SeedRun {
 
  private:
   std::unique_ptr<NodeModel> buildModel() const;
-  std::unique_ptr<ClusterLoader> buildLoader() const;
+  std::unique_ptr<NodeBatchLoader> buildLoader();
   Variable forwardAll();
   Tensor infer();
   void compileForDevice();
   Trainer::Hooks hooks();
   void trainEpoch(int64_t epoch, int64_t skip);
   void trainWholeGraphOnDevice(const RequestShard& shard);
-  void trainClustersOnDevice(int64_t epoch, int64_t skip, const RequestShard& shard);
-  void trainClusters(int64_t epoch, int64_t skip);
+  void trainBatchesOnDevice(int64_t epoch, int64_t skip, const RequestShard& shard);
+  void trainBatches(int64_t epoch, int64_t skip);
+  bool nextBatch(Batch& b);
   void finish();
 
   const NodeRunInputs& in_;
@@ -86,7 +90,10 @@ class SeedRun {
   const std::shared_ptr<const ClusterData>& clusters_;
   const uint64_t seed_;
   std::unique_ptr<NodeModel> model_;
-  std::unique_ptr<ClusterLoader> loader_;
+  // (Before loader_: buildLoader() sets them while loader_ is initialised.)
+  FixedSizeOptions loaderSizes_;
+  double loaderWaitMs_ = 0;  // the steps' time blocked on the loader (last epoch)
+  std::unique_ptr<NodeBatchLoader> loader_;
   std::unique_ptr<Optimizer> opt_;
   Trainer trainer_;
   NodeRunResult r_;
@@ -120,9 +127,9 @@ SeedRun::SeedRun(const NodeRunInputs& in, uint64_t seed)
 std::unique_ptr<NodeModel> SeedRun::buildModel() const {
   Generator initGen(seed_);
   NodeModelSpec spec = s_.modelSpec(ds_.graph.x.dim(1), ds_.numClasses);
-  // Cluster-GCN: every step sees another subgraph, so no batch's normalised adjacency is kept past its forward;
-  // the whole graph's, which every evaluation comes back to, may be (--keep-adjacency).
-  spec.cached = clusters_ == nullptr;
+  // Cluster-GCN and neighbour batches: every step sees another subgraph, so no batch's normalised adjacency is
+  // kept past its forward; the whole graph's, which every evaluation comes back to, may be (--keep-adjacency).
+  spec.cached = clusters_ == nullptr && !s_.neighborLoader();
   if (spec.basicGnn && spec.name == "pna") spec.degreeHistogram = inDegreeHistogram(ds_.graph.edgeIndex, ds_.graph.numNodes);
   std::unique_ptr<NodeModel> model = makeNodeModel(spec, initGen);
   if (clusters_ && s_.keepsAdjacency(ds_.graph.edgeIndex.dim(1)))
@@ -130,19 +137,38 @@ std::unique_ptr<NodeModel> SeedRun::buildModel() const {
   return model;
 }
 
-std::unique_ptr<ClusterLoader> SeedRun::buildLoader() const {
+std::unique_ptr<NodeBatchLoader> SeedRun::buildLoader() {
+  // The batch's normalised adjacency is built on the loader's thread, off the step's path (the devices run copies
+  // of the model, with caches of their own). One batch cut ahead overlaps the loader with the step (which keeps
+  // the cores busy itself); each further one only holds memory: ~80 MB a batch of 4 of 16 clusters at 245k nodes.
+  NodeModel* model = model_.get();
+  std::function<void(const Batch&)> prepare;
+  if (!df_.simulated()) prepare = [model](const Batch& b) { model->prepare(b); };
+  if (s_.neighborLoader()) {
+    const NodeData& d = in_.data;
+    FixedSizeNeighborLoader::Options lo;
+    lo.numNeighbors = s_.fanouts();
+    lo.batchSize = s_.batchSize;
+    lo.seed = seed_;
+    lo.prefetch = 1;
+    lo.prepare = prepare;
+    Stopwatch sw;
+    loaderSizes_ = s_.fixedSizes == "worst"
+                       ? FixedSizeNeighborLoader::worstCase(*d.sampler, lo)
+                       : FixedSizeNeighborLoader::fromLoader(*d.graph, *d.sampler, ds_.trainIdx, lo, 1000, s_.sizeMargin);
+    if (!s_.training.quiet)
+      std::fprintf(stderr, "neighbour batches: %s (%s, %.0f ms)\n", loaderSizes_.toString().c_str(),
+                   s_.fixedSizes == "worst" ? "the worst case" : "epoch 0's largest batch + margin", sw.ms());
+    return std::make_unique<FixedSizeNeighborLoader>(d.graph, d.sampler, ds_.trainIdx, lo, loaderSizes_);
+  }
   if (!clusters_) return nullptr;
   ClusterLoader::Options lo;
   lo.clustersPerBatch = static_cast<int>(s_.clustersPerBatch);
   lo.seed = seed_;
-  // One batch cut ahead overlaps the loader with the step (which keeps the cores busy itself); each further
-  // one only holds memory: ~80 MB a batch of 4 of 16 clusters at 245k nodes.
   lo.prefetch = 1;
-  // The batch's normalised adjacency is built there too, off the step's path (the devices run copies of the
-  // model, with caches of their own).
-  NodeModel* model = model_.get();
-  if (!df_.simulated()) lo.prepare = [model](const Batch& b) { model->prepare(b); };
-  return std::make_unique<ClusterLoader>(clusters_, clusters_->worstCaseOptions(lo.clustersPerBatch), lo);
+  lo.prepare = prepare;
+  loaderSizes_ = clusters_->worstCaseOptions(lo.clustersPerBatch);
+  return std::make_unique<ClusterLoader>(clusters_, loaderSizes_, lo);
 }
 
 // The whole graph's logits from its features as kept.
@@ -202,17 +228,26 @@ void SeedRun::trainEpoch(int64_t epoch, int64_t skip) {
   model_->module().train();
   // Under mpirun each rank sends only its replicas' micro-batches (RequestShard: the device's mapping).
   const RequestShard shard = df_.options.shard(/*training=*/true);
+  loaderWaitMs_ = 0;
   if (program_ && !loader_) {
     trainWholeGraphOnDevice(shard);
   } else if (program_) {
-    trainClustersOnDevice(epoch, skip, shard);
+    trainBatchesOnDevice(epoch, skip, shard);
   } else if (loader_) {
-    trainClusters(epoch, skip);
+    trainBatches(epoch, skip);
   } else {
     trainer_.step([&] { return crossEntropy(forwardAll(), ds_.graph.y, ds_.graph.trainMask); },
                   static_cast<int64_t>(ds_.trainIdx.size()));
   }
   r_.epochMs.push_back(sw.ms());
+}
+
+// The loader's next batch, the wait for it counted.
+bool SeedRun::nextBatch(Batch& b) {
+  Stopwatch sw;
+  const bool more = loader_->next(b);
+  loaderWaitMs_ += sw.ms();
+  return more;
 }
 
 void SeedRun::trainWholeGraphOnDevice(const RequestShard& shard) {
@@ -222,8 +257,8 @@ void SeedRun::trainWholeGraphOnDevice(const RequestShard& shard) {
   trainer_.step(*program_, mine == 1 ? full_ : stackMicroBatches(copies));
 }
 
-// Cluster batches stacked into host requests (those without a labelled node weigh 0).
-void SeedRun::trainClustersOnDevice(int64_t epoch, int64_t skip, const RequestShard& shard) {
+// Cluster or neighbour batches stacked into host requests (those without a labelled node weigh 0).
+void SeedRun::trainBatchesOnDevice(int64_t epoch, int64_t skip, const RequestShard& shard) {
   loader_->startEpoch(epoch);
   std::vector<Batch> parts;
   auto flush = [&] {
@@ -241,17 +276,18 @@ void SeedRun::trainClustersOnDevice(int64_t epoch, int64_t skip, const RequestSh
     return trainer_.step(*program_, req);
   };
   bool more = true;
-  for (Batch b; more && loader_->next(b);) {
+  for (Batch b; more && nextBatch(b);) {
     parts.push_back(std::move(b));
     if (static_cast<int64_t>(parts.size()) == perRequest_) more = flush();
   }
   if (more) flush();
 }
 
-// One step per fixed-size cluster batch; batches without a labelled node give no gradient.
-void SeedRun::trainClusters(int64_t epoch, int64_t skip) {
+// One step per fixed-size cluster or neighbour batch (the loss over its trainMask: a neighbour batch's seeds);
+// batches without a labelled node give no gradient.
+void SeedRun::trainBatches(int64_t epoch, int64_t skip) {
   loader_->startEpoch(epoch);
-  for (Batch b; loader_->next(b);) {
+  for (Batch b; nextBatch(b);) {
     if (b.trainMask.flat<uint8_t>().maxCoeff() == 0) continue;
     if (skip > 0) {
       --skip;
@@ -265,6 +301,13 @@ void SeedRun::trainClusters(int64_t epoch, int64_t skip) {
 
 void SeedRun::finish() {
   r_.summary = trainer_.summary();
+  if (loader_) {
+    r_.loader = {{"fixed_num_nodes", loaderSizes_.numNodes},
+                 {"fixed_num_edges", loaderSizes_.numEdges},
+                 {"batches_per_epoch", loader_->numBatches()},
+                 {"last_epoch", loader_->report().toJson()},
+                 {"last_epoch_wait_ms", loaderWaitMs_}};
+  }
   r_.valAcc = trainer_.bestValid();
   r_.testAcc = trainer_.bestTest().value("metric", NAN);
   r_.bestEpoch = trainer_.bestEpoch();

@@ -38,6 +38,9 @@ struct NodeRunResult {
   std::vector<double> epochMs, inferMs;
   Fnv1a predChecksum;  // the final weights' predictions, in the dataset's own numbering
   nlohmann::json device;  // --device ipu: the device's keys for --json
+  /// --loader cluster | neighbor: the batches' fixed sizes, the last epoch's padding report (with the nodes and
+  /// edges trimmed) and the time the steps waited for the loader.
+  nlohmann::json loader;
 };
 
 /// Trains from `seed` (weights, dropout, the cluster batches' order) to --epochs.

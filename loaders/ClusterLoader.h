@@ -18,13 +18,14 @@
 #include "loaders/ClusterData.h"
 #include "loaders/EpochSampler.h"
 #include "loaders/FixedSizeCollator.h"
+#include "loaders/NodeBatchLoader.h"
 #include "loaders/OverSizeStrategy.h"
 #include "loaders/PaddingReport.h"
 #include "loaders/Prefetcher.h"
 
 namespace gnn {
 
-class ClusterLoader {
+class ClusterLoader : public NodeBatchLoader {
  public:
   struct Options {
     int64_t clustersPerBatch = 1;
@@ -41,15 +42,15 @@ class ClusterLoader {
   };
 
   ClusterLoader(std::shared_ptr<const ClusterData> clusters, FixedSizeOptions fixed, Options options);
-  ~ClusterLoader();
+  ~ClusterLoader() override;
 
-  void startEpoch(int64_t epoch);
-  bool next(Batch& out);
-  int64_t numBatches() const;
+  void startEpoch(int64_t epoch) override;
+  bool next(Batch& out) override;
+  int64_t numBatches() const override;
   /// Batch i of the current epoch (thread-safe).
   Batch collateBatch(int64_t i) const;
   /// Report of the batches handed out so far in this epoch.
-  const PaddingReport& report() const { return report_; }
+  const PaddingReport& report() const override { return report_; }
 
  private:
   std::shared_ptr<const ClusterData> clusters_;

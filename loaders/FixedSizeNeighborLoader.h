@@ -32,6 +32,7 @@
 #include "loaders/Batch.h"
 #include "loaders/EpochSampler.h"
 #include "loaders/FixedSizeCollator.h"
+#include "loaders/NodeBatchLoader.h"
 #include "loaders/NeighborSampler.h"
 #include "loaders/OverSizeStrategy.h"
 #include "loaders/PaddingReport.h"
@@ -39,7 +40,7 @@
 
 namespace gnn {
 
-class FixedSizeNeighborLoader {
+class FixedSizeNeighborLoader : public NodeBatchLoader {
  public:
   struct Options {
     std::vector<int64_t> numNeighbors = {15, 10, 5};  // per hop; -1 = every neighbour
@@ -58,7 +59,7 @@ class FixedSizeNeighborLoader {
   /// ids, or any list of distinct ids).
   FixedSizeNeighborLoader(std::shared_ptr<const Graph> graph, std::shared_ptr<const NeighborSampler> sampler,
                           std::vector<int64_t> inputNodes, Options options, FixedSizeOptions fixed);
-  ~FixedSizeNeighborLoader();
+  ~FixedSizeNeighborLoader() override;
 
   /// The largest of up to sampleLimit batches of epoch 0 (sampled in parallel), times 1 + margin, plus the
   /// padding graph's node and edge; never above worstCase().
@@ -68,15 +69,15 @@ class FixedSizeNeighborLoader {
   /// Room for any batch: NeighborSampler::worstCase plus the padding graph's node and edge.
   static FixedSizeOptions worstCase(const NeighborSampler& sampler, const Options& options);
 
-  void startEpoch(int64_t epoch);
-  bool next(Batch& out);
-  int64_t numBatches() const;
+  void startEpoch(int64_t epoch) override;
+  bool next(Batch& out) override;
+  int64_t numBatches() const override;
   /// Batch i of the current epoch, made on the calling thread (thread-safe).
   Batch collateBatch(int64_t i) const;
   /// The seeds of batch i of the current epoch.
   std::vector<int64_t> batchSeeds(int64_t i) const;
   /// Batches handed out so far in this epoch, with the nodes and edges trimmed.
-  const PaddingReport& report() const { return report_; }
+  const PaddingReport& report() const override { return report_; }
   const FixedSizeOptions& fixedSizes() const { return fixed_; }
   const Options& options() const { return options_; }
 

@@ -1,0 +1,69 @@
+// node_property --loader neighbor: GraphSAGE trained on sampled neighbourhoods learns Cora, the same bits on 1 and
+// 2 threads, the loader's sizes and padding in the JSON; OGB's products setup as the defaults; the same on the
+// simulated IPU; bad fan-outs refused naming the flag.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "RunProgram.h"
+
+namespace {
+
+const std::string kBin = std::string(GNN_BINARY_DIR) + "/examples/node_property";
+
+gnn::testing::ProgramResult run(const std::string& args) { return gnn::testing::runProgram(kBin + " " + args); }
+
+nlohmann::json runJson(const std::string& args) {
+  gnn::testing::ProgramResult r = run(args + " --json --quiet");
+  EXPECT_EQ(r.code, 0) << r.out;
+  return nlohmann::json::parse(r.out.substr(r.out.find('{')));
+}
+
+const std::string kSage = "--model sage --loader neighbor --num-neighbors 10,5 --batch-size 32 --layers 2 --hidden 64 "
+                          "--lr 0.01 --seed 3";
+
+TEST(NodeNeighborLoader, GraphSageLearnsCoraTheSameOnOneAndTwoThreads) {
+  const nlohmann::json one = runJson(kSage + " --epochs 30 --threads 1");
+  const nlohmann::json two = runJson(kSage + " --epochs 30 --threads 2");
+  EXPECT_GT(two["test_acc_mean"].get<double>(), 0.72);  // full-batch GraphSAGE: ~0.79
+  EXPECT_EQ(one["loss_checksum"], two["loss_checksum"]);
+  EXPECT_EQ(one["param_checksum"], two["param_checksum"]);
+  EXPECT_EQ(two["loader"], "neighbor");
+  EXPECT_EQ(two["num_neighbors"], (nlohmann::json{10, 5}));
+  EXPECT_EQ(two["batch_size"], 32);
+  const nlohmann::json& l = two["loader_runs"][0];
+  EXPECT_EQ(l["batches_per_epoch"], 5);  // Cora's 140 training nodes
+  const nlohmann::json& e = l["last_epoch"];
+  EXPECT_EQ(e["batches"], 5);
+  EXPECT_EQ(e["total_nodes"].get<int64_t>(), 5 * l["fixed_num_nodes"].get<int64_t>());
+  EXPECT_LE(e["real_nodes"].get<int64_t>(), e["total_nodes"].get<int64_t>());
+  EXPECT_GE(e["trimmed_nodes"].get<int64_t>(), 0);
+  EXPECT_GE(l["last_epoch_wait_ms"].get<double>(), 0.0);
+  // The worst-case sizes never trim.
+  const nlohmann::json worst = runJson(kSage + " --epochs 3 --fixed-sizes worst");
+  EXPECT_EQ(worst["loader_runs"][0]["last_epoch"]["trimmed"], 0);
+  EXPECT_EQ(worst["loader_runs"][0]["fixed_num_nodes"], 32 + 320 + 1600 + 1);
+}
+
+TEST(NodeNeighborLoader, OgbProductsSetupIsTheDefaultAndFlagsAreChecked) {
+  const gnn::testing::ProgramResult r = run("--model sage --loader neighbor --epochs 1 --threads 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("neighbour sampling: 15,10,5 neighbours per hop, batches of 1024 seeds"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("lr 0.003"), std::string::npos) << r.out;
+  const nlohmann::json j = runJson("--model sage --loader neighbor --epochs 1");
+  EXPECT_EQ(j["num_neighbors"], (nlohmann::json{15, 10, 5}));
+  EXPECT_EQ(j["batch_size"], 1024);
+  gnn::testing::expectUsageError(run("--loader neighbor --num-neighbors 15,x"), "--num-neighbors");
+  gnn::testing::expectUsageError(run("--loader neighbor --num-neighbors 15,-2"), "--num-neighbors");
+  gnn::testing::expectUsageError(run("--loader neighbor --batch-size 0"), "--batch-size");
+  gnn::testing::expectUsageError(run("--loader neighbor --fixed-sizes max"), "--fixed-sizes");
+}
+
+TEST(NodeNeighborLoader, TrainsOnTheSimulatedIpu) {
+  const nlohmann::json j = runJson(kSage + " --epochs 10 --device ipu");
+  EXPECT_GT(j["test_acc_mean"].get<double>(), 0.5);
+  EXPECT_EQ(j["loader_runs"][0]["batches_per_epoch"], 5);
+}
+
+}  // namespace
