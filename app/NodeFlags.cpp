@@ -155,6 +155,9 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
       "num-neighbors", value(&s.numNeighbors, "15,10,5"),
       "--loader neighbor: neighbours sampled per node at each hop, comma-separated (-1 = all; PyG's num_neighbors)")(
       "batch-size", value(&s.batchSize, int64_t{1024}), "--loader neighbor: seed nodes per batch")(
+      "eval-batch-size", value(&s.evalBatchSize, int64_t{4096}),
+      "--loader neighbor: evaluation runs a layer at a time over batches of this many nodes with all their "
+      "neighbours (PyG's BasicGNN.inference), in bounded memory; gcn, graph-wise norms: the whole graph at once")(
       "fixed-sizes", value(&s.fixedSizes, "loader"),
       "--loader neighbor: the batches' node and edge counts: loader (the largest batch of the first epoch plus "
       "--size-margin, as PopTorch Geometric's FixedSizeOptions.from_loader; larger batches are trimmed from the "
@@ -191,6 +194,7 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
   if (s.neighborLoader()) {
     (void)s.fanouts();  // throws naming the flag
     requireAtLeast("--batch-size", static_cast<double>(s.batchSize), 1);
+    requireAtLeast("--eval-batch-size", static_cast<double>(s.evalBatchSize), 1);
     requireOneOf("--fixed-sizes", s.fixedSizes, {"loader", "worst"});
     requireRange("--size-margin", s.sizeMargin, 0, 10);
   }

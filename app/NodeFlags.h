@@ -27,7 +27,7 @@ struct NodeSettings {
   // --loader neighbor: PyG NeighborLoader's num_neighbors (comma-separated, -1 = all) and batch_size, and how the
   // fixed sizes are chosen (loader: PopTorch Geometric's from_loader with sizeMargin; worst: the bound).
   std::string numNeighbors = "15,10,5", fixedSizes = "loader";
-  int64_t batchSize = 1024;
+  int64_t batchSize = 1024, evalBatchSize = 4096;
   double sizeMargin = 0.05;
   double dropout = 0.5;
   // PyG's models (NodeProgramDefaults::basicGnn): their arguments.

@@ -53,6 +53,7 @@ class BasicGnnNodeModel final : public NodeModel {
   BlockModel& module() override { return net_; }
   Variable forward(const SparseMatrix& x, const Tensor& edgeIndex) override { return net_.forward(x, edgeIndex); }
   Variable forward(const Variable& x, const Tensor& edgeIndex) override { return net_.forward(x, edgeIndex); }
+  BasicGNN* basicGnn() override { return &net_.model(); }
   std::vector<ParamGroup> parameterGroups(double weightDecay) override {
     return {{net_.parameters(), weightDecay}};
   }

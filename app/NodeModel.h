@@ -21,6 +21,10 @@
 #include "loaders/Batch.h"
 #include "models/BlockModel.h"
 
+namespace gnn {
+class BasicGNN;
+}
+
 namespace gnn::app {
 
 /// What a node model is built from: its name, the data's widths and the program's flags.
@@ -63,6 +67,8 @@ class NodeModel {
     (void)edgeIndex;
     (void)numNodes;
   }
+  /// PyG's model inside (node_property's models), for layer-wise inference; null for the library's GCN.
+  virtual BasicGNN* basicGnn() { return nullptr; }
   /// The optimizer's parameter groups, each with its weight decay, `weightDecay` being --weight-decay.
   virtual std::vector<ParamGroup> parameterGroups(double weightDecay) = 0;
 };

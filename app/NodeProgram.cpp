@@ -125,6 +125,7 @@ nlohmann::json resultsJson(const NodeData& data, const NodeSettings& s, const No
     j["batch_size"] = s.batchSize;
     j["fixed_sizes"] = s.fixedSizes;
     j["sampler_index_ms"] = data.samplerMs;
+    j["inference"] = !results.empty() && results.front().layerwiseInference ? "layerwise" : "full";
   }
   j["test_acc_mean"] = meanStd(results, &NodeRunResult::testAcc).first;
   j["test_acc_std"] = meanStd(results, &NodeRunResult::testAcc).second;

@@ -14,6 +14,7 @@
 #include "gnn/system/SystemInfo.h"
 #include "loaders/ClusterLoader.h"
 #include "loaders/FixedSizeNeighborLoader.h"
+#include "loaders/LayerwiseInference.h"
 
 namespace gnn::app {
 
@@ -181,6 +182,16 @@ Tensor SeedRun::infer() {
   NoGradGuard ng;
   model_->module().eval();
   Stopwatch sw;
+  // Neighbour sampling: evaluation in the memory training takes, a layer at a time over batches of nodes with
+  // all their neighbours, where the model can run so (PyG's BasicGNN.inference); else the whole graph at once.
+  BasicGNN* layerwise = s_.neighborLoader() ? model_->basicGnn() : nullptr;
+  if (layerwise && layerwiseInferenceRefusal(*layerwise).empty()) {
+    Tensor out = layerwiseInference(*layerwise, ds_.graph.x, *in_.data.sampler, s_.evalBatchSize);
+    r_.layerwiseInference = true;
+    r_.inferMs.push_back(sw.ms());
+    model_->module().train();
+    return out;
+  }
   Tensor out = forwardAll().value();
   r_.inferMs.push_back(sw.ms());
   model_->module().train();

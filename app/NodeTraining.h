@@ -41,6 +41,7 @@ struct NodeRunResult {
   /// --loader cluster | neighbor: the batches' fixed sizes, the last epoch's padding report (with the nodes and
   /// edges trimmed) and the time the steps waited for the loader.
   nlohmann::json loader;
+  bool layerwiseInference = false;  // evaluation ran a layer at a time (--loader neighbor)
 };
 
 /// Trains from `seed` (weights, dropout, the cluster batches' order) to --epochs.

@@ -31,6 +31,11 @@ TEST(NodeNeighborLoader, GraphSageLearnsCoraTheSameOnOneAndTwoThreads) {
   EXPECT_EQ(two["loader"], "neighbor");
   EXPECT_EQ(two["num_neighbors"], (nlohmann::json{10, 5}));
   EXPECT_EQ(two["batch_size"], 32);
+  EXPECT_EQ(two["inference"], "layerwise");
+  // Evaluated the whole graph at once, the same weights give the same accuracy (layer-wise inference is the
+  // same function; tests/loaders/LayerwiseInference_test.cpp checks the outputs).
+  const nlohmann::json gcn = runJson("--model gcn --loader neighbor --num-neighbors 10,5 --batch-size 32 --epochs 2");
+  EXPECT_EQ(gcn["inference"], "full");
   const nlohmann::json& l = two["loader_runs"][0];
   EXPECT_EQ(l["batches_per_epoch"], 5);  // Cora's 140 training nodes
   const nlohmann::json& e = l["last_epoch"];
