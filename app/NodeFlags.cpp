@@ -85,6 +85,11 @@ std::vector<int64_t> NodeSettings::fanouts() const {
   return out;
 }
 
+bool NodeSettings::layerwiseInference(int64_t numNodes) const {
+  if (inference == "layerwise") return true;
+  return inference == "auto" && neighborLoader() && numNodes >= kLayerwiseInferenceNodes;
+}
+
 void NodeSettings::bind(RunConfig& config) {
   config.bind("hidden", &hidden);
   config.bind("dropout", &dropout);
@@ -155,9 +160,12 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
       "num-neighbors", value(&s.numNeighbors, "15,10,5"),
       "--loader neighbor: neighbours sampled per node at each hop, comma-separated (-1 = all; PyG's num_neighbors)")(
       "batch-size", value(&s.batchSize, int64_t{1024}), "--loader neighbor: seed nodes per batch")(
-      "eval-batch-size", value(&s.evalBatchSize, int64_t{4096}),
-      "--loader neighbor: evaluation runs a layer at a time over batches of this many nodes with all their "
-      "neighbours (PyG's BasicGNN.inference), in bounded memory; gcn, graph-wise norms: the whole graph at once")(
+      "inference", value(&s.inference, "auto"),
+      "evaluation: full (the whole graph at once) | layerwise (a layer at a time over batches of --eval-batch-size "
+      "nodes with all their neighbours, PyG's BasicGNN.inference: memory bounded by two [nodes, hidden] matrices "
+      "and one batch; gcn and graph-wise norms need the whole graph and take full) | auto (layerwise with --loader "
+      "neighbor from 1M nodes)")(
+      "eval-batch-size", value(&s.evalBatchSize, int64_t{4096}), "--inference layerwise: nodes per batch")(
       "fixed-sizes", value(&s.fixedSizes, "loader"),
       "--loader neighbor: the batches' node and edge counts: loader (the largest batch of the first epoch plus "
       "--size-margin, as PopTorch Geometric's FixedSizeOptions.from_loader; larger batches are trimmed from the "
@@ -191,10 +199,11 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
   requireRange("--dropout", s.dropout, 0, 0.999);
   requireNodeModel(s.model, d.models);
   requireOneOf("--loader", s.loader, {"full", "cluster", "neighbor"});
+  requireOneOf("--inference", s.inference, {"auto", "full", "layerwise"});
+  requireAtLeast("--eval-batch-size", static_cast<double>(s.evalBatchSize), 1);
   if (s.neighborLoader()) {
     (void)s.fanouts();  // throws naming the flag
     requireAtLeast("--batch-size", static_cast<double>(s.batchSize), 1);
-    requireAtLeast("--eval-batch-size", static_cast<double>(s.evalBatchSize), 1);
     requireOneOf("--fixed-sizes", s.fixedSizes, {"loader", "worst"});
     requireRange("--size-margin", s.sizeMargin, 0, 10);
   }

@@ -26,7 +26,7 @@ struct NodeSettings {
   int64_t hidden = 16, runs = 1, clusters = 16, clustersPerBatch = 4;
   // --loader neighbor: PyG NeighborLoader's num_neighbors (comma-separated, -1 = all) and batch_size, and how the
   // fixed sizes are chosen (loader: PopTorch Geometric's from_loader with sizeMargin; worst: the bound).
-  std::string numNeighbors = "15,10,5", fixedSizes = "loader";
+  std::string numNeighbors = "15,10,5", fixedSizes = "loader", inference = "auto";
   int64_t batchSize = 1024, evalBatchSize = 4096;
   double sizeMargin = 0.05;
   double dropout = 0.5;
@@ -44,6 +44,10 @@ struct NodeSettings {
   void bind(RunConfig& config);
   bool clusterLoader() const { return loader == "cluster"; }
   bool neighborLoader() const { return loader == "neighbor"; }
+  /// Whether evaluation runs a layer at a time (--inference; auto: with --loader neighbor on graphs of
+  /// kLayerwiseInferenceNodes nodes or more, where the whole graph's intermediates outgrow training's memory).
+  bool layerwiseInference(int64_t numNodes) const;
+  static constexpr int64_t kLayerwiseInferenceNodes = 1000000;
   /// --num-neighbors as fan-outs (checked by checkNodeFlags).
   std::vector<int64_t> fanouts() const;
   /// Whether a Cluster-GCN run keeps the whole graph's adjacency between evaluations (--keep-adjacency on | off |

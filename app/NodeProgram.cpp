@@ -125,12 +125,13 @@ nlohmann::json resultsJson(const NodeData& data, const NodeSettings& s, const No
     j["batch_size"] = s.batchSize;
     j["fixed_sizes"] = s.fixedSizes;
     j["sampler_index_ms"] = data.samplerMs;
-    j["inference"] = !results.empty() && results.front().layerwiseInference ? "layerwise" : "full";
+
   }
   j["test_acc_mean"] = meanStd(results, &NodeRunResult::testAcc).first;
   j["test_acc_std"] = meanStd(results, &NodeRunResult::testAcc).second;
   j["test_acc_final_epoch_mean"] = meanStd(results, &NodeRunResult::finalTestAcc).first;
   j["val_acc_mean"] = meanStd(results, &NodeRunResult::valAcc).first;
+  j["inference"] = !results.empty() && results.front().layerwiseInference ? "layerwise" : "full";
   j["epoch_ms_median"] = median(runs.epochMs);
   j["infer_ms_median"] = median(runs.inferMs);
   j["threads"] = numThreads();

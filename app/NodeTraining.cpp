@@ -95,6 +95,7 @@ class SeedRun {
   FixedSizeOptions loaderSizes_;
   double loaderWaitMs_ = 0;  // the steps' time blocked on the loader (last epoch)
   std::unique_ptr<NodeBatchLoader> loader_;
+  std::shared_ptr<const NeighborSampler> sampler_;  // layer-wise inference's in-edge index
   std::unique_ptr<Optimizer> opt_;
   Trainer trainer_;
   NodeRunResult r_;
@@ -184,9 +185,12 @@ Tensor SeedRun::infer() {
   Stopwatch sw;
   // Neighbour sampling: evaluation in the memory training takes, a layer at a time over batches of nodes with
   // all their neighbours, where the model can run so (PyG's BasicGNN.inference); else the whole graph at once.
-  BasicGNN* layerwise = s_.neighborLoader() ? model_->basicGnn() : nullptr;
+  BasicGNN* layerwise = s_.layerwiseInference(ds_.graph.numNodes) ? model_->basicGnn() : nullptr;
   if (layerwise && layerwiseInferenceRefusal(*layerwise).empty()) {
-    Tensor out = layerwiseInference(*layerwise, ds_.graph.x, *in_.data.sampler, s_.evalBatchSize);
+    if (!sampler_) sampler_ = in_.data.sampler ? in_.data.sampler
+                                               : std::make_shared<const NeighborSampler>(ds_.graph.edgeIndex,
+                                                                                         ds_.graph.numNodes);
+    Tensor out = layerwiseInference(*layerwise, ds_.graph.x, *sampler_, s_.evalBatchSize);
     r_.layerwiseInference = true;
     r_.inferMs.push_back(sw.ms());
     model_->module().train();
