@@ -171,6 +171,10 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
       "--size-margin, as PopTorch Geometric's FixedSizeOptions.from_loader; larger batches are trimmed from the "
       "last hop, counted in the JSON) | worst (room for any batch: batch-size x fan-out products)")(
       "size-margin", value(&s.sizeMargin, 0.05), "--loader neighbor --fixed-sizes loader: room above the largest batch")(
+      "trim-to-layer", value(&s.trimToLayer, "on"),
+      "--loader neighbor on the CPU: on (each layer over only the nodes and edges the seeds need, PyG's "
+      "trim_to_layer: the seeds' outputs are the same function, graphsage aggregates into the needed rows alone) "
+      "| off (every layer over the whole padded batch, as the simulated IPU's static shapes run it)")(
       "clusters", value(&s.clusters, int64_t{16}), "--loader cluster: METIS clusters")(
       "clusters-per-batch", value(&s.clustersPerBatch, int64_t{4}),
       "--loader cluster: clusters merged per fixed-size batch")(
@@ -204,6 +208,7 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
   if (s.neighborLoader()) {
     (void)s.fanouts();  // throws naming the flag
     requireAtLeast("--batch-size", static_cast<double>(s.batchSize), 1);
+    requireOneOf("--trim-to-layer", s.trimToLayer, {"on", "off"});
     requireOneOf("--fixed-sizes", s.fixedSizes, {"loader", "worst"});
     requireRange("--size-margin", s.sizeMargin, 0, 10);
   }

@@ -26,7 +26,7 @@ struct NodeSettings {
   int64_t hidden = 16, runs = 1, clusters = 16, clustersPerBatch = 4;
   // --loader neighbor: PyG NeighborLoader's num_neighbors (comma-separated, -1 = all) and batch_size, and how the
   // fixed sizes are chosen (loader: PopTorch Geometric's from_loader with sizeMargin; worst: the bound).
-  std::string numNeighbors = "15,10,5", fixedSizes = "loader", inference = "auto";
+  std::string numNeighbors = "15,10,5", fixedSizes = "loader", inference = "auto", trimToLayer = "on";
   int64_t batchSize = 1024, evalBatchSize = 4096;
   double sizeMargin = 0.05;
   double dropout = 0.5;

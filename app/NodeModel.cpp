@@ -54,6 +54,15 @@ class BasicGnnNodeModel final : public NodeModel {
   Variable forward(const SparseMatrix& x, const Tensor& edgeIndex) override { return net_.forward(x, edgeIndex); }
   Variable forward(const Variable& x, const Tensor& edgeIndex) override { return net_.forward(x, edgeIndex); }
   BasicGNN* basicGnn() override { return &net_.model(); }
+  // A neighbour batch with one hop per layer: each layer over the rows and edges the seeds need (PyG's
+  // trim_to_layer), the seeds' rows out.
+  Variable forward(const Batch& b) override {
+    BasicGNN& m = net_.model();
+    if (trimToLayer_ && !b.nodesPerHop.empty() && static_cast<int64_t>(b.edgesPerHop.size()) == m.numLayers())
+      return m.forwardHops(Variable(b.x), b.edgeIndex, b.nodesPerHop, b.edgesPerHop);
+    return NodeModel::forward(b);
+  }
+  void setTrimToLayer(bool on) override { trimToLayer_ = on; }
   std::vector<ParamGroup> parameterGroups(double weightDecay) override {
     return {{net_.parameters(), weightDecay}};
   }
@@ -69,6 +78,7 @@ class BasicGnnNodeModel final : public NodeModel {
   }
 
   BasicGNNBlocks net_;
+  bool trimToLayer_ = true;
 };
 
 // The memory a BasicGNN takes over `numNodes` nodes: weights with gradients, Adam's moments and the best

@@ -67,6 +67,9 @@ class NodeModel {
     (void)edgeIndex;
     (void)numNodes;
   }
+  /// Whether forward(batch) runs each layer over only the rows a neighbour batch's seeds need (PyG's
+  /// trim_to_layer; the models that can: node_property's), returning the seeds' rows.
+  virtual void setTrimToLayer(bool on) { (void)on; }
   /// PyG's model inside (node_property's models), for layer-wise inference; null for the library's GCN.
   virtual BasicGNN* basicGnn() { return nullptr; }
   /// The optimizer's parameter groups, each with its weight decay, `weightDecay` being --weight-decay.

@@ -41,6 +41,13 @@ double accuracy(const Tensor& logits, const Tensor& y, const std::vector<int64_t
   return idx.empty() ? 0 : static_cast<double>(correct) / static_cast<double>(idx.size());
 }
 
+/// The loss over a batch's labelled training rows; a neighbour batch trimmed to each layer gives the seeds' rows
+/// only, the batch's first.
+Variable batchLoss(const Variable& out, const Batch& b) {
+  if (out.dim(0) == b.numNodes) return crossEntropy(out, b.y, b.trainMask);
+  return crossEntropy(out, b.y.slice(0, out.dim(0)), b.trainMask.slice(0, out.dim(0)));
+}
+
 /// The whole graph as one micro-batch of dense features: one graph, nothing padded.
 Batch wholeGraphBatch(const OgbNodeDataset& ds) {
   Batch full;
@@ -134,6 +141,7 @@ std::unique_ptr<NodeModel> SeedRun::buildModel() const {
   spec.cached = clusters_ == nullptr && !s_.neighborLoader();
   if (spec.basicGnn && spec.name == "pna") spec.degreeHistogram = inDegreeHistogram(ds_.graph.edgeIndex, ds_.graph.numNodes);
   std::unique_ptr<NodeModel> model = makeNodeModel(spec, initGen);
+  model->setTrimToLayer(s_.trimToLayer == "on");
   if (clusters_ && s_.keepsAdjacency(ds_.graph.edgeIndex.dim(1)))
     model->keepAdjacencyOf(ds_.graph.edgeIndex, ds_.graph.numNodes);
   return model;
@@ -308,7 +316,7 @@ void SeedRun::trainBatches(int64_t epoch, int64_t skip) {
       --skip;
       continue;
     }
-    if (!trainer_.step([&] { return crossEntropy(model_->forward(b), b.y, b.trainMask); },
+    if (!trainer_.step([&] { return batchLoss(model_->forward(b), b); },
                        b.trainMask.flat<uint8_t>().cast<int64_t>().sum()))
       break;  // --time-budget spent
   }

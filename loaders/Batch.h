@@ -64,6 +64,9 @@ struct Batch {
   /// add their counts and concatenate their ids.
   int64_t numSeeds = 0;
   std::vector<int64_t> inputId;
+  /// For neighbour batches: the real nodes by hop (hop 0: the seeds) and the real edges sampled by each hop, in
+  /// the order of the rows and columns (what is left of them after trimming); empty for stacked micro-batches.
+  std::vector<int64_t> nodesPerHop, edgesPerHop;
 
   const Tensor& nodePtr() const { return ptr; }
   /// Checks every invariant of a batch (sizes, every field's rows for its level, sorted `batch`, masks match

@@ -66,9 +66,10 @@ constexpr CollatorField kCollatorFields[] = {
 // one a build error until the tables describe it.
 static_assert(sizeof(Graph) == sizeof(int64_t) + std::size(kFields) * sizeof(Tensor),
               "Graph's tensors and batchFields() differ: describe every Graph tensor in kFields");
-// (The counts: the seven sizes and numSeeds; the index vectors: graphIndex, nodeIndex, inputId.)
+// (The counts: the seven sizes and numSeeds; the index vectors: graphIndex, nodeIndex, inputId, nodesPerHop,
+// edgesPerHop.)
 static_assert(sizeof(Batch) == 8 * sizeof(int64_t) + (std::size(kFields) + std::size(kCollatorFields)) * sizeof(Tensor) +
-                                   3 * sizeof(std::vector<int64_t>),
+                                   5 * sizeof(std::vector<int64_t>),
               "Batch's tensors and the field tables differ: describe every Batch tensor in kFields or kCollatorFields");
 
 }  // namespace

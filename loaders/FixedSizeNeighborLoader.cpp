@@ -158,16 +158,28 @@ FixedSizeNeighborLoader::Item FixedSizeNeighborLoader::makeItem(int64_t i) const
     GNN_CHECK_ARG(options_.overSize != OverSizeStrategy::Error, "FixedSizeNeighborLoader: batch ", i, " of epoch ",
                   epoch_, " sampled ", n, " nodes and ", m, " edges but a batch holds ", nodeRoom, " and ", edgeRoom,
                   " (plus the padding graph): raise the sizes (worstCase() never trims) or trim");
-    // From the end: the nodes found last (the deepest hop) and their edges, then the edges sampled last.
+    // From the end: the nodes found last (the deepest hop) and their edges, then the edges sampled last. The
+    // per-hop counts follow (each hop's nodes and edges stay contiguous).
     const int64_t keepNodes = std::min(n, nodeRoom);
-    size_t w = 0;
-    for (size_t e = 0; e < sub.src.size(); ++e)
+    size_t w = 0, hop = 0;
+    int64_t hopEnd = sub.edgesPerHop.empty() ? m : sub.edgesPerHop[0];
+    std::vector<int64_t> keptPerHop(sub.edgesPerHop.size(), 0);
+    for (size_t e = 0; e < sub.src.size(); ++e) {
+      while (static_cast<int64_t>(e) >= hopEnd && hop + 1 < sub.edgesPerHop.size()) hopEnd += sub.edgesPerHop[++hop];
       if (sub.src[e] < keepNodes && sub.dst[e] < keepNodes && static_cast<int64_t>(w) < edgeRoom) {
         sub.src[w] = sub.src[e];
         sub.dst[w] = sub.dst[e];
         sub.edgeIds[w] = sub.edgeIds[e];
         ++w;
+        if (!keptPerHop.empty()) ++keptPerHop[hop];
       }
+    }
+    sub.edgesPerHop = keptPerHop;
+    int64_t left = keepNodes;
+    for (int64_t& c : sub.nodesPerHop) {
+      c = std::min(c, left);
+      left -= c;
+    }
     sub.src.resize(w);
     sub.dst.resize(w);
     sub.edgeIds.resize(w);
@@ -180,6 +192,8 @@ FixedSizeNeighborLoader::Item FixedSizeNeighborLoader::makeItem(int64_t i) const
   item.batch.nodeIndex = std::move(sub.nodes);
   item.batch.numSeeds = sub.numSeeds;
   item.batch.inputId = std::move(inputIds);
+  item.batch.nodesPerHop = std::move(sub.nodesPerHop);
+  item.batch.edgesPerHop = std::move(sub.edgesPerHop);
   if (options_.prepare) options_.prepare(item.batch);
   return item;
 }

@@ -74,7 +74,8 @@ Tensor layerwiseInference(BasicGNN& model, const Tensor& x, const NeighborSample
       Tensor ei = Tensor::empty({2, m}, DType::I64);
       std::copy(sub.src.begin(), sub.src.end(), ei.data<int64_t>());
       std::copy(sub.dst.begin(), sub.dst.end(), ei.data<int64_t>() + m);
-      const Tensor out = model.layer(layer, Variable(rows), ei, Variable(), NormBatch{}).value();
+      // The targets' rows only (GraphSAGE computes no others).
+      const Tensor out = model.layer(layer, Variable(rows), ei, sub.numSeeds).value();
       if (!next.defined()) next = Tensor::empty({N, out.dim(1)}, out.dtype());
       const size_t bytes = static_cast<size_t>(out.dim(1)) * dtypeSize(out.dtype());
       std::memcpy(static_cast<char*>(next.raw()) + static_cast<size_t>(b) * bytes, out.raw(),

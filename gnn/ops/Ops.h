@@ -31,6 +31,8 @@ Variable scaleByScalar(const Variable& a, const Variable& s);
 Variable concatCols(const std::vector<Variable>& parts);
 /// Columns [begin, end) of a [M, C] matrix (a copy; ops/SliceColsOps.cpp): x[:, begin:end].
 Variable sliceCols(const Variable& a, int64_t begin, int64_t end);
+/// Rows [begin, end) of a float tensor (a copy, ops/SliceRowsOps.cpp; a itself for all its rows): x[begin:end].
+Variable sliceRows(const Variable& a, int64_t begin, int64_t end);
 /// Sum of all elements -> scalar [].
 Variable sum(const Variable& a);
 /// Mean of all elements -> scalar [].

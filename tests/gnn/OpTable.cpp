@@ -113,6 +113,8 @@ std::vector<OpCase> makeTable() {
   push(binaryCase("mul_column", "mul", gnn::mul, {{4, 3}, {4, 1}}, {big, {600, 1}}));
   push(unaryCase("scale", "scale", [](const Variable& x) { return scale(x, -2.5); }));
   push(unaryCase("sliceCols", "sliceCols", [](const Variable& x) { return sliceCols(x, 1, x.dim(1) - 1); }));
+  push(unaryCase("sliceRows", "sliceRows", [](const Variable& x) { return sliceRows(x, 1, x.dim(0) - 1); }));
+  t.back().parallel = false;  // one block copy
   push(binaryCase("concatCols", "concatCols", [](const Variable& a, const Variable& b) { return concatCols({a, b}); },
                   {{3, 2}, {3, 4}}, {{2000, 64}, {2000, 32}}));
   t.back().parallel = false;

@@ -1,5 +1,8 @@
 #include "gnn/nn/conv/SAGEConv.h"
 
+#include <string>
+#include <vector>
+
 #include "gnn/nn/PyGArgs.h"
 #include "gnn/nn/conv/GCNConv.h"
 
@@ -106,6 +109,42 @@ Variable SAGEConv::forward(const Variable& x, const Tensor& edgeIndex) {
   const Variable src = lin_ ? relu(lin_->forward(x)) : x;
   const Variable root = linR_ ? linear(x, linR_->weight()) : Variable();
   return finish(neighbourTerm(src, edgeIndex, x.dim(0)), root);
+}
+
+Variable SAGEConv::forward(const Variable& x, const Tensor& edgeIndex, int64_t numTargets) {
+  GNN_CHECK_ARG(x.value().rank() == 2 && numTargets >= 0 && numTargets <= x.dim(0), "SAGEConv: ", numTargets,
+                " targets of ", shapeString(x.shape()));
+  const int64_t N = x.dim(0);
+  if (numTargets == N) return forward(x, edgeIndex);
+  // max, min, ... and project: the whole forward, then the targets' rows (PyG's trim_to_layer).
+  if (!linearAggregation() || lin_) return sliceRows(forward(x, edgeIndex), 0, numTargets);
+  GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == in_ && x.dtype() == opt_.dtype, "SAGEConv(", in_, " -> ", out_,
+                "): input ", dtypeName(x.dtype()), " ", shapeString(x.shape()));
+  // A [targets, N]: row = target, column = source, as adjacency() but only the targets' rows (a batch's own
+  // graph: not cached).
+  GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,
+                "SAGEConv: edgeIndex must be int64 [2, E]");
+  const int64_t E = edgeIndex.dim(1);
+  const int64_t* ei = edgeIndex.data<int64_t>();
+  std::vector<int64_t> rows(ei + E, ei + 2 * E), cols(ei, ei + E);
+  for (int64_t e = 0; e < E; ++e)
+    GNN_CHECK_ARG(rows[static_cast<size_t>(e)] >= 0 && rows[static_cast<size_t>(e)] < numTargets &&
+                      cols[static_cast<size_t>(e)] >= 0 && cols[static_cast<size_t>(e)] < N,
+                  "SAGEConv: edge ", e, " (", cols[static_cast<size_t>(e)], " -> ", rows[static_cast<size_t>(e)],
+                  ") does not end at one of the ", numTargets, " targets of ", N, " nodes");
+  SparseMatrix a = SparseMatrix::fromCoo(numTargets, N, rows, cols, std::vector<double>(static_cast<size_t>(E), 1.0),
+                                         opt_.dtype);
+  if (std::string(aggregation().name()) == "mean") a = a.rowNormalized();
+  const Variable root = linR_ ? linear(sliceRows(x, 0, numTargets), linR_->weight()) : Variable();
+  const Variable bias = linL_->bias() ? *linL_->bias() : Variable();
+  Variable out;
+  if (out_ < in_) {  // as neighbourTerm: the product over fewer columns first
+    out = spmm(a, linear(x, linL_->weight()));
+    if (bias.defined()) out = add(out, bias);
+  } else {
+    out = linear(spmm(a, x), linL_->weight(), bias);
+  }
+  return finish(out, root);
 }
 
 Variable SAGEConv::forward(const SparseMatrix& x, const Tensor& edgeIndex) {

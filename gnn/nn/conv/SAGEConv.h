@@ -44,6 +44,10 @@ class SAGEConv : public MessagePassing {
 
   /// x [N, in], edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [N, out].
   Variable forward(const Variable& x, const Tensor& edgeIndex);
+  /// The outputs of the first numTargets nodes only [numTargets, out] (PyG's bipartite (x, x[:numTargets])
+  /// form, as neighbour batches trimmed to each layer use it): every edge must end at one of them. Sum and mean
+  /// aggregate into those rows alone; the others run the whole forward and keep those rows.
+  Variable forward(const Variable& x, const Tensor& edgeIndex, int64_t numTargets);
   /// Same with constant sparse input features (bag of words), the same map up to rounding: the Linear layers
   /// that read x run as sparse products (sum and mean then aggregate x W_l^T whatever the widths); without
   /// project, max and the other aggregations read x's rows themselves and run on its dense copy.

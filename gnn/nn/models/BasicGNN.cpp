@@ -238,6 +238,43 @@ Variable BasicGNN::afterConv(int64_t i, Variable x, const NormBatch& nb) {
   return opt_.dropout > 0 ? dropout(x, opt_.dropout, isTraining()) : x;
 }
 
+Variable BasicGNN::layer(int64_t i, const Variable& h, const Tensor& edgeIndex, int64_t numTargets) {
+  Variable out = class_ == "GraphSAGE"
+                     ? static_cast<SAGEConv&>(*convs_[static_cast<size_t>(i)]).forward(h, edgeIndex, numTargets)
+                     : sliceRows(runConv(i, h, edgeIndex, Variable(), NormBatch{}), 0, numTargets);
+  return afterConv(i, out, NormBatch{});
+}
+
+Variable BasicGNN::forwardHops(const Variable& x, const Tensor& edgeIndex, const std::vector<int64_t>& nodesPerHop,
+                               const std::vector<int64_t>& edgesPerHop) {
+  const int64_t L = opt_.numLayers;
+  GNN_CHECK_ARG(static_cast<int64_t>(nodesPerHop.size()) == L + 1 && static_cast<int64_t>(edgesPerHop.size()) == L,
+                class_, ": ", L, " layers need a batch of ", L, " hops, got ", nodesPerHop.size(), " node counts and ",
+                edgesPerHop.size(), " edge counts");
+  std::vector<int64_t> nodesUpTo(static_cast<size_t>(L + 1)), edgesUpTo(static_cast<size_t>(L + 1), 0);
+  for (int64_t h = 0; h <= L; ++h)
+    nodesUpTo[static_cast<size_t>(h)] = nodesPerHop[static_cast<size_t>(h)] + (h ? nodesUpTo[static_cast<size_t>(h - 1)] : 0);
+  for (int64_t h = 1; h <= L; ++h)
+    edgesUpTo[static_cast<size_t>(h)] = edgesUpTo[static_cast<size_t>(h - 1)] + edgesPerHop[static_cast<size_t>(h - 1)];
+  GNN_CHECK_ARG(nodesUpTo.back() <= x.dim(0) && edgesUpTo.back() <= edgeIndex.dim(1), class_, ": the hops hold ",
+                nodesUpTo.back(), " nodes and ", edgesUpTo.back(), " edges, the batch ", x.dim(0), " and ",
+                edgeIndex.dim(1));
+  const int64_t E = edgeIndex.dim(1);
+  const int64_t* ei = edgeIndex.data<int64_t>();
+  std::vector<Variable> xs;
+  Variable h = input(x);
+  for (int64_t l = 0; l < L; ++l) {
+    const int64_t rows = nodesUpTo[static_cast<size_t>(L - l)], targets = nodesUpTo[static_cast<size_t>(L - 1 - l)];
+    const int64_t m = edgesUpTo[static_cast<size_t>(L - l)];
+    Tensor sub = Tensor::empty({2, m}, DType::I64);
+    std::copy(ei, ei + m, sub.data<int64_t>());
+    std::copy(ei + E, ei + E + m, sub.data<int64_t>() + m);
+    h = layer(l, sliceRows(h, 0, rows), sub, targets);
+    if (headReadsAllLayers() || l + 1 == L) xs.push_back(sliceRows(h, 0, nodesUpTo[0]));
+  }
+  return head(xs);
+}
+
 Variable BasicGNN::head(const std::vector<Variable>& xs) const {
   GNN_CHECK_ARG(!xs.empty(), class_, ": head() needs the layers' outputs");
   if (!lin_) return xs.back();

@@ -88,6 +88,16 @@ class BasicGNN : public Module {
   Variable layer(int64_t i, const SparseMatrix& h, const Tensor& edgeIndex, const Variable& edgeAttr,
                  const NormBatch& nb);
   Variable head(const std::vector<Variable>& layerOutputs) const;
+  /// Layer i's outputs for the first numTargets rows only, every edge ending at one of them (PyG's bipartite
+  /// (x, x[:numTargets]) form): GraphSAGE with sum or mean aggregates into those rows alone, the other classes
+  /// run the layer over every row and keep those. Norms see the targets' rows (as PyG's trim_to_layer).
+  Variable layer(int64_t i, const Variable& h, const Tensor& edgeIndex, int64_t numTargets);
+  /// A neighbour batch's seeds' outputs, each layer over only the rows and edges it needs (PyG 2.3's
+  /// trim_to_layer): the batch's nodes are ordered by hop, nodesPerHop[h] of hop h (h = 0: the seeds) and its
+  /// edges by hop, edgesPerHop[h - 1] sampled by hop h, one hop per layer; layer l reads the nodes of hops
+  /// 0 .. L-l and the edges of hops 1 .. L-l and writes the nodes of hops 0 .. L-l-1. [nodesPerHop[0], out].
+  Variable forwardHops(const Variable& x, const Tensor& edgeIndex, const std::vector<int64_t>& nodesPerHop,
+                       const std::vector<int64_t>& edgesPerHop);
   /// Whether head() reads every layer's output (jk "cat", "max" or "lstm") rather than the last one.
   bool headReadsAllLayers() const { return opt_.jk == "cat" || opt_.jk == "max" || opt_.jk == "lstm"; }
 
