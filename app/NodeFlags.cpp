@@ -85,9 +85,8 @@ std::vector<int64_t> NodeSettings::fanouts() const {
   return out;
 }
 
-bool NodeSettings::layerwiseInference(int64_t numNodes) const {
-  if (inference == "layerwise") return true;
-  return inference == "auto" && neighborLoader() && numNodes >= kLayerwiseInferenceNodes;
+bool NodeSettings::layerwiseInference() const {
+  return inference == "layerwise" || (inference == "auto" && neighborLoader());
 }
 
 void NodeSettings::bind(RunConfig& config) {
@@ -164,7 +163,7 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
       "evaluation: full (the whole graph at once) | layerwise (a layer at a time over batches of --eval-batch-size "
       "nodes with all their neighbours, PyG's BasicGNN.inference: memory bounded by two [nodes, hidden] matrices "
       "and one batch; gcn and graph-wise norms need the whole graph and take full) | auto (layerwise with --loader "
-      "neighbor from 1M nodes)")(
+      "neighbor: at 245k nodes and hidden 256, 1.5 GB peak against 2.1, evaluation 2.5x slower)")(
       "eval-batch-size", value(&s.evalBatchSize, int64_t{4096}), "--inference layerwise: nodes per batch")(
       "fixed-sizes", value(&s.fixedSizes, "loader"),
       "--loader neighbor: the batches' node and edge counts: loader (the largest batch of the first epoch plus "

@@ -44,10 +44,9 @@ struct NodeSettings {
   void bind(RunConfig& config);
   bool clusterLoader() const { return loader == "cluster"; }
   bool neighborLoader() const { return loader == "neighbor"; }
-  /// Whether evaluation runs a layer at a time (--inference; auto: with --loader neighbor on graphs of
-  /// kLayerwiseInferenceNodes nodes or more, where the whole graph's intermediates outgrow training's memory).
-  bool layerwiseInference(int64_t numNodes) const;
-  static constexpr int64_t kLayerwiseInferenceNodes = 1000000;
+  /// Whether evaluation runs a layer at a time (--inference; auto: with --loader neighbor, whose point is to
+  /// train in less memory than the whole graph's intermediates take).
+  bool layerwiseInference() const;
   /// --num-neighbors as fan-outs (checked by checkNodeFlags).
   std::vector<int64_t> fanouts() const;
   /// Whether a Cluster-GCN run keeps the whole graph's adjacency between evaluations (--keep-adjacency on | off |

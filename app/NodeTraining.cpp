@@ -193,7 +193,7 @@ Tensor SeedRun::infer() {
   Stopwatch sw;
   // Neighbour sampling: evaluation in the memory training takes, a layer at a time over batches of nodes with
   // all their neighbours, where the model can run so (PyG's BasicGNN.inference); else the whole graph at once.
-  BasicGNN* layerwise = s_.layerwiseInference(ds_.graph.numNodes) ? model_->basicGnn() : nullptr;
+  BasicGNN* layerwise = s_.layerwiseInference() ? model_->basicGnn() : nullptr;
   if (layerwise && layerwiseInferenceRefusal(*layerwise).empty()) {
     if (!sampler_) sampler_ = in_.data.sampler ? in_.data.sampler
                                                : std::make_shared<const NeighborSampler>(ds_.graph.edgeIndex,

@@ -64,6 +64,22 @@ Tensor layerwiseInference(BasicGNN& model, const Tensor& x, const NeighborSample
   for (int64_t layer = 0; layer < model.numLayers(); ++layer) {
     Tensor next;
     for (int64_t b = 0; b < N; b += batchSize) {
+      if (model.bipartiteLayers()) {  // GraphSAGE: the sources read where they are, the targets' rows alone
+        const int64_t e = std::min(N, b + batchSize);
+        std::vector<int64_t> src, dst;
+        sampler.incomingEdges(b, e, src, dst);
+        const int64_t m = static_cast<int64_t>(src.size());
+        Tensor ei = Tensor::empty({2, m}, DType::I64);
+        std::copy(src.begin(), src.end(), ei.data<int64_t>());
+        std::copy(dst.begin(), dst.end(), ei.data<int64_t>() + m);
+        const Variable all(h);
+        const Tensor out = model.layer(layer, all, sliceRows(all, b, e), ei).value();
+        if (!next.defined()) next = Tensor::empty({N, out.dim(1)}, out.dtype());
+        const size_t bytes = static_cast<size_t>(out.dim(1)) * dtypeSize(out.dtype());
+        std::memcpy(static_cast<char*>(next.raw()) + static_cast<size_t>(b) * bytes, out.raw(),
+                    static_cast<size_t>(e - b) * bytes);
+        continue;
+      }
       std::vector<int64_t> targets;
       for (int64_t v = b; v < std::min(N, b + batchSize); ++v) targets.push_back(v);
       // The targets, then their in-neighbours; every incoming edge of every target.

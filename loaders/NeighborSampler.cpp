@@ -1,6 +1,7 @@
 #include "loaders/NeighborSampler.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -50,6 +51,8 @@ NeighborSampler::NeighborSampler(const Tensor& edgeIndex, int64_t numNodes) : nu
   GNN_CHECK_ARG(edgeIndex.defined() && edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,
                 "NeighborSampler: edgeIndex must be int64 [2, E]");
   const int64_t E = edgeIndex.dim(1);
+  GNN_CHECK_ARG(numNodes <= INT32_MAX && E <= INT32_MAX, "NeighborSampler: ", numNodes, " nodes and ", E,
+                " edges: ids beyond 32 bits are not supported");
   const int64_t* src = edgeIndex.data<int64_t>();
   const int64_t* dst = src + E;
   inPtr_.assign(static_cast<size_t>(numNodes + 1), 0);
@@ -67,8 +70,8 @@ NeighborSampler::NeighborSampler(const Tensor& edgeIndex, int64_t numNodes) : nu
   std::vector<int64_t> fill(inPtr_.begin(), inPtr_.end() - 1);
   for (int64_t e = 0; e < E; ++e) {  // stable: a target's edges keep their order
     const int64_t q = fill[static_cast<size_t>(dst[e])]++;
-    inSrc_[static_cast<size_t>(q)] = src[e];
-    inEdge_[static_cast<size_t>(q)] = e;
+    inSrc_[static_cast<size_t>(q)] = static_cast<int32_t>(src[e]);
+    inEdge_[static_cast<size_t>(q)] = static_cast<int32_t>(e);
   }
 }
 
@@ -134,6 +137,19 @@ SampledSubgraph NeighborSampler::sample(const std::vector<int64_t>& seeds, const
   }
   cleanup();
   return out;
+}
+
+void NeighborSampler::incomingEdges(int64_t begin, int64_t end, std::vector<int64_t>& src,
+                                    std::vector<int64_t>& dstFromBegin) const {
+  GNN_CHECK_ARG(0 <= begin && begin <= end && end <= numNodes_, "NeighborSampler: targets [", begin, ", ", end,
+                ") of ", numNodes_, " nodes");
+  src.clear();
+  dstFromBegin.clear();
+  for (int64_t v = begin; v < end; ++v)
+    for (int64_t q = inPtr_[static_cast<size_t>(v)]; q < inPtr_[static_cast<size_t>(v) + 1]; ++q) {
+      src.push_back(inSrc_[static_cast<size_t>(q)]);
+      dstFromBegin.push_back(v - begin);
+    }
 }
 
 std::pair<int64_t, int64_t> NeighborSampler::worstCase(int64_t batchSize,

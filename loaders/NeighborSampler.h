@@ -47,6 +47,9 @@ class NeighborSampler {
   /// the largest in-degree.
   std::pair<int64_t, int64_t> worstCase(int64_t batchSize, const std::vector<int64_t>& numNeighbors) const;
 
+  /// Every incoming edge of targets [begin, end), in CSC order: its source (a node id) and its target less begin.
+  void incomingEdges(int64_t begin, int64_t end, std::vector<int64_t>& src, std::vector<int64_t>& dstFromBegin) const;
+
   int64_t numNodes() const { return numNodes_; }
   int64_t numEdges() const { return static_cast<int64_t>(inSrc_.size()); }
   int64_t inDegree(int64_t v) const { return inPtr_[v + 1] - inPtr_[v]; }
@@ -54,9 +57,10 @@ class NeighborSampler {
 
  private:
   int64_t numNodes_ = 0, maxInDegree_ = 0;
+  // 32-bit node and edge ids (checked): at ogbn-products' 124M directed edges the index is 1 GB instead of 2.
   std::vector<int64_t> inPtr_;   // incoming edges grouped by target (CSC), edge order within a target
-  std::vector<int64_t> inSrc_;   //   each one's source
-  std::vector<int64_t> inEdge_;  //   and its column in edgeIndex
+  std::vector<int32_t> inSrc_;   //   each one's source
+  std::vector<int32_t> inEdge_;  //   and its column in edgeIndex
 };
 
 }  // namespace gnn

@@ -114,35 +114,41 @@ Variable SAGEConv::forward(const Variable& x, const Tensor& edgeIndex) {
 Variable SAGEConv::forward(const Variable& x, const Tensor& edgeIndex, int64_t numTargets) {
   GNN_CHECK_ARG(x.value().rank() == 2 && numTargets >= 0 && numTargets <= x.dim(0), "SAGEConv: ", numTargets,
                 " targets of ", shapeString(x.shape()));
-  const int64_t N = x.dim(0);
-  if (numTargets == N) return forward(x, edgeIndex);
+  if (numTargets == x.dim(0)) return forward(x, edgeIndex);
   // max, min, ... and project: the whole forward, then the targets' rows (PyG's trim_to_layer).
-  if (!linearAggregation() || lin_) return sliceRows(forward(x, edgeIndex), 0, numTargets);
-  GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == in_ && x.dtype() == opt_.dtype, "SAGEConv(", in_, " -> ", out_,
-                "): input ", dtypeName(x.dtype()), " ", shapeString(x.shape()));
-  // A [targets, N]: row = target, column = source, as adjacency() but only the targets' rows (a batch's own
-  // graph: not cached).
+  if (!takesBipartite()) return sliceRows(forward(x, edgeIndex), 0, numTargets);
+  return forward(x, sliceRows(x, 0, numTargets), edgeIndex);
+}
+
+Variable SAGEConv::forward(const Variable& xSrc, const Variable& xDst, const Tensor& edgeIndex) {
+  GNN_CHECK_ARG(takesBipartite(), "SAGEConv: sources and targets apart take sum or mean aggregation without project");
+  for (const Variable* v : {&xSrc, &xDst})
+    GNN_CHECK_ARG(v->value().rank() == 2 && v->dim(1) == in_ && v->dtype() == opt_.dtype, "SAGEConv(", in_, " -> ",
+                  out_, "): input ", dtypeName(v->dtype()), " ", shapeString(v->shape()));
+  const int64_t N = xSrc.dim(0), T = xDst.dim(0);
+  // A [targets, sources]: row = target, column = source, as adjacency() (a batch's own graph: not cached).
   GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,
                 "SAGEConv: edgeIndex must be int64 [2, E]");
   const int64_t E = edgeIndex.dim(1);
   const int64_t* ei = edgeIndex.data<int64_t>();
   std::vector<int64_t> rows(ei + E, ei + 2 * E), cols(ei, ei + E);
   for (int64_t e = 0; e < E; ++e)
-    GNN_CHECK_ARG(rows[static_cast<size_t>(e)] >= 0 && rows[static_cast<size_t>(e)] < numTargets &&
+    GNN_CHECK_ARG(rows[static_cast<size_t>(e)] >= 0 && rows[static_cast<size_t>(e)] < T &&
                       cols[static_cast<size_t>(e)] >= 0 && cols[static_cast<size_t>(e)] < N,
                   "SAGEConv: edge ", e, " (", cols[static_cast<size_t>(e)], " -> ", rows[static_cast<size_t>(e)],
-                  ") does not end at one of the ", numTargets, " targets of ", N, " nodes");
-  SparseMatrix a = SparseMatrix::fromCoo(numTargets, N, rows, cols, std::vector<double>(static_cast<size_t>(E), 1.0),
-                                         opt_.dtype);
+                  ") is not from one of the ", N, " sources to one of the ", T, " targets");
+  SparseMatrix a = SparseMatrix::fromCoo(T, N, rows, cols, std::vector<double>(static_cast<size_t>(E), 1.0), opt_.dtype);
   if (std::string(aggregation().name()) == "mean") a = a.rowNormalized();
-  const Variable root = linR_ ? linear(sliceRows(x, 0, numTargets), linR_->weight()) : Variable();
+  const Variable root = linR_ ? linear(xDst, linR_->weight()) : Variable();
   const Variable bias = linL_->bias() ? *linL_->bias() : Variable();
   Variable out;
-  if (out_ < in_) {  // as neighbourTerm: the product over fewer columns first
-    out = spmm(a, linear(x, linL_->weight()));
+  // As neighbourTerm, the product over fewer columns first, unless the sources far outnumber the targets (a
+  // layer-wise inference batch, a trimmed layer near the seeds): then the product of every source row costs more.
+  if (out_ < in_ && N <= 2 * T) {
+    out = spmm(a, linear(xSrc, linL_->weight()));
     if (bias.defined()) out = add(out, bias);
   } else {
-    out = linear(spmm(a, x), linL_->weight(), bias);
+    out = linear(spmm(a, xSrc), linL_->weight(), bias);
   }
   return finish(out, root);
 }

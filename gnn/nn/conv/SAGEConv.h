@@ -48,6 +48,10 @@ class SAGEConv : public MessagePassing {
   /// form, as neighbour batches trimmed to each layer use it): every edge must end at one of them. Sum and mean
   /// aggregate into those rows alone; the others run the whole forward and keep those rows.
   Variable forward(const Variable& x, const Tensor& edgeIndex, int64_t numTargets);
+  /// PyG's bipartite form (x_src, x_dst): outputs [targets, out] for the rows of xDst, edgeIndex's row 0 indexing
+  /// xSrc and row 1 xDst. Sum and mean aggregation without project only (takesBipartite()).
+  Variable forward(const Variable& xSrc, const Variable& xDst, const Tensor& edgeIndex);
+  bool takesBipartite() const { return linearAggregation() && !lin_; }
   /// Same with constant sparse input features (bag of words), the same map up to rounding: the Linear layers
   /// that read x run as sparse products (sum and mean then aggregate x W_l^T whatever the widths); without
   /// project, max and the other aggregations read x's rows themselves and run on its dense copy.

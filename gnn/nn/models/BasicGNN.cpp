@@ -245,6 +245,19 @@ Variable BasicGNN::layer(int64_t i, const Variable& h, const Tensor& edgeIndex, 
   return afterConv(i, out, NormBatch{});
 }
 
+Variable BasicGNN::layer(int64_t i, const Variable& hSrc, const Variable& hDst, const Tensor& edgeIndex) {
+  GNN_CHECK_ARG(bipartiteLayers(), class_, ": its layers do not take sources and targets apart");
+  return afterConv(i, static_cast<SAGEConv&>(*convs_[static_cast<size_t>(i)]).forward(hSrc, hDst, edgeIndex),
+                   NormBatch{});
+}
+
+bool BasicGNN::bipartiteLayers() const {
+  if (class_ != "GraphSAGE") return false;
+  for (const auto& c : convs_)
+    if (!static_cast<const SAGEConv&>(*c).takesBipartite()) return false;
+  return true;
+}
+
 Variable BasicGNN::forwardHops(const Variable& x, const Tensor& edgeIndex, const std::vector<int64_t>& nodesPerHop,
                                const std::vector<int64_t>& edgesPerHop) {
   const int64_t L = opt_.numLayers;

@@ -92,6 +92,11 @@ class BasicGNN : public Module {
   /// (x, x[:numTargets]) form): GraphSAGE with sum or mean aggregates into those rows alone, the other classes
   /// run the layer over every row and keep those. Norms see the targets' rows (as PyG's trim_to_layer).
   Variable layer(int64_t i, const Variable& h, const Tensor& edgeIndex, int64_t numTargets);
+  /// Layer i in PyG's bipartite form: outputs for the rows of hDst from the sources hSrc (edgeIndex's row 0 into
+  /// hSrc, row 1 into hDst), when bipartiteLayers().
+  Variable layer(int64_t i, const Variable& hSrc, const Variable& hDst, const Tensor& edgeIndex);
+  /// GraphSAGE with sum or mean aggregation and no projection: its layers take sources and targets apart.
+  bool bipartiteLayers() const;
   /// A neighbour batch's seeds' outputs, each layer over only the rows and edges it needs (PyG 2.3's
   /// trim_to_layer): the batch's nodes are ordered by hop, nodesPerHop[h] of hop h (h = 0: the seeds) and its
   /// edges by hop, edgesPerHop[h - 1] sampled by hop h, one hop per layer; layer l reads the nodes of hops
