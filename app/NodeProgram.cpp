@@ -175,6 +175,21 @@ void printResults(const NodeData& data, const NodeSettings& s, const NodeRuns& r
               median(runs.inferMs), results[0].paramL2);
 }
 
+/// The nodes whose activations a step holds: the whole graph's, or with --loader neighbor a batch's (with
+/// --trim-to-layer, the rows up to the last hop but one: the last hop's nodes feed the first layer only).
+int64_t activationRows(const NodeSettings& s, int64_t numNodes) {
+  if (!s.neighborLoader()) return numNodes;
+  const std::vector<int64_t> fan = s.fanouts();
+  int64_t rows = std::min(s.batchSize, numNodes), frontier = rows;
+  const size_t hops = s.trimToLayer == "on" ? fan.size() - 1 : fan.size();
+  for (size_t h = 0; h < hops && rows < numNodes; ++h) {
+    if (fan[h] < 0) return numNodes;
+    frontier = std::min(numNodes, frontier * std::max<int64_t>(fan[h], 0));
+    rows = std::min(numNodes, rows + frontier);
+  }
+  return rows;
+}
+
 /// The program's body: flags checked, the checkpoint to continue, the data, the runs, the results.
 int runNode(const Program& prog, NodeSettings& s, const NodeProgramDefaults& d) {
   s.training.apply(prog);
@@ -193,7 +208,7 @@ int runNode(const Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
   recordNodeData(data, s.data, config, from.get(), from.path);
   // The width within the machine's memory before a model is built with it.
   const OgbNodeDataset& ds = data.dataset;
-  requireNodeModelFits(s.modelSpec(ds.graph.x.dim(1), ds.numClasses), ds.graph.numNodes,
+  requireNodeModelFits(s.modelSpec(ds.graph.x.dim(1), ds.numClasses), activationRows(s, ds.graph.numNodes),
                        from.checkpoint && !prog.given("hidden") ? from.path : std::string());
   printNodeData(data, s);
   buildClusters(data, s);

@@ -165,7 +165,7 @@ std::unique_ptr<NodeBatchLoader> SeedRun::buildLoader() {
     Stopwatch sw;
     loaderSizes_ = s_.fixedSizes == "worst"
                        ? FixedSizeNeighborLoader::worstCase(*d.sampler, lo)
-                       : FixedSizeNeighborLoader::fromLoader(*d.graph, *d.sampler, ds_.trainIdx, lo, 1000, s_.sizeMargin);
+                       : FixedSizeNeighborLoader::fromLoader(*d.sampler, ds_.trainIdx, lo, 1000, s_.sizeMargin);
     if (!s_.training.quiet)
       std::fprintf(stderr, "neighbour batches: %s (%s, %.0f ms)\n", loaderSizes_.toString().c_str(),
                    s_.fixedSizes == "worst" ? "the worst case" : "epoch 0's largest batch + margin", sw.ms());

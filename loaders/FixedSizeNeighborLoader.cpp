@@ -97,13 +97,12 @@ FixedSizeOptions FixedSizeNeighborLoader::worstCase(const NeighborSampler& sampl
   return f;
 }
 
-FixedSizeOptions FixedSizeNeighborLoader::fromLoader(const Graph& graph, const NeighborSampler& sampler,
+FixedSizeOptions FixedSizeNeighborLoader::fromLoader(const NeighborSampler& sampler,
                                                      const std::vector<int64_t>& inputNodes, const Options& options,
                                                      int64_t sampleLimit, double margin) {
   checkOptions(options);
   GNN_CHECK_ARG(sampleLimit >= 1 && margin >= 0, "FixedSizeNeighborLoader::fromLoader: sampleLimit = ", sampleLimit,
                 ", margin = ", margin);
-  (void)graph;
   const EpochSampler order(static_cast<int64_t>(inputNodes.size()), options.shuffle, options.seed);
   const std::vector<int64_t> epochOrder = order.order(0);
   const int64_t batches = (static_cast<int64_t>(inputNodes.size()) + options.batchSize - 1) / options.batchSize;

@@ -19,7 +19,7 @@
 //   auto sampler = std::make_shared<NeighborSampler>(graph->edgeIndex, graph->numNodes);
 //   FixedSizeNeighborLoader::Options o;  o.numNeighbors = {15, 10, 5};  o.batchSize = 1024;
 //   FixedSizeNeighborLoader loader(graph, sampler, trainIdx, o,
-//                                  FixedSizeNeighborLoader::fromLoader(*graph, *sampler, trainIdx, o));
+//                                  FixedSizeNeighborLoader::fromLoader(*sampler, trainIdx, o));
 //   loader.startEpoch(epoch);
 //   for (Batch b; loader.next(b);) step(b);
 #pragma once
@@ -63,7 +63,7 @@ class FixedSizeNeighborLoader : public NodeBatchLoader {
 
   /// The largest of up to sampleLimit batches of epoch 0 (sampled in parallel), times 1 + margin, plus the
   /// padding graph's node and edge; never above worstCase().
-  static FixedSizeOptions fromLoader(const Graph& graph, const NeighborSampler& sampler,
+  static FixedSizeOptions fromLoader(const NeighborSampler& sampler,
                                      const std::vector<int64_t>& inputNodes, const Options& options,
                                      int64_t sampleLimit = 1000, double margin = 0.05);
   /// Room for any batch: NeighborSampler::worstCase plus the padding graph's node and edge.

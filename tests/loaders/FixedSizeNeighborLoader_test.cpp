@@ -118,7 +118,7 @@ TEST(FixedSizeNeighborLoader, SameBatchesForAnyThreadCountAndPrefetchDepth) {
   auto epochBatches = [&](int threads, int64_t prefetch) {
     setNumThreads(threads);
     o.prefetch = prefetch;
-    const FixedSizeOptions fixed = FixedSizeNeighborLoader::fromLoader(*g, *s, input, o);
+    const FixedSizeOptions fixed = FixedSizeNeighborLoader::fromLoader(*s, input, o);
     FixedSizeNeighborLoader loader(g, s, input, o, fixed);
     loader.startEpoch(5);
     std::vector<Batch> out;
@@ -178,7 +178,7 @@ TEST(FixedSizeNeighborLoader, SizesFromTheLoaderHoldItsBatchesWithinTheWorstCase
   o.batchSize = 40;
   const std::vector<int64_t> input = evenNodes(g->numNodes);
   const FixedSizeOptions worst = FixedSizeNeighborLoader::worstCase(*s, o);
-  const FixedSizeOptions f = FixedSizeNeighborLoader::fromLoader(*g, *s, input, o, 1000, 0.0);
+  const FixedSizeOptions f = FixedSizeNeighborLoader::fromLoader(*s, input, o, 1000, 0.0);
   EXPECT_LE(f.numNodes, worst.numNodes);
   EXPECT_LE(f.numEdges, worst.numEdges);
   // With no margin, epoch 0's largest batch fills the sizes exactly (plus the padding graph's row).
@@ -192,7 +192,7 @@ TEST(FixedSizeNeighborLoader, SizesFromTheLoaderHoldItsBatchesWithinTheWorstCase
   EXPECT_EQ(maxNodes + 1, f.numNodes);
   EXPECT_EQ(maxEdges + 1, f.numEdges);
   EXPECT_EQ(loader.report().trimmed, 0);
-  const FixedSizeOptions m = FixedSizeNeighborLoader::fromLoader(*g, *s, input, o, 1000, 0.1);
+  const FixedSizeOptions m = FixedSizeNeighborLoader::fromLoader(*s, input, o, 1000, 0.1);
   EXPECT_GT(m.numNodes, f.numNodes);
 }
 
