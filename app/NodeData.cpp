@@ -79,6 +79,7 @@ NodeData readNodeData(const NodeSettings& s) {
   loadOptions.addInverseEdges = *parseAddInverseEdges(s.addInverseEdges);      // likewise
   d.dataset = OgbNodeDataset::load(s.data, loadOptions);
   d.loadMs = loadTime.ms();
+  d.numEdges = d.dataset.graph.numEdges();
   if (s.clusterLoader()) partitionByCluster(d, s);
   // (keepFreedMemoryInHeap instead: epochs 1.6x faster at 245k nodes, but the batches' varying sizes fragment the
   // heap: 2.4 GB peak against 1.5.)
@@ -149,16 +150,28 @@ void buildClusters(NodeData& data, const NodeSettings& s) {
                  static_cast<long long>(s.clustersPerBatch), fo.toString().c_str());
 }
 
-void buildNeighborSampler(NodeData& data, const NodeSettings& s) {
+void buildNeighborSampler(NodeData& data, const NodeSettings& s, bool releaseEdges) {
   if (!s.neighborLoader()) return;
   Stopwatch sw;
-  const Graph& g = data.dataset.graph;
+  Graph& g = data.dataset.graph;
   data.sampler = std::make_shared<const NeighborSampler>(g.edgeIndex, g.numNodes);
   data.graph = std::shared_ptr<const Graph>(&g, [](const Graph*) {});  // owned by data.dataset
   data.samplerMs = sw.ms();
+  if (releaseEdges) {
+    for (int64_t v = 0; v < g.numNodes; ++v) {
+      const size_t d = static_cast<size_t>(data.sampler->inDegree(v));
+      if (data.inDegreeHistogram.size() <= d) data.inDegreeHistogram.resize(d + 1, 0);
+      ++data.inDegreeHistogram[d];
+    }
+    g.edgeIndex = Tensor();
+    data.edgesReleased = true;
+    malloc_trim(0);
+  }
   if (!s.training.quiet)
-    std::fprintf(stderr, "neighbour sampling: %s neighbours per hop, batches of %lld seeds; in-edge index in %.0f ms\n",
-                 s.numNeighbors.c_str(), static_cast<long long>(s.batchSize), data.samplerMs);
+    std::fprintf(stderr,
+                 "neighbour sampling: %s neighbours per hop, batches of %lld seeds; in-edge index in %.0f ms%s\n",
+                 s.numNeighbors.c_str(), static_cast<long long>(s.batchSize), data.samplerMs,
+                 releaseEdges ? " (the edge list released: evaluation is layer-wise)" : "");
 }
 
 }  // namespace gnn::app

@@ -43,6 +43,11 @@ struct NodeData {
   std::shared_ptr<const NeighborSampler> sampler;
   std::shared_ptr<const Graph> graph;
   double samplerMs = 0;
+  /// The graph's directed edges as read; with --loader neighbor and layer-wise evaluation the whole graph's edge
+  /// list is released once the sampler indexed it (edgesReleased; the in-degree histogram PNA needs kept first).
+  int64_t numEdges = 0;
+  bool edgesReleased = false;
+  std::vector<int64_t> inDegreeHistogram;
 
   const SparseMatrix* sparseFeaturesOrNull() const { return sparseFeatures ? &*sparseFeatures : nullptr; }
 };
@@ -61,7 +66,8 @@ void printNodeData(const NodeData& data, const NodeSettings& s);
 /// --loader cluster: the clusters of data.partition, and their line on stderr (unless --quiet).
 void buildClusters(NodeData& data, const NodeSettings& s);
 /// --loader neighbor: the sampler over the graph, and its line on stderr (unless --quiet). `data` must stay put
-/// while the runs use it (data.graph points into it).
-void buildNeighborSampler(NodeData& data, const NodeSettings& s);
+/// while the runs use it (data.graph points into it). With releaseEdges (the runs evaluate layer-wise, so nothing
+/// reads the whole graph's edge list again) the edge list is released: 16 bytes an edge.
+void buildNeighborSampler(NodeData& data, const NodeSettings& s, bool releaseEdges);
 
 }  // namespace gnn::app

@@ -17,8 +17,10 @@
 #include "app/ShippedData.h"
 #include "gnn/autograd/OpInfo.h"
 #include "gnn/autograd/Profiler.h"
+#include "gnn/nn/models/BasicGNN.h"
 #include "gnn/system/Parallel.h"
 #include "gnn/system/SystemInfo.h"
+#include "loaders/LayerwiseInference.h"
 
 namespace gnn::app {
 
@@ -110,7 +112,8 @@ nlohmann::json resultsJson(const NodeData& data, const NodeSettings& s, const No
   j["feature_layout"] = data.sparse ? "sparse" : "dense";
   j["feature_density"] = data.density;
   j["num_nodes"] = ds.graph.numNodes;
-  j["num_edges"] = ds.graph.numEdges();
+  j["num_edges"] = data.numEdges;
+  if (data.sampler) j["edge_list_released"] = data.edgesReleased;
   j["inverse_edges_added"] = ds.inverseEdgesAdded;  // --add-inverse-edges as resolved (auto: by the folder's name)
   j["load_ms"] = data.loadMs;
   if (data.clusters) {
@@ -212,7 +215,14 @@ int runNode(const Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
                        from.checkpoint && !prog.given("hidden") ? from.path : std::string());
   printNodeData(data, s);
   buildClusters(data, s);
-  buildNeighborSampler(data, s);
+  // Layer-wise evaluation reads the sampler's index only: the whole graph's edge list can go.
+  const NodeModelSpec spec = s.modelSpec(ds.graph.x.dim(1), ds.numClasses);
+  bool releaseEdges = s.layerwiseInference() && spec.basicGnn;
+  if (releaseEdges) {
+    const nlohmann::json j = spec.basicGnnSpec();
+    releaseEdges = layerwiseInferenceRefusal(j["class"].get<std::string>(), BasicGNNOptions::fromPyG(j["args"])).empty();
+  }
+  buildNeighborSampler(data, s, releaseEdges);
   OpProfiler profiler;
   const NodeRuns runs = trainRuns({prog, s, config, data, from.get(), from.path}, profiler);
   printResults(data, s, runs, profiler);

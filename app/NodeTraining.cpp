@@ -139,7 +139,9 @@ std::unique_ptr<NodeModel> SeedRun::buildModel() const {
   // Cluster-GCN and neighbour batches: every step sees another subgraph, so no batch's normalised adjacency is
   // kept past its forward; the whole graph's, which every evaluation comes back to, may be (--keep-adjacency).
   spec.cached = clusters_ == nullptr && !s_.neighborLoader();
-  if (spec.basicGnn && spec.name == "pna") spec.degreeHistogram = inDegreeHistogram(ds_.graph.edgeIndex, ds_.graph.numNodes);
+  if (spec.basicGnn && spec.name == "pna")
+    spec.degreeHistogram = in_.data.edgesReleased ? in_.data.inDegreeHistogram
+                                                  : inDegreeHistogram(ds_.graph.edgeIndex, ds_.graph.numNodes);
   std::unique_ptr<NodeModel> model = makeNodeModel(spec, initGen);
   model->setTrimToLayer(s_.trimToLayer == "on");
   if (clusters_ && s_.keepsAdjacency(ds_.graph.edgeIndex.dim(1)))

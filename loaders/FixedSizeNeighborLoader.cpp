@@ -67,7 +67,9 @@ FixedSizeNeighborLoader::FixedSizeNeighborLoader(std::shared_ptr<const Graph> gr
       order_(static_cast<int64_t>(inputNodes_.size()), options_.shuffle, options_.seed),
       collator_(fixed, /*nodeLevelTargets=*/true) {
   GNN_CHECK_ARG(graph_ && sampler_, "FixedSizeNeighborLoader: no graph or no sampler");
-  GNN_CHECK_ARG(sampler_->numNodes() == graph_->numNodes && sampler_->numEdges() == graph_->numEdges(),
+  // (A graph whose edge list was released once the sampler indexed it holds no edges of its own.)
+  GNN_CHECK_ARG(sampler_->numNodes() == graph_->numNodes &&
+                    (!graph_->edgeIndex.defined() || sampler_->numEdges() == graph_->numEdges()),
                 "FixedSizeNeighborLoader: the sampler's graph (", sampler_->numNodes(), " nodes, ",
                 sampler_->numEdges(), " edges) is not this graph (", graph_->numNodes, ", ", graph_->numEdges(), ")");
   checkOptions(options_);

@@ -35,16 +35,20 @@ void gatherInto(const Tensor& from, const std::vector<int64_t>& rows, Tensor& ou
 }  // namespace
 
 std::string layerwiseInferenceRefusal(const BasicGNN& model) {
-  if (model.className() == "GCN")
+  return layerwiseInferenceRefusal(model.className(), model.options());
+}
+
+std::string layerwiseInferenceRefusal(const std::string& className, const BasicGNNOptions& options) {
+  if (className == "GCN")
     return "GCN's normalisation reads every neighbour's degree, which a batch's subgraph does not hold";
-  const nlohmann::json& norm = model.options().norm;
+  const nlohmann::json& norm = options.norm;
   if (!norm.is_null()) {
     const std::string n = norm.is_string() ? squeezed(norm.get<std::string>()) : std::string("?");
     if (n != "batch" && n != "batchnorm")
       return "norm " + norm.dump() + " takes statistics over the whole graph (only batch norm, row-wise in "
              "evaluation, runs a batch at a time)";
   }
-  if (model.options().conv.contains("edge_dim") && !model.options().conv["edge_dim"].is_null())
+  if (options.conv.contains("edge_dim") && !options.conv["edge_dim"].is_null())
     return "edge features are not carried into the batches";
   return {};
 }

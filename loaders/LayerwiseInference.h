@@ -22,6 +22,8 @@ namespace gnn {
 
 /// Empty when `model` can run layer-wise, else why not (one line).
 std::string layerwiseInferenceRefusal(const BasicGNN& model);
+/// The same for the model PyG's class `className` with `options` would be, before it is built.
+std::string layerwiseInferenceRefusal(const std::string& className, const BasicGNNOptions& options);
 
 /// The model's outputs [N, out] for every node of the sampler's graph from its features x [N, in] (float),
 /// batchSize targets at a time. std::invalid_argument when layerwiseInferenceRefusal() is not empty.

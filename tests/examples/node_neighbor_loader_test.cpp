@@ -32,10 +32,13 @@ TEST(NodeNeighborLoader, GraphSageLearnsCoraTheSameOnOneAndTwoThreads) {
   EXPECT_EQ(two["num_neighbors"], (nlohmann::json{10, 5}));
   EXPECT_EQ(two["batch_size"], 32);
   EXPECT_EQ(two["inference"], "layerwise");  // auto, with --loader neighbor
+  EXPECT_EQ(two["edge_list_released"], true);  // nothing reads the whole graph's edges after the sampler's index
+  EXPECT_EQ(two["num_edges"], 10556);
   // Layer-wise inference is the same function (tests/loaders/LayerwiseInference_test.cpp checks the outputs):
   // the same accuracies from the same training.
   const nlohmann::json full = runJson(kSage + " --epochs 30 --threads 2 --inference full --eval-batch-size 500");
   EXPECT_EQ(full["inference"], "full");
+  EXPECT_EQ(full["edge_list_released"], false);
   EXPECT_EQ(full["loss_checksum"], two["loss_checksum"]);
   EXPECT_NEAR(full["test_acc_mean"].get<double>(), two["test_acc_mean"].get<double>(), 0.003);
   // Each layer over the whole padded batch (as the simulated IPU runs it): the same function, other rounding.
@@ -71,6 +74,18 @@ TEST(NodeNeighborLoader, OgbProductsSetupIsTheDefaultAndFlagsAreChecked) {
   gnn::testing::expectUsageError(run("--loader neighbor --num-neighbors 15,-2"), "--num-neighbors");
   gnn::testing::expectUsageError(run("--loader neighbor --batch-size 0"), "--batch-size");
   gnn::testing::expectUsageError(run("--loader neighbor --fixed-sizes max"), "--fixed-sizes");
+}
+
+// PNA's degree histogram comes from the sampler's index once the edge list is released: the same run as with the
+// edge list kept (evaluated the whole graph at once).
+TEST(NodeNeighborLoader, PnaTakesItsDegreesFromTheSampler) {
+  const std::string pna = "--model pna --loader neighbor --num-neighbors 5,5 --batch-size 64 --layers 2 --hidden 16 "
+                          "--epochs 3 --seed 1";
+  const nlohmann::json released = runJson(pna);
+  const nlohmann::json kept = runJson(pna + " --inference full");
+  EXPECT_EQ(released["edge_list_released"], true);
+  EXPECT_EQ(kept["edge_list_released"], false);
+  EXPECT_EQ(released["loss_checksum"], kept["loss_checksum"]);
 }
 
 TEST(NodeNeighborLoader, TrainsOnTheSimulatedIpu) {
