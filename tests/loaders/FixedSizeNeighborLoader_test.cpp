@@ -13,39 +13,14 @@
 #include "gnn/ops/Ops.h"
 #include "gnn/system/Parallel.h"
 #include "gnn/system/Random.h"
+#include "loaders/RandomNodeGraph.h"
 
 namespace gnn {
 namespace {
 
+// Mean in-degree meanDegree, 4 features, 3 classes.
 std::shared_ptr<Graph> randomNodeGraph(int64_t n, int64_t meanDegree, uint64_t seed) {
-  Generator g(seed);
-  auto gr = std::make_shared<Graph>();
-  gr->numNodes = n;
-  std::vector<int64_t> src, dst;
-  for (int64_t v = 0; v < n; ++v) {
-    const int64_t deg = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(2 * meanDegree + 1)));
-    for (int64_t j = 0; j < deg; ++j) {
-      src.push_back(static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n))));
-      dst.push_back(v);
-    }
-  }
-  std::vector<int64_t> ei(src);
-  ei.insert(ei.end(), dst.begin(), dst.end());
-  gr->edgeIndex = Tensor::fromVector(ei, {2, static_cast<int64_t>(src.size())});
-  std::vector<float> x;
-  std::vector<int64_t> y;
-  std::vector<uint8_t> train, valid;
-  for (int64_t v = 0; v < n; ++v) {
-    for (int f = 0; f < 4; ++f) x.push_back(static_cast<float>(g.nextUniform()));
-    y.push_back(v % 3);
-    train.push_back(v % 2 == 0);
-    valid.push_back(v % 2 == 1);
-  }
-  gr->x = Tensor::fromVector(x, {n, 4});
-  gr->y = Tensor::fromVector(y);
-  gr->trainMask = Tensor::fromVector(train);
-  gr->validMask = Tensor::fromVector(valid);
-  return gr;
+  return test::randomNodeGraph(n, 2 * meanDegree, 4, 3, seed);
 }
 
 std::vector<int64_t> evenNodes(int64_t n) {

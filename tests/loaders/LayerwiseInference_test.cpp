@@ -11,6 +11,7 @@
 
 #include "gnn/ops/Ops.h"
 #include "gnn/system/Random.h"
+#include "loaders/RandomNodeGraph.h"
 
 namespace gnn {
 namespace {
@@ -22,26 +23,10 @@ struct SmallGraph {
   Tensor x, edgeIndex;
 };
 
-// Directed edges with in-degrees 0 .. 8 (some nodes have none), duplicates and self-loops included.
+// In-degrees 0 .. 8, 6 features.
 SmallGraph smallGraph(int64_t n, uint64_t seed) {
-  Generator g(seed);
-  SmallGraph s;
-  s.n = n;
-  std::vector<int64_t> src, dst;
-  for (int64_t v = 0; v < n; ++v) {
-    const int64_t deg = static_cast<int64_t>(g.nextBelow(9));
-    for (int64_t j = 0; j < deg; ++j) {
-      src.push_back(static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n))));
-      dst.push_back(v);
-    }
-  }
-  std::vector<int64_t> ei(src);
-  ei.insert(ei.end(), dst.begin(), dst.end());
-  s.edgeIndex = Tensor::fromVector(ei, {2, static_cast<int64_t>(src.size())});
-  std::vector<float> x;
-  for (int64_t i = 0; i < n * 6; ++i) x.push_back(static_cast<float>(g.nextUniform() * 2 - 1));
-  s.x = Tensor::fromVector(x, {n, 6});
-  return s;
+  const std::shared_ptr<Graph> g = test::randomNodeGraph(n, 8, 6, 3, seed);
+  return {n, g->x, g->edgeIndex};
 }
 
 std::vector<int64_t> degreeHistogram(const SmallGraph& s) {
