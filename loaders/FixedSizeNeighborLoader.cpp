@@ -41,11 +41,7 @@ void checkOptions(const FixedSizeNeighborLoader::Options& o) {
 }  // namespace
 
 Graph sampledGraph(const Graph& graph, const SampledSubgraph& sub) {
-  const int64_t E = static_cast<int64_t>(sub.src.size());
-  Tensor ei = Tensor::empty({2, E}, DType::I64);
-  std::copy(sub.src.begin(), sub.src.end(), ei.data<int64_t>());
-  std::copy(sub.dst.begin(), sub.dst.end(), ei.data<int64_t>() + E);
-  Graph g = selectSubgraph(graph, sub.nodes, sub.edgeIds, ei, /*nodeLevelTargets=*/true);
+  Graph g = selectSubgraph(graph, sub.nodes, sub.edgeIds, edgeIndexOf(sub.src, sub.dst), /*nodeLevelTargets=*/true);
   // The loss and the metrics read the seeds only (PyG: out[:batch_size]).
   for (Tensor* m : {&g.trainMask, &g.validMask, &g.testMask})
     if (m->defined()) {

@@ -46,6 +46,15 @@ void drawDistinct(Generator& g, int64_t deg, int64_t k, std::vector<std::pair<in
 
 }  // namespace
 
+Tensor edgeIndexOf(const std::vector<int64_t>& src, const std::vector<int64_t>& dst) {
+  GNN_CHECK_ARG(src.size() == dst.size(), "edgeIndexOf: ", src.size(), " sources and ", dst.size(), " targets");
+  const int64_t E = static_cast<int64_t>(src.size());
+  Tensor ei = Tensor::empty({2, E}, DType::I64);
+  std::copy(src.begin(), src.end(), ei.data<int64_t>());
+  std::copy(dst.begin(), dst.end(), ei.data<int64_t>() + E);
+  return ei;
+}
+
 NeighborSampler::NeighborSampler(const Tensor& edgeIndex, int64_t numNodes) : numNodes_(numNodes) {
   GNN_CHECK_ARG(numNodes >= 0, "NeighborSampler: numNodes = ", numNodes);
   GNN_CHECK_ARG(edgeIndex.defined() && edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,

@@ -32,6 +32,9 @@ struct SampledSubgraph {
   int64_t numSeeds = 0;
 };
 
+/// The [2, E] int64 edge index of edges src[e] -> dst[e] (a sampled subgraph's, a batch of in-edges').
+Tensor edgeIndexOf(const std::vector<int64_t>& src, const std::vector<int64_t>& dst);
+
 class NeighborSampler {
  public:
   /// edgeIndex [2, E] int64 (row 0 sources, row 1 targets) over numNodes nodes; an edge out of range is

@@ -36,6 +36,10 @@ Tensor normSegments(const NormBatch& b, int64_t rows) {
   return sortedIndexToPtr(b.batch, b.numGraphs);
 }
 
+bool isPyGBatchNorm(const nlohmann::json& name) {
+  return name.is_string() && matches(normalizedName(name.get<std::string>()), "batchnorm");
+}
+
 std::unique_ptr<Normalization> normalizationFromPyG(const nlohmann::json& name, int64_t channels,
                                                     const nlohmann::json& kwargs, Generator& gen, DType dtype) {
   (void)gen;  // PyG's norms start from fixed values (ones, zeros): nothing is drawn

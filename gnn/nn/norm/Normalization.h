@@ -38,6 +38,8 @@ Tensor normSegments(const NormBatch& b, int64_t rows);
 /// "graph" by default: gnn::PyGLayerNorm), "graph_norm" (gnn::GraphNorm), "instance_norm" (gnn::InstanceNorm);
 /// names compared without case, '-', '_' and ' ', with or without "norm" ("batch"), as PyG does; `kwargs` PyG's keyword arguments for the class (eps, momentum, affine, mode, ...). A null name
 /// gives nullptr (no normalisation). std::invalid_argument naming the unknown norm or keyword.
+/// Whether `name` (a PyG norm name, or null) resolves to BatchNorm, compared as normalizationFromPyG compares.
+bool isPyGBatchNorm(const nlohmann::json& name);
 std::unique_ptr<Normalization> normalizationFromPyG(const nlohmann::json& name, int64_t channels,
                                                     const nlohmann::json& kwargs, Generator& gen,
                                                     DType dtype = DType::F32);
