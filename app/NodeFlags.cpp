@@ -174,6 +174,11 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
       "--loader neighbor on the CPU: on (each layer over only the nodes and edges the seeds need, PyG's "
       "trim_to_layer: the seeds' outputs are the same function, graphsage aggregates into the needed rows alone) "
       "| off (every layer over the whole padded batch, as the simulated IPU's static shapes run it)")(
+      "presample", po::bool_switch(&s.presample),
+      "--loader neighbor|cluster: make each epoch's batches before its first step instead of on the loader's "
+      "thread beside the steps (the same batches and bits; epoch_ms then counts the steps only and "
+      "last_epoch_presample_ms the making): the reference the sampler's overlap is measured against. Holds a whole "
+      "epoch's batches in memory")(
       "clusters", value(&s.clusters, int64_t{16}), "--loader cluster: METIS clusters")(
       "clusters-per-batch", value(&s.clustersPerBatch, int64_t{4}),
       "--loader cluster: clusters merged per fixed-size batch")(
@@ -211,6 +216,8 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
     requireOneOf("--fixed-sizes", s.fixedSizes, {"loader", "worst"});
     requireRange("--size-margin", s.sizeMargin, 0, 10);
   }
+  if (s.presample && s.loader == "full")
+    throw UsageError("--presample needs --loader neighbor or cluster (full-batch steps have no batches to make)");
   requireOneOf("--normalize-features", s.normalizeFeatures, {"none", "row", "standard", "auto"});
   requireOneOf("--add-inverse-edges", s.addInverseEdges, {"auto", "on", "off"});
   requireOneOf("--feature-layout", s.featureLayout, {"auto", "sparse", "dense"});

@@ -29,6 +29,8 @@ struct NodeSettings {
   std::string numNeighbors = "15,10,5", fixedSizes = "loader", inference = "auto", trimToLayer = "on";
   int64_t batchSize = 1024, evalBatchSize = 4096;
   double sizeMargin = 0.05;
+  // --presample: each epoch's batches all made before its first step (PresampledLoader), the sampler's reference.
+  bool presample = false;
   double dropout = 0.5;
   // PyG's models (NodeProgramDefaults::basicGnn): their arguments.
   bool basicGnn = false;

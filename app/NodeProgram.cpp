@@ -116,6 +116,7 @@ nlohmann::json resultsJson(const NodeData& data, const NodeSettings& s, const No
   if (data.sampler) j["edge_list_released"] = data.edgesReleased;
   j["inverse_edges_added"] = ds.inverseEdgesAdded;  // --add-inverse-edges as resolved (auto: by the folder's name)
   j["load_ms"] = data.loadMs;
+  if (s.loader != "full") j["presampled"] = s.presample;
   if (data.clusters) {
     j["clusters"] = s.clusters;
     j["clusters_per_batch"] = s.clustersPerBatch;
@@ -128,7 +129,6 @@ nlohmann::json resultsJson(const NodeData& data, const NodeSettings& s, const No
     j["batch_size"] = s.batchSize;
     j["fixed_sizes"] = s.fixedSizes;
     j["sampler_index_ms"] = data.samplerMs;
-
   }
   j["test_acc_mean"] = meanStd(results, &NodeRunResult::testAcc).first;
   j["test_acc_std"] = meanStd(results, &NodeRunResult::testAcc).second;

@@ -88,6 +88,25 @@ TEST(NodeNeighborLoader, PnaTakesItsDegreesFromTheSampler) {
   EXPECT_EQ(released["loss_checksum"], kept["loss_checksum"]);
 }
 
+// --presample makes each epoch's batches before its steps: the same batches, so the same bits; its epoch_ms counts
+// the steps alone and the making is reported apart. The cluster loader takes it too; full-batch steps refuse it.
+TEST(NodeNeighborLoader, PresampledBatchesTrainTheSameBits) {
+  const std::string args = kSage + " --epochs 4 --threads 2";
+  const nlohmann::json sampled = runJson(args);
+  const nlohmann::json presampled = runJson(args + " --presample");
+  EXPECT_EQ(sampled["presampled"], false);
+  EXPECT_EQ(presampled["presampled"], true);
+  EXPECT_EQ(presampled["loss_checksum"], sampled["loss_checksum"]);
+  EXPECT_EQ(presampled["param_checksum"], sampled["param_checksum"]);
+  const nlohmann::json& l = presampled["loader_runs"][0];
+  EXPECT_GT(l["last_epoch_presample_ms"].get<double>(), 0.0);
+  EXPECT_EQ(l["last_epoch"]["batches"], 5);  // the report follows the batches handed out
+  EXPECT_EQ(l["last_epoch"]["real_nodes"], sampled["loader_runs"][0]["last_epoch"]["real_nodes"]);
+  const std::string cluster = "--model sage --loader cluster --clusters 8 --clusters-per-batch 2 --epochs 3";
+  EXPECT_EQ(runJson(cluster + " --presample")["loss_checksum"], runJson(cluster)["loss_checksum"]);
+  gnn::testing::expectUsageError(run("--loader full --presample"), "--presample");
+}
+
 TEST(NodeNeighborLoader, TrainsOnTheSimulatedIpu) {
   const nlohmann::json j = runJson(kSage + " --epochs 10 --device ipu");
   EXPECT_GT(j["test_acc_mean"].get<double>(), 0.5);
