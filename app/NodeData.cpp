@@ -77,6 +77,7 @@ NodeData readNodeData(const NodeSettings& s) {
   OgbNodeOptions loadOptions;
   loadOptions.normalization = *parseFeatureNormalization(s.normalizeFeatures);  // checked by checkNodeFlags
   loadOptions.addInverseEdges = *parseAddInverseEdges(s.addInverseEdges);      // likewise
+  loadOptions.additionalNodeFiles = s.nodeFiles();
   d.dataset = OgbNodeDataset::load(s.data, loadOptions);
   d.loadMs = loadTime.ms();
   d.numEdges = d.dataset.graph.numEdges();

@@ -1,5 +1,6 @@
 #include "app/NodeFlags.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -83,6 +84,21 @@ std::vector<int64_t> NodeSettings::fanouts() const {
     item.clear();
   }
   return out;
+}
+
+std::optional<std::vector<std::string>> NodeSettings::nodeFiles() const {
+  if (additionalNodeFiles == "auto") return std::nullopt;
+  std::vector<std::string> names;
+  if (additionalNodeFiles == "none") return names;
+  for (size_t b = 0; b <= additionalNodeFiles.size();) {
+    const size_t e = std::min(additionalNodeFiles.find(',', b), additionalNodeFiles.size());
+    names.push_back(additionalNodeFiles.substr(b, e - b));
+    if (names.back().size() <= 5 || names.back().compare(0, 5, "node_") != 0)
+      throw UsageError("--additional-node-files " + additionalNodeFiles + ": '" + names.back() +
+                       "' is not an OGB node file name (node_<what>, read from raw/<name>.csv.gz, e.g. node_year)");
+    b = e + 1;
+  }
+  return names;
 }
 
 bool NodeSettings::layerwiseInference() const {
@@ -186,6 +202,11 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
       "none | row (PyG's NormalizeFeatures: rows sum to 1) | standard (per feature, the training nodes' mean and "
       "std) | auto (row when every feature is >= 0, else standard)")(
       "add-inverse-edges", value(&s.addInverseEdges, "auto"), kAddInverseEdgesHelp)(
+      "additional-node-files", value(&s.additionalNodeFiles, "auto"),
+      "OGB's additional node files to read (raw/<name>.csv.gz, integer rows, one per node; the JSON's node_files "
+      "says their range): comma-separated names such as node_year | none | auto (OGB's master.csv for a folder "
+      "named after an OGB dataset: node_year for ogbn-arxiv and ogbn-papers100M, node_species for ogbn-proteins; "
+      "none for any other folder)")(
       "feature-layout", value(&s.featureLayout, "auto"),
       "full-graph steps and evaluation: sparse | dense feature matrix | auto (sparse below "
       "OgbNodeDataset::kSparseFeatureDensity non-zeros, as bag-of-words features, else dense)")(
@@ -220,6 +241,7 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
     throw UsageError("--presample needs --loader neighbor or cluster (full-batch steps have no batches to make)");
   requireOneOf("--normalize-features", s.normalizeFeatures, {"none", "row", "standard", "auto"});
   requireOneOf("--add-inverse-edges", s.addInverseEdges, {"auto", "on", "off"});
+  (void)s.nodeFiles();  // throws naming the flag
   requireOneOf("--feature-layout", s.featureLayout, {"auto", "sparse", "dense"});
   requireOneOf("--keep-adjacency", s.keepAdjacency, {"auto", "on", "off"});
   requireAtLeast("--clusters", static_cast<double>(s.clusters), 1);

@@ -7,6 +7,7 @@
 //   ... s.bind(config);  continue from a checkpoint;  app::checkNodeFlags(s, defaults);
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,8 @@ namespace gnn::app {
 /// The program's settings, as its command line sets them (addNodeFlags).
 struct NodeSettings {
   std::string data, model = "gcn", loader = "full", normalizeFeatures = "auto", featureLayout = "auto",
-                    keepAdjacency = "auto", addInverseEdges = "auto";
+                    keepAdjacency = "auto", addInverseEdges = "auto",
+              additionalNodeFiles = "auto";
   int64_t hidden = 16, runs = 1, clusters = 16, clustersPerBatch = 4;
   // --loader neighbor: PyG NeighborLoader's num_neighbors (comma-separated, -1 = all) and batch_size, and how the
   // fixed sizes are chosen (loader: PopTorch Geometric's from_loader with sizeMargin; worst: the bound).
@@ -49,6 +51,8 @@ struct NodeSettings {
   /// Whether evaluation runs a layer at a time (--inference; auto: with --loader neighbor, whose point is to
   /// train in less memory than the whole graph's intermediates take).
   bool layerwiseInference() const;
+  /// --additional-node-files: nullopt for auto (OGB's master.csv by the folder's name), else the names.
+  std::optional<std::vector<std::string>> nodeFiles() const;
   /// --num-neighbors as fan-outs (checked by checkNodeFlags).
   std::vector<int64_t> fanouts() const;
   /// Whether a Cluster-GCN run keeps the whole graph's adjacency between evaluations (--keep-adjacency on | off |

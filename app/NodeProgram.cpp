@@ -115,6 +115,11 @@ nlohmann::json resultsJson(const NodeData& data, const NodeSettings& s, const No
   j["num_edges"] = data.numEdges;
   if (data.sampler) j["edge_list_released"] = data.edgesReleased;
   j["inverse_edges_added"] = ds.inverseEdgesAdded;  // --add-inverse-edges as resolved (auto: by the folder's name)
+  j["node_files"] = nlohmann::json::object();  // OGB's additional node files read (node_year): width and range
+  for (const auto& [name, t] : ds.nodeFiles) {
+    const auto v = t.flat<int64_t>();
+    j["node_files"][name] = {{"width", t.dim(1)}, {"min", v.minCoeff()}, {"max", v.maxCoeff()}};
+  }
   j["load_ms"] = data.loadMs;
   if (s.loader != "full") j["presampled"] = s.presample;
   if (data.clusters) {

@@ -175,13 +175,20 @@ struct Options {
   int64_t epochs = 3, clusters = 0, clustersPerBatch = 10, repeats = 5;
   bool crossover = false, keep = false;
 
-  Options() { gen.nodes = 24500; }
+  // The generated graph in OGB's form (each undirected edge once), read with inverse edges added.
+  Options() {
+    gen.nodes = 24500;
+    gen.oneWay = true;
+  }
 };
 
 void addFlags(app::Program& prog, Options& o) {
   auto flag = prog.flags().add_options();
   flag("nodes", app::value(&o.gen.nodes, int64_t{24500}), "nodes of the generated graph (~50 directed edges each)");
   flag("seed", app::value(&o.gen.seed, uint64_t{0}), "generator seed");
+  flag("two-way", po::bool_switch()->notifier([&o](bool on) { o.gen.oneWay = !on; }),
+       "write the generated graph's edges both ways (default: each once, as OGB stores ogbn-products, read with "
+       "--add-inverse-edges on)");
   flag("data", po::value(&o.data)->value_name("DIR"), "an existing dataset in OGB's node layout (no generation)");
   flag("out", po::value(&o.out)->value_name("DIR"), "where to write the graph (default: a temporary folder)");
   flag("keep", po::bool_switch(&o.keep), "keep the generated graph");
@@ -232,9 +239,11 @@ ScaleRun runScale(const Options& o) {
     run.generated = bench::writeProductsLike(dir, o.gen);
   }
   run.clusters = clusterCount(o);
-  run.child = runChild({o.coraGcn, "--data", dir, "--loader", "cluster", "--clusters", std::to_string(run.clusters),
-                        "--clusters-per-batch", std::to_string(o.clustersPerBatch), "--epochs",
-                        std::to_string(o.epochs), "--json", "--profile", "--quiet"});
+  std::vector<std::string> args{o.coraGcn, "--data", dir, "--loader", "cluster", "--clusters",
+                                std::to_string(run.clusters), "--clusters-per-batch", std::to_string(o.clustersPerBatch),
+                                "--epochs", std::to_string(o.epochs), "--json", "--profile", "--quiet"};
+  if (run.generated && o.gen.oneWay) args.insert(args.end(), {"--add-inverse-edges", "on"});
+  run.child = runChild(args);
   if (o.data.empty() && !o.keep && o.out.empty()) std::filesystem::remove_all(dir);
   if (!WIFEXITED(run.child.status) || WEXITSTATUS(run.child.status) != 0)
     throw std::runtime_error(o.coraGcn + " failed (status " + std::to_string(run.child.status) + ")");
@@ -246,7 +255,9 @@ ScaleRun runScale(const Options& o) {
 void addScaleRun(nlohmann::json& j, const Options& o, const ScaleRun& run) {
   if (run.generated) {
     const bench::ProductsLikeStats& s = *run.generated;
-    j["generate"] = {{"nodes", s.nodes}, {"edges", s.edges}, {"bytes", s.bytes}, {"seconds", s.seconds}};
+    // (one_way: edge.csv holds each of the graph's edges / 2 undirected edges once, half the two-way bytes.)
+    j["generate"] = {{"nodes", s.nodes},     {"edges", s.edges},         {"bytes", s.bytes},
+                     {"seconds", s.seconds}, {"one_way", o.gen.oneWay}};
   }
   const Child& c = run.child;
   const nlohmann::json& r = run.result;

@@ -318,6 +318,59 @@ Tensor readLabels(const fs::path& dir, int64_t numNodes, int64_t& numClasses) {
   return Tensor::fromVector(y);
 }
 
+// The additional node files to read: as asked, or under nullopt as OGB's master.csv lists them for the dataset the
+// folder is named after. OGB reads each as raw/<name>.csv.gz and asserts the name starts with "node_".
+std::vector<std::string> additionalNodeFiles(const std::string& name,
+                                             const std::optional<std::vector<std::string>>& asked) {
+  std::vector<std::string> names;
+  if (asked) {
+    names = *asked;
+  } else if (const OgbNodeMasterEntry* e = ogbNodeMasterEntry(name)) {
+    std::string_view list = e->additionalNodeFiles;
+    while (!list.empty()) {
+      const size_t comma = list.find(',');
+      names.emplace_back(list.substr(0, comma));
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+  }
+  for (const std::string& n : names)
+    if (n.size() <= 5 || n.compare(0, 5, "node_") != 0 || n.find_first_of("/\\") != std::string::npos)
+      throw std::invalid_argument("additional node file '" + n +
+                                  "': OGB names them node_<what> (node_year, node_species), read from raw/");
+  return names;
+}
+
+// An additional node file: one row of comma-separated integers per node, every row the first row's width.
+Tensor readNodeFile(const fs::path& dir, const std::string& name, int64_t numNodes, bool asked) {
+  const std::string path = findFile(dir, "raw/" + name + ".csv.gz", false);
+  if (path.empty())
+    throw InputError((dir / "raw" / (name + ".csv.gz")).string(), 0,
+                     std::string("file not found: the additional node file ") +
+                         (asked ? "asked for" : "OGB's master.csv lists for a folder of this name") +
+                         " (to read without it, ask for none: --additional-node-files none)");
+  GzLineReader in(path);
+  std::vector<int64_t> values;
+  std::vector<std::string_view> f;
+  int64_t width = -1, rows = 0;
+  std::string_view line;
+  while (in.next(line)) {
+    if (line.empty()) continue;
+    splitFields(line, ',', f);
+    if (width < 0) width = static_cast<int64_t>(f.size());
+    if (static_cast<int64_t>(f.size()) != width)
+      in.fail("row has " + std::to_string(f.size()) + " values, expected " + std::to_string(width) +
+              " (the width of the first row)");
+    if (++rows > numNodes) in.fail("more rows than the graph's " + std::to_string(numNodes) + " nodes");
+    for (std::string_view v : f) values.push_back(parseInt(v, in));
+  }
+  if (rows != numNodes)
+    throw InputError(in.path(), in.lineNumber(),
+                     "has " + std::to_string(rows) + " rows for " + std::to_string(numNodes) + " nodes");
+  Tensor t = Tensor::empty({numNodes, width}, DType::I64);
+  std::copy(values.begin(), values.end(), t.data<int64_t>());
+  return t;
+}
+
 // Whether the reverse of each edge is added: as asked, or under Auto as OGB's master.csv says for the dataset the
 // folder is named after (any other folder: off, the file read as it is).
 bool addsInverseEdges(const std::string& name, AddInverseEdges a) {
@@ -359,6 +412,8 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
   // OGB counts the edges as stored, each undirected one once (it slices edge.csv by the count, then duplicates).
   checkCount(dir, "raw/num-edge-list.csv.gz", edgeLines, "edge",
              "edge.csv has " + std::to_string(edgeLines) + " (before any inverse edge)");
+  for (const std::string& file : additionalNodeFiles(ds.name, options.additionalNodeFiles))
+    ds.nodeFiles[file] = readNodeFile(dir, file, numNodes, options.additionalNodeFiles.has_value());
   if (options.featuresOnly) {
     if (options.normalization != FeatureNormalization::None && options.normalization != FeatureNormalization::Row)
       throw std::invalid_argument("OgbNodeDataset::load: featuresOnly reads no split for standard normalisation");
@@ -432,6 +487,14 @@ void OgbNodeDataset::permuteNodes(const std::vector<int64_t>& order) {
     t = std::move(out);
   };
   gather(g.y, static_cast<int64_t*>(nullptr));
+  for (auto& [name, t] : nodeFiles) {  // rows of t.dim(1) values
+    Tensor out = Tensor::empty(t.shape(), t.dtype());
+    const int64_t w = t.dim(1);
+    const int64_t* in = std::as_const(t).data<int64_t>();
+    int64_t* o = out.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) std::copy(in + order[i] * w, in + (order[i] + 1) * w, o + i * w);
+    t = std::move(out);
+  }
   for (Tensor* m : {&g.trainMask, &g.validMask, &g.testMask}) gather(*m, static_cast<uint8_t*>(nullptr));
   // Edges renumbered and listed by source (a stable counting sort: one source's edges keep their order), so
   // the rows of the normalised adjacency, grouped by target, come out with their columns in order.

@@ -6,6 +6,7 @@
 //   raw/node-label.csv.gz     one integer class per node
 //   raw/num-node-list.csv.gz  the node count (optional; else the feature rows count)
 //   raw/num-edge-list.csv.gz  the edge count, edge.csv's lines, before any inverse edge (optional)
+//   raw/node_<name>.csv.gz    OGB's "additional node files" (node_year, node_species): integer rows, one per node
 //   split/<name>/{train,valid,test}.csv.gz   node ids, one per line
 //
 // Every file is streamed, line by line, into chunks and then the graph's tensors (no copy of a file's text, no
@@ -15,6 +16,7 @@
 //
 //   OgbNodeDataset ds = OgbNodeDataset::load("examples/data/cora", {.normalization = FeatureNormalization::Row});
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,6 +64,9 @@ struct OgbNodeOptions {
   bool featuresOnly = false;
   /// Auto follows OGB's master.csv by the folder's name, so a downloaded ogbn-products is undirected as in OGB.
   AddInverseEdges addInverseEdges = AddInverseEdges::Auto;
+  /// OGB's "additional node files" to read (each raw/<name>.csv.gz, every name starting with "node_"); nullopt
+  /// follows OGB's master.csv by the folder's name (ogbn-arxiv: node_year), as add_inverse_edge does.
+  std::optional<std::vector<std::string>> additionalNodeFiles;
 };
 
 class OgbNodeDataset {
@@ -76,6 +81,8 @@ class OgbNodeDataset {
   Graph graph;
   /// Whether the reverse edges were added (E is then twice edge.csv's lines).
   bool inverseEdgesAdded = false;
+  /// The additional node files read, by name: int64 [N, width] (OGB's graph['node_year'], PyG's data.node_year).
+  std::map<std::string, Tensor> nodeFiles;
   int64_t numClasses = 0;
   std::vector<int64_t> trainIdx, validIdx, testIdx;
   /// The normalisation applied (Auto resolved to Row or Standard).
@@ -92,8 +99,8 @@ class OgbNodeDataset {
   /// non-zero, 24 with the transpose full-batch training builds, against 4 per entry dense, even at 1/6. At 25%
   /// sparse is ~3x faster and holds at most 1.5x the dense matrix.
   static constexpr double kSparseFeatureDensity = 0.25;
-  /// Renumbers the nodes in place: node order[i] becomes node i (features, labels, masks, edge endpoints and the
-  /// split lists follow; the edges keep their order). No copy of the features: rows move along the
+  /// Renumbers the nodes in place: node order[i] becomes node i (features, labels, masks, node files, edge
+  /// endpoints and the split lists follow; the edges keep their order). No copy of the features: rows move along the
   /// permutation's cycles. order must be a permutation of 0 .. N-1.
   void permuteNodes(const std::vector<int64_t>& order);
   /// Fraction of the feature matrix that is non-zero.

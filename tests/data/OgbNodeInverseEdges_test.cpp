@@ -1,6 +1,8 @@
-// OGB's add_inverse_edge in the node reader: a folder named after an undirected OGB dataset (ogbn-products) gets
-// the reverse of every stored edge, right after it, as ogb/io/read_graph_raw.py lays them out; any other folder is
-// read as stored unless the option says on; OGB's master.csv facts (data/OgbNodeMaster.h).
+// OGB's master.csv settings in the node reader. add_inverse_edge: a folder named after an undirected OGB dataset
+// (ogbn-products) gets the reverse of every stored edge, right after it, as ogb/io/read_graph_raw.py lays them out;
+// any other folder is read as stored unless the option says on. Additional node files: node_year for ogbn-arxiv
+// (raw/node_year.csv.gz, one row per node), read by name or when asked. OGB's master.csv facts
+// (data/OgbNodeMaster.h).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -57,6 +59,9 @@ class OneWayEdges : public ::testing::Test {
     std::ofstream(dir / "split/sales_ranking/train.csv") << "0\n1\n";
     std::ofstream(dir / "split/sales_ranking/valid.csv") << "2\n";
     std::ofstream(dir / "split/sales_ranking/test.csv") << "3\n";
+    // OGB's additional node files of ogbn-arxiv (node_year) and ogbn-proteins (node_species).
+    std::ofstream(dir / "raw/node_year.csv") << "2011\n2015\n2019\n2008\n";
+    std::ofstream(dir / "raw/node_species.csv") << "3702\n3702\n9606\n10090\n";
     return dir.string();
   }
   // Expects load() to refuse the folder with an InputError naming `file`, `line` and `fragment`.
@@ -128,6 +133,57 @@ TEST_F(OneWayEdges, MalformedInputIsStillRefusedWithFileAndLine) {
   expectError(folder("ogbn-products", "0,1\n1,2\n3,0\n", "6\n"), "num-edge-list.csv", 1,
               "declares 6 edges but edge.csv has 3");
   expectError(folder("ogbn-products", "0,1\n1,2\n3,0\n", "3\n3\n"), "num-edge-list.csv", 2, "unexpected line");
+}
+
+std::vector<int64_t> valuesOf(const Tensor& t) {
+  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+}
+
+TEST_F(OneWayEdges, AdditionalNodeFilesAreReadAsMasterCsvSaysOrAsAsked) {
+  // ogbn-arxiv: node_year, one row per node (OGB's graph['node_year'], shape [N, 1]).
+  OgbNodeDataset arxiv = OgbNodeDataset::load(folder("ogbn-arxiv"));
+  ASSERT_EQ(arxiv.nodeFiles.size(), 1u);
+  const Tensor& year = arxiv.nodeFiles.at("node_year");
+  EXPECT_EQ(year.shape(), (std::vector<int64_t>{4, 1}));
+  EXPECT_EQ(valuesOf(year), (std::vector<int64_t>{2011, 2015, 2019, 2008}));
+  EXPECT_EQ(valuesOf(OgbNodeDataset::load(folder("ogbn_proteins")).nodeFiles.at("node_species")),
+            (std::vector<int64_t>{3702, 3702, 9606, 10090}));
+  // Any other name reads none unless asked; asked for, any folder; none asked, none read.
+  EXPECT_TRUE(OgbNodeDataset::load(folder("products_copy")).nodeFiles.empty());
+  EXPECT_TRUE(OgbNodeDataset::load(folder("ogbn-products")).nodeFiles.empty());
+  OgbNodeOptions asked;
+  asked.additionalNodeFiles = std::vector<std::string>{"node_year", "node_species"};
+  OgbNodeDataset both = OgbNodeDataset::load(folder("arxiv_copy"), asked);
+  EXPECT_EQ(both.nodeFiles.size(), 2u);
+  EXPECT_EQ(valuesOf(both.nodeFiles.at("node_year")), valuesOf(year));
+  OgbNodeOptions none;
+  none.additionalNodeFiles = std::vector<std::string>{};
+  EXPECT_TRUE(OgbNodeDataset::load(folder("ogbn-arxiv"), none).nodeFiles.empty());
+  // The rows follow a renumbering of the nodes.
+  arxiv.permuteNodes({3, 0, 1, 2});
+  EXPECT_EQ(valuesOf(arxiv.nodeFiles.at("node_year")), (std::vector<int64_t>{2008, 2011, 2015, 2019}));
+}
+
+TEST_F(OneWayEdges, BadAdditionalNodeFilesAreRefusedWithFileAndLine) {
+  const std::string dir = folder("ogbn-arxiv");
+  std::ofstream(dir + "/raw/node_year.csv") << "2011\n2015\nlast year\n2008\n";
+  expectError(dir, "node_year.csv", 3, "integer");
+  std::ofstream(dir + "/raw/node_year.csv") << "2011\n2015\n2019\n";
+  expectError(dir, "node_year.csv", 3, "3 rows for 4 nodes");
+  std::ofstream(dir + "/raw/node_year.csv") << "2011\n2015\n2019\n2008\n2020\n";
+  expectError(dir, "node_year.csv", 5, "more rows than the graph's 4 nodes");
+  std::ofstream(dir + "/raw/node_year.csv") << "2011\n2015,1\n2019\n2008\n";
+  expectError(dir, "node_year.csv", 2, "expected 1");
+  fs::remove(dir + "/raw/node_year.csv");
+  try {
+    OgbNodeDataset::load(dir);
+    FAIL() << "a missing node_year file was not refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("node_year.csv.gz: file not found"), std::string::npos) << e.what();
+  }
+  OgbNodeOptions bad;
+  bad.additionalNodeFiles = std::vector<std::string>{"year"};
+  EXPECT_THROW(OgbNodeDataset::load(folder("products_copy"), bad), std::invalid_argument);
 }
 
 TEST(OgbNodeMaster, OgbsSettingsByFolderName) {

@@ -1,9 +1,11 @@
 // cora_gcn --add-inverse-edges: a folder named ogbn-products holding each edge once (OGB's form) trains as the
 // same graph written both ways; off reads it as stored; the choice is part of a checkpoint's configuration.
+// --additional-node-files: OGB's node_year read and reported, names checked.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "RunProgram.h"
@@ -57,6 +59,18 @@ TEST(NodeInverseEdges, OneWayOgbProductsTrainsAsTheTwoWayGraph) {
   const nlohmann::json resumed = runJson(ogb + " --epochs 10 --load " + ck.string());
   EXPECT_EQ(resumed["inverse_edges_added"], false);
   EXPECT_EQ(resumed["loss_checksum"], whole["loss_checksum"]);
+
+  // OGB's additional node files: none for ogbn-products; asked for, read and their range reported.
+  EXPECT_EQ(twoWay["node_files"], nlohmann::json::object());
+  std::ofstream year(parent / "ogbn-products" / "raw" / "node_year.csv");
+  for (int64_t i = 0; i < 400; ++i) year << 2000 + i % 20 << "\n";
+  year.close();
+  const nlohmann::json withYear = runJson(ogb + " --epochs 1 --additional-node-files node_year");
+  EXPECT_EQ(withYear["node_files"]["node_year"], (nlohmann::json{{"width", 1}, {"min", 2000}, {"max", 2019}}));
+  gnn::testing::expectUsageError(run(ogb + " --additional-node-files year"), "--additional-node-files");
+  const gnn::testing::ProgramResult missing = run(ogb + " --additional-node-files node_species");
+  EXPECT_NE(missing.code, 0);
+  EXPECT_NE(missing.out.find("node_species.csv.gz: file not found"), std::string::npos) << missing.out;
   fs::remove_all(parent);
 }
 

@@ -35,22 +35,26 @@ from torch_geometric.nn import GCNConv
 from torch_geometric.nn import EdgeConv, GINConv, MLP, SAGEConv
 from torch_geometric.nn import PNAConv
 from torch_geometric.nn import GATConv, GATv2Conv
+from torch_geometric.nn import GINEConv
+from torch_geometric.nn import APPNP, ClusterGCNConv, GraphConv, LEConv, ResGatedGraphConv, SGConv, TAGConv
 
 # The graph: 6 nodes; 0 -> 1 twice (a duplicate), node 2 has one self-loop, node 3 two, node 5 is isolated.
 EDGES = [(0, 1), (0, 1), (1, 0), (1, 2), (2, 2), (2, 3), (3, 3), (3, 3), (3, 4), (4, 0), (4, 3), (1, 4)]
 NUM_NODES = 6
 
 
-def case(cls, args, in_channels, make=None, edge_dim=0, call=None):
+def case(cls, args, in_channels, make=None, edge_dim=0, call=None, float64_default=False):
     """One configuration of a layer.
 
     cls: PyG's class (its name is the layer's name in the table); args: the keyword arguments as JSON (what the
     C++ layer is built from); make: builds the PyG module when `cls(**args)` cannot (a module argument);
     edge_dim: width of the edge features passed as edge_attr (0: none); call: (layer, x, edge_index, edge_attr)
-    -> out when the layer is not called as layer(x, edge_index[, edge_attr]).
+    -> out when the layer is not called as layer(x, edge_index[, edge_attr]); float64_default: run with torch's
+    default dtype float64, for a layer that makes float tensors of the default dtype inside its forward (PyG's
+    ClusterGCNConv: degree() without a dtype), as a float64 program sets it.
     """
     return {"cls": cls, "args": args, "in": in_channels, "make": make or (lambda: cls(**args)),
-            "edge_dim": edge_dim, "call": call}
+            "edge_dim": edge_dim, "call": call, "float64_default": float64_default}
 
 
 # PNAConv's aggregators and scalers (every one at once, or a few) and a training set's in-degree histogram.
@@ -68,9 +72,10 @@ def pna_case(args, in_channels, edge_dim=0):
                 edge_dim=edge_dim)
 
 
-def nn_case(cls, args, in_channels):
+def nn_case(cls, args, in_channels, edge_dim=0):
     """A layer whose `nn` is PyG's MLP, described in args as {"class": "MLP", "args": {...}} (GINConv, EdgeConv)."""
-    return case(cls, args, in_channels, make=lambda: cls(**{**args, "nn": MLP(**args["nn"]["args"])}))
+    return case(cls, args, in_channels, make=lambda: cls(**{**args, "nn": MLP(**args["nn"]["args"])}),
+                edge_dim=edge_dim)
 
 
 def mlp(**args):
@@ -152,6 +157,38 @@ CASES = {
     "edge_conv_mean": nn_case(EdgeConv, {"nn": mlp(channel_list=[6, 5, 4], norm=None, act="gelu"),
                                          "aggr": "mean"}, 3),
     "edge_conv_sum_batch_norm": nn_case(EdgeConv, {"nn": mlp(channel_list=[8, 6, 3]), "aggr": "add"}, 4),
+    # GINEConv: edge features of x's width (no edge_dim), projected by lin (edge_dim), a trained eps, batch norm.
+    "gine_conv": nn_case(GINEConv, {"nn": mlp(channel_list=[4, 8, 3], norm=None)}, 4, edge_dim=4),
+    "gine_conv_edge_dim": nn_case(GINEConv, {"nn": mlp(channel_list=[4, 6, 3], norm=None, act="tanh"),
+                                             "edge_dim": 3, "train_eps": True}, 4, edge_dim=3),
+    "gine_conv_eps_batch_norm": nn_case(GINEConv, {"nn": mlp(channel_list=[4, 5, 3]), "eps": 0.3, "edge_dim": 2},
+                                        4, edge_dim=2),
+    "graph_conv": case(GraphConv, {"in_channels": 4, "out_channels": 3}, 4),
+    "graph_conv_wide": case(GraphConv, {"in_channels": 3, "out_channels": 5, "bias": False}, 3),
+    "graph_conv_mean": case(GraphConv, {"in_channels": 4, "out_channels": 3, "aggr": "mean"}, 4),
+    "graph_conv_max": case(GraphConv, {"in_channels": 4, "out_channels": 5, "aggr": "max"}, 4),
+    "sg_conv": case(SGConv, {"in_channels": 4, "out_channels": 3}, 4),
+    "sg_conv_k3_wide": case(SGConv, {"in_channels": 3, "out_channels": 5, "K": 3}, 3),
+    "sg_conv_no_self_loops_no_bias": case(SGConv, {"in_channels": 4, "out_channels": 3, "K": 2,
+                                                   "add_self_loops": False, "bias": False}, 4),
+    "appnp": case(APPNP, {"K": 3, "alpha": 0.1}, 4),
+    "appnp_no_self_loops": case(APPNP, {"K": 2, "alpha": 0.25, "add_self_loops": False}, 3),
+    "appnp_no_normalize": case(APPNP, {"K": 4, "alpha": 0.5, "normalize": False}, 4),
+    "tag_conv": case(TAGConv, {"in_channels": 4, "out_channels": 3}, 4),
+    "tag_conv_k1_no_bias": case(TAGConv, {"in_channels": 3, "out_channels": 5, "K": 1, "bias": False}, 3),
+    "tag_conv_no_normalize": case(TAGConv, {"in_channels": 4, "out_channels": 3, "K": 2, "normalize": False}, 4),
+    "le_conv": case(LEConv, {"in_channels": 4, "out_channels": 3}, 4),
+    "le_conv_no_bias": case(LEConv, {"in_channels": 3, "out_channels": 5, "bias": False}, 3),
+    # Without add_self_loops PyG adds diag_lambda / deg over the self-loop edges only when there is one per node
+    # (this graph has three): not a case.
+    "cluster_gcn_conv": case(ClusterGCNConv, {"in_channels": 4, "out_channels": 3}, 4, float64_default=True),
+    "cluster_gcn_conv_diag_lambda": case(ClusterGCNConv, {"in_channels": 3, "out_channels": 5, "diag_lambda": 0.7,
+                                                          "bias": False}, 3, float64_default=True),
+    "res_gated_graph_conv": case(ResGatedGraphConv, {"in_channels": 4, "out_channels": 3}, 4),
+    "res_gated_graph_conv_tanh_no_root": case(ResGatedGraphConv, {"in_channels": 3, "out_channels": 5, "act": "tanh",
+                                                                  "root_weight": False, "bias": False}, 3,
+                                              make=lambda: ResGatedGraphConv(3, 5, act=torch.nn.Tanh(),
+                                                                             root_weight=False, bias=False)),
 }
 
 # Seeds of the cases made before seeds came from names (their files are kept as they were).
@@ -163,6 +200,7 @@ def as_list(t):
 
 
 def run_case(name, c):
+    torch.set_default_dtype(torch.float64 if c["float64_default"] else torch.float32)
     seed = LEGACY_SEEDS.get(name, zlib.crc32(name.encode()))
     torch.manual_seed(seed)
     layer = c["make"]().double()

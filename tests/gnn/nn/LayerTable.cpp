@@ -1,10 +1,18 @@
 #include "LayerTable.h"
 
+#include "gnn/nn/conv/APPNP.h"
+#include "gnn/nn/conv/ClusterGCNConv.h"
 #include "gnn/nn/conv/EdgeConv.h"
 #include "gnn/nn/conv/GATConv.h"
 #include "gnn/nn/conv/GATv2Conv.h"
 #include "gnn/nn/conv/GCNConv.h"
 #include "gnn/nn/conv/GINConv.h"
+#include "gnn/nn/conv/GINEConv.h"
+#include "gnn/nn/conv/GraphConv.h"
+#include "gnn/nn/conv/LEConv.h"
+#include "gnn/nn/conv/ResGatedGraphConv.h"
+#include "gnn/nn/conv/SGConv.h"
+#include "gnn/nn/conv/TAGConv.h"
 #include "gnn/nn/conv/PNAConv.h"
 #include "gnn/nn/conv/SAGEConv.h"
 
@@ -27,6 +35,16 @@ std::function<std::unique_ptr<Module>(const nlohmann::json&, DType, Generator&)>
       a.erase("out_channels");
     }
     return L::fromPyG(a, gen, dtype);
+  };
+}
+
+// APPNP keeps the width: the table's in_channels is x's width and out_channels (the same) is dropped.
+std::function<std::unique_ptr<Module>(const nlohmann::json&, DType, Generator&)> appnpFromTable() {
+  return [](const nlohmann::json& args, DType dtype, Generator& gen) -> std::unique_ptr<Module> {
+    nlohmann::json a = args;
+    a.erase("in_channels");
+    a.erase("out_channels");
+    return APPNP::fromPyG(a, gen, dtype);
   };
 }
 
@@ -67,6 +85,10 @@ const std::vector<LayerCase>& layerCases() {
       {"GINConv", {{"in_channels", 4}, {"out_channels", 3}, {"nn", mlpSpec({4, 8, 3})}, {"train_eps", true}},
        {"gin_conv", "gin_conv_train_eps", "gin_conv_eps", "gin_conv_batch_norm", "gin_conv_batch_norm_act_first"},
        fromPyGWithNnChannels<GINConv>(1), forwardOf<GINConv>()},
+      {"GINEConv",
+       {{"in_channels", 4}, {"out_channels", 3}, {"nn", mlpSpec({4, 8, 3})}, {"train_eps", true}, {"edge_dim", 3}},
+       {"gine_conv", "gine_conv_edge_dim", "gine_conv_eps_batch_norm"}, fromPyGWithNnChannels<GINEConv>(1),
+       forwardWithEdgesOf<GINEConv>(), 3},
       {"EdgeConv", {{"in_channels", 4}, {"out_channels", 3}, {"nn", mlpSpec({8, 8, 3})}},
        {"edge_conv", "edge_conv_mean", "edge_conv_sum_batch_norm"}, fromPyGWithNnChannels<EdgeConv>(2),
        forwardOf<EdgeConv>()},
@@ -85,6 +107,25 @@ const std::vector<LayerCase>& layerCases() {
       {"GATv2Conv_edge", {{"in_channels", 4}, {"out_channels", 3}, {"heads", 2}, {"edge_dim", 3}},
        {"gatv2_conv_edge", "gatv2_conv_edge_fill_value", "gatv2_conv_edge_max", "gatv2_conv_edge_no_self_loops"},
        fromPyGOf<GATv2Conv>(), forwardWithEdgesOf<GATv2Conv>(), 3},
+      {"GraphConv", {{"in_channels", 4}, {"out_channels", 3}},
+       {"graph_conv", "graph_conv_wide", "graph_conv_mean"}, fromPyGOf<GraphConv>(), forwardOf<GraphConv>()},
+      {"GraphConv_max", {{"in_channels", 4}, {"out_channels", 5}, {"aggr", "max"}}, {"graph_conv_max"},
+       fromPyGOf<GraphConv>(), forwardOf<GraphConv>()},
+      {"SGConv", {{"in_channels", 4}, {"out_channels", 3}, {"K", 2}},
+       {"sg_conv", "sg_conv_k3_wide", "sg_conv_no_self_loops_no_bias"}, fromPyGOf<SGConv>(), forwardOf<SGConv>()},
+      // No parameters and no width change; the table's checks still need the channel counts: equal ones.
+      {"APPNP", {{"in_channels", 4}, {"out_channels", 4}, {"K", 3}, {"alpha", 0.2}},
+       {"appnp", "appnp_no_self_loops", "appnp_no_normalize"}, appnpFromTable(), forwardOf<APPNP>()},
+      {"TAGConv", {{"in_channels", 4}, {"out_channels", 3}, {"K", 2}},
+       {"tag_conv", "tag_conv_k1_no_bias", "tag_conv_no_normalize"}, fromPyGOf<TAGConv>(), forwardOf<TAGConv>()},
+      {"LEConv", {{"in_channels", 4}, {"out_channels", 3}}, {"le_conv", "le_conv_no_bias"}, fromPyGOf<LEConv>(),
+       forwardOf<LEConv>()},
+      {"ClusterGCNConv", {{"in_channels", 4}, {"out_channels", 3}, {"diag_lambda", 0.3}},
+       {"cluster_gcn_conv", "cluster_gcn_conv_diag_lambda"}, fromPyGOf<ClusterGCNConv>(),
+       forwardOf<ClusterGCNConv>()},
+      {"ResGatedGraphConv", {{"in_channels", 4}, {"out_channels", 3}},
+       {"res_gated_graph_conv", "res_gated_graph_conv_tanh_no_root"}, fromPyGOf<ResGatedGraphConv>(),
+       forwardOf<ResGatedGraphConv>()},
   };
   return cases;
 }

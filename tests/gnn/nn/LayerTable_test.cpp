@@ -182,6 +182,7 @@ TEST_P(LayerTable, PaddingDoesNotChangeRealRows) {
                               edgeFeaturesOf(c, u, u.numEdges));
       ASSERT_EQ(u.numNodes, b.numRealNodes);
       EXPECT_TRUE(yp.value().slice(0, u.numNodes).bitEqual(yu.value())) << packingStrategyName(strategy);
+      if (padded->parameters().empty()) continue;  // APPNP: nothing to train
       Tensor mask = Tensor::zeros(yp.shape());
       for (int64_t i = 0; i < u.numNodes * yp.dim(1); ++i) mask.data<float>()[i] = 1;
       sum(mul(yp, Variable(mask))).backward();

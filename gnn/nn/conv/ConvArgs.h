@@ -1,0 +1,23 @@
+// ConvArgs: what the convolution layers' fromPyG() and forward() check alike: channel counts given as ints (PyG's
+// tuples for bipartite graphs and -1 for lazy initialisation are not offered), aggregations named by one string,
+// node features of the layer's width; and the count adjacency most linear aggregations multiply by.
+#pragma once
+#include <string>
+
+#include "gnn/autograd/Variable.h"
+#include "gnn/nn/PyGArgs.h"
+#include "gnn/tensor/SparseMatrix.h"
+
+namespace gnn {
+
+/// The keyword's value as a positive int; invalid_argument naming the class otherwise.
+int64_t intChannels(const PyGArgs& a, const std::string& key);
+/// "aggr" as one name aggregationFromName knows (lists and modules are refused naming the class).
+std::string aggregationName(const PyGArgs& a);
+/// x must be [N, in]: invalid_argument naming the layer and both shapes.
+void checkNodeFeatures(const char* layer, const Variable& x, int64_t in);
+/// Row = target, column = source, each entry the number of edges j -> i (duplicates count, self-loops are
+/// ordinary edges); with mean each row divided by its sum (the in-degree; empty rows stay empty).
+SparseMatrix countAdjacency(const Tensor& edgeIndex, int64_t numNodes, bool mean, DType dtype);
+
+}  // namespace gnn

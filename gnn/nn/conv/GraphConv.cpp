@@ -1,0 +1,60 @@
+#include "gnn/nn/conv/GraphConv.h"
+
+#include "gnn/nn/PyGArgs.h"
+#include "gnn/nn/conv/ConvArgs.h"
+
+namespace gnn {
+
+GraphConv::GraphConv(int64_t inChannels, int64_t outChannels, Generator& gen, const std::string& aggr, bool bias,
+                     DType dtype)
+    : MessagePassing(aggr), in_(inChannels), out_(outChannels), bias_(bias), dtype_(dtype) {
+  GNN_CHECK_ARG(in_ > 0 && out_ > 0, "GraphConv: channel counts must be positive, got ", in_, " -> ", out_);
+  // PyG's Linear layers with their default initialisation, in PyG's order.
+  linRel_ = std::make_unique<Linear>(in_, out_, gen, bias_, dtype_);
+  registerModule("lin_rel", *linRel_);
+  linRoot_ = std::make_unique<Linear>(in_, out_, gen, false, dtype_);
+  registerModule("lin_root", *linRoot_);
+}
+
+std::unique_ptr<GraphConv> GraphConv::fromPyG(const nlohmann::json& args, Generator& gen, DType dtype) {
+  const PyGArgs a(args, "GraphConv", {{"in_channels", nullptr}, {"out_channels", nullptr}, {"aggr", "add"},
+                                      {"bias", true}});
+  return std::make_unique<GraphConv>(intChannels(a, "in_channels"), intChannels(a, "out_channels"), gen,
+                                     aggregationName(a), a.get<bool>("bias"), dtype);
+}
+
+std::unique_ptr<Module> GraphConv::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<GraphConv>(in_, out_, unused, aggregation().name(), bias_, dtype_));
+}
+
+bool GraphConv::linearAggregation() const {
+  const std::string name = aggregation().name();
+  return name == "sum" || name == "mean";
+}
+
+Variable GraphConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable&,
+                                        int64_t numNodes) {
+  if (!linearAggregation()) return {};
+  bool built = false;
+  const SparseMatrix a = cache_->get(edgeIndex, numNodes, [&] {
+    return countAdjacency(edgeIndex, numNodes, std::string(aggregation().name()) == "mean", x.dtype());
+  }, &built);
+  return spmm(a, x);
+}
+
+Variable GraphConv::forward(const Variable& x, const Tensor& edgeIndex) {
+  checkNodeFeatures("GraphConv", x, in_);
+  const int64_t n = x.dim(0);
+  Variable rel;
+  if (linearAggregation() && out_ < in_) {
+    // A (x W^T) + b: the same map, the sum over out_ columns instead of in_.
+    rel = propagate(edgeIndex, matmulNT(x, linRel_->weight()), Variable(), n);
+    if (linRel_->bias()) rel = add(rel, *linRel_->bias());
+  } else {
+    rel = linRel_->forward(propagate(edgeIndex, x, Variable(), n));
+  }
+  return add(rel, linRoot_->forward(x));
+}
+
+}  // namespace gnn
