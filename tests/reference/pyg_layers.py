@@ -36,6 +36,9 @@ from torch_geometric.nn import EdgeConv, GINConv, MLP, SAGEConv
 from torch_geometric.nn import PNAConv
 from torch_geometric.nn import GATConv, GATv2Conv
 from torch_geometric.nn import GINEConv
+from torch_geometric.nn import ChebConv, GatedGraphConv, GCN2Conv
+from torch_geometric.nn import FAConv, FiLMConv, MFConv
+from torch_geometric.nn import NNConv, TransformerConv
 from torch_geometric.nn import APPNP, ClusterGCNConv, GraphConv, LEConv, ResGatedGraphConv, SGConv, TAGConv
 
 # The graph: 6 nodes; 0 -> 1 twice (a duplicate), node 2 has one self-loop, node 3 two, node 5 is isolated.
@@ -189,6 +192,63 @@ CASES = {
                                                                   "root_weight": False, "bias": False}, 3,
                                               make=lambda: ResGatedGraphConv(3, 5, act=torch.nn.Tanh(),
                                                                              root_weight=False, bias=False)),
+    "cheb_conv": case(ChebConv, {"in_channels": 4, "out_channels": 3, "K": 3}, 4),
+    "cheb_conv_rw_k2": case(ChebConv, {"in_channels": 3, "out_channels": 5, "K": 2, "normalization": "rw"}, 3),
+    "cheb_conv_none_k4_no_bias": case(ChebConv, {"in_channels": 4, "out_channels": 3, "K": 4, "normalization": None,
+                                                 "bias": False}, 4),
+    "cheb_conv_k1": case(ChebConv, {"in_channels": 4, "out_channels": 3, "K": 1}, 4),
+    # lambda_max given to forward (the C++ table's ChebConv_lambda entry passes the same 1.5).
+    "cheb_conv_lambda_max": case(ChebConv, {"in_channels": 4, "out_channels": 3, "K": 3}, 4,
+                                 call=lambda layer, x, ei, ea: layer(x, ei, lambda_max=1.5)),
+    # GCN2Conv reads x_0 beside x: the tables pass x as both.
+    "gcn2_conv": case(GCN2Conv, {"channels": 4, "alpha": 0.2}, 4, call=lambda layer, x, ei, ea: layer(x, x, ei)),
+    "gcn2_conv_theta_layer_separate": case(GCN2Conv, {"channels": 4, "alpha": 0.1, "theta": 0.5, "layer": 2,
+                                                      "shared_weights": False}, 4,
+                                           call=lambda layer, x, ei, ea: layer(x, x, ei)),
+    "gcn2_conv_no_self_loops": case(GCN2Conv, {"channels": 3, "alpha": 0.3, "theta": 1.0, "layer": 1,
+                                               "add_self_loops": False}, 3,
+                                    call=lambda layer, x, ei, ea: layer(x, x, ei)),
+    "gcn2_conv_no_normalize": case(GCN2Conv, {"channels": 3, "alpha": 0.3, "normalize": False}, 3,
+                                   call=lambda layer, x, ei, ea: layer(x, x, ei)),
+    "gated_graph_conv": case(GatedGraphConv, {"out_channels": 4, "num_layers": 2}, 3),
+    "gated_graph_conv_mean_no_bias": case(GatedGraphConv, {"out_channels": 4, "num_layers": 3, "aggr": "mean",
+                                                           "bias": False}, 4),
+    "gated_graph_conv_max": case(GatedGraphConv, {"out_channels": 5, "num_layers": 1, "aggr": "max"}, 2),
+    "mf_conv": case(MFConv, {"in_channels": 4, "out_channels": 3}, 4),
+    "mf_conv_max_degree2_no_bias": case(MFConv, {"in_channels": 3, "out_channels": 5, "max_degree": 2,
+                                                 "bias": False}, 3),
+    # FAConv reads x_0 beside x: the tables pass x as both.
+    "fa_conv": case(FAConv, {"channels": 4}, 4, call=lambda layer, x, ei, ea: layer(x, x, ei)),
+    "fa_conv_eps_no_self_loops": case(FAConv, {"channels": 3, "eps": 0.4, "add_self_loops": False}, 3,
+                                      call=lambda layer, x, ei, ea: layer(x, x, ei)),
+    "fa_conv_eps0": case(FAConv, {"channels": 4, "eps": 0.0}, 4, call=lambda layer, x, ei, ea: layer(x, x, ei)),
+    "film_conv": case(FiLMConv, {"in_channels": 4, "out_channels": 3}, 4),
+    "film_conv_sum_tanh": case(FiLMConv, {"in_channels": 3, "out_channels": 5, "aggr": "add", "act": "tanh"}, 3,
+                               make=lambda: FiLMConv(3, 5, aggr="add", act=torch.nn.Tanh())),
+    "film_conv_no_act_max": case(FiLMConv, {"in_channels": 4, "out_channels": 3, "aggr": "max", "act": None}, 4),
+    "film_conv_nn": case(FiLMConv, {"in_channels": 4, "out_channels": 3, "nn": mlp(channel_list=[4, 5, 6], norm=None)},
+                         4, make=lambda: FiLMConv(4, 3, nn=MLP(channel_list=[4, 5, 6], norm=None))),
+    # Three relations, edge e of type e % 3 (the C++ table's FiLMConv_relations entry gives the same types).
+    "film_conv_relations": case(FiLMConv, {"in_channels": 4, "out_channels": 3, "num_relations": 3}, 4,
+                                call=lambda layer, x, ei, ea: layer(x, ei, torch.arange(ei.size(1)) % 3)),
+    "transformer_conv": case(TransformerConv, {"in_channels": 4, "out_channels": 3}, 4),
+    "transformer_conv_heads2": case(TransformerConv, {"in_channels": 4, "out_channels": 3, "heads": 2}, 4),
+    "transformer_conv_no_root_no_bias": case(TransformerConv, {"in_channels": 3, "out_channels": 4, "heads": 2,
+                                                               "root_weight": False, "bias": False}, 3),
+    "transformer_conv_mean_beta": case(TransformerConv, {"in_channels": 4, "out_channels": 3, "heads": 3,
+                                                         "concat": False, "beta": True}, 4),
+    "transformer_conv_edge": case(TransformerConv, {"in_channels": 4, "out_channels": 3, "heads": 2, "edge_dim": 2},
+                                  4, edge_dim=2),
+    "transformer_conv_edge_beta": case(TransformerConv, {"in_channels": 4, "out_channels": 3, "heads": 2,
+                                                         "edge_dim": 3, "beta": True}, 4, edge_dim=3),
+    # NNConv: nn maps edge_dim -> in x out.
+    "nn_conv": nn_case(NNConv, {"in_channels": 4, "out_channels": 3, "nn": mlp(channel_list=[2, 5, 12], norm=None)},
+                       4, edge_dim=2),
+    "nn_conv_mean_no_root": nn_case(NNConv, {"in_channels": 3, "out_channels": 2, "aggr": "mean",
+                                             "root_weight": False, "nn": mlp(channel_list=[3, 6], norm=None)},
+                                    3, edge_dim=3),
+    "nn_conv_max_no_bias": nn_case(NNConv, {"in_channels": 2, "out_channels": 3, "aggr": "max", "bias": False,
+                                            "nn": mlp(channel_list=[2, 4, 6], norm=None, act="tanh")}, 2, edge_dim=2),
 }
 
 # Seeds of the cases made before seeds came from names (their files are kept as they were).

@@ -1,18 +1,28 @@
 #include "LayerTable.h"
 
+#include <algorithm>
+
 #include "gnn/nn/conv/APPNP.h"
+#include "gnn/nn/conv/ChebConv.h"
 #include "gnn/nn/conv/ClusterGCNConv.h"
 #include "gnn/nn/conv/EdgeConv.h"
+#include "gnn/nn/conv/FAConv.h"
+#include "gnn/nn/conv/FiLMConv.h"
 #include "gnn/nn/conv/GATConv.h"
 #include "gnn/nn/conv/GATv2Conv.h"
+#include "gnn/nn/conv/GCN2Conv.h"
 #include "gnn/nn/conv/GCNConv.h"
 #include "gnn/nn/conv/GINConv.h"
 #include "gnn/nn/conv/GINEConv.h"
+#include "gnn/nn/conv/GatedGraphConv.h"
 #include "gnn/nn/conv/GraphConv.h"
 #include "gnn/nn/conv/LEConv.h"
+#include "gnn/nn/conv/MFConv.h"
+#include "gnn/nn/conv/NNConv.h"
 #include "gnn/nn/conv/ResGatedGraphConv.h"
 #include "gnn/nn/conv/SGConv.h"
 #include "gnn/nn/conv/TAGConv.h"
+#include "gnn/nn/conv/TransformerConv.h"
 #include "gnn/nn/conv/PNAConv.h"
 #include "gnn/nn/conv/SAGEConv.h"
 
@@ -45,6 +55,46 @@ std::function<std::unique_ptr<Module>(const nlohmann::json&, DType, Generator&)>
     a.erase("in_channels");
     a.erase("out_channels");
     return APPNP::fromPyG(a, gen, dtype);
+  };
+}
+
+// GCN2Conv and FAConv keep the width (channels): the table's in_channels; GatedGraphConv pads its input to out_channels:
+// at least in_channels.
+template <class L>
+std::function<std::unique_ptr<Module>(const nlohmann::json&, DType, Generator&)> channelsFromTable() {
+  return [](const nlohmann::json& args, DType dtype, Generator& gen) -> std::unique_ptr<Module> {
+    nlohmann::json a = args;
+    if (a.contains("in_channels")) a["channels"] = a["in_channels"];
+    a.erase("in_channels");
+    a.erase("out_channels");
+    return L::fromPyG(a, gen, dtype);
+  };
+}
+
+// NNConv's nn maps the edge features to in x out weights: its last width follows the channels (which the table's
+// thread check changes).
+std::function<std::unique_ptr<Module>(const nlohmann::json&, DType, Generator&)> nnConvFromTable() {
+  return [](const nlohmann::json& args, DType dtype, Generator& gen) -> std::unique_ptr<Module> {
+    nlohmann::json a = args;
+    a["nn"]["args"]["channel_list"].back() = a["in_channels"].get<int64_t>() * a["out_channels"].get<int64_t>();
+    return NNConv::fromPyG(a, gen, dtype);
+  };
+}
+
+// Edge e of type e % 3 (tests/reference/pyg_layers.py's film_conv_relations).
+Tensor edgeTypesOf(const Tensor& edgeIndex) {
+  std::vector<int64_t> t(static_cast<size_t>(edgeIndex.dim(1)));
+  for (size_t e = 0; e < t.size(); ++e) t[e] = static_cast<int64_t>(e % 3);
+  return Tensor::fromVector(t);
+}
+
+std::function<std::unique_ptr<Module>(const nlohmann::json&, DType, Generator&)> gatedFromTable() {
+  return [](const nlohmann::json& args, DType dtype, Generator& gen) -> std::unique_ptr<Module> {
+    nlohmann::json a = args;
+    if (a.contains("in_channels"))
+      a["out_channels"] = std::max(a["in_channels"].get<int64_t>(), a["out_channels"].get<int64_t>());
+    a.erase("in_channels");
+    return GatedGraphConv::fromPyG(a, gen, dtype);
   };
 }
 
@@ -126,6 +176,51 @@ const std::vector<LayerCase>& layerCases() {
       {"ResGatedGraphConv", {{"in_channels", 4}, {"out_channels", 3}},
        {"res_gated_graph_conv", "res_gated_graph_conv_tanh_no_root"}, fromPyGOf<ResGatedGraphConv>(),
        forwardOf<ResGatedGraphConv>()},
+      {"ChebConv", {{"in_channels", 4}, {"out_channels", 3}, {"K", 3}},
+       {"cheb_conv", "cheb_conv_rw_k2", "cheb_conv_none_k4_no_bias", "cheb_conv_k1"}, fromPyGOf<ChebConv>(),
+       forwardOf<ChebConv>()},
+      {"ChebConv_lambda", {{"in_channels", 4}, {"out_channels", 3}, {"K", 3}}, {"cheb_conv_lambda_max"},
+       fromPyGOf<ChebConv>(),
+       [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
+         return static_cast<ChebConv&>(m).forward(x, ei, {1.5});
+       }},
+      {"GCN2Conv", {{"in_channels", 4}, {"out_channels", 4}, {"alpha", 0.2}, {"theta", 0.5}, {"layer", 2},
+                    {"shared_weights", false}},
+       {"gcn2_conv", "gcn2_conv_theta_layer_separate", "gcn2_conv_no_self_loops", "gcn2_conv_no_normalize"},
+       channelsFromTable<GCN2Conv>(),
+       [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
+         return static_cast<GCN2Conv&>(m).forward(x, x, ei);
+       }},
+      {"GatedGraphConv", {{"in_channels", 3}, {"out_channels", 4}, {"num_layers", 2}},
+       {"gated_graph_conv", "gated_graph_conv_mean_no_bias"}, gatedFromTable(), forwardOf<GatedGraphConv>()},
+      {"GatedGraphConv_max", {{"in_channels", 2}, {"out_channels", 5}, {"num_layers", 1}, {"aggr", "max"}},
+       {"gated_graph_conv_max"}, gatedFromTable(), forwardOf<GatedGraphConv>()},
+      {"MFConv", {{"in_channels", 4}, {"out_channels", 3}, {"max_degree", 3}},
+       {"mf_conv", "mf_conv_max_degree2_no_bias"}, fromPyGOf<MFConv>(), forwardOf<MFConv>()},
+      {"FAConv", {{"in_channels", 4}, {"out_channels", 4}, {"eps", 0.3}},
+       {"fa_conv", "fa_conv_eps_no_self_loops", "fa_conv_eps0"}, channelsFromTable<FAConv>(),
+       [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
+         return static_cast<FAConv&>(m).forward(x, x, ei);
+       }},
+      {"FiLMConv", {{"in_channels", 4}, {"out_channels", 3}},
+       {"film_conv", "film_conv_sum_tanh", "film_conv_no_act_max", "film_conv_nn"}, fromPyGOf<FiLMConv>(),
+       forwardOf<FiLMConv>()},
+      {"FiLMConv_relations", {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}},
+       {"film_conv_relations"}, fromPyGOf<FiLMConv>(),
+       [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
+         return static_cast<FiLMConv&>(m).forward(x, ei, edgeTypesOf(ei));
+       }},
+      {"TransformerConv", {{"in_channels", 4}, {"out_channels", 3}, {"heads", 2}, {"beta", true}},
+       {"transformer_conv", "transformer_conv_heads2", "transformer_conv_no_root_no_bias",
+        "transformer_conv_mean_beta"},
+       fromPyGOf<TransformerConv>(), forwardWithEdgesOf<TransformerConv>()},
+      {"TransformerConv_edge", {{"in_channels", 4}, {"out_channels", 3}, {"heads", 2}, {"edge_dim", 3}},
+       {"transformer_conv_edge", "transformer_conv_edge_beta"}, fromPyGOf<TransformerConv>(),
+       forwardWithEdgesOf<TransformerConv>(), 3},
+      // nn's widths follow the table's channels: edge_dim -> in x out.
+      {"NNConv", {{"in_channels", 4}, {"out_channels", 3}, {"nn", mlpSpec({3, 5, 12})}},
+       {"nn_conv", "nn_conv_mean_no_root", "nn_conv_max_no_bias"}, nnConvFromTable(),
+       forwardWithEdgesOf<NNConv>(), 3},
   };
   return cases;
 }

@@ -100,7 +100,10 @@ TEST_P(LayerTable, MatchesPyG) {
       }
       for (auto& [name, p] : layer->namedParameters()) {
         if (!p.requiresGrad()) continue;  // buffers (running statistics)
-        EXPECT_LE(relativeError(p.grad(), flatOf(ref["grad"][name], p.shape(), dt)), tol) << "gradient of " << name;
+        // A parameter the forward did not read (TransformerConv's lin_skip without root_weight) has no gradient
+        // here and PyG's zeros there.
+        const Tensor grad = p.grad().defined() ? p.grad() : Tensor::zeros(p.shape(), dt);
+        EXPECT_LE(relativeError(grad, flatOf(ref["grad"][name], p.shape(), dt)), tol) << "gradient of " << name;
       }
     }
   }
@@ -241,7 +244,8 @@ TEST_P(LayerTable, DeclaresFlopsAndBytes) {
       if (e.pass == Pass::Forward) {
         ++forwardOps;
         EXPECT_NE(std::string(e.info->name), "op") << "an op without a name";
-        EXPECT_GT(e.bytes, 0) << e.info->name << " declares no bytes";
+        // (reshape is a view: no bytes move.)
+        if (std::string(e.info->name) != "reshape") EXPECT_GT(e.bytes, 0) << e.info->name << " declares no bytes";
       }
     }
     int64_t forwardFlops = 0, backwardFlops = 0, forwardOps = 0;

@@ -1,0 +1,125 @@
+#include "gnn/nn/conv/TransformerConv.h"
+
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "gnn/nn/conv/ConvArgs.h"
+
+namespace gnn {
+
+namespace {
+// The edges grouped by target (stable: a target's edges keep their order) and the groups' row pointers.
+struct ByTarget {
+  Tensor order, src, dst, ptr;
+};
+
+ByTarget groupByTarget(const Tensor& edgeIndex, int64_t n) {
+  const Tensor srcT = edgeRow(edgeIndex, 0), dstT = edgeRow(edgeIndex, 1);
+  const int64_t* s = srcT.data<int64_t>();
+  const int64_t* d = dstT.data<int64_t>();
+  const int64_t E = edgeIndex.dim(1);
+  std::vector<int64_t> ptr(static_cast<size_t>(n) + 1, 0);
+  for (int64_t e = 0; e < E; ++e) {
+    GNN_CHECK_ARG(s[e] >= 0 && s[e] < n && d[e] >= 0 && d[e] < n, "TransformerConv: edge ", e, " (", s[e], " -> ",
+                  d[e], ") points outside the ", n, " nodes");
+    ++ptr[static_cast<size_t>(d[e]) + 1];
+  }
+  std::partial_sum(ptr.begin(), ptr.end(), ptr.begin());
+  std::vector<int64_t> next(ptr.begin(), ptr.end() - 1), order(static_cast<size_t>(E)), src(order.size()),
+      dst(order.size());
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t at = next[static_cast<size_t>(d[e])]++;
+    order[static_cast<size_t>(at)] = e;
+    src[static_cast<size_t>(at)] = s[e];
+    dst[static_cast<size_t>(at)] = d[e];
+  }
+  auto tensorOf = [](const std::vector<int64_t>& v) {
+    return v.empty() ? Tensor::zeros({0}, DType::I64) : Tensor::fromVector(v);
+  };
+  return {tensorOf(order), tensorOf(src), tensorOf(dst), Tensor::fromVector(ptr)};
+}
+}  // namespace
+
+TransformerConv::TransformerConv(int64_t inChannels, int64_t outChannels, Generator& gen,
+                                 TransformerConvOptions options)
+    : MessagePassing("sum"), in_(inChannels), out_(outChannels), opt_(options) {
+  GNN_CHECK_ARG(in_ > 0 && out_ > 0 && opt_.heads > 0, "TransformerConv: channel counts and heads must be positive, "
+                "got ", in_, " -> ", out_, " x ", opt_.heads);
+  opt_.beta = opt_.beta && opt_.rootWeight;  // PyG: beta and root_weight
+  const int64_t hc = opt_.heads * out_;
+  const DType dt = opt_.dtype;
+  linKey_ = std::make_unique<Linear>(in_, hc, gen, true, dt);
+  registerModule("lin_key", *linKey_);
+  linQuery_ = std::make_unique<Linear>(in_, hc, gen, true, dt);
+  registerModule("lin_query", *linQuery_);
+  linValue_ = std::make_unique<Linear>(in_, hc, gen, true, dt);
+  registerModule("lin_value", *linValue_);
+  if (opt_.edgeDim > 0) {
+    linEdge_ = std::make_unique<Linear>(opt_.edgeDim, hc, gen, false, dt);
+    registerModule("lin_edge", *linEdge_);
+  }
+  // PyG builds lin_skip (and lin_beta) whether or not root_weight uses them: they are in its state_dict.
+  const int64_t width = opt_.concat ? hc : out_;
+  linSkip_ = std::make_unique<Linear>(in_, width, gen, opt_.bias, dt);
+  registerModule("lin_skip", *linSkip_);
+  if (opt_.beta) {
+    linBeta_ = std::make_unique<Linear>(3 * width, 1, gen, false, dt);
+    registerModule("lin_beta", *linBeta_);
+  }
+}
+
+std::unique_ptr<TransformerConv> TransformerConv::fromPyG(const nlohmann::json& args, Generator& gen, DType dtype) {
+  const PyGArgs a(args, "TransformerConv",
+                  {{"in_channels", nullptr}, {"out_channels", nullptr}, {"heads", 1}, {"concat", true},
+                   {"beta", false}, {"dropout", 0.0}, {"edge_dim", nullptr}, {"bias", true}, {"root_weight", true}});
+  TransformerConvOptions o;
+  o.heads = a.get<int64_t>("heads");
+  o.concat = a.get<bool>("concat");
+  o.beta = a.get<bool>("beta");
+  o.dropout = a.get<double>("dropout");
+  o.edgeDim = a.has("edge_dim") ? a.get<int64_t>("edge_dim") : 0;
+  if (a.has("edge_dim") && o.edgeDim < 1) throw a.invalidValue("edge_dim", a.at("edge_dim"), "must be >= 1");
+  o.bias = a.get<bool>("bias");
+  o.rootWeight = a.get<bool>("root_weight");
+  o.dtype = dtype;
+  return std::make_unique<TransformerConv>(intChannels(a, "in_channels"), intChannels(a, "out_channels"), gen, o);
+}
+
+std::unique_ptr<Module> TransformerConv::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<TransformerConv>(in_, out_, unused, opt_));
+}
+
+Variable TransformerConv::forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr) {
+  checkNodeFeatures("TransformerConv", x, in_);
+  GNN_CHECK_ARG(!edgeAttr.defined() || opt_.edgeDim > 0,
+                "TransformerConv: edge features given to a layer without edge_dim");
+  GNN_CHECK_ARG(opt_.edgeDim == 0 || (edgeAttr.defined() && edgeAttr.value().rank() == 2 &&
+                                      edgeAttr.dim(0) == edgeIndex.dim(1) && edgeAttr.dim(1) == opt_.edgeDim),
+                "TransformerConv: edge_attr must be [", edgeIndex.dim(1), ", ", opt_.edgeDim, "], got ",
+                edgeAttr.defined() ? shapeString(edgeAttr.shape()) : std::string("none"));
+  const int64_t n = x.dim(0), H = opt_.heads, C = out_, E = edgeIndex.dim(1);
+  const ByTarget g = groupByTarget(edgeIndex, n);
+  const Variable q = gatherRows(linQuery_->forward(x), g.dst);
+  Variable k = gatherRows(linKey_->forward(x), g.src);
+  Variable v = gatherRows(linValue_->forward(x), g.src);
+  if (linEdge_) {
+    const Variable e = linEdge_->forward(gatherRows(edgeAttr, g.order));
+    k = add(k, e);
+    v = add(v, e);
+  }
+  // Per head: (q_i . k_j) / sqrt(C), softmax over each target's edges.
+  const Variable logits = scale(sumAxis(reshape(mul(q, k), {E, H, C}), 2), 1.0 / std::sqrt(static_cast<double>(C)));
+  const Variable alpha = dropout(segmentSoftmax(logits, g.ptr), opt_.dropout, isTraining());
+  const Variable weighted = reshape(mul(reshape(v, {E * H, C}), reshape(alpha, {E * H, 1})), {E, H * C});
+  Variable out = segmentSum(weighted, g.ptr);  // [N, H C]
+  if (!opt_.concat) out = meanAxis(reshape(out, {n, H, C}), 1);
+  if (!opt_.rootWeight) return out;
+  const Variable r = linSkip_->forward(x);
+  if (!linBeta_) return add(out, r);
+  const Variable b = sigmoid(linBeta_->forward(concatCols({out, r, sub(out, r)})));  // [N, 1]
+  return add(mul(r, b), mul(out, sub(Variable(Tensor::full({n, 1}, 1.0, x.dtype())), b)));
+}
+
+}  // namespace gnn
