@@ -7,19 +7,37 @@
 //   bench_layer_steps                                   # 10,000 nodes, 100,000 edges, 64 channels, 2 threads
 //   bench_layer_steps --nodes 10000 --edges 100000 --channels 64 --layers GATConv,SAGEConv
 #include <algorithm>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "app/Program.h"
 #include "gnn/nn/Init.h"
+#include "gnn/nn/conv/APPNP.h"
+#include "gnn/nn/conv/ChebConv.h"
+#include "gnn/nn/conv/ClusterGCNConv.h"
 #include "gnn/nn/conv/EdgeConv.h"
+#include "gnn/nn/conv/FAConv.h"
+#include "gnn/nn/conv/FiLMConv.h"
 #include "gnn/nn/conv/GATConv.h"
 #include "gnn/nn/conv/GATv2Conv.h"
+#include "gnn/nn/conv/GCN2Conv.h"
 #include "gnn/nn/conv/GCNConv.h"
 #include "gnn/nn/conv/GINConv.h"
+#include "gnn/nn/conv/GINEConv.h"
+#include "gnn/nn/conv/GatedGraphConv.h"
+#include "gnn/nn/conv/GraphConv.h"
+#include "gnn/nn/conv/LEConv.h"
+#include "gnn/nn/conv/MFConv.h"
+#include "gnn/nn/conv/NNConv.h"
 #include "gnn/nn/conv/PNAConv.h"
+#include "gnn/nn/conv/ResGatedGraphConv.h"
 #include "gnn/nn/conv/SAGEConv.h"
+#include "gnn/nn/conv/SGConv.h"
+#include "gnn/nn/conv/TAGConv.h"
+#include "gnn/nn/conv/TransformerConv.h"
 #include "gnn/ops/Ops.h"
 #include "gnn/system/Parallel.h"
 #include "gnn/system/SystemInfo.h"
@@ -30,45 +48,112 @@ using json = nlohmann::json;
 
 namespace {
 
+// Width of the edge features the edge-aware layers read (GINEConv projects them with its lin).
+constexpr int64_t kEdgeDim = 8;
+
 struct Setup {
   int64_t nodes = 10000, edges = 100000, channels = 64, reps = 20;
   int threads = 2;
-  std::string layers = "GCNConv,SAGEConv,GINConv,GATConv,GATv2Conv,EdgeConv,PNAConv";
+  std::string layers =
+      "GCNConv,SAGEConv,GINConv,GATConv,GATv2Conv,EdgeConv,PNAConv,GINEConv,GraphConv,SGConv,APPNP,TAGConv,LEConv,"
+      "ClusterGCNConv,ResGatedGraphConv,ChebConv,GCN2Conv,GatedGraphConv,MFConv,FAConv,FiLMConv,TransformerConv,"
+      "NNConv";
 };
 
-// The arguments of each layer at width c (PyG's names; the reference script uses the same).
-json argsOf(const std::string& layer, int64_t c, const std::vector<int64_t>& degreeHistogram) {
-  const json mlp = {{"class", "MLP"}, {"args", {{"channel_list", {c, c, c}}}}};
-  if (layer == "GCNConv") return {{"in_channels", c}, {"out_channels", c}};
-  if (layer == "SAGEConv") return {{"in_channels", c}, {"out_channels", c}};
-  if (layer == "GINConv") return {{"nn", mlp}};
-  if (layer == "GATConv" || layer == "GATv2Conv") return {{"in_channels", c}, {"out_channels", c / 8}, {"heads", 8}};
-  if (layer == "EdgeConv") return {{"nn", {{"class", "MLP"}, {"args", {{"channel_list", {2 * c, c, c}}}}}}};
-  if (layer == "PNAConv")
-    return {{"in_channels", c}, {"out_channels", c}, {"aggregators", {"mean", "min", "max", "std"}},
-            {"scalers", {"identity", "amplification", "attenuation"}}, {"deg", degreeHistogram}};
-  throw app::UsageError("--layers: unknown layer '" + layer +
-                        "' (GCNConv, SAGEConv, GINConv, GATConv, GATv2Conv, EdgeConv, PNAConv)");
+// A layer in the benchmark: its PyG arguments at width c (the reference script uses the same), how it is built
+// and called (x, edge_index, edge_attr [E, kEdgeDim]).
+struct BenchLayer {
+  std::function<json(int64_t c, const std::vector<int64_t>& degreeHistogram)> args;
+  std::function<std::unique_ptr<Module>(const json&, Generator&)> make;
+  std::function<Variable(Module&, const Variable& x, const Tensor& ei, const Variable& e)> forward;
+};
+
+template <class L>
+std::function<std::unique_ptr<Module>(const json&, Generator&)> makeOf() {
+  return [](const json& a, Generator& gen) -> std::unique_ptr<Module> { return L::fromPyG(a, gen); };
 }
 
-std::unique_ptr<Module> make(const std::string& layer, const json& args, Generator& gen) {
-  if (layer == "GCNConv") return GCNConv::fromPyG(args, gen);
-  if (layer == "SAGEConv") return SAGEConv::fromPyG(args, gen);
-  if (layer == "GINConv") return GINConv::fromPyG(args, gen);
-  if (layer == "GATConv") return GATConv::fromPyG(args, gen);
-  if (layer == "GATv2Conv") return GATv2Conv::fromPyG(args, gen);
-  if (layer == "EdgeConv") return EdgeConv::fromPyG(args, gen);
-  return PNAConv::fromPyG(args, gen);
+template <class L>
+std::function<json(int64_t, const std::vector<int64_t>&)> argsOf(std::function<json(int64_t)> args) {
+  return [args](int64_t c, const std::vector<int64_t>&) { return args(c); };
 }
 
-Variable forward(const std::string& layer, Module& m, const Variable& x, const Tensor& ei) {
-  if (layer == "GCNConv") return static_cast<GCNConv&>(m).forward(x, ei);
-  if (layer == "SAGEConv") return static_cast<SAGEConv&>(m).forward(x, ei);
-  if (layer == "GINConv") return static_cast<GINConv&>(m).forward(x, ei);
-  if (layer == "GATConv") return static_cast<GATConv&>(m).forward(x, ei);
-  if (layer == "GATv2Conv") return static_cast<GATv2Conv&>(m).forward(x, ei);
-  if (layer == "EdgeConv") return static_cast<EdgeConv&>(m).forward(x, ei);
-  return static_cast<PNAConv&>(m).forward(x, ei);
+template <class L>
+BenchLayer plain(std::function<json(int64_t)> args) {
+  return {argsOf<L>(std::move(args)), makeOf<L>(), [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
+            return static_cast<L&>(m).forward(x, ei);
+          }};
+}
+
+template <class L>
+BenchLayer withEdges(std::function<json(int64_t)> args) {
+  return {argsOf<L>(std::move(args)), makeOf<L>(), [](Module& m, const Variable& x, const Tensor& ei, const Variable& e) {
+            return static_cast<L&>(m).forward(x, ei, e);
+          }};
+}
+
+template <class L>
+BenchLayer withInitial(std::function<json(int64_t)> args) {  // GCN2Conv, FAConv: x_0 = x
+  return {argsOf<L>(std::move(args)), makeOf<L>(), [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
+            return static_cast<L&>(m).forward(x, x, ei);
+          }};
+}
+
+json mlp(std::vector<int64_t> widths) { return {{"class", "MLP"}, {"args", {{"channel_list", widths}}}}; }
+json inOut(int64_t c) { return {{"in_channels", c}, {"out_channels", c}}; }
+
+const std::map<std::string, BenchLayer>& benchLayers() {
+  static const std::map<std::string, BenchLayer> layers = {
+      {"GCNConv", plain<GCNConv>(inOut)},
+      {"SAGEConv", plain<SAGEConv>(inOut)},
+      {"GINConv", plain<GINConv>([](int64_t c) { return json{{"nn", mlp({c, c, c})}}; })},
+      {"GATConv", plain<GATConv>([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c / 8}, {"heads", 8}}; })},
+      {"GATv2Conv",
+       plain<GATv2Conv>([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c / 8}, {"heads", 8}}; })},
+      {"EdgeConv", plain<EdgeConv>([](int64_t c) { return json{{"nn", mlp({2 * c, c, c})}}; })},
+      {"PNAConv",
+       {[](int64_t c, const std::vector<int64_t>& hist) {
+          return json{{"in_channels", c}, {"out_channels", c}, {"aggregators", {"mean", "min", "max", "std"}},
+                      {"scalers", {"identity", "amplification", "attenuation"}}, {"deg", hist}};
+        },
+        [](const json& a, Generator& gen) -> std::unique_ptr<Module> { return PNAConv::fromPyG(a, gen); },
+        [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
+          return static_cast<PNAConv&>(m).forward(x, ei);
+        }}},
+      {"GINEConv", withEdges<GINEConv>([](int64_t c) { return json{{"nn", mlp({c, c, c})}, {"edge_dim", kEdgeDim}}; })},
+      {"GraphConv", plain<GraphConv>(inOut)},
+      {"SGConv", plain<SGConv>([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c}, {"K", 2}}; })},
+      {"APPNP", plain<APPNP>([](int64_t) { return json{{"K", 10}, {"alpha", 0.1}}; })},
+      {"TAGConv", plain<TAGConv>(inOut)},
+      {"LEConv", plain<LEConv>(inOut)},
+      {"ClusterGCNConv", plain<ClusterGCNConv>(inOut)},
+      {"ResGatedGraphConv", plain<ResGatedGraphConv>(inOut)},
+      {"ChebConv", plain<ChebConv>([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c}, {"K", 3}}; })},
+      {"GCN2Conv", withInitial<GCN2Conv>([](int64_t c) { return json{{"channels", c}, {"alpha", 0.1}}; })},
+      {"GatedGraphConv",
+       plain<GatedGraphConv>([](int64_t c) { return json{{"out_channels", c}, {"num_layers", 3}}; })},
+      {"MFConv", plain<MFConv>(inOut)},
+      {"FAConv", withInitial<FAConv>([](int64_t c) { return json{{"channels", c}}; })},
+      {"FiLMConv", plain<FiLMConv>(inOut)},
+      {"TransformerConv", withEdges<TransformerConv>([](int64_t c) {
+         return json{{"in_channels", c}, {"out_channels", c / 8}, {"heads", 8}, {"edge_dim", kEdgeDim}};
+       })},
+      // Theta(e) is [in, out] per edge: 4 outputs keep its [E, in x out] within a few hundred MB on both sides.
+      {"NNConv", withEdges<NNConv>([](int64_t c) {
+         return json{{"in_channels", c}, {"out_channels", 4}, {"nn", mlp({kEdgeDim, 32, 4 * c})}};
+       })},
+  };
+  return layers;
+}
+
+const BenchLayer& benchLayer(const std::string& name) {
+  auto it = benchLayers().find(name);
+  if (it == benchLayers().end()) {
+    std::string known;
+    for (const auto& [n, unused] : benchLayers()) known += (known.empty() ? "" : ", ") + n;
+    throw app::UsageError("--layers: unknown layer '" + name + "' (" + known + ")");
+  }
+  return it->second;
 }
 
 int run(const Setup& s) {
@@ -84,19 +169,21 @@ int run(const Setup& s) {
     ++hist[static_cast<size_t>(d)];
   }
   const Tensor x0 = init::uniform({s.nodes, s.channels}, -1, 1, g);
+  const Tensor e0 = init::uniform({s.edges, kEdgeDim}, -1, 1, g);
   json out = {{"benchmark", "layer_steps"}, {"nodes", s.nodes}, {"edges", s.edges}, {"channels", s.channels},
               {"threads", s.threads}, {"reps", s.reps}};
   std::stringstream names(s.layers);
   for (std::string layer; std::getline(names, layer, ',');) {
-    const json args = argsOf(layer, s.channels, hist);
+    const BenchLayer& b = benchLayer(layer);
+    const json args = b.args(s.channels, hist);
     Generator gen(2);
-    std::unique_ptr<Module> m = make(layer, args, gen);
+    std::unique_ptr<Module> m = b.make(args, gen);
     std::vector<double> ms;
     for (int64_t r = 0; r < s.reps + 3; ++r) {
       m->zeroGrad();
       Variable x(x0, true);
       Stopwatch sw;
-      Variable y = forward(layer, *m, x, edgeIndex);
+      Variable y = b.forward(*m, x, edgeIndex, Variable(e0));
       sum(mul(y, y)).backward();
       if (r >= 3) ms.push_back(sw.ms());
     }

@@ -27,12 +27,13 @@ def main():
     p.add_argument("--channels", type=int, default=64)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--target", type=float, default=3.0)
+    p.add_argument("--layers", help="comma-separated PyG class names (default: every layer of both programs)")
     a = p.parse_args()
     if not os.access(a.bin, os.X_OK):
         fail(f"no executable {a.bin}; build it, or set --bin")
     env = reference_env()
     common = ["--nodes", str(a.nodes), "--edges", str(a.edges), "--channels", str(a.channels), "--threads",
-              str(a.threads)]
+              str(a.threads)] + (["--layers", a.layers] if a.layers else [])
     ours, _ = run_json([a.bin] + common, env)
     ref, _ = run_json([a.python, os.path.join(REPO, "bench", "reference", "pyg_layer_steps.py")] + common, env)
     out = dict(benchmark="layers_vs_pyg", machine=machine(), nodes=a.nodes, edges=a.edges, channels=a.channels,

@@ -18,8 +18,19 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import torch  # noqa: E402
 from torch_geometric.nn import (GATConv, GATv2Conv, GCNConv, GINConv, EdgeConv, PNAConv, SAGEConv)  # noqa: E402
+from torch_geometric.nn import (APPNP, ChebConv, ClusterGCNConv, FAConv, FiLMConv, GatedGraphConv,  # noqa: E402
+                                GCN2Conv, GINEConv, GraphConv, LEConv, MFConv, NNConv, ResGatedGraphConv, SGConv,
+                                TAGConv, TransformerConv)
 from torch_geometric.nn.models import MLP  # noqa: E402
 from torch_geometric.utils import degree  # noqa: E402
+
+
+EDGE_DIM = 8  # the edge features' width for the layers that read them (bench/layer_steps.cpp's kEdgeDim)
+EDGE_LAYERS = {"GINEConv", "TransformerConv", "NNConv"}
+INITIAL_LAYERS = {"GCN2Conv", "FAConv"}  # called with x_0 = x
+LAYERS = ("GCNConv,SAGEConv,GINConv,GATConv,GATv2Conv,EdgeConv,PNAConv,GINEConv,GraphConv,SGConv,APPNP,TAGConv,"
+          "LEConv,ClusterGCNConv,ResGatedGraphConv,ChebConv,GCN2Conv,GatedGraphConv,MFConv,FAConv,FiLMConv,"
+          "TransformerConv,NNConv")
 
 
 def make(name, c, deg):
@@ -38,6 +49,26 @@ def make(name, c, deg):
     if name == "PNAConv":
         return PNAConv(c, c, aggregators=["mean", "min", "max", "std"],
                        scalers=["identity", "amplification", "attenuation"], deg=deg)
+    others = {
+        "GINEConv": lambda: GINEConv(MLP([c, c, c]), edge_dim=EDGE_DIM),
+        "GraphConv": lambda: GraphConv(c, c),
+        "SGConv": lambda: SGConv(c, c, K=2),
+        "APPNP": lambda: APPNP(K=10, alpha=0.1),
+        "TAGConv": lambda: TAGConv(c, c),
+        "LEConv": lambda: LEConv(c, c),
+        "ClusterGCNConv": lambda: ClusterGCNConv(c, c),
+        "ResGatedGraphConv": lambda: ResGatedGraphConv(c, c),
+        "ChebConv": lambda: ChebConv(c, c, K=3),
+        "GCN2Conv": lambda: GCN2Conv(c, alpha=0.1),
+        "GatedGraphConv": lambda: GatedGraphConv(c, num_layers=3),
+        "MFConv": lambda: MFConv(c, c),
+        "FAConv": lambda: FAConv(c),
+        "FiLMConv": lambda: FiLMConv(c, c),
+        "TransformerConv": lambda: TransformerConv(c, c // 8, heads=8, edge_dim=EDGE_DIM),
+        "NNConv": lambda: NNConv(c, 4, MLP([EDGE_DIM, 32, 4 * c])),
+    }
+    if name in others:
+        return others[name]()
     sys.exit(f"unknown layer {name}")
 
 
@@ -48,13 +79,14 @@ def main():
     p.add_argument("--channels", type=int, default=64)
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--layers", default="GCNConv,SAGEConv,GINConv,GATConv,GATv2Conv,EdgeConv,PNAConv")
+    p.add_argument("--layers", default=LAYERS)
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     g = torch.Generator().manual_seed(1)
     edge_index = torch.randint(0, a.nodes, (2, a.edges), generator=g)
     deg = torch.bincount(degree(edge_index[1], a.nodes, dtype=torch.long))
     x0 = torch.rand(a.nodes, a.channels, generator=g) * 2 - 1
+    e0 = torch.rand(a.edges, EDGE_DIM, generator=g) * 2 - 1
     out = dict(benchmark="pyg_layer_steps", nodes=a.nodes, edges=a.edges, channels=a.channels, threads=a.threads,
                reps=a.reps, torch=torch.__version__, layers={})
     for name in a.layers.split(","):
@@ -64,7 +96,12 @@ def main():
             layer.zero_grad()
             x = x0.clone().requires_grad_()
             t = time.perf_counter()
-            y = layer(x, edge_index)
+            if name in EDGE_LAYERS:
+                y = layer(x, edge_index, e0)
+            elif name in INITIAL_LAYERS:
+                y = layer(x, x, edge_index)
+            else:
+                y = layer(x, edge_index)
             (y * y).sum().backward()
             if r >= 3:
                 ms.append((time.perf_counter() - t) * 1e3)
