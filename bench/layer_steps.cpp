@@ -10,10 +10,12 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "app/Program.h"
+#include "gnn/autograd/Profiler.h"
 #include "gnn/nn/Init.h"
 #include "gnn/nn/conv/APPNP.h"
 #include "gnn/nn/conv/ChebConv.h"
@@ -54,6 +56,7 @@ constexpr int64_t kEdgeDim = 8;
 struct Setup {
   int64_t nodes = 10000, edges = 100000, channels = 64, reps = 20;
   int threads = 2;
+  bool profile = false;
   std::string layers =
       "GCNConv,SAGEConv,GINConv,GATConv,GATv2Conv,EdgeConv,PNAConv,GINEConv,GraphConv,SGConv,APPNP,TAGConv,LEConv,"
       "ClusterGCNConv,ResGatedGraphConv,ChebConv,GCN2Conv,GatedGraphConv,MFConv,FAConv,FiLMConv,TransformerConv,"
@@ -179,13 +182,20 @@ int run(const Setup& s) {
     Generator gen(2);
     std::unique_ptr<Module> m = b.make(args, gen);
     std::vector<double> ms;
+    OpProfiler prof;
     for (int64_t r = 0; r < s.reps + 3; ++r) {
       m->zeroGrad();
       Variable x(x0, true);
+      std::optional<ObserverScope> watch;
+      if (s.profile && r >= 3) watch.emplace(prof);
       Stopwatch sw;
       Variable y = b.forward(*m, x, edgeIndex, Variable(e0));
       sum(mul(y, y)).backward();
       if (r >= 3) ms.push_back(sw.ms());
+    }
+    if (s.profile) {
+      std::cerr << layer << ", " << s.reps << " steps:\n";
+      prof.print(std::cerr);
     }
     std::sort(ms.begin(), ms.end());
     out["layers"][layer] = {{"args", args}, {"step_ms_median", ms[ms.size() / 2]}};
@@ -206,6 +216,7 @@ int main(int argc, char** argv) {
       "channels", po::value(&s.channels)->default_value(s.channels), "input and output width")(
       "reps", po::value(&s.reps)->default_value(s.reps), "timed steps per layer")(
       "threads", po::value(&s.threads)->default_value(s.threads), "threads")(
-      "layers", po::value(&s.layers)->default_value(s.layers), "comma-separated PyG class names");
+      "layers", po::value(&s.layers)->default_value(s.layers), "comma-separated PyG class names")(
+      "profile", po::bool_switch(&s.profile), "per-op table of each layer's timed steps on stderr");
   return prog.run(argc, argv, [&] { return run(s); });
 }
