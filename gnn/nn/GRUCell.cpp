@@ -29,14 +29,10 @@ Variable GRUCell::forward(const Variable& x, const Variable& h) const {
                     h.dim(1) == hidden_ && h.dim(0) == x.dim(0),
                 "GRUCell(", in_, ", ", hidden_, "): x ", x.defined() ? shapeString(x.shape()) : std::string("none"),
                 " and h ", h.defined() ? shapeString(h.shape()) : std::string("none"), " do not fit");
-  const int64_t H = hidden_;
-  const Variable gi = linear(x, *weightIh_, biasIh_ ? *biasIh_ : Variable());  // [N, 3H]: r, z, n
+  // The two [N, 3H] products, then the gates' arithmetic in one op (gruCell: the columns read in place).
+  const Variable gi = linear(x, *weightIh_, biasIh_ ? *biasIh_ : Variable());
   const Variable gh = linear(h, *weightHh_, biasHh_ ? *biasHh_ : Variable());
-  const Variable r = sigmoid(add(sliceCols(gi, 0, H), sliceCols(gh, 0, H)));
-  const Variable z = sigmoid(add(sliceCols(gi, H, 2 * H), sliceCols(gh, H, 2 * H)));
-  const Variable n = tanh(add(sliceCols(gi, 2 * H, 3 * H), mul(r, sliceCols(gh, 2 * H, 3 * H))));
-  // (1 - z) n + z h = n + z (h - n).
-  return add(n, mul(z, sub(h, n)));
+  return gruCell(gi, gh, h);
 }
 
 }  // namespace gnn

@@ -146,14 +146,45 @@ Variable gelu(const Variable& a) {
   });
 }
 
+namespace {
+// An activation whose value runs on Eigen's vector code (vectorBlocks: every element takes it, whatever its
+// position) and whose derivative comes from the output: value(xs) and deriv(ys, gs) map Eigen arrays. The C
+// library's scalar tanh and exp took 10 ns an element (GatedGraphConv's GRU, ResGatedGraphConv's gates).
+template <class Value, class Deriv>
+Variable vectorActivation(const char* name, int64_t cost, const Variable& a, Value value, Deriv deriv) {
+  const Tensor& X = a.value();
+  GNN_CHECK_ARG(X.dtype() == DType::F32 || X.dtype() == DType::F64, name, ": float input expected, got ",
+                dtypeName(X.dtype()));
+  return dispatchFloat(X.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    Tensor Y = Tensor::empty(X.shape(), X.dtype());
+    const T* x = X.data<T>();
+    T* y = Y.data<T>();
+    parallelElements(X.numel(), cost, [&](int64_t b, int64_t e) { ops::vectorBlocks(e - b, value, y + b, x + b); });
+    const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
+    OpInfo info{name, cost * n, bytes, bytes, (cost + 1) * n};
+    return Variable::record(info, Y, {a}, {Y}, [deriv, cost](const Tensor& gy, std::vector<GradInput>& in,
+                                                             const std::vector<Tensor>& saved) {
+      const Tensor& V = saved[0];
+      Tensor G = Tensor::empty(V.shape(), V.dtype());
+      const T* v = V.data<T>();
+      const T* g = gy.data<T>();
+      T* o = G.data<T>();
+      parallelElements(V.numel(), cost, [&](int64_t b, int64_t e) { ops::vectorBlocks(e - b, deriv, o + b, v + b, g + b); });
+      in[0].addGrad(G);
+    });
+  });
+}
+}  // namespace
+
 Variable tanh(const Variable& a) {
-  return unary(
-      "tanh", 10, From::Output, a, [](auto x) { return std::tanh(x); }, [](auto y) { return 1 - y * y; });
+  return vectorActivation(
+      "tanh", 10, a, [](auto xs) { return xs.tanh(); }, [](auto ys, auto gs) { return gs * (1 - ys.square()); });
 }
 
 Variable sigmoid(const Variable& a) {
-  return unary(
-      "sigmoid", 10, From::Output, a, [](auto x) { return 1 / (1 + std::exp(-x)); }, [](auto y) { return y * (1 - y); });
+  return vectorActivation(
+      "sigmoid", 10, a, [](auto xs) { return 1 / (1 + (-xs).exp()); }, [](auto ys, auto gs) { return gs * (ys * (1 - ys)); });
 }
 
 Variable softplus(const Variable& a, double beta, double threshold) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "gnn/ops/GatherMultiplySum.h"
+#include "gnn/ops/IndexPlan.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
 #include "gnn/system/CpuClones.h"
@@ -15,41 +16,9 @@
 namespace gnn {
 namespace {
 
-// A checked int64 copy of an index: the ops read it, and their backward saves this copy (never the caller's
-// tensor, which a device may overwrite in place before the backward runs).
-Tensor indexValues(const char* op, const Tensor& index, int64_t limit) {
-  GNN_CHECK_ARG(index.rank() == 1, op, ": index must be rank 1, got ", shapeString(index.shape()));
-  Tensor out = Tensor::empty({index.numel()}, DType::I64);
-  int64_t* v = out.data<int64_t>();
-  dispatchIndex(index.dtype(), [&](auto* tag) {
-    using I = std::remove_pointer_t<decltype(tag)>;
-    const I* p = index.data<I>();
-    for (int64_t i = 0; i < index.numel(); ++i) {
-      GNN_CHECK_ARG(p[i] >= 0 && p[i] < limit, op, ": index ", p[i], " at position ", i, " is outside [0, ", limit,
-                    ")");
-      v[i] = p[i];
-    }
-  });
-  return out;
-}
-
-// Rows grouped by target: bucket r holds positions perm[ptr[r]..ptr[r+1]) in increasing order (stable).
-struct IndexPlan {
-  std::vector<int64_t> ptr, perm;
-};
-// index: int64 values already checked against numOut (indexValues).
-IndexPlan planFor(const Tensor& index, int64_t numOut) {
-  const int64_t* idx = index.data<int64_t>();
-  const size_t n = static_cast<size_t>(index.numel());
-  IndexPlan p;
-  p.ptr.assign(static_cast<size_t>(numOut) + 1, 0);
-  for (size_t i = 0; i < n; ++i) ++p.ptr[idx[i] + 1];
-  for (int64_t r = 0; r < numOut; ++r) p.ptr[r + 1] += p.ptr[r];
-  p.perm.resize(n);
-  std::vector<int64_t> fill(p.ptr.begin(), p.ptr.end() - 1);
-  for (size_t i = 0; i < n; ++i) p.perm[fill[idx[i]]++] = static_cast<int64_t>(i);
-  return p;
-}
+using ops::indexValues;
+using ops::IndexPlan;
+using ops::planFor;
 
 std::vector<int64_t> ptrValues(const char* op, const Tensor& ptr, int64_t rows) {
   GNN_CHECK_ARG(ptr.rank() == 1 && ptr.numel() >= 1, op, ": ptr must be rank 1 with at least one entry");

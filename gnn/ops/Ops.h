@@ -177,6 +177,11 @@ Tensor messagePlan(const Tensor& edgeIndex, int64_t numNodes, int64_t numX, cons
 /// copies of the indices.
 Variable filterMessageSum(const Variable& x, const Variable& filter, const Tensor& plan,
                           const Variable& filterScale = Variable());
+/// ResGatedGraphConv's gated messages and their sum: out[i] = sum over edges j -> i of sigmoid(k[i] + q[j]) * v[j]
+/// for k, q, v [N, F], edgeIndex int64 [2, E] -> [N, F] (ops/GatedMessageSumOps.cpp): the numbers of
+/// scatterSum(mul(sigmoid(add(gatherRows(k, dst), gatherRows(q, src))), gatherRows(v, src)), dst, N) up to
+/// rounding, without the [E, F] tensors.
+Variable gatedMessageSum(const Variable& k, const Variable& q, const Variable& v, const Tensor& edgeIndex);
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 // GAT's and GATv2's fused attention, per-head dot products and added self-loops' edge features:
@@ -287,7 +292,11 @@ Variable sumAxis(const Variable& a, int axis, bool keepDim = false);
 /// Mean along one axis (the axis must not be empty).
 Variable meanAxis(const Variable& a, int axis, bool keepDim = false);
 
-// ---- recurrence (ops/LstmOps.cpp) ----
+// ---- recurrence (ops/LstmOps.cpp, ops/GruCellOps.cpp) ----
+/// torch.nn.GRUCell's step from its two products gi = x W_ih^T + b_ih and gh = h W_hh^T + b_hh ([N, 3H], gates
+/// r, z, n) and h [N, H]: r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z), n = tanh(gi_n + r gh_n),
+/// h' = (1 - z) n + z h -> [N, H], as one pass (the gates' columns read in place, their gradients written whole).
+Variable gruCell(const Variable& gi, const Variable& gh, const Variable& h);
 /// One direction of torch.nn.LSTM's recurrence, fused over the time steps (backward: BPTT): gates [B, T, 4H] holds
 /// x_t W_ih^T + b_ih per sequence b and step t (torch's gate order i, f, g, o), weightHh [4H, H], biasHh [4H]
 /// (undefined: none); zero initial state; returns h [B, T, H]. reverse: t runs T-1 .. 0 (a bidirectional LSTM's

@@ -137,6 +137,35 @@ std::vector<OpCase> makeTable() {
   push(unaryCase("gelu", "gelu", [](const Variable& x) { return gelu(x); }, -3, 3));
   push(unaryCase("tanh", "tanh", [](const Variable& x) { return gnn::tanh(x); }, -3, 3));
   push(unaryCase("sigmoid", "sigmoid", [](const Variable& x) { return sigmoid(x); }, -3, 3));
+  {
+    // Duplicate edges, a self-loop, an isolated node (the same graph at both sizes: random at the large one).
+    OpCase c;
+    c.name = "gatedMessageSum";
+    c.ops = {"gatedMessageSum"};
+    c.shapes = {{5, 3}, {5, 3}, {5, 3}};
+    c.largeShapes = {{3000, 32}, {3000, 32}, {3000, 32}};
+    c.aux = [](const std::vector<Shape>& s) {
+      const int64_t n = s[0][0];
+      if (n == 5) return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 0, 1, 2, 3, 3, 1, 1, 2, 2, 0, 1}, {2, 6})};
+      Generator g(7);
+      std::vector<int64_t> ei(2 * 10 * n);
+      for (auto& v : ei) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n)));
+      return std::vector<Tensor>{Tensor::fromVector(ei, {2, 10 * n})};
+    };
+    c.build = [](const V& x, const A& a) { return gatedMessageSum(x[0], x[1], x[2], a[0]); };
+    push(c);
+  }
+  {
+    OpCase c;
+    c.name = "gruCell";
+    c.ops = {"gruCell"};
+    c.shapes = {{3, 12}, {3, 12}, {3, 4}};
+    c.largeShapes = {{3000, 96}, {3000, 96}, {3000, 32}};
+    c.lo = -2;
+    c.hi = 2;
+    c.build = [](const V& x, const A&) { return gruCell(x[0], x[1], x[2]); };
+    push(c);
+  }
   push(unaryCase("softplus", "softplus", [](const Variable& x) { return softplus(x, 2.0, 5.0); }, -3, 3));
   push(unaryCase("shiftedSoftplus", "shiftedSoftplus", [](const Variable& x) { return shiftedSoftplus(x); }, -3, 3));
   push(unaryCase("dropout_generator", "dropout", [](const Variable& x) {

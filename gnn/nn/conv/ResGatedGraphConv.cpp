@@ -42,8 +42,13 @@ Variable ResGatedGraphConv::forward(const Variable& x, const Tensor& edgeIndex) 
   checkNodeFeatures("ResGatedGraphConv", x, in_);
   const Tensor src = edgeRow(edgeIndex, 0), dst = edgeRow(edgeIndex, 1);
   const Variable k = linKey_->forward(x), q = linQuery_->forward(x), v = linValue_->forward(x);
-  const Variable gate = act_(add(gatherRows(k, dst), gatherRows(q, src)));
-  Variable out = scatterSum(mul(gate, gatherRows(v, src)), dst, x.dim(0));
+  Variable out;
+  if (actName_ == "sigmoid") {
+    out = gatedMessageSum(k, q, v, edgeIndex);  // PyG's default gate, fused: no [E, out] tensors
+  } else {
+    const Variable gate = act_(add(gatherRows(k, dst), gatherRows(q, src)));
+    out = scatterSum(mul(gate, gatherRows(v, src)), dst, x.dim(0));
+  }
   if (linSkip_) out = add(out, linSkip_->forward(x));
   return biasParam_ ? add(out, *biasParam_) : out;
 }

@@ -245,7 +245,9 @@ TEST_P(LayerTable, DeclaresFlopsAndBytes) {
         ++forwardOps;
         EXPECT_NE(std::string(e.info->name), "op") << "an op without a name";
         // (reshape is a view: no bytes move.)
-        if (std::string(e.info->name) != "reshape") EXPECT_GT(e.bytes, 0) << e.info->name << " declares no bytes";
+        if (std::string(e.info->name) != "reshape") {
+          EXPECT_GT(e.bytes, 0) << e.info->name << " declares no bytes";
+        }
       }
     }
     int64_t forwardFlops = 0, backwardFlops = 0, forwardOps = 0;
