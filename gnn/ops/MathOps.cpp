@@ -140,6 +140,21 @@ Variable pow(const Variable& a, double p) {
       });
 }
 
+Variable clamp(const Variable& a, double lo, double hi) {
+  GNN_CHECK_ARG(lo <= hi, "clamp: min ", lo, " above max ", hi);
+  // torch's clamp: the gradient passes where lo <= x <= hi (both bounds included).
+  return unaryMath(
+      "clamp", 2, 2, From::Input, a,
+      [lo, hi](auto x) {
+        using T = decltype(x);
+        return x < static_cast<T>(lo) ? static_cast<T>(lo) : x > static_cast<T>(hi) ? static_cast<T>(hi) : x;
+      },
+      [lo, hi](auto x) {
+        using T = decltype(x);
+        return x >= static_cast<T>(lo) && x <= static_cast<T>(hi) ? T(1) : T(0);
+      });
+}
+
 Variable neg(const Variable& a) {
   const Tensor& A = a.value();
   return dispatchFloat(A.dtype(), [&](auto* tag) {

@@ -282,6 +282,8 @@ Variable sqrt(const Variable& a);
 /// x^p elementwise (saves its input). p = 0 gives 1 with gradient 0 everywhere; negative x with a non-integer p
 /// gives NaN.
 Variable pow(const Variable& a, double p);
+/// min(max(x, lo), hi) elementwise, torch's clamp: the gradient passes where lo <= x <= hi (saves its input).
+Variable clamp(const Variable& a, double lo, double hi);
 /// -x (saves nothing).
 Variable neg(const Variable& a);
 /// 1 / x (saves its output).

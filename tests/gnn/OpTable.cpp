@@ -137,6 +137,8 @@ std::vector<OpCase> makeTable() {
   push(unaryCase("gelu", "gelu", [](const Variable& x) { return gelu(x); }, -3, 3));
   push(unaryCase("tanh", "tanh", [](const Variable& x) { return gnn::tanh(x); }, -3, 3));
   push(unaryCase("sigmoid", "sigmoid", [](const Variable& x) { return sigmoid(x); }, -3, 3));
+  // Bounds inside the inputs' range: some elements clamped at each end (none at a bound exactly).
+  push(unaryCase("clamp", "clamp", [](const Variable& x) { return clamp(x, -0.55, 0.65); }));
   {
     // Duplicate edges, a self-loop, an isolated node (the same graph at both sizes: random at the large one).
     OpCase c;

@@ -39,6 +39,7 @@ from torch_geometric.nn import GINEConv
 from torch_geometric.nn import ChebConv, GatedGraphConv, GCN2Conv
 from torch_geometric.nn import FAConv, FiLMConv, MFConv
 from torch_geometric.nn import NNConv, TransformerConv
+from torch_geometric.nn import aggr as pyg_aggr
 from torch_geometric.nn import APPNP, ClusterGCNConv, GraphConv, LEConv, ResGatedGraphConv, SGConv, TAGConv
 
 # The graph: 6 nodes; 0 -> 1 twice (a duplicate), node 2 has one self-loop, node 3 two, node 5 is isolated.
@@ -170,6 +171,18 @@ CASES = {
     "graph_conv_wide": case(GraphConv, {"in_channels": 3, "out_channels": 5, "bias": False}, 3),
     "graph_conv_mean": case(GraphConv, {"in_channels": 4, "out_channels": 3, "aggr": "mean"}, 4),
     "graph_conv_max": case(GraphConv, {"in_channels": 4, "out_channels": 5, "aggr": "max"}, 4),
+    # Aggregation modules as `aggr` (their parameters under aggr_module.*).
+    "graph_conv_softmax_learn": case(GraphConv, {"in_channels": 4, "out_channels": 3,
+                                                 "aggr": {"class": "SoftmaxAggregation", "args": {"learn": True}}}, 4,
+                                     make=lambda: GraphConv(4, 3, aggr=pyg_aggr.SoftmaxAggregation(learn=True))),
+    "graph_conv_multi_proj": case(GraphConv, {"in_channels": 4, "out_channels": 3,
+                                              "aggr": {"class": "MultiAggregation",
+                                                       "args": {"aggrs": ["mean", "max", "powermean"], "mode": "proj",
+                                                                "mode_kwargs": {"in_channels": 4,
+                                                                                "out_channels": 4}}}}, 4,
+                                  make=lambda: GraphConv(4, 3, aggr=pyg_aggr.MultiAggregation(
+                                      ["mean", "max", "powermean"], mode="proj",
+                                      mode_kwargs={"in_channels": 4, "out_channels": 4}))),
     "sg_conv": case(SGConv, {"in_channels": 4, "out_channels": 3}, 4),
     "sg_conv_k3_wide": case(SGConv, {"in_channels": 3, "out_channels": 5, "K": 3}, 3),
     "sg_conv_no_self_loops_no_bias": case(SGConv, {"in_channels": 4, "out_channels": 3, "K": 2,

@@ -8,9 +8,11 @@
 //   Variable h = mean->forward(messages, dst, numNodes);
 #pragma once
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "gnn/nn/Module.h"
+#include "gnn/system/Random.h"
 
 namespace gnn {
 
@@ -20,10 +22,18 @@ class Aggregation : public Module {
   virtual Variable forward(const Variable& x, const Tensor& index, int64_t dimSize) const = 0;
   /// PyG's name of the reduction: "sum", "mean", "max".
   virtual const char* name() const = 0;
+  /// What aggregationFromPyG builds this aggregation from again: its name, or {"class", "args"}.
+  virtual nlohmann::json spec() const { return name(); }
 };
 
 /// The aggregation PyG names `name` ("sum" or its alias "add", "mean", "max"); std::invalid_argument listing
 /// the known names otherwise.
 std::unique_ptr<Aggregation> aggregationFromName(const std::string& name);
+
+/// An aggregation as PyG's `aggr` argument gives it (aggregation_resolver): a name ("mean", "softmax",
+/// "SoftmaxAggregation", ...), a list of them (MultiAggregation, mode cat) or {"class": ..., "args": {PyG's
+/// keyword arguments}} (SoftmaxAggregation, PowerMeanAggregation, MultiAggregation and the plain reductions).
+/// std::invalid_argument naming what is not offered.
+std::unique_ptr<Aggregation> aggregationFromPyG(const nlohmann::json& spec, Generator& gen, DType dtype = DType::F32);
 
 }  // namespace gnn

@@ -11,10 +11,11 @@ int64_t intChannels(const PyGArgs& a, const std::string& key) {
   return v.get<int64_t>();
 }
 
-std::string aggregationName(const PyGArgs& a) {
-  if (!a.at("aggr").is_string())
-    throw a.invalidValue("aggr", a.at("aggr"), "only one aggregation by name (sum, add, mean, max, ...)");
-  return a.get<std::string>("aggr");
+nlohmann::json aggregationArg(const PyGArgs& a) {
+  const nlohmann::json& v = a.at("aggr");
+  if (!v.is_string() && !v.is_array() && !v.is_object())
+    throw a.invalidValue("aggr", v, "a name, a list of names, or {\"class\": ..., \"args\": {...}}");
+  return v;
 }
 
 void checkNodeFeatures(const char* layer, const Variable& x, int64_t in) {

@@ -1,5 +1,5 @@
 // ConvArgs: what the convolution layers' fromPyG() and forward() check alike: channel counts given as ints (PyG's
-// tuples for bipartite graphs and -1 for lazy initialisation are not offered), aggregations named by one string,
+// tuples for bipartite graphs and -1 for lazy initialisation are not offered), the aggregation argument,
 // node features of the layer's width; and the count adjacency most linear aggregations multiply by.
 #pragma once
 #include <string>
@@ -12,8 +12,9 @@ namespace gnn {
 
 /// The keyword's value as a positive int; invalid_argument naming the class otherwise.
 int64_t intChannels(const PyGArgs& a, const std::string& key);
-/// "aggr" as one name aggregationFromName knows (lists and modules are refused naming the class).
-std::string aggregationName(const PyGArgs& a);
+/// "aggr" as PyG takes it: a name, a list of names (MultiAggregation) or {"class", "args"} (aggregationFromPyG
+/// builds it and refuses what is not offered).
+nlohmann::json aggregationArg(const PyGArgs& a);
 /// x must be [N, in]: invalid_argument naming the layer and both shapes.
 void checkNodeFeatures(const char* layer, const Variable& x, int64_t in);
 /// Row = target, column = source, each entry the number of edges j -> i (duplicates count, self-loops are

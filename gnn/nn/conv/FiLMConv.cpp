@@ -10,8 +10,8 @@
 namespace gnn {
 
 FiLMConv::FiLMConv(int64_t inChannels, int64_t outChannels, Generator& gen, int64_t numRelations,
-                   const nlohmann::json& nn, const nlohmann::json& act, const std::string& aggr, DType dtype)
-    : MessagePassing(aggr), in_(inChannels), out_(outChannels), relations_(std::max<int64_t>(numRelations, 1)),
+                   const nlohmann::json& nn, const nlohmann::json& act, const nlohmann::json& aggr, DType dtype)
+    : MessagePassing(aggregationFromPyG(aggr, gen, dtype)), in_(inChannels), out_(outChannels), relations_(std::max<int64_t>(numRelations, 1)),
       nnSpec_(nn), actName_(act), act_(activationFromPyG(act)), dtype_(dtype) {
   GNN_CHECK_ARG(in_ > 0 && out_ > 0, "FiLMConv: channel counts must be positive, got ", in_, " -> ", out_);
   for (int64_t r = 0; r < relations_; ++r) {
@@ -40,14 +40,14 @@ std::unique_ptr<FiLMConv> FiLMConv::fromPyG(const nlohmann::json& args, Generato
   if (!a.at("act").is_null() && !a.at("act").is_string())
     throw a.invalidValue("act", a.at("act"), "an activation by name, or null");
   return std::make_unique<FiLMConv>(intChannels(a, "in_channels"), intChannels(a, "out_channels"), gen,
-                                    a.get<int64_t>("num_relations"), a.at("nn"), a.at("act"), aggregationName(a),
+                                    a.get<int64_t>("num_relations"), a.at("nn"), a.at("act"), aggregationArg(a),
                                     dtype);
 }
 
 std::unique_ptr<Module> FiLMConv::clone() const {
   Generator unused;  // the fresh instance's initial values are overwritten by the copy
   return cloneInto(std::make_unique<FiLMConv>(in_, out_, unused, relations_, nnSpec_, actName_,
-                                              aggregation().name(), dtype_));
+                                              aggregation().spec(), dtype_));
 }
 
 Variable FiLMConv::film(Module& m, const Variable& x) {

@@ -23,7 +23,7 @@ class FiLMConv : public MessagePassing {
  public:
   /// nn: null (Linear films) or a PyG MLP spec {"class": "MLP", "args": {...}} mapping in -> 2 out.
   FiLMConv(int64_t inChannels, int64_t outChannels, Generator& gen, int64_t numRelations = 1,
-           const nlohmann::json& nn = nullptr, const nlohmann::json& act = "relu", const std::string& aggr = "mean",
+           const nlohmann::json& nn = nullptr, const nlohmann::json& act = "relu", const nlohmann::json& aggr = "mean",
            DType dtype = DType::F32);
   /// From PyG's keyword arguments (in_channels as an int, out_channels, num_relations, nn, act, aggr).
   static std::unique_ptr<FiLMConv> fromPyG(const nlohmann::json& args, Generator& gen, DType dtype = DType::F32);

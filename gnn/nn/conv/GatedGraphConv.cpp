@@ -7,9 +7,9 @@
 
 namespace gnn {
 
-GatedGraphConv::GatedGraphConv(int64_t outChannels, int64_t numLayers, Generator& gen, const std::string& aggr,
+GatedGraphConv::GatedGraphConv(int64_t outChannels, int64_t numLayers, Generator& gen, const nlohmann::json& aggr,
                                bool bias, DType dtype)
-    : MessagePassing(aggr), out_(outChannels), layers_(numLayers), bias_(bias), dtype_(dtype) {
+    : MessagePassing(aggregationFromPyG(aggr, gen, dtype)), out_(outChannels), layers_(numLayers), bias_(bias), dtype_(dtype) {
   GNN_CHECK_ARG(out_ > 0 && layers_ > 0, "GatedGraphConv: out_channels = ", out_, " and num_layers = ", layers_,
                 " must be positive");
   // PyG's uniform(out_channels, weight): U(-1/sqrt(out), 1/sqrt(out)).
@@ -23,12 +23,12 @@ std::unique_ptr<GatedGraphConv> GatedGraphConv::fromPyG(const nlohmann::json& ar
   const PyGArgs a(args, "GatedGraphConv", {{"out_channels", nullptr}, {"num_layers", nullptr}, {"aggr", "add"},
                                            {"bias", true}});
   return std::make_unique<GatedGraphConv>(intChannels(a, "out_channels"), a.get<int64_t>("num_layers"), gen,
-                                          aggregationName(a), a.get<bool>("bias"), dtype);
+                                          aggregationArg(a), a.get<bool>("bias"), dtype);
 }
 
 std::unique_ptr<Module> GatedGraphConv::clone() const {
   Generator unused;  // the fresh instance's initial values are overwritten by the copy
-  return cloneInto(std::make_unique<GatedGraphConv>(out_, layers_, unused, aggregation().name(), bias_, dtype_));
+  return cloneInto(std::make_unique<GatedGraphConv>(out_, layers_, unused, aggregation().spec(), bias_, dtype_));
 }
 
 bool GatedGraphConv::linearAggregation() const {

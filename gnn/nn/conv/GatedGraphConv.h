@@ -21,9 +21,9 @@ namespace gnn {
 
 class GatedGraphConv : public MessagePassing {
  public:
-  GatedGraphConv(int64_t outChannels, int64_t numLayers, Generator& gen, const std::string& aggr = "add",
+  GatedGraphConv(int64_t outChannels, int64_t numLayers, Generator& gen, const nlohmann::json& aggr = "add",
                  bool bias = true, DType dtype = DType::F32);
-  /// From PyG's keyword arguments (out_channels, num_layers, aggr by name, bias).
+  /// From PyG's keyword arguments (out_channels, num_layers, aggr (aggregationFromPyG), bias).
   static std::unique_ptr<GatedGraphConv> fromPyG(const nlohmann::json& args, Generator& gen,
                                                  DType dtype = DType::F32);
 

@@ -5,9 +5,9 @@
 
 namespace gnn {
 
-GraphConv::GraphConv(int64_t inChannels, int64_t outChannels, Generator& gen, const std::string& aggr, bool bias,
+GraphConv::GraphConv(int64_t inChannels, int64_t outChannels, Generator& gen, const nlohmann::json& aggr, bool bias,
                      DType dtype)
-    : MessagePassing(aggr), in_(inChannels), out_(outChannels), bias_(bias), dtype_(dtype) {
+    : MessagePassing(aggregationFromPyG(aggr, gen, dtype)), in_(inChannels), out_(outChannels), bias_(bias), dtype_(dtype) {
   GNN_CHECK_ARG(in_ > 0 && out_ > 0, "GraphConv: channel counts must be positive, got ", in_, " -> ", out_);
   // PyG's Linear layers with their default initialisation, in PyG's order.
   linRel_ = std::make_unique<Linear>(in_, out_, gen, bias_, dtype_);
@@ -20,12 +20,12 @@ std::unique_ptr<GraphConv> GraphConv::fromPyG(const nlohmann::json& args, Genera
   const PyGArgs a(args, "GraphConv", {{"in_channels", nullptr}, {"out_channels", nullptr}, {"aggr", "add"},
                                       {"bias", true}});
   return std::make_unique<GraphConv>(intChannels(a, "in_channels"), intChannels(a, "out_channels"), gen,
-                                     aggregationName(a), a.get<bool>("bias"), dtype);
+                                     aggregationArg(a), a.get<bool>("bias"), dtype);
 }
 
 std::unique_ptr<Module> GraphConv::clone() const {
   Generator unused;  // the fresh instance's initial values are overwritten by the copy
-  return cloneInto(std::make_unique<GraphConv>(in_, out_, unused, aggregation().name(), bias_, dtype_));
+  return cloneInto(std::make_unique<GraphConv>(in_, out_, unused, aggregation().spec(), bias_, dtype_));
 }
 
 bool GraphConv::linearAggregation() const {

@@ -1,7 +1,7 @@
 // GraphConv: the higher-order GNN operator of Morris et al. (AAAI 2019, "Weisfeiler and Leman Go Neural") as
 // PyG 2.3.1's GraphConv,
 //   x'_i = W_rel aggr_{j -> i} x_j + b + W_root x_i,
-// aggr "add" (default), "mean", "max" or another of aggregationFromName's names over the incoming edges (the
+// aggr "add" (default), "mean", "max" or any aggregation PyG's `aggr` names (aggregationFromPyG) over the incoming edges (the
 // graph's self-loops are ordinary edges; a node without edges aggregates 0). State_dict as PyG's:
 // "lin_rel.weight" [out, in], "lin_rel.bias" [out] (bias), "lin_root.weight" [out, in]. Sum and mean run as one
 // sparse product with the graph's adjacency, cached per graph as GCNConv's (no [E, F] messages); when out < in
@@ -22,9 +22,10 @@ namespace gnn {
 
 class GraphConv : public MessagePassing {
  public:
-  GraphConv(int64_t inChannels, int64_t outChannels, Generator& gen, const std::string& aggr = "add",
+  /// aggr: PyG's argument (a name, a list, or {"class", "args"}: aggregationFromPyG).
+  GraphConv(int64_t inChannels, int64_t outChannels, Generator& gen, const nlohmann::json& aggr = "add",
             bool bias = true, DType dtype = DType::F32);
-  /// From PyG's keyword arguments (in_channels as an int, out_channels, aggr by name, bias).
+  /// From PyG's keyword arguments (in_channels as an int, out_channels, aggr, bias).
   static std::unique_ptr<GraphConv> fromPyG(const nlohmann::json& args, Generator& gen, DType dtype = DType::F32);
 
   /// x [N, in], edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [N, out].

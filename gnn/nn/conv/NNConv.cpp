@@ -8,8 +8,8 @@
 namespace gnn {
 
 NNConv::NNConv(int64_t inChannels, int64_t outChannels, std::unique_ptr<MLP> nn, Generator& gen,
-               const std::string& aggr, bool rootWeight, bool bias)
-    : MessagePassing(aggr), in_(inChannels), out_(outChannels), nn_(std::move(nn)), rootWeight_(rootWeight),
+               const nlohmann::json& aggr, bool rootWeight, bool bias)
+    : MessagePassing(aggregationFromPyG(aggr, gen, nn ? nn->options().dtype : DType::F32)), in_(inChannels), out_(outChannels), nn_(std::move(nn)), rootWeight_(rootWeight),
       bias_(bias) {
   GNN_CHECK_ARG(in_ > 0 && out_ > 0, "NNConv: channel counts must be positive, got ", in_, " -> ", out_);
   GNN_CHECK_ARG(nn_ != nullptr, "NNConv: no nn given");
@@ -30,14 +30,14 @@ std::unique_ptr<NNConv> NNConv::fromPyG(const nlohmann::json& args, Generator& g
                                    {"aggr", "add"}, {"root_weight", true}, {"bias", true}});
   if (!a.has("nn")) throw a.invalidValue("nn", nullptr, "required: {\"class\": \"MLP\", \"args\": {...}}");
   return std::make_unique<NNConv>(intChannels(a, "in_channels"), intChannels(a, "out_channels"),
-                                  mlpFromPyGSpec(a.at("nn"), "NNConv", gen, dtype), gen, aggregationName(a),
+                                  mlpFromPyGSpec(a.at("nn"), "NNConv", gen, dtype), gen, aggregationArg(a),
                                   a.get<bool>("root_weight"), a.get<bool>("bias"));
 }
 
 std::unique_ptr<Module> NNConv::clone() const {
   Generator unused;  // the fresh instance's initial values are overwritten by the copy
   return cloneInto(std::make_unique<NNConv>(in_, out_, std::make_unique<MLP>(nn_->options(), unused), unused,
-                                            aggregation().name(), rootWeight_, bias_));
+                                            aggregation().spec(), rootWeight_, bias_));
 }
 
 Variable NNConv::forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr) {

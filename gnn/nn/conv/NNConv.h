@@ -21,7 +21,7 @@ namespace gnn {
 class NNConv : public MessagePassing {
  public:
   NNConv(int64_t inChannels, int64_t outChannels, std::unique_ptr<MLP> nn, Generator& gen,
-         const std::string& aggr = "add", bool rootWeight = true, bool bias = true);
+         const nlohmann::json& aggr = "add", bool rootWeight = true, bool bias = true);
   /// From PyG's keyword arguments (in_channels as an int, out_channels, nn: {"class": "MLP", "args": {...}}, aggr,
   /// root_weight, bias).
   static std::unique_ptr<NNConv> fromPyG(const nlohmann::json& args, Generator& gen, DType dtype = DType::F32);

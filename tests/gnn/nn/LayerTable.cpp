@@ -158,7 +158,12 @@ const std::vector<LayerCase>& layerCases() {
        {"gatv2_conv_edge", "gatv2_conv_edge_fill_value", "gatv2_conv_edge_max", "gatv2_conv_edge_no_self_loops"},
        fromPyGOf<GATv2Conv>(), forwardWithEdgesOf<GATv2Conv>(), 3},
       {"GraphConv", {{"in_channels", 4}, {"out_channels", 3}},
-       {"graph_conv", "graph_conv_wide", "graph_conv_mean"}, fromPyGOf<GraphConv>(), forwardOf<GraphConv>()},
+       {"graph_conv", "graph_conv_wide", "graph_conv_mean", "graph_conv_softmax_learn", "graph_conv_multi_proj"},
+       fromPyGOf<GraphConv>(), forwardOf<GraphConv>()},
+      // A learnt softmax temperature per channel as the aggregation (aggr_module.t).
+      {"GraphConv_softmax",
+       {{"in_channels", 4}, {"out_channels", 3}, {"aggr", {{"class", "SoftmaxAggregation"}, {"args", {{"learn", true}}}}}},
+       {}, fromPyGOf<GraphConv>(), forwardOf<GraphConv>()},
       {"GraphConv_max", {{"in_channels", 4}, {"out_channels", 5}, {"aggr", "max"}}, {"graph_conv_max"},
        fromPyGOf<GraphConv>(), forwardOf<GraphConv>()},
       {"SGConv", {{"in_channels", 4}, {"out_channels", 3}, {"K", 2}},

@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 
 #include "../../loaders/SyntheticGraphs.h"
 #include "LayerTable.h"
+#include "PyGReference.h"
 #include "ParameterGradCheck.h"
 #include "gnn/autograd/OpInfo.h"
 #include "gnn/nn/Init.h"
@@ -22,53 +22,6 @@ namespace {
 using json = nlohmann::json;
 
 class LayerTable : public ::testing::TestWithParam<LayerCase> {};
-
-json readReference(const std::string& name) {
-  const std::string path = std::string(GNN_SOURCE_DIR) + "/tests/reference/pyg/" + name + ".json";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path + " (made by tests/reference/pyg_layers.py)");
-  return json::parse(in);
-}
-
-Tensor matrixOf(const json& rows, DType dtype) {
-  std::vector<double> v;
-  for (const auto& r : rows)
-    for (double x : r) v.push_back(x);
-  const int64_t n = static_cast<int64_t>(rows.size());
-  return Tensor::fromVector(v, {n, n ? static_cast<int64_t>(v.size()) / n : 0}).to(dtype);
-}
-
-Tensor flatOf(const json& values, const Shape& shape, DType dtype) {
-  return Tensor::fromVector(values.get<std::vector<double>>(), shape).to(dtype);
-}
-
-/// max |a - b| / max(1, max |b|), in double.
-double relativeError(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  double diff = 0, scale = 1;
-  for (int64_t i = 0; i < std::min(a.numel(), b.numel()); ++i) {
-    diff = std::max(diff, std::abs(a.at(i) - b.at(i)));
-    scale = std::max(scale, std::abs(b.at(i)));
-  }
-  return diff / scale;
-}
-
-/// Loads PyG's state_dict into the layer: every parameter must be there under its name with its shape, and
-/// every entry of the state_dict must be a parameter of the layer; an alias (a key naming another key's tensor,
-/// as PyG's lin_dst = lin_src) is that parameter, held once, as in PyG's named_parameters.
-void loadStateDict(Module& layer, const json& stateDict, DType dtype, const json& aliases = json::object()) {
-  auto named = layer.namedParameters();
-  EXPECT_EQ(named.size() + aliases.size(), stateDict.size())
-      << "PyG's state_dict: " << stateDict.size() << " entries";
-  for (auto& [alias, target] : aliases.items()) EXPECT_EQ(stateDict[alias], stateDict[target.get<std::string>()]);
-  for (auto& [name, p] : named) {
-    ASSERT_TRUE(stateDict.contains(name)) << "no '" << name << "' in PyG's state_dict";
-    const Shape shape = stateDict[name]["shape"].get<Shape>();
-    ASSERT_EQ(p.shape(), shape) << name;
-    Variable v = p;
-    v.value() = flatOf(stateDict[name]["values"], shape, dtype);
-  }
-}
 
 TEST_P(LayerTable, MatchesPyG) {
   const LayerCase& c = GetParam();
