@@ -61,4 +61,19 @@ Variable LSTM::forward(const Variable& input) const {
   return opt_.batchFirst ? out : transpose(out, 0, 1);
 }
 
+std::pair<Variable, Variable> LSTM::step(const Variable& x, const Variable& h, const Variable& c) const {
+  const Direction& d = dirs_[0];
+  const int64_t H = hidden_;
+  GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == in_ && h.shape() == Shape({x.dim(0), H}) && c.shape() == h.shape(),
+                "LSTM::step: x ", shapeString(x.shape()), ", h ", shapeString(h.shape()), ", c ", shapeString(c.shape()),
+                " for input ", in_, " and hidden ", H);
+  // torch's gate order i, f, g, o over the [B, 4H] sum of the two products.
+  const Variable gates = add(linear(x, *d.weightIh, d.biasIh ? *d.biasIh : Variable()),
+                             linear(h, *d.weightHh, d.biasHh ? *d.biasHh : Variable()));
+  const Variable i = sigmoid(sliceCols(gates, 0, H)), f = sigmoid(sliceCols(gates, H, 2 * H));
+  const Variable g = tanh(sliceCols(gates, 2 * H, 3 * H)), o = sigmoid(sliceCols(gates, 3 * H, 4 * H));
+  const Variable c2 = add(mul(f, c), mul(i, g));
+  return {mul(o, tanh(c2)), c2};
+}
+
 }  // namespace gnn

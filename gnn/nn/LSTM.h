@@ -9,6 +9,8 @@
 //   LSTM lstm(16, 24, gen, o);
 //   Variable out = lstm.forward(x);  // x [B, T, 16] -> [B, T, 48]: forward direction, then reverse
 #pragma once
+#include <utility>
+
 #include "gnn/nn/Module.h"
 #include "gnn/system/Random.h"
 
@@ -28,6 +30,9 @@ class LSTM : public Module {
   /// x [B, T, inputSize] (batchFirst) or [T, B, inputSize] -> the hidden states of every step, [.., D H] with
   /// D = 2 when bidirectional (the forward direction's H columns first).
   Variable forward(const Variable& x) const;
+  /// One step of the forward direction from a given state (torch's LSTM on a length-1 sequence with (h, c)):
+  /// x [B, in], h and c [B, H] -> (h', c'). Set2Set carries its state across steps with it.
+  std::pair<Variable, Variable> step(const Variable& x, const Variable& h, const Variable& c) const;
   /// torch's reset_parameters: every parameter U(-1/sqrt(H), 1/sqrt(H)), in registration order.
   void resetParameters(Generator& gen);
   std::unique_ptr<Module> clone() const override;

@@ -23,14 +23,25 @@ import zlib
 
 import torch
 from torch_geometric.nn import aggr as A
+from torch_geometric.nn import MLP
 
 INDEX = [2, 0, 2, 4, 1, 0, 2, 4, 4, 0, 2]
+SORTED_INDEX = [0, 0, 0, 1, 2, 2, 2, 2, 4, 4, 4]  # a batch vector (Set2Set, SortAggregation); graph 3 is empty
 DIM_SIZE = 5
 CHANNELS = 4
 
 
 def spec(cls, **args):
     return {"class": cls, "args": args}
+
+
+def mlp(channel_list, **kw):
+    """The C++ spec and PyG's module of an MLP without norms."""
+    return {"class": "MLP", "args": {"channel_list": channel_list, "norm": None, **kw}}
+
+
+def mlp_module(channel_list, **kw):
+    return MLP(channel_list=channel_list, norm=None, **kw)
 
 
 # name -> (the C++ spec, the PyG module).
@@ -56,7 +67,18 @@ CASES = {
                         mode_kwargs={"in_channels": CHANNELS, "out_channels": 3}),
                    lambda: A.MultiAggregation(["mean", "max", "var"], mode="proj",
                                               mode_kwargs={"in_channels": CHANNELS, "out_channels": 3})),
+    "attentional": (spec("AttentionalAggregation", gate_nn=mlp([CHANNELS, 1])),
+                    lambda: A.AttentionalAggregation(mlp_module([CHANNELS, 1]))),
+    "attentional_nn": (spec("AttentionalAggregation", gate_nn=mlp([CHANNELS, 6, 5], act="tanh"),
+                            nn=mlp([CHANNELS, 5])),
+                       lambda: A.AttentionalAggregation(mlp_module([CHANNELS, 6, 5], act="tanh"),
+                                                        mlp_module([CHANNELS, 5]))),
+    "set2set": (spec("Set2Set", in_channels=CHANNELS, processing_steps=3),
+                lambda: A.Set2Set(CHANNELS, processing_steps=3)),
+    "sort": (spec("SortAggregation", k=3), lambda: A.SortAggregation(k=3)),
+    "sort_k5": (spec("SortAggregation", k=5), lambda: A.SortAggregation(k=5)),
 }
+SORTED = {"set2set", "sort", "sort_k5"}
 
 
 def as_list(t):
@@ -73,14 +95,15 @@ def run_case(name, cpp_spec, make):
     x = torch.empty(len(INDEX), CHANNELS, dtype=torch.float64).uniform_(-1, 1)
     x = x.abs() if "powermean" in name else x  # inside PowerMean's clamp (0, 100): the clamp is the same for both
     x.requires_grad_()
-    index = torch.tensor(INDEX)
+    index = torch.tensor(SORTED_INDEX if name in SORTED else INDEX)
     out = module(x, index, dim_size=DIM_SIZE)
     out_weights = torch.empty_like(out).uniform_(-1, 1)
     (out * out_weights).sum().backward()
     grad = {"x": as_list(x.grad)}
     for pname, p in module.named_parameters():
         grad[pname] = p.grad.reshape(-1).tolist() if p.grad is not None else [0.0] * p.numel()
-    return {"aggr": cpp_spec, "pyg": "2.3.1", "torch": torch.__version__, "x": as_list(x), "index": INDEX,
+    return {"aggr": cpp_spec, "pyg": "2.3.1", "torch": torch.__version__, "x": as_list(x),
+            "index": index.tolist(),
             "dim_size": DIM_SIZE,
             "state_dict": {k: {"shape": list(v.shape), "values": v.reshape(-1).tolist()}
                            for k, v in module.state_dict().items()},

@@ -3,9 +3,12 @@
 #include <numeric>
 
 #include "gnn/nn/PyGArgs.h"
+#include "gnn/nn/aggr/AttentionalAggregation.h"
 #include "gnn/nn/aggr/MultiAggregation.h"
 #include "gnn/nn/aggr/PowerMeanAggregation.h"
+#include "gnn/nn/aggr/Set2Set.h"
 #include "gnn/nn/aggr/SoftmaxAggregation.h"
+#include "gnn/nn/aggr/SortAggregation.h"
 #include "gnn/ops/IndexPlan.h"
 #include "gnn/ops/Ops.h"
 
@@ -182,6 +185,19 @@ std::unique_ptr<Aggregation> aggregationFromPyG(const nlohmann::json& spec, Gene
     }
     return std::make_unique<MultiAggregation>(std::move(list), a.get<std::string>("mode"), a.at("mode_kwargs"), gen,
                                               dtype);
+  }
+  if (key == "attentional" || key == "globalattention") {
+    const PyGArgs a(args, "AttentionalAggregation", {{"gate_nn", nullptr}, {"nn", nullptr}});
+    if (!a.has("gate_nn")) throw a.invalidValue("gate_nn", nullptr, "required: {\"class\": \"MLP\", \"args\": {...}}");
+    return std::make_unique<AttentionalAggregation>(a.at("gate_nn"), a.at("nn"), gen, dtype);
+  }
+  if (key == "set2set") {
+    const PyGArgs a(args, "Set2Set", {{"in_channels", nullptr}, {"processing_steps", nullptr}});
+    return std::make_unique<Set2Set>(a.get<int64_t>("in_channels"), a.get<int64_t>("processing_steps"), gen, dtype);
+  }
+  if (key == "sort") {
+    const PyGArgs a(args, "SortAggregation", {{"k", nullptr}});
+    return std::make_unique<SortAggregation>(a.get<int64_t>("k"));
   }
   if (!args.empty()) {
     // The plain reductions take no arguments.

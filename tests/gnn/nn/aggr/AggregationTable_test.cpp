@@ -1,9 +1,11 @@
 // The aggregation modules PyG's `aggr` argument names (gnn/nn/aggr: SoftmaxAggregation, PowerMeanAggregation,
-// MultiAggregation): PyG 2.3.1's outputs and gradients from the same parameters (tests/reference/pyg_aggrs.py),
+// MultiAggregation, and the readouts AttentionalAggregation, Set2Set, SortAggregation): PyG 2.3.1's outputs and gradients from the same parameters (tests/reference/pyg_aggrs.py),
 // finite-difference gradients of the messages and every parameter, destinations unchanged by messages to others
 // (a padding row), the same bits on 1 and 2 threads, the spec round trip (clone, aggregationFromPyG(spec())), and
 // what is refused.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "../PyGReference.h"
 #include "GradCheck.h"
@@ -20,7 +22,9 @@ using json = nlohmann::json;
 
 const std::vector<std::string> kCases = {"softmax",      "softmax_t",        "softmax_learn", "softmax_learn_channels",
                                          "softmax_semi_grad", "powermean", "powermean_p2", "powermean_p_half",
-                                         "multi_cat",    "multi_sum",        "multi_mean_softmax", "multi_proj"};
+                                         "multi_cat",    "multi_sum",        "multi_mean_softmax", "multi_proj",
+                                         "attentional",  "attentional_nn",   "set2set",       "sort",
+                                         "sort_k5"};
 
 class AggregationTable : public ::testing::TestWithParam<std::string> {};
 
@@ -64,12 +68,13 @@ TEST_P(AggregationTable, OtherDestinationsChangeNoBit) {
   std::unique_ptr<Aggregation> aggr = aggregationFromPyG(ref["aggr"], gen, DType::F32);
   const Tensor x0 = matrixOf(ref["x"], DType::F32);
   const Tensor plain = aggr->forward(Variable(x0), indexOf(ref), 5).value();
-  // Three more messages to a sixth destination, placed first: the real rows' bits stay.
-  std::vector<int64_t> idx = {5, 5, 5};
-  for (int64_t i : ref["index"]) idx.push_back(i);
+  // Three more messages to a sixth destination, after the others (as a fixed-size batch pads): the real rows'
+  // bits stay.
+  std::vector<int64_t> idx = ref["index"].get<std::vector<int64_t>>();
+  idx.insert(idx.end(), {5, 5, 5});
   Tensor x = Tensor::empty({14, 4});
-  for (int64_t k = 0; k < 12; ++k) x.data<float>()[k] = 1e3f;
-  std::copy(x0.data<float>(), x0.data<float>() + 44, x.data<float>() + 12);
+  std::copy(x0.data<float>(), x0.data<float>() + 44, x.data<float>());
+  for (int64_t k = 44; k < 56; ++k) x.data<float>()[k] = 1e3f;
   const Tensor padded = aggr->forward(Variable(x), Tensor::fromVector(idx), 6).value();
   EXPECT_TRUE(padded.slice(0, 5).bitEqual(plain));
 }
@@ -80,6 +85,7 @@ TEST_P(AggregationTable, SameBitsOnOneAndTwoThreads) {
   const int64_t E = 60000, N = 5000;
   std::vector<int64_t> idx(E);
   for (auto& v : idx) v = static_cast<int64_t>(g.nextBelow(N));
+  std::sort(idx.begin(), idx.end());  // a batch vector, as Set2Set and SortAggregation need
   const Tensor index = Tensor::fromVector(idx), x0 = init::uniform({E, 4}, 0, 1, g);
   std::vector<Tensor> runs;
   const int before = numThreads();
