@@ -54,6 +54,12 @@ CASES = {
                                                            "momentum": 0.3}),
     "instance_norm_no_batch": case("InstanceNorm", {"affine": True}, batch=False),
     "instance_norm_no_batch_tracked": case("InstanceNorm", {"track_running_stats": True}, batch=False),
+    # The resolver hands the width (4) to PairNorm's first parameter, its scale.
+    "pair_norm": case("pair_norm"),
+    "pair_norm_individually": case("PairNorm", {"scale_individually": True, "eps": 1e-3}),
+    "pair_norm_no_batch": case("pairnorm", batch=False),
+    "diff_group_norm": case("diff_group_norm", {"groups": 3}),
+    "diff_group_norm_lamda": case("DiffGroupNorm", {"groups": 2, "lamda": 0.5, "momentum": 0.3}),
 }
 
 
@@ -63,8 +69,8 @@ def tensor_entry(t):
 
 
 def call(norm, x, batch):
-    # BatchNorm takes no batch vector (statistics span the batch).
-    if isinstance(norm, torch_geometric.nn.norm.BatchNorm):
+    # BatchNorm and DiffGroupNorm take no batch vector (statistics span the batch).
+    if isinstance(norm, (torch_geometric.nn.norm.BatchNorm, torch_geometric.nn.norm.DiffGroupNorm)):
         return norm(x)
     return norm(x, batch)
 

@@ -4,7 +4,9 @@
 #include <cctype>
 #include <string>
 
+#include "gnn/nn/norm/DiffGroupNorm.h"
 #include "gnn/nn/norm/GraphNorm.h"
+#include "gnn/nn/norm/PairNorm.h"
 #include "gnn/nn/norm/InstanceNorm.h"
 #include "gnn/nn/norm/PyGBatchNorm.h"
 #include "gnn/nn/norm/PyGLayerNorm.h"
@@ -42,7 +44,7 @@ bool isPyGBatchNorm(const nlohmann::json& name) {
 
 std::unique_ptr<Normalization> normalizationFromPyG(const nlohmann::json& name, int64_t channels,
                                                     const nlohmann::json& kwargs, Generator& gen, DType dtype) {
-  (void)gen;  // PyG's norms start from fixed values (ones, zeros): nothing is drawn
+  // (gen: DiffGroupNorm's Linear; the other norms start from fixed values, ones and zeros.)
   if (name.is_null()) return nullptr;
   GNN_CHECK_ARG(name.is_string(), "normalization: expected a PyG norm name (a string) or null, got ", name.dump());
   GNN_CHECK_ARG(kwargs.is_null() || kwargs.is_object(), "normalization: norm_kwargs must be a JSON object, got ",
@@ -56,16 +58,18 @@ std::unique_ptr<Normalization> normalizationFromPyG(const nlohmann::json& name, 
   if (matches(q, "layernorm")) return PyGLayerNorm::fromPyG(args, dtype);
   if (matches(q, "graphnorm")) return GraphNorm::fromPyG(args, dtype);
   if (matches(q, "instancenorm")) return InstanceNorm::fromPyG(args, dtype);
+  if (matches(q, "pairnorm")) return PairNorm::fromPyG(args);
+  if (matches(q, "diffgroupnorm")) return DiffGroupNorm::fromPyG(args, gen, dtype);
   // PyG 2.3.1's other norms (torch_geometric.nn.norm): known by name, not offered (their call signatures differ
   // from a BasicGNN's norm(x)).
-  for (const char* other : {"heterobatchnorm", "heterolayernorm", "graphsizenorm", "pairnorm", "meansubtractionnorm",
-                            "messagenorm", "diffgroupnorm"})
+  for (const char* other : {"heterobatchnorm", "heterolayernorm", "graphsizenorm", "meansubtractionnorm",
+                            "messagenorm"})
     if (matches(q, other))
       invalidArgument("normalization: PyG's norm '", name.get<std::string>(), "' is not offered here (offered: ",
-                      "BatchNorm, LayerNorm, GraphNorm, InstanceNorm)");
+                      "BatchNorm, LayerNorm, GraphNorm, InstanceNorm, PairNorm, DiffGroupNorm)");
   invalidArgument("normalization: could not resolve '", name.get<std::string>(),
                   "' among PyG's norms offered here: BatchNorm (batch_norm), LayerNorm (layer_norm), GraphNorm "
-                  "(graph_norm), InstanceNorm (instance_norm)");
+                  "(graph_norm), InstanceNorm (instance_norm), PairNorm (pair_norm), DiffGroupNorm (diff_group_norm)");
 }
 
 }  // namespace gnn

@@ -56,6 +56,9 @@ class PyGBatchNorm : public Normalization {
     int64_t channels_;
     PyGBatchNormOptions opt_;
   };
+  /// torch's BatchNorm1d this norm runs (its parameters and buffers); a module that holds it under another name
+  /// (DiffGroupNorm's "norm") registers it itself.
+  BatchNorm1d& module() { return module_; }
 
  private:
   void updateRunningStats(const Tensor& batchMean, const Tensor& batchVar, int64_t realRows);

@@ -13,9 +13,11 @@
 #include "gnn/autograd/OpInfo.h"
 #include "gnn/io/Checkpoint.h"
 #include "gnn/nn/Init.h"
+#include "gnn/nn/norm/DiffGroupNorm.h"
 #include "gnn/nn/norm/GraphNorm.h"
 #include "gnn/nn/norm/InstanceNorm.h"
 #include "gnn/nn/norm/Normalization.h"
+#include "gnn/nn/norm/PairNorm.h"
 #include "gnn/nn/norm/PyGBatchNorm.h"
 #include "gnn/nn/norm/PyGLayerNorm.h"
 #include "gnn/ops/Ops.h"
@@ -128,7 +130,8 @@ INSTANTIATE_TEST_SUITE_P(Norms, PyGNorm,
                                            "layer_norm", "layer_norm_no_batch", "layer_norm_node",
                                            "layer_norm_no_affine", "graph_norm", "graph_norm_no_batch",
                                            "instance_norm", "instance_norm_affine_tracked", "instance_norm_no_batch",
-                                           "instance_norm_no_batch_tracked"),
+                                           "instance_norm_no_batch_tracked", "pair_norm", "pair_norm_individually",
+                                           "pair_norm_no_batch", "diff_group_norm", "diff_group_norm_lamda"),
                          [](const auto& info) { return info.param; });
 
 // ---- the checks every configuration passes ----
@@ -154,7 +157,11 @@ std::vector<NormCase> normCases() {
           {"graph_norm_no_batch", "graph_norm", json::object(), false},
           {"instance_norm", "instance_norm", json::object()},
           {"instance_norm_tracked", "instance_norm", {{"affine", true}, {"track_running_stats", true}}},
-          {"instance_norm_no_batch", "instance_norm", {{"affine", true}}, false}};
+          {"instance_norm_no_batch", "instance_norm", {{"affine", true}}, false},
+          {"pair_norm", "pair_norm", json::object()},
+          {"pair_norm_individually", "pair_norm", {{"scale_individually", true}}},
+          {"pair_norm_no_batch", "pair_norm", json::object(), false},
+          {"diff_group_norm", "diff_group_norm", {{"groups", 3}}}};
 }
 
 std::unique_ptr<Normalization> make(const NormCase& c, int64_t channels, DType dt) {
@@ -262,9 +269,10 @@ TEST_P(NormChecks, PaddingDoesNotChangeRealRows) {
       }
       ASSERT_EQ(results[0].size(), results[1].size());
       for (size_t k = 0; k < results[0].size(); ++k) {
-        // Mode "node" runs the layerNorm op, whose weight and bias gradients add row chunks sized by the row count:
-        // padding rows change their rounding, not their value.
-        if (k >= 2 && c.kwargs.value("mode", "") == "node")
+        // Mode "node" runs the layerNorm op, whose weight and bias gradients add row chunks sized by the row count,
+        // and DiffGroupNorm's Linear has a weight gradient summed over the rows by a product blocked by the row
+        // count: padding rows change their rounding, not their value.
+        if (k >= 2 && (c.kwargs.value("mode", "") == "node" || c.name == "diff_group_norm"))
           EXPECT_LE(relativeError(results[0][k], results[1][k]), 1e-6);
         else
           EXPECT_TRUE(results[0][k].bitEqual(results[1][k])) << "tensor " << k;
@@ -338,7 +346,10 @@ TEST(NormalizationFromPyG, ResolvesPyGNames) {
   for (const char* name : {"InstanceNorm", "instance_norm", "instance"})
     EXPECT_TRUE(dynamic_cast<InstanceNorm*>(normalizationFromPyG(name, 4, json::object(), gen).get())) << name;
   EXPECT_EQ(normalizationFromPyG(nullptr, 4, nullptr, gen), nullptr);
-  EXPECT_THROW(normalizationFromPyG("pair_norm", 4, nullptr, gen), std::invalid_argument);
+  EXPECT_TRUE(dynamic_cast<PairNorm*>(normalizationFromPyG("PairNorm", 4, nullptr, gen).get()));
+  EXPECT_TRUE(dynamic_cast<DiffGroupNorm*>(normalizationFromPyG("diff_group_norm", 4, {{"groups", 2}}, gen).get()));
+  EXPECT_THROW(normalizationFromPyG("diff_group_norm", 4, nullptr, gen), std::invalid_argument);  // groups needed
+  EXPECT_THROW(normalizationFromPyG("message_norm", 4, nullptr, gen), std::invalid_argument);
   EXPECT_THROW(normalizationFromPyG("batch_norm", 4, {{"momentm", 0.2}}, gen), std::invalid_argument);
   EXPECT_THROW(normalizationFromPyG("layer_norm", 4, {{"mode", "edge"}}, gen), std::invalid_argument);
   EXPECT_THROW(normalizationFromPyG("batch_norm", 4, {{"track_running_stats", false}, {"allow_single_element", true}},
