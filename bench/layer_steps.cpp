@@ -27,6 +27,7 @@
 #include "gnn/nn/conv/GATv2Conv.h"
 #include "gnn/nn/conv/GCN2Conv.h"
 #include "gnn/nn/conv/GCNConv.h"
+#include "gnn/nn/conv/GENConv.h"
 #include "gnn/nn/conv/GINConv.h"
 #include "gnn/nn/conv/GINEConv.h"
 #include "gnn/nn/conv/GatedGraphConv.h"
@@ -140,6 +141,9 @@ const std::map<std::string, BenchLayer>& benchLayers() {
       {"FiLMConv", plain<FiLMConv>(inOut)},
       {"TransformerConv", withEdges<TransformerConv>([](int64_t c) {
          return json{{"in_channels", c}, {"out_channels", c / 8}, {"heads", 8}, {"edge_dim", kEdgeDim}};
+       })},
+      {"GENConv", withEdges<GENConv>([](int64_t c) {
+         return json{{"in_channels", c}, {"out_channels", c}, {"edge_dim", kEdgeDim}};
        })},
       // Theta(e) is [in, out] per edge: 4 outputs keep its [E, in x out] within a few hundred MB on both sides.
       {"NNConv", withEdges<NNConv>([](int64_t c) {

@@ -20,17 +20,17 @@ import torch  # noqa: E402
 from torch_geometric.nn import (GATConv, GATv2Conv, GCNConv, GINConv, EdgeConv, PNAConv, SAGEConv)  # noqa: E402
 from torch_geometric.nn import (APPNP, ChebConv, ClusterGCNConv, FAConv, FiLMConv, GatedGraphConv,  # noqa: E402
                                 GCN2Conv, GINEConv, GraphConv, LEConv, MFConv, NNConv, ResGatedGraphConv, SGConv,
-                                TAGConv, TransformerConv)
+                                TAGConv, TransformerConv, GENConv)
 from torch_geometric.nn.models import MLP  # noqa: E402
 from torch_geometric.utils import degree  # noqa: E402
 
 
 EDGE_DIM = 8  # the edge features' width for the layers that read them (bench/layer_steps.cpp's kEdgeDim)
-EDGE_LAYERS = {"GINEConv", "TransformerConv", "NNConv"}
+EDGE_LAYERS = {"GINEConv", "TransformerConv", "NNConv", "GENConv"}
 INITIAL_LAYERS = {"GCN2Conv", "FAConv"}  # called with x_0 = x
 LAYERS = ("GCNConv,SAGEConv,GINConv,GATConv,GATv2Conv,EdgeConv,PNAConv,GINEConv,GraphConv,SGConv,APPNP,TAGConv,"
           "LEConv,ClusterGCNConv,ResGatedGraphConv,ChebConv,GCN2Conv,GatedGraphConv,MFConv,FAConv,FiLMConv,"
-          "TransformerConv,NNConv")
+          "TransformerConv,NNConv,GENConv")
 
 
 def make(name, c, deg):
@@ -66,6 +66,7 @@ def make(name, c, deg):
         "FiLMConv": lambda: FiLMConv(c, c),
         "TransformerConv": lambda: TransformerConv(c, c // 8, heads=8, edge_dim=EDGE_DIM),
         "NNConv": lambda: NNConv(c, 4, MLP([EDGE_DIM, 32, 4 * c])),
+        "GENConv": lambda: GENConv(c, c, edge_dim=EDGE_DIM),
     }
     if name in others:
         return others[name]()

@@ -38,7 +38,7 @@ from torch_geometric.nn import GATConv, GATv2Conv
 from torch_geometric.nn import GINEConv
 from torch_geometric.nn import ChebConv, GatedGraphConv, GCN2Conv
 from torch_geometric.nn import FAConv, FiLMConv, MFConv
-from torch_geometric.nn import NNConv, TransformerConv
+from torch_geometric.nn import GENConv, NNConv, TransformerConv
 from torch_geometric.nn import aggr as pyg_aggr
 from torch_geometric.nn import APPNP, ClusterGCNConv, GraphConv, LEConv, ResGatedGraphConv, SGConv, TAGConv
 
@@ -262,6 +262,20 @@ CASES = {
                                     3, edge_dim=3),
     "nn_conv_max_no_bias": nn_case(NNConv, {"in_channels": 2, "out_channels": 3, "aggr": "max", "bias": False,
                                             "nn": mlp(channel_list=[2, 4, 6], norm=None, act="tanh")}, 2, edge_dim=2),
+    # GENConv: its defaults (softmax, batch norm, no bias; the references run in evaluation), learnt t and message
+    # scale with layer norm and widths that differ, power mean over projected edge features, the semi-gradient
+    # softmax, and a list of aggregations (lin_aggr_out).
+    "gen_conv": case(GENConv, {"in_channels": 4, "out_channels": 4}, 4),
+    "gen_conv_learn_t_msg_norm": case(GENConv, {"in_channels": 3, "out_channels": 5, "learn_t": True, "t": 0.7,
+                                                "msg_norm": True, "learn_msg_scale": True, "norm": "layer",
+                                                "bias": True}, 3),
+    "gen_conv_edge_powermean": case(GENConv, {"in_channels": 4, "out_channels": 4, "aggr": "powermean", "p": 2.0,
+                                              "edge_dim": 2, "norm": None, "num_layers": 3}, 4, edge_dim=2),
+    "gen_conv_edge_same_width": case(GENConv, {"in_channels": 4, "out_channels": 4, "norm": None}, 4, edge_dim=4),
+    "gen_conv_softmax_sg": case(GENConv, {"in_channels": 4, "out_channels": 3, "aggr": "softmax_sg", "t": 0.5,
+                                          "expansion": 1, "norm": None}, 4),
+    "gen_conv_multi": case(GENConv, {"in_channels": 4, "out_channels": 4, "aggr": ["mean", "max"], "norm": None,
+                                     "bias": True}, 4),
 }
 
 # Seeds of the cases made before seeds came from names (their files are kept as they were).

@@ -12,6 +12,7 @@
 #include "gnn/nn/conv/GATv2Conv.h"
 #include "gnn/nn/conv/GCN2Conv.h"
 #include "gnn/nn/conv/GCNConv.h"
+#include "gnn/nn/conv/GENConv.h"
 #include "gnn/nn/conv/GINConv.h"
 #include "gnn/nn/conv/GINEConv.h"
 #include "gnn/nn/conv/GatedGraphConv.h"
@@ -226,6 +227,16 @@ const std::vector<LayerCase>& layerCases() {
       {"NNConv", {{"in_channels", 4}, {"out_channels", 3}, {"nn", mlpSpec({3, 5, 12})}},
        {"nn_conv", "nn_conv_mean_no_root", "nn_conv_max_no_bias"}, nnConvFromTable(),
        forwardWithEdgesOf<NNConv>(), 3},
+      // The table's own checks train: layer norm (per row), not batch norm (the batch-norm reference runs in
+      // evaluation).
+      {"GENConv", {{"in_channels", 4}, {"out_channels", 3}, {"learn_t", true}, {"msg_norm", true},
+                   {"learn_msg_scale", true}, {"norm", "layer"}, {"bias", true}},
+       {"gen_conv", "gen_conv_learn_t_msg_norm", "gen_conv_softmax_sg", "gen_conv_multi"}, fromPyGOf<GENConv>(),
+       forwardWithEdgesOf<GENConv>()},
+      {"GENConv_edge", {{"in_channels", 4}, {"out_channels", 4}, {"edge_dim", 3}, {"aggr", "powermean"}, {"p", 2.0},
+                        {"norm", nullptr}},
+       {"gen_conv_edge_powermean", "gen_conv_edge_same_width"}, fromPyGOf<GENConv>(), forwardWithEdgesOf<GENConv>(),
+       3},
   };
   return cases;
 }
