@@ -61,7 +61,7 @@ struct Setup {
   std::string layers =
       "GCNConv,SAGEConv,GINConv,GATConv,GATv2Conv,EdgeConv,PNAConv,GINEConv,GraphConv,SGConv,APPNP,TAGConv,LEConv,"
       "ClusterGCNConv,ResGatedGraphConv,ChebConv,GCN2Conv,GatedGraphConv,MFConv,FAConv,FiLMConv,TransformerConv,"
-      "NNConv";
+      "NNConv,GENConv";
 };
 
 // A layer in the benchmark: its PyG arguments at width c (the reference script uses the same), how it is built
