@@ -38,7 +38,7 @@ from torch_geometric.nn import GATConv, GATv2Conv
 from torch_geometric.nn import GINEConv
 from torch_geometric.nn import ChebConv, GatedGraphConv, GCN2Conv
 from torch_geometric.nn import FAConv, FiLMConv, MFConv
-from torch_geometric.nn import GENConv, NNConv, TransformerConv
+from torch_geometric.nn import EGConv, GENConv, NNConv, TransformerConv
 from torch_geometric.nn import aggr as pyg_aggr
 from torch_geometric.nn import APPNP, ClusterGCNConv, GraphConv, LEConv, ResGatedGraphConv, SGConv, TAGConv
 
@@ -47,7 +47,7 @@ EDGES = [(0, 1), (0, 1), (1, 0), (1, 2), (2, 2), (2, 3), (3, 3), (3, 3), (3, 4),
 NUM_NODES = 6
 
 
-def case(cls, args, in_channels, make=None, edge_dim=0, call=None, float64_default=False):
+def case(cls, args, in_channels, make=None, edge_dim=0, call=None, float64_default=False, layer=None):
     """One configuration of a layer.
 
     cls: PyG's class (its name is the layer's name in the table); args: the keyword arguments as JSON (what the
@@ -55,10 +55,12 @@ def case(cls, args, in_channels, make=None, edge_dim=0, call=None, float64_defau
     edge_dim: width of the edge features passed as edge_attr (0: none); call: (layer, x, edge_index, edge_attr)
     -> out when the layer is not called as layer(x, edge_index[, edge_attr]); float64_default: run with torch's
     default dtype float64, for a layer that makes float tensors of the default dtype inside its forward (PyG's
-    ClusterGCNConv: degree() without a dtype), as a float64 program sets it.
+    ClusterGCNConv: degree() without a dtype), as a float64 program sets it; layer: the class name written when
+    the module that runs stands in for it (DynamicEdgeConv's EdgeConv on a plain-torch k-NN graph).
     """
     return {"cls": cls, "args": args, "in": in_channels, "make": make or (lambda: cls(**args)),
-            "edge_dim": edge_dim, "call": call, "float64_default": float64_default}
+            "edge_dim": edge_dim, "call": call, "float64_default": float64_default,
+            "layer": layer or cls.__name__}
 
 
 # PNAConv's aggregators and scalers (every one at once, or a few) and a training set's in-degree histogram.
@@ -80,6 +82,17 @@ def nn_case(cls, args, in_channels, edge_dim=0):
     """A layer whose `nn` is PyG's MLP, described in args as {"class": "MLP", "args": {...}} (GINConv, EdgeConv)."""
     return case(cls, args, in_channels, make=lambda: cls(**{**args, "nn": MLP(**args["nn"]["args"])}),
                 edge_dim=edge_dim)
+
+
+def knn_graph(x, k):
+    """DynamicEdgeConv's graph without torch-cluster: each node's k nearest nodes (itself included, at distance 0),
+    ties to the lower index, as edges neighbour -> node (torch_cluster.knn(x, x, k).flip(0))."""
+    d = torch.cdist(x, x)
+    n = x.size(0)
+    idx = torch.arange(n).expand(n, n)
+    order = torch.from_numpy(__import__("numpy").lexsort((idx.numpy(), d.detach().numpy()), axis=-1))
+    nbr = order[:, :min(k, n)]
+    return torch.stack([nbr.reshape(-1), torch.arange(n).repeat_interleave(nbr.size(1))])
 
 
 def mlp(**args):
@@ -274,6 +287,25 @@ CASES = {
     "gen_conv_edge_same_width": case(GENConv, {"in_channels": 4, "out_channels": 4, "norm": None}, 4, edge_dim=4),
     "gen_conv_softmax_sg": case(GENConv, {"in_channels": 4, "out_channels": 3, "aggr": "softmax_sg", "t": 0.5,
                                           "expansion": 1, "norm": None}, 4),
+    "eg_conv": case(EGConv, {"in_channels": 4, "out_channels": 4, "num_heads": 2, "num_bases": 3}, 4),
+    "eg_conv_multi_aggr": case(EGConv, {"in_channels": 3, "out_channels": 6, "aggregators": ["symnorm", "max", "std"],
+                                        "num_heads": 3, "num_bases": 2}, 3),
+    "eg_conv_no_self_loops_no_bias": case(EGConv, {"in_channels": 4, "out_channels": 4, "aggregators": ["mean", "var"],
+                                                   "num_heads": 1, "num_bases": 2, "add_self_loops": False,
+                                                   "bias": False}, 4),
+    # (Without symnorm PyG 2.3.1 adds the self-loops with the node count inferred from the edges, so this graph's
+    # isolated last node gets none there; here every node gets one, so that padding changes nothing: no case.)
+    "eg_conv_sum_min": case(EGConv, {"in_channels": 4, "out_channels": 4, "aggregators": ["symnorm", "sum", "min"],
+                                     "num_heads": 2, "num_bases": 2}, 4),
+    # DynamicEdgeConv needs torch-cluster: PyG's EdgeConv with the same nn on the plain-torch k-NN graph.
+    "dynamic_edge_conv": case(EdgeConv, {"nn": mlp(channel_list=[8, 6, 3], norm=None), "k": 3}, 4,
+                              make=lambda: EdgeConv(MLP(channel_list=[8, 6, 3], norm=None)),
+                              call=lambda layer, x, ei, ea: layer(x, knn_graph(x, 3)), layer="DynamicEdgeConv"),
+    "dynamic_edge_conv_mean_k10": case(EdgeConv, {"nn": mlp(channel_list=[6, 5, 4], norm=None), "k": 10,
+                                                  "aggr": "mean"}, 3,
+                                       make=lambda: EdgeConv(MLP(channel_list=[6, 5, 4], norm=None), aggr="mean"),
+                                       call=lambda layer, x, ei, ea: layer(x, knn_graph(x, 10)),
+                                       layer="DynamicEdgeConv"),
     "gen_conv_multi": case(GENConv, {"in_channels": 4, "out_channels": 4, "aggr": ["mean", "max"], "norm": None,
                                      "bias": True}, 4),
 }
@@ -314,7 +346,7 @@ def run_case(name, c):
     for pname, p in layer.named_parameters():
         grad[pname] = p.grad.reshape(-1).tolist() if p.grad is not None else [0.0] * p.numel()
     data = {
-        "layer": c["cls"].__name__, "pyg": "2.3.1", "torch": torch.__version__, "args": c["args"],
+        "layer": c["layer"], "pyg": "2.3.1", "torch": torch.__version__, "args": c["args"],
         "num_nodes": NUM_NODES, "edge_index": edge_index.tolist(), "x": as_list(x),
     }
     if edge_attr is not None:

@@ -5,6 +5,8 @@
 #include "gnn/nn/conv/APPNP.h"
 #include "gnn/nn/conv/ChebConv.h"
 #include "gnn/nn/conv/ClusterGCNConv.h"
+#include "gnn/nn/conv/DynamicEdgeConv.h"
+#include "gnn/nn/conv/EGConv.h"
 #include "gnn/nn/conv/EdgeConv.h"
 #include "gnn/nn/conv/FAConv.h"
 #include "gnn/nn/conv/FiLMConv.h"
@@ -237,6 +239,16 @@ const std::vector<LayerCase>& layerCases() {
                         {"norm", nullptr}},
        {"gen_conv_edge_powermean", "gen_conv_edge_same_width"}, fromPyGOf<GENConv>(), forwardWithEdgesOf<GENConv>(),
        3},
+      {"EGConv", {{"in_channels", 4}, {"out_channels", 4}, {"aggregators", {"symnorm", "max", "std"}},
+                  {"num_heads", 2}, {"num_bases", 3}},
+       {"eg_conv", "eg_conv_multi_aggr", "eg_conv_no_self_loops_no_bias", "eg_conv_sum_min"},
+       fromPyGOf<EGConv>(), forwardOf<EGConv>()},  // (the thread check's 40 channels: 20 per head)
+      // Its own k-NN graph (the edges given are not read); k = 3.
+      {"DynamicEdgeConv", {{"in_channels", 4}, {"out_channels", 3}, {"nn", mlpSpec({8, 8, 3})}, {"k", 3}},
+       {"dynamic_edge_conv", "dynamic_edge_conv_mean_k10"}, fromPyGWithNnChannels<DynamicEdgeConv>(2),
+       [](Module& m, const Variable& x, const Tensor&, const Variable&) {
+         return static_cast<DynamicEdgeConv&>(m).forward(x);
+       }},
   };
   return cases;
 }
