@@ -11,6 +11,7 @@
 #include "data/OgbNodeDataset.h"
 #include "gnn/io/StateDict.h"
 #include "gnn/nn/models/BasicGNN.h"
+#include "gnn/nn/models/LayerList.h"
 #include "gnn/system/SystemInfo.h"
 
 namespace gnn::app {
@@ -41,37 +42,49 @@ int predictPyGModel(const PyGPredictFlags& f) {
   Stopwatch sw;
   const nlohmann::json spec = readSpec(f.spec);
   Generator unused(0);  // every weight comes from the state_dict
-  std::unique_ptr<BasicGNN> model;
+  // A BasicGNN ({"class": "GCN", "args": {...}}) or a list of layers ({"layers": [...], "act": ...}).
+  std::unique_ptr<BasicGNN> basic;
+  std::unique_ptr<LayerList> list;
+  const std::string what = LayerList::isLayerList(spec) ? std::string("layer list")
+                                                       : spec.value("class", std::string("(no class)"));
   try {
-    model = basicGNNFromSpec(spec, unused);
+    if (LayerList::isLayerList(spec)) list = std::make_unique<LayerList>(spec, unused);
+    else basic = basicGNNFromSpec(spec, unused);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(f.spec + ": " + e.what());
   }
+  Module& model = basic ? static_cast<Module&>(*basic) : static_cast<Module&>(*list);
   const StateDict sd = readStateDict(f.stateDict);
   try {
-    loadStateDictInto(*model, sd);
+    loadStateDictInto(model, sd);
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error(f.stateDict + " does not fit " + f.spec + " (" + spec["class"].get<std::string>() +
-                             "): " + e.what());
+    throw std::runtime_error(f.stateDict + " does not fit " + f.spec + " (" + what + "): " + e.what());
   }
-  model->eval();
+  model.eval();
 
   OgbNodeOptions o;
   o.normalization = FeatureNormalization::None;
   o.featuresOnly = true;
   o.addInverseEdges = *parseAddInverseEdges(f.addInverseEdges);
   const OgbNodeDataset ds = OgbNodeDataset::load(f.data, o);
-  if (ds.graph.x.dim(1) != model->options().inChannels)
+  if (basic && ds.graph.x.dim(1) != basic->options().inChannels)
     throw std::runtime_error(f.data + ": " + std::to_string(ds.graph.x.dim(1)) + " features per node, " + f.spec +
-                             " takes in_channels " + std::to_string(model->options().inChannels));
+                             " takes in_channels " + std::to_string(basic->options().inChannels));
   Tensor out;
   {
     NoGradGuard ng;
-    out = model->forward(Variable(ds.graph.x), ds.graph.edgeIndex).value();
+    try {
+      ConvInputs in;
+      in.x = Variable(ds.graph.x);
+      in.edgeIndex = ds.graph.edgeIndex;
+      out = basic ? basic->forward(in.x, in.edgeIndex).value() : list->forward(in).value();
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(f.spec + " on " + f.data + ": " + e.what());
+    }
   }
   writeNpy(f.out, out);
   if (!f.quiet)
-    std::cerr << "predict: " << spec["class"].get<std::string>() << " (" << model->numParameters()
+    std::cerr << "predict: " << what << " (" << model.numParameters()
               << " parameters) on " << ds.graph.numNodes << " nodes, " << ds.graph.numEdges() << " edges: outputs ["
               << out.dim(0) << ", " << out.dim(1) << "] written to " << f.out << " in " << sw.ms() << " ms\n";
   return 0;

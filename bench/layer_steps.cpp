@@ -17,30 +17,7 @@
 #include "app/Program.h"
 #include "gnn/autograd/Profiler.h"
 #include "gnn/nn/Init.h"
-#include "gnn/nn/conv/APPNP.h"
-#include "gnn/nn/conv/ChebConv.h"
-#include "gnn/nn/conv/ClusterGCNConv.h"
-#include "gnn/nn/conv/EdgeConv.h"
-#include "gnn/nn/conv/FAConv.h"
-#include "gnn/nn/conv/FiLMConv.h"
-#include "gnn/nn/conv/GATConv.h"
-#include "gnn/nn/conv/GATv2Conv.h"
-#include "gnn/nn/conv/GCN2Conv.h"
-#include "gnn/nn/conv/GCNConv.h"
-#include "gnn/nn/conv/GENConv.h"
-#include "gnn/nn/conv/GINConv.h"
-#include "gnn/nn/conv/GINEConv.h"
-#include "gnn/nn/conv/GatedGraphConv.h"
-#include "gnn/nn/conv/GraphConv.h"
-#include "gnn/nn/conv/LEConv.h"
-#include "gnn/nn/conv/MFConv.h"
-#include "gnn/nn/conv/NNConv.h"
-#include "gnn/nn/conv/PNAConv.h"
-#include "gnn/nn/conv/ResGatedGraphConv.h"
-#include "gnn/nn/conv/SAGEConv.h"
-#include "gnn/nn/conv/SGConv.h"
-#include "gnn/nn/conv/TAGConv.h"
-#include "gnn/nn/conv/TransformerConv.h"
+#include "gnn/nn/conv/ConvRegistry.h"
 #include "gnn/ops/Ops.h"
 #include "gnn/system/Parallel.h"
 #include "gnn/system/SystemInfo.h"
@@ -64,91 +41,51 @@ struct Setup {
       "NNConv,GENConv";
 };
 
-// A layer in the benchmark: its PyG arguments at width c (the reference script uses the same), how it is built
-// and called (x, edge_index, edge_attr [E, kEdgeDim]).
+// A layer in the benchmark: its PyG arguments at width c (the reference script uses the same); it is built and
+// called through gnn/nn/conv/ConvRegistry (x, edge_index, edge_attr [E, kEdgeDim], x_0 = x).
 struct BenchLayer {
   std::function<json(int64_t c, const std::vector<int64_t>& degreeHistogram)> args;
-  std::function<std::unique_ptr<Module>(const json&, Generator&)> make;
-  std::function<Variable(Module&, const Variable& x, const Tensor& ei, const Variable& e)> forward;
 };
 
-template <class L>
-std::function<std::unique_ptr<Module>(const json&, Generator&)> makeOf() {
-  return [](const json& a, Generator& gen) -> std::unique_ptr<Module> { return L::fromPyG(a, gen); };
-}
-
-template <class L>
-std::function<json(int64_t, const std::vector<int64_t>&)> argsOf(std::function<json(int64_t)> args) {
-  return [args](int64_t c, const std::vector<int64_t>&) { return args(c); };
-}
-
-template <class L>
-BenchLayer plain(std::function<json(int64_t)> args) {
-  return {argsOf<L>(std::move(args)), makeOf<L>(), [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
-            return static_cast<L&>(m).forward(x, ei);
-          }};
-}
-
-template <class L>
-BenchLayer withEdges(std::function<json(int64_t)> args) {
-  return {argsOf<L>(std::move(args)), makeOf<L>(), [](Module& m, const Variable& x, const Tensor& ei, const Variable& e) {
-            return static_cast<L&>(m).forward(x, ei, e);
-          }};
-}
-
-template <class L>
-BenchLayer withInitial(std::function<json(int64_t)> args) {  // GCN2Conv, FAConv: x_0 = x
-  return {argsOf<L>(std::move(args)), makeOf<L>(), [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
-            return static_cast<L&>(m).forward(x, x, ei);
-          }};
+BenchLayer of(std::function<json(int64_t)> args) {
+  return {[args](int64_t c, const std::vector<int64_t>&) { return args(c); }};
 }
 
 json mlp(std::vector<int64_t> widths) { return {{"class", "MLP"}, {"args", {{"channel_list", widths}}}}; }
 json inOut(int64_t c) { return {{"in_channels", c}, {"out_channels", c}}; }
+json heads8(int64_t c) { return {{"in_channels", c}, {"out_channels", c / 8}, {"heads", 8}}; }
 
 const std::map<std::string, BenchLayer>& benchLayers() {
   static const std::map<std::string, BenchLayer> layers = {
-      {"GCNConv", plain<GCNConv>(inOut)},
-      {"SAGEConv", plain<SAGEConv>(inOut)},
-      {"GINConv", plain<GINConv>([](int64_t c) { return json{{"nn", mlp({c, c, c})}}; })},
-      {"GATConv", plain<GATConv>([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c / 8}, {"heads", 8}}; })},
-      {"GATv2Conv",
-       plain<GATv2Conv>([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c / 8}, {"heads", 8}}; })},
-      {"EdgeConv", plain<EdgeConv>([](int64_t c) { return json{{"nn", mlp({2 * c, c, c})}}; })},
-      {"PNAConv",
-       {[](int64_t c, const std::vector<int64_t>& hist) {
-          return json{{"in_channels", c}, {"out_channels", c}, {"aggregators", {"mean", "min", "max", "std"}},
-                      {"scalers", {"identity", "amplification", "attenuation"}}, {"deg", hist}};
-        },
-        [](const json& a, Generator& gen) -> std::unique_ptr<Module> { return PNAConv::fromPyG(a, gen); },
-        [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
-          return static_cast<PNAConv&>(m).forward(x, ei);
-        }}},
-      {"GINEConv", withEdges<GINEConv>([](int64_t c) { return json{{"nn", mlp({c, c, c})}, {"edge_dim", kEdgeDim}}; })},
-      {"GraphConv", plain<GraphConv>(inOut)},
-      {"SGConv", plain<SGConv>([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c}, {"K", 2}}; })},
-      {"APPNP", plain<APPNP>([](int64_t) { return json{{"K", 10}, {"alpha", 0.1}}; })},
-      {"TAGConv", plain<TAGConv>(inOut)},
-      {"LEConv", plain<LEConv>(inOut)},
-      {"ClusterGCNConv", plain<ClusterGCNConv>(inOut)},
-      {"ResGatedGraphConv", plain<ResGatedGraphConv>(inOut)},
-      {"ChebConv", plain<ChebConv>([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c}, {"K", 3}}; })},
-      {"GCN2Conv", withInitial<GCN2Conv>([](int64_t c) { return json{{"channels", c}, {"alpha", 0.1}}; })},
-      {"GatedGraphConv",
-       plain<GatedGraphConv>([](int64_t c) { return json{{"out_channels", c}, {"num_layers", 3}}; })},
-      {"MFConv", plain<MFConv>(inOut)},
-      {"FAConv", withInitial<FAConv>([](int64_t c) { return json{{"channels", c}}; })},
-      {"FiLMConv", plain<FiLMConv>(inOut)},
-      {"TransformerConv", withEdges<TransformerConv>([](int64_t c) {
-         return json{{"in_channels", c}, {"out_channels", c / 8}, {"heads", 8}, {"edge_dim", kEdgeDim}};
-       })},
-      {"GENConv", withEdges<GENConv>([](int64_t c) {
-         return json{{"in_channels", c}, {"out_channels", c}, {"edge_dim", kEdgeDim}};
-       })},
+      {"GCNConv", of(inOut)},
+      {"SAGEConv", of(inOut)},
+      {"GINConv", of([](int64_t c) { return json{{"nn", mlp({c, c, c})}}; })},
+      {"GATConv", of(heads8)},
+      {"GATv2Conv", of(heads8)},
+      {"EdgeConv", of([](int64_t c) { return json{{"nn", mlp({2 * c, c, c})}}; })},
+      {"PNAConv", {[](int64_t c, const std::vector<int64_t>& hist) {
+         return json{{"in_channels", c}, {"out_channels", c}, {"aggregators", {"mean", "min", "max", "std"}},
+                     {"scalers", {"identity", "amplification", "attenuation"}}, {"deg", hist}};
+       }}},
+      {"GINEConv", of([](int64_t c) { return json{{"nn", mlp({c, c, c})}, {"edge_dim", kEdgeDim}}; })},
+      {"GraphConv", of(inOut)},
+      {"SGConv", of([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c}, {"K", 2}}; })},
+      {"APPNP", of([](int64_t) { return json{{"K", 10}, {"alpha", 0.1}}; })},
+      {"TAGConv", of(inOut)},
+      {"LEConv", of(inOut)},
+      {"ClusterGCNConv", of(inOut)},
+      {"ResGatedGraphConv", of(inOut)},
+      {"ChebConv", of([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c}, {"K", 3}}; })},
+      {"GCN2Conv", of([](int64_t c) { return json{{"channels", c}, {"alpha", 0.1}}; })},
+      {"GatedGraphConv", of([](int64_t c) { return json{{"out_channels", c}, {"num_layers", 3}}; })},
+      {"MFConv", of(inOut)},
+      {"FAConv", of([](int64_t c) { return json{{"channels", c}}; })},
+      {"FiLMConv", of(inOut)},
+      {"TransformerConv",
+       of([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c / 8}, {"heads", 8}, {"edge_dim", kEdgeDim}}; })},
       // Theta(e) is [in, out] per edge: 4 outputs keep its [E, in x out] within a few hundred MB on both sides.
-      {"NNConv", withEdges<NNConv>([](int64_t c) {
-         return json{{"in_channels", c}, {"out_channels", 4}, {"nn", mlp({kEdgeDim, 32, 4 * c})}};
-       })},
+      {"NNConv", of([](int64_t c) { return json{{"in_channels", c}, {"out_channels", 4}, {"nn", mlp({kEdgeDim, 32, 4 * c})}}; })},
+      {"GENConv", of([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c}, {"edge_dim", kEdgeDim}}; })},
   };
   return layers;
 }
@@ -184,7 +121,7 @@ int run(const Setup& s) {
     const BenchLayer& b = benchLayer(layer);
     const json args = b.args(s.channels, hist);
     Generator gen(2);
-    std::unique_ptr<Module> m = b.make(args, gen);
+    std::unique_ptr<Module> m = convFromPyG(layer, args, gen);
     std::vector<double> ms;
     OpProfiler prof;
     for (int64_t r = 0; r < s.reps + 3; ++r) {
@@ -193,7 +130,11 @@ int run(const Setup& s) {
       std::optional<ObserverScope> watch;
       if (s.profile && r >= 3) watch.emplace(prof);
       Stopwatch sw;
-      Variable y = b.forward(*m, x, edgeIndex, Variable(e0));
+      ConvInputs in;
+      in.x = x;
+      in.edgeIndex = edgeIndex;
+      if (args.contains("edge_dim") || layer == "NNConv") in.edgeAttr = Variable(e0);  // the edge-aware layers
+      Variable y = convForward(layer, *m, in);
       sum(mul(y, y)).backward();
       if (r >= 3) ms.push_back(sw.ms());
     }

@@ -98,7 +98,8 @@ std::vector<float> readNpyFloat32(const std::string& path, std::vector<int64_t>*
 TEST(PredictPyGModel, GivesPyGsOutputs) {
   const std::string ref = std::string(GNN_SOURCE_DIR) + "/tests/reference/pyg_models/";
   const std::string out = ::testing::TempDir() + "/pyg_predict.npy";
-  for (const char* name : {"gat", "sage_max_jk_max", "pna", "gin_batch_norm_train_eps_jk_last"}) {
+  for (const char* name : {"gat", "sage_max_jk_max", "pna", "gin_batch_norm_train_eps_jk_last",
+                           "layers_graph_cheb_appnp", "layers_tag_gcn2_sg", "layers_transformer_gen_eg"}) {
     ProgramResult r = runExample("predict", "--pyg-model " + ref + name + ".json --state-dict " + ref + name +
                                                 ".pt --data " + ref + "graph --out " + out);
     ASSERT_EQ(r.code, 0) << r.out;
@@ -117,6 +118,23 @@ TEST(PredictPyGModel, GivesPyGsOutputs) {
     EXPECT_LE(diff / scale, 1e-5) << name;
   }
   fs::remove(out);
+}
+
+// A layer list naming a layer not offered, or with an argument the layer does not take, is refused naming it.
+TEST(PredictPyGModel, RefusesABadLayerList) {
+  const std::string ref = std::string(GNN_SOURCE_DIR) + "/tests/reference/pyg_models/";
+  const std::string spec = ::testing::TempDir() + "/bad_layers.json", out = ::testing::TempDir() + "/bad.npy";
+  for (const auto& [text, want] : {std::pair{R"({"layers": [{"class": "GraphConv", "args": {"in_channels": 6,
+             "out_channels": 8}}, {"class": "FooConv"}]})", "layer 1: convolution 'FooConv'"},
+                                  std::pair{R"({"layers": [{"class": "SGConv", "args": {"in_channels": 6,
+             "out_channels": 3, "k": 2}}]})", "layer 0: SGConv"}}) {
+    std::ofstream(spec) << text;
+    ProgramResult r = runExample("predict", "--pyg-model " + spec + " --state-dict " + ref +
+                                                "layers_tag_gcn2_sg.pt --data " + ref + "graph --out " + out);
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
+  }
+  fs::remove(spec);
 }
 
 TEST(PredictPyGModel, RefusesAStateDictThatHoldsCode) {

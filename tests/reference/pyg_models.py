@@ -9,6 +9,7 @@ Writes under tests/reference/pyg_models/:
   <case>.pt                                         torch.save(model.state_dict()) in float32
   <case>.out.json                                   {"out": [[...]]}: the model in evaluation mode, computed in
                                                     float64 from the float32 weights and features
+and layer lists (LAYER_CASES: {"layers": [...], "act": ...}, a module holding them as `layers`).
 Each case's seed is the CRC-32 of its name. The files are generated once and committed (CI has no PyG).
 
 Usage: PYTHONPATH=/path/to/pyg-2.3.1 /usr/bin/python3 tests/reference/pyg_models.py [--out DIR] [CASE ...]
@@ -79,6 +80,64 @@ CASES = {
 }
 
 
+# Layer lists (gnn's LayerList, predict's {"layers": [...], "act": ...}): name -> (layers as (class, args), act).
+LAYER_CASES = {
+    "layers_graph_cheb_appnp": ([("GraphConv", {"in_channels": IN, "out_channels": 8}),
+                                 ("ChebConv", {"in_channels": 8, "out_channels": 8, "K": 3}),
+                                 ("APPNP", {"K": 3, "alpha": 0.2})], "relu"),
+    "layers_tag_gcn2_sg": ([("TAGConv", {"in_channels": IN, "out_channels": IN}),
+                            ("GCN2Conv", {"channels": IN, "alpha": 0.1, "theta": 0.5, "layer": 1}),
+                            ("SGConv", {"in_channels": IN, "out_channels": 3, "K": 2})], "elu"),
+    "layers_transformer_gen_eg": ([("TransformerConv", {"in_channels": IN, "out_channels": 4, "heads": 2}),
+                                   ("GENConv", {"in_channels": 8, "out_channels": 8}),
+                                   ("EGConv", {"in_channels": 8, "out_channels": 4, "num_heads": 2,
+                                               "num_bases": 2, "aggregators": ["symnorm", "max"]})], "tanh"),
+}
+
+
+class LayerList(torch.nn.Module):
+    """What predict's layer lists describe: the layers one after the other, act between them; GCN2Conv and FAConv
+    take the model's input as x_0."""
+
+    def __init__(self, layers, act):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(getattr(torch_geometric.nn, c)(**a) for c, a in layers)
+        self.act = {"relu": torch.relu, "elu": torch.nn.functional.elu, "tanh": torch.tanh}[act]
+
+    def forward(self, x, edge_index):
+        x0 = x
+        for i, layer in enumerate(self.layers):
+            x = layer(x, x0, edge_index) if type(layer).__name__ in ("GCN2Conv", "FAConv") else layer(x, edge_index)
+            if i + 1 < len(self.layers):
+                x = self.act(x)
+        return x
+
+
+def run_layer_case(name, layers, act, x, edge_index, out_dir):
+    torch.manual_seed(zlib.crc32(name.encode()))
+    model = LayerList(layers, act)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.empty_like(p).uniform_(-0.6, 0.6))
+        for bname, b in model.named_buffers():
+            if bname.endswith("running_var"):
+                b.copy_(torch.empty_like(b).uniform_(0.5, 1.5))
+            elif bname.endswith("running_mean"):
+                b.copy_(torch.empty_like(b).uniform_(-0.5, 0.5))
+    model.eval()
+    spec = {"layers": [{"class": c, "args": a} for c, a in layers], "act": act}
+    with open(os.path.join(out_dir, name + ".json"), "w") as f:
+        json.dump(spec, f, indent=1)
+        f.write("\n")
+    torch.save(model.state_dict(), os.path.join(out_dir, name + ".pt"))
+    with torch.no_grad():
+        out = model.double()(x.double(), edge_index)
+    with open(os.path.join(out_dir, name + ".out.json"), "w") as f:
+        json.dump({"pyg": "2.3.1", "torch": torch.__version__, "out": out.tolist()}, f, separators=(",", ":"))
+        f.write("\n")
+    return out
+
+
 def make_graph():
     g = torch.Generator().manual_seed(7)
     # A random directed graph with duplicate edges, self-loops (one node with two) and isolated nodes.
@@ -143,7 +202,11 @@ def main():
     x, edge_index = make_graph()
     write_graph(a.out, x, edge_index)
     print(f"PyG {torch_geometric.__version__} (tag 2.3.1), torch {torch.__version__}", file=sys.stderr)
-    for name in a.cases or sorted(CASES):
+    for name in a.cases or sorted({**CASES, **LAYER_CASES}):
+        if name in LAYER_CASES:
+            out = run_layer_case(name, *LAYER_CASES[name], x, edge_index, a.out)
+            print(f"{name}: layers out {tuple(out.shape)}", file=sys.stderr)
+            continue
         cls_name, args = CASES[name]
         out = run_case(name, cls_name, args, x, edge_index, a.out)
         print(f"{name}: {cls_name} out {tuple(out.shape)}", file=sys.stderr)
