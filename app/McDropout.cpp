@@ -41,7 +41,7 @@ void addMcDropoutFlags(boost::program_options::options_description& flags, std::
 }
 
 void requireMcDropoutModel(const std::string& flag, const std::string& model, double dropout) {
-  if (model != "gin" && model != "gcn" && model != "dmpnn")
+  if (!MoleculeModelSpec::messagePassingIn({model}) && model != "dmpnn")
     throw UsageError(flag + " samples the dropout of --model gin, gcn and dmpnn, not " + model);
   if (!(dropout > 0))
     throw UsageError(flag + ": the model has no dropout (--dropout 0): MC dropout samples the dropout the model "

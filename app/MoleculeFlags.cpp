@@ -122,7 +122,7 @@ void addModelFlags(Program& prog, MoleculeSettings& s, const MoleculeProgramDefa
       "so the balance holds over the epoch");
   s.spec.addTo(prog.group("Model and task"), d.models);
   // Molecule features: for the models whose readout feeds a head.
-  auto readsFeatures = [](const std::string& m) { return m == "gin" || m == "gcn" || m == "dmpnn"; };
+  auto readsFeatures = [](const std::string& m) { return MoleculeModelSpec::messagePassingIn({m}) || m == "dmpnn"; };
   if (std::any_of(d.models.begin(), d.models.end(), readsFeatures)) {
     s.features.addTo(prog.group("Model and task"));
     s.atomFeatures.addTo(prog.group("Model and task"));

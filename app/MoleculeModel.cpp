@@ -11,6 +11,7 @@
 #include "models/Dmpnn.h"
 #include "models/GpsPlusPlus.h"
 #include "models/Graphormer.h"
+#include "models/OgbMolConv.h"
 #include "models/OgbMolGCN.h"
 #include "models/OgbMolGIN.h"
 #include "models/SchNet.h"
@@ -31,9 +32,15 @@ bool MoleculeModelSpec::graphormerIn(const std::vector<std::string>& models) {
 }
 bool MoleculeModelSpec::schnetIn(const std::vector<std::string>& models) { return has(models, "schnet"); }
 bool MoleculeModelSpec::dmpnnIn(const std::vector<std::string>& models) { return has(models, "dmpnn"); }
+bool MoleculeModelSpec::messagePassingIn(const std::vector<std::string>& models) {
+  for (const char* m : {"gin", "gcn", "gine", "transformer", "gen"})
+    if (has(models, m)) return true;
+  return false;
+}
 bool MoleculeModelSpec::gpsIn(const std::vector<std::string>& models) { return has(models, "gps"); }
 const std::vector<std::string>& MoleculeModelSpec::allModels() {
-  static const std::vector<std::string> all = {"gin", "gcn", "dmpnn", "slim", "base", "schnet", "gps"};
+  static const std::vector<std::string> all = {"gin",  "gcn",    "gine", "transformer", "gen",
+                                               "dmpnn", "slim", "base", "schnet",      "gps"};
   return all;
 }
 
@@ -42,6 +49,9 @@ void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<
   std::vector<std::string> parts;
   if (has(models, "gin") || has(models, "gcn"))
     parts.push_back("gin, gcn: OGB's atom and bond encoders, global pooling, linear head");
+  if (has(models, "gine") || has(models, "transformer") || has(models, "gen"))
+    parts.push_back("gine, transformer, gen: the same with PyG's GINEConv (OGB's GIN MLP), TransformerConv (4 heads) "
+                    "or GENConv (DeeperGCN: learnt softmax temperature) reading each layer's bond embedding");
   if (dmpnnIn(models))
     parts.push_back("dmpnn: Chemprop's directed message passing on bonds (D-MPNN) with its defaults, an FFN head");
   if (graphormerIn(models))
@@ -54,7 +64,7 @@ void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<
   help += joinedModels(parts, "; ") + ")";
   flags.add_options()("model", value(&model, model), help.c_str());
   added_ = {"model"};
-  const bool mp = has(models, "gin") || has(models, "gcn"), dm = dmpnnIn(models);
+  const bool mp = messagePassingIn(models), dm = dmpnnIn(models);
   if (mp || schnetIn(models)) {
     const std::string layersHelp = std::string(mp ? "message-passing layers" : "") + (mp && schnetIn(models) ? "; " : "") +
                                    (schnetIn(models) ? "schnet: interaction blocks" : "");
@@ -515,6 +525,7 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
   o.graphFeatures = spec.graphFeatures;
   o.nodeFeatures = spec.nodeFeatures;
   if (spec.model == "gcn") return std::make_unique<OgbMolGCN>(o, gen);
+  if (spec.model != "gin") return std::make_unique<OgbMolConv>(spec.model, o, gen);  // gine, transformer, gen
   return std::make_unique<OgbMolGIN>(o, gen);
 }
 

@@ -68,6 +68,10 @@ struct MoleculeModelSpec {
   bool isFixedConfiguration() const { return isGraphormer() || isGps(); }
   bool isSchNet() const { return model == "schnet"; }
   bool isDmpnn() const { return model == "dmpnn"; }
+  /// OGB's message-passing graph models: gin, gcn and PyG's edge-aware layers (gine, transformer, gen;
+  /// models/OgbMolConv.h): --layers, --pool, --norm, --virtual-node apply.
+  bool isMessagePassing() const { return messagePassingIn({model}); }
+  static bool messagePassingIn(const std::vector<std::string>& models);
   /// The head's width: tasks x outputsPerTarget.
   int64_t outputs() const { return tasks * outputsPerTarget; }
   static bool graphormerIn(const std::vector<std::string>& models);

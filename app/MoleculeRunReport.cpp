@@ -115,7 +115,7 @@ void MoleculeRun::report() {
   } else {
     out_["layers"] = spec_.layers;
     out_["hidden"] = spec_.hidden;
-    if (spec_.model == "gin" || spec_.model == "gcn") out_["norm"] = spec_.norm;  // --norm auto's choice
+    if (spec_.isMessagePassing()) out_["norm"] = spec_.norm;  // --norm auto's choice
   }
   out_["parameters"] = model_->numParameters();
   if (!s_.transfer.initFrom.empty()) {

@@ -10,6 +10,7 @@
 #include "Molecules.h"
 #include "gnn/nn/pool/GlobalPooling.h"
 #include "gnn/ops/Ops.h"
+#include "models/OgbMolConv.h"
 #include "models/OgbMolGCN.h"
 #include "models/OgbMolGIN.h"
 
@@ -131,7 +132,23 @@ struct GinCase {
   static Variable loss(const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }
 };
 
-using ModelCases = ::testing::Types<GcnCase, GinCase>;
+// PyG's edge-aware layers in OGB's molecule model (models/OgbMolConv.h), with OGB's BatchNorm (real atoms only).
+template <int K>
+struct MolConvCase {
+  static constexpr const char* kNames[] = {"GINE", "TransformerConv", "GEN"};
+  static constexpr const char* kName = kNames[K];
+  static constexpr const char* kNodeBlock = "head";
+  static std::unique_ptr<BlockModel> make(DType dt) {
+    Generator g(9 + K);
+    GraphModelOptions o = smallOptions(dt);
+    o.norm = NormKind::Batch;
+    return std::make_unique<OgbMolConv>(OgbMolConv::kinds()[K], o, g);
+  }
+  static std::shared_ptr<InMemoryDataset> dataset() { return test::molecules(60, 4 + K); }
+  static Variable loss(const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }
+};
+
+using ModelCases = ::testing::Types<GcnCase, GinCase, MolConvCase<0>, MolConvCase<1>, MolConvCase<2>>;
 
 struct CaseName {
   template <class T>
@@ -195,9 +212,24 @@ TYPED_TEST(PaddingInvariance, ParameterGradients) {
       for (const Batch& b : test::batchesOf(ds, layout.fixed, layout.strategy)) {
         std::vector<Tensor> gp = grads(b), gu = grads(unpadded(*ds, b));
         auto names = model->namedParameters();
+        // A gradient that is zero up to rounding (a bias right before a training-mode batch norm, which takes
+        // out every row's common shift) is compared at the scale of the model's gradients, not its own.
+        double scale = 0;
+        for (const Tensor& g : gu)
+          if (g.defined())
+            for (int64_t k = 0; k < g.numel(); ++k) scale = std::max(scale, std::abs(g.at(k)));
         for (size_t i = 0; i < gp.size(); ++i) {
           ASSERT_EQ(gp[i].defined(), gu[i].defined()) << what << " " << names[i].first;
-          if (gp[i].defined()) expectClose(gp[i], gu[i], gu[i].rows(), what + " gradient of " + names[i].first, tol);
+          if (!gp[i].defined()) continue;
+          double diff = 0, own = 0;
+          for (int64_t k = 0; k < gu[i].numel(); ++k) {
+            diff = std::max(diff, std::abs(gp[i].at(k) - gu[i].at(k)));
+            own = std::max(own, std::abs(gu[i].at(k)));
+          }
+          // A one-element parameter (GINE's trained eps) sums its gradient over every row and channel, which float32
+          // rounds to about 1e-5 of it when the blocking changes.
+          const double t = gu[i].numel() == 1 && dt == DType::F32 ? 1e-4 : tol;
+          EXPECT_LE(diff / std::max(own, 1e-3 * scale), t) << what << " gradient of " << names[i].first;
         }
       }
     }
