@@ -77,8 +77,10 @@ CASES = {
                 lambda: A.Set2Set(CHANNELS, processing_steps=3)),
     "sort": (spec("SortAggregation", k=3), lambda: A.SortAggregation(k=3)),
     "sort_k5": (spec("SortAggregation", k=5), lambda: A.SortAggregation(k=5)),
+    "lstm": (spec("LSTMAggregation", in_channels=CHANNELS, out_channels=3),
+             lambda: A.LSTMAggregation(CHANNELS, 3)),
 }
-SORTED = {"set2set", "sort", "sort_k5"}
+SORTED = {"set2set", "sort", "sort_k5", "lstm"}
 
 
 def as_list(t):

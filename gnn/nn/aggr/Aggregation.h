@@ -33,7 +33,7 @@ std::unique_ptr<Aggregation> aggregationFromName(const std::string& name);
 /// An aggregation as PyG's `aggr` argument gives it (aggregation_resolver): a name ("mean", "softmax",
 /// "SoftmaxAggregation", ...), a list of them (MultiAggregation, mode cat) or {"class": ..., "args": {PyG's
 /// keyword arguments}} (SoftmaxAggregation, PowerMeanAggregation, MultiAggregation, AttentionalAggregation, Set2Set,
-/// SortAggregation and the plain reductions).
+/// SortAggregation, LSTMAggregation and the plain reductions).
 /// std::invalid_argument naming what is not offered.
 std::unique_ptr<Aggregation> aggregationFromPyG(const nlohmann::json& spec, Generator& gen, DType dtype = DType::F32);
 

@@ -4,6 +4,7 @@
 
 #include "gnn/nn/PyGArgs.h"
 #include "gnn/nn/aggr/AttentionalAggregation.h"
+#include "gnn/nn/aggr/LSTMAggregation.h"
 #include "gnn/nn/aggr/MultiAggregation.h"
 #include "gnn/nn/aggr/PowerMeanAggregation.h"
 #include "gnn/nn/aggr/Set2Set.h"
@@ -194,6 +195,10 @@ std::unique_ptr<Aggregation> aggregationFromPyG(const nlohmann::json& spec, Gene
   if (key == "set2set") {
     const PyGArgs a(args, "Set2Set", {{"in_channels", nullptr}, {"processing_steps", nullptr}});
     return std::make_unique<Set2Set>(a.get<int64_t>("in_channels"), a.get<int64_t>("processing_steps"), gen, dtype);
+  }
+  if (key == "lstm") {
+    const PyGArgs a(args, "LSTMAggregation", {{"in_channels", nullptr}, {"out_channels", nullptr}});
+    return std::make_unique<LSTMAggregation>(a.get<int64_t>("in_channels"), a.get<int64_t>("out_channels"), gen, dtype);
   }
   if (key == "sort") {
     const PyGArgs a(args, "SortAggregation", {{"k", nullptr}});

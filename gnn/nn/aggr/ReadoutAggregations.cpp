@@ -1,8 +1,10 @@
-// AttentionalAggregation, Set2Set and SortAggregation: the aggregations PyG uses as graph readouts.
+// AttentionalAggregation, Set2Set, SortAggregation and LSTMAggregation: the aggregations over a sorted index
+// (readouts over a batch vector; LSTMAggregation also as a layer's aggr).
 #include <algorithm>
 #include <numeric>
 
 #include "gnn/nn/aggr/AttentionalAggregation.h"
+#include "gnn/nn/aggr/LSTMAggregation.h"
 #include "gnn/nn/aggr/Set2Set.h"
 #include "gnn/nn/aggr/SortAggregation.h"
 #include "gnn/ops/IndexPlan.h"
@@ -130,6 +132,39 @@ Variable SortAggregation::forward(const Variable& x, const Tensor& index, int64_
   if (x.dim(0) == 0) return Variable(Tensor::zeros({dimSize, k_ * F}, x.dtype()));
   const Variable picked = mul(gatherRows(x, Tensor::fromVector(rows)), Variable(keep));
   return reshape(picked, {dimSize, k_ * F});
+}
+
+LSTMAggregation::LSTMAggregation(int64_t inChannels, int64_t outChannels, Generator& gen, DType dtype)
+    : in_(inChannels), out_(outChannels), dtype_(dtype) {
+  GNN_CHECK_ARG(in_ > 0 && out_ > 0, "LSTMAggregation: in_channels = ", in_, ", out_channels = ", out_);
+  LSTMOptions o;
+  o.batchFirst = true;
+  lstm_ = std::make_unique<LSTM>(in_, out_, gen, o, dtype_);
+  registerModule("lstm", *lstm_);
+}
+
+Variable LSTMAggregation::forward(const Variable& x, const Tensor& index, int64_t dimSize) const {
+  GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == in_, "LSTMAggregation(", in_, "): messages ",
+                shapeString(x.shape()));
+  const std::vector<int64_t> ptr = sortedPtr("LSTMAggregation", index, dimSize);
+  int64_t longest = 0;
+  for (int64_t g = 0; g < dimSize; ++g) longest = std::max(longest, ptr[g + 1] - ptr[g]);
+  if (longest == 0) return Variable(Tensor::zeros({dimSize, out_}, x.dtype()));  // PyG: an LSTM over no step
+  const Variable dense = toDenseBatch(x, Tensor::fromVector(ptr), Tensor(), longest);  // [G, longest, in]
+  const Variable out = lstm_->forward(dense);                                             // [G, longest, out]
+  // The last step of every sequence: rows longest - 1 of each block.
+  std::vector<int64_t> last(static_cast<size_t>(dimSize));
+  for (int64_t g = 0; g < dimSize; ++g) last[static_cast<size_t>(g)] = g * longest + longest - 1;
+  return gatherRows(reshape(out, {dimSize * longest, out_}), Tensor::fromVector(last));
+}
+
+nlohmann::json LSTMAggregation::spec() const {
+  return {{"class", "LSTMAggregation"}, {"args", {{"in_channels", in_}, {"out_channels", out_}}}};
+}
+
+std::unique_ptr<Module> LSTMAggregation::clone() const {
+  Generator unused;  // the copy's values are overwritten
+  return cloneInto(std::make_unique<LSTMAggregation>(in_, out_, unused, dtype_));
 }
 
 }  // namespace gnn

@@ -1,5 +1,6 @@
 // The aggregation modules PyG's `aggr` argument names (gnn/nn/aggr: SoftmaxAggregation, PowerMeanAggregation,
-// MultiAggregation, and the readouts AttentionalAggregation, Set2Set, SortAggregation): PyG 2.3.1's outputs and gradients from the same parameters (tests/reference/pyg_aggrs.py),
+// MultiAggregation, LSTMAggregation, and the readouts AttentionalAggregation, Set2Set, SortAggregation): PyG
+// 2.3.1's outputs and gradients from the same parameters (tests/reference/pyg_aggrs.py),
 // finite-difference gradients of the messages and every parameter, destinations unchanged by messages to others
 // (a padding row), the same bits on 1 and 2 threads, the spec round trip (clone, aggregationFromPyG(spec())), and
 // what is refused.
@@ -24,7 +25,7 @@ const std::vector<std::string> kCases = {"softmax",      "softmax_t",        "so
                                          "softmax_semi_grad", "powermean", "powermean_p2", "powermean_p_half",
                                          "multi_cat",    "multi_sum",        "multi_mean_softmax", "multi_proj",
                                          "attentional",  "attentional_nn",   "set2set",       "sort",
-                                         "sort_k5"};
+                                         "sort_k5",      "lstm"};
 
 class AggregationTable : public ::testing::TestWithParam<std::string> {};
 
