@@ -38,7 +38,7 @@ from torch_geometric.nn import GATConv, GATv2Conv
 from torch_geometric.nn import GINEConv
 from torch_geometric.nn import ChebConv, GatedGraphConv, GCN2Conv
 from torch_geometric.nn import FAConv, FiLMConv, MFConv
-from torch_geometric.nn import EGConv, GENConv, NNConv, TransformerConv
+from torch_geometric.nn import EGConv, GENConv, GeneralConv, NNConv, TransformerConv
 from torch_geometric.nn import aggr as pyg_aggr
 from torch_geometric.nn import APPNP, ClusterGCNConv, GraphConv, LEConv, ResGatedGraphConv, SGConv, TAGConv
 
@@ -306,6 +306,18 @@ CASES = {
                                        make=lambda: EdgeConv(MLP(channel_list=[6, 5, 4], norm=None), aggr="mean"),
                                        call=lambda layer, x, ei, ea: layer(x, knn_graph(x, 10)),
                                        layer="DynamicEdgeConv"),
+    "general_conv": case(GeneralConv, {"in_channels": 4, "out_channels": 4}, 4),
+    "general_conv_attention_heads": case(GeneralConv, {"in_channels": 4, "out_channels": 3, "heads": 2,
+                                                       "attention": True}, 4),
+    "general_conv_dot_product_undirected_l2": case(GeneralConv, {"in_channels": 4, "out_channels": 3, "heads": 3,
+                                                                 "attention": True, "attention_type": "dot_product",
+                                                                 "directed_msg": False, "l2_normalize": True}, 4),
+    "general_conv_edge_mean_skip": case(GeneralConv, {"in_channels": 4, "out_channels": 4, "in_edge_channels": 2,
+                                                      "aggr": "mean", "skip_linear": True, "bias": False}, 4,
+                                        edge_dim=2),
+    "general_conv_edge_attention_max": case(GeneralConv, {"in_channels": 3, "out_channels": 5, "in_edge_channels": 3,
+                                                          "heads": 2, "attention": True, "aggr": "max"}, 3,
+                                            edge_dim=3),
     "gen_conv_multi": case(GENConv, {"in_channels": 4, "out_channels": 4, "aggr": ["mean", "max"], "norm": None,
                                      "bias": True}, 4),
 }

@@ -1,5 +1,8 @@
 #include "gnn/nn/conv/ConvArgs.h"
 
+#include <numeric>
+#include <vector>
+
 #include "gnn/nn/conv/GCNConv.h"
 
 namespace gnn {
@@ -27,6 +30,32 @@ SparseMatrix countAdjacency(const Tensor& edgeIndex, int64_t numNodes, bool mean
   SparseMatrix a = GCNConv::normalizedAdjacency(edgeIndex, numNodes, /*addSelfLoops=*/false, /*normalize=*/false,
                                                 dtype);
   return mean ? a.rowNormalized() : a;
+}
+
+EdgesByTarget edgesByTarget(const char* layer, const Tensor& edgeIndex, int64_t n) {
+  const Tensor srcT = edgeRow(edgeIndex, 0), dstT = edgeRow(edgeIndex, 1);
+  const int64_t* s = srcT.data<int64_t>();
+  const int64_t* d = dstT.data<int64_t>();
+  const int64_t E = edgeIndex.dim(1);
+  std::vector<int64_t> ptr(static_cast<size_t>(n) + 1, 0);
+  for (int64_t e = 0; e < E; ++e) {
+    GNN_CHECK_ARG(s[e] >= 0 && s[e] < n && d[e] >= 0 && d[e] < n, layer, ": edge ", e, " (", s[e], " -> ", d[e],
+                  ") points outside the ", n, " nodes");
+    ++ptr[static_cast<size_t>(d[e]) + 1];
+  }
+  std::partial_sum(ptr.begin(), ptr.end(), ptr.begin());
+  std::vector<int64_t> next(ptr.begin(), ptr.end() - 1), order(static_cast<size_t>(E)), src(order.size()),
+      dst(order.size());
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t at = next[static_cast<size_t>(d[e])]++;
+    order[static_cast<size_t>(at)] = e;
+    src[static_cast<size_t>(at)] = s[e];
+    dst[static_cast<size_t>(at)] = d[e];
+  }
+  auto tensorOf = [](const std::vector<int64_t>& v) {
+    return v.empty() ? Tensor::zeros({0}, DType::I64) : Tensor::fromVector(v);
+  };
+  return {tensorOf(order), tensorOf(src), tensorOf(dst), Tensor::fromVector(ptr)};
 }
 
 }  // namespace gnn

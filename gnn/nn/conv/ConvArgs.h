@@ -1,6 +1,7 @@
 // ConvArgs: what the convolution layers' fromPyG() and forward() check alike: channel counts given as ints (PyG's
 // tuples for bipartite graphs and -1 for lazy initialisation are not offered), the aggregation argument,
-// node features of the layer's width; and the count adjacency most linear aggregations multiply by.
+// node features of the layer's width; the count adjacency most linear aggregations multiply by, and the edges
+// grouped by target for the attention layers.
 #pragma once
 #include <string>
 
@@ -20,5 +21,13 @@ void checkNodeFeatures(const char* layer, const Variable& x, int64_t in);
 /// Row = target, column = source, each entry the number of edges j -> i (duplicates count, self-loops are
 /// ordinary edges); with mean each row divided by its sum (the in-degree; empty rows stay empty).
 SparseMatrix countAdjacency(const Tensor& edgeIndex, int64_t numNodes, bool mean, DType dtype);
+
+/// The edges grouped by target (stable: a target's edges keep their order) for the layers that take a softmax over
+/// each node's incoming edges: the edge ids in that order, their sources and targets, and each target's group as
+/// row pointers [N + 1]. std::invalid_argument for an edge outside the nodes.
+struct EdgesByTarget {
+  Tensor order, src, dst, ptr;
+};
+EdgesByTarget edgesByTarget(const char* layer, const Tensor& edgeIndex, int64_t numNodes);
 
 }  // namespace gnn

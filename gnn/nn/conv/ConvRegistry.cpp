@@ -19,6 +19,7 @@
 #include "gnn/nn/conv/GINConv.h"
 #include "gnn/nn/conv/GINEConv.h"
 #include "gnn/nn/conv/GatedGraphConv.h"
+#include "gnn/nn/conv/GeneralConv.h"
 #include "gnn/nn/conv/GraphConv.h"
 #include "gnn/nn/conv/LEConv.h"
 #include "gnn/nn/conv/MFConv.h"
@@ -84,6 +85,7 @@ const std::map<std::string, Entry>& registry() {
       {"GINConv", plain<GINConv>()},
       {"GINEConv", withEdges<GINEConv>()},
       {"GatedGraphConv", plain<GatedGraphConv>()},
+      {"GeneralConv", withEdges<GeneralConv>()},
       {"GraphConv", plain<GraphConv>()},
       {"LEConv", plain<LEConv>()},
       {"MFConv", plain<MFConv>()},

@@ -1,45 +1,12 @@
 #include "gnn/nn/conv/TransformerConv.h"
 
 #include <cmath>
-#include <numeric>
 #include <vector>
 
 #include "gnn/nn/conv/ConvArgs.h"
 
 namespace gnn {
 
-namespace {
-// The edges grouped by target (stable: a target's edges keep their order) and the groups' row pointers.
-struct ByTarget {
-  Tensor order, src, dst, ptr;
-};
-
-ByTarget groupByTarget(const Tensor& edgeIndex, int64_t n) {
-  const Tensor srcT = edgeRow(edgeIndex, 0), dstT = edgeRow(edgeIndex, 1);
-  const int64_t* s = srcT.data<int64_t>();
-  const int64_t* d = dstT.data<int64_t>();
-  const int64_t E = edgeIndex.dim(1);
-  std::vector<int64_t> ptr(static_cast<size_t>(n) + 1, 0);
-  for (int64_t e = 0; e < E; ++e) {
-    GNN_CHECK_ARG(s[e] >= 0 && s[e] < n && d[e] >= 0 && d[e] < n, "TransformerConv: edge ", e, " (", s[e], " -> ",
-                  d[e], ") points outside the ", n, " nodes");
-    ++ptr[static_cast<size_t>(d[e]) + 1];
-  }
-  std::partial_sum(ptr.begin(), ptr.end(), ptr.begin());
-  std::vector<int64_t> next(ptr.begin(), ptr.end() - 1), order(static_cast<size_t>(E)), src(order.size()),
-      dst(order.size());
-  for (int64_t e = 0; e < E; ++e) {
-    const int64_t at = next[static_cast<size_t>(d[e])]++;
-    order[static_cast<size_t>(at)] = e;
-    src[static_cast<size_t>(at)] = s[e];
-    dst[static_cast<size_t>(at)] = d[e];
-  }
-  auto tensorOf = [](const std::vector<int64_t>& v) {
-    return v.empty() ? Tensor::zeros({0}, DType::I64) : Tensor::fromVector(v);
-  };
-  return {tensorOf(order), tensorOf(src), tensorOf(dst), Tensor::fromVector(ptr)};
-}
-}  // namespace
 
 TransformerConv::TransformerConv(int64_t inChannels, int64_t outChannels, Generator& gen,
                                  TransformerConvOptions options)
@@ -100,7 +67,7 @@ Variable TransformerConv::forward(const Variable& x, const Tensor& edgeIndex, co
                 "TransformerConv: edge_attr must be [", edgeIndex.dim(1), ", ", opt_.edgeDim, "], got ",
                 edgeAttr.defined() ? shapeString(edgeAttr.shape()) : std::string("none"));
   const int64_t n = x.dim(0), H = opt_.heads, C = out_, E = edgeIndex.dim(1);
-  const ByTarget g = groupByTarget(edgeIndex, n);
+  const EdgesByTarget g = edgesByTarget("TransformerConv", edgeIndex, n);
   const Variable q = gatherRows(linQuery_->forward(x), g.dst);
   Variable k = gatherRows(linKey_->forward(x), g.src);
   Variable v = gatherRows(linValue_->forward(x), g.src);

@@ -18,6 +18,7 @@
 #include "gnn/nn/conv/GINConv.h"
 #include "gnn/nn/conv/GINEConv.h"
 #include "gnn/nn/conv/GatedGraphConv.h"
+#include "gnn/nn/conv/GeneralConv.h"
 #include "gnn/nn/conv/GraphConv.h"
 #include "gnn/nn/conv/LEConv.h"
 #include "gnn/nn/conv/MFConv.h"
@@ -249,6 +250,13 @@ const std::vector<LayerCase>& layerCases() {
        [](Module& m, const Variable& x, const Tensor&, const Variable&) {
          return static_cast<DynamicEdgeConv&>(m).forward(x);
        }},
+      {"GeneralConv", {{"in_channels", 4}, {"out_channels", 3}, {"heads", 2}, {"attention", true}},
+       {"general_conv", "general_conv_attention_heads", "general_conv_dot_product_undirected_l2"},
+       fromPyGOf<GeneralConv>(), forwardWithEdgesOf<GeneralConv>()},
+      {"GeneralConv_edge", {{"in_channels", 4}, {"out_channels", 4}, {"in_edge_channels", 3}, {"heads", 2},
+                            {"attention", true}, {"attention_type", "dot_product"}, {"directed_msg", false}},
+       {"general_conv_edge_mean_skip", "general_conv_edge_attention_max"}, fromPyGOf<GeneralConv>(),
+       forwardWithEdgesOf<GeneralConv>(), 3},
   };
   return cases;
 }
