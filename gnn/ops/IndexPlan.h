@@ -4,6 +4,7 @@
 // walks.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "gnn/system/Check.h"
@@ -45,6 +46,14 @@ inline IndexPlan planFor(const Tensor& index, int64_t numOut) {
   std::vector<int64_t> fill(p.ptr.begin(), p.ptr.end() - 1);
   for (size_t i = 0; i < n; ++i) p.perm[fill[idx[i]]++] = static_cast<int64_t>(i);
   return p;
+}
+
+/// The rows of an index grouped by value as tensors: the gather order (int64 [E]) and the groups' row pointers
+/// (int64 [numOut + 1]), for segment ops over the gathered rows.
+inline std::pair<Tensor, Tensor> groupedRows(const char* op, const Tensor& index, int64_t numOut) {
+  const IndexPlan plan = planFor(indexValues(op, index, numOut), numOut);
+  Tensor perm = plan.perm.empty() ? Tensor::zeros({0}, DType::I64) : Tensor::fromVector(plan.perm);
+  return {perm, Tensor::fromVector(plan.ptr)};
 }
 
 }  // namespace gnn::ops

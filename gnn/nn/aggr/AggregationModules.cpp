@@ -15,16 +15,6 @@
 
 namespace gnn {
 
-namespace {
-// The messages grouped by destination (stable): the gather order and the groups' row pointers.
-std::pair<Tensor, Tensor> groupByIndex(const char* op, const Tensor& index, int64_t dimSize) {
-  const Tensor idx = ops::indexValues(op, index, dimSize);
-  const ops::IndexPlan plan = ops::planFor(idx, dimSize);
-  Tensor perm = plan.perm.empty() ? Tensor::zeros({0}, DType::I64) : Tensor::fromVector(plan.perm);
-  return {perm, Tensor::fromVector(plan.ptr)};
-}
-}  // namespace
-
 SoftmaxAggregation::SoftmaxAggregation(double t, bool learn, bool semiGrad, int64_t channels, DType dtype)
     : t_(t), learn_(learn), semiGrad_(semiGrad), channels_(channels), dtype_(dtype) {
   GNN_CHECK_ARG(!(learn_ && semiGrad_), "SoftmaxAggregation: semi_grad needs a fixed temperature (learn=False)");
@@ -37,7 +27,7 @@ SoftmaxAggregation::SoftmaxAggregation(double t, bool learn, bool semiGrad, int6
 Variable SoftmaxAggregation::forward(const Variable& x, const Tensor& index, int64_t dimSize) const {
   GNN_CHECK_ARG(x.value().rank() == 2 && (channels_ == 1 || x.dim(1) == channels_), "SoftmaxAggregation: messages ",
                 shapeString(x.shape()), " for ", channels_, " temperature channels");
-  const auto [perm, ptr] = groupByIndex("SoftmaxAggregation", index, dimSize);
+  const auto [perm, ptr] = ops::groupedRows("SoftmaxAggregation", index, dimSize);
   const Variable xs = gatherRows(x, perm);
   Variable logits = xs;
   if (tParam_) logits = channels_ == 1 ? scaleByScalar(xs, *tParam_) : mul(xs, *tParam_);

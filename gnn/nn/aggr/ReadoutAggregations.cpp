@@ -13,13 +13,6 @@
 namespace gnn {
 
 namespace {
-// The messages grouped by destination (stable): the gather order and the groups' row pointers.
-std::pair<Tensor, Tensor> groups(const char* op, const Tensor& index, int64_t dimSize) {
-  const Tensor idx = ops::indexValues(op, index, dimSize);
-  const ops::IndexPlan plan = ops::planFor(idx, dimSize);
-  Tensor perm = plan.perm.empty() ? Tensor::zeros({0}, DType::I64) : Tensor::fromVector(plan.perm);
-  return {perm, Tensor::fromVector(plan.ptr)};
-}
 
 // The row pointers of a sorted index (PyG's Set2Set and SortAggregation read the batch vector).
 std::vector<int64_t> sortedPtr(const char* op, const Tensor& index, int64_t dimSize) {
@@ -55,7 +48,7 @@ Variable AttentionalAggregation::forward(const Variable& x, const Tensor& index,
   const Variable gate = gateNn_->forward(x);
   GNN_CHECK_ARG(gate.dim(1) == 1 || gate.dim(1) == value.dim(1), "AttentionalAggregation: gate_nn gives ",
                 gate.dim(1), " channels for ", value.dim(1), " values (1 or as many)");
-  const auto [perm, ptr] = groups("AttentionalAggregation", index, dimSize);
+  const auto [perm, ptr] = ops::groupedRows("AttentionalAggregation", index, dimSize);
   const Variable alpha = segmentSoftmax(gatherRows(gate, perm), ptr);
   return segmentSum(mul(gatherRows(value, perm), alpha), ptr);  // [E, 1] broadcasts over the columns
 }
@@ -79,7 +72,7 @@ Set2Set::Set2Set(int64_t inChannels, int64_t processingSteps, Generator& gen, DT
 Variable Set2Set::forward(const Variable& x, const Tensor& index, int64_t dimSize) const {
   GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == in_, "Set2Set(", in_, "): messages ", shapeString(x.shape()));
   (void)sortedPtr("Set2Set", index, dimSize);  // PyG asserts a sorted index
-  const auto [perm, ptr] = groups("Set2Set", index, dimSize);
+  const auto [perm, ptr] = ops::groupedRows("Set2Set", index, dimSize);
   const Variable xs = gatherRows(x, perm);
   const Tensor owner = ops::indexValues("Set2Set", index, dimSize);  // sorted: xs's row e belongs to owner[e]
   Variable h(Tensor::zeros({dimSize, in_}, x.dtype())), c(Tensor::zeros({dimSize, in_}, x.dtype()));

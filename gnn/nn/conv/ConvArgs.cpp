@@ -32,6 +32,21 @@ SparseMatrix countAdjacency(const Tensor& edgeIndex, int64_t numNodes, bool mean
   return mean ? a.rowNormalized() : a;
 }
 
+bool isLinearAggregation(const Aggregation& aggregation) {
+  const std::string name = aggregation.name();
+  return name == "sum" || name == "mean";
+}
+
+Variable linearAggregate(const Aggregation& aggregation, GCNConv::AdjacencyCache& cache, const Tensor& edgeIndex,
+                         const Variable& x, int64_t numNodes) {
+  if (!isLinearAggregation(aggregation)) return {};
+  bool built = false;
+  const SparseMatrix a = cache.get(edgeIndex, numNodes, [&] {
+    return countAdjacency(edgeIndex, numNodes, std::string(aggregation.name()) == "mean", x.dtype());
+  }, &built);
+  return spmm(a, x);
+}
+
 EdgesByTarget edgesByTarget(const char* layer, const Tensor& edgeIndex, int64_t n) {
   const Tensor srcT = edgeRow(edgeIndex, 0), dstT = edgeRow(edgeIndex, 1);
   const int64_t* s = srcT.data<int64_t>();

@@ -7,6 +7,8 @@
 
 #include "gnn/autograd/Variable.h"
 #include "gnn/nn/PyGArgs.h"
+#include "gnn/nn/aggr/Aggregation.h"
+#include "gnn/nn/conv/GCNConv.h"
 #include "gnn/tensor/SparseMatrix.h"
 
 namespace gnn {
@@ -21,6 +23,13 @@ void checkNodeFeatures(const char* layer, const Variable& x, int64_t in);
 /// Row = target, column = source, each entry the number of edges j -> i (duplicates count, self-loops are
 /// ordinary edges); with mean each row divided by its sum (the in-degree; empty rows stay empty).
 SparseMatrix countAdjacency(const Tensor& edgeIndex, int64_t numNodes, bool mean, DType dtype);
+/// Whether an aggregation is linear in the messages (sum, mean), so one sparse product runs it.
+bool isLinearAggregation(const Aggregation& aggregation);
+/// The sum or mean of x's rows over each node's incoming edges as one product with the count adjacency (rows
+/// divided by the in-degree for mean), the matrix cached per graph in `cache`; undefined for any other
+/// aggregation (propagate then gathers the messages and reduces them).
+Variable linearAggregate(const Aggregation& aggregation, GCNConv::AdjacencyCache& cache, const Tensor& edgeIndex,
+                         const Variable& x, int64_t numNodes);
 
 /// The edges grouped by target (stable: a target's edges keep their order) for the layers that take a softmax over
 /// each node's incoming edges: the edge ids in that order, their sources and targets, and each target's group as

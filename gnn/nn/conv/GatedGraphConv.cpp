@@ -31,19 +31,10 @@ std::unique_ptr<Module> GatedGraphConv::clone() const {
   return cloneInto(std::make_unique<GatedGraphConv>(out_, layers_, unused, aggregation().spec(), bias_, dtype_));
 }
 
-bool GatedGraphConv::linearAggregation() const {
-  const std::string name = aggregation().name();
-  return name == "sum" || name == "mean";
-}
 
 Variable GatedGraphConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable&,
-                                             int64_t numNodes) {
-  if (!linearAggregation()) return {};
-  bool built = false;
-  const SparseMatrix a = cache_->get(edgeIndex, numNodes, [&] {
-    return countAdjacency(edgeIndex, numNodes, std::string(aggregation().name()) == "mean", x.dtype());
-  }, &built);
-  return spmm(a, x);
+                                                     int64_t numNodes) {
+  return linearAggregate(aggregation(), *cache_, edgeIndex, x, numNodes);
 }
 
 Variable GatedGraphConv::forward(const Variable& x, const Tensor& edgeIndex) {

@@ -36,8 +36,6 @@ class GatedGraphConv : public MessagePassing {
                                int64_t numNodes) override;
 
  private:
-  bool linearAggregation() const;
-
   int64_t out_, layers_;
   bool bias_;
   DType dtype_;

@@ -28,26 +28,17 @@ std::unique_ptr<Module> GraphConv::clone() const {
   return cloneInto(std::make_unique<GraphConv>(in_, out_, unused, aggregation().spec(), bias_, dtype_));
 }
 
-bool GraphConv::linearAggregation() const {
-  const std::string name = aggregation().name();
-  return name == "sum" || name == "mean";
-}
 
 Variable GraphConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable&,
-                                        int64_t numNodes) {
-  if (!linearAggregation()) return {};
-  bool built = false;
-  const SparseMatrix a = cache_->get(edgeIndex, numNodes, [&] {
-    return countAdjacency(edgeIndex, numNodes, std::string(aggregation().name()) == "mean", x.dtype());
-  }, &built);
-  return spmm(a, x);
+                                                int64_t numNodes) {
+  return linearAggregate(aggregation(), *cache_, edgeIndex, x, numNodes);
 }
 
 Variable GraphConv::forward(const Variable& x, const Tensor& edgeIndex) {
   checkNodeFeatures("GraphConv", x, in_);
   const int64_t n = x.dim(0);
   Variable rel;
-  if (linearAggregation() && out_ < in_) {
+  if (isLinearAggregation(aggregation()) && out_ < in_) {
     // A (x W^T) + b: the same map, the sum over out_ columns instead of in_.
     rel = propagate(edgeIndex, matmulNT(x, linRel_->weight()), Variable(), n);
     if (linRel_->bias()) rel = add(rel, *linRel_->bias());

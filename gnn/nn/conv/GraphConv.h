@@ -38,8 +38,6 @@ class GraphConv : public MessagePassing {
                                int64_t numNodes) override;
 
  private:
-  bool linearAggregation() const;
-
   int64_t in_, out_;
   bool bias_;
   DType dtype_;

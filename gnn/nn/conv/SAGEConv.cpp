@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gnn/nn/PyGArgs.h"
+#include "gnn/nn/conv/ConvArgs.h"
 #include "gnn/nn/conv/GCNConv.h"
 
 namespace gnn {
@@ -68,9 +69,7 @@ SparseMatrix SAGEConv::adjacency(const Tensor& edgeIndex, int64_t numNodes) cons
   // transpose its backward needs, once.
   bool built = false;
   return cache_->get(edgeIndex, numNodes, [&] {
-    SparseMatrix a = GCNConv::normalizedAdjacency(edgeIndex, numNodes, /*addSelfLoops=*/false,
-                                                  /*normalize=*/false, opt_.dtype);
-    return std::string(aggregation().name()) == "mean" ? a.rowNormalized() : a;
+    return countAdjacency(edgeIndex, numNodes, std::string(aggregation().name()) == "mean", opt_.dtype);
   }, &built);
 }
 

@@ -85,15 +85,8 @@ std::unique_ptr<DiffGroupNorm> DiffGroupNorm::fromPyG(const nlohmann::json& args
   const PyGArgs a(args, "DiffGroupNorm", {{"in_channels", nullptr}, {"groups", nullptr}, {"lamda", 0.01},
                                           {"eps", 1e-5}, {"momentum", 0.1}, {"affine", true},
                                           {"track_running_stats", true}});
-  PyGBatchNormOptions o;
-  o.eps = a.get<double>("eps");
-  if (a.has("momentum")) o.momentum = a.get<double>("momentum");
-  else o.momentum = std::nullopt;
-  o.affine = a.get<bool>("affine");
-  o.trackRunningStats = a.get<bool>("track_running_stats");
-  o.dtype = dtype;
   return std::make_unique<DiffGroupNorm>(a.get<int64_t>("in_channels"), a.get<int64_t>("groups"), gen,
-                                         a.get<double>("lamda"), o);
+                                         a.get<double>("lamda"), PyGBatchNorm::optionsFromPyG(a.all(), dtype));
 }
 
 std::unique_ptr<Module> DiffGroupNorm::clone() const {

@@ -60,15 +60,21 @@ PyGBatchNorm::PyGBatchNorm(int64_t channels, PyGBatchNormOptions options)
 std::unique_ptr<PyGBatchNorm> PyGBatchNorm::fromPyG(const nlohmann::json& args, DType dtype) {
   const PyGArgs a(args, "BatchNorm", {{"in_channels", nullptr}, {"eps", 1e-5}, {"momentum", 0.1}, {"affine", true},
                                       {"track_running_stats", true}, {"allow_single_element", false}});
-  PyGBatchNormOptions o;
-  o.eps = a.get<double>("eps");
-  if (a.has("momentum")) o.momentum = a.get<double>("momentum");
-  else o.momentum = std::nullopt;
-  o.affine = a.get<bool>("affine");
-  o.trackRunningStats = a.get<bool>("track_running_stats");
+  PyGBatchNormOptions o = optionsFromPyG(a.all(), dtype);
   o.allowSingleElement = a.get<bool>("allow_single_element");
-  o.dtype = dtype;
   return std::make_unique<PyGBatchNorm>(a.get<int64_t>("in_channels"), o);
+}
+
+PyGBatchNormOptions PyGBatchNorm::optionsFromPyG(const nlohmann::json& args, DType dtype) {
+  PyGBatchNormOptions o;
+  o.eps = args.value("eps", o.eps);
+  const nlohmann::json momentum = args.value("momentum", nlohmann::json(0.1));
+  if (momentum.is_null()) o.momentum = std::nullopt;
+  else o.momentum = momentum.get<double>();
+  o.affine = args.value("affine", o.affine);
+  o.trackRunningStats = args.value("track_running_stats", o.trackRunningStats);
+  o.dtype = dtype;
+  return o;
 }
 
 std::unique_ptr<Module> PyGBatchNorm::clone() const {

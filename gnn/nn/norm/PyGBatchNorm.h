@@ -32,6 +32,9 @@ class PyGBatchNorm : public Normalization {
   /// From PyG's keyword arguments (in_channels, eps, momentum, affine, track_running_stats,
   /// allow_single_element); std::invalid_argument for any other.
   static std::unique_ptr<PyGBatchNorm> fromPyG(const nlohmann::json& args, DType dtype = DType::F32);
+  /// The options of torch's BatchNorm1d keywords in `args` (eps, momentum, affine, track_running_stats; the caller
+  /// checked them with its PyGArgs), as DiffGroupNorm's batch norm takes them too.
+  static PyGBatchNormOptions optionsFromPyG(const nlohmann::json& args, DType dtype);
 
   /// Columns normalised over the real rows (b.nodeMask); b.batch is not read (statistics span the batch).
   /// Training with one real row is refused, as torch refuses it, unless allowSingleElement.

@@ -4,6 +4,8 @@
 // larger batch, on 1 or 2 threads).
 #include <gtest/gtest.h>
 
+#include "PyGReference.h"
+
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -17,27 +19,11 @@ namespace gnn {
 namespace {
 
 using json = nlohmann::json;
-
-json readReference(const std::string& name) {
-  const std::string path = std::string(GNN_SOURCE_DIR) + "/tests/reference/pyg/lstm_" + name + ".json";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path + " (made by tests/reference/torch_lstm.py)");
-  return json::parse(in);
-}
+using testing::readReference;
+using testing::relativeError;
 
 Tensor tensorOf(const json& e, DType dtype) {
   return Tensor::fromVector(e["values"].get<std::vector<double>>(), e["shape"].get<Shape>()).to(dtype);
-}
-
-// max |a - b| / max(1, max |b|).
-double relativeError(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  double diff = 0, scale = 1;
-  for (int64_t i = 0; i < std::min(a.numel(), b.numel()); ++i) {
-    diff = std::max(diff, std::abs(a.at(i) - b.at(i)));
-    scale = std::max(scale, std::abs(b.at(i)));
-  }
-  return diff / scale;
 }
 
 LSTM fromReference(const json& ref, DType dtype, Generator& gen) {
@@ -51,7 +37,7 @@ LSTM fromReference(const json& ref, DType dtype, Generator& gen) {
 class TorchLSTM : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TorchLSTM, MatchesTorch) {
-  const json ref = readReference(GetParam());
+  const json ref = readReference("lstm_" + GetParam());
   for (DType dt : {DType::F64, DType::F32}) {
     SCOPED_TRACE(dtypeName(dt));
     Generator gen(5);

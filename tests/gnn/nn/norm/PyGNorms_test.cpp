@@ -9,6 +9,7 @@
 #include <fstream>
 #include <tuple>
 
+#include "../PyGReference.h"
 #include "ParameterGradCheck.h"
 #include "gnn/autograd/OpInfo.h"
 #include "gnn/io/Checkpoint.h"
@@ -31,21 +32,6 @@ using json = nlohmann::json;
 
 // ---- PyG parity ----
 
-json readReference(const std::string& name) {
-  const std::string path = std::string(GNN_SOURCE_DIR) + "/tests/reference/pyg/norm_" + name + ".json";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path + " (made by tests/reference/pyg_norms.py)");
-  return json::parse(in);
-}
-
-Tensor matrixOf(const json& rows, DType dtype) {
-  std::vector<double> v;
-  for (const auto& r : rows)
-    for (double x : r) v.push_back(x);
-  const int64_t n = static_cast<int64_t>(rows.size());
-  return Tensor::fromVector(v, {n, n ? static_cast<int64_t>(v.size()) / n : 0}).to(dtype);
-}
-
 // A state_dict entry as a tensor: int64 as it is, floats in `dtype`.
 Tensor entryOf(const json& e, DType dtype) {
   const Shape shape = e["shape"].get<Shape>();
@@ -53,18 +39,8 @@ Tensor entryOf(const json& e, DType dtype) {
   return Tensor::fromVector(e["values"].get<std::vector<double>>(), shape).to(dtype);
 }
 
-double relativeError(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  double diff = 0, scale = 1;
-  for (int64_t i = 0; i < std::min(a.numel(), b.numel()); ++i) {
-    diff = std::max(diff, std::abs(a.at(i) - b.at(i)));
-    scale = std::max(scale, std::abs(b.at(i)));
-  }
-  return diff / scale;
-}
-
 // Every parameter and buffer under PyG's key with its shape and dtype, and nothing else.
-void loadStateDict(Module& m, const json& sd, DType dtype) {
+void loadNormStateDict(Module& m, const json& sd, DType dtype) {
   auto named = m.namedParameters();
   ASSERT_EQ(named.size(), sd.size()) << "PyG's state_dict: " << sd.dump().substr(0, 200);
   // nlohmann's json sorts keys: names are compared here, the order by KeysInPyGOrder.
@@ -94,7 +70,7 @@ void checkMode(const json& ref, const json& mode, bool training, DType dt) {
   std::unique_ptr<Normalization> norm =
       normalizationFromPyG(ref["name"], ref["in_channels"], ref["kwargs"], gen, dt);
   ASSERT_TRUE(norm);
-  loadStateDict(*norm, ref["state_dict"], dt);
+  loadNormStateDict(*norm, ref["state_dict"], dt);
   norm->train(training);
   Variable x(matrixOf(ref["x"], dt), true);
   Variable out = norm->forward(x, batchOf(ref));
@@ -117,7 +93,7 @@ void checkMode(const json& ref, const json& mode, bool training, DType dt) {
 class PyGNorm : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PyGNorm, MatchesPyG) {
-  const json ref = readReference(GetParam());
+  const json ref = readReference("norm_" + GetParam());
   for (DType dt : {DType::F64, DType::F32}) {
     SCOPED_TRACE(dtypeName(dt));
     checkMode(ref, ref["train"], true, dt);
