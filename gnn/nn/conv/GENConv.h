@@ -49,7 +49,6 @@ class GENConv : public MessagePassing {
   // GENConv's MLP: its Linears and hidden norms under torch's Sequential indices.
   std::vector<std::unique_ptr<Linear>> lins_;
   std::vector<std::unique_ptr<Normalization>> norms_;
-  double dropout_ = 0;
 };
 
 }  // namespace gnn
