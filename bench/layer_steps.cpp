@@ -38,7 +38,7 @@ struct Setup {
   std::string layers =
       "GCNConv,SAGEConv,GINConv,GATConv,GATv2Conv,EdgeConv,PNAConv,GINEConv,GraphConv,SGConv,APPNP,TAGConv,LEConv,"
       "ClusterGCNConv,ResGatedGraphConv,ChebConv,GCN2Conv,GatedGraphConv,MFConv,FAConv,FiLMConv,TransformerConv,"
-      "NNConv,GENConv";
+      "NNConv,GENConv,GeneralConv,EGConv";
 };
 
 // A layer in the benchmark: its PyG arguments at width c (the reference script uses the same); it is built and
@@ -86,6 +86,10 @@ const std::map<std::string, BenchLayer>& benchLayers() {
       // Theta(e) is [in, out] per edge: 4 outputs keep its [E, in x out] within a few hundred MB on both sides.
       {"NNConv", of([](int64_t c) { return json{{"in_channels", c}, {"out_channels", 4}, {"nn", mlp({kEdgeDim, 32, 4 * c})}}; })},
       {"GENConv", of([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c}, {"edge_dim", kEdgeDim}}; })},
+      {"GeneralConv", of([](int64_t c) {
+         return json{{"in_channels", c}, {"out_channels", c}, {"heads", 2}, {"attention", true}};
+       })},
+      {"EGConv", of(inOut)},
   };
   return layers;
 }

@@ -20,7 +20,7 @@ import torch  # noqa: E402
 from torch_geometric.nn import (GATConv, GATv2Conv, GCNConv, GINConv, EdgeConv, PNAConv, SAGEConv)  # noqa: E402
 from torch_geometric.nn import (APPNP, ChebConv, ClusterGCNConv, FAConv, FiLMConv, GatedGraphConv,  # noqa: E402
                                 GCN2Conv, GINEConv, GraphConv, LEConv, MFConv, NNConv, ResGatedGraphConv, SGConv,
-                                TAGConv, TransformerConv, GENConv)
+                                TAGConv, TransformerConv, GENConv, GeneralConv, EGConv)
 from torch_geometric.nn.models import MLP  # noqa: E402
 from torch_geometric.utils import degree  # noqa: E402
 
@@ -30,7 +30,7 @@ EDGE_LAYERS = {"GINEConv", "TransformerConv", "NNConv", "GENConv"}
 INITIAL_LAYERS = {"GCN2Conv", "FAConv"}  # called with x_0 = x
 LAYERS = ("GCNConv,SAGEConv,GINConv,GATConv,GATv2Conv,EdgeConv,PNAConv,GINEConv,GraphConv,SGConv,APPNP,TAGConv,"
           "LEConv,ClusterGCNConv,ResGatedGraphConv,ChebConv,GCN2Conv,GatedGraphConv,MFConv,FAConv,FiLMConv,"
-          "TransformerConv,NNConv,GENConv")
+          "TransformerConv,NNConv,GENConv,GeneralConv,EGConv")
 
 
 def make(name, c, deg):
@@ -67,6 +67,8 @@ def make(name, c, deg):
         "TransformerConv": lambda: TransformerConv(c, c // 8, heads=8, edge_dim=EDGE_DIM),
         "NNConv": lambda: NNConv(c, 4, MLP([EDGE_DIM, 32, 4 * c])),
         "GENConv": lambda: GENConv(c, c, edge_dim=EDGE_DIM),
+        "GeneralConv": lambda: GeneralConv(c, c, heads=2, attention=True),
+        "EGConv": lambda: EGConv(c, c),
     }
     if name in others:
         return others[name]()
