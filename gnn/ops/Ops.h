@@ -182,6 +182,10 @@ Variable filterMessageSum(const Variable& x, const Variable& filter, const Tenso
 /// scatterSum(mul(sigmoid(add(gatherRows(k, dst), gatherRows(q, src))), gatherRows(v, src)), dst, N) up to
 /// rounding, without the [E, F] tensors.
 Variable gatedMessageSum(const Variable& k, const Variable& q, const Variable& v, const Tensor& edgeIndex);
+/// A message sum with one weight per edge: out[i] = sum over edges e = j -> i of weight[e] * x[j], x [N, F],
+/// weight [E] or [E, 1] (a gradient flows to both), edgeIndex int64 [2, E] -> [numNodes, F]
+/// (ops/WeightedMessageSumOps.cpp): scatterSum(mul(gatherRows(x, src), weight), dst) without the [E, F] tensors.
+Variable weightedMessageSum(const Variable& x, const Variable& weight, const Tensor& edgeIndex, int64_t numNodes);
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 // GAT's and GATv2's fused attention, per-head dot products and added self-loops' edge features:

@@ -158,6 +158,24 @@ std::vector<OpCase> makeTable() {
     push(c);
   }
   {
+    // One weight per edge (an [E, 1] column); duplicate edges, a self-loop, an isolated node.
+    OpCase c;
+    c.name = "weightedMessageSum";
+    c.ops = {"weightedMessageSum"};
+    c.shapes = {{5, 3}, {6, 1}};
+    c.largeShapes = {{3000, 32}, {30000, 1}};
+    c.aux = [](const std::vector<Shape>& s) {
+      const int64_t n = s[0][0];
+      if (n == 5) return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 0, 1, 2, 3, 3, 1, 1, 2, 2, 0, 1}, {2, 6})};
+      Generator g(8);
+      std::vector<int64_t> ei(2 * 10 * n);
+      for (auto& v : ei) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n)));
+      return std::vector<Tensor>{Tensor::fromVector(ei, {2, 10 * n})};
+    };
+    c.build = [](const V& x, const A& a) { return weightedMessageSum(x[0], x[1], a[0], x[0].dim(0)); };
+    push(c);
+  }
+  {
     OpCase c;
     c.name = "gruCell";
     c.ops = {"gruCell"};

@@ -50,11 +50,16 @@ Variable EGConv::forward(const Variable& x, const Tensor& edgeIndex) {
   const int64_t n = x.dim(0), width = out_ / heads_, A = static_cast<int64_t>(aggregators_.size());
   // PyG's edges: gcn_norm's (the graph's self-loops replaced by one per node) with or without symnorm.
   const NormalizedEdges e = gcnNormEdges(edgeIndex, n, addSelfLoops_, x.dtype());
-  const Variable messages = gatherRows(basesLin_->forward(x), e.src);  // [E', B C']
+  const Variable bases = basesLin_->forward(x);
+  Variable messages;  // [E', B C'], gathered only for the aggregators other than symnorm
   std::vector<Variable> outs;
   for (const std::string& a : aggregators_) {
-    if (a == "symnorm") outs.push_back(scatterSum(mul(messages, Variable(e.weight)), e.dst, n));
-    else outs.push_back(aggregationFromName(a)->forward(messages, e.dst, n));
+    if (a == "symnorm") {
+      outs.push_back(weightedMessageSum(bases, Variable(e.weight), e.edgeIndex, n));
+      continue;
+    }
+    if (!messages.defined()) messages = gatherRows(bases, e.src);
+    outs.push_back(aggregationFromName(a)->forward(messages, e.dst, n));
   }
   const Variable aggregated = reshape(A == 1 ? outs[0] : concatCols(outs), {n, A * bases_, width});
   const Variable w = reshape(combLin_->forward(x), {n, heads_, A * bases_});

@@ -40,7 +40,7 @@ Variable FAConv::forward(const Variable& x, const Variable& x0, const Tensor& ed
   const NormalizedEdges e = gcnNormEdges(edgeIndex, n, addSelfLoops_, x.dtype());
   const Variable alpha = tanh(add(gatherRows(attL_->forward(x), e.src), gatherRows(attR_->forward(x), e.dst)));
   const Variable coef = mul(dropout(alpha, dropout_, isTraining()), Variable(e.weight));  // [E', 1]
-  Variable out = scatterSum(mul(gatherRows(x, e.src), coef), e.dst, n);
+  Variable out = weightedMessageSum(x, coef, e.edgeIndex, n);  // no [E', C] gathered rows
   return eps_ != 0.0 ? add(out, scale(x0, eps_)) : out;
 }
 

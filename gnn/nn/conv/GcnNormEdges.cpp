@@ -1,5 +1,6 @@
 #include "gnn/nn/conv/GcnNormEdges.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -36,8 +37,11 @@ NormalizedEdges gcnNormEdges(const Tensor& edgeIndex, int64_t n, bool addSelfLoo
   }
   NormalizedEdges out;
   const int64_t m = static_cast<int64_t>(src.size());
-  out.src = Tensor::fromVector(src);
-  out.dst = Tensor::fromVector(dst);
+  out.edgeIndex = Tensor::empty({2, m}, DType::I64);
+  std::copy(src.begin(), src.end(), out.edgeIndex.data<int64_t>());
+  std::copy(dst.begin(), dst.end(), out.edgeIndex.data<int64_t>() + m);
+  out.src = edgeRow(out.edgeIndex, 0);
+  out.dst = edgeRow(out.edgeIndex, 1);
   out.weight = Tensor::fromVector(w, {m, 1}).to(dtype);
   return out;
 }

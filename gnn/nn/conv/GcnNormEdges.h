@@ -8,7 +8,8 @@
 namespace gnn {
 
 struct NormalizedEdges {
-  Tensor src, dst;  ///< int64 [E']: the kept edges in their order, then the added loops 0 .. N-1
+  Tensor edgeIndex;  ///< int64 [2, E']: the kept edges in their order, then the added loops 0 .. N-1
+  Tensor src, dst;   ///< its rows (views)
   Tensor weight;    ///< [E', 1] of the given dtype
 };
 
