@@ -1,6 +1,7 @@
 #include "gnn/nn/conv/APPNP.h"
 
 #include "gnn/nn/PyGArgs.h"
+#include "gnn/nn/conv/ConvArgs.h"
 
 namespace gnn {
 
@@ -24,11 +25,7 @@ std::unique_ptr<Module> APPNP::clone() const {
 }
 
 Variable APPNP::messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable&, int64_t numNodes) {
-  bool built = false;
-  const SparseMatrix a = cache_->get(edgeIndex, numNodes, [&] {
-    // Without normalize the edges' own weights, 1 each: no self-loops are added (PyG adds them in gcn_norm only).
-    return GCNConv::normalizedAdjacency(edgeIndex, numNodes, normalize_ && addSelfLoops_, normalize_, x.dtype());
-  }, &built);
+  const SparseMatrix a = gcnNormAdjacency(*cache_, edgeIndex, numNodes, normalize_, addSelfLoops_, x.dtype());
   return spmm(isTraining() && dropout_ > 0 ? dropoutValues(a, dropout_) : a, x);
 }
 

@@ -32,6 +32,14 @@ SparseMatrix countAdjacency(const Tensor& edgeIndex, int64_t numNodes, bool mean
   return mean ? a.rowNormalized() : a;
 }
 
+SparseMatrix gcnNormAdjacency(GCNConv::AdjacencyCache& cache, const Tensor& edgeIndex, int64_t numNodes, bool normalize,
+                              bool addSelfLoops, DType dtype) {
+  bool built = false;
+  return cache.get(edgeIndex, numNodes, [&] {
+    return GCNConv::normalizedAdjacency(edgeIndex, numNodes, normalize && addSelfLoops, normalize, dtype);
+  }, &built);
+}
+
 bool isLinearAggregation(const Aggregation& aggregation) {
   const std::string name = aggregation.name();
   return name == "sum" || name == "mean";

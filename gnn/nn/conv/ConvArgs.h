@@ -23,6 +23,11 @@ void checkNodeFeatures(const char* layer, const Variable& x, int64_t in);
 /// Row = target, column = source, each entry the number of edges j -> i (duplicates count, self-loops are
 /// ordinary edges); with mean each row divided by its sum (the in-degree; empty rows stay empty).
 SparseMatrix countAdjacency(const Tensor& edgeIndex, int64_t numNodes, bool mean, DType dtype);
+/// PyG's gcn_norm as a propagation matrix (row = target), cached per graph in `cache`: D^-1/2 (A + I) D^-1/2 with
+/// one self-loop per node when normalize and addSelfLoops, without the loops when only normalize, the edges as they
+/// are (no loops: PyG adds them in gcn_norm only) without normalize. SGConv, APPNP, TAGConv and GCN2Conv share it.
+SparseMatrix gcnNormAdjacency(GCNConv::AdjacencyCache& cache, const Tensor& edgeIndex, int64_t numNodes, bool normalize,
+                              bool addSelfLoops, DType dtype);
 /// Whether an aggregation is linear in the messages (sum, mean), so one sparse product runs it.
 bool isLinearAggregation(const Aggregation& aggregation);
 /// The sum or mean of x's rows over each node's incoming edges as one product with the count adjacency (rows

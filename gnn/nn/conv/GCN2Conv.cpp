@@ -4,6 +4,7 @@
 
 #include "gnn/nn/Init.h"
 #include "gnn/nn/PyGArgs.h"
+#include "gnn/nn/conv/ConvArgs.h"
 
 namespace gnn {
 
@@ -42,11 +43,7 @@ std::unique_ptr<Module> GCN2Conv::clone() const {
 
 Variable GCN2Conv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable&,
                                        int64_t numNodes) {
-  bool built = false;
-  const SparseMatrix a = cache_->get(edgeIndex, numNodes, [&] {
-    return GCNConv::normalizedAdjacency(edgeIndex, numNodes, normalize_ && addSelfLoops_, normalize_, x.dtype());
-  }, &built);
-  return spmm(a, x);
+  return spmm(gcnNormAdjacency(*cache_, edgeIndex, numNodes, normalize_, addSelfLoops_, x.dtype()), x);
 }
 
 Variable GCN2Conv::forward(const Variable& x, const Variable& x0, const Tensor& edgeIndex) {

@@ -28,11 +28,7 @@ std::unique_ptr<Module> SGConv::clone() const {
 }
 
 Variable SGConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable&, int64_t numNodes) {
-  bool built = false;
-  const SparseMatrix a = cache_->get(edgeIndex, numNodes, [&] {
-    return GCNConv::normalizedAdjacency(edgeIndex, numNodes, addSelfLoops_, /*normalize=*/true, x.dtype());
-  }, &built);
-  return spmm(a, x);
+  return spmm(gcnNormAdjacency(*cache_, edgeIndex, numNodes, /*normalize=*/true, addSelfLoops_, x.dtype()), x);
 }
 
 Variable SGConv::forward(const Variable& x, const Tensor& edgeIndex) {

@@ -32,11 +32,7 @@ std::unique_ptr<Module> TAGConv::clone() const {
 }
 
 Variable TAGConv::messageAndAggregate(const Tensor& edgeIndex, const Variable& x, const Variable&, int64_t numNodes) {
-  bool built = false;
-  const SparseMatrix a = cache_->get(edgeIndex, numNodes, [&] {
-    return GCNConv::normalizedAdjacency(edgeIndex, numNodes, /*addSelfLoops=*/false, normalize_, x.dtype());
-  }, &built);
-  return spmm(a, x);
+  return spmm(gcnNormAdjacency(*cache_, edgeIndex, numNodes, normalize_, /*addSelfLoops=*/false, x.dtype()), x);
 }
 
 Variable TAGConv::forward(const Variable& x, const Tensor& edgeIndex) {
