@@ -225,6 +225,8 @@ void resolveModelDefaults(MoleculeSettings& s, const Program& prog, bool continu
     // BatchNorm, as OGB's and Hu et al.'s baselines, wherever it can run.
     s.spec.norm = continued || copiesKeepTheirOwnStatistics(s) ? "layer" : "batch";
   }
+  // NNConv's edge network gives every bond a [hidden x hidden] matrix (at 300, 360 KB a bond): PyG's QM9 example's 64.
+  if (s.spec.model == "nnconv" && !continued && !prog.given("hidden")) s.spec.hidden = 64;
   if (s.spec.isDmpnn()) {
     // Chemprop v1's batch_size 50 and NoamLR (the schedule is no part of a checkpoint: --load applies it anew).
     if (!continued && !prog.given("batch-size")) s.batchSize = 50;

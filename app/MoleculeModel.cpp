@@ -33,14 +33,14 @@ bool MoleculeModelSpec::graphormerIn(const std::vector<std::string>& models) {
 bool MoleculeModelSpec::schnetIn(const std::vector<std::string>& models) { return has(models, "schnet"); }
 bool MoleculeModelSpec::dmpnnIn(const std::vector<std::string>& models) { return has(models, "dmpnn"); }
 bool MoleculeModelSpec::messagePassingIn(const std::vector<std::string>& models) {
-  for (const char* m : {"gin", "gcn", "gine", "transformer", "gen"})
+  for (const char* m : {"gin", "gcn", "gine", "transformer", "gen", "nnconv", "pna"})
     if (has(models, m)) return true;
   return false;
 }
 bool MoleculeModelSpec::gpsIn(const std::vector<std::string>& models) { return has(models, "gps"); }
 const std::vector<std::string>& MoleculeModelSpec::allModels() {
-  static const std::vector<std::string> all = {"gin",  "gcn",    "gine", "transformer", "gen",
-                                               "dmpnn", "slim", "base", "schnet",      "gps"};
+  static const std::vector<std::string> all = {"gin",  "gcn",  "gine", "transformer", "gen",  "nnconv",
+                                               "pna",  "dmpnn", "slim", "base",        "schnet", "gps"};
   return all;
 }
 
@@ -50,8 +50,10 @@ void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<
   if (has(models, "gin") || has(models, "gcn"))
     parts.push_back("gin, gcn: OGB's atom and bond encoders, global pooling, linear head");
   if (has(models, "gine") || has(models, "transformer") || has(models, "gen"))
-    parts.push_back("gine, transformer, gen: the same with PyG's GINEConv (OGB's GIN MLP), TransformerConv (4 heads) "
-                    "or GENConv (DeeperGCN: learnt softmax temperature) reading each layer's bond embedding");
+    parts.push_back("gine, transformer, gen, nnconv, pna: the same with PyG's GINEConv (OGB's GIN MLP), "
+                    "TransformerConv (4 heads), GENConv (DeeperGCN: learnt softmax temperature), NNConv (an edge "
+                    "network: hidden 64 unless given, as PyG's QM9 example) or PNAConv (4 aggregators, 3 degree "
+                    "scalers from the training molecules' degrees) reading each layer's bond embedding");
   if (dmpnnIn(models))
     parts.push_back("dmpnn: Chemprop's directed message passing on bonds (D-MPNN) with its defaults, an FFN head");
   if (graphormerIn(models))
@@ -233,13 +235,31 @@ std::shared_ptr<const Dataset> MoleculeModelSpec::view(std::shared_ptr<const Dat
 }
 
 nlohmann::json MoleculeModelSpec::outputJson() const {
-  return {{"scale", scale}, {"shift", shift}, {"atomref", atomref}};
+  nlohmann::json j = {{"scale", scale}, {"shift", shift}, {"atomref", atomref}};
+  if (!degreeHistogram.empty()) j["degree_histogram"] = degreeHistogram;
+  return j;
 }
 
 void MoleculeModelSpec::outputFromJson(const nlohmann::json& j) {
   scale = j.value("scale", std::vector<double>());
   shift = j.value("shift", std::vector<double>());
   atomref = j.value("atomref", std::vector<double>());
+  degreeHistogram = j.value("degree_histogram", std::vector<int64_t>());
+}
+
+void fitDegreeHistogram(MoleculeModelSpec& spec, const Dataset& dataset, const std::vector<int64_t>& positions) {
+  spec.degreeHistogram.clear();
+  for (int64_t i : positions) {
+    const Graph g = dataset.get(static_cast<size_t>(i));
+    std::vector<int64_t> in(static_cast<size_t>(g.numNodes), 0);
+    const int64_t E = g.edgeIndex.dim(1);
+    const int64_t* dst = g.edgeIndex.data<int64_t>() + E;
+    for (int64_t e = 0; e < E; ++e) ++in[static_cast<size_t>(dst[e])];
+    for (int64_t d : in) {
+      if (static_cast<size_t>(d) >= spec.degreeHistogram.size()) spec.degreeHistogram.resize(static_cast<size_t>(d) + 1, 0);
+      ++spec.degreeHistogram[static_cast<size_t>(d)];
+    }
+  }
 }
 
 MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
@@ -524,8 +544,9 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
   o.virtualNode = spec.virtualNode;
   o.graphFeatures = spec.graphFeatures;
   o.nodeFeatures = spec.nodeFeatures;
+  o.degreeHistogram = spec.degreeHistogram;
   if (spec.model == "gcn") return std::make_unique<OgbMolGCN>(o, gen);
-  if (spec.model != "gin") return std::make_unique<OgbMolConv>(spec.model, o, gen);  // gine, transformer, gen
+  if (spec.model != "gin") return std::make_unique<OgbMolConv>(spec.model, o, gen);  // gine, transformer, gen, ...
   return std::make_unique<OgbMolGIN>(o, gen);
 }
 

@@ -96,6 +96,8 @@ struct MoleculeModelSpec {
   /// Output constants (SchNet) <-> derived JSON.
   nlohmann::json outputJson() const;
   void outputFromJson(const nlohmann::json& j);
+  /// pna: the in-degree histogram of the training molecules (checkpoints keep it with the output constants).
+  std::vector<int64_t> degreeHistogram;
   /// Every model field from a checkpoint's config (keys it lacks keep their defaults) and its derived values.
   static MoleculeModelSpec fromConfig(const nlohmann::json& config);
   /// The model's own sizes for a run's results, beyond "model", "layers" and "hidden" (dmpnn: "layers" is its
@@ -140,6 +142,8 @@ void useStaticShapes(BlockModel& model);
 /// Per-element references fitted on the training split for SchNet (--target-scaling atomref): least squares
 /// of the target on the element counts (a tiny ridge keeps absent elements at 0), then the per-atom scale and
 /// shift of what is left (its std and mean per atom). Fills spec.atomref, spec.scale, spec.shift.
+/// spec.degreeHistogram from the molecules at `positions` (PNA's `deg`: entry d counts the atoms with d bonds in).
+void fitDegreeHistogram(MoleculeModelSpec& spec, const Dataset& dataset, const std::vector<int64_t>& positions);
 void fitAtomReferences(MoleculeModelSpec& spec, const Dataset& dataset, const std::vector<int64_t>& positions);
 
 }  // namespace gnn::app

@@ -177,6 +177,7 @@ void MoleculeRun::deriveRunConfig() {
       "model_output",
       [&] {
         if (!classification_ && s_.targetScaling == "atomref") fitAtomReferences(spec_, *all_, md_.split.train);
+        if (spec_.model == "pna") fitDegreeHistogram(spec_, *all_, md_.split.train);
         return spec_.outputJson();
       },
       [&](const nlohmann::json& j) {

@@ -57,6 +57,7 @@ NodeModelSpec NodeSettings::modelSpec(int64_t inChannels, int64_t numClasses) co
   spec.norm = norm;
   spec.jk = jk;
   spec.aggr = aggr;
+  spec.convArgs = convArgs;
   spec.inputDropout = inputDropout;
   spec.attnDropout = attnDropout;
   return spec;
@@ -125,6 +126,7 @@ void NodeSettings::bind(RunConfig& config) {
     config.bind("norm", &norm);
     config.bind("jk", &jk);
     config.bind("aggr", &aggr);
+    config.bind("conv-args", &convArgs);
     config.bind("input-dropout", &inputDropout);
     config.bind("attn-dropout", &attnDropout);
   }
@@ -134,7 +136,7 @@ namespace {
 void addBasicGnnFlags(Program& prog, NodeSettings& s) {
   prog.flags().add_options()("layers", value(&s.layers, int64_t{2}), "message-passing layers (PyG's num_layers)")(
       "heads", value(&s.heads, int64_t{1}),
-      "gat, gatv2: attention heads; --hidden is their total width (hidden / heads each), as PyG's GAT")(
+      "gat, gatv2, transformer: attention heads; --hidden is their total width (hidden / heads each), as PyG's GAT")(
       "out-heads", value(&s.outHeads, int64_t{-1}),
       "gat, gatv2: heads of the output layer, averaged (default: --heads, as PyG's GAT; the GAT paper's Cora "
       "setup has 1)")(
@@ -146,7 +148,13 @@ void addBasicGnnFlags(Program& prog, NodeSettings& s) {
       "jk", value(&s.jk, "none"), "jumping knowledge: none | last | cat | max | lstm (then a final linear layer)")(
       "aggr", value(&s.aggr, ""),
       "sage: mean | max | sum (default mean); edgecnn: max | mean | sum (default max); pna: aggregators, "
-      "comma-separated (default mean,min,max,std)");
+      "comma-separated (default mean,min,max,std)")(
+      "conv-args", value(&s.convArgs, ""),
+      "the stacked convolutions (every --model but gcn, sage, gin, gat, gatv2, pna, edgecnn): the layer's PyG "
+      "keyword arguments as JSON over the defaults, e.g. --model cheb --conv-args '{\"K\": 3}' (defaults: appnp "
+      "K 10 alpha 0.1, cheb K 2, gcn2 alpha 0.1 theta 0.5, gatedgraph num_layers 3, dynamicedge k 20; PyG's for "
+      "the rest). Layers that keep their width (appnp, fa, gatedgraph, gcn2) sit between input and output linear "
+      "layers");
 }
 }  // namespace
 
@@ -254,7 +262,7 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
     requireOneOf("--act", s.act, {"relu", "elu", "leaky_relu", "gelu", "tanh", "sigmoid"});
     requireOneOf("--norm", s.norm, {"none", "batch", "layer", "graph", "instance"});
     requireOneOf("--jk", s.jk, {"none", "last", "cat", "max", "lstm"});
-    if ((s.model == "gat" || s.model == "gatv2") && s.hidden % s.heads != 0)
+    if ((s.model == "gat" || s.model == "gatv2" || s.model == "transformer") && s.hidden % s.heads != 0)
       throw UsageError("--hidden " + std::to_string(s.hidden) + " must be a multiple of --heads " +
                        std::to_string(s.heads) + " (each head is hidden / heads wide, as PyG's GAT)");
     const std::string cls = s.modelSpec(1, 1).basicGnnSpec()["class"].get<std::string>();

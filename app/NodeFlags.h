@@ -37,7 +37,7 @@ struct NodeSettings {
   // PyG's models (NodeProgramDefaults::basicGnn): their arguments.
   bool basicGnn = false;
   int64_t layers = 2, heads = 1, outHeads = -1;
-  std::string act = "relu", norm = "none", jk = "none", aggr;
+  std::string act = "relu", norm = "none", jk = "none", aggr, convArgs;
   double inputDropout = 0, attnDropout = -1;
   bool profile = false;
   bool modelFlag = false;  // --model exists (the program offers more than one model)

@@ -44,8 +44,8 @@ class GcnNodeModel final : public NodeModel {
   NodeGCN net_;
 };
 
-/// PyG's BasicGNN models (node_property): every parameter under --weight-decay; sparse features for the classes
-/// that take them (BasicGNN::takesSparseInput; readNodeData keeps the others' dense).
+/// PyG's BasicGNN models (node_property): every parameter under --weight-decay; sparse features for the
+/// classes that take them (BasicGNN::takesSparseInput; readNodeData keeps the others' dense).
 class BasicGnnNodeModel final : public NodeModel {
  public:
   BasicGnnNodeModel(const NodeModelSpec& spec, Generator& gen) : net_(build(spec, gen)) {}
@@ -58,14 +58,13 @@ class BasicGnnNodeModel final : public NodeModel {
   // trim_to_layer), the seeds' rows out.
   Variable forward(const Batch& b) override {
     BasicGNN& m = net_.model();
-    if (trimToLayer_ && !b.nodesPerHop.empty() && static_cast<int64_t>(b.edgesPerHop.size()) == m.numLayers())
+    if (trimToLayer_ && !m.convStack() && !b.nodesPerHop.empty() &&
+        static_cast<int64_t>(b.edgesPerHop.size()) == m.numLayers())
       return m.forwardHops(Variable(b.x), b.edgeIndex, b.nodesPerHop, b.edgesPerHop);
     return NodeModel::forward(b);
   }
   void setTrimToLayer(bool on) override { trimToLayer_ = on; }
-  std::vector<ParamGroup> parameterGroups(double weightDecay) override {
-    return {{net_.parameters(), weightDecay}};
-  }
+  std::vector<ParamGroup> parameterGroups(double weightDecay) override { return {{net_.parameters(), weightDecay}}; }
 
  private:
   static std::unique_ptr<BasicGNN> build(const NodeModelSpec& spec, Generator& gen) {
@@ -82,8 +81,8 @@ class BasicGnnNodeModel final : public NodeModel {
 };
 
 // The memory a BasicGNN takes over `numNodes` nodes: weights with gradients, Adam's moments and the best
-// epoch's copy, and a handful of activations per layer and node (GAT's per-edge attention is small beside them
-// at citation-graph degrees).
+// epoch's copy, and a handful of activations per layer and node (GAT's per-edge attention is small beside
+// them at citation-graph degrees).
 double basicGnnBytes(const NodeModelSpec& s, int64_t numNodes) {
   const double h = static_cast<double>(s.hidden), f = static_cast<double>(s.inChannels),
                k = static_cast<double>(s.numClasses), n = static_cast<double>(numNodes),
@@ -111,8 +110,8 @@ const std::vector<NodeModelEntry>& entries() {
          return (f * h + h * k + h + k) * 6 * 4 + n * h * 6 * 4;
        },
        [](int64_t numNodes) {
-         return "a two-layer GCN's weights and optimizer state, and its activations over " +
-                std::to_string(numNodes) + " nodes";
+         return "a two-layer GCN's weights and optimizer state, and its activations over " + std::to_string(numNodes) +
+                " nodes";
        }},
   };
   return all;
@@ -129,7 +128,8 @@ const NodeModelEntry& basicGnnEntry(const std::string& name) {
     std::vector<NodeModelEntry> v;
     for (const std::string& n : basicGnnNodeModelNames())
       v.push_back({n, [](const NodeModelSpec& s, Generator& g) { return std::make_unique<BasicGnnNodeModel>(s, g); },
-                   basicGnnBytes, [n](int64_t numNodes) {
+                   basicGnnBytes,
+                   [n](int64_t numNodes) {
                      return "the " + n + " model's weights and optimizer state, and its activations over " +
                             std::to_string(numNodes) + " nodes";
                    }});
@@ -157,8 +157,53 @@ const std::vector<std::string>& nodeModelNames() {
   return names;
 }
 
+namespace {
+// node_property's convolutions stacked (BasicGNN over a convolution class), by short name, with the arguments
+// a class needs and PyG does not default: Chebyshev order 2 (Kipf & Welling 2017 compare K = 2 and 3),
+// APPNP's K = 10 and alpha = 0.1 (Gasteiger et al. 2019; PyG's examples/appnp.py), GCNII's alpha = 0.1 and
+// theta = 0.5 (PyG's examples/gcn2_cora.py), three gated steps (GatedGraphConv), k = 20 neighbours (PyG's
+// examples/dgcnn_*.py).
+// --conv-args overrides them. GINEConv and NNConv need edge features, which node_property's graphs do not
+// carry.
+struct StackedConv {
+  const char* name;
+  const char* cls;
+  const char* defaults;  // JSON
+};
+const StackedConv kStackedConvs[] = {
+    {"appnp", "APPNP", R"({"K": 10, "alpha": 0.1})"},
+    {"cheb", "ChebConv", R"({"K": 2})"},
+    {"clustergcn", "ClusterGCNConv", "{}"},
+    {"dynamicedge", "DynamicEdgeConv", R"({"k": 20})"},
+    {"eg", "EGConv", "{}"},
+    {"fa", "FAConv", "{}"},
+    {"film", "FiLMConv", "{}"},
+    {"gatedgraph", "GatedGraphConv", R"({"num_layers": 3})"},
+    {"gcn2", "GCN2Conv", R"({"alpha": 0.1, "theta": 0.5})"},
+    {"gen", "GENConv", "{}"},
+    {"general", "GeneralConv", "{}"},
+    {"graph", "GraphConv", "{}"},
+    {"le", "LEConv", "{}"},
+    {"mf", "MFConv", "{}"},
+    {"resgatedgraph", "ResGatedGraphConv", "{}"},
+    {"sg", "SGConv", "{}"},
+    {"tag", "TAGConv", "{}"},
+    {"transformer", "TransformerConv", "{}"},
+};
+
+const StackedConv* stackedConv(const std::string& name) {
+  for (const StackedConv& c : kStackedConvs)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+}  // namespace
+
 const std::vector<std::string>& basicGnnNodeModelNames() {
-  static const std::vector<std::string> names = {"gcn", "sage", "gin", "gat", "gatv2", "pna", "edgecnn"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v = {"gcn", "sage", "gin", "gat", "gatv2", "pna", "edgecnn"};
+    for (const StackedConv& c : kStackedConvs) v.push_back(c.name);
+    return v;
+  }();
   return names;
 }
 
@@ -172,13 +217,19 @@ std::unique_ptr<NodeModel> makeNodeModel(const NodeModelSpec& spec, Generator& g
 }
 
 nlohmann::json NodeModelSpec::basicGnnSpec() const {
-  static const std::map<std::string, std::string> classes = {{"gcn", "GCN"}, {"sage", "GraphSAGE"},
-                                                             {"gin", "GIN"}, {"gat", "GAT"}, {"gatv2", "GAT"},
-                                                             {"pna", "PNA"}, {"edgecnn", "EdgeCNN"}};
+  static const std::map<std::string, std::string> classes = {
+      {"gcn", "GCN"},   {"sage", "GraphSAGE"}, {"gin", "GIN"},        {"gat", "GAT"},
+      {"gatv2", "GAT"}, {"pna", "PNA"},        {"edgecnn", "EdgeCNN"}};
   auto it = classes.find(name);
-  if (it == classes.end()) throw UsageError("--model '" + name + "': must be one of " + joined(basicGnnNodeModelNames()));
-  nlohmann::json a = {{"in_channels", inChannels}, {"hidden_channels", hidden}, {"num_layers", layers},
-                      {"out_channels", numClasses}, {"dropout", dropout}, {"act", act},
+  const StackedConv* stacked = stackedConv(name);
+  if (it == classes.end() && !stacked)
+    throw UsageError("--model '" + name + "': must be one of " + joined(basicGnnNodeModelNames()));
+  nlohmann::json a = {{"in_channels", inChannels},
+                      {"hidden_channels", hidden},
+                      {"num_layers", layers},
+                      {"out_channels", numClasses},
+                      {"dropout", dropout},
+                      {"act", act},
                       {"norm", norm == "none" ? nlohmann::json(nullptr) : nlohmann::json(norm + "_norm")},
                       {"jk", jk == "none" ? nlohmann::json(nullptr) : nlohmann::json(jk)}};
   if (name == "gcn") a["cached"] = cached;
@@ -205,7 +256,25 @@ nlohmann::json NodeModelSpec::basicGnnSpec() const {
     a["scalers"] = {"identity", "amplification", "attenuation"};
     a["deg"] = degreeHistogram;
   }
-  return {{"class", it->second}, {"args", a}};
+  if (!stacked) {
+    if (!convArgs.empty())
+      throw UsageError("--conv-args: for the stacked convolutions (--model " + name + " takes its arguments as flags)");
+    return {{"class", it->second}, {"args", a}};
+  }
+  nlohmann::json kwargs = nlohmann::json::parse(stacked->defaults);
+  if (name == "transformer") kwargs["heads"] = heads;
+  if (!convArgs.empty()) {
+    nlohmann::json given;
+    try {
+      given = nlohmann::json::parse(convArgs);
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError("--conv-args '" + convArgs + "': not JSON (" + e.what() + ")");
+    }
+    if (!given.is_object()) throw UsageError("--conv-args '" + convArgs + "': give a JSON object, e.g. {\"K\": 3}");
+    for (const auto& [k, v] : given.items()) kwargs[k] = v;
+  }
+  a["conv_kwargs"] = kwargs;
+  return {{"class", stacked->cls}, {"args", a}};
 }
 
 std::vector<int64_t> inDegreeHistogram(const Tensor& edgeIndex, int64_t numNodes) {
@@ -223,8 +292,7 @@ std::vector<int64_t> inDegreeHistogram(const Tensor& edgeIndex, int64_t numNodes
 
 void requireNodeModelFits(const NodeModelSpec& spec, int64_t numNodes, const std::string& sizesFrom) {
   const NodeModelEntry& e = spec.basicGnn ? basicGnnEntry(spec.name) : entry(spec.name);
-  requireFitsInMemory("hidden", static_cast<double>(spec.hidden), e.bytes(spec, numNodes), sizesFrom,
-                      e.what(numNodes));
+  requireFitsInMemory("hidden", static_cast<double>(spec.hidden), e.bytes(spec, numNodes), sizesFrom, e.what(numNodes));
 }
 
 }  // namespace gnn::app

@@ -37,14 +37,17 @@ struct NodeModelSpec {
   bool cached = true;
 
   /// node_property: the model is PyG's BasicGNN of the name's class (gcn: GCN, sage: GraphSAGE, gin: GIN, gat:
-  /// GAT, gatv2: GAT with v2, pna: PNA, edgecnn: EdgeCNN), built from the fields below; --weight-decay applies
-  /// to every parameter, as torch.optim.Adam's weight_decay does.
+  /// GAT, gatv2: GAT with v2, pna: PNA, edgecnn: EdgeCNN), or a BasicGNN stack of another convolution (tag:
+  /// TAGConv, transformer: TransformerConv, ...: basicGnnNodeModelNames()), built from the fields below;
+  /// --weight-decay applies to every parameter, as torch.optim.Adam's weight_decay does.
   bool basicGnn = false;
   int64_t layers = 2, heads = 1, outHeads = -1;
   std::string act = "relu", norm = "none", jk = "none";
   /// SAGEConv's and EdgeConv's aggr; PNA's aggregators, comma-separated ("" = the model's default).
   std::string aggr;
   double inputDropout = 0, attnDropout = -1;
+  /// A stacked convolution's keyword arguments as a JSON object (--conv-args; "" = the defaults).
+  std::string convArgs;
   /// PNA's in-degree histogram of the training graph (PyG's `deg`).
   std::vector<int64_t> degreeHistogram;
   /// The BasicGNN these fields describe as PyG's JSON spec {"class": ..., "args": {...}} (PyG's arguments only).

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   gnn::app::MoleculeProgramDefaults d;
   d.name = "molecule_property";
   d.summary = "graph-level property prediction (GIN/GCN/D-MPNN) on molecules with fixed-size batches";
-  d.models = {"gin", "gcn", "gine", "transformer", "gen", "dmpnn"};
+  d.models = {"gin", "gcn", "gine", "transformer", "gen", "nnconv", "pna", "dmpnn"};
   d.training.epochs = 1;
   d.training.lr = 1e-3;
   return gnn::app::runMoleculeProgram(argc, argv, d);

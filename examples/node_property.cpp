@@ -6,17 +6,20 @@
 //   node_property --model gat --hidden 64 --heads 8 --out-heads 1 --act elu --dropout 0.6 --input-dropout 0.6
 //       --lr 0.005 --weight-decay 5e-4 --epochs 500 --runs 10 --json   # the GAT paper's Cora setup
 //   node_property --model gin --layers 3 --norm batch --jk cat
+//   node_property --model tag --conv-args '{"K": 2}'           # any convolution of gnn/nn/conv, stacked
+#include "app/NodeModel.h"
 #include "app/NodeProgram.h"
 
 int main(int argc, char** argv) {
   gnn::app::NodeProgramDefaults d;
   d.name = "node_property";
   d.summary =
-      "node classification with PyTorch Geometric's models (GCN, GraphSAGE, GIN, GAT, GATv2, PNA, EdgeCNN) on a "
-      "dataset in OGB's node-property raw layout; test accuracy at the best validation epoch";
+      "node classification with PyTorch Geometric's models (GCN, GraphSAGE, GIN, GAT, GATv2, PNA, EdgeCNN) or a "
+      "stack of another of its convolutions (TAGConv, TransformerConv, ...) on a dataset in OGB's node-property raw "
+      "layout; test accuracy at the best validation epoch";
   d.basicGnn = true;
   d.model = "gcn";
-  d.models = {"gcn", "sage", "gin", "gat", "gatv2", "pna", "edgecnn"};
+  d.models = gnn::app::basicGnnNodeModelNames();
   d.hidden = 64;
   d.dropout = 0.5;
   // Adam at lr 0.01 with L2 5e-4 on every parameter (torch.optim.Adam's weight_decay), 200 epochs: PyG's

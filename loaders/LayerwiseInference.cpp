@@ -17,6 +17,9 @@ std::string layerwiseInferenceRefusal(const BasicGNN& model) {
 }
 
 std::string layerwiseInferenceRefusal(const std::string& className, const BasicGNNOptions& options) {
+  if (!isBasicGNNClass(className))
+    return "a stack of " + className + " runs over whole graphs (the layer-wise evaluation runs PyG's BasicGNN "
+           "classes, whose layers read one hop each)";
   if (className == "GCN")
     return "GCN's normalisation reads every neighbour's degree, which a batch's subgraph does not hold";
   if (!options.norm.is_null() && !isPyGBatchNorm(options.norm))

@@ -35,13 +35,15 @@ BasicGNNBlocks::BasicGNNBlocks(std::unique_ptr<BasicGNN> model) : model_(std::mo
     // Features from the state when the caller put them there (forward(Variable, ...)), else the batch's.
     Variable x = s.has("x") ? s.get("x") : Variable(b.x);
     s.set("h", model_->input(x));
+    if (model_->readsInitial()) s.set("x0", s.get("h"));  // GCN2Conv's and FAConv's x_0, read by every layer
     return s;
   });
   const int64_t layers = model_->numLayers();
   for (int64_t i = 0; i < layers; ++i) {
     addBlock("layers/" + std::to_string(i), [this, i](BlockState s, const Batch& b) {
       Variable e = s.has("edge_attr") ? s.get("edge_attr") : Variable();
-      setLayerOutput(s, *model_, i, model_->layer(i, s.get("h"), b.edgeIndex, e, normBatchOf(b)));
+      Variable x0 = s.has("x0") ? s.get("x0") : Variable();
+      setLayerOutput(s, *model_, i, model_->layer(i, s.get("h"), b.edgeIndex, e, normBatchOf(b), x0));
       return s;
     });
   }

@@ -11,6 +11,7 @@
 //   Variable loss = l1Loss(pred, batch.y, batch.yMask);    // padding graphs have yMask 0
 #pragma once
 #include <memory>
+#include <vector>
 
 #include "gnn/nn/Linear.h"
 #include "gnn/nn/pool/GlobalPooling.h"
@@ -44,6 +45,8 @@ struct GraphModelOptions {
   NormKind norm = NormKind::Layer;
   /// OGB's virtual node (models/VirtualNode.h), for GIN and GCN.
   bool virtualNode = false;
+  /// PNA's in-degree histogram of the training graphs (PyG's `deg`: entry d counts the nodes with d incoming edges).
+  std::vector<int64_t> degreeHistogram;
 };
 
 class GraphModel : public BlockModel {

@@ -1,4 +1,4 @@
-// OgbMolConv (`--model gine | transformer | gen`): OGB's graph-level molecule model (GNN_node: AtomEncoder, layers,
+// OgbMolConv (`--model gine | transformer | gen | nnconv | pna`): OGB's graph-level molecule model (GNN_node: AtomEncoder, layers,
 // global pooling, a linear head) with one of PyG's edge-aware convolutions in each layer, each layer reading its
 // own BondEncoder embedding of the bonds ([E, hidden], as OGB's convs hold theirs):
 //   gine         GINEConv with OGB's GIN MLP (hidden -> 2 hidden -> hidden, the norm inside), eps trained
@@ -7,6 +7,10 @@
 //                (Shi et al. 2021)
 //   gen          GENConv with a learnt softmax temperature and its 2-layer MLP (DeeperGCN, Li et al. 2020; OGB's
 //                molecule setup)
+//   nnconv       NNConv (Gilmer et al. 2017's edge network) as PyG's QM9 example: a 16-wide bond embedding through
+//                Linear(16, 128), ReLU, Linear(128, hidden^2) gives each bond its [hidden, hidden] matrix; mean
+//   pna          PNAConv (Corso et al. 2020): mean, min, max and std aggregators, identity, amplification and
+//                attenuation scalers from the training molecules' in-degree histogram (options().degreeHistogram)
 // then the norm (OGB's BatchNorm over the real atoms, or LayerNorm), ReLU (not after the last layer) and dropout;
 // options().virtualNode adds OGB's virtual node as for GIN. Blocks: "input", "layers/l", "head".
 #pragma once
@@ -23,7 +27,7 @@ namespace gnn {
 
 class OgbMolConv : public GraphModel {
  public:
-  /// kind: "gine", "transformer" or "gen" (std::invalid_argument otherwise).
+  /// kind: "gine", "transformer", "gen", "nnconv" or "pna" (std::invalid_argument otherwise).
   OgbMolConv(const std::string& kind, GraphModelOptions options, Generator& gen);
   const char* name() const override { return kind_.c_str(); }
   std::unique_ptr<Module> clone() const override;

@@ -135,20 +135,22 @@ struct GinCase {
 // PyG's edge-aware layers in OGB's molecule model (models/OgbMolConv.h), with OGB's BatchNorm (real atoms only).
 template <int K>
 struct MolConvCase {
-  static constexpr const char* kNames[] = {"GINE", "TransformerConv", "GEN"};
+  static constexpr const char* kNames[] = {"GINE", "TransformerConv", "GEN", "NNConv", "PNA"};
   static constexpr const char* kName = kNames[K];
   static constexpr const char* kNodeBlock = "head";
   static std::unique_ptr<BlockModel> make(DType dt) {
     Generator g(9 + K);
     GraphModelOptions o = smallOptions(dt);
     o.norm = NormKind::Batch;
+    o.degreeHistogram = {2, 10, 14, 6, 1};  // PNA's scalers: atoms with 0 .. 4 bonds in
     return std::make_unique<OgbMolConv>(OgbMolConv::kinds()[K], o, g);
   }
   static std::shared_ptr<InMemoryDataset> dataset() { return test::molecules(60, 4 + K); }
   static Variable loss(const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }
 };
 
-using ModelCases = ::testing::Types<GcnCase, GinCase, MolConvCase<0>, MolConvCase<1>, MolConvCase<2>>;
+using ModelCases = ::testing::Types<GcnCase, GinCase, MolConvCase<0>, MolConvCase<1>, MolConvCase<2>,
+                                    MolConvCase<3>, MolConvCase<4>>;
 
 struct CaseName {
   template <class T>

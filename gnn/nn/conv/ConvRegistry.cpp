@@ -37,7 +37,15 @@ namespace {
 struct Entry {
   std::function<std::unique_ptr<Module>(const nlohmann::json&, Generator&, DType)> make;
   std::function<Variable(Module&, const ConvInputs&)> forward;
+  ConvWidths widths = ConvWidths::InOut;
+  bool needsEdgeFeatures = false;
 };
+
+Entry with(Entry e, ConvWidths w, bool needsEdges = false) {
+  e.widths = w;
+  e.needsEdgeFeatures = needsEdges;
+  return e;
+}
 
 template <class L>
 std::function<std::unique_ptr<Module>(const nlohmann::json&, Generator&, DType)> makeOf() {
@@ -53,9 +61,8 @@ Entry plain() {
 
 template <class L>
 Entry withEdges() {
-  return {makeOf<L>(), [](Module& m, const ConvInputs& in) {
-            return static_cast<L&>(m).forward(in.x, in.edgeIndex, in.edgeAttr);
-          }};
+  return {makeOf<L>(),
+          [](Module& m, const ConvInputs& in) { return static_cast<L&>(m).forward(in.x, in.edgeIndex, in.edgeAttr); }};
 }
 
 template <class L>
@@ -67,29 +74,30 @@ Entry withInitial() {
 
 const std::map<std::string, Entry>& registry() {
   static const std::map<std::string, Entry> r = {
-      {"APPNP", plain<APPNP>()},
+      {"APPNP", with(plain<APPNP>(), ConvWidths::None)},
       {"ChebConv", plain<ChebConv>()},
       {"ClusterGCNConv", plain<ClusterGCNConv>()},
       {"DynamicEdgeConv",
-       {makeOf<DynamicEdgeConv>(),
-        [](Module& m, const ConvInputs& in) { return static_cast<DynamicEdgeConv&>(m).forward(in.x, in.batch); }}},
+       with({makeOf<DynamicEdgeConv>(),
+             [](Module& m, const ConvInputs& in) { return static_cast<DynamicEdgeConv&>(m).forward(in.x, in.batch); }},
+            ConvWidths::PairMlp)},
       {"EGConv", plain<EGConv>()},
-      {"EdgeConv", plain<EdgeConv>()},
-      {"FAConv", withInitial<FAConv>()},
+      {"EdgeConv", with(plain<EdgeConv>(), ConvWidths::PairMlp)},
+      {"FAConv", with(withInitial<FAConv>(), ConvWidths::Channels)},
       {"FiLMConv", plain<FiLMConv>()},
       {"GATConv", withEdges<GATConv>()},
       {"GATv2Conv", withEdges<GATv2Conv>()},
-      {"GCN2Conv", withInitial<GCN2Conv>()},
+      {"GCN2Conv", with(withInitial<GCN2Conv>(), ConvWidths::Channels)},
       {"GCNConv", plain<GCNConv>()},
       {"GENConv", withEdges<GENConv>()},
-      {"GINConv", plain<GINConv>()},
-      {"GINEConv", withEdges<GINEConv>()},
-      {"GatedGraphConv", plain<GatedGraphConv>()},
+      {"GINConv", with(plain<GINConv>(), ConvWidths::Mlp)},
+      {"GINEConv", with(withEdges<GINEConv>(), ConvWidths::Mlp, true)},
+      {"GatedGraphConv", with(plain<GatedGraphConv>(), ConvWidths::OutOnly)},
       {"GeneralConv", withEdges<GeneralConv>()},
       {"GraphConv", plain<GraphConv>()},
       {"LEConv", plain<LEConv>()},
       {"MFConv", plain<MFConv>()},
-      {"NNConv", withEdges<NNConv>()},
+      {"NNConv", with(withEdges<NNConv>(), ConvWidths::InOut, true)},
       {"PNAConv", withEdges<PNAConv>()},
       {"ResGatedGraphConv", plain<ResGatedGraphConv>()},
       {"SAGEConv", plain<SAGEConv>()},
@@ -119,6 +127,14 @@ std::unique_ptr<Module> convFromPyG(const std::string& className, const nlohmann
 
 Variable convForward(const std::string& className, Module& conv, const ConvInputs& in) {
   return entryOf(className).forward(conv, in);
+}
+
+ConvWidths convWidths(const std::string& className) {
+  return entryOf(className).widths;
+}
+
+bool convNeedsEdgeFeatures(const std::string& className) {
+  return entryOf(className).needsEdgeFeatures;
 }
 
 std::vector<std::string> convClassNames() {

@@ -37,4 +37,14 @@ Variable convForward(const std::string& className, Module& conv, const ConvInput
 /// The class names convFromPyG knows, sorted.
 std::vector<std::string> convClassNames();
 
+/// How a layer's constructor is given its widths, so a model can stack any of them (BasicGNN over a convolution
+/// class): in_channels and out_channels; `channels` alone (the width kept: GCN2Conv, FAConv); out_channels alone,
+/// the input at most as wide (GatedGraphConv); none (APPNP propagates); `nn` an MLP from in to out channels
+/// (GINConv, GINEConv) or from twice in (EdgeConv, DynamicEdgeConv: [x_i, x_j - x_i]).
+enum class ConvWidths { InOut, Channels, OutOnly, None, Mlp, PairMlp };
+/// The widths form of a class convFromPyG knows (std::invalid_argument for another).
+ConvWidths convWidths(const std::string& className);
+/// Whether the class's forward needs edge features (GINEConv, NNConv).
+bool convNeedsEdgeFeatures(const std::string& className);
+
 }  // namespace gnn

@@ -6,6 +6,15 @@
 // convolution maps to out_channels (GAT's last layer then averages its heads). Keys: "convs.<i>.*", "norms.<i>.*",
 // "jk.*" (jk "lstm"), "lin.*", as PyG's.
 //
+// Beyond PyG's classes, the class may name any convolution of gnn/nn/conv/ConvRegistry.h ("TAGConv",
+// "TransformerConv", ...): the same stack over that layer (node_property's --model for every convolution), each
+// built by its widths form (ConvWidths: in/out channels, an MLP `nn` as GIN's, ...). A layer that keeps its width
+// (GCN2Conv, FAConv, GatedGraphConv, APPNP) sits between an input Linear "lin_in" (in -> hidden, then act and
+// dropout; GCN2Conv and FAConv mix its output in as x_0, as PyG's GCNII example) and the output Linear "lin"
+// (hidden -> out), with act / norm / dropout after every layer; an EGConv stack ends in "lin" too (its heads must
+// divide each layer's width). The keyword arguments of such a class that share a
+// name with the model's (GatedGraphConv's num_layers) go in "conv_kwargs": {...}.
+//
 //   GAT gat(BasicGNNOptions::fromPyG({{"in_channels", 1433}, {"hidden_channels", 64}, {"num_layers", 2},
 //                                     {"out_channels", 7}, {"heads", 8}}), gen);
 //   Variable logits = gat.forward(x, edgeIndex);
@@ -59,7 +68,7 @@ struct BasicGNNOptions {
 
 class BasicGNN : public Module {
  public:
-  /// className: "GCN", "GraphSAGE", "GIN", "GAT", "PNA" or "EdgeCNN".
+  /// className: "GCN", "GraphSAGE", "GIN", "GAT", "PNA", "EdgeCNN", or a convolution class (convClassNames()).
   BasicGNN(std::string className, BasicGNNOptions options, Generator& gen);
 
   /// Node outputs [N, out_channels]. edgeAttr: edge features for GAT (edge_dim) and PNA; nb: the graphs and
@@ -81,8 +90,9 @@ class BasicGNN : public Module {
   /// layer(i) for i < numLayers(), then head() over every layer's output (jk and lin; the last output alone
   /// when the model has neither).
   Variable input(const Variable& x) const;
+  /// x0: input()'s output, which GCN2Conv's and FAConv's layers mix in (readsInitial(); undefined: h).
   Variable layer(int64_t i, const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr,
-                 const NormBatch& nb);
+                 const NormBatch& nb, const Variable& x0 = Variable());
   /// The same two from sparse features (dropout on the non-zeros; layer 0, when takesSparseInput()).
   SparseMatrix input(const SparseMatrix& x) const;
   Variable layer(int64_t i, const SparseMatrix& h, const Tensor& edgeIndex, const Variable& edgeAttr,
@@ -106,6 +116,13 @@ class BasicGNN : public Module {
   /// Whether head() reads every layer's output (jk "cat", "max" or "lstm") rather than the last one.
   bool headReadsAllLayers() const { return opt_.jk == "cat" || opt_.jk == "max" || opt_.jk == "lstm"; }
 
+  /// Whether the class is a convolution stacked (not one of PyG's BasicGNN classes).
+  bool convStack() const { return convStack_; }
+  /// Whether the layers keep the hidden width between "lin_in" and "lin" (GCN2Conv, FAConv, GatedGraphConv, APPNP).
+  bool keepsWidth() const { return keepsWidth_; }
+  /// Whether each layer reads input()'s output as well (GCN2Conv, FAConv).
+  bool readsInitial() const { return class_ == "GCN2Conv" || class_ == "FAConv"; }
+
   int64_t numLayers() const { return opt_.numLayers; }
   int64_t outChannels() const { return opt_.outChannels > 0 ? opt_.outChannels : opt_.hiddenChannels; }
   const std::string& className() const { return class_; }
@@ -116,20 +133,24 @@ class BasicGNN : public Module {
   std::unique_ptr<Module> clone() const override;
 
  private:
-  std::unique_ptr<Module> makeConv(int64_t in, int64_t out, bool toOut, Generator& gen) const;
+  std::unique_ptr<Module> makeConv(int64_t i, int64_t in, int64_t out, bool toOut, Generator& gen) const;
+  /// A stacked convolution's layer i (convStack()).
+  std::unique_ptr<Module> makeStackedConv(int64_t i, int64_t in, int64_t out, bool toOut, Generator& gen) const;
   void shareAdjacencies();
   Variable runConv(int64_t i, const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr,
-                   const NormBatch& nb);
+                   const NormBatch& nb, const Variable& x0 = Variable());
   Variable runConv(int64_t i, const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttr,
                    const NormBatch& nb);
   /// Layer i's activation, norm and dropout after its convolution (none after the output layer).
   Variable afterConv(int64_t i, Variable x, const NormBatch& nb);
   /// The layers after the first from its output `first`, then the head.
   Variable forwardFrom(const Variable& first, const Tensor& edgeIndex, const Variable& edgeAttr,
-                       const NormBatch& nb);
+                       const NormBatch& nb, const Variable& x0);
 
   std::string class_;
   BasicGNNOptions opt_;
+  bool convStack_ = false, keepsWidth_ = false;
+  std::unique_ptr<Linear> linIn_;  // keepsWidth(): in -> hidden
   Activation act_;
   std::vector<std::unique_ptr<Module>> convs_;
   std::vector<std::unique_ptr<Normalization>> norms_;
@@ -157,8 +178,10 @@ struct EdgeCNN : BasicGNN {
   EdgeCNN(BasicGNNOptions o, Generator& gen) : BasicGNN("EdgeCNN", std::move(o), gen) {}
 };
 
-/// The class names BasicGNN takes.
+/// PyG's BasicGNN class names (GCN, GraphSAGE, GIN, GAT, PNA, EdgeCNN); BasicGNN also stacks any convolution.
 const std::vector<std::string>& basicGNNClassNames();
+/// Whether className is one of basicGNNClassNames() (not a stacked convolution).
+bool isBasicGNNClass(const std::string& className);
 
 /// A model from PyG's JSON spec {"class": "GAT", "args": {<constructor arguments>}}; std::invalid_argument
 /// naming the class or argument that is not known.
