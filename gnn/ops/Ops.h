@@ -186,6 +186,13 @@ Variable gatedMessageSum(const Variable& k, const Variable& q, const Variable& v
 /// weight [E] or [E, 1] (a gradient flows to both), edgeIndex int64 [2, E] -> [numNodes, F]
 /// (ops/WeightedMessageSumOps.cpp): scatterSum(mul(gatherRows(x, src), weight), dst) without the [E, F] tensors.
 Variable weightedMessageSum(const Variable& x, const Variable& weight, const Tensor& edgeIndex, int64_t numNodes);
+/// TransformerConv's attention and its sum: for each edge e = j -> i and head h, z = scale * q_i,h . (k_j,h +
+/// edge_e,h), alpha = the softmax of z over i's edges per head, out_i,h = sum over i's edges of alpha (v_j,h +
+/// edge_e,h); q, k, v [N, H C], edge [E, H C] or undefined (no edge terms), edgeIndex int64 [2, E] -> [N, H C]
+/// (ops/DotAttentionOps.cpp): the gather / segmentSoftmax / segmentSum composition's numbers up to rounding,
+/// with the [E, H] attention the only per-edge tensor kept. No dropout on the attention.
+Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Variable& v, const Variable& edge,
+                                const Tensor& edgeIndex, int64_t heads, double scale);
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 // GAT's and GATv2's fused attention, per-head dot products and added self-loops' edge features:

@@ -175,6 +175,31 @@ std::vector<OpCase> makeTable() {
     c.build = [](const V& x, const A& a) { return weightedMessageSum(x[0], x[1], a[0], x[0].dim(0)); };
     push(c);
   }
+  for (const bool withEdge : {false, true}) {
+    // Two heads of 3 (large: 4 of 8); duplicate edges, a self-loop, an isolated node; edge terms or none.
+    OpCase c;
+    c.name = withEdge ? "dotAttentionMessageSum_edge" : "dotAttentionMessageSum";
+    c.ops = {"dotAttentionMessageSum"};
+    c.shapes = {{5, 6}, {5, 6}, {5, 6}};
+    c.largeShapes = {{3000, 32}, {3000, 32}, {3000, 32}};
+    if (withEdge) {
+      c.shapes.push_back({6, 6});
+      c.largeShapes.push_back({30000, 32});
+    }
+    c.aux = [](const std::vector<Shape>& s) {
+      const int64_t n = s[0][0];
+      if (n == 5) return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 0, 1, 2, 3, 3, 1, 1, 2, 2, 0, 1}, {2, 6})};
+      Generator g(9);
+      std::vector<int64_t> ei(2 * 10 * n);
+      for (auto& v : ei) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n)));
+      return std::vector<Tensor>{Tensor::fromVector(ei, {2, 10 * n})};
+    };
+    c.build = [withEdge](const V& x, const A& a) {
+      const int64_t heads = x[0].dim(0) == 5 ? 2 : 4;
+      return dotAttentionMessageSum(x[0], x[1], x[2], withEdge ? x[3] : Variable(), a[0], heads, 0.7);
+    };
+    push(c);
+  }
   {
     OpCase c;
     c.name = "gruCell";

@@ -44,6 +44,8 @@ class TransformerConv : public MessagePassing {
   std::unique_ptr<Module> clone() const override;
 
  private:
+  /// The attention as a composition of ops, for training with attention dropout (the fused op has none).
+  Variable attentionWithDropout(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr);
   int64_t in_, out_;
   TransformerConvOptions opt_;
   std::unique_ptr<Linear> linKey_, linQuery_, linValue_, linEdge_, linSkip_, linBeta_;
