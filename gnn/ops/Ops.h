@@ -193,6 +193,14 @@ Variable weightedMessageSum(const Variable& x, const Variable& weight, const Ten
 /// with the [E, H] attention the only per-edge tensor kept. No dropout on the attention.
 Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Variable& v, const Variable& edge,
                                 const Tensor& edgeIndex, int64_t heads, double scale);
+/// GENConv's messages and their softmax aggregation (PyG's SoftmaxAggregation): m_e = relu(x_j + edge_e) + eps
+/// (edge undefined: relu(x_j) + eps) for each edge e = j -> i, out_i = sum over i's edges of softmax(t m) m per
+/// channel (0 where no edge arrives); x [N, F], edge [E, F] or undefined, t [1] or [F] (a gradient flows to
+/// it when it needs one), edgeIndex int64 [2, E] with targets < numNodes -> [numNodes, F]
+/// (ops/SoftmaxMessageSumOps.cpp): the numbers of the gather / relu / segmentSoftmax / segmentSum composition
+/// up to rounding, with no [E, F] tensor kept. The edge rows are read fastest in target order.
+Variable softmaxMessageSum(const Variable& x, const Variable& edge, const Tensor& edgeIndex, int64_t numNodes,
+                           double eps, const Variable& t);
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 // GAT's and GATv2's fused attention, per-head dot products and added self-loops' edge features:

@@ -200,6 +200,36 @@ std::vector<OpCase> makeTable() {
     };
     push(c);
   }
+  for (const int variant : {0, 1, 2}) {
+    // GENConv's softmax aggregation: a temperature per channel with edge terms, one temperature without, and
+    // one held constant (no gradient to it); duplicate edges, a self-loop, an isolated node.
+    OpCase c;
+    c.name = variant == 0 ? "softmaxMessageSum_edge" : variant == 1 ? "softmaxMessageSum" : "softmaxMessageSum_fixed_t";
+    c.ops = {"softmaxMessageSum"};
+    c.shapes = {{5, 3}};
+    c.largeShapes = {{3000, 32}};
+    if (variant < 2) {
+      c.shapes.push_back({variant == 0 ? 3 : 1});
+      c.largeShapes.push_back({variant == 0 ? 32 : 1});
+    }
+    if (variant == 0) {
+      c.shapes.push_back({6, 3});
+      c.largeShapes.push_back({30000, 32});
+    }
+    c.aux = [](const std::vector<Shape>& s) {
+      const int64_t n = s[0][0];
+      if (n == 5) return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 0, 1, 2, 3, 3, 1, 1, 2, 2, 0, 1}, {2, 6})};
+      Generator g(10);
+      std::vector<int64_t> ei(2 * 10 * n);
+      for (auto& v : ei) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n)));
+      return std::vector<Tensor>{Tensor::fromVector(ei, {2, 10 * n})};
+    };
+    c.build = [variant](const V& x, const A& a) {
+      const Variable t = variant == 2 ? Variable(Tensor::full({1}, 0.8, x[0].value().dtype())) : x[1];
+      return softmaxMessageSum(x[0], variant == 0 ? x[2] : Variable(), a[0], x[0].dim(0), 0.1, t);
+    };
+    push(c);
+  }
   {
     OpCase c;
     c.name = "gruCell";

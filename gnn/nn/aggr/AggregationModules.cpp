@@ -37,6 +37,10 @@ Variable SoftmaxAggregation::forward(const Variable& x, const Tensor& index, int
   return segmentSum(mul(xs, alpha), ptr);
 }
 
+Variable SoftmaxAggregation::temperature() const {
+  return tParam_ ? *tParam_ : Variable(Tensor::full({1}, t_, dtype_));
+}
+
 nlohmann::json SoftmaxAggregation::spec() const {
   return {{"class", "SoftmaxAggregation"},
           {"args", {{"t", t_}, {"learn", learn_}, {"semi_grad", semiGrad_}, {"channels", channels_}}}};

@@ -18,6 +18,9 @@ class SoftmaxAggregation : public Aggregation {
                      DType dtype = DType::F32);
   Variable forward(const Variable& x, const Tensor& index, int64_t dimSize) const override;
   const char* name() const override { return "softmax"; }
+  /// The temperature as a [1] or [channels] Variable (the learnt parameter, or the fixed t as a constant).
+  Variable temperature() const;
+  bool semiGrad() const { return semiGrad_; }
   nlohmann::json spec() const override;
   std::unique_ptr<Module> clone() const override;
 
