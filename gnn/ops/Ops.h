@@ -201,6 +201,12 @@ Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Vari
 /// up to rounding, with no [E, F] tensor kept. The edge rows are read fastest in target order.
 Variable softmaxMessageSum(const Variable& x, const Variable& edge, const Tensor& edgeIndex, int64_t numNodes,
                            double eps, const Variable& t);
+/// FiLMConv's modulated messages and their sum (or mean, mean = true): out_i = sum (mean) over edges j -> i of
+/// relu(gamma_i * h_j + beta_i), beta, gamma, h [N, F], edgeIndex int64 [2, E] -> [N, F], 0 where no edge
+/// arrives (ops/FilmMessageSumOps.cpp): the gather / mul / add / relu / scatter composition's numbers up to
+/// rounding, without the [E, F] tensors.
+Variable filmMessageSum(const Variable& beta, const Variable& gamma, const Variable& h, const Tensor& edgeIndex,
+                        bool mean);
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 // GAT's and GATv2's fused attention, per-head dot products and added self-loops' edge features:

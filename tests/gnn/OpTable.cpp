@@ -200,6 +200,24 @@ std::vector<OpCase> makeTable() {
     };
     push(c);
   }
+  for (const bool mean : {false, true}) {
+    // FiLMConv's messages: beta, gamma, h; duplicate edges, a self-loop, an isolated node.
+    OpCase c;
+    c.name = mean ? "filmMessageSum_mean" : "filmMessageSum";
+    c.ops = {"filmMessageSum"};
+    c.shapes = {{5, 3}, {5, 3}, {5, 3}};
+    c.largeShapes = {{3000, 32}, {3000, 32}, {3000, 32}};
+    c.aux = [](const std::vector<Shape>& s) {
+      const int64_t n = s[0][0];
+      if (n == 5) return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 0, 1, 2, 3, 3, 1, 1, 2, 2, 0, 1}, {2, 6})};
+      Generator g(11);
+      std::vector<int64_t> ei(2 * 10 * n);
+      for (auto& v : ei) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n)));
+      return std::vector<Tensor>{Tensor::fromVector(ei, {2, 10 * n})};
+    };
+    c.build = [mean](const V& x, const A& a) { return filmMessageSum(x[0], x[1], x[2], a[0], mean); };
+    push(c);
+  }
   for (const int variant : {0, 1, 2}) {
     // GENConv's softmax aggregation: a temperature per channel with edge terms, one temperature without, and
     // one held constant (no gradient to it); duplicate edges, a self-loop, an isolated node.
