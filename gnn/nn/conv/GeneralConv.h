@@ -31,8 +31,6 @@ class GeneralConv : public MessagePassing {
   std::unique_ptr<Module> clone() const override;
 
  private:
-  /// W_msg a + (W_msg_i b) + W_edge e per edge: [E, H C].
-  Variable messageOf(const Variable& a, const Variable& b, const Variable& e) const;
 
   nlohmann::json args_;
   DType dtype_;
