@@ -207,6 +207,10 @@ Variable softmaxMessageSum(const Variable& x, const Variable& edge, const Tensor
 /// rounding, without the [E, F] tensors.
 Variable filmMessageSum(const Variable& beta, const Variable& gamma, const Variable& h, const Tensor& edgeIndex,
                         bool mean);
+/// NNConv's messages: out[e] = x[src[e]] theta[e] for x [N, in], theta [E, in, out] (each edge's own matrix),
+/// src int64 [E] -> [E, out] (ops/EdgeMatVecOps.cpp): bmm(gatherRows(x, src) as [E, 1, in], theta)'s numbers up
+/// to rounding without the gathered rows, each edge's matrix read in edge order.
+Variable edgeMatVec(const Variable& x, const Variable& theta, const Tensor& src);
 /// Constant sparse A [M, K] times x [K, F] -> [M, F]; gradient flows to x through A^T.
 Variable spmm(const SparseMatrix& a, const Variable& x);
 // GAT's and GATv2's fused attention, per-head dot products and added self-loops' edge features:

@@ -200,6 +200,24 @@ std::vector<OpCase> makeTable() {
     };
     push(c);
   }
+  {
+    // NNConv's messages: 4 sources for 6 edges (a source used twice, one unused), 3 -> 2 channels.
+    OpCase c;
+    c.name = "edgeMatVec";
+    c.ops = {"edgeMatVec"};
+    c.shapes = {{4, 3}, {6, 3, 2}};
+    c.largeShapes = {{3000, 32}, {30000, 32, 4}};
+    c.aux = [](const std::vector<Shape>& s) {
+      const int64_t n = s[0][0], e = s[1][0];
+      if (n == 4) return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 2, 2, 1, 0, 2}, {6})};
+      Generator g(12);
+      std::vector<int64_t> src(static_cast<size_t>(e));
+      for (auto& v : src) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n)));
+      return std::vector<Tensor>{Tensor::fromVector(src, {e})};
+    };
+    c.build = [](const V& x, const A& a) { return edgeMatVec(x[0], x[1], a[0]); };
+    push(c);
+  }
   for (const bool mean : {false, true}) {
     // FiLMConv's messages: beta, gamma, h; duplicate edges, a self-loop, an isolated node.
     OpCase c;

@@ -49,7 +49,7 @@ Variable NNConv::forward(const Variable& x, const Tensor& edgeIndex, const Varia
   const int64_t E = edgeIndex.dim(1);
   const Tensor src = edgeRow(edgeIndex, 0), dst = edgeRow(edgeIndex, 1);
   const Variable theta = reshape(nn_->forward(edgeAttr), {E, in_, out_});
-  const Variable messages = reshape(bmm(reshape(gatherRows(x, src), {E, 1, in_}), theta), {E, out_});
+  const Variable messages = edgeMatVec(x, theta, src);  // [E, out]: x_j Theta_e
   Variable out = aggregate(messages, dst, x.dim(0));
   if (lin_) out = add(out, lin_->forward(x));
   return biasParam_ ? add(out, *biasParam_) : out;
