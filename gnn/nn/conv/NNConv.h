@@ -32,6 +32,8 @@ class NNConv : public MessagePassing {
   MLP& nn() { return *nn_; }
 
  private:
+  /// The messages x_j Theta_e with the edge network's last Linear folded in (h: that Linear's input per edge).
+  Variable foldedMessages(const Variable& x, const Tensor& src, const Variable& h);
   int64_t in_, out_;
   std::unique_ptr<MLP> nn_;
   bool rootWeight_, bias_;

@@ -129,6 +129,26 @@ Variable MLP::forward(const Variable& x, const NormBatch& b) {
   return forwardAfterFirstLinear(lins_[0]->forward(x), b);
 }
 
+bool MLP::endsInPlainLinear() const {
+  return opt_.plainLast && lins_.size() > 1 && (opt_.dropout.back() == 0 || !isTraining());
+}
+
+Variable MLP::forwardBeforeLastLinear(const Variable& x, const NormBatch& b) {
+  GNN_CHECK_ARG(endsInPlainLinear(), "MLP: forwardBeforeLastLinear needs a plain last Linear with no dropout after it");
+  GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == inChannels(), "MLP(", inChannels(), " -> ", outChannels(),
+                "): input has shape ", shapeString(x.shape()), ", expected [N, ", inChannels(), "]");
+  // forwardAfterFirstLinear's loop, without the last Linear.
+  Variable h = lins_[0]->forward(x);
+  for (size_t i = 0; i < norms_.size(); ++i) {
+    if (i > 0) h = lins_[i]->forward(h);
+    if (opt_.actFirst) h = act_(h);
+    if (norms_[i]) h = norms_[i]->forward(h, b);
+    if (!opt_.actFirst) h = act_(h);
+    h = dropout(h, opt_.dropout[i], isTraining());
+  }
+  return h;
+}
+
 Variable MLP::forwardAfterFirstLinear(const Variable& h0, const NormBatch& b) {
   GNN_CHECK_ARG(h0.value().rank() == 2 && h0.dim(1) == opt_.channelList[1], "MLP: the first Linear's output has "
                 "shape ", shapeString(h0.shape()), ", expected [N, ", opt_.channelList[1], "]");

@@ -53,6 +53,12 @@ class MLP : public Module {
   /// The rest of forward() from the first Linear's output h0 [N, channelList[1]] on: for a caller that computes
   /// that product another way (EdgeConv splits it over the two halves of its input).
   Variable forwardAfterFirstLinear(const Variable& h0, const NormBatch& b = {});
+  /// The input of the last Linear (every layer before it, with its norm, act and dropout) when the MLP ends in a
+  /// plain Linear with no dropout after it in this mode (endsInPlainLinear()): forward(x) is then
+  /// lin(numLayers() - 1).forward(forwardBeforeLastLinear(x)), for a caller that folds that product into its own.
+  Variable forwardBeforeLastLinear(const Variable& x, const NormBatch& b = {});
+  /// Whether the MLP ends in a plain Linear (plain_last, at least two layers) with no dropout after it now.
+  bool endsInPlainLinear() const;
   std::unique_ptr<Module> clone() const override;
 
   int64_t inChannels() const { return opt_.channelList.front(); }
