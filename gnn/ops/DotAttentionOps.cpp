@@ -68,19 +68,14 @@ inline void twoProducts(T* __restrict o, const T* __restrict w, const T* __restr
 // The rows the next target's (or source's) edges will read, asked for ahead: the edges' rows sit anywhere in
 // [N, H C] (and [E, H C]) arrays, and waiting on each in turn was most of the op's time.
 template <class T>
-inline void prefetchRow(const T* row, int64_t F) {
-  const char* p = reinterpret_cast<const char*>(row);
-  for (int64_t off = 0; off < F * static_cast<int64_t>(sizeof(T)); off += 64) __builtin_prefetch(p + off);
-}
-template <class T>
 inline void prefetchEdges(const ops::IndexPlan& plan, int64_t node, int64_t numNodes, const int64_t* other,
                           const T* a, const T* b, const T* perEdge, int64_t F) {
   if (node >= numNodes) return;
   for (int64_t t = plan.ptr[node]; t < plan.ptr[node + 1]; ++t) {
     const int64_t id = plan.perm[t], j = other[id];
-    if (a) prefetchRow(a + j * F, F);
-    if (b) prefetchRow(b + j * F, F);
-    if (perEdge) prefetchRow(perEdge + id * F, F);
+    if (a) ops::prefetchRow(a + j * F, F);
+    if (b) ops::prefetchRow(b + j * F, F);
+    if (perEdge) ops::prefetchRow(perEdge + id * F, F);
   }
 }
 

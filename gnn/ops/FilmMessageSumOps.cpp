@@ -13,12 +13,6 @@ namespace gnn {
 
 namespace {
 
-template <class T>
-inline void prefetchRow(const T* row, int64_t F) {
-  const char* p = reinterpret_cast<const char*>(row);
-  for (int64_t off = 0; off < F * static_cast<int64_t>(sizeof(T)); off += 64) __builtin_prefetch(p + off);
-}
-
 // o += relu(gamma * h + beta) over a row.
 template <class T>
 inline void addMessage(T* __restrict o, const T* __restrict beta, const T* __restrict gamma, const T* __restrict h,
@@ -74,7 +68,7 @@ Variable filmMessageSum(const Variable& beta, const Variable& gamma, const Varia
     parallelFor(N, grainFor(perNode * F * 4), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         if (i + 1 < e)
-          for (int64_t t = byDst->ptr[i + 1]; t < byDst->ptr[i + 2]; ++t) prefetchRow(hp + src[byDst->perm[t]] * F, F);
+          for (int64_t t = byDst->ptr[i + 1]; t < byDst->ptr[i + 2]; ++t) ops::prefetchRow(hp + src[byDst->perm[t]] * F, F);
         T* o = y + i * F;
         for (int64_t t = byDst->ptr[i]; t < byDst->ptr[i + 1]; ++t)
           addMessage(o, bp + i * F, gp + i * F, hp + src[byDst->perm[t]] * F, F);
@@ -119,9 +113,9 @@ Variable filmMessageSum(const Variable& beta, const Variable& gamma, const Varia
                 if (j + 1 < e)
                   for (int64_t t = bySrc.ptr[j + 1]; t < bySrc.ptr[j + 2]; ++t) {
                     const int64_t i = dst[bySrc.perm[t]];
-                    prefetchRow(bp + i * F, F);
-                    prefetchRow(gp + i * F, F);
-                    prefetchRow(gs + i * F, F);
+                    ops::prefetchRow(bp + i * F, F);
+                    ops::prefetchRow(gp + i * F, F);
+                    ops::prefetchRow(gs + i * F, F);
                   }
                 for (int64_t t = bySrc.ptr[j]; t < bySrc.ptr[j + 1]; ++t) {
                   const int64_t i = dst[bySrc.perm[t]];

@@ -34,6 +34,14 @@ inline void checkEdgeIndex(const char* op, const Tensor& edgeIndex) {
 // and the width, lanes added in a fixed tree), which is exactly what the vectorised code computes, and
 // transcendental functions run on whole vectors (vectorBlocks).
 
+/// Asks for a row's cache lines ahead of its use: the message ops read rows that sit anywhere in their arrays,
+/// one edge after another, and prefetching the next node's rows hides most of each wait.
+template <class T>
+inline void prefetchRow(const T* row, int64_t width) {
+  const char* p = reinterpret_cast<const char*>(row);
+  for (int64_t off = 0; off < width * static_cast<int64_t>(sizeof(T)); off += 64) __builtin_prefetch(p + off);
+}
+
 /// a * b + c, rounded once where the target has a fused multiply-add (std::fma is then one instruction, and
 /// loops over it vectorise), else twice. Row loops write every product that feeds a sum through it: GCC
 /// contracts a * b + c at will in C++ (-ffp-contract=fast is its default outside ISO C), so a product left to

@@ -34,12 +34,6 @@ inline void makeMessage(const T* __restrict x, const T* __restrict e, const T* _
   }
 }
 
-template <class T>
-inline void prefetchRow(const T* row, int64_t F) {
-  const char* p = reinterpret_cast<const char*>(row);
-  for (int64_t off = 0; off < F * static_cast<int64_t>(sizeof(T)); off += 64) __builtin_prefetch(p + off);
-}
-
 // A target's messages into M and their exponentials exp(t m - max) into Z (deg x F each); mx gets the maxima.
 template <class T>
 void targetBlock(const SoftmaxShape& s, const ops::IndexPlan& byDst, const int64_t* src, const T* x, const T* ed,
@@ -73,8 +67,8 @@ void softmaxTargets(const SoftmaxShape& s, const ops::IndexPlan& byDst, const in
   for (int64_t i = b; i < e; ++i) {
     if (i + 1 < e)
       for (int64_t q = byDst.ptr[i + 1]; q < byDst.ptr[i + 2]; ++q) {
-        prefetchRow(x + src[byDst.perm[q]] * F, F);
-        if (ed) prefetchRow(ed + byDst.perm[q] * F, F);
+        ops::prefetchRow(x + src[byDst.perm[q]] * F, F);
+        if (ed) ops::prefetchRow(ed + byDst.perm[q] * F, F);
       }
     const int64_t deg = byDst.ptr[i + 1] - byDst.ptr[i];
     if (deg == 0) continue;
@@ -132,7 +126,7 @@ template <class T>
 void sumBySource(const ops::IndexPlan& bySrc, const T* rows, int64_t F, T* out, int64_t b, int64_t e) {
   for (int64_t j = b; j < e; ++j) {
     if (j + 1 < e)
-      for (int64_t q = bySrc.ptr[j + 1]; q < bySrc.ptr[j + 2]; ++q) prefetchRow(rows + bySrc.perm[q] * F, F);
+      for (int64_t q = bySrc.ptr[j + 1]; q < bySrc.ptr[j + 2]; ++q) ops::prefetchRow(rows + bySrc.perm[q] * F, F);
     T* __restrict o = out + j * F;
     for (int64_t q = bySrc.ptr[j]; q < bySrc.ptr[j + 1]; ++q) {
       const T* __restrict r = rows + bySrc.perm[q] * F;

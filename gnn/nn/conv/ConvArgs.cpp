@@ -1,5 +1,7 @@
 #include "gnn/nn/conv/ConvArgs.h"
 
+#include <algorithm>
+
 #include <numeric>
 #include <vector>
 
@@ -53,6 +55,15 @@ Variable linearAggregate(const Aggregation& aggregation, GCNConv::AdjacencyCache
     return countAdjacency(edgeIndex, numNodes, std::string(aggregation.name()) == "mean", x.dtype());
   }, &built);
   return spmm(a, x);
+}
+
+Tensor edgeIndexOf(const Tensor& src, const Tensor& dst) {
+  const int64_t E = src.numel();
+  GNN_CHECK_ARG(dst.numel() == E, "edgeIndexOf: ", E, " sources and ", dst.numel(), " targets");
+  Tensor ei = Tensor::empty({2, E}, DType::I64);
+  std::copy(src.data<int64_t>(), src.data<int64_t>() + E, ei.data<int64_t>());
+  std::copy(dst.data<int64_t>(), dst.data<int64_t>() + E, ei.data<int64_t>() + E);
+  return ei;
 }
 
 EdgesByTarget edgesByTarget(const char* layer, const Tensor& edgeIndex, int64_t n) {

@@ -43,5 +43,8 @@ struct EdgesByTarget {
   Tensor order, src, dst, ptr;
 };
 EdgesByTarget edgesByTarget(const char* layer, const Tensor& edgeIndex, int64_t numNodes);
+/// An edge index int64 [2, E] from its rows (int64 [E] each): the fused message ops take the edges in the order a
+/// layer chose (EdgesByTarget's, so per-edge rows are read one after the other).
+Tensor edgeIndexOf(const Tensor& src, const Tensor& dst);
 
 }  // namespace gnn

@@ -1,6 +1,5 @@
 #include "gnn/nn/conv/GENConv.h"
 
-#include <algorithm>
 #include <string>
 
 #include "gnn/nn/PyGArgs.h"
@@ -140,9 +139,7 @@ Variable GENConv::forward(const Variable& x, const Tensor& edgeIndex, const Vari
     Variable e;
     if (edgeAttr.defined()) {
       const EdgesByTarget g = edgesByTarget("GENConv", edgeIndex, x.dim(0));
-      edges = Tensor::empty({2, E}, DType::I64);
-      std::copy(g.src.data<int64_t>(), g.src.data<int64_t>() + E, edges.data<int64_t>());
-      std::copy(g.dst.data<int64_t>(), g.dst.data<int64_t>() + E, edges.data<int64_t>() + E);
+      edges = edgeIndexOf(g.src, g.dst);
       e = gatherRows(edgeAttr, g.order);
       if (linEdge_) e = linEdge_->forward(e);
     }

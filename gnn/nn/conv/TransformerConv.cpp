@@ -1,7 +1,5 @@
 #include "gnn/nn/conv/TransformerConv.h"
 
-#include <algorithm>
-
 #include <cmath>
 #include <vector>
 
@@ -79,10 +77,7 @@ Variable TransformerConv::forward(const Variable& x, const Tensor& edgeIndex, co
     Variable e;
     if (linEdge_) {
       const EdgesByTarget g = edgesByTarget("TransformerConv", edgeIndex, n);
-      edges = Tensor::empty({2, edgeIndex.dim(1)}, DType::I64);
-      const int64_t E = edgeIndex.dim(1);
-      std::copy(g.src.data<int64_t>(), g.src.data<int64_t>() + E, edges.data<int64_t>());
-      std::copy(g.dst.data<int64_t>(), g.dst.data<int64_t>() + E, edges.data<int64_t>() + E);
+      edges = edgeIndexOf(g.src, g.dst);
       e = linEdge_->forward(gatherRows(edgeAttr, g.order));
     }
     out = dotAttentionMessageSum(linQuery_->forward(x), linKey_->forward(x), linValue_->forward(x), e, edges, H,
