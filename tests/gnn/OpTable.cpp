@@ -77,6 +77,19 @@ OpCase binaryCase(std::string name, const std::string& op, std::function<Variabl
   return c;
 }
 
+// The message ops' edges: at 5 nodes duplicate edges, a self-loop and an isolated node (4); at the large size 10
+// random edges a node, drawn from `seed`.
+std::function<std::vector<Tensor>(const std::vector<Shape>&)> messageGraph(uint64_t seed) {
+  return [seed](const std::vector<Shape>& s) {
+    const int64_t n = s[0][0];
+    if (n == 5) return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 0, 1, 2, 3, 3, 1, 1, 2, 2, 0, 1}, {2, 6})};
+    Generator g(seed);
+    std::vector<int64_t> ei(2 * 10 * n);
+    for (auto& v : ei) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n)));
+    return std::vector<Tensor>{Tensor::fromVector(ei, {2, 10 * n})};
+  };
+}
+
 std::vector<OpCase> makeTable() {
   std::vector<OpCase> t;
   auto push = [&](OpCase c) { t.push_back(std::move(c)); };
@@ -146,14 +159,7 @@ std::vector<OpCase> makeTable() {
     c.ops = {"gatedMessageSum"};
     c.shapes = {{5, 3}, {5, 3}, {5, 3}};
     c.largeShapes = {{3000, 32}, {3000, 32}, {3000, 32}};
-    c.aux = [](const std::vector<Shape>& s) {
-      const int64_t n = s[0][0];
-      if (n == 5) return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 0, 1, 2, 3, 3, 1, 1, 2, 2, 0, 1}, {2, 6})};
-      Generator g(7);
-      std::vector<int64_t> ei(2 * 10 * n);
-      for (auto& v : ei) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n)));
-      return std::vector<Tensor>{Tensor::fromVector(ei, {2, 10 * n})};
-    };
+    c.aux = messageGraph(7);
     c.build = [](const V& x, const A& a) { return gatedMessageSum(x[0], x[1], x[2], a[0]); };
     push(c);
   }
@@ -164,14 +170,7 @@ std::vector<OpCase> makeTable() {
     c.ops = {"weightedMessageSum"};
     c.shapes = {{5, 3}, {6, 1}};
     c.largeShapes = {{3000, 32}, {30000, 1}};
-    c.aux = [](const std::vector<Shape>& s) {
-      const int64_t n = s[0][0];
-      if (n == 5) return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 0, 1, 2, 3, 3, 1, 1, 2, 2, 0, 1}, {2, 6})};
-      Generator g(8);
-      std::vector<int64_t> ei(2 * 10 * n);
-      for (auto& v : ei) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n)));
-      return std::vector<Tensor>{Tensor::fromVector(ei, {2, 10 * n})};
-    };
+    c.aux = messageGraph(8);
     c.build = [](const V& x, const A& a) { return weightedMessageSum(x[0], x[1], a[0], x[0].dim(0)); };
     push(c);
   }
@@ -186,14 +185,7 @@ std::vector<OpCase> makeTable() {
       c.shapes.push_back({6, 6});
       c.largeShapes.push_back({30000, 32});
     }
-    c.aux = [](const std::vector<Shape>& s) {
-      const int64_t n = s[0][0];
-      if (n == 5) return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 0, 1, 2, 3, 3, 1, 1, 2, 2, 0, 1}, {2, 6})};
-      Generator g(9);
-      std::vector<int64_t> ei(2 * 10 * n);
-      for (auto& v : ei) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n)));
-      return std::vector<Tensor>{Tensor::fromVector(ei, {2, 10 * n})};
-    };
+    c.aux = messageGraph(9);
     c.build = [withEdge](const V& x, const A& a) {
       const int64_t heads = x[0].dim(0) == 5 ? 2 : 4;
       return dotAttentionMessageSum(x[0], x[1], x[2], withEdge ? x[3] : Variable(), a[0], heads, 0.7);
@@ -225,14 +217,7 @@ std::vector<OpCase> makeTable() {
     c.ops = {"filmMessageSum"};
     c.shapes = {{5, 3}, {5, 3}, {5, 3}};
     c.largeShapes = {{3000, 32}, {3000, 32}, {3000, 32}};
-    c.aux = [](const std::vector<Shape>& s) {
-      const int64_t n = s[0][0];
-      if (n == 5) return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 0, 1, 2, 3, 3, 1, 1, 2, 2, 0, 1}, {2, 6})};
-      Generator g(11);
-      std::vector<int64_t> ei(2 * 10 * n);
-      for (auto& v : ei) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n)));
-      return std::vector<Tensor>{Tensor::fromVector(ei, {2, 10 * n})};
-    };
+    c.aux = messageGraph(11);
     c.build = [mean](const V& x, const A& a) { return filmMessageSum(x[0], x[1], x[2], a[0], mean); };
     push(c);
   }
@@ -252,14 +237,7 @@ std::vector<OpCase> makeTable() {
       c.shapes.push_back({6, 3});
       c.largeShapes.push_back({30000, 32});
     }
-    c.aux = [](const std::vector<Shape>& s) {
-      const int64_t n = s[0][0];
-      if (n == 5) return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 0, 1, 2, 3, 3, 1, 1, 2, 2, 0, 1}, {2, 6})};
-      Generator g(10);
-      std::vector<int64_t> ei(2 * 10 * n);
-      for (auto& v : ei) v = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(n)));
-      return std::vector<Tensor>{Tensor::fromVector(ei, {2, 10 * n})};
-    };
+    c.aux = messageGraph(10);
     c.build = [variant](const V& x, const A& a) {
       const Variable t = variant == 2 ? Variable(Tensor::full({1}, 0.8, x[0].value().dtype())) : x[1];
       return softmaxMessageSum(x[0], variant == 0 ? x[2] : Variable(), a[0], x[0].dim(0), 0.1, t);

@@ -136,6 +136,8 @@ class BasicGNN : public Module {
   std::unique_ptr<Module> makeConv(int64_t i, int64_t in, int64_t out, bool toOut, Generator& gen) const;
   /// A stacked convolution's layer i (convStack()).
   std::unique_ptr<Module> makeStackedConv(int64_t i, int64_t in, int64_t out, bool toOut, Generator& gen) const;
+  /// A layer's network spec, MLP([in, out, out]) with the model's act and norm.
+  nlohmann::json layerMlp(int64_t in, int64_t out) const;
   void shareAdjacencies();
   Variable runConv(int64_t i, const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr,
                    const NormBatch& nb, const Variable& x0 = Variable());

@@ -137,8 +137,12 @@ Variable MLP::forwardBeforeLastLinear(const Variable& x, const NormBatch& b) {
   GNN_CHECK_ARG(endsInPlainLinear(), "MLP: forwardBeforeLastLinear needs a plain last Linear with no dropout after it");
   GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == inChannels(), "MLP(", inChannels(), " -> ", outChannels(),
                 "): input has shape ", shapeString(x.shape()), ", expected [N, ", inChannels(), "]");
-  // forwardAfterFirstLinear's loop, without the last Linear.
-  Variable h = lins_[0]->forward(x);
+  return hiddenLayers(lins_[0]->forward(x), b);
+}
+
+Variable MLP::hiddenLayers(const Variable& h0, const NormBatch& b) {
+  // PyG's loop: Linear, activation before or after the norm, dropout.
+  Variable h = h0;
   for (size_t i = 0; i < norms_.size(); ++i) {
     if (i > 0) h = lins_[i]->forward(h);
     if (opt_.actFirst) h = act_(h);
@@ -152,16 +156,8 @@ Variable MLP::forwardBeforeLastLinear(const Variable& x, const NormBatch& b) {
 Variable MLP::forwardAfterFirstLinear(const Variable& h0, const NormBatch& b) {
   GNN_CHECK_ARG(h0.value().rank() == 2 && h0.dim(1) == opt_.channelList[1], "MLP: the first Linear's output has "
                 "shape ", shapeString(h0.shape()), ", expected [N, ", opt_.channelList[1], "]");
-  // PyG's loop: Linear, activation before or after the norm, dropout; then the plain last Linear and its
-  // dropout (0 unless given as a list).
-  Variable h = h0;
-  for (size_t i = 0; i < norms_.size(); ++i) {
-    if (i > 0) h = lins_[i]->forward(h);
-    if (opt_.actFirst) h = act_(h);
-    if (norms_[i]) h = norms_[i]->forward(h, b);
-    if (!opt_.actFirst) h = act_(h);
-    h = dropout(h, opt_.dropout[i], isTraining());
-  }
+  // The hidden layers, then the plain last Linear and its dropout (0 unless given as a list).
+  Variable h = hiddenLayers(h0, b);
   if (opt_.plainLast) {
     if (lins_.size() > 1) h = lins_.back()->forward(h);
     h = dropout(h, opt_.dropout.back(), isTraining());

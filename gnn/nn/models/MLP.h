@@ -70,6 +70,10 @@ class MLP : public Module {
   Normalization* norm(int64_t i) { return norms_.at(static_cast<size_t>(i)).get(); }
 
  private:
+  /// Every layer with a norm (all but a plain last one) from the first Linear's output h0: Linear (but the first),
+  /// act and norm in PyG's order, dropout.
+  Variable hiddenLayers(const Variable& h0, const NormBatch& b);
+
   MLPOptions opt_;
   Activation act_;
   std::vector<std::unique_ptr<Linear>> lins_;
