@@ -170,20 +170,19 @@ void BasicGNN::shareAdjacencies() {
   }
 }
 
+json BasicGNN::layerMlp(int64_t in, int64_t out) const {
+  // PyG builds GIN's and EdgeCNN's layer networks as MLP([in, out, out]) with the model's act and norm.
+  const json mlp = {{"channel_list", {in, out, out}}, {"act", opt_.act},   {"act_first", opt_.actFirst},
+                    {"act_kwargs", opt_.actKwargs},   {"norm", opt_.norm}, {"norm_kwargs", opt_.normKwargs}};
+  return {{"class", "MLP"}, {"args", mlp}};
+}
+
 std::unique_ptr<Module> BasicGNN::makeConv(int64_t i, int64_t in, int64_t out, bool toOut, Generator& gen) const {
   if (convStack_) return makeStackedConv(i, in, out, toOut, gen);
   json a = opt_.conv;
   const DType dt = opt_.dtype;
   if (class_ == "GIN" || class_ == "EdgeCNN") {
-    // PyG builds each layer's network as MLP([in, out, out]) (EdgeCNN: [2 in, out, out]) with the model's act
-    // and norm.
-    json mlp = {{"channel_list", {class_ == "GIN" ? in : 2 * in, out, out}},
-                {"act", opt_.act},
-                {"act_first", opt_.actFirst},
-                {"act_kwargs", opt_.actKwargs},
-                {"norm", opt_.norm},
-                {"norm_kwargs", opt_.normKwargs}};
-    a["nn"] = {{"class", "MLP"}, {"args", mlp}};
+    a["nn"] = layerMlp(class_ == "GIN" ? in : 2 * in, out);  // EdgeCNN's reads [x_i, x_j - x_i]
     if (class_ == "GIN") return GINConv::fromPyG(a, gen, dt);
     return EdgeConv::fromPyG(a, gen, dt);
   }
@@ -243,16 +242,8 @@ std::unique_ptr<Module> BasicGNN::makeStackedConv(int64_t i, int64_t in, int64_t
       break;
     case ConvWidths::Mlp:
     case ConvWidths::PairMlp: {
-      // As PyG's GIN and EdgeCNN build theirs: MLP([in, out, out]) ([2 in, out, out]) with the model's act
-      // and norm.
-      const bool pair = convWidths(class_) == ConvWidths::PairMlp;
-      json mlp = {{"channel_list", {pair ? 2 * in : in, out, out}},
-                  {"act", opt_.act},
-                  {"act_first", opt_.actFirst},
-                  {"act_kwargs", opt_.actKwargs},
-                  {"norm", opt_.norm},
-                  {"norm_kwargs", opt_.normKwargs}};
-      a["nn"] = {{"class", "MLP"}, {"args", mlp}};
+      // As PyG's GIN and EdgeCNN build theirs ([2 in, out, out] for the layers that read [x_i, x_j - x_i]).
+      a["nn"] = layerMlp(convWidths(class_) == ConvWidths::PairMlp ? 2 * in : in, out);
       break;
     }
   }
