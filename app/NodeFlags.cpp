@@ -148,7 +148,8 @@ void addBasicGnnFlags(Program& prog, NodeSettings& s) {
       "jk", value(&s.jk, "none"), "jumping knowledge: none | last | cat | max | lstm (then a final linear layer)")(
       "aggr", value(&s.aggr, ""),
       "sage: mean | max | sum (default mean); edgecnn: max | mean | sum (default max); pna: aggregators, "
-      "comma-separated (default mean,min,max,std)")(
+      "comma-separated (default mean,min,max,std); a stacked convolution's aggr (PyG's name: add, mean, max, "
+      "softmax, ...) where the layer has one")(
       "conv-args", value(&s.convArgs, ""),
       "the stacked convolutions (every --model but gcn, sage, gin, gat, gatv2, pna, edgecnn): the layer's PyG "
       "keyword arguments as JSON over the defaults, e.g. --model cheb --conv-args '{\"K\": 3}' (defaults: appnp "

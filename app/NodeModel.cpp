@@ -263,6 +263,7 @@ nlohmann::json NodeModelSpec::basicGnnSpec() const {
   }
   nlohmann::json kwargs = nlohmann::json::parse(stacked->defaults);
   if (name == "transformer") kwargs["heads"] = heads;
+  if (!aggr.empty()) kwargs["aggr"] = aggr;  // the layer's own aggregation (PyG refuses it for a layer without one)
   if (!convArgs.empty()) {
     nlohmann::json given;
     try {
