@@ -2,7 +2,7 @@
 
 #include "device/Plan.h"
 #include "device/PlanScaling.h"
-#include "gnn/ops/MatmulPrecision.h"
+#include "gnn/system/ExecutionContext.h"
 #include "loaders/FixedSizeDataLoader.h"
 
 #include <algorithm>
@@ -166,13 +166,13 @@ void DeviceFlags::apply(const Program& prog) {
   options.mergeAllReduce = mergeAllReduce;
   options.autoRoundNumIpus = autoRound;
   setPipelineSplits(pipelineSplits, options);
-  const bool bf16 = precision == "bf16";
-  if (bf16 && device != "cpu")
+  options.precision = parsePrecision(precision);
+  if (options.precision == Precision::BF16 && device != "cpu")
     throw UsageError("--precision bf16 is the CPU's bfloat16 matrix products; the simulated IPU computes in fp32 or "
                      "fp16 (--precision fp16)");
-  // Every context that sets no precision of its own (this thread's, stages, replicas, evaluation) follows it.
-  setDefaultMatmulPrecision(bf16 ? MatmulPrecision::BFloat16 : MatmulPrecision::Float32);
-  options.precision = parsePrecision(bf16 ? "fp32" : precision);
+  // The device program runs its stages under it (IpuOptions::precision); this thread's context, the program's
+  // (Program::run), evaluates under it.
+  ExecutionContext::current().setMatmulPrecision(matmulPrecisionOf(options.precision));
   try {
     if (lossScaling != "auto") options.lossScaling = LossScaling::parse(lossScaling);
   } catch (const std::invalid_argument& e) {

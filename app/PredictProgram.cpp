@@ -31,6 +31,7 @@
 #include "data/TargetScaling.h"
 #include "gnn/io/Checkpoint.h"
 #include "gnn/ops/MatmulPrecision.h"
+#include "gnn/system/ExecutionContext.h"
 #include "gnn/system/Parallel.h"
 #include "loaders/ShapeBuckets.h"
 
@@ -132,7 +133,8 @@ void checkPredictFlags(const PredictFlags& f) {
 void applyPrecision(PredictFlags& f, Checkpoint& ck) {
   if (f.precision == "auto")
     f.precision = ck.meta.contains("matmul_precision") && ck.meta["matmul_precision"] == "bf16" ? "bf16" : "fp32";
-  setDefaultMatmulPrecision(parseMatmulPrecision(f.precision));
+  // This thread's context is the program's (Program::run): every prediction runs under it.
+  ExecutionContext::current().setMatmulPrecision(parseMatmulPrecision(f.precision));
 }
 
 // The program that wrote the checkpoint, one of those whose checkpoints predict applies.

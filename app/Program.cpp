@@ -12,6 +12,7 @@
 #include "data/MoleculeDatasetBuilder.h"
 #include "device/MpiReplicas.h"
 #include "gnn/kernels/Gemm.h"
+#include "gnn/system/ExecutionContext.h"
 #include "gnn/system/Parallel.h"
 
 #include <omp.h>
@@ -167,6 +168,10 @@ int Program::runBody(int argc, char** argv, const std::function<int()>& body) {
   }
   // oneDNN's one-time kernel generation on a spare thread, while the program reads its data.
   const GemmWarmUp warm;
+  // The body runs under a context of its own: what it sets on it (the matmul precision of --precision) ends with
+  // the program, so a program run in-process leaves its caller's context as it was.
+  ExecutionContext context;
+  ContextScope use(context);
   // Errors every rank meets alike are printed by rank 0 only; a rank's own failure names it.
   try {
     return body();

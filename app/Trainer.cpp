@@ -135,7 +135,8 @@ Checkpoint Trainer::checkpoint() const {
   ck.meta["config"] = config_.toJson();
   ck.meta["metric"] = {{"name", metric_.name}, {"higher_is_better", metric_.higherIsBetter}};
   // predict computes in the precision the run evaluated in, so that it reproduces --predict bit for bit.
-  ck.meta["matmul_precision"] = matmulPrecisionName(ExecutionContext::current().matmulPrecision());
+  ck.meta["matmul_precision"] = matmulPrecisionName(
+      program_ ? matmulPrecisionOf(program_->options().precision) : ExecutionContext::current().matmulPrecision());
   // Which run wrote it: --resume continues only the command that did (TrainingFlags::checkpointToContinue).
   ck.meta["run"] = {{"id", flags_.runId()}, {"training", flags_.trainingIdentity()}};
   ck.meta["trainer"] = writeFields(*this, stateFields());

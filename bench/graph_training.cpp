@@ -241,7 +241,8 @@ void addFlags(app::Program& prog, Options& o) {
 std::vector<std::string> applyOptions(const Options& o) {
   app::requireOneOf("--model", o.modelName, {"gin", "gcn"});
   app::requireOneOf("--precision", o.precision, {"fp32", "bf16"});
-  setDefaultMatmulPrecision(parseMatmulPrecision(o.precision));
+  // The benchmark's steps and its roofline's GEMMs run on this thread's context (and parallelFor's workers under it).
+  ExecutionContext::current().setMatmulPrecision(parseMatmulPrecision(o.precision));
   if (o.strategies.find_first_not_of(',') == std::string::npos)
     throw app::UsageError("--strategies '" + o.strategies + "': names none of pad, stream, plan");
   std::vector<std::string> chosen = app::requireListOf("--strategies", o.strategies, {"pad", "stream", "plan"});

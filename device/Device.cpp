@@ -52,6 +52,8 @@ Plan planProgram(BlockModel& model, const LossFn& lossFn, const Optimizer* optim
 
 std::unique_ptr<DeviceProgram> SimulatedIpu::compile(BlockModel& model, LossFn lossFn, Optimizer* optimizer,
                                                      const Batch& shapes, const IpuOptions& options) {
+  GNN_CHECK_ARG(options.precision != Precision::BF16,
+                "bf16 is the CPU's bfloat16 matrix products; the simulated IPU computes in fp32 or fp16");
   auto plan = std::make_shared<Plan>(planProgram(model, lossFn, optimizer, shapes, options));
   if (!plan->fits()) throw OutOfMemory(*plan);
   // The plan resolves --pipeline-splits auto into block names.

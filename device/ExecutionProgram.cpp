@@ -120,6 +120,7 @@ void ExecutionProgram::makeReplicas() {
       ip->ctx.setMemoryAccount(ip->memory);
       ip->ctx.setGradientSink(&ip->sink);
       if (fp16_) ip->ctx.setRounding(options_.stochasticRounding ? Rounding::StochasticHalf : Rounding::Half);
+      ip->ctx.setMatmulPrecision(matmulPrecisionOf(options_.precision));
       ipus_.push_back(std::move(ip));
     }
 }

@@ -56,12 +56,24 @@ ExecutionStrategy parseExecutionStrategy(const std::string& text) {
   invalidArgument("unknown execution strategy '", text, "' (pipelined, sharded, phased)");
 }
 
-const char* precisionName(Precision p) { return p == Precision::FP16 ? "fp16" : "fp32"; }
+const char* precisionName(Precision p) {
+  switch (p) {
+    case Precision::FP32: return "fp32";
+    case Precision::FP16: return "fp16";
+    case Precision::BF16: return "bf16";
+  }
+  return "?";
+}
 
 Precision parsePrecision(const std::string& text) {
   if (text == "fp32" || text == "float32") return Precision::FP32;
   if (text == "fp16" || text == "float16" || text == "half") return Precision::FP16;
-  invalidArgument("unknown precision '", text, "' (fp32, fp16)");
+  if (text == "bf16" || text == "bfloat16") return Precision::BF16;
+  invalidArgument("unknown precision '", text, "' (fp32, fp16, bf16)");
+}
+
+MatmulPrecision matmulPrecisionOf(Precision p) {
+  return p == Precision::BF16 ? MatmulPrecision::BFloat16 : MatmulPrecision::Float32;
 }
 
 namespace {

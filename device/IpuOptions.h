@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "device/ProcessGroup.h"
+#include "gnn/ops/MatmulPrecision.h"
 #include "loaders/RequestShard.h"
 
 namespace gnn {
@@ -51,9 +52,15 @@ enum class Precision {
   FP32,
   FP16,  // IEEE half values (round to nearest even, or stochastic), fp32 master weights, optimizer state and
          // accumulation; overflow saturates to +-65504 (the IPU's default; see docs/device.md)
+  BF16,  // the CPU device only: float32 values, matrix products on bfloat16 inputs with float32 accumulation
+         // (gnn/ops/MatmulPrecision.h); the simulated IPU refuses it
 };
+/// "fp32", "fp16" or "bf16".
 const char* precisionName(Precision p);
+/// fp32 / float32, fp16 / float16 / half, bf16 / bfloat16; throws std::invalid_argument naming the choices.
 Precision parsePrecision(const std::string& text);
+/// The products' precision every context of a program with this precision runs under.
+MatmulPrecision matmulPrecisionOf(Precision p);
 
 /// Loss scaling for fp16 training (the backward's seed is multiplied by `scale`, the gradients divided by it
 /// before the update).

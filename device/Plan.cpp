@@ -7,25 +7,18 @@
 #include <map>
 #include <sstream>
 
+#include "device/PlanFormat.h"
 #include "device/StepParts.h"
 #include "gnn/system/Check.h"
 
 namespace gnn {
 
-namespace {
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-std::string ms(double seconds) { return fmt("%.3f ms", seconds * 1e3); }
-std::string pct(double x) { return fmt("%.0f%%", x * 100); }
-std::string thousands(double v) {
-  std::string s = fmt("%.0f", v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
-}
+using planfmt::fmt;
+using planfmt::ms;
+using planfmt::pct;
+using planfmt::thousands;
 
+namespace {
 // Seconds per micro-batch of blocks [first, last) on one IPU (forward, backward, recomputation).
 double rangeSeconds(const ModelProfile& m, int64_t first, int64_t last, const IpuOptions& o, const IpuSpec& spec) {
   const StageCost c = stageCost(m, first, last, false, o, spec);

@@ -2,20 +2,33 @@
 # Installs everything gnn needs to build, test and benchmark on Debian 12 (bookworm), with apt-get.
 # Run as root, or as a user with sudo. Safe to run again: packages already present are left alone.
 #
-#   sudo scripts/install-deps.sh      (or, as root: scripts/install-deps.sh)
+#   sudo scripts/install-deps.sh              (or, as root: scripts/install-deps.sh)
+#   sudo scripts/install-deps.sh --build-only  what `cmake --preset release` and the library and programs need
+#                                              (GoogleTest and Google Benchmark included: the preset configures
+#                                              the tests and benchmarks): no Python, clang, or browser
 set -euo pipefail
 
-packages=(
-  # build
+build_only=0
+case "${1:-}" in
+  "") ;;
+  --build-only) build_only=1 ;;
+  -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+  *) echo "install-deps.sh: unknown argument '$1' (--build-only, --help)" >&2; exit 2 ;;
+esac
+
+build_packages=(
   build-essential cmake git pkg-config ca-certificates
   libeigen3-dev libboost-program-options-dev zlib1g-dev nlohmann-json3-dev
   librdkit-dev libmetis-dev libdnnl-dev libxsmm-dev
-  # tests and benchmarks
+  # tests and benchmarks (configured by the presets)
   libgtest-dev libgmock-dev libbenchmark-dev
+  # replicas across processes (device/MpiReplicas): found at configure time, so the build is the same either way
+  libopenmpi-dev openmpi-bin
+)
+packages=(
+  "${build_packages[@]}"
   # Python references in bench/ (run with /usr/bin/python3)
   python3 python3-numpy python3-rdkit python3-torch libopenblas0-pthread
-  # replicas across processes (device/MpiReplicas)
-  libopenmpi-dev openmpi-bin
   # fuzz targets (fuzz preset): clang, its libFuzzer and sanitizer runtimes, its OpenMP (libomp), and
   # llvm-symbolizer (llvm): without it sanitizer stacks have no names and fuzz/lsan.supp matches nothing
   clang libclang-rt-14-dev libomp-dev llvm
@@ -33,6 +46,8 @@ else
   echo "install-deps.sh: run as root, or install sudo and run as a user allowed to use it" >&2
   exit 1
 fi
+
+if [ "$build_only" = 1 ]; then packages=("${build_packages[@]}"); fi
 
 missing=()
 for p in "${packages[@]}"; do

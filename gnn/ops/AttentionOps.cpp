@@ -29,6 +29,12 @@ int64_t batchRowBlock(int64_t batches, int64_t rows, int64_t inner, int64_t cols
   return std::min(rows, evenChunk(rows, block, 4));
 }
 
+// The i-th [rows, cols] matrix of a batch stored at p.
+template <class T>
+ConstMatrixMap<T> matrixAt(const T* p, int64_t i, int64_t rows, int64_t cols) {
+  return ConstMatrixMap<T>(p + i * rows * cols, rows, cols);
+}
+
 // out[b] = lhs(b) x rhs(b) for b < batches; out is [batches, rows, cols], lhs(b) an Eigen expression of
 // [rows, inner] and rhs(b) one of [inner, cols]. Work items are (matrix, row block) pairs, each computed whole
 // by one thread with Eigen single-threaded.
@@ -43,6 +49,28 @@ void batchedProduct(T* out, int64_t batches, int64_t rows, int64_t cols, int64_t
           lhs(m).middleRows(r0, n) * rhs(m);
     }
   });
+}
+
+// A stored batch of matrices as a product reads it: as stored, or transposed (stored [cols, rows] of the
+// operand the product sees as [rows, cols]).
+template <class T>
+struct Operand {
+  const T* p;
+  bool transposed;
+};
+
+// out[b] = L(b) x R(b), L [rows, inner] and R [inner, cols], each read from its stored batch as it is or
+// transposed: the one product behind bmm, bmmNT and their gradients.
+template <class T>
+void storedProduct(T* out, int64_t batches, int64_t rows, int64_t cols, int64_t inner, Operand<T> l, Operand<T> r) {
+  auto lhs = [&](int64_t i) { return matrixAt(l.p, i, rows, inner); };
+  auto lhsT = [&](int64_t i) { return matrixAt(l.p, i, inner, rows).transpose(); };
+  auto rhs = [&](int64_t i) { return matrixAt(r.p, i, inner, cols); };
+  auto rhsT = [&](int64_t i) { return matrixAt(r.p, i, cols, inner).transpose(); };
+  if (!l.transposed && !r.transposed) batchedProduct<T>(out, batches, rows, cols, inner, lhs, rhs);
+  else if (!l.transposed) batchedProduct<T>(out, batches, rows, cols, inner, lhs, rhsT);
+  else if (!r.transposed) batchedProduct<T>(out, batches, rows, cols, inner, lhsT, rhs);
+  else batchedProduct<T>(out, batches, rows, cols, inner, lhsT, rhsT);
 }
 
 // Leading (batch) dimensions and the matrix of a rank 3 or 4 operand of a batched product.
@@ -65,12 +93,6 @@ Shape withMatrix(Shape lead, int64_t rows, int64_t cols) {
   lead.push_back(rows);
   lead.push_back(cols);
   return lead;
-}
-
-// The i-th [rows, cols] matrix of a batch stored at p.
-template <class T>
-ConstMatrixMap<T> matrixAt(const T* p, int64_t i, int64_t rows, int64_t cols) {
-  return ConstMatrixMap<T>(p + i * rows * cols, rows, cols);
 }
 
 // ---- broadcasting over softmax rows ----
@@ -115,90 +137,50 @@ RowBroadcast rowBroadcast(const char* op, const char* what, const Shape& x, cons
 
 }  // namespace
 
-Variable bmm(const Variable& a, const Variable& b) {
+namespace {
+// bmm (b read as [.., K, N]) and bmmNT (b read transposed from [.., N, K]): Y = A x B or A x B^T, with gradients
+// gA = gY x B^T (bmm) or gY x B (bmmNT), and gB = A^T x gY (bmm) or gY^T x A (bmmNT).
+Variable batchedMatmul(const char* op, const Variable& a, const Variable& b, bool nt) {
   const Tensor &A = a.value(), &B = b.value();
-  const Batched s = batched("bmm", A, B);
-  GNN_CHECK_ARG(B.dim(-2) == s.cols, "bmm: shapes ", shapeString(A.shape()), " and ", shapeString(B.shape()),
-                " do not chain ([.., M, K] x [.., K, N])");
-  const int64_t M = s.rows, K = s.cols, N = B.dim(-1), batches = s.count;
+  const Batched s = batched(op, A, B);
+  GNN_CHECK_ARG(B.dim(nt ? -1 : -2) == s.cols, op, ": shapes ", shapeString(A.shape()), " and ",
+                shapeString(B.shape()), " do not chain ", nt ? "([.., M, K] x [.., N, K]^T)" : "([.., M, K] x [.., K, N])");
+  const int64_t M = s.rows, K = s.cols, N = B.dim(nt ? -2 : -1), batches = s.count;
   return dispatchFloat(A.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor Y = Tensor::empty(withMatrix(s.lead, M, N), A.dtype());
-    const T *ap = A.data<T>(), *bp = B.data<T>();
-    batchedProduct<T>(
-        Y.data<T>(), batches, M, N, K, [&](int64_t i) { return matrixAt(ap, i, M, K); },
-        [&](int64_t i) { return matrixAt(bp, i, K, N); });
+    storedProduct<T>(Y.data<T>(), batches, M, N, K, Operand<T>{A.data<T>(), false}, Operand<T>{B.data<T>(), nt});
     const int64_t flops = 2 * batches * M * K * N;
-    OpInfo info{"bmm", flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
+    OpInfo info{op, flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
                 flops * (a.requiresGrad() + b.requiresGrad())};
     // Each input's gradient needs the other input.
     return Variable::record(info, Y, {a, b}, {b.requiresGrad() ? A : Tensor(), a.requiresGrad() ? B : Tensor()},
-                            [batches, M, K, N](const Tensor& gy, std::vector<GradInput>& in,
-                                               const std::vector<Tensor>& saved) {
+                            [batches, M, K, N, nt](const Tensor& gy, std::vector<GradInput>& in,
+                                                   const std::vector<Tensor>& saved) {
       const T* g = gy.data<T>();
       if (in[0].requiresGrad()) {
-        // gA = gY B^T: [M, N] x [N, K]
-        const T* bp = saved[1].data<T>();
+        // gA [M, K] = gY [M, N] x (B^T or B) [N, K]
         Tensor ga = Tensor::empty(in[0].shape(), gy.dtype());
-        batchedProduct<T>(
-            ga.data<T>(), batches, M, K, N, [&](int64_t i) { return matrixAt(g, i, M, N); },
-            [&](int64_t i) { return matrixAt(bp, i, K, N).transpose(); });
+        storedProduct<T>(ga.data<T>(), batches, M, K, N, Operand<T>{g, false}, Operand<T>{saved[1].data<T>(), !nt});
         in[0].addGrad(ga);
       }
       if (in[1].requiresGrad()) {
-        // gB = A^T gY: [K, M] x [M, N]
         const T* ap = saved[0].data<T>();
         Tensor gb = Tensor::empty(in[1].shape(), gy.dtype());
-        batchedProduct<T>(
-            gb.data<T>(), batches, K, N, M, [&](int64_t i) { return matrixAt(ap, i, M, K).transpose(); },
-            [&](int64_t i) { return matrixAt(g, i, M, N); });
+        if (nt)  // gB [N, K] = gY^T [N, M] x A [M, K]
+          storedProduct<T>(gb.data<T>(), batches, N, K, M, Operand<T>{g, true}, Operand<T>{ap, false});
+        else  // gB [K, N] = A^T [K, M] x gY [M, N]
+          storedProduct<T>(gb.data<T>(), batches, K, N, M, Operand<T>{ap, true}, Operand<T>{g, false});
         in[1].addGrad(gb);
       }
     });
   });
 }
+}  // namespace
 
-Variable bmmNT(const Variable& a, const Variable& b) {
-  const Tensor &A = a.value(), &B = b.value();
-  const Batched s = batched("bmmNT", A, B);
-  GNN_CHECK_ARG(B.dim(-1) == s.cols, "bmmNT: shapes ", shapeString(A.shape()), " and ", shapeString(B.shape()),
-                " do not chain ([.., M, K] x [.., N, K]^T)");
-  const int64_t M = s.rows, K = s.cols, N = B.dim(-2), batches = s.count;
-  return dispatchFloat(A.dtype(), [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor Y = Tensor::empty(withMatrix(s.lead, M, N), A.dtype());
-    const T *ap = A.data<T>(), *bp = B.data<T>();
-    batchedProduct<T>(
-        Y.data<T>(), batches, M, N, K, [&](int64_t i) { return matrixAt(ap, i, M, K); },
-        [&](int64_t i) { return matrixAt(bp, i, N, K).transpose(); });
-    const int64_t flops = 2 * batches * M * K * N;
-    OpInfo info{"bmmNT", flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
-                flops * (a.requiresGrad() + b.requiresGrad())};
-    return Variable::record(info, Y, {a, b}, {b.requiresGrad() ? A : Tensor(), a.requiresGrad() ? B : Tensor()},
-                            [batches, M, K, N](const Tensor& gy, std::vector<GradInput>& in,
-                                               const std::vector<Tensor>& saved) {
-      const T* g = gy.data<T>();
-      if (in[0].requiresGrad()) {
-        // gA = gY B: [M, N] x [N, K]
-        const T* bp = saved[1].data<T>();
-        Tensor ga = Tensor::empty(in[0].shape(), gy.dtype());
-        batchedProduct<T>(
-            ga.data<T>(), batches, M, K, N, [&](int64_t i) { return matrixAt(g, i, M, N); },
-            [&](int64_t i) { return matrixAt(bp, i, N, K); });
-        in[0].addGrad(ga);
-      }
-      if (in[1].requiresGrad()) {
-        // gB = gY^T A: [N, M] x [M, K]
-        const T* ap = saved[0].data<T>();
-        Tensor gb = Tensor::empty(in[1].shape(), gy.dtype());
-        batchedProduct<T>(
-            gb.data<T>(), batches, N, K, M, [&](int64_t i) { return matrixAt(g, i, M, N).transpose(); },
-            [&](int64_t i) { return matrixAt(ap, i, M, K); });
-        in[1].addGrad(gb);
-      }
-    });
-  });
-}
+Variable bmm(const Variable& a, const Variable& b) { return batchedMatmul("bmm", a, b, false); }
+
+Variable bmmNT(const Variable& a, const Variable& b) { return batchedMatmul("bmmNT", a, b, true); }
 
 namespace {
 

@@ -160,13 +160,13 @@ struct Messages {
 
 // The forward's per node and feature values the backward reads (null when no reduction needs them).
 template <class T, class I>
-struct Stats {
+struct PnaStats {
   I *argMax, *argMin;
   T *mean, *var, *sd;
 };
 
 template <class T>
-struct Forward {
+struct PnaForward {
   Messages<T> msg;
   const std::vector<Kind>& kinds;
   bool moments, max, min;
@@ -175,7 +175,7 @@ struct Forward {
 
   // Node i: one pass over its messages in edge order, then every reduction's columns of its output row.
   // buf: 5 F, acc: 2 F.
-  void node(int64_t i, T* y, const Stats<T, int32_t>& st, T* buf, Acc* acc) const {
+  void node(int64_t i, T* y, const PnaStats<T, int32_t>& st, T* buf, Acc* acc) const {
     const int64_t F = msg.F, A = static_cast<int64_t>(kinds.size()), lo = msg.ptr[i], n = msg.ptr[i + 1] - lo;
     Acc *s1 = acc, *s2 = moments ? acc + F : nullptr;
     T *mx = buf, *mn = buf + F, *m = buf + 2 * F, *total = buf + 3 * F;
@@ -247,7 +247,7 @@ template <class T>
 struct Backward {
   Messages<T> msg;
   const std::vector<Kind>& kinds;
-  Stats<const T, const int32_t> st;
+  PnaStats<const T, const int32_t> st;
   const T* gy;
   T eps;
 
@@ -615,13 +615,13 @@ Variable aggregate(Call& c, const Tensor& src, const Tensor& dst, int64_t numNod
     auto ptrOf = [](Tensor& t, auto* p) {
       return t.defined() ? t.data<std::remove_pointer_t<decltype(p)>>() : nullptr;
     };
-    const Stats<T, int32_t> st{ptrOf(c.argMax, (int32_t*)nullptr), ptrOf(c.argMin, (int32_t*)nullptr),
+    const PnaStats<T, int32_t> st{ptrOf(c.argMax, (int32_t*)nullptr), ptrOf(c.argMin, (int32_t*)nullptr),
                                ptrOf(c.mean, (T*)nullptr), ptrOf(c.var, (T*)nullptr),
                                ptrOf(c.sd, (T*)nullptr)};
     auto value = [](const Variable& v) { return v.defined() ? v.value() : Tensor(); };
     const Messages<T> msg =
         messagesOf<T>(c, value(c.target), value(c.source), value(c.edge), value(c.nodes), value(c.bias));
-    const Forward<T> fw{
+    const PnaForward<T> fw{
         msg, kinds, moments, max, min, static_cast<T>(stdEps), accumulateFor<T>(moments, max, min)};
     T* y = Y.data<T>();
     parallelFor(N, grainFor((E / std::max<int64_t>(N, 1) + 1) * F * (2 + A)),

@@ -84,13 +84,10 @@ class ExecutionContext {
   bool recomputing() const { return recomputing_; }
   void setRecomputing(bool on) { recomputing_ = on; }
 
-  /// The precision of matmul / matmulNT / linear products (gnn/ops/MatmulPrecision.h): the process default
-  /// unless set on this context.
-  MatmulPrecision matmulPrecision() const { return precisionSet_ ? matmulPrecision_ : defaultMatmulPrecision(); }
-  void setMatmulPrecision(MatmulPrecision p) {
-    matmulPrecision_ = p;
-    precisionSet_ = true;
-  }
+  /// The precision of matmul / matmulNT / linear products (gnn/ops/MatmulPrecision.h): float32 unless set on
+  /// this context (a program sets it from its options on every context it runs: device/IpuOptions.h).
+  MatmulPrecision matmulPrecision() const { return matmulPrecision_; }
+  void setMatmulPrecision(MatmulPrecision p) { matmulPrecision_ = p; }
   /// How values stored under this context are rounded (Rounding::None: float32 as computed).
   Rounding rounding() const { return rounding_; }
   void setRounding(Rounding r) { rounding_ = r; }
@@ -122,7 +119,6 @@ class ExecutionContext {
   bool recomputing_ = false;
   Rounding rounding_ = Rounding::None;
   MatmulPrecision matmulPrecision_ = MatmulPrecision::Float32;
-  bool precisionSet_ = false;
   uint64_t roundingOps_ = 0;
   int64_t gradientOverflows_ = 0;
   std::chrono::steady_clock::time_point mark_;

@@ -8,11 +8,13 @@
 
 #include "../models/GraphormerMolecules.h"
 #include "BitEqual.h"
+#include "device/CpuDevice.h"
 #include "device/ExecutionProgram.h"
 #include "device/PipelineSchedule.h"
 #include "device/Plan.h"
 #include "device/SimulatedIpu.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/ExecutionContext.h"
 #include "gnn/tensor/HalfPrecision.h"
 #include "models/Graphormer.h"
 #include "models/OgbMolGIN.h"
@@ -503,6 +505,58 @@ TEST(HalfPrecision, Fp16TrainingIsReproducibleAndHalfValued) {
       EXPECT_TRUE(h.bitEqual(out.output));
     }
   }
+}
+
+// --precision bf16 is an option of the program, not of the process: the CPU device runs its steps under it (the
+// first micro-batch's output is the model's forward with bfloat16 products), the caller's context stays float32,
+// and the simulated IPU refuses it.
+TEST(Bf16Precision, TheCpuProgramRunsItsStepsUnderTheOptionAndLeavesTheCallerAlone) {
+  const std::vector<Batch> reqs = requests(3, 1, 3);
+  auto run = [&](Precision p, Tensor* firstOutput) {
+    IpuOptions o;
+    o.precision = p;
+    o.outputMode = OutputMode::All;
+    Session t;
+    t.model = gin();
+    t.optimizer = std::make_unique<SGD>(std::vector<ParamGroup>{{t.model->parameters(), 0.0}}, 0.05, 0.9);
+    t.program = CpuDevice().compile(*t.model, l1(), t.optimizer.get(), reqs.front(), o);
+    RunArgs args;
+    args.seed = 5;
+    for (const Batch& r : reqs) t.results.push_back(t.program->run(r, args));
+    *firstOutput = t.results.front().outputs.front().output.clone();
+    return t.weights();
+  };
+  ASSERT_EQ(ExecutionContext::current().matmulPrecision(), MatmulPrecision::Float32);
+  Tensor bf16Out, bf16Again, fp32Out;
+  const std::vector<Tensor> bf16 = run(Precision::BF16, &bf16Out);
+  EXPECT_EQ(ExecutionContext::current().matmulPrecision(), MatmulPrecision::Float32);
+  EXPECT_TRUE(bitEqual(bf16, run(Precision::BF16, &bf16Again)));
+  EXPECT_TRUE(bf16Out.bitEqual(bf16Again));
+  const std::vector<Tensor> fp32 = run(Precision::FP32, &fp32Out);
+  EXPECT_FALSE(bitEqual(bf16, fp32));
+  EXPECT_LT(maxRelDiff(bf16, fp32), 0.05);
+  // The same forward on this thread, once with bfloat16 products and once without.
+  auto forward = [&](MatmulPrecision p) {
+    auto m = gin();
+    ExecutionContext ctx;
+    ctx.setMatmulPrecision(p);
+    ContextScope use(ctx);
+    return m->forward(reqs.front()).value().clone();
+  };
+  EXPECT_TRUE(bf16Out.bitEqual(forward(MatmulPrecision::BFloat16)));
+  EXPECT_TRUE(fp32Out.bitEqual(forward(MatmulPrecision::Float32)));
+  EXPECT_FALSE(bf16Out.bitEqual(fp32Out));
+
+  IpuOptions o;
+  o.precision = Precision::BF16;
+  try {
+    compile(gin(), o, reqs.front());
+    ADD_FAILURE() << "the simulated IPU compiled a bf16 program";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("bf16"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parsePrecision("bfloat16"), Precision::BF16);
+  EXPECT_STREQ(precisionName(Precision::BF16), "bf16");
 }
 
 TEST(HalfPrecision, OverflowingUpdateIsSkippedCountedAndTheScaleHalvesThenGrows) {
