@@ -57,6 +57,7 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
   shard_ = options_.shard(training_);
   firstLocalReplica_ = shard_.first;
   localReplicas_ = shard_.count;
+  layout_ = IpuLayout{stages_, firstLocalReplica_, localReplicas_, simulated_};
   shapes_ = shapes;
   GNN_CHECK_ARG(!distributed() || !options_.replicatedTensorSharding,
                 "--replicated-tensor-sharding runs its replicas in one process: across MPI processes each would own "
@@ -115,8 +116,7 @@ void ExecutionProgram::makeReplicas() {
   for (int64_t r = firstLocalReplica_; r < firstLocalReplica_ + localReplicas_; ++r)
     for (int64_t s = 0; s < stages_; ++s) {
       auto ip = std::make_unique<IpuRuntime>();
-      const int64_t id = r * stages_ + s;
-      ip->memory = std::make_shared<MemoryAccount>(simulated_ ? "ipu" + std::to_string(id) : "cpu");
+      ip->memory = std::make_shared<MemoryAccount>(simulated_ ? "ipu" + std::to_string(layout_.ipu(r, s)) : "cpu");
       ip->ctx.setMemoryAccount(ip->memory);
       ip->ctx.setGradientSink(&ip->sink);
       if (fp16_) ip->ctx.setRounding(options_.stochasticRounding ? Rounding::StochasticHalf : Rounding::Half);
@@ -131,10 +131,11 @@ void ExecutionProgram::placeOptimizerState() {
   std::vector<std::shared_ptr<MemoryAccount>> accounts;
   for (const auto& ip : ipus_) accounts.push_back(ip->memory);
   const auto owners = ownerStage_;
-  const int64_t P = stages_;
-  auto onIpu = [accounts, owners, P](size_t replica, size_t i) {
+  const IpuLayout layout = layout_;
+  // `replica` counts this process's replicas from its first.
+  auto onIpu = [accounts, owners, layout](size_t replica, size_t i) {
     const int64_t s = i < owners->size() && (*owners)[i] >= 0 ? (*owners)[i] : 0;
-    return accounts[static_cast<size_t>(static_cast<int64_t>(replica) * P + s)];
+    return accounts[static_cast<size_t>(layout.local(layout.firstLocalReplica + static_cast<int64_t>(replica), s))];
   };
   const auto streaming = streaming_;
   if (options_.offloadOptimizer) {
@@ -162,7 +163,7 @@ void ExecutionProgram::makeTracks() {
   std::vector<std::string> tracks;
   for (int64_t r = firstLocalReplica_; r < firstLocalReplica_ + localReplicas_; ++r)
     for (int64_t s = 0; s < stages_; ++s)
-      tracks.push_back(simulated_ ? "IPU " + std::to_string(r * stages_ + s) + " (replica " + std::to_string(r) +
+      tracks.push_back(simulated_ ? "IPU " + std::to_string(layout_.ipu(r, s)) + " (replica " + std::to_string(r) +
                                         ", stage " + std::to_string(s) + ": " +
                                         record_.stages[static_cast<size_t>(s)].name + ")"
                                   : "CPU");
@@ -214,7 +215,7 @@ void ExecutionProgram::recordOnEveryIpu(TaskKind kind, int64_t iteration, double
     for (int64_t s = 0; s < stages_; ++s) {
       TaskRecord t;
       t.kind = kind;
-      t.ipu = simulated_ ? (r - firstLocalReplica_) * stages_ + s : 0;
+      t.ipu = layout_.track(r, s);
       t.replica = r;
       t.stage = s;
       t.request = requests_;
@@ -290,7 +291,7 @@ RunResult ExecutionProgram::runRequest(const Batch& request, const RunArgs& args
   collectOutputs(done, result);
   TaskRecord h;
   h.kind = TaskKind::DeviceToHost;
-  h.ipu = static_cast<int64_t>(trace_.tracks().size()) - 1;
+  h.ipu = layout_.hostTrack();
   h.request = requests_;
   for (const auto& o : result.outputs)
     if (o.output.defined()) h.bytes += static_cast<int64_t>(o.output.nbytes());
@@ -367,7 +368,7 @@ void ExecutionProgram::sendToDevice(std::vector<MicroBatchRun>& all, int64_t rea
                                     double start) {
   TaskRecord h;
   h.kind = TaskKind::HostToDevice;
-  h.ipu = static_cast<int64_t>(trace_.tracks().size()) - 1;
+  h.ipu = layout_.hostTrack();
   h.request = requests_;
   h.bytes = sendOverHostLink(all, std::min<int64_t>(real, static_cast<int64_t>(all.size())), request,
                              options_.eightBitIo, fp16_);

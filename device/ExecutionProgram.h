@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "device/Device.h"
+#include "device/IpuLayout.h"
 #include "device/LossScaler.h"
 #include "device/PipelineSchedule.h"
 #include "device/StageSplit.h"
@@ -130,7 +131,7 @@ class ExecutionProgram : public DeviceProgram {
   void syncReplicas();
   // Replica r is global (0 .. replicas_-1); this process holds replicas [firstLocalReplica_, +localReplicas_).
   IpuRuntime& ipu(int64_t replica, int64_t stage) {
-    return *ipus_[static_cast<size_t>((replica - firstLocalReplica_) * stages_ + stage)];
+    return *ipus_[static_cast<size_t>(layout_.local(replica, stage))];
   }
   BlockModel& replicaModel(int64_t r) { return *replicaModels_[static_cast<size_t>(r - firstLocalReplica_)]; }
   std::vector<Variable>& replicaParams(int64_t r) { return replicaParams_[static_cast<size_t>(r - firstLocalReplica_)]; }
@@ -146,6 +147,7 @@ class ExecutionProgram : public DeviceProgram {
   bool training_, simulated_;
   int64_t stages_ = 1, replicas_ = 1, accumulation_ = 1, numIpus_ = 1, workers_ = 1;
   int64_t firstLocalReplica_ = 0, localReplicas_ = 1;  // this process's replicas
+  IpuLayout layout_;  // (replica, stage) -> IPU number, runtime and trace track
   RequestShard shard_;
   Batch shapes_;              // padding for a process none of whose micro-batches of a short request are real
   StageBlocks stageBlocks_;

@@ -176,7 +176,7 @@ std::vector<Tensor> backwardRecompute(const RecomputeBackward& a, size_t first, 
 
 TaskRecord ExecutionProgram::taskRecord(int64_t r, const ScheduledTask& t, int64_t iteration) const {
   TaskRecord tr;
-  tr.ipu = simulated_ ? (r - firstLocalReplica_) * stages_ + t.stage : 0;
+  tr.ipu = layout_.track(r, t.stage);
   tr.replica = r;
   tr.stage = t.stage;
   tr.request = requests_;
@@ -329,7 +329,7 @@ void ExecutionProgram::runBackwardTask(int64_t r, const ScheduledTask& t, StageS
   }
   TaskRecord copy = tr;
   copy.kind = TaskKind::Copy;
-  copy.ipu = simulated_ ? r * stages_ + s - 1 : 0;
+  copy.ipu = layout_.track(r, s - 1);
   copy.stage = s - 1;
   copy.bytes = bytes;
   copy.cpu = {now(), 0};

@@ -1,5 +1,6 @@
 #include "device/WireFormat.h"
 
+#include <cstdint>
 #include <stdexcept>
 
 #include "device/Device.h"
@@ -30,11 +31,24 @@ std::string ByteReader::getString() {
 
 Tensor ByteReader::getTensor() {
   if (get<uint8_t>() == 0) return Tensor();
-  const auto dtype = static_cast<DType>(get<uint8_t>());
-  Shape shape(static_cast<size_t>(get<int64_t>()));
-  for (int64_t& d : shape) d = get<int64_t>();
+  const auto code = get<uint8_t>();
+  if (code > static_cast<uint8_t>(DType::BF16))
+    throw ProcessGroupError(what_ + ": a tensor of unknown dtype " + std::to_string(code));
+  const auto dtype = static_cast<DType>(code);
+  const auto rank = get<int64_t>();
+  // Checked against the bytes the message holds before anything is allocated: a corrupt message is an error,
+  // never a huge allocation.
+  if (rank < 0 || rank > 64) throw ProcessGroupError(what_ + ": a tensor of rank " + std::to_string(rank));
+  Shape shape(static_cast<size_t>(rank));
+  uint64_t bytes = dtypeSize(dtype);
+  for (int64_t& d : shape) {
+    d = get<int64_t>();
+    if (d < 0) throw ProcessGroupError(what_ + ": a tensor dimension of " + std::to_string(d));
+    const auto n = static_cast<uint64_t>(d);
+    bytes = n == 0 ? 0 : bytes > UINT64_MAX / n ? UINT64_MAX : bytes * n;  // saturated: need() refuses it
+  }
+  need(static_cast<size_t>(bytes));
   Tensor t = Tensor::empty(shape, dtype);
-  need(t.nbytes());
   std::memcpy(t.raw(), in_.data() + at_, t.nbytes());
   at_ += t.nbytes();
   return t;

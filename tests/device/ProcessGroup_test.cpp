@@ -54,6 +54,8 @@ struct TrainedRun {
   std::vector<double> losses;
   int64_t updates = 0, samples = 0, padded = 0;
   std::string error;
+  std::vector<std::string> tracks;  // the trace of the first request
+  std::vector<TaskRecord> tasks;
 };
 
 // Trains on `micro` (the job's micro-batches, in order) in requests of o.microBatchesPerRequest(), sending this
@@ -66,6 +68,7 @@ TrainedRun train(const std::vector<Batch>& micro, IpuOptions o, std::shared_ptr<
   SimulatedIpu ipu;
   LossFn loss{[](const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }, {}};
   auto program = ipu.compile(*model, loss, &opt, micro.front(), o);
+  program->enableTrace(1);
   const RequestShard shard = o.shard(true);
   const auto per = static_cast<size_t>(o.microBatchesPerRequest());
   TrainedRun r;
@@ -87,6 +90,8 @@ TrainedRun train(const std::vector<Batch>& micro, IpuOptions o, std::shared_ptr<
     r.error = e.what();
   }
   for (const Variable& p : model->parameters()) r.weights.push_back(p.value().clone());
+  r.tracks = program->trace().tracks();
+  r.tasks = program->trace().records();
   return r;
 }
 
@@ -184,6 +189,38 @@ TEST(ProcessGroup, TwoProcessesEndWithTheBitsOfOne) {
       EXPECT_EQ(r.samples, one.samples);
       EXPECT_EQ(r.padded, one.padded);
     }
+  }
+}
+
+// Each process traces its own replicas: every task of a replica's stage, the copies of gradients between stages
+// included, lands on the track named for that replica and stage.
+TEST(ProcessGroup, EveryProcessTracesEachTaskOnItsReplicasStageTrack) {
+  std::vector<Batch> micro;
+  for (size_t i = 0; i < 16; ++i) micro.push_back(fixedBatch((i * 3) % 60, 3));
+  IpuOptions o;
+  o.replicationFactor = 4;
+  o.gradientAccumulation = 4;
+  o.pipelineSplits = {"layers/1"};
+  std::vector<TrainedRun> runs = trainOnRanks(2, micro, o);
+  runs.push_back(train(micro, o, nullptr));
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const TrainedRun& r = runs[k];
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    const size_t ipuTracks = k < 2 ? 4 : 8;  // 2 or 4 replicas x 2 stages, then the host
+    ASSERT_EQ(r.tracks.size(), ipuTracks + 1) << "process " << k;
+    EXPECT_EQ(r.tracks.back(), "host");
+    int64_t copies = 0;
+    for (const TaskRecord& t : r.tasks) {
+      ASSERT_GE(t.ipu, 0);
+      ASSERT_LT(static_cast<size_t>(t.ipu), r.tracks.size());
+      if (t.replica < 0 || t.stage < 0) continue;
+      const std::string want = "(replica " + std::to_string(t.replica) + ", stage " + std::to_string(t.stage) + ":";
+      EXPECT_NE(r.tracks[static_cast<size_t>(t.ipu)].find(want), std::string::npos)
+          << "process " << k << ": a " << taskKindName(t.kind) << " task of replica " << t.replica << " stage "
+          << t.stage << " on track '" << r.tracks[static_cast<size_t>(t.ipu)] << "'";
+      copies += t.kind == TaskKind::Copy;
+    }
+    EXPECT_GT(copies, 0) << "process " << k;
   }
 }
 

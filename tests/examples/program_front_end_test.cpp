@@ -296,15 +296,20 @@ TEST_F(FrontEnd, KilledRunsResumeToTheSameBitsAndADamagedCheckpointIsSkipped) {
   nlohmann::json resumed = lastJson(runExample("molecule_property", resumeArgs, false).out);
   EXPECT_EQ(resumed["param_l2"].get<double>(), whole["param_l2"].get<double>()) << "after " << killed << " kills";
   EXPECT_EQ(resumed["loss_checksum"], whole["loss_checksum"]);
-  // Flip a byte in the newest checkpoint: --resume names it and continues from the previous one.
+  // Flip a byte in the newest checkpoint: --resume names it and continues from the previous one. Only the
+  // checkpoints: a kill that landed while one was written leaves its temporary (ckpt-N.ckpt.tmp.PID, removed once
+  // a minute old), which sorts after them.
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".ckpt") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   ASSERT_GE(files.size(), 2u);
   {
     std::fstream f(files.back(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(200);
+    const char old = static_cast<char>(f.get());
     f.seekp(200);
-    f.put('\x5a');
+    f.put(static_cast<char>(old ^ 0x5a));  // a changed byte whatever it was
   }
   Result again = runExample("molecule_property", resumeArgs);
   EXPECT_EQ(again.code, 0) << again.out;
