@@ -57,6 +57,8 @@ class MoleculeRun {
   void checkOversizedMolecules() const;
   void makeTrainLoader();
   // The models and their training (app/MoleculeRunTraining.cpp).
+  struct Member;
+  Member makeMember(int64_t k);
   void buildModel();
   LossFn lossFunction();
   void train();
@@ -110,24 +112,27 @@ class MoleculeRun {
   std::unique_ptr<FixedSizeDataLoader> trainLoader_;
   nlohmann::json out_;
   PaddingReport padding_;
-  std::unique_ptr<BlockModel> model_;
-  std::unique_ptr<Optimizer> opt_;
   std::vector<Metric> metrics_;  // --metric (or the task's default); the first selects the best epoch
   std::string metricName_;
   // An evaluation-only run (--load, no epoch to train): its own scores of the best weights.
   std::optional<Evaluation> evalValid_, evalTest_;
-  std::unique_ptr<Trainer> trainer_;
-  std::unique_ptr<DeviceProgram> program_;
-  // --ensemble-size N: members 1 .. N-1 (member 0 is model_, opt_, trainer_, program_), each with its own flags
-  // (seed --seed + k; nothing saved, logged or checkpointed on its own), and the ensemble's test predictions.
+  // Every model the run trains, each with its optimizer, trainer and device program: member 0 is the run's own
+  // (the run's flags; it continues the checkpoint, and is saved, logged and reported), members 1 .. N-1 those of
+  // --ensemble-size N, each with flags of its own (seed --seed + k; nothing saved, logged or checkpointed on its
+  // own). train() trains members_[current_].
   struct Member {
-    std::unique_ptr<TrainingFlags> flags;
+    std::unique_ptr<TrainingFlags> flags;  // members 1 .. N-1; member 0 trains with tf_
     std::unique_ptr<BlockModel> model;
     std::unique_ptr<Optimizer> opt;
     std::unique_ptr<Trainer> trainer;
     std::unique_ptr<DeviceProgram> program;
   };
   std::vector<Member> members_;
+  size_t current_ = 0;
+  Member& primary() { return members_.front(); }
+  const Member& primary() const { return members_.front(); }
+  Member& current() { return members_[current_]; }
+  // The ensemble's test predictions.
   std::optional<MoleculePredictions> ensembleTest_;
   // --report-html: the epochs each model trained in this run, and the ensemble's test predictions before
   // its calibration (kept only for the report).

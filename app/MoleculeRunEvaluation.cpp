@@ -17,7 +17,7 @@ namespace gnn::app::detail {
 // weights), the calibration fitted on validation, the test set's uncertainty scores before and after it, and
 // the checkpoint.
 void MoleculeRun::evaluateEnsemble() {
-  std::vector<std::pair<BlockModel*, Trainer*>> all = {{model_.get(), trainer_.get()}};
+  std::vector<std::pair<BlockModel*, Trainer*>> all;
   for (Member& m : members_) all.emplace_back(m.model.get(), m.trainer.get());
   // --uncertainty mc-dropout: the best model's samples stand for the members (keyed by the molecules' SMILES).
   const bool mc = s_.uncertainty == "mc-dropout";
@@ -137,10 +137,9 @@ void MoleculeRun::noteEnsembleScores(nlohmann::json& j, const nlohmann::json& va
 void MoleculeRun::saveEnsemble(const EnsembleInfo& info) {
   if (tf_.save.empty() || !prog_.primary()) return;
   Checkpoint ck = Checkpoint::load(tf_.save);
-  trainer_->withBestWeights([&] { ck.addModule(ensembleMemberPrefix(0), *model_); });
   for (size_t k = 0; k < members_.size(); ++k)
     members_[k].trainer->withBestWeights(
-        [&] { ck.addModule(ensembleMemberPrefix(static_cast<int64_t>(k) + 1), *members_[k].model); });
+        [&] { ck.addModule(ensembleMemberPrefix(static_cast<int64_t>(k)), *members_[k].model); });
   ck.meta["ensemble"] = info.toJson();
   if (s_.uncertainty == "mc-dropout") ck.meta["mc_dropout"] = McDropout{s_.mcSamples, tf_.seed}.toJson();
   ck.save(tf_.save);
@@ -153,7 +152,7 @@ void MoleculeRun::saveEnsemble(const EnsembleInfo& info) {
 Evaluation MoleculeRun::evaluate(const std::vector<int64_t>& positions, const std::string& set) {
   Stopwatch sw;
   MoleculePredictions p =
-      predictMolecules(*model_, tasks_, all_, positions, evalBucketsFor(set, positions), scaling_, task_);
+      predictMolecules(*current().model, tasks_, all_, positions, evalBucketsFor(set, positions), scaling_, task_);
   inferSeconds_ += sw.ms() / 1000;
   noteEvalPadding(set, positions, p);
   inferMolecules_ += static_cast<int64_t>(p.positions.size());
@@ -182,7 +181,7 @@ void MoleculeRun::noteEvalPadding(const std::string& set, const std::vector<int6
   evalPadding_[set] = p.padding;
   if (!first) return;
   const std::string line = describeEvalPadding(set, positions, p.padding);
-  if (!tf_.quiet) trainer_->progress().line(line);
+  if (!tf_.quiet) current().trainer->progress().line(line);
 }
 
 // `r`, the padding of a set's evaluation batches, into the results' JSON beside what one shape gives the same
@@ -240,7 +239,7 @@ void MoleculeRun::reportEvalPadding() {
 // reporting the scores the checkpoint kept from training.
 void MoleculeRun::evaluateOnly() {
   if (!tf_.evaluationOnly()) return;
-  trainer_->withBestWeights([&] {
+  primary().trainer->withBestWeights([&] {
     evalValid_ = evaluate(md_.split.valid, "valid");
     if (!md_.split.test.empty()) evalTest_ = evaluate(md_.split.test, "test");
   });
@@ -260,8 +259,8 @@ void MoleculeRun::writePredictions() {
     out_["predictions"] = s_.predict;
     return;
   }
-  trainer_->withBestWeights([&] {
-    MoleculePredictions p = predictMolecules(*model_, tasks_, all_, md_.split.test,
+  primary().trainer->withBestWeights([&] {
+    MoleculePredictions p = predictMolecules(*primary().model, tasks_, all_, md_.split.test,
                                              evalBucketsFor("test", md_.split.test), scaling_, task_);
     if (prog_.primary()) writePredictionsCsv(s_.predict, *md_.dataset, p, md_.targetNames);
     if (!tf_.quiet)

@@ -75,9 +75,9 @@ void MoleculeRun::writeReport() {
     in.calibration = calibrationMethod_;
   } else {
     const std::vector<int64_t>& set = test ? md_.split.test : md_.split.valid;
-    trainer_->withBestWeights([&] {
+    primary().trainer->withBestWeights([&] {
       best =
-          predictMolecules(*model_, tasks_, all_, set, evalBucketsFor(in.predictedSet, set), scaling_, task_);
+          predictMolecules(*primary().model, tasks_, all_, set, evalBucketsFor(in.predictedSet, set), scaling_, task_);
     });
     in.predicted = &*best;
   }
@@ -87,7 +87,8 @@ void MoleculeRun::writeReport() {
 
 // The results: one JSON object (--json) or a summary on stdout; the device's traces and stage table.
 void MoleculeRun::report() {
-  const Trainer& trainer = *trainer_;
+  const Member& m = primary();
+  const Trainer& trainer = *m.trainer;
   nlohmann::json sum = trainer.summary();
   if (evalValid_) {  // evaluation only: this run's scores of the best weights
     sum["valid_" + metricName_] = evalValid_->metric;
@@ -101,13 +102,13 @@ void MoleculeRun::report() {
   reportMetrics(sum);
   out_["model"] = spec_.model;
   if (spec_.isGraphormer()) {
-    const auto& go = static_cast<const Graphormer&>(*model_).options();
+    const auto& go = static_cast<const Graphormer&>(*m.model).options();
     out_["layers"] = go.layers;
     out_["hidden"] = go.hidden;
     out_["max_node"] = spec_.maxNode;
     out_["eval_max_node"] = evalFixed_.maxNodesPerGraph;
   } else if (spec_.isGps()) {
-    const auto& go = static_cast<const GpsPlusPlus&>(*model_).options();
+    const auto& go = static_cast<const GpsPlusPlus&>(*m.model).options();
     out_["layers"] = go.layers;
     out_["hidden"] = go.nodeDim;
     out_["max_node"] = spec_.maxNode;
@@ -117,12 +118,12 @@ void MoleculeRun::report() {
     out_["hidden"] = spec_.hidden;
     if (spec_.isMessagePassing()) out_["norm"] = spec_.norm;  // --norm auto's choice
   }
-  out_["parameters"] = model_->numParameters();
+  out_["parameters"] = m.model->numParameters();
   if (!s_.transfer.initFrom.empty()) {
     out_["init_from"] = s_.transfer.initFrom;
     out_["freeze_encoder"] = s_.transfer.freezeEncoder;
     int64_t trained = 0;
-    for (const Variable& p : opt_->parameters()) trained += p.value().numel();
+    for (const Variable& p : m.opt->parameters()) trained += p.value().numel();
     out_["trained_parameters"] = trained;
   }
   out_.update(spec_.resultJson());  // a model's own sizes (dmpnn: depth, aggregation, FFN)
@@ -137,11 +138,11 @@ void MoleculeRun::report() {
   out_["train_molecules_per_s"] = out_["train_graphs_per_s"];
   out_["infer_molecules_per_s"] = out_["infer_graphs_per_s"];
   out_["seconds"] = sum["train_seconds"].get<double>() + sum["eval_seconds"].get<double>();
-  out_["param_l2"] = paramL2(*model_);
-  out_["param_checksum"] = paramChecksum(*model_);
-  const nlohmann::json deviceJson = df_.toJson(*program_);  // items() must not outlive the json it iterates
+  out_["param_l2"] = paramL2(*m.model);
+  out_["param_checksum"] = paramChecksum(*m.model);
+  const nlohmann::json deviceJson = df_.toJson(*m.program);  // items() must not outlive the json it iterates
   for (const auto& [k, v] : deviceJson.items()) out_[k] = v;
-  const nlohmann::json planJson = df_.planJson(*program_);
+  const nlohmann::json planJson = df_.planJson(*m.program);
   for (const auto& [k, v] : planJson.items()) out_[k] = v;
   out_["samples_per_s"] = sum["train_samples_per_s"];
   out_["padded_micro_batches"] = trainer.paddedMicroBatches();
@@ -154,11 +155,11 @@ void MoleculeRun::report() {
                       : std::to_string(trainer.paddedMicroBatches()) +
                             " weight-0 micro-batch(es) padded in (--partial-request pad; they change nothing)")
               << "\n";
-  df_.writeTraces(*program_, prog_.name() + " " + spec_.model);
-  if (df_.simulated() && !tf_.quiet) std::cerr << "stages (per micro-batch):\n" << program_->stageTable();
+  df_.writeTraces(*m.program, prog_.name() + " " + spec_.model);
+  if (df_.simulated() && !tf_.quiet) std::cerr << "stages (per micro-batch):\n" << m.program->stageTable();
   if (df_.simulated()) {
     nlohmann::json st = nlohmann::json::array();
-    for (const auto& r : program_->record().stages)
+    for (const auto& r : m.program->record().stages)
       st.push_back({{"blocks", r.name}, {"parameters", r.parameters}, {"forward_ops", r.forwardOps},
                     {"backward_ops", r.backwardOps}, {"flops_per_micro_batch", r.forwardFlops + r.backwardFlops},
                     {"saved_bytes_per_micro_batch", r.savedBytes}, {"max_stashed", r.maxStashed}});
@@ -205,7 +206,8 @@ void MoleculeRun::printSummary(const nlohmann::json& sum) const {
     std::snprintf(buf, sizeof buf, "%.5g", v.get<double>());
     return std::string(buf);
   };
-  std::cout << "best epoch " << trainer_->bestEpoch() << " of " << trainer_->completedEpochs() << ": valid "
+  const Trainer& trainer = *primary().trainer;
+  std::cout << "best epoch " << trainer.bestEpoch() << " of " << trainer.completedEpochs() << ": valid "
             << metricName_ << " " << shown(out_.at("valid_metric"));
   if (out_.contains("test_metric")) std::cout << ", test " << metricName_ << " " << shown(out_.at("test_metric"));
   std::cout << "\n";

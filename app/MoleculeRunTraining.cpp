@@ -12,34 +12,54 @@
 
 namespace gnn::app::detail {
 
-// The model, its optimizer and the Trainer (continuing the checkpoint, if any), and the device program that
-// runs every training step: the model whole on this machine (cpu), or replicas, pipeline stages and
-// micro-batches on simulated IPUs (ipu), compiled once for the training batch's fixed shapes.
-void MoleculeRun::buildModel() {
-  model_ = makeMoleculeModel(spec_, tf_.seed);
-  if (df_.simulated()) useStaticShapes(*model_);
+// Member k's model, optimizer and Trainer: member 0 with the run's flags, the others with their own (seed
+// --seed + k; the ensemble's checkpoint is written once every member is trained, nothing on their own).
+MoleculeRun::Member MoleculeRun::makeMember(int64_t k) {
+  Member m;
+  if (k > 0) {
+    m.flags = std::make_unique<TrainingFlags>(tf_);
+    m.flags->seed = tf_.seed + static_cast<uint64_t>(k);
+    m.flags->save.clear();
+    m.flags->checkpointDir.clear();
+    m.flags->log.clear();
+  }
+  const TrainingFlags& f = k > 0 ? *m.flags : tf_;
+  m.model = makeMoleculeModel(spec_, f.seed);
+  if (df_.simulated()) useStaticShapes(*m.model);
   // --init-from: the encoder from another run (a new run only); --freeze-encoder: the head alone is trained.
-  const std::vector<Variable> trained = s_.transfer.prepare(*model_, spec_, tf_.continuing(), prog_, tf_.quiet);
-  opt_ = tf_.makeOptimizer({{trained, tf_.weightDecay}});
+  const std::vector<Variable> trained =
+      s_.transfer.prepare(*m.model, spec_, k == 0 && tf_.continuing(), prog_, k == 0 ? tf_.quiet : true);
+  m.opt = f.makeOptimizer({{trained, tf_.weightDecay}});
+  m.trainer = std::make_unique<Trainer>(prog_, f, *m.model, *m.opt, config_,
+                                        MetricSpec{metricName_, higherIsBetter(metrics_.front())}, "molecules");
+  return m;
+}
+
+// Member 0 (continuing the checkpoint, if any), and the device program that runs every training step: the
+// model whole on this machine (cpu), or replicas, pipeline stages and micro-batches on simulated IPUs (ipu),
+// compiled once for the training batch's fixed shapes.
+void MoleculeRun::buildModel() {
   metricName_ = metricName(metrics_.front());
-  trainer_ = std::make_unique<Trainer>(prog_, tf_, *model_, *opt_, config_,
-                                       MetricSpec{metricName_, higherIsBetter(metrics_.front())}, "molecules");
-  if (ck_) trainer_->resume(*ck_, ckPath_);
+  members_.clear();
+  current_ = 0;
+  members_.push_back(makeMember(0));
+  Member& m = primary();
+  if (ck_) m.trainer->resume(*ck_, ckPath_);
   if (!tf_.quiet)
     std::cerr << prog_.name() << ": " << md_.size << " molecules (" << md_.split.kind << " split "
               << md_.split.train.size() << "/" << md_.split.valid.size() << "/" << md_.split.test.size() << "), "
               << moleculeTaskName(task_) << " of " << tasks_ << " target(s), "
-              << spec_.describe() << " (" << model_->numParameters() << " parameters), batches of "
+              << spec_.describe() << " (" << m.model->numParameters() << " parameters), batches of "
               << fixed_.numNodes << " atoms, " << fixed_.numEdges << " directed bonds, " << fixed_.numGraphs
               << " graph slots, " << numThreads() << " thread(s)\n";
-  trainer_->logRunStart({{"data", mo_.path}, {"split", md_.split.toJson()}, {"molecules", md_.size}});
+  m.trainer->logRunStart({{"data", mo_.path}, {"split", md_.split.toJson()}, {"molecules", md_.size}});
   trainLoader_->startEpoch(0);
   const Batch shapes = trainLoader_->collateBatch(0);
-  program_ = df_.compile(prog_, *model_, lossFunction(), opt_.get(), shapes, *trainLoader_, tf_.quiet);
-  if (!df_.trace.empty() || !df_.traceSvg.empty()) program_->enableTrace(df_.traceRequests);
+  m.program = df_.compile(prog_, *m.model, lossFunction(), m.opt.get(), shapes, *trainLoader_, tf_.quiet);
+  if (!df_.trace.empty() || !df_.traceSvg.empty()) m.program->enableTrace(df_.traceRequests);
   if (!tf_.quiet && df_.simulated())
-    std::cerr << prog_.name() << ": " << df_.options.describe(static_cast<int64_t>(program_->stageNames().size()))
-              << " on " << program_->numIpus() << " simulated IPU(s); one weight update = " << s_.batchSize
+    std::cerr << prog_.name() << ": " << df_.options.describe(static_cast<int64_t>(m.program->stageNames().size()))
+              << " on " << m.program->numIpus() << " simulated IPU(s); one weight update = " << s_.batchSize
               << " graph slots x " << df_.replicas << " replica(s) x " << df_.gradAccum
               << " micro-batch(es), one host request = " << df_.microBatchesPerRequest() << " micro-batches\n";
   if (!tf_.quiet && isDistributed(prog_.processes().get()))
@@ -59,11 +79,12 @@ LossFn MoleculeRun::lossFunction() {
 }
 
 void MoleculeRun::train() {
-  Trainer& trainer = *trainer_;
+  Trainer& trainer = *current().trainer;
+  DeviceProgram& program = *current().program;
   Trainer::Hooks hooks;
   hooks.stepsPerEpoch = [&] {
     trainLoader_->startEpoch(trainer.completedEpochs());
-    return program_->updatesFor(trainLoader_->numBatches());
+    return program.updatesFor(trainLoader_->numBatches());
   };
   hooks.trainEpoch = [&](int64_t epoch, int64_t skip) {
     // The profile covers the training steps only, not the evaluations between epochs.
@@ -73,10 +94,10 @@ void MoleculeRun::train() {
     for (Batch b; trainLoader_->nextRequest(b);) {
       if (skip > 0) {
         // Updates already trained before an interrupt (interrupts come between host requests).
-        skip -= program_->updatesFor(trainLoader_->lastRequestMicroBatches());
+        skip -= program.updatesFor(trainLoader_->lastRequestMicroBatches());
         continue;
       }
-      const bool more = trainer.step(*program_, b, [&] {
+      const bool more = trainer.step(program, b, [&] {
         std::vector<int64_t> pos;
         for (int64_t g : b.graphIndex) pos.push_back(md_.split.train[static_cast<size_t>(g)]);
         return describeMolecules(md_, pos);
@@ -103,7 +124,7 @@ void MoleculeRun::train() {
 
 // --ensemble-size N: members 1 .. N-1 trained as member 0 was (the same split, batches and flags; Chemprop v2
 // also keeps the data order and changes the initialisation per member), from seeds --seed + k, each through
-// train() with its model, optimizer, trainer and device program in place of member 0's.
+// train() as the current member.
 void MoleculeRun::trainEnsemble() {
   if (s_.ensembleSize <= 1) {
     // One model with an uncertainty (mean-variance estimation) or a calibration of its probabilities: scored,
@@ -113,41 +134,25 @@ void MoleculeRun::trainEnsemble() {
       evaluateEnsemble();
     return;
   }
-  auto swapIn = [this](Member& m) {
-    std::swap(model_, m.model);
-    std::swap(opt_, m.opt);
-    std::swap(trainer_, m.trainer);
-    std::swap(program_, m.program);
-  };
   for (int64_t k = 1; k < s_.ensembleSize; ++k) {
-    Member m;
-    m.flags = std::make_unique<TrainingFlags>(tf_);
-    m.flags->seed = tf_.seed + static_cast<uint64_t>(k);
-    m.flags->save.clear();  // the ensemble's checkpoint is written once every member is trained
-    m.flags->checkpointDir.clear();
-    m.flags->log.clear();
-    m.model = makeMoleculeModel(spec_, m.flags->seed);
-    if (df_.simulated()) useStaticShapes(*m.model);
-    const std::vector<Variable> trained = s_.transfer.prepare(*m.model, spec_, false, prog_, /*quiet=*/true);
-    m.opt = m.flags->makeOptimizer({{trained, tf_.weightDecay}});
-    m.trainer =
-        std::make_unique<Trainer>(prog_, *m.flags, *m.model, *m.opt, config_,
-                                  MetricSpec{metricName_, higherIsBetter(metrics_.front())}, "molecules");
+    members_.push_back(makeMember(k));
+    Member& m = members_.back();
     trainLoader_->startEpoch(0);
     m.program = df_.compile(prog_, *m.model, lossFunction(), m.opt.get(), trainLoader_->collateBatch(0),
                             *trainLoader_, /*quiet=*/true);
     if (!tf_.quiet)
       std::cerr << prog_.name() << ": ensemble member " << k + 1 << " of " << s_.ensembleSize << " (seed "
                 << m.flags->seed << ")\n";
-    swapIn(m);
+    current_ = members_.size() - 1;
     try {
       train();
     } catch (...) {
-      swapIn(m);
+      // A member whose training stopped is no member: member 0 is current again, as for the report.
+      current_ = 0;
+      members_.pop_back();
       throw;
     }
-    swapIn(m);
-    members_.push_back(std::move(m));
+    current_ = 0;
   }
   evaluateEnsemble();
 }
