@@ -144,7 +144,8 @@ Variable batchedMatmul(const char* op, const Variable& a, const Variable& b, boo
   const Tensor &A = a.value(), &B = b.value();
   const Batched s = batched(op, A, B);
   GNN_CHECK_ARG(B.dim(nt ? -1 : -2) == s.cols, op, ": shapes ", shapeString(A.shape()), " and ",
-                shapeString(B.shape()), " do not chain ", nt ? "([.., M, K] x [.., N, K]^T)" : "([.., M, K] x [.., K, N])");
+                shapeString(B.shape()), " do not chain ",
+                nt ? "([.., M, K] x [.., N, K]^T)" : "([.., M, K] x [.., K, N])");
   const int64_t M = s.rows, K = s.cols, N = B.dim(nt ? -2 : -1), batches = s.count;
   return dispatchFloat(A.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
