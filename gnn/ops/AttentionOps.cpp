@@ -10,6 +10,7 @@
 #include "gnn/kernels/MaskedRow.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/Check.h"
 #include "gnn/system/ExecutionContext.h"
 #include "gnn/system/Parallel.h"
 
@@ -60,17 +61,18 @@ struct Operand {
 };
 
 // out[b] = L(b) x R(b), L [rows, inner] and R [inner, cols], each read from its stored batch as it is or
-// transposed: the one product behind bmm, bmmNT and their gradients.
+// transposed (one of them at most: no product of bmm, bmmNT or their gradients reads both transposed): the one
+// product behind bmm, bmmNT and their gradients.
 template <class T>
 void storedProduct(T* out, int64_t batches, int64_t rows, int64_t cols, int64_t inner, Operand<T> l, Operand<T> r) {
+  GNN_ASSERT(!(l.transposed && r.transposed), "storedProduct: both operands transposed");
   auto lhs = [&](int64_t i) { return matrixAt(l.p, i, rows, inner); };
   auto lhsT = [&](int64_t i) { return matrixAt(l.p, i, inner, rows).transpose(); };
   auto rhs = [&](int64_t i) { return matrixAt(r.p, i, inner, cols); };
   auto rhsT = [&](int64_t i) { return matrixAt(r.p, i, cols, inner).transpose(); };
-  if (!l.transposed && !r.transposed) batchedProduct<T>(out, batches, rows, cols, inner, lhs, rhs);
-  else if (!l.transposed) batchedProduct<T>(out, batches, rows, cols, inner, lhs, rhsT);
-  else if (!r.transposed) batchedProduct<T>(out, batches, rows, cols, inner, lhsT, rhs);
-  else batchedProduct<T>(out, batches, rows, cols, inner, lhsT, rhsT);
+  if (l.transposed) batchedProduct<T>(out, batches, rows, cols, inner, lhsT, rhs);
+  else if (r.transposed) batchedProduct<T>(out, batches, rows, cols, inner, lhs, rhsT);
+  else batchedProduct<T>(out, batches, rows, cols, inner, lhs, rhs);
 }
 
 // Leading (batch) dimensions and the matrix of a rank 3 or 4 operand of a batched product.

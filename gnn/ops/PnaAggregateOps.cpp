@@ -616,8 +616,8 @@ Variable aggregate(Call& c, const Tensor& src, const Tensor& dst, int64_t numNod
       return t.defined() ? t.data<std::remove_pointer_t<decltype(p)>>() : nullptr;
     };
     const PnaStats<T, int32_t> st{ptrOf(c.argMax, (int32_t*)nullptr), ptrOf(c.argMin, (int32_t*)nullptr),
-                               ptrOf(c.mean, (T*)nullptr), ptrOf(c.var, (T*)nullptr),
-                               ptrOf(c.sd, (T*)nullptr)};
+                                  ptrOf(c.mean, (T*)nullptr), ptrOf(c.var, (T*)nullptr),
+                                  ptrOf(c.sd, (T*)nullptr)};
     auto value = [](const Variable& v) { return v.defined() ? v.value() : Tensor(); };
     const Messages<T> msg =
         messagesOf<T>(c, value(c.target), value(c.source), value(c.edge), value(c.nodes), value(c.bias));
