@@ -1,6 +1,6 @@
-// Attention's dense ops: batched products (Q K^T, P V) and a softmax over the last axis with an additive bias
-// (Graphormer's spatial and edge encodings) and a keep mask (padding). The fused multi-head self-attention built
-// on them is in MultiHeadAttentionOps.cpp.
+// Attention's dense ops: batched products (Q K^T, P V; computed by gnn/ops/Product.h) and a softmax over the
+// last axis with an additive bias (Graphormer's spatial and edge encodings) and a keep mask (padding). The fused
+// multi-head self-attention built on them is in MultiHeadAttentionOps.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,70 +10,13 @@
 #include "gnn/kernels/MaskedRow.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/ops/Product.h"
 #include "gnn/system/Check.h"
 #include "gnn/system/ExecutionContext.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
 namespace {
-
-// ---- batched products ----
-
-// Rows per work item of a batched product out[b] = lhs[b] x rhs[b] ([rows, inner] x [inner, cols]). With 8 or
-// more matrices (attention: batch x heads) each item is a whole matrix; with fewer, each matrix is split into
-// row blocks (at least 32 rows and kGrainWork multiply-adds) so that there are about 8 items. It depends only
-// on the shapes, so Eigen's blocking (and thus each element's rounding) never depends on the thread count.
-int64_t batchRowBlock(int64_t batches, int64_t rows, int64_t inner, int64_t cols) {
-  if (rows <= 32 || batches >= 8) return std::max<int64_t>(rows, 1);
-  const int64_t perMatrix = (8 + batches - 1) / batches;
-  const int64_t block = std::max(grainFor(inner * cols, 32), (rows + perMatrix - 1) / perMatrix);
-  return std::min(rows, evenChunk(rows, block, 4));
-}
-
-// The i-th [rows, cols] matrix of a batch stored at p.
-template <class T>
-ConstMatrixMap<T> matrixAt(const T* p, int64_t i, int64_t rows, int64_t cols) {
-  return ConstMatrixMap<T>(p + i * rows * cols, rows, cols);
-}
-
-// out[b] = lhs(b) x rhs(b) for b < batches; out is [batches, rows, cols], lhs(b) an Eigen expression of
-// [rows, inner] and rhs(b) one of [inner, cols]. Work items are (matrix, row block) pairs, each computed whole
-// by one thread with Eigen single-threaded.
-template <class T, class Lhs, class Rhs>
-void batchedProduct(T* out, int64_t batches, int64_t rows, int64_t cols, int64_t inner, Lhs lhs, Rhs rhs) {
-  const int64_t block = batchRowBlock(batches, rows, inner, cols);
-  const int64_t perMatrix = (rows + block - 1) / block;
-  parallelFor(batches * perMatrix, grainFor(block * std::max<int64_t>(inner, 1) * cols), [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) {
-      const int64_t m = t / perMatrix, r0 = (t % perMatrix) * block, n = std::min(block, rows - r0);
-      MatrixMap<T>(out + m * rows * cols, rows, cols).middleRows(r0, n).noalias() =
-          lhs(m).middleRows(r0, n) * rhs(m);
-    }
-  });
-}
-
-// A stored batch of matrices as a product reads it: as stored, or transposed (stored [cols, rows] of the
-// operand the product sees as [rows, cols]).
-template <class T>
-struct Operand {
-  const T* p;
-  bool transposed;
-};
-
-// out[b] = L(b) x R(b), L [rows, inner] and R [inner, cols], each read from its stored batch as it is or
-// transposed (one of them at most: no product of bmm, bmmNT or their gradients reads both transposed): the one
-// product behind bmm, bmmNT and their gradients.
-template <class T>
-void storedProduct(T* out, int64_t batches, int64_t rows, int64_t cols, int64_t inner, Operand<T> l, Operand<T> r) {
-  GNN_ASSERT(!(l.transposed && r.transposed), "storedProduct: both operands transposed");
-  auto lhs = [&](int64_t i) { return matrixAt(l.p, i, rows, inner); };
-  auto lhsT = [&](int64_t i) { return matrixAt(l.p, i, inner, rows).transpose(); };
-  auto rhs = [&](int64_t i) { return matrixAt(r.p, i, inner, cols); };
-  auto rhsT = [&](int64_t i) { return matrixAt(r.p, i, cols, inner).transpose(); };
-  if (l.transposed) batchedProduct<T>(out, batches, rows, cols, inner, lhsT, rhs);
-  else if (r.transposed) batchedProduct<T>(out, batches, rows, cols, inner, lhs, rhsT);
-  else batchedProduct<T>(out, batches, rows, cols, inner, lhs, rhs);
-}
 
 // Leading (batch) dimensions and the matrix of a rank 3 or 4 operand of a batched product.
 struct Batched {
@@ -89,12 +32,6 @@ Batched batched(const char* op, const Tensor& a, const Tensor& b) {
   GNN_CHECK_ARG(a.isFloating() && a.dtype() == b.dtype(), op, ": dtypes differ or are not floating (",
                 dtypeName(a.dtype()), " vs ", dtypeName(b.dtype()), ")");
   return {lead, shapeNumel(lead), a.dim(-2), a.dim(-1)};
-}
-
-Shape withMatrix(Shape lead, int64_t rows, int64_t cols) {
-  lead.push_back(rows);
-  lead.push_back(cols);
-  return lead;
 }
 
 // ---- broadcasting over softmax rows ----
@@ -149,34 +86,18 @@ Variable batchedMatmul(const char* op, const Variable& a, const Variable& b, boo
                 shapeString(B.shape()), " do not chain ",
                 nt ? "([.., M, K] x [.., N, K]^T)" : "([.., M, K] x [.., K, N])");
   const int64_t M = s.rows, K = s.cols, N = B.dim(nt ? -2 : -1), batches = s.count;
-  return dispatchFloat(A.dtype(), [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor Y = Tensor::empty(withMatrix(s.lead, M, N), A.dtype());
-    storedProduct<T>(Y.data<T>(), batches, M, N, K, Operand<T>{A.data<T>(), false}, Operand<T>{B.data<T>(), nt});
-    const int64_t flops = 2 * batches * M * K * N;
-    OpInfo info{op, flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
-                flops * (a.requiresGrad() + b.requiresGrad())};
-    // Each input's gradient needs the other input.
-    return Variable::record(info, Y, {a, b}, {b.requiresGrad() ? A : Tensor(), a.requiresGrad() ? B : Tensor()},
-                            [batches, M, K, N, nt](const Tensor& gy, std::vector<GradInput>& in,
-                                                   const std::vector<Tensor>& saved) {
-      const T* g = gy.data<T>();
-      if (in[0].requiresGrad()) {
-        // gA [M, K] = gY [M, N] x (B^T or B) [N, K]
-        Tensor ga = Tensor::empty(in[0].shape(), gy.dtype());
-        storedProduct<T>(ga.data<T>(), batches, M, K, N, Operand<T>{g, false}, Operand<T>{saved[1].data<T>(), !nt});
-        in[0].addGrad(ga);
-      }
-      if (in[1].requiresGrad()) {
-        const T* ap = saved[0].data<T>();
-        Tensor gb = Tensor::empty(in[1].shape(), gy.dtype());
-        if (nt)  // gB [N, K] = gY^T [N, M] x A [M, K]
-          storedProduct<T>(gb.data<T>(), batches, N, K, M, Operand<T>{g, true}, Operand<T>{ap, false});
-        else  // gB [K, N] = A^T [K, M] x gY [M, N]
-          storedProduct<T>(gb.data<T>(), batches, K, N, M, Operand<T>{ap, true}, Operand<T>{g, false});
-        in[1].addGrad(gb);
-      }
-    });
+  Tensor Y = ops::batchedProduct({&A}, {&B, nt});
+  const int64_t flops = 2 * batches * M * K * N;
+  OpInfo info{op, flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
+              flops * (a.requiresGrad() + b.requiresGrad())};
+  // Each input's gradient needs the other input.
+  return Variable::record(info, Y, {a, b}, {b.requiresGrad() ? A : Tensor(), a.requiresGrad() ? B : Tensor()},
+                          [nt](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+    // gA [M, K] = gY [M, N] x (B^T or B) [N, K]
+    if (in[0].requiresGrad()) in[0].addGrad(ops::batchedProduct({&gy}, {&saved[1], !nt}));
+    // gB [N, K] = gY^T [N, M] x A [M, K] (bmmNT), or [K, N] = A^T [K, M] x gY [M, N] (bmm)
+    if (in[1].requiresGrad())
+      in[1].addGrad(nt ? ops::batchedProduct({&gy, true}, {&saved[0]}) : ops::batchedProduct({&saved[0], true}, {&gy}));
   });
 }
 }  // namespace

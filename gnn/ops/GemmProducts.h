@@ -1,6 +1,6 @@
-// float32 matrix products for the ops (matmul, matmulNT, linear and their gradients) on gnn/kernels/Gemm.h,
-// in the current context's matmul precision (gnn/ops/MatmulPrecision.h): rows cut into RowBlocks run in parallel,
-// each block one single-threaded kernel call, so results are the same for any thread count.
+// The float32 and bfloat16 back end of gnn/ops/Product.h (which alone calls it) on gnn/kernels/Gemm.h, in the
+// current context's matmul precision (gnn/ops/MatmulPrecision.h): rows cut into RowBlocks run in parallel, each
+// block one single-threaded kernel call, so results are the same for any thread count.
 #pragma once
 #include <cstdint>
 

@@ -1,63 +1,16 @@
-// Dense algebra: matmul, broadcasting add/sub/mul, scale, concat, sum, mean.
+// Dense algebra: matmul, broadcasting add/sub/mul, scale, concat, sum, mean. Their products go through
+// gnn/ops/Product.h, which owns how a product is computed.
 #include <algorithm>
 #include <vector>
 
-#include "gnn/ops/GemmProducts.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
-#include "gnn/ops/RowBlocks.h"
-#include "gnn/system/ExecutionContext.h"
+#include "gnn/ops/Product.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
-using ops::kPanelRows;
-using ops::RowBlocks;
+using ops::Operand;
 namespace {
-template <class T>
-using Mat = RowMatrix<T>;
-
-// out = op(a) * op(b) for a row block range of out, a and b given as Eigen expressions producers.
-template <class T, class LhsRows, class Rhs>
-void blockedProduct(MatrixMap<T> out, LhsRows lhsRows, const Rhs& rhs) {
-  const int64_t inner = out.rows() ? static_cast<int64_t>(rhs.rows()) : 0;
-  RowBlocks<T>(out.rows(), inner, out.cols()).forEach([&](int64_t b, int64_t e) {
-    if (e > b) out.middleRows(b, e - b).noalias() = lhsRows(b, e - b) * rhs;
-  });
-}
-
-// out = lhs * rhs (+ bias on every row when bias is not null), each row rounded the same wherever it is (see
-// kPanelRows): blocks of whole panels, and the matrix's last partial panel through a zero-padded copy.
-template <class T, class Lhs, class Rhs>
-void rowStableProduct(MatrixMap<T> out, const Lhs& lhs, const Rhs& rhs, const T* bias) {
-  const int64_t M = out.rows(), K = lhs.cols(), N = out.cols(), panel = kPanelRows<T>;
-  const auto biasRow = ConstMatrixMap<T>(bias ? bias : nullptr, 1, bias ? N : 0);
-  auto product = [&](auto&& o, const auto& l) {
-    if (bias) {
-      o.rowwise() = biasRow.row(0);
-      o.noalias() += l * rhs;
-    } else {
-      o.noalias() = l * rhs;
-    }
-  };
-  // Eigen evaluates a product with rows + inner + cols below EIGEN_GEMM_TO_COEFFBASED_THRESHOLD coefficient by
-  // coefficient, another summation order than its GEMM and GEMV kernels: a row alone in a small product (a
-  // panel of 6 doubles with K = 7, N = 1 without AVX) would round differently from the same row in a large
-  // one. So a block too small for the kernels is computed on a zero-padded copy tall enough for them.
-  const int64_t kernelRows = std::max<int64_t>(panel, (EIGEN_GEMM_TO_COEFFBASED_THRESHOLD + panel - 1) / panel * panel);
-  RowBlocks<T>(M, K, N).forEach([&](int64_t b, int64_t e) {
-    if (e <= b) return;
-    int64_t whole = b + (e - b) / panel * panel;
-    if (whole - b + K + N < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) whole = b;
-    if (whole > b) product(out.middleRows(b, whole - b), lhs.middleRows(b, whole - b));
-    if (whole < e) {
-      const int64_t rows = std::max(kernelRows, (e - whole + panel - 1) / panel * panel);
-      RowMatrix<T> l = RowMatrix<T>::Zero(rows, K), o(rows, N);
-      l.topRows(e - whole) = lhs.middleRows(whole, e - whole);
-      product(o, l);
-      out.middleRows(whole, e - whole) = o.topRows(e - whole);
-    }
-  });
-}
 
 enum class Broadcast { Same, Row, Column };
 Broadcast broadcastKind(const char* op, const Tensor& a, const Tensor& b) {
@@ -84,16 +37,7 @@ Tensor reduceTo(const Tensor& g, const Shape& bShape, Broadcast kind) {
   auto gm = g.matrix<T>();
   T* rv = r.data<T>();
   if (kind == Broadcast::Row) {
-    // Column sums, split over column ranges so every thread streams whole rows of its range.
-    parallelFor(gm.cols(), grainFor(gm.rows(), 16), [&](int64_t b, int64_t e) {
-      std::vector<T> acc(static_cast<size_t>(e - b), T(0));
-      T* __restrict a = acc.data();
-      for (int64_t i = 0; i < gm.rows(); ++i) {
-        const T* __restrict row = g.data<T>() + i * gm.cols() + b;
-        for (int64_t j = 0; j < e - b; ++j) a[j] += row[j];
-      }
-      std::copy(acc.begin(), acc.end(), rv + b);
-    });
+    ops::columnSums(g.data<T>(), gm.rows(), gm.cols(), rv);
   } else {
     parallelFor(gm.rows(), grainFor(gm.cols()), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) rv[i] = gm.row(i).sum();
@@ -101,143 +45,60 @@ Tensor reduceTo(const Tensor& g, const Shape& bShape, Broadcast kind) {
   }
   return r;
 }
-// out [R, C] = P^T Q for P [M, R] and Q [M, C], the shape of weight gradients (M = batch rows). With few
-// output rows, row blocks are few and uneven (600 rows give 7 blocks of 96: one core idles a quarter of the
-// time) and each block re-packs all of Q. So when M is long, the product is split over M instead: fixed
-// chunks of rows (from the shapes only), partial products summed in chunk order, deterministic for any
-// thread count. About four chunks (at least 256 rows each): every partial is written and read back once
-// more, so fewer, longer chunks pay (eight chunks of 252 rows took GIN's bf16 step 3.8% longer than four of
-// 502). The partials take at most 8 times out's size, so large outputs keep the row blocks.
-// With colSums: also the column sums of P (a bias gradient) into colSums [R], from the same chunks while they
-// are in cache. With P16 and Q16 (P and Q rounded to bfloat16 already, ops::roundToBf16): the bfloat16
-// products on them, the same kernel calls as rounding each chunk here.
-template <class T>
-void transposedProduct(Tensor& out, const Tensor& P, const Tensor& Q, Tensor* colSums = nullptr,
-                       const Tensor* P16 = nullptr, const Tensor* Q16 = nullptr) {
-  auto om = out.matrix<T>();
-  auto pm = P.matrix<T>();
-  const int64_t M = pm.rows(), R = om.rows(), C = om.cols();
-  const int64_t chunk = evenChunk(M, std::max<int64_t>(256, (M + 4 * 32 - 1) / (4 * 32) * 32), 4);
-  const int64_t chunks = (M + chunk - 1) / chunk;
-  const bool rounded = P16 && Q16;
-  if (chunks < 2 || R >= 8 * 256 || R * C > (int64_t{1} << 21)) {
-    if constexpr (std::is_same_v<T, float>) {
-      if (rounded)
-        ops::gemmRowsBf16(out.data<T>(), R, C, M, ops::bf16Bits(*P16), true, ops::bf16Bits(*Q16), false, nullptr);
-      else
-        ops::gemmRows(out.data<T>(), R, C, M, P.data<T>(), true, R, Q.data<T>(), false, C, nullptr);
-    } else {
-      auto pt = pm.transpose();
-      blockedProduct<T>(om, [&](int64_t s, int64_t n) { return pt.middleRows(s, n); }, Q.matrix<T>());
-    }
-    if (colSums) *colSums = reduceTo<T>(P, {R}, Broadcast::Row);
-    return;
-  }
-  Tensor partial = Tensor::empty({chunks, R * C}, out.dtype());
-  Tensor partialSums = colSums ? Tensor::empty({chunks, R}, out.dtype()) : Tensor();
-  T* part = partial.data<T>();
-  // The kernels store whole vectors of 16 floats across an output row: a narrow output whose width is not a
-  // multiple of 16 (SchNet's first filter layer: [128, 50] from 50 Gaussians) wastes a quarter of each row's
-  // last vector, so its transpose [C, R] is computed instead (R a multiple of 16) and transposed once at the
-  // end: that kernel ran 20% faster on [50 x 375] x [375 x 128].
-  const bool transposed = std::is_same_v<T, float> && !rounded && C % 16 != 0 && R % 16 == 0 && C < R;
-  parallelFor(chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      const int64_t lo = c * chunk, n = std::min(M, lo + chunk) - lo;
-      if constexpr (std::is_same_v<T, float>) {
-        if (rounded)
-          ops::gemmOnThreadBf16(true, false, R, C, n, ops::bf16Bits(*P16) + lo * R, R, ops::bf16Bits(*Q16) + lo * C, C,
-                                part + c * R * C, C);
-        else if (transposed)
-          ops::gemmOnThread(true, false, C, R, n, Q.data<T>() + lo * C, C, P.data<T>() + lo * R, R, part + c * R * C,
-                            R);
-        else
-          ops::gemmOnThread(true, false, R, C, n, P.data<T>() + lo * R, R, Q.data<T>() + lo * C, C, part + c * R * C,
-                            C);
-      } else {
-        MatrixMap<T>(part + c * R * C, R, C).noalias() =
-            pm.middleRows(lo, n).transpose() * Q.matrix<T>().middleRows(lo, n);
-      }
-      if (colSums) {
-        T* __restrict cs = partialSums.data<T>() + c * R;
-        std::fill(cs, cs + R, T(0));
-        for (int64_t i = lo; i < lo + n; ++i) {
-          const T* __restrict row = P.data<T>() + i * R;
-          for (int64_t j = 0; j < R; ++j) cs[j] += row[j];
-        }
-      }
-    }
-  });
-  if (colSums) {
-    *colSums = Tensor::empty({R}, out.dtype());
-    ops::sumChunkPartials(partialSums.data<T>(), chunks, R, colSums->data<T>());
-  }
-  if (!transposed) {
-    ops::sumChunkPartials(part, chunks, R * C, out.data<T>());
-    return;
-  }
-  Tensor sumT = Tensor::empty({C, R}, out.dtype());
-  ops::sumChunkPartials(part, chunks, R * C, sumT.data<T>());
-  om = sumT.matrix<T>().transpose();
+
+// An input of a product as the product reads it: its float values, or its bfloat16 rounding (a BF16 tensor that
+// linear kept for its backward).
+Operand operand(const Tensor& t, bool transposed) {
+  return t.dtype() == DType::BF16 ? Operand{nullptr, transposed, &t} : Operand{&t, transposed, nullptr};
 }
 
-// linear's backward in bfloat16 precision: its forward kept X and W rounded (X16 [M, K], W16 [N, K]); the output
-// gradient is rounded once for both products. The same kernel calls, and bits, as matmulNTBackward rounding
-// every operand of every product itself.
-void linearBf16Backward(const Tensor& X16, const Tensor& W16, const Tensor& gy, GradInput& x, GradInput& w,
-                        GradInput* bias) {
-  const int64_t M = gy.dim(0), N = gy.dim(1);
-  const bool withBias = bias && bias->requiresGrad();
-  if (!x.requiresGrad() && !w.requiresGrad()) {
-    if (withBias) bias->addGrad(reduceTo<float>(gy, {N}, Broadcast::Row).reshape(bias->shape()));
-    return;
+// Gradients of Y = A op(B) (op(B) = B^T when bT: matmulNT and linear; B when not: matmul) into a and b, for
+// those that need them: gA = gY op(B)^T, gB = A^T gY (B) or gY^T A (B^T). With bias: also the bias gradient
+// (column sums of gY), from the weight gradient's chunks. A and B may be kept rounded to bfloat16 (linear in
+// bfloat16 precision); gY is then rounded once for both products.
+void productBackward(const Tensor& A, const Tensor& B, bool bT, const Tensor& gy, GradInput& a, GradInput& b,
+                     GradInput* bias) {
+  const bool biasGrad = bias && bias->requiresGrad();
+  auto isRounded = [](const Tensor& t) { return t.defined() && t.dtype() == DType::BF16; };
+  const bool rounded = isRounded(A) || isRounded(B);
+  const Tensor gy16 = rounded && (a.requiresGrad() || b.requiresGrad()) ? ops::toBfloat16(gy) : Tensor();
+  const Operand g{&gy, false, gy16.defined() ? &gy16 : nullptr}, gT{&gy, true, g.rounded};
+  if (a.requiresGrad()) a.addGrad(ops::product(g, operand(B, !bT)));
+  Tensor biasSums;
+  if (b.requiresGrad())
+    b.addGrad(bT ? ops::product(gT, operand(A, false), nullptr, biasGrad ? &biasSums : nullptr)
+                 : ops::product(operand(A, true), g));
+  if (!biasGrad) return;
+  if (!biasSums.defined()) {
+    biasSums = dispatchFloat(gy.dtype(), [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      return reduceTo<T>(gy, {gy.dim(1)}, Broadcast::Row);
+    });
   }
-  const Tensor gy16 = ops::roundToBf16(gy.data<float>(), M, N, N);
-  if (x.requiresGrad()) {
-    const int64_t K = W16.dim(1);
-    Tensor gx = Tensor::empty(x.shape(), gy.dtype());
-    ops::gemmRowsBf16(gx.data<float>(), M, K, N, ops::bf16Bits(gy16), false, ops::bf16Bits(W16), false, nullptr);
-    x.addGrad(gx);
-  }
-  if (w.requiresGrad()) {
-    Tensor gw = Tensor::empty(w.shape(), gy.dtype());
-    Tensor gbias;
-    transposedProduct<float>(gw, gy, Tensor(), withBias ? &gbias : nullptr, &gy16, &X16);
-    w.addGrad(gw);
-    if (withBias) bias->addGrad(gbias.reshape(bias->shape()));
-  } else if (withBias) {
-    bias->addGrad(reduceTo<float>(gy, {N}, Broadcast::Row).reshape(bias->shape()));
-  }
+  bias->addGrad(biasSums.reshape(bias->shape()));
 }
 
-// Gradients of Y = A B^T (A [M, K], B [N, K]) into a and b, for those that need them.
-// With bias: also the bias gradient (column sums of gY), computed with the weight gradient's chunks.
-template <class T>
-void matmulNTBackward(const Tensor& A, const Tensor& B, const Tensor& gy, GradInput& a, GradInput& b,
-                      GradInput* bias = nullptr) {
-  auto gm = gy.matrix<T>();
-  if (a.requiresGrad()) {
-    Tensor ga = Tensor::empty(a.shape(), gy.dtype());
-    if constexpr (std::is_same_v<T, float>) {
-      const int64_t M = gy.dim(0), N = gy.dim(1), K = B.dim(1);
-      ops::gemmRows(ga.data<T>(), M, K, N, gy.data<T>(), false, N, B.data<T>(), false, K, nullptr);
-    } else {
-      auto bm = B.matrix<T>();
-      blockedProduct<T>(ga.matrix<T>(), [&](int64_t s, int64_t n) { return gm.middleRows(s, n); }, bm);
-    }
-    a.addGrad(ga);
-  }
-  if (b.requiresGrad()) {
-    // gB [N, K] = gY^T [N, M] x A [M, K]
-    Tensor gb = Tensor::empty(b.shape(), gy.dtype());
-    Tensor gbias;
-    const bool withBias = bias && bias->requiresGrad();
-    transposedProduct<T>(gb, gy, A, withBias ? &gbias : nullptr);
-    b.addGrad(gb);
-    if (withBias) bias->addGrad(gbias.reshape(bias->shape()));
-  } else if (bias && bias->requiresGrad()) {
-    bias->addGrad(reduceTo<T>(gy, {gy.dim(1)}, Broadcast::Row).reshape(bias->shape()));
-  }
+// The forward of Y = A op(B) (+ bias): its FLOPs and bytes, the tape entry, and the backward (productBackward).
+// A16 and B16: A and B rounded to bfloat16, when the product ran on them; the backward then reads them in place
+// of A and B.
+Variable recordProduct(const char* op, const Tensor& Y, const Variable& a, const Variable& b, const Variable& bias,
+                       bool bT, const Tensor& A16, const Tensor& B16) {
+  const Tensor &A = a.value(), &B = b.value();
+  const int64_t M = Y.dim(0), N = Y.dim(1), K = A.dim(1);
+  const bool hasBias = bias.defined(), biasGrad = hasBias && bias.requiresGrad();
+  std::vector<Variable> inputs{a, b};
+  if (hasBias) inputs.push_back(bias);
+  const int64_t flops = 2 * M * K * N;
+  OpInfo info{op, flops + (hasBias ? M * N : 0),
+              static_cast<int64_t>(A.nbytes() + B.nbytes() + (hasBias ? bias.value().nbytes() : 0)),
+              static_cast<int64_t>(Y.nbytes()), flops * (a.requiresGrad() + b.requiresGrad()) + (biasGrad ? M * N : 0)};
+  // Each input's gradient needs the other input.
+  return Variable::record(info, Y, std::move(inputs),
+                          {b.requiresGrad() ? (A16.defined() ? A16 : A) : Tensor(),
+                           a.requiresGrad() ? (B16.defined() ? B16 : B) : Tensor()},
+                          [bT](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
+                            productBackward(saved[0], saved[1], bT, gy, in[0], in[1], in.size() > 2 ? &in[2] : nullptr);
+                          });
 }
 }  // namespace
 
@@ -246,39 +107,8 @@ Variable matmul(const Variable& a, const Variable& b) {
   GNN_CHECK_ARG(A.rank() == 2 && B.rank() == 2 && A.dim(1) == B.dim(0), "matmul: shapes ", shapeString(A.shape()),
                 " and ", shapeString(B.shape()), " do not chain ([M, K] x [K, N])");
   checkSameFloat("matmul", A, B);
-  return dispatchFloat(A.dtype(), [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor Y = Tensor::empty({A.dim(0), B.dim(1)}, A.dtype());
-    if constexpr (std::is_same_v<T, float>)
-      ops::gemmRows(Y.data<T>(), A.dim(0), B.dim(1), A.dim(1), A.data<T>(), false, A.dim(1), B.data<T>(), false, B.dim(1), nullptr);
-    else
-      rowStableProduct<T>(Y.matrix<T>(), A.matrix<T>(), B.matrix<T>(), nullptr);
-    const int64_t flops = 2 * A.dim(0) * A.dim(1) * B.dim(1);
-    OpInfo info{"matmul", flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
-                flops * (a.requiresGrad() + b.requiresGrad())};
-    // Each input's gradient needs the other input.
-    return Variable::record(info, Y, {a, b}, {b.requiresGrad() ? A : Tensor(), a.requiresGrad() ? B : Tensor()},
-                            [](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
-      const Tensor &A = saved[0], &B = saved[1];
-      auto gm = gy.matrix<T>();
-      if (in[0].requiresGrad()) {
-        Tensor ga = Tensor::empty(in[0].shape(), gy.dtype());
-        if constexpr (std::is_same_v<T, float>) {
-          const int64_t M = gy.dim(0), N = gy.dim(1), K = B.dim(0);
-          ops::gemmRows(ga.data<T>(), M, K, N, gy.data<T>(), false, N, B.data<T>(), true, N, nullptr);
-        } else {
-          auto bt = B.matrix<T>().transpose();
-          blockedProduct<T>(ga.matrix<T>(), [&](int64_t s, int64_t n) { return gm.middleRows(s, n); }, bt);
-        }
-        in[0].addGrad(ga);
-      }
-      if (in[1].requiresGrad()) {
-        Tensor gb = Tensor::empty(in[1].shape(), gy.dtype());
-        transposedProduct<T>(gb, A, gy);
-        in[1].addGrad(gb);
-      }
-    });
-  });
+  const Tensor Y = ops::product({&A}, {&B});
+  return recordProduct("matmul", Y, a, b, Variable(), false, Tensor(), Tensor());
 }
 
 Variable matmulNT(const Variable& a, const Variable& b) {
@@ -286,21 +116,8 @@ Variable matmulNT(const Variable& a, const Variable& b) {
   GNN_CHECK_ARG(A.rank() == 2 && B.rank() == 2 && A.dim(1) == B.dim(1), "matmulNT: shapes ",
                 shapeString(A.shape()), " and ", shapeString(B.shape()), " do not chain ([M, K] x [N, K]^T)");
   checkSameFloat("matmulNT", A, B);
-  return dispatchFloat(A.dtype(), [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor Y = Tensor::empty({A.dim(0), B.dim(0)}, A.dtype());
-    if constexpr (std::is_same_v<T, float>)
-      ops::gemmRows(Y.data<T>(), A.dim(0), B.dim(0), A.dim(1), A.data<T>(), false, A.dim(1), B.data<T>(), true, B.dim(1), nullptr);
-    else
-      rowStableProduct<T>(Y.matrix<T>(), A.matrix<T>(), B.matrix<T>().transpose(), nullptr);
-    const int64_t flops = 2 * A.dim(0) * A.dim(1) * B.dim(0);
-    OpInfo info{"matmulNT", flops, static_cast<int64_t>(A.nbytes() + B.nbytes()), static_cast<int64_t>(Y.nbytes()),
-                flops * (a.requiresGrad() + b.requiresGrad())};
-    return Variable::record(info, Y, {a, b}, {b.requiresGrad() ? A : Tensor(), a.requiresGrad() ? B : Tensor()},
-                            [](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
-                              matmulNTBackward<T>(saved[0], saved[1], gy, in[0], in[1]);
-                            });
-  });
+  const Tensor Y = ops::product({&A}, {&B, true});
+  return recordProduct("matmulNT", Y, a, b, Variable(), true, Tensor(), Tensor());
 }
 
 Variable linear(const Variable& x, const Variable& weight, const Variable& bias) {
@@ -314,47 +131,12 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
                   " outputs");
     checkSameFloat("linear", X, bias.value());
   }
-  return dispatchFloat(X.dtype(), [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    Tensor Y = Tensor::empty({X.dim(0), W.dim(0)}, X.dtype());
-    const int64_t M = X.dim(0), K = X.dim(1), N = W.dim(0);
-    // bfloat16 precision: X and W rounded once, here, and kept rounded for the backward (half of float32's
-    // bytes), which would otherwise round them again.
-    Tensor X16, W16;
-    if constexpr (std::is_same_v<T, float>) {
-      if (ExecutionContext::current().matmulPrecision() == MatmulPrecision::BFloat16) {
-        X16 = ops::roundToBf16(X.data<T>(), M, K, K);
-        W16 = ops::roundToBf16(W.data<T>(), N, K, K);
-        ops::gemmRowsBf16(Y.data<T>(), M, N, K, ops::bf16Bits(X16), false, ops::bf16Bits(W16), true,
-                          hasBias ? bias.value().data<T>() : nullptr);
-      } else {
-        ops::gemmRows(Y.data<T>(), M, N, K, X.data<T>(), false, K, W.data<T>(), true, K,
-                      hasBias ? bias.value().data<T>() : nullptr);
-      }
-    } else {
-      rowStableProduct<T>(Y.matrix<T>(), X.matrix<T>(), W.matrix<T>().transpose(),
-                          hasBias ? bias.value().data<T>() : nullptr);
-    }
-    std::vector<Variable> inputs{x, weight};
-    if (hasBias) inputs.push_back(bias);
-    const int64_t flops = 2 * M * K * N;
-    const bool biasGrad = hasBias && bias.requiresGrad();
-    OpInfo info{"linear", flops + (hasBias ? M * N : 0),
-                static_cast<int64_t>(X.nbytes() + W.nbytes() + (hasBias ? bias.value().nbytes() : 0)),
-                static_cast<int64_t>(Y.nbytes()),
-                flops * (x.requiresGrad() + weight.requiresGrad()) + (biasGrad ? M * N : 0)};
-    const bool rounded = X16.defined();
-    return Variable::record(info, Y, std::move(inputs),
-                            {weight.requiresGrad() ? (rounded ? X16 : X) : Tensor(),
-                             x.requiresGrad() ? (rounded ? W16 : W) : Tensor()},
-                            [rounded](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved) {
-                              GradInput* b = in.size() > 2 ? &in[2] : nullptr;
-                              if constexpr (std::is_same_v<T, float>) {
-                                if (rounded) return linearBf16Backward(saved[0], saved[1], gy, in[0], in[1], b);
-                              }
-                              matmulNTBackward<T>(saved[0], saved[1], gy, in[0], in[1], b);
-                            });
-  });
+  // bfloat16 precision: X and W rounded once, here, and kept rounded for the backward (half of float32's
+  // bytes), which would otherwise round them again.
+  const Tensor X16 = ops::roundedOperand(X), W16 = ops::roundedOperand(W);
+  const Tensor Y = ops::product({&X, false, X16.defined() ? &X16 : nullptr}, {&W, true, W16.defined() ? &W16 : nullptr},
+                                hasBias ? &bias.value() : nullptr);
+  return recordProduct("linear", Y, x, weight, bias, true, X16, W16);
 }
 
 namespace {

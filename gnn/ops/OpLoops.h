@@ -243,6 +243,21 @@ void sumChunkPartials(const T* partials, int64_t chunks, int64_t width, T* out) 
   });
 }
 
+/// out[j] = the sum over i < rows of m[i][j] (m row-major [rows, cols]), in increasing i whatever the thread count:
+/// split over column ranges, so every thread streams whole rows of its range (a bias gradient, a broadcast row's).
+template <class T>
+void columnSums(const T* m, int64_t rows, int64_t cols, T* out) {
+  parallelFor(cols, grainFor(rows, 16), [&](int64_t b, int64_t e) {
+    std::vector<T> acc(static_cast<size_t>(e - b), T(0));
+    T* __restrict a = acc.data();
+    for (int64_t i = 0; i < rows; ++i) {
+      const T* __restrict row = m + i * cols + b;
+      for (int64_t j = 0; j < e - b; ++j) a[j] += row[j];
+    }
+    std::copy(acc.begin(), acc.end(), out + b);
+  });
+}
+
 /// Which value an elementwise op's derivative is computed from: the tape saves only that one.
 enum class From { Input, Output };
 
