@@ -10,10 +10,11 @@
 
 #include "device/CompileCapture.h"
 #include "device/ExecutionProgramParts.h"
-#include "device/GradientExchange.h"
 #include "device/GradientReduction.h"
 #include "device/HostIo.h"
 #include "device/ProcessExchange.h"
+#include "device/StageTaskRunner.h"
+#include "device/TaskScheduler.h"
 #include "gnn/optim/GradNorm.h"
 #include "gnn/system/Check.h"
 #include "gnn/system/Parallel.h"
@@ -37,86 +38,58 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
       loss_(std::move(lossFn)),
       opt_(optimizer),
       options_(options),
-      training_(optimizer != nullptr),
-      simulated_(simulated) {
+      training_(optimizer != nullptr) {
+  layout_.simulated = simulated;
   GNN_CHECK_ARG(model.numBlocks() >= 1, "compile: the model has no blocks");
   if (training_) GNN_CHECK_ARG(static_cast<bool>(loss_.loss), "compile: a training program needs a loss function");
-  if (!simulated_) {
+  if (!layout_.simulated) {
     GNN_CHECK_ARG(options_.replicationFactor == 1, "the CPU device runs one replica (got replicationFactor ",
                   options_.replicationFactor, "): use --device ipu for replicas, or a larger --batch-size");
     GNN_CHECK_ARG(options_.pipelineSplits.empty(),
                   "the CPU device runs the model whole: --pipeline-splits needs --device ipu");
   }
   stageBlocks_ = stageRanges(model.blockNames(), options_.pipelineSplits);
-  stages_ = static_cast<int64_t>(stageBlocks_.size());
-  options_.validate(training_, stages_);
-  GNN_CHECK_ARG(simulated_ || options_.describeMemoryOptions().empty(), "compile: ", options_.describeMemoryOptions(),
+  layout_.stages = static_cast<int64_t>(stageBlocks_.size());
+  options_.validate(training_, layout_.stages);
+  GNN_CHECK_ARG(layout_.simulated || options_.describeMemoryOptions().empty(), "compile: ", options_.describeMemoryOptions(),
                 ": options of the simulated IPU (--device ipu)");
   replicas_ = options_.replicationFactor;
   accumulation_ = training_ ? options_.gradientAccumulation : options_.deviceIterations;
   shard_ = options_.shard(training_);
-  firstLocalReplica_ = shard_.first;
-  localReplicas_ = shard_.count;
-  layout_ = IpuLayout{stages_, firstLocalReplica_, localReplicas_, simulated_};
+  layout_.firstLocalReplica = shard_.first;
+  layout_.localReplicas = shard_.count;
   shapes_ = shapes;
   GNN_CHECK_ARG(!distributed() || !options_.replicatedTensorSharding,
                 "--replicated-tensor-sharding runs its replicas in one process: across MPI processes each would own "
                 "optimizer state the others update (run it without mpirun, or without the option)");
-  schedule_ = training_ ? PipelineSchedule::training(stages_, accumulation_, options_.executionStrategy)
-                        : PipelineSchedule::inference(stages_, accumulation_, options_.executionStrategy);
-  numIpus_ = simulated_ ? options_.numIpus(stages_) : 1;
+  schedule_ = training_ ? PipelineSchedule::training(layout_.stages, accumulation_, options_.executionStrategy)
+                        : PipelineSchedule::inference(layout_.stages, accumulation_, options_.executionStrategy);
+  numIpus_ = layout_.simulated ? options_.numIpus(layout_.stages) : 1;
   fp16_ = options_.precision == Precision::FP16;
-  lossScaler_ = LossScaler(options_, training_);
   streaming_ = std::make_shared<MemoryAccount>("streaming");
-  if (training_ && distributed()) gradientExchange_ = std::make_unique<GradientExchange>(*options_.processes);
-  makeReplicas();
+  weights_ = std::make_unique<ReplicaWeights>(master_, opt_, layout_.localReplicas, fp16_);
+  makeIpus();
+  update_ = std::make_unique<WeightUpdate>(WeightUpdate::Program{
+      options_, training_, layout_, replicas_, ipus_, *weights_, opt_, [this] { return now(); },
+      [this](TaskKind kind, int64_t iteration, double start, double end) {
+        recordOnEveryIpu(kind, iteration, start, end);
+      }});
   if (training_) placeOptimizerState();
-  const int64_t lanes = localReplicas_ * static_cast<int64_t>(schedule_.lanes.size());
+  const int64_t lanes = layout_.localReplicas * static_cast<int64_t>(schedule_.lanes.size());
   // The cores this process may use (setCoreSlots: shared with the other processes of the job on this host).
   workers_ = options_.workers > 0 ? options_.workers : std::min<int64_t>(coreSlots(), lanes);
   workers_ = std::max<int64_t>(1, std::min(workers_, lanes));
-  if (!simulated_) workers_ = 1;
+  if (!layout_.simulated) workers_ = 1;
   startRecord(record_, shapes, master_.blockNames(), stageBlocks_, schedule_);
-  fwdSeconds_.assign(static_cast<size_t>(stages_), 0);
-  bwdSeconds_.assign(static_cast<size_t>(stages_), 0);
-  fwdCount_.assign(static_cast<size_t>(stages_), 0);
-  bwdCount_.assign(static_cast<size_t>(stages_), 0);
+  stageTimes_ = StageTimes(layout_.stages);
   makeTracks();
 }
 
-void ExecutionProgram::makeReplicas() {
-  // fp16: every replica, the first too, is a copy holding the master's weights rounded to half; the model the
-  // program was compiled with keeps the fp32 master weights the optimizer updates.
-  if (!fp16_) replicaModels_.push_back(&master_);
-  for (int64_t r = fp16_ ? 0 : 1; r < localReplicas_; ++r) {
-    std::unique_ptr<Module> c = master_.clone();
-    auto* bm = dynamic_cast<BlockModel*>(c.get());
-    GNN_ASSERT(bm, "clone() of a BlockModel returned another kind of module");
-    replicaModels_.push_back(bm);
-    clones_.push_back(std::move(c));
-  }
-  // Parameters in the optimizer's order, matched to each replica's copy by position in parameters().
-  const std::vector<Variable> mp = master_.parameters();
-  const std::vector<Variable> order = opt_ ? opt_->parameters() : mp;
-  std::vector<size_t> pos;
-  for (const Variable& p : order) {
-    size_t i = 0;
-    while (i < mp.size() && &mp[i].value() != &p.value()) ++i;
-    GNN_CHECK_ARG(i < mp.size(), "compile: the optimizer updates a tensor that is not a parameter of the model");
-    pos.push_back(i);
-  }
-  for (int64_t r = 0; r < localReplicas_; ++r) {
-    const std::vector<Variable> rp = replicaModels_[static_cast<size_t>(r)]->parameters();
-    std::vector<Variable> v;
-    for (size_t i : pos) v.push_back(rp[i]);
-    replicaParams_.push_back(std::move(v));
-  }
-  for (size_t i : pos) masterParams_.push_back(mp[i]);
-  ownerStage_ = std::make_shared<std::vector<int64_t>>(masterParams_.size(), -1);
-  for (int64_t r = firstLocalReplica_; r < firstLocalReplica_ + localReplicas_; ++r)
-    for (int64_t s = 0; s < stages_; ++s) {
+void ExecutionProgram::makeIpus() {
+  for (int64_t r = layout_.firstLocalReplica; r < layout_.localEnd(); ++r)
+    for (int64_t s = 0; s < layout_.stages; ++s) {
       auto ip = std::make_unique<IpuRuntime>();
-      ip->memory = std::make_shared<MemoryAccount>(simulated_ ? "ipu" + std::to_string(layout_.ipu(r, s)) : "cpu");
+      ip->memory = std::make_shared<MemoryAccount>(layout_.simulated ? "ipu" + std::to_string(layout_.ipu(r, s)) : "cpu");
       ip->ctx.setMemoryAccount(ip->memory);
       ip->ctx.setGradientSink(&ip->sink);
       if (fp16_) ip->ctx.setRounding(options_.stochasticRounding ? Rounding::StochasticHalf : Rounding::Half);
@@ -130,7 +103,7 @@ void ExecutionProgram::placeOptimizerState() {
   // tensor sharding, replica r's for shard r), or in streaming memory when offloaded.
   std::vector<std::shared_ptr<MemoryAccount>> accounts;
   for (const auto& ip : ipus_) accounts.push_back(ip->memory);
-  const auto owners = ownerStage_;
+  const auto owners = update_->ownerStages();
   const IpuLayout layout = layout_;
   // `replica` counts this process's replicas from its first.
   auto onIpu = [accounts, owners, layout](size_t replica, size_t i) {
@@ -145,7 +118,7 @@ void ExecutionProgram::placeOptimizerState() {
       ExecutionContext off;
       off.setMemoryAccount(streaming_);
       ContextScope use(off);
-      for (Variable& p : masterParams_) p.value() = p.value().clone();
+      for (Variable& p : weights_->master()) p.value() = p.value().clone();
     }
   } else {
     opt_->setStateAccounts([onIpu](size_t i) { return onIpu(0, i); });
@@ -161,9 +134,9 @@ void ExecutionProgram::placeOptimizerState() {
 
 void ExecutionProgram::makeTracks() {
   std::vector<std::string> tracks;
-  for (int64_t r = firstLocalReplica_; r < firstLocalReplica_ + localReplicas_; ++r)
-    for (int64_t s = 0; s < stages_; ++s)
-      tracks.push_back(simulated_ ? "IPU " + std::to_string(layout_.ipu(r, s)) + " (replica " + std::to_string(r) +
+  for (int64_t r = layout_.firstLocalReplica; r < layout_.localEnd(); ++r)
+    for (int64_t s = 0; s < layout_.stages; ++s)
+      tracks.push_back(layout_.simulated ? "IPU " + std::to_string(layout_.ipu(r, s)) + " (replica " + std::to_string(r) +
                                         ", stage " + std::to_string(s) + ": " +
                                         record_.stages[static_cast<size_t>(s)].name + ")"
                                   : "CPU");
@@ -173,15 +146,7 @@ void ExecutionProgram::makeTracks() {
 
 ExecutionProgram::~ExecutionProgram() = default;
 
-DeviceProgram::ExchangeBytes ExecutionProgram::exchangeBytes() const {
-  ExchangeBytes b;
-  if (!gradientExchange_) return b;
-  b.sent = gradientExchange_->totalBytesSent();
-  b.received = gradientExchange_->totalBytesReceived();
-  b.updates = gradientExchanges_;
-  for (const Variable& p : masterParams_) b.gradient += static_cast<int64_t>(p.value().nbytes());
-  return b;
-}
+DeviceProgram::ExchangeBytes ExecutionProgram::exchangeBytes() const { return update_->exchangeBytes(); }
 
 const MemoryAccount& ExecutionProgram::ipuMemory(int64_t id) const { return *ipus_.at(static_cast<size_t>(id))->memory; }
 
@@ -199,20 +164,9 @@ std::vector<std::string> ExecutionProgram::stageNames() const {
   return out;
 }
 
-void ExecutionProgram::syncReplicas() {
-  for (int64_t r = 0; r < localReplicas_; ++r)
-    for (size_t i = 0; i < masterParams_.size(); ++i) {
-      const Tensor& src = std::as_const(masterParams_[i]).value();
-      Tensor& dst = replicaParams_[static_cast<size_t>(r)][i].value();
-      if (dst.storageId() == src.storageId()) continue;  // replica 0 in fp32 is the master
-      std::memcpy(dst.raw(), src.raw(), src.nbytes());
-      if (fp16_) roundTensorToHalf(dst, Rounding::Half);
-    }
-}
-
 void ExecutionProgram::recordOnEveryIpu(TaskKind kind, int64_t iteration, double start, double end) {
-  for (int64_t r = firstLocalReplica_; r < firstLocalReplica_ + localReplicas_; ++r)
-    for (int64_t s = 0; s < stages_; ++s) {
+  for (int64_t r = layout_.firstLocalReplica; r < layout_.localEnd(); ++r)
+    for (int64_t s = 0; s < layout_.stages; ++s) {
       TaskRecord t;
       t.kind = kind;
       t.ipu = layout_.track(r, s);
@@ -222,7 +176,7 @@ void ExecutionProgram::recordOnEveryIpu(TaskKind kind, int64_t iteration, double
       t.iteration = iteration;
       t.cpu = {start, end - start};
       recordTask(t);
-      if (!simulated_) return;  // the CPU device has one track
+      if (!layout_.simulated) return;  // the CPU device has one track
     }
 }
 
@@ -261,7 +215,7 @@ RunResult ExecutionProgram::runRequest(const Batch& request, const RunArgs& args
   if (distributed()) {
     // Micro-batch m of the request: device iteration m / (R·G), replica (m / G) % R, micro-batch m % G.
     std::vector<MicroBatchRun> mine = std::move(all);
-    exchangeRequest(*options_.processes, ReplicaLayout{replicas_, stages_, shard_}, requests_ + 1, mine, splitError,
+    exchangeRequest(*options_.processes, ReplicaLayout{replicas_, layout_.stages, shard_}, requests_ + 1, mine, splitError,
                     all);
   }
   const auto real = static_cast<int64_t>(all.size());
@@ -361,7 +315,7 @@ void ExecutionProgram::fillPadding(std::vector<MicroBatchRun>& all, int64_t real
   for (int64_t m = 0; m < std::min<int64_t>(real, static_cast<int64_t>(all.size())); ++m)
     if (all[static_cast<size_t>(m)].batch.numGraphs > 0) last = &all[static_cast<size_t>(m)].batch;
   for (int64_t m = real; m < static_cast<int64_t>(all.size()); ++m)
-    if (local(shard_.replicaOf(m))) all[static_cast<size_t>(m)].batch = *last;
+    if (layout_.isLocal(shard_.replicaOf(m))) all[static_cast<size_t>(m)].batch = *last;
 }
 
 void ExecutionProgram::sendToDevice(std::vector<MicroBatchRun>& all, int64_t real, const Batch& request,
@@ -398,6 +352,39 @@ UpdateResult summarizeUpdate(const std::vector<std::vector<MicroBatchRun>>& mbs,
   return u;
 }
 }  // namespace
+
+UpdateResult ExecutionProgram::runUpdate(Replicas& mbs, int64_t iteration, int64_t step, const RunArgs& args,
+                                         RunResult& result) {
+  const int64_t G = static_cast<int64_t>(mbs.front().size());
+  const PipelineSchedule schedule = G == accumulation_ ? schedule_
+                                    : training_ ? PipelineSchedule::training(layout_.stages, G, options_.executionStrategy)
+                                                : PipelineSchedule::inference(layout_.stages, G, options_.executionStrategy);
+  double totalWeight = 0;
+  for (const auto& rep : mbs)
+    for (const auto& m : rep) totalWeight += m.padding ? 0.0 : m.weight;
+  for (auto& ip : ipus_) {
+    ip->sink.clear();
+    ip->ctx.resetGradientOverflows();
+  }
+  weights_->sync();
+  const StageTaskProgram program{layout_, stageBlocks_, loss_, ipus_, weights_->models(),
+                                 training_, options_.recompute && training_, checkLossFinite_};
+  const UpdateTasks update{mbs, requests_, iteration, step, args.seed, totalWeight, lossScale(),
+                           capturing_ && iteration == 0};
+  StageTaskReports reports{record_, stageTimes_, [this](const TaskRecord& t) { recordTask(t); },
+                           [this] { return now(); }};
+  StageTaskRunner tasks(program, update, reports, replicas_);
+  const std::exception_ptr error = runLanes(
+      lanesOf(schedule, layout_.firstLocalReplica, layout_.localReplicas), workers_,
+      [&](int64_t r, const ScheduledTask& t) { return tasks.ready(r, t); },
+      [&](int64_t r, const ScheduledTask& t) { tasks.run(r, t); });
+  int64_t overflows = 0;
+  std::vector<Tensor> grads =
+      update_->reduce(mbs, error, iteration, capturing_ && iteration == 0 ? &record_ : nullptr, overflows);
+  UpdateResult u;
+  if (training_) update_->apply(grads, overflows, iteration, args, result, u);
+  return u;
+}
 
 void ExecutionProgram::runUpdates(std::vector<MicroBatchRun>& all, const RunArgs& args, RunResult& result,
                                   std::vector<MicroBatchRun>& done) {
@@ -505,8 +492,7 @@ std::string ExecutionProgram::stageTable() const {
   s << line;
   for (size_t i = 0; i < record_.stages.size(); ++i) {
     const StageRecord& st = record_.stages[i];
-    const double ms = (fwdCount_[i] ? fwdSeconds_[i] / static_cast<double>(fwdCount_[i]) : 0.0) +
-                      (bwdCount_[i] ? bwdSeconds_[i] / static_cast<double>(bwdCount_[i]) : 0.0);
+    const double ms = stageTimes_.perMicroBatch(static_cast<int64_t>(i));
     const std::string ops = std::to_string(st.forwardOps) + "/" + std::to_string(st.backwardOps);
     std::snprintf(line, sizeof line, "%-5zu %-28s %9s %11lld %12.4f %12.2f %10.2f %7lld\n", i, st.name.c_str(),
                   ops.c_str(), static_cast<long long>(st.parameters),

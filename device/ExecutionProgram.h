@@ -14,8 +14,9 @@
 //   ExecutionProgram p("ipu", model, lossFn, &opt, firstBatch, options, /*simulated=*/true);
 //   RunResult r = p.run(request, args);
 //
-// Where things are: the stage tasks (StageTask), the worker pool (TaskScheduler), one weight update
-// (WeightUpdate.cpp), the gradient sum and the all-gather (GradientReduction), loss scaling (LossScaler), the host link (HostIo), the compile record's
+// Where things are: the stage tasks (StageTaskRunner, running the blocks through StageTask), the worker pool
+// (TaskScheduler), the replicas' weights (ReplicaWeights), one weight update (WeightUpdate: the gradient sum and
+// the all-gather of GradientReduction, loss scaling of LossScaler), the host link (HostIo), the compile record's
 // capture (CompileCapture), the exchanges between processes (ProcessExchange, over WireFormat); the types they
 // share are in ExecutionProgramParts.h.
 #pragma once
@@ -28,8 +29,11 @@
 #include "device/Device.h"
 #include "device/IpuLayout.h"
 #include "device/LossScaler.h"
+#include "device/ReplicaWeights.h"
 #include "device/PipelineSchedule.h"
 #include "device/StageSplit.h"
+#include "device/StageTimes.h"
+#include "device/WeightUpdate.h"
 #include "gnn/autograd/GradientSink.h"
 #include "gnn/system/ExecutionContext.h"
 
@@ -37,9 +41,6 @@ namespace gnn {
 
 struct IpuRuntime;
 struct MicroBatchRun;
-struct StageSlots;
-class Recorder;
-class GradientExchange;
 
 class ExecutionProgram : public DeviceProgram {
  public:
@@ -59,14 +60,14 @@ class ExecutionProgram : public DeviceProgram {
   const CompileRecord& record() const override { return record_; }
   void enableTrace(int64_t requests) override { traceRequests_ = requests; }
   const Trace& trace() const override { return trace_; }
-  double lossScale() const override { return lossScaler_.scale(); }
-  int64_t skippedUpdates() const override { return lossScaler_.skipped(); }
-  LossScaleState lossScaleState() const override { return lossScaler_.state(); }
-  void setLossScaleState(const LossScaleState& st) override { lossScaler_.setState(st); }
-  double allReduceSeconds() const override { return allReduceSeconds_; }
+  double lossScale() const override { return update_->lossScaler().scale(); }
+  int64_t skippedUpdates() const override { return update_->lossScaler().skipped(); }
+  LossScaleState lossScaleState() const override { return update_->lossScaler().state(); }
+  void setLossScaleState(const LossScaleState& st) override { update_->lossScaler().setState(st); }
+  double allReduceSeconds() const override { return update_->allReduceSeconds(); }
   ExchangeBytes exchangeBytes() const override;
   /// Updates whose gradients overflowed in half (skipped ones included; with static scaling they were applied).
-  int64_t overflowUpdates() const { return lossScaler_.overflows(); }
+  int64_t overflowUpdates() const { return update_->lossScaler().overflows(); }
   /// Worker threads the tasks run on.
   int64_t workers() const { return workers_; }
   /// Off: a non-finite loss does not stop the request (a compile-time capture records the ops whatever the
@@ -81,7 +82,7 @@ class ExecutionProgram : public DeviceProgram {
   using Replicas = std::vector<std::vector<MicroBatchRun>>;  // [replica][micro-batch] of one update
 
   // Construction (ExecutionProgram.cpp).
-  void makeReplicas();
+  void makeIpus();
   void placeOptimizerState();
   void makeTracks();
 
@@ -100,42 +101,14 @@ class ExecutionProgram : public DeviceProgram {
   void collectOutputs(const std::vector<MicroBatchRun>& done, RunResult& result);
 
   // One weight update (training) or one inference pass over `mbs` (per replica, G micro-batches each): the
-  // tasks on the worker pool, the gradients reduced, loss scaling, the check and clipping of RunArgs, the
-  // optimizer (WeightUpdate.cpp).
+  // tasks on the worker pool (StageTaskRunner), then the gradients reduced and the weights updated (WeightUpdate).
   UpdateResult runUpdate(Replicas& mbs, int64_t iteration, int64_t step, const RunArgs& args, RunResult& result);
-  std::vector<Tensor> reduceUpdateGradients(Replicas& mbs, std::exception_ptr error, int64_t iteration,
-                                            int64_t& overflows);
-  void applyUpdate(std::vector<Tensor>& grads, int64_t overflows, int64_t iteration, const RunArgs& args,
-                   RunResult& result, UpdateResult& update);
-
-  // One task of a stage (StageTask.cpp).
-  void runTask(int64_t replica, const ScheduledTask& t, StageSlots& slots, Replicas& mbs, int64_t iteration,
-               int64_t step, uint64_t seed, double totalWeight);
-  void runForwardTask(int64_t replica, const ScheduledTask& t, StageSlots& slots, MicroBatchRun& m,
-                      const TaskRecord& tr, int64_t step, uint64_t seed, bool capture, Recorder& rec, double start);
-  void runBackwardTask(int64_t replica, const ScheduledTask& t, StageSlots& slots, MicroBatchRun& m,
-                       const TaskRecord& tr, int64_t step, uint64_t seed, double totalWeight, bool capture,
-                       Recorder& rec);
-  // The task's trace slice, its ops into the compile record (capture), the stage's measured time.
-  void finishTask(const ScheduledTask& t, StageSlots& slots, TaskRecord tr, bool capture, const Recorder& rec,
-                  double start);
-  TaskRecord taskRecord(int64_t replica, const ScheduledTask& t, int64_t iteration) const;
-
   void recordTask(const TaskRecord& r);
   // The same slice (all-reduce, optimizer) on every simulated IPU's track.
   void recordOnEveryIpu(TaskKind kind, int64_t iteration, double start, double end);
   // Micro-batches a request of `microBatches` runs: whole updates, padded or dropped per PartialRequest.
   int64_t microBatchesToRun(int64_t microBatches) const;
   double now() const;
-  // Every replica's weights from the master's (fp16: rounded to half).
-  void syncReplicas();
-  // Replica r is global (0 .. replicas_-1); this process holds replicas [firstLocalReplica_, +localReplicas_).
-  IpuRuntime& ipu(int64_t replica, int64_t stage) {
-    return *ipus_[static_cast<size_t>(layout_.local(replica, stage))];
-  }
-  BlockModel& replicaModel(int64_t r) { return *replicaModels_[static_cast<size_t>(r - firstLocalReplica_)]; }
-  std::vector<Variable>& replicaParams(int64_t r) { return replicaParams_[static_cast<size_t>(r - firstLocalReplica_)]; }
-  bool local(int64_t r) const { return r >= firstLocalReplica_ && r < firstLocalReplica_ + localReplicas_; }
   // Replicas spread over processes (ProcessExchange.cpp).
   bool distributed() const { return isDistributed(options_.processes.get()); }
 
@@ -144,28 +117,20 @@ class ExecutionProgram : public DeviceProgram {
   LossFn loss_;
   Optimizer* opt_;
   IpuOptions options_;
-  bool training_, simulated_;
-  int64_t stages_ = 1, replicas_ = 1, accumulation_ = 1, numIpus_ = 1, workers_ = 1;
-  int64_t firstLocalReplica_ = 0, localReplicas_ = 1;  // this process's replicas
-  IpuLayout layout_;  // (replica, stage) -> IPU number, runtime and trace track
+  bool training_;
+  int64_t replicas_ = 1, accumulation_ = 1, numIpus_ = 1, workers_ = 1;
+  // The stages, this process's replicas, simulated or the CPU, and (replica, stage) -> IPU number, runtime and
+  // trace track.
+  IpuLayout layout_;
   RequestShard shard_;
   Batch shapes_;              // padding for a process none of whose micro-batches of a short request are real
   StageBlocks stageBlocks_;
   PipelineSchedule schedule_;
-  std::vector<std::unique_ptr<Module>> clones_;   // local replicas after the first (fp16: every one)
-  std::vector<BlockModel*> replicaModels_;        // local; [0] = the model itself (fp16: a clone holding half weights)
-  std::vector<std::vector<Variable>> replicaParams_;  // per local replica, in the optimizer's order
-  std::vector<Variable> masterParams_;            // the optimizer's (fp32 master) parameters
   bool fp16_ = false;
-  LossScaler lossScaler_;
+  std::unique_ptr<ReplicaWeights> weights_;  // this process's replicas' weights and the optimizer's master copy
+  std::unique_ptr<WeightUpdate> update_;
   std::shared_ptr<MemoryAccount> streaming_;
-  // Stage whose sink first received parameter i's gradient (-1: not yet known): where its state lives.
-  std::shared_ptr<std::vector<int64_t>> ownerStage_;
   std::vector<std::unique_ptr<IpuRuntime>> ipus_;  // local replicas, replica-major: ipu(r, s)
-  uint64_t exchanges_ = 0;
-  std::unique_ptr<GradientExchange> gradientExchange_;  // training across processes: sums the replicas' gradients
-  int64_t gradientExchanges_ = 0;
-  double allReduceSeconds_ = 0;
   CompileRecord record_;
   Trace trace_;
   int64_t traceRequests_ = 0;
@@ -174,9 +139,7 @@ class ExecutionProgram : public DeviceProgram {
   bool checkLossFinite_ = true;
   std::chrono::steady_clock::time_point t0_;
   bool started_ = false;
-  // Measured seconds and counts of forward / backward tasks per stage.
-  std::vector<double> fwdSeconds_, bwdSeconds_;
-  std::vector<int64_t> fwdCount_, bwdCount_;
+  StageTimes stageTimes_;
 };
 
 }  // namespace gnn

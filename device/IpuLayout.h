@@ -13,6 +13,10 @@ struct IpuLayout {
   int64_t firstLocalReplica = 0, localReplicas = 1;
   bool simulated = false;  // the CPU device: one runtime and one track for everything
 
+  /// One past this process's last replica.
+  int64_t localEnd() const { return firstLocalReplica + localReplicas; }
+  /// Whether this process holds the replica.
+  bool isLocal(int64_t replica) const { return replica >= firstLocalReplica && replica < localEnd(); }
   /// The IPU's number in the job.
   int64_t ipu(int64_t replica, int64_t stage) const { return replica * stages + stage; }
   /// This process's runtime of the replica's stage (an index into its runtimes, replica-major).

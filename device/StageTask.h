@@ -2,7 +2,7 @@
 // takes the previous stage's activations (a StageSnapshot), runs the stage's blocks one of three ways and hands
 // its output on (or computes the loss on the last stage); a backward seeds the stage's outputs with the next
 // stage's gradients (or the loss with its weight share × the loss scale) and hands the gradients of its inputs
-// back. ExecutionProgram::runTask (StageTask.cpp) moves the values between slots; the functions here run the
+// back. StageTaskRunner (device/StageTaskRunner.h) moves the values between slots; the functions here run the
 // blocks.
 //
 //   BlockState out = forwardPlain(model, std::move(in), batch, first, last);

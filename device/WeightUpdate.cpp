@@ -1,109 +1,114 @@
-// ExecutionProgram's weight update: the tasks of one update on the worker pool, the replicas' gradients reduced
-// (across processes: exchanged first), fp16 loss scaling, the gradient check and clipping RunArgs asks for, and
-// the optimizer (with replicated tensor sharding: each replica its range, then the all-gather).
+#include "device/WeightUpdate.h"
+
 #include <cmath>
+#include <string>
 
 #include "device/CompileCapture.h"
-#include "device/ExecutionProgram.h"
 #include "device/ExecutionProgramParts.h"
 #include "device/GradientExchange.h"
 #include "device/GradientReduction.h"
 #include "device/ProcessExchange.h"
-#include "device/TaskScheduler.h"
 #include "gnn/optim/GradNorm.h"
 
 namespace gnn {
 
-UpdateResult ExecutionProgram::runUpdate(Replicas& mbs, int64_t iteration, int64_t step, const RunArgs& args,
-                                         RunResult& result) {
-  const int64_t G = static_cast<int64_t>(mbs.front().size());
-  const PipelineSchedule schedule = G == accumulation_ ? schedule_
-                                    : training_ ? PipelineSchedule::training(stages_, G, options_.executionStrategy)
-                                                : PipelineSchedule::inference(stages_, G, options_.executionStrategy);
-  double totalWeight = 0;
-  for (const auto& rep : mbs)
-    for (const auto& m : rep) totalWeight += m.padding ? 0.0 : m.weight;
-  for (auto& ip : ipus_) {
-    ip->sink.clear();
-    ip->ctx.resetGradientOverflows();
-  }
-  syncReplicas();
-  StageSlots slots(replicas_, stages_, G);
-  const std::exception_ptr error = runLanes(
-      lanesOf(schedule, firstLocalReplica_, localReplicas_), workers_,
-      [&](int64_t r, const ScheduledTask& t) { return slots.ready(r, t); },
-      [&](int64_t r, const ScheduledTask& t) { runTask(r, t, slots, mbs, iteration, step, args.seed, totalWeight); });
-  int64_t overflows = 0;
-  std::vector<Tensor> grads = reduceUpdateGradients(mbs, error, iteration, overflows);
-  UpdateResult update;
-  if (training_) applyUpdate(grads, overflows, iteration, args, result, update);
-  return update;
+WeightUpdate::WeightUpdate(Program program)
+    : p_(std::move(program)),
+      lossScaler_(p_.options, p_.training),
+      ownerStage_(std::make_shared<std::vector<int64_t>>(p_.weights.master().size(), -1)) {
+  if (p_.training && distributed()) gradientExchange_ = std::make_unique<GradientExchange>(*p_.options.processes);
 }
 
-std::vector<Tensor> ExecutionProgram::reduceUpdateGradients(Replicas& mbs, std::exception_ptr error,
-                                                            int64_t iteration, int64_t& overflows) {
-  const double reduceStart = now();
-  const size_t params = masterParams_.size();
-  auto localGrad = [&](int64_t r, int64_t s, size_t i) { return ipu(r, s).sink.grad(replicaParams(r)[i]); };
+WeightUpdate::~WeightUpdate() = default;
+
+bool WeightUpdate::distributed() const { return isDistributed(p_.options.processes.get()); }
+
+void WeightUpdate::clearSinks() {
+  for (auto& ip : p_.ipus) ip->sink.clear();
+}
+
+DeviceProgram::ExchangeBytes WeightUpdate::exchangeBytes() const {
+  DeviceProgram::ExchangeBytes b;
+  if (!gradientExchange_) return b;
+  b.sent = gradientExchange_->totalBytesSent();
+  b.received = gradientExchange_->totalBytesReceived();
+  b.updates = gradientExchanges_;
+  b.gradient = p_.weights.bytes();
+  return b;
+}
+
+std::vector<Tensor> WeightUpdate::reduce(std::vector<std::vector<MicroBatchRun>>& mbs, std::exception_ptr error,
+                                         int64_t iteration, CompileRecord* capture, int64_t& overflows) {
+  const double reduceStart = p_.now();
+  const IpuLayout& layout = p_.layout;
   const uint64_t exchange = exchanges_;
   if (distributed()) {
-    for (auto& ip : ipus_) overflows += ip->ctx.gradientOverflows();
+    for (auto& ip : p_.ipus) overflows += ip->ctx.gradientOverflows();
     try {
-      exchangeUpdate(*options_.processes, ReplicaLayout{replicas_, stages_, shard_}, training_, exchanges_++, mbs,
-                     error, overflows);
+      exchangeUpdate(*p_.options.processes, ReplicaLayout{p_.replicas, layout.stages, p_.options.shard(p_.training)},
+                     p_.training, exchanges_++, mbs, error, overflows);
     } catch (...) {
-      for (auto& ip : ipus_) ip->sink.clear();
+      clearSinks();
       throw;
     }
   }
   if (error) {
-    for (auto& ip : ipus_) ip->sink.clear();
+    clearSinks();
     std::rethrow_exception(error);
   }
-  if (!training_) return {};
-  // Across processes, GradientExchange sums every replica's gradients in the same order as reduceGradients: the
-  // sum is the same, bit for bit, wherever each replica ran.
-  std::vector<Tensor> grads;
-  if (distributed()) {
-    std::vector<std::vector<std::vector<Tensor>>> mine(static_cast<size_t>(localReplicas_));
-    for (int64_t r = 0; r < localReplicas_; ++r)
-      for (int64_t s = 0; s < stages_; ++s) {
-        std::vector<Tensor>& stage = mine[static_cast<size_t>(r)].emplace_back(params);
-        for (size_t i = 0; i < params; ++i) stage[i] = localGrad(firstLocalReplica_ + r, s, i);
-      }
-    try {
-      grads = gradientExchange_->sum(mine, firstLocalReplica_, "the gradients of update " + std::to_string(exchange));
-      ++gradientExchanges_;
-    } catch (...) {
-      for (auto& ip : ipus_) ip->sink.clear();
-      throw;
-    }
-  } else {
-    grads = reduceGradients(replicas_, stages_, params, localGrad);
-  }
-  const std::vector<Variable>& first = replicaParams_.front();
-  for (size_t i = 0; i < params; ++i)
-    for (int64_t s = 0; s < stages_ && (*ownerStage_)[i] < 0; ++s)
-      if (ipu(firstLocalReplica_, s).sink.grad(first[i]).defined()) (*ownerStage_)[i] = s;
-  if (capturing_ && iteration == 0)
-    recordStageParameters(record_, first,
-                          [&](int64_t s) -> const GradientSink& { return ipu(firstLocalReplica_, s).sink; });
+  if (!p_.training) return {};
+  std::vector<Tensor> grads = sumGradients(exchange);
+  const std::vector<Variable>& first = p_.weights.params(0);
+  auto sinkOf = [&](int64_t s) -> const GradientSink& {
+    return p_.ipus[static_cast<size_t>(layout.local(layout.firstLocalReplica, s))]->sink;
+  };
+  for (size_t i = 0; i < first.size(); ++i)
+    for (int64_t s = 0; s < layout.stages && (*ownerStage_)[i] < 0; ++s)
+      if (sinkOf(s).grad(first[i]).defined()) (*ownerStage_)[i] = s;
+  if (capture) recordStageParameters(*capture, first, sinkOf);
   // fp16 overflow: a gradient value that saturated (or was NaN) when rounded to half on any IPU (of any process:
   // the exchange summed them), or a reduced gradient that is not finite, before unscaling.
-  for (auto& ip : ipus_) {
+  for (auto& ip : p_.ipus) {
     if (!distributed()) overflows += ip->ctx.gradientOverflows();
     ip->ctx.resetGradientOverflows();
     ip->sink.clear();
   }
   if (lossScaler_.active()) overflows += countNonFinite(grads);
-  const double reduceEnd = now();
+  const double reduceEnd = p_.now();
   allReduceSeconds_ += reduceEnd - reduceStart;
-  if (replicas_ > 1) recordOnEveryIpu(TaskKind::AllReduce, iteration, reduceStart, reduceEnd);
+  if (p_.replicas > 1) p_.onEveryIpu(TaskKind::AllReduce, iteration, reduceStart, reduceEnd);
   return grads;
 }
 
-void ExecutionProgram::applyUpdate(std::vector<Tensor>& grads, int64_t overflows, int64_t iteration,
-                                   const RunArgs& args, RunResult& result, UpdateResult& update) {
+// The replicas' gradients summed (replica, then stage): across processes by the gradient exchange, in the same
+// order as reduceGradients, so the sum is the same, bit for bit, wherever each replica ran.
+std::vector<Tensor> WeightUpdate::sumGradients(uint64_t exchange) {
+  const IpuLayout& layout = p_.layout;
+  const size_t params = p_.weights.master().size();
+  auto localGrad = [&](int64_t r, int64_t s, size_t i) {
+    return p_.ipus[static_cast<size_t>(layout.local(r, s))]->sink.grad(
+        p_.weights.params(r - layout.firstLocalReplica)[i]);
+  };
+  if (!distributed()) return reduceGradients(p_.replicas, layout.stages, params, localGrad);
+  std::vector<std::vector<std::vector<Tensor>>> mine(static_cast<size_t>(layout.localReplicas));
+  for (int64_t r = 0; r < layout.localReplicas; ++r)
+    for (int64_t s = 0; s < layout.stages; ++s) {
+      std::vector<Tensor>& stage = mine[static_cast<size_t>(r)].emplace_back(params);
+      for (size_t i = 0; i < params; ++i) stage[i] = localGrad(layout.firstLocalReplica + r, s, i);
+    }
+  try {
+    std::vector<Tensor> grads =
+        gradientExchange_->sum(mine, layout.firstLocalReplica, "the gradients of update " + std::to_string(exchange));
+    ++gradientExchanges_;
+    return grads;
+  } catch (...) {
+    clearSinks();
+    throw;
+  }
+}
+
+void WeightUpdate::apply(std::vector<Tensor>& grads, int64_t overflows, int64_t iteration, const RunArgs& args,
+                         RunResult& result, UpdateResult& update) {
   if (lossScaler_.skipUpdate(overflows)) {
     ++result.skippedUpdates;
     update.skipped = true;
@@ -115,22 +120,25 @@ void ExecutionProgram::applyUpdate(std::vector<Tensor>& grads, int64_t overflows
     if (args.checkFinite && !std::isfinite(g.norm)) throw NonFiniteGradient(g.firstNonFinite, iteration);
     update.gradNorm = g.norm;
   }
-  const double optStart = now();
-  if (opt_->numShards() > 0) {
+  const double optStart = p_.now();
+  Optimizer& opt = *p_.optimizer;
+  if (opt.numShards() > 0) {
     // Replicated tensor sharding: replica r updates its range of the flattened parameters from its shard of
     // the state, into its own weights (fp16: into the fp32 master, then rounded to every replica); then every
     // range is all-gathered into every replica's weights.
+    const bool fp16 = p_.options.precision == Precision::FP16;
     std::vector<std::vector<Variable>> owners;
-    for (int64_t r = 0; r < replicas_; ++r) owners.push_back(fp16_ ? masterParams_ : replicaParams(r));
-    opt_->stepSharded(grads, owners);
-    if (!fp16_) allGatherShards(replicaParams_, Optimizer::balancedRanges(opt_->numElements(), replicas_));
+    for (int64_t r = 0; r < p_.replicas; ++r)
+      owners.push_back(fp16 ? p_.weights.master() : p_.weights.params(r - p_.layout.firstLocalReplica));
+    opt.stepSharded(grads, owners);
+    if (!fp16) allGatherShards(p_.weights.params(), Optimizer::balancedRanges(opt.numElements(), p_.replicas));
   } else {
-    opt_->step(grads);
+    opt.step(grads);
   }
   lossScaler_.afterApplied();
   // Every replica applies the same update: the master's new weights are copied to the others.
-  syncReplicas();
-  recordOnEveryIpu(TaskKind::Optimizer, iteration, optStart, now());
+  p_.weights.sync();
+  p_.onEveryIpu(TaskKind::Optimizer, iteration, optStart, p_.now());
   ++result.updates;
 }
 
