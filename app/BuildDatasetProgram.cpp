@@ -461,6 +461,9 @@ int build(int argc, char** argv) {
   // cleans up.
   std::optional<gnn::FolderLock> outLock;
   if (std::optional<int> code = lockOutput(o, outLock)) return *code;
+  // Holding the lock, the output's own temporaries of a killed build are stale whatever their age (one killed
+  // while writing the dataset, seconds before this run resumed it).
+  if (!o.outPath.empty()) CheckpointDir::removeTemporariesOf(o.outPath);
   std::unique_ptr<StagedFile> jsonl;
   if (std::optional<int> code = stageJsonl(f.jsonlPath, o, jsonl)) return *code;
   const bool showProgress = !f.noProgress && (f.progress || ::isatty(2));

@@ -58,6 +58,29 @@ std::optional<CheckpointDir::Found> CheckpointDir::newestValid(std::ostream& rep
   return std::nullopt;
 }
 
+namespace {
+// A running process (ours or another's) may still be writing: kill(pid, 0) == 0 or EPERM means alive.
+bool processGone(int pid) { return pid > 0 && ::kill(pid, 0) != 0 && errno != EPERM; }
+}  // namespace
+
+int CheckpointDir::removeTemporariesOf(const std::string& file) {
+  const fs::path target(file);
+  static const std::regex suffix(R"(\.tmp-(\d{1,9})(?:\.\d+\.\d+)?)");
+  const std::string stem = target.filename().string();
+  int removed = 0;
+  std::error_code ec;
+  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    std::smatch m;
+    if (!e.is_regular_file() || name.compare(0, stem.size(), stem) != 0) continue;
+    const std::string rest = name.substr(stem.size());
+    if (!std::regex_match(rest, m, suffix) || !processGone(std::stoi(m[1].str()))) continue;
+    if (fs::remove(e.path(), ec)) ++removed;
+  }
+  return removed;
+}
+
 int CheckpointDir::removeStaleTemporaries(const std::string& dir) {
   // Exactly the names our writers give their temporaries, and nothing a user might call a file: checkpoints
   // (`X.ckpt.tmp.PID`), .npz builds (`X.npz.tmp-PID`, `X.npz.tmp-PID.A.P`), predictions and JSON lines
@@ -74,8 +97,7 @@ int CheckpointDir::removeStaleTemporaries(const std::string& dir) {
     const std::string digits = m[1].matched ? m[1].str() : m[2].matched ? m[2].str() : m[3].str();
     if (digits.size() > 9) continue;
     const int pid = std::stoi(digits);
-    // A running process (ours or another's) may still be writing it: kill(pid, 0) == 0 or EPERM means alive.
-    if (pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM)) continue;
+    if (!processGone(pid)) continue;
     if (now - e.last_write_time(ec) < std::chrono::minutes(1)) continue;
     if (fs::remove(e.path(), ec)) ++removed;
   }

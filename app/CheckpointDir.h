@@ -39,6 +39,10 @@ class CheckpointDir {
   /// (`*.ckpt.tmp.<pid>`, `*.npz.tmp-<pid>[.a.p]`, `*.csv.tmp-<pid>`, `*.jsonl.tmp-<pid>`) in `dir`, when
   /// their process no longer runs and they are older than a minute. Returns how many were removed.
   static int removeStaleTemporaries(const std::string& dir);
+  /// Removes the temporaries of `file` alone (`<file>.tmp-<pid>[.a.p]`) whose process no longer runs, whatever
+  /// their age: for a writer that holds `file`'s lock (gnn/system/FolderLock.h), so that no other process can be
+  /// writing them. Returns how many were removed.
+  static int removeTemporariesOf(const std::string& file);
 
  private:
   std::string dir_;

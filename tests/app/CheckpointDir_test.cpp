@@ -53,5 +53,25 @@ TEST(CheckpointDir, RemovesOnlyOurOwnStaleTemporaries) {
   fs::remove_all(dir);
 }
 
+// A writer holding the output's lock: the output's temporaries of a process that is gone go at once (one killed
+// while writing, seconds ago); a live process's, another output's and the output itself stay.
+TEST(CheckpointDir, RemovesAKilledWritersFreshTemporariesOfTheLockedOutput) {
+  const fs::path dir = fs::temp_directory_path() / ("gnn_own_tmp_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "hiv.npz").string();
+  auto touch = [&](const std::string& name) { std::ofstream(dir / name) << "x"; };
+  const std::string gone = "999999999";  // above pid_max: no process has it
+  const std::string alive = std::to_string(getpid());
+  const std::vector<std::string> kept{"hiv.npz", "hiv.npz.tmp-" + alive, "other.npz.tmp-" + gone, "hiv.npz.tmp-12x"};
+  for (const std::string& name : kept) touch(name);
+  touch("hiv.npz.tmp-" + gone);
+  touch("hiv.npz.tmp-" + gone + ".3.1");
+  EXPECT_EQ(CheckpointDir::removeTemporariesOf(out), 2);
+  EXPECT_FALSE(fs::exists(dir / ("hiv.npz.tmp-" + gone)));
+  EXPECT_FALSE(fs::exists(dir / ("hiv.npz.tmp-" + gone + ".3.1")));
+  for (const std::string& name : kept) EXPECT_TRUE(fs::exists(dir / name)) << name;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace gnn::app
