@@ -1,5 +1,9 @@
 #include "app/MoleculeProgram.h"
 
+#include <iostream>
+#include <optional>
+#include <utility>
+
 #include "app/EpochOrderFlags.h"
 #include "app/MoleculeRun.h"
 
@@ -11,21 +15,23 @@ int MoleculeRun::run() {
   startOrContinue();
   loadData();
   deriveRunConfig();
-  makeTrainLoader();
+  TrainData data = makeTrainLoader();
   // The pages faulted in while the data was read go to the heap before the model and the steps allocate.
   if (heapWarmUp_) {
     heapWarmUp_->release();
-    out_["heap_warm_up_mb"] = static_cast<double>(heapWarmUp_->touchedBytes()) / (1 << 20);
+    data.results["heap_warm_up_mb"] = static_cast<double>(heapWarmUp_->touchedBytes()) / (1 << 20);
   }
-  if (s_.paddingReportOnly) return reportPadding();
+  if (s_.paddingReportOnly) return reportPadding(data);
   buildModel();
-  train();
-  trainEnsemble();
-  evaluateOnly();
-  writePredictions();
-  if (!reportPath().empty()) out_["report_html"] = reportPath();
-  report();
-  writeReport();
+  const Training training = trainMembers();
+  std::optional<EnsembleScores> ensemble;
+  if (scoresAnEnsemble()) ensemble = evaluateEnsemble();
+  InferenceTime inference = training.inference;
+  const OwnScores own = evaluateOnly(inference);
+  writePredictions(ensemble);
+  const MoleculeResults results = collectResults(std::move(data.results), ensemble, own, inference);
+  writeMoleculeResults(std::cout, results, tf_.json);
+  writeReport(results.json, training, ensemble, own.valid.has_value());
   return 0;
 }
 

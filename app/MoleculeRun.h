@@ -3,7 +3,6 @@
 // Internal to the program: its phases are defined in app/MoleculeProgram.cpp and app/MoleculeRun*.cpp.
 #pragma once
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -11,12 +10,14 @@
 #include <vector>
 
 #include "app/Ensemble.h"
+#include "app/EvalPaddingReport.h"
 #include "app/EpochOrderFlags.h"
 #include "app/HeapTuning.h"
 #include "app/HtmlReport.h"
 #include "app/MoleculeData.h"
 #include "app/MoleculeFlags.h"
 #include "app/MoleculePredictions.h"
+#include "app/MoleculeResults.h"
 #include "app/RegressionDefaults.h"
 #include "app/Trainer.h"
 #include "data/TargetScaling.h"
@@ -29,11 +30,41 @@
 
 namespace gnn::app::detail {
 
-/// A batch shape as the run's configuration and results record it (num_nodes, num_edges, num_graphs,
-/// max_nodes_per_graph).
-nlohmann::json fixedToJson(const FixedSizeOptions& f);
+// What makeTrainLoader() gives the results: the data's part of them, the training loader's included, with the
+// padding of its first epoch.
+struct TrainData {
+  nlohmann::json results = nlohmann::json::object();
+  PaddingReport padding;
+};
 
-// One run of the program, phase by phase; each phase leaves its results here for the next.
+// Inference throughput over evaluation passes (no tape, eval mode).
+struct InferenceTime {
+  double seconds = 0;
+  int64_t molecules = 0;
+};
+
+// What the training of every model gave: their learning curves (--report-html), and the throughput of the
+// evaluations between their epochs.
+struct Training {
+  std::vector<LearningCurve> curves;
+  int64_t epochsBeforeRun = 0;  // of curves[0]: trained by the run whose checkpoint this one continues
+  InferenceTime inference;
+};
+
+// The ensemble's evaluation (or one model's uncertainty and calibration): its block of the results, and its test
+// predictions, calibrated, and before the calibration (kept only for --report-html).
+struct EnsembleScores {
+  nlohmann::json results;  // the results' "ensemble" block ("uncertainty" for one model)
+  std::optional<MoleculePredictions> test, testUncalibrated;
+  std::string calibration = "none";  // the method fitted on validation
+};
+
+// An evaluation-only run's own scores of the best weights (none in a run that trains).
+struct OwnScores {
+  std::optional<Evaluation> valid, test;
+};
+
+// One run of the program, phase by phase; run() hands each phase's results on to the next.
 class MoleculeRun {
  public:
   MoleculeRun(Program& prog, MoleculeSettings& s, const MoleculeProgramDefaults& d, EpochOrderFlags& order)
@@ -55,33 +86,32 @@ class MoleculeRun {
   FixedSizeOptions trainingShape() const;
   FixedSizeOptions evaluationShape() const;
   void checkOversizedMolecules() const;
-  void makeTrainLoader();
+  TrainData makeTrainLoader();
   // The models and their training (app/MoleculeRunTraining.cpp).
   struct Member;
   Member makeMember(int64_t k);
   void buildModel();
   LossFn lossFunction();
-  void train();
-  void trainEnsemble();
+  Training trainMembers();
+  LearningCurve train(InferenceTime& inference);
+  bool scoresAnEnsemble() const;
   // Evaluation, the ensemble's calibration, --predict (app/MoleculeRunEvaluation.cpp).
-  void evaluateEnsemble();
+  EnsembleScores evaluateEnsemble();
   void noteEnsembleScores(nlohmann::json& j, const nlohmann::json& validMetric, const std::string& calibration) const;
   void saveEnsemble(const EnsembleInfo& info);
-  Evaluation evaluate(const std::vector<int64_t>& positions, const std::string& set);
-  const ShapeBuckets& evalBucketsFor(const std::string& set, const std::vector<int64_t>& positions);
-  void noteEvalPadding(const std::string& set, const std::vector<int64_t>& positions, const MoleculePredictions& p);
-  std::string describeEvalPadding(const std::string& set, const std::vector<int64_t>& positions,
-                                  const PaddingReport& r);
-  void reportEvalPadding();
-  void evaluateOnly();
-  void writePredictions();
-  // The results: stdout, the JSON, --report-html, --padding-report-only (app/MoleculeRunReport.cpp).
-  int reportPadding();
+  Evaluation evaluate(const std::vector<int64_t>& positions, const std::string& set, InferenceTime& inference);
+  OwnScores evaluateOnly(InferenceTime& inference);
+  void writePredictions(const std::optional<EnsembleScores>& ensemble);
+  // The results: their JSON, --report-html, --padding-report-only (app/MoleculeRunReport.cpp).
+  int reportPadding(const TrainData& data);
   std::string reportPath() const;
-  void writeReport();
-  void report();
-  void reportMetrics(const nlohmann::json& sum);
-  void printSummary(const nlohmann::json& sum) const;
+  void writeReport(const nlohmann::json& results, const Training& training,
+                   const std::optional<EnsembleScores>& ensemble, bool evaluationOnly);
+  MoleculeResults collectResults(nlohmann::json out, const std::optional<EnsembleScores>& ensemble,
+                                 const OwnScores& own, const InferenceTime& inference);
+  nlohmann::json modelResults() const;
+  void addDeviceResults(nlohmann::json& out);
+  void addMetricResults(nlohmann::json& out, const nlohmann::json& sum) const;
 
   Program& prog_;
   MoleculeSettings& s_;
@@ -110,12 +140,10 @@ class MoleculeRun {
   FixedSizeOptions fixed_, evalFixed_;
   FixedSizeDataLoader::Options lo_;
   std::unique_ptr<FixedSizeDataLoader> trainLoader_;
-  nlohmann::json out_;
-  PaddingReport padding_;
+  // Each evaluated set's batch shapes (chosen once for the run) and the padding of its evaluations.
+  std::optional<EvalPaddingReport> evalPadding_;
   std::vector<Metric> metrics_;  // --metric (or the task's default); the first selects the best epoch
   std::string metricName_;
-  // An evaluation-only run (--load, no epoch to train): its own scores of the best weights.
-  std::optional<Evaluation> evalValid_, evalTest_;
   // Every model the run trains, each with its optimizer, trainer and device program: member 0 is the run's own
   // (the run's flags; it continues the checkpoint, and is saved, logged and reported), members 1 .. N-1 those of
   // --ensemble-size N, each with flags of its own (seed --seed + k; nothing saved, logged or checkpointed on its
@@ -132,25 +160,10 @@ class MoleculeRun {
   Member& primary() { return members_.front(); }
   const Member& primary() const { return members_.front(); }
   Member& current() { return members_[current_]; }
-  // The ensemble's test predictions.
-  std::optional<MoleculePredictions> ensembleTest_;
-  // --report-html: the epochs each model trained in this run, and the ensemble's test predictions before
-  // its calibration (kept only for the report).
-  std::vector<LearningCurve> curves_;
-  int64_t epochsBeforeRun_ = 0;  // of curves_[0]: trained by the run whose checkpoint this one continues
-  std::optional<MoleculePredictions> ensembleTestUncalibrated_;
-  std::string calibrationMethod_ = "none";
-  OpProfiler profiler_;
   std::optional<HeapWarmUp> heapWarmUp_;
+  // --profile: the training steps of every model.
+  OpProfiler profiler_;
   int64_t steps_ = 0;
-  // Inference throughput over every evaluation pass (no tape, eval mode, the training batch shape).
-  double inferSeconds_ = 0;
-  int64_t inferMolecules_ = 0;
-  // Per evaluated set ("valid", "test"): its batch shapes (--eval-buckets), chosen once from its molecules' sizes,
-  // the padding of its last pass, and that padding as JSON with one shape's for comparison.
-  std::map<std::string, ShapeBuckets> evalBuckets_;
-  std::map<std::string, PaddingReport> evalPadding_;
-  nlohmann::json evalPaddingJson_ = nlohmann::json::object();
 };
 
 }  // namespace gnn::app::detail

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/ComputeInfo.h"
@@ -61,11 +62,6 @@ FixedSizeOptions fixedFromJson(const nlohmann::json& j, const std::string& sourc
 }
 
 }  // namespace
-
-nlohmann::json fixedToJson(const FixedSizeOptions& f) {
-  return {{"num_nodes", f.numNodes}, {"num_edges", f.numEdges}, {"num_graphs", f.numGraphs},
-          {"max_nodes_per_graph", f.maxNodesPerGraph}};
-}
 
 // The run's configuration: bound to the flags, restored from the checkpoint continued; then every flag checked.
 void MoleculeRun::startOrContinue() {
@@ -210,6 +206,7 @@ void MoleculeRun::deriveRunConfig() {
   checkOversizedMolecules();
   evalFixed_ =
       config_.deriveOnce("eval_fixed", [&] { return evaluationShape(); }, restoredShape("eval_fixed"), fixedToJson);
+  evalPadding_.emplace(all_, evalFixed_, s_.evalBuckets, spec_.readsPairBlocks(), prog_.name());
 }
 
 // The task of a first run: from --task and the labels.
@@ -338,7 +335,7 @@ void MoleculeRun::checkOversizedMolecules() const {
 }
 
 // The training loader, and the data's part of the results (its first epoch's padding included).
-void MoleculeRun::makeTrainLoader() {
+TrainData MoleculeRun::makeTrainLoader() {
   auto train = std::make_shared<Subset>(all_, std::vector<size_t>(md_.split.train.begin(), md_.split.train.end()));
   lo_.strategy = strategy_;
   lo_.overSize = overSize_;
@@ -356,56 +353,58 @@ void MoleculeRun::makeTrainLoader() {
   lo_.chunks = order_.chunks(order);
   if (order_.advise()) lo_.readAhead = std::make_shared<MappedReadAhead>(md_.dataset, md_.split.train);
   trainLoader_ = std::make_unique<FixedSizeDataLoader>(train, fixed_, lo_);
-  out_["epoch_order"] = order;
+  nlohmann::json out = nlohmann::json::object();
+  out["epoch_order"] = order;
   if (lo_.chunks.enabled()) {
-    out_["shuffle_chunk"] = lo_.chunks.chunk;
-    out_["shuffle_window"] = lo_.chunks.window;
+    out["shuffle_chunk"] = lo_.chunks.chunk;
+    out["shuffle_window"] = lo_.chunks.window;
   }
-  out_["read_ahead"] = lo_.readAhead && lo_.readAhead->active();
+  out["read_ahead"] = lo_.readAhead && lo_.readAhead->active();
 
-  out_["data"] = mo_.path;
-  out_["graphs"] = md_.size;
-  out_["rejected"] = md_.rejected;
-  out_["split"] = md_.split.toJson();
-  out_["train_graphs"] = md_.split.train.size();
-  out_["valid_graphs"] = md_.split.valid.size();
-  out_["test_graphs"] = md_.split.test.size();
-  out_["targets"] = md_.targetNames;
+  out["data"] = mo_.path;
+  out["graphs"] = md_.size;
+  out["rejected"] = md_.rejected;
+  out["split"] = md_.split.toJson();
+  out["train_graphs"] = md_.split.train.size();
+  out["valid_graphs"] = md_.split.valid.size();
+  out["test_graphs"] = md_.split.test.size();
+  out["targets"] = md_.targetNames;
   if (s_.features.any()) {
-    out_["molecule_features"] = s_.features.kind;
-    out_["molecule_features_file"] = s_.features.file;
-    out_["molecule_features_width"] = spec_.graphFeatures;
+    out["molecule_features"] = s_.features.kind;
+    out["molecule_features_file"] = s_.features.file;
+    out["molecule_features_width"] = spec_.graphFeatures;
   }
   if (s_.atomFeatures.any()) {
-    out_["atom_features"] = s_.atomFeatures.file;
-    out_["atom_features_width"] = spec_.nodeFeatures;
+    out["atom_features"] = s_.atomFeatures.file;
+    out["atom_features_width"] = spec_.nodeFeatures;
   }
-  out_["strategy"] = packingStrategyName(strategy_);
-  out_["num_nodes"] = fixed_.numNodes;
-  out_["num_edges"] = fixed_.numEdges;
-  out_["num_graphs"] = fixed_.numGraphs;
-  out_["batch_size"] = s_.batchSize;
-  out_["task"] = moleculeTaskName(task_);
-  out_["class_balance"] = s_.classBalance;
+  out["strategy"] = packingStrategyName(strategy_);
+  out["num_nodes"] = fixed_.numNodes;
+  out["num_edges"] = fixed_.numEdges;
+  out["num_graphs"] = fixed_.numGraphs;
+  out["batch_size"] = s_.batchSize;
+  out["task"] = moleculeTaskName(task_);
+  out["class_balance"] = s_.classBalance;
   if (s_.classBalance) {
     const auto positives = std::count(lo_.classBalance.begin(), lo_.classBalance.end(), uint8_t{1});
-    out_["class_balance_positives"] = positives;
-    out_["class_balance_negatives"] = static_cast<int64_t>(lo_.classBalance.size()) - positives;
+    out["class_balance_positives"] = positives;
+    out["class_balance_negatives"] = static_cast<int64_t>(lo_.classBalance.size()) - positives;
     if (strategy_ == PackingStrategy::PlannedPack && !tf_.quiet)
       std::cerr << prog_.name() << ": --class-balance: every epoch takes as many positives as negatives; --strategy "
                 << "plan packs them by size, so single batches are balanced only on average (pad or stream keep "
                 << "the alternation)\n";
   }
-  out_["target_scaling"] = scaling_.toJson();
+  out["target_scaling"] = scaling_.toJson();
   if (!classification_)
-    out_["loss"] = task_ == MoleculeTask::RegressionMve ? "gaussian_nll" : regressionLoss();
-  out_["threads"] = numThreads();
-  addComputeInfo(out_);
+    out["loss"] = task_ == MoleculeTask::RegressionMve ? "gaussian_nll" : regressionLoss();
+  out["threads"] = numThreads();
+  addComputeInfo(out);
 
   trainLoader_->startEpoch(0);
-  padding_ = trainLoader_->report();
-  const nlohmann::json reportJson = padding_.toJson();  // items() must not outlive the json it iterates
-  for (const auto& [k, v] : reportJson.items()) out_[k] = v;
+  const PaddingReport padding = trainLoader_->report();
+  const nlohmann::json reportJson = padding.toJson();  // items() must not outlive the json it iterates
+  for (const auto& [k, v] : reportJson.items()) out[k] = v;
+  return {std::move(out), padding};
 }
 
 }  // namespace gnn::app::detail

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +15,7 @@ namespace gnn::app::detail {
 // The ensemble's scores on the validation and test sets (each member with its best validation epoch's
 // weights), the calibration fitted on validation, the test set's uncertainty scores before and after it, and
 // the checkpoint.
-void MoleculeRun::evaluateEnsemble() {
+EnsembleScores MoleculeRun::evaluateEnsemble() {
   std::vector<std::pair<BlockModel*, Trainer*>> all;
   for (Member& m : members_) all.emplace_back(m.model.get(), m.trainer.get());
   // --uncertainty mc-dropout: the best model's samples stand for the members (keyed by the molecules' SMILES).
@@ -25,19 +24,20 @@ void MoleculeRun::evaluateEnsemble() {
   const std::vector<uint64_t> mcKeys = mc ? moleculeDropoutKeys(*md_.dataset) : std::vector<uint64_t>();
   auto predictSet = [&](const std::vector<int64_t>& positions, const std::string& set) {
     std::vector<MoleculePredictions> ps;
+    const ShapeBuckets& buckets = evalPadding_->bucketsFor(set, positions);
     for (const auto& member : all)
       member.second->withBestWeights([&] {
         if (mc)
-          ps = predictMcDropoutSamples(*member.first, tasks_, all_, mcKeys, positions, evalBucketsFor(set, positions),
-                                       scaling_, task_, mcDropout);
+          ps = predictMcDropoutSamples(*member.first, tasks_, all_, mcKeys, positions, buckets, scaling_, task_,
+                                       mcDropout);
         else
-          ps.push_back(predictMolecules(*member.first, tasks_, all_, positions, evalBucketsFor(set, positions),
-                                        scaling_, task_));
+          ps.push_back(predictMolecules(*member.first, tasks_, all_, positions, buckets, scaling_, task_));
       });
     MoleculePredictions p = combineEnsemble(ps, task_);
     if (classification_ && all.size() == 1 && !mc) p.uncertainty = Tensor();  // one classifier: no spread to write
     return p;
   };
+  EnsembleScores scores;
   EnsembleInfo info;
   info.size = s_.ensembleSize;
   nlohmann::json members = nlohmann::json::array();
@@ -74,36 +74,35 @@ void MoleculeRun::evaluateEnsemble() {
     Evaluation et = scoreTargets(test.score, test.target, test.mask, metrics_, md_.targetNames, scaling_.std);
     j["test_" + metricName_] = et.metric;
     j["test_details"] = et.details;
-    auto scores = [&](const MoleculePredictions& q) {
+    auto uncertainty = [&](const MoleculePredictions& q) {
       return classification_ ? classificationUncertaintyScores(q, md_.targetNames)
                              : uncertaintyScores(q, md_.targetNames);
     };
-    j["test_uncertainty"] = {{"uncalibrated", scores(test)}};
+    j["test_uncertainty"] = {{"uncalibrated", uncertainty(test)}};
     if (!reportPath().empty() && info.calibration.method != "none") {  // apply() changes the tensors in place
-      ensembleTestUncalibrated_ = test;
-      ensembleTestUncalibrated_->pred = test.pred.clone();
-      ensembleTestUncalibrated_->score = test.score.clone();
-      if (test.uncertainty.defined()) ensembleTestUncalibrated_->uncertainty = test.uncertainty.clone();
+      scores.testUncalibrated = test;
+      scores.testUncalibrated->pred = test.pred.clone();
+      scores.testUncalibrated->score = test.score.clone();
+      if (test.uncertainty.defined()) scores.testUncalibrated->uncertainty = test.uncertainty.clone();
     }
-    calibrationMethod_ = info.calibration.method;
+    scores.calibration = info.calibration.method;
     info.calibration.apply(test);
     if (info.calibration.method != "none") {
-      j["test_uncertainty"]["calibrated"] = scores(test);
+      j["test_uncertainty"]["calibrated"] = uncertainty(test);
       // Platt and isotonic change the probabilities: the test metrics of the ones written.
       if (classification_)
         j["test_calibrated_details"] =
             scoreTargets(test.score, test.target, test.mask, metrics_, md_.targetNames, scaling_.std).details;
     }
-    ensembleTest_ = std::move(test);
+    scores.test = std::move(test);
   }
   j["calibration"] = info.calibration.toJson();
   j["calibration"]["fitted_on"] = "valid";
   if (mc) j["mc_dropout"] = mcDropout.toJson();
-  // One model's block is "uncertainty" (its top-level results are the same model's, uncalibrated).
-  out_[s_.ensembleSize > 1 ? "ensemble" : "uncertainty"] = j;
-  if (s_.ensembleSize > 1) out_["ensemble_size"] = s_.ensembleSize;
   if (!tf_.quiet) noteEnsembleScores(j, ev.metric, info.calibration.method);
   saveEnsemble(info);
+  scores.results = std::move(j);
+  return scores;
 }
 
 // The scores of evaluateEnsemble's `j` on stderr: the selection metric, and the test set's uncertainty before and
@@ -149,13 +148,16 @@ void MoleculeRun::saveEnsemble(const EnsembleInfo& info) {
               << " in " << tf_.save << "\n";
 }
 
-Evaluation MoleculeRun::evaluate(const std::vector<int64_t>& positions, const std::string& set) {
+// The current member's scores of a set; the pass's time and molecules add to `inference`.
+Evaluation MoleculeRun::evaluate(const std::vector<int64_t>& positions, const std::string& set,
+                                 InferenceTime& inference) {
   Stopwatch sw;
-  MoleculePredictions p =
-      predictMolecules(*current().model, tasks_, all_, positions, evalBucketsFor(set, positions), scaling_, task_);
-  inferSeconds_ += sw.ms() / 1000;
-  noteEvalPadding(set, positions, p);
-  inferMolecules_ += static_cast<int64_t>(p.positions.size());
+  MoleculePredictions p = predictMolecules(*current().model, tasks_, all_, positions,
+                                           evalPadding_->bucketsFor(set, positions), scaling_, task_);
+  inference.seconds += sw.ms() / 1000;
+  if (std::optional<std::string> line = evalPadding_->note(set, positions, p.padding); line && !tf_.quiet)
+    current().trainer->progress().line(*line);
+  inference.molecules += static_cast<int64_t>(p.positions.size());
   if (lo_.readAhead) lo_.readAhead->releaseAll();  // the mapped file's pages the evaluation read
   Evaluation e = scoreTargets(p.score, p.target, p.mask, metrics_, md_.targetNames, scaling_.std);
   e.details["molecules"] = static_cast<int64_t>(p.positions.size());
@@ -163,110 +165,39 @@ Evaluation MoleculeRun::evaluate(const std::vector<int64_t>& positions, const st
   return e;
 }
 
-// A set's evaluation shapes: chosen once from its molecules' sizes (the same shapes every epoch), within the
-// evaluation shape every molecule fits.
-const ShapeBuckets& MoleculeRun::evalBucketsFor(const std::string& set, const std::vector<int64_t>& positions) {
-  auto it = evalBuckets_.find(set);
-  if (it == evalBuckets_.end())
-    it = evalBuckets_
-             .emplace(set, inferenceBuckets(*all_, positions, evalFixed_, s_.evalBuckets, spec_.readsPairBlocks()))
-             .first;
-  return it->second;
-}
-
-// The padding of a set's evaluation batches (its last pass); the first time, its JSON and a line on stderr.
-void MoleculeRun::noteEvalPadding(const std::string& set, const std::vector<int64_t>& positions,
-                                  const MoleculePredictions& p) {
-  const bool first = evalPadding_.count(set) == 0;
-  evalPadding_[set] = p.padding;
-  if (!first) return;
-  const std::string line = describeEvalPadding(set, positions, p.padding);
-  if (!tf_.quiet) current().trainer->progress().line(line);
-}
-
-// `r`, the padding of a set's evaluation batches, into the results' JSON beside what one shape gives the same
-// molecules (planned, not run), and as one line of text.
-std::string MoleculeRun::describeEvalPadding(const std::string& set, const std::vector<int64_t>& positions,
-                                             const PaddingReport& r) {
-  const ShapeBuckets& buckets = evalBucketsFor(set, positions);
-  const bool pairs = spec_.readsPairBlocks();
-  const PaddingReport one = plannedPadding(all_, positions, ShapeBuckets::single(evalFixed_), pairs);
-  std::vector<int64_t> molecules(static_cast<size_t>(buckets.size()), 0);
-  for (int64_t i : positions) {
-    const int64_t k = buckets.bucketOf(all_->numNodes(static_cast<size_t>(i)), all_->numEdges(static_cast<size_t>(i)));
-    if (k >= 0) ++molecules[static_cast<size_t>(k)];
-  }
-  nlohmann::json j = r.toJson();
-  j["shapes"] = nlohmann::json::array();
-  for (size_t k = 0; k < molecules.size(); ++k) {
-    nlohmann::json shape = fixedToJson(buckets.shapes()[k]);
-    shape["molecules"] = molecules[k];
-    j["shapes"].push_back(shape);
-  }
-  j["single_shape"] = fixedToJson(evalFixed_);
-  j["single_shape_padding"] = one.toJson();
-  evalPaddingJson_[set] = j;
-  auto efficiency = [pairs](const PaddingReport& q) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "atoms %.1f%% real", 100 * q.nodeEfficiency());
-    std::string t = buf;
-    if (pairs && q.totalNodePairs > 0) {
-      std::snprintf(buf, sizeof buf, ", atom pairs %.1f%% real", 100 * q.nodePairEfficiency());
-      t += buf;
-    }
-    return t;
-  };
-  std::ostringstream line;
-  line << prog_.name() << ": " << set << " batches (" << positions.size() << " molecules) in " << buckets.size()
-       << (buckets.size() == 1 ? " shape" : " shapes") << " (--eval-buckets " << s_.evalBuckets
-       << "): " << efficiency(r);
-  if (buckets.size() > 1) line << "; one shape: " << efficiency(one);
-  return line.str();
-}
-
-// The evaluation padding in the results: per set, and over the sets' last passes.
-void MoleculeRun::reportEvalPadding() {
-  out_["eval_buckets"] = s_.evalBuckets;
-  out_["eval_padding"] = evalPaddingJson_;
-  PaddingReport all;
-  for (const auto& [set, r] : evalPadding_) all.merge(r);
-  out_["eval_node_efficiency"] = all.nodeEfficiency();
-  out_["eval_edge_efficiency"] = all.edgeEfficiency();
-  if (all.totalNodePairs > 0) out_["eval_node_pair_efficiency"] = all.nodePairEfficiency();
-}
-
 // An evaluation-only run scores the best weights itself (with its own batching and --metric), rather than
 // reporting the scores the checkpoint kept from training.
-void MoleculeRun::evaluateOnly() {
-  if (!tf_.evaluationOnly()) return;
+OwnScores MoleculeRun::evaluateOnly(InferenceTime& inference) {
+  OwnScores own;
+  if (!tf_.evaluationOnly()) return own;
   primary().trainer->withBestWeights([&] {
-    evalValid_ = evaluate(md_.split.valid, "valid");
-    if (!md_.split.test.empty()) evalTest_ = evaluate(md_.split.test, "test");
+    own.valid = evaluate(md_.split.valid, "valid", inference);
+    if (!md_.split.test.empty()) own.test = evaluate(md_.split.test, "test", inference);
   });
+  return own;
 }
 
 // --predict: the test molecules with the best validation epoch's weights (an ensemble's: their mean and variance).
-void MoleculeRun::writePredictions() {
+void MoleculeRun::writePredictions(const std::optional<EnsembleScores>& ensemble) {
   if (s_.predict.empty()) return;
-  if (ensembleTest_) {
-    if (prog_.primary()) writePredictionsCsv(s_.predict, *md_.dataset, *ensembleTest_, md_.targetNames);
+  if (ensemble && ensemble->test) {
+    const MoleculePredictions& test = *ensemble->test;
+    if (prog_.primary()) writePredictionsCsv(s_.predict, *md_.dataset, test, md_.targetNames);
     if (!tf_.quiet)
-      std::cerr << prog_.name() << ": wrote " << ensembleTest_->positions.size() << " test predictions"
+      std::cerr << prog_.name() << ": wrote " << test.positions.size() << " test predictions"
                 << (s_.ensembleSize > 1 ? " of the " + std::to_string(s_.ensembleSize) + " members" : std::string())
-                << (ensembleTest_->uncertainty.defined() && task_ != MoleculeTask::Classification
-                        ? " with their uncertainty" : "")
+                << (test.uncertainty.defined() && task_ != MoleculeTask::Classification ? " with their uncertainty"
+                                                                                        : "")
                 << " to " << s_.predict << "\n";
-    out_["predictions"] = s_.predict;
     return;
   }
   primary().trainer->withBestWeights([&] {
     MoleculePredictions p = predictMolecules(*primary().model, tasks_, all_, md_.split.test,
-                                             evalBucketsFor("test", md_.split.test), scaling_, task_);
+                                             evalPadding_->bucketsFor("test", md_.split.test), scaling_, task_);
     if (prog_.primary()) writePredictionsCsv(s_.predict, *md_.dataset, p, md_.targetNames);
     if (!tf_.quiet)
       std::cerr << prog_.name() << ": wrote " << p.positions.size() << " test predictions to " << s_.predict << "\n";
   });
-  out_["predictions"] = s_.predict;
 }
 
 }  // namespace gnn::app::detail

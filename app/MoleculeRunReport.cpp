@@ -1,7 +1,5 @@
 #include "app/MoleculeRun.h"
 
-#include <cmath>
-#include <cstdio>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -16,7 +14,7 @@ namespace gnn::app::detail {
 
 // --padding-report-only: collation of the whole set, timed on this thread (no prefetch): the loader's cost per
 // epoch.
-int MoleculeRun::reportPadding() {
+int MoleculeRun::reportPadding(const TrainData& data) {
   FixedSizeDataLoader::Options so = lo_;
   so.prefetch = 0;
   so.readAhead = nullptr;  // the training set's advice; this pass reads the whole set
@@ -27,19 +25,22 @@ int MoleculeRun::reportPadding() {
   for (Batch b; once.next(b);) {
   }
   const double collateSeconds = sw.ms() / 1000;
-  out_["collate_seconds_full_set"] = collateSeconds;
-  out_["collate_graphs_per_s"] = static_cast<double>(once.report().realGraphs) / collateSeconds;
+  nlohmann::json out = data.results;
+  out["collate_seconds_full_set"] = collateSeconds;
+  out["collate_graphs_per_s"] = static_cast<double>(once.report().realGraphs) / collateSeconds;
   std::string evalLines;  // the evaluation sets' batches as planned (--eval-buckets)
   for (const auto& [set, positions] : {std::pair{"valid", &md_.split.valid}, std::pair{"test", &md_.split.test}})
     if (!positions->empty()) {
-      evalPadding_[set] = plannedPadding(all_, *positions, evalBucketsFor(set, *positions), spec_.readsPairBlocks());
-      evalLines += describeEvalPadding(set, *positions, evalPadding_[set]) + "\n";
+      const PaddingReport planned =
+          plannedPadding(all_, *positions, evalPadding_->bucketsFor(set, *positions), spec_.readsPairBlocks());
+      evalLines += evalPadding_->describe(set, *positions, planned) + "\n";
     }
-  reportEvalPadding();
+  evalPadding_->addTo(out);
   if (tf_.json)
-    std::cout << out_.dump() << std::endl;
+    std::cout << out.dump() << std::endl;
   else
-    std::cout << "train loader (" << s_.strategy << ", " << fixed_.toString() << "): " << padding_.toString() << "\n"
+    std::cout << "train loader (" << s_.strategy << ", " << fixed_.toString() << "): " << data.padding.toString()
+              << "\n"
               << "collation of all " << all_->size() << " molecules: " << collateSeconds << " s\n" << evalLines;
   return 0;
 }
@@ -49,9 +50,11 @@ std::string MoleculeRun::reportPath() const {
   return v.count("report-html") ? v["report-html"].as<std::string>() : std::string();
 }
 
-// --report-html: the run on one page (app/HtmlReport.h), scored on the test set (the validation set when the
-// split has none) with the weights the run reports: an ensemble's calibrated mean, else the best epoch's.
-void MoleculeRun::writeReport() {
+// --report-html: the run on one page (app/HtmlReport.h) with its `results`, scored on the test set (the validation
+// set when the split has none) with the weights the run reports: an ensemble's calibrated mean, else the best
+// epoch's.
+void MoleculeRun::writeReport(const nlohmann::json& results, const Training& training,
+                              const std::optional<EnsembleScores>& ensemble, bool evaluationOnly) {
   const std::string path = reportPath();
   if (path.empty() || !prog_.primary()) return;
   HtmlReportInput in;
@@ -61,23 +64,23 @@ void MoleculeRun::writeReport() {
   in.metricName = metricName_;
   in.configuration = config_.toJson();
   in.training = tf_.trainingIdentity();
-  in.results = out_;
-  in.curves = curves_;
-  in.epochsBeforeRun = epochsBeforeRun_;
-  in.evaluationOnly = evalValid_.has_value();
+  in.results = results;
+  in.curves = training.curves;
+  in.epochsBeforeRun = training.epochsBeforeRun;
+  in.evaluationOnly = evaluationOnly;
   in.dataset = md_.dataset.get();
   const bool test = !md_.split.test.empty();
   in.predictedSet = test ? "test" : "valid";
   std::optional<MoleculePredictions> best;
-  if (ensembleTest_) {
-    in.predicted = &*ensembleTest_;
-    if (ensembleTestUncalibrated_) in.uncalibrated = &*ensembleTestUncalibrated_;
-    in.calibration = calibrationMethod_;
+  if (ensemble && ensemble->test) {
+    in.predicted = &*ensemble->test;
+    if (ensemble->testUncalibrated) in.uncalibrated = &*ensemble->testUncalibrated;
+    in.calibration = ensemble->calibration;
   } else {
     const std::vector<int64_t>& set = test ? md_.split.test : md_.split.valid;
     primary().trainer->withBestWeights([&] {
-      best =
-          predictMolecules(*primary().model, tasks_, all_, set, evalBucketsFor(in.predictedSet, set), scaling_, task_);
+      best = predictMolecules(*primary().model, tasks_, all_, set, evalPadding_->bucketsFor(in.predictedSet, set),
+                              scaling_, task_);
     });
     in.predicted = &*best;
   }
@@ -85,68 +88,108 @@ void MoleculeRun::writeReport() {
   if (!tf_.quiet) std::cerr << prog_.name() << ": wrote the report to " << path << "\n";
 }
 
-// The results: one JSON object (--json) or a summary on stdout; the device's traces and stage table.
-void MoleculeRun::report() {
-  const Member& m = primary();
-  const Trainer& trainer = *m.trainer;
+// The results: `out` (the data's part) with what the phases gave (the ensemble's block, an evaluation-only run's
+// own scores, the inference throughput), the best epoch's scores, the model, the device's record and the memory
+// used; the device's traces and stage table written on the way.
+MoleculeResults MoleculeRun::collectResults(nlohmann::json out, const std::optional<EnsembleScores>& ensemble,
+                                            const OwnScores& own, const InferenceTime& inference) {
+  if (s_.profile && prog_.primary()) {
+    out["profile"] = profiler_.json();
+    out["profile_steps"] = steps_;
+  }
+  // One model's block is "uncertainty" (its top-level results are the same model's, uncalibrated).
+  if (ensemble) out[s_.ensembleSize > 1 ? "ensemble" : "uncertainty"] = ensemble->results;
+  if (ensemble && s_.ensembleSize > 1) out["ensemble_size"] = s_.ensembleSize;
+  if (!s_.predict.empty()) out["predictions"] = s_.predict;
+  if (!reportPath().empty()) out["report_html"] = reportPath();
+  const Trainer& trainer = *primary().trainer;
   nlohmann::json sum = trainer.summary();
-  if (evalValid_) {  // evaluation only: this run's scores of the best weights
-    sum["valid_" + metricName_] = evalValid_->metric;
-    sum["valid_details"] = evalValid_->details;
-    if (evalTest_) {
-      sum["test_" + metricName_] = evalTest_->metric;
-      sum["test_details"] = evalTest_->details;
+  if (own.valid) {  // evaluation only: this run's scores of the best weights
+    sum["valid_" + metricName_] = own.valid->metric;
+    sum["valid_details"] = own.valid->details;
+    if (own.test) {
+      sum["test_" + metricName_] = own.test->metric;
+      sum["test_details"] = own.test->details;
     }
   }
-  for (const auto& [k, v] : sum.items()) out_[k] = v;
-  reportMetrics(sum);
-  out_["model"] = spec_.model;
+  for (const auto& [k, v] : sum.items()) out[k] = v;
+  addMetricResults(out, sum);
+  out.update(modelResults());
+  // Names kept from earlier versions of this program's JSON.
+  out["valid_metric_name"] = metricName_;
+  out["valid_metric"] = sum["valid_" + metricName_];
+  if (sum.contains("test_" + metricName_)) out["test_metric"] = sum["test_" + metricName_];
+  out["real_graphs_per_s"] = sum["train_samples_per_s"];
+  out["train_graphs_per_s"] = sum["train_samples_per_s"];
+  evalPadding_->addTo(out);
+  out["infer_graphs_per_s"] =
+      inference.seconds > 0 ? static_cast<double>(inference.molecules) / inference.seconds : 0.0;
+  out["train_molecules_per_s"] = out["train_graphs_per_s"];
+  out["infer_molecules_per_s"] = out["infer_graphs_per_s"];
+  out["seconds"] = sum["train_seconds"].get<double>() + sum["eval_seconds"].get<double>();
+  out["param_l2"] = paramL2(*primary().model);
+  out["param_checksum"] = paramChecksum(*primary().model);
+  addDeviceResults(out);
+  out["samples_per_s"] = sum["train_samples_per_s"];
+  out["peak_rss_mb"] = peakRssMb();
+  const ResidentMemory peak = memoryPeak_.peak(), now = residentMemory();
+  out["peak_rss_anon_mb"] = peak.anonMb;
+  out["peak_rss_file_mb"] = peak.fileMb;
+  out["rss_anon_mb"] = now.anonMb;
+  out["rss_file_mb"] = now.fileMb;
+  if (lo_.readAhead) {
+    out["read_ahead_mb"] = static_cast<double>(lo_.readAhead->willNeedBytes()) / 1048576.0;
+    out["released_mb"] = static_cast<double>(lo_.readAhead->releasedBytes()) / 1048576.0;
+  }
+  return {std::move(out), std::move(sum), metrics_, tasks_, trainer.bestEpoch(), trainer.completedEpochs()};
+}
+
+// The model's part of the results: its kind and sizes (a model's own too: dmpnn's depth, aggregation, FFN), its
+// parameters, and with --init-from the parameters trained.
+nlohmann::json MoleculeRun::modelResults() const {
+  const Member& m = primary();
+  nlohmann::json out;
+  out["model"] = spec_.model;
   if (spec_.isGraphormer()) {
     const auto& go = static_cast<const Graphormer&>(*m.model).options();
-    out_["layers"] = go.layers;
-    out_["hidden"] = go.hidden;
-    out_["max_node"] = spec_.maxNode;
-    out_["eval_max_node"] = evalFixed_.maxNodesPerGraph;
+    out["layers"] = go.layers;
+    out["hidden"] = go.hidden;
+    out["max_node"] = spec_.maxNode;
+    out["eval_max_node"] = evalFixed_.maxNodesPerGraph;
   } else if (spec_.isGps()) {
     const auto& go = static_cast<const GpsPlusPlus&>(*m.model).options();
-    out_["layers"] = go.layers;
-    out_["hidden"] = go.nodeDim;
-    out_["max_node"] = spec_.maxNode;
-    out_["eval_max_node"] = evalFixed_.maxNodesPerGraph;
+    out["layers"] = go.layers;
+    out["hidden"] = go.nodeDim;
+    out["max_node"] = spec_.maxNode;
+    out["eval_max_node"] = evalFixed_.maxNodesPerGraph;
   } else {
-    out_["layers"] = spec_.layers;
-    out_["hidden"] = spec_.hidden;
-    if (spec_.isMessagePassing()) out_["norm"] = spec_.norm;  // --norm auto's choice
+    out["layers"] = spec_.layers;
+    out["hidden"] = spec_.hidden;
+    if (spec_.isMessagePassing()) out["norm"] = spec_.norm;  // --norm auto's choice
   }
-  out_["parameters"] = m.model->numParameters();
+  out["parameters"] = m.model->numParameters();
   if (!s_.transfer.initFrom.empty()) {
-    out_["init_from"] = s_.transfer.initFrom;
-    out_["freeze_encoder"] = s_.transfer.freezeEncoder;
+    out["init_from"] = s_.transfer.initFrom;
+    out["freeze_encoder"] = s_.transfer.freezeEncoder;
     int64_t trained = 0;
     for (const Variable& p : m.opt->parameters()) trained += p.value().numel();
-    out_["trained_parameters"] = trained;
+    out["trained_parameters"] = trained;
   }
-  out_.update(spec_.resultJson());  // a model's own sizes (dmpnn: depth, aggregation, FFN)
-  // Names kept from earlier versions of this program's JSON.
-  out_["valid_metric_name"] = metricName_;
-  out_["valid_metric"] = sum["valid_" + metricName_];
-  if (sum.contains("test_" + metricName_)) out_["test_metric"] = sum["test_" + metricName_];
-  out_["real_graphs_per_s"] = sum["train_samples_per_s"];
-  out_["train_graphs_per_s"] = sum["train_samples_per_s"];
-  reportEvalPadding();
-  out_["infer_graphs_per_s"] = inferSeconds_ > 0 ? static_cast<double>(inferMolecules_) / inferSeconds_ : 0.0;
-  out_["train_molecules_per_s"] = out_["train_graphs_per_s"];
-  out_["infer_molecules_per_s"] = out_["infer_graphs_per_s"];
-  out_["seconds"] = sum["train_seconds"].get<double>() + sum["eval_seconds"].get<double>();
-  out_["param_l2"] = paramL2(*m.model);
-  out_["param_checksum"] = paramChecksum(*m.model);
+  out.update(spec_.resultJson());
+  return out;
+}
+
+// The device program's record in the results (its plan, the short host requests, the stage table) and on stderr;
+// its traces written.
+void MoleculeRun::addDeviceResults(nlohmann::json& out) {
+  const Member& m = primary();
+  const Trainer& trainer = *m.trainer;
   const nlohmann::json deviceJson = df_.toJson(*m.program);  // items() must not outlive the json it iterates
-  for (const auto& [k, v] : deviceJson.items()) out_[k] = v;
+  for (const auto& [k, v] : deviceJson.items()) out[k] = v;
   const nlohmann::json planJson = df_.planJson(*m.program);
-  for (const auto& [k, v] : planJson.items()) out_[k] = v;
-  out_["samples_per_s"] = sum["train_samples_per_s"];
-  out_["padded_micro_batches"] = trainer.paddedMicroBatches();
-  out_["dropped_micro_batches"] = trainer.droppedMicroBatches();
+  for (const auto& [k, v] : planJson.items()) out[k] = v;
+  out["padded_micro_batches"] = trainer.paddedMicroBatches();
+  out["dropped_micro_batches"] = trainer.droppedMicroBatches();
   if (!tf_.quiet && (trainer.droppedMicroBatches() > 0 || trainer.paddedMicroBatches() > 0))
     std::cerr << prog_.name() << ": the epochs' last host requests were short: "
               << (trainer.droppedMicroBatches() > 0
@@ -163,69 +206,26 @@ void MoleculeRun::report() {
       st.push_back({{"blocks", r.name}, {"parameters", r.parameters}, {"forward_ops", r.forwardOps},
                     {"backward_ops", r.backwardOps}, {"flops_per_micro_batch", r.forwardFlops + r.backwardFlops},
                     {"saved_bytes_per_micro_batch", r.savedBytes}, {"max_stashed", r.maxStashed}});
-    out_["stage_table"] = st;
+    out["stage_table"] = st;
   }
-  out_["peak_rss_mb"] = peakRssMb();
-  const ResidentMemory peak = memoryPeak_.peak(), now = residentMemory();
-  out_["peak_rss_anon_mb"] = peak.anonMb;
-  out_["peak_rss_file_mb"] = peak.fileMb;
-  out_["rss_anon_mb"] = now.anonMb;
-  out_["rss_file_mb"] = now.fileMb;
-  if (lo_.readAhead) {
-    out_["read_ahead_mb"] = static_cast<double>(lo_.readAhead->willNeedBytes()) / 1048576.0;
-    out_["released_mb"] = static_cast<double>(lo_.readAhead->releasedBytes()) / 1048576.0;
-  }
-  if (tf_.json)
-    std::cout << out_.dump() << std::endl;
-  else
-    printSummary(sum);
 }
 
-// Every --metric at the best epoch as valid_<name> and test_<name>, and which one selected it.
-void MoleculeRun::reportMetrics(const nlohmann::json& sum) {
-  out_["selection_metric"] = metricName_;
-  out_["metrics"] = nlohmann::json::array();
+// Every --metric at the best epoch (of the summary `sum`) as valid_<name> and test_<name>, and which one selected
+// it.
+void MoleculeRun::addMetricResults(nlohmann::json& out, const nlohmann::json& sum) const {
+  out["selection_metric"] = metricName_;
+  out["metrics"] = nlohmann::json::array();
   for (Metric m : metrics_) {
     const std::string name = metricName(m);
-    out_["metrics"].push_back(name);
+    out["metrics"].push_back(name);
     for (const std::string part : {"valid", "test"}) {
       const std::string details = part + "_details";
       if (sum.contains(details) && sum[details].is_object() && sum[details].contains(name))
-        out_[part + "_" + name] = sum[details][name];
+        out[part + "_" + name] = sum[details][name];
     }
   }
-  out_["evaluation_only"] = tf_.evaluationOnly();
-  if (!config_.changedOutsideModel().empty()) out_["changed_from_checkpoint"] = config_.changedOutsideModel();
-}
-
-// Without --json: the best epoch's metrics (per target when there are several) and the training speed.
-void MoleculeRun::printSummary(const nlohmann::json& sum) const {
-  auto shown = [](const nlohmann::json& v) {
-    if (!v.is_number() || !std::isfinite(v.get<double>())) return std::string("n/a (no labels)");
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.5g", v.get<double>());
-    return std::string(buf);
-  };
-  const Trainer& trainer = *primary().trainer;
-  std::cout << "best epoch " << trainer.bestEpoch() << " of " << trainer.completedEpochs() << ": valid "
-            << metricName_ << " " << shown(out_.at("valid_metric"));
-  if (out_.contains("test_metric")) std::cout << ", test " << metricName_ << " " << shown(out_.at("test_metric"));
-  std::cout << "\n";
-  for (size_t k = 1; k < metrics_.size(); ++k) {  // the other --metric values, at the same epoch
-    const std::string name = metricName(metrics_[k]);
-    std::cout << "  valid " << name << " " << shown(out_.value("valid_" + name, nlohmann::json()));
-    if (out_.contains("test_" + name)) std::cout << ", test " << name << " " << shown(out_.at("test_" + name));
-    std::cout << "\n";
-  }
-  const Metric selected = metrics_.front();
-  const std::string perKey = selected == Metric::StdMae ? "mae_per_target" : metricName_ + "_per_target";
-  const std::string label = selected == Metric::RocAuc ? "ROC-AUC" : selected == Metric::StdMae ? "MAE" : metricName_;
-  if (tasks_ > 1 && sum.contains("test_details") && sum["test_details"].is_object() &&
-      sum["test_details"].contains(perKey))
-    for (const auto& [name, v] : sum["test_details"][perKey].items())
-      std::cout << "  test " << label << " " << name << " " << shown(v) << "\n";
-  std::printf("%.0f molecules/s in training, param_l2 %.6f\n", sum["train_samples_per_s"].get<double>(),
-              out_.at("param_l2").get<double>());
+  out["evaluation_only"] = tf_.evaluationOnly();
+  if (!config_.changedOutsideModel().empty()) out["changed_from_checkpoint"] = config_.changedOutsideModel();
 }
 
 }  // namespace gnn::app::detail

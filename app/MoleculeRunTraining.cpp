@@ -78,7 +78,9 @@ LossFn MoleculeRun::lossFunction() {
           {}};
 }
 
-void MoleculeRun::train() {
+// The current member's training; its evaluations between epochs add to `inference`. Returns its learning curve
+// (--report-html): the trainer's, with the epochs before a --load.
+LearningCurve MoleculeRun::train(InferenceTime& inference) {
   Trainer& trainer = *current().trainer;
   DeviceProgram& program = *current().program;
   Trainer::Hooks hooks;
@@ -106,34 +108,25 @@ void MoleculeRun::train() {
       if (!more) break;  // --time-budget spent
     }
   };
-  hooks.validate = [&] { return evaluate(md_.split.valid, "valid"); };
-  if (!md_.split.test.empty()) hooks.test = [&] { return evaluate(md_.split.test, "test"); };
-  if (curves_.empty()) epochsBeforeRun_ = static_cast<int64_t>(trainer.curve().size());
+  hooks.validate = [&] { return evaluate(md_.split.valid, "valid", inference); };
+  if (!md_.split.test.empty()) hooks.test = [&] { return evaluate(md_.split.test, "test", inference); };
   trainer.run(hooks);
-  // The learning curve (--report-html): the trainer's, with the epochs before a --load.
-  LearningCurve curve{"seed " + std::to_string(tf_.seed + curves_.size()), {}};
+  LearningCurve curve{"seed " + std::to_string(tf_.seed + current_), {}};
   for (const TrainedEpoch& e : trainer.curve()) curve.epochs.push_back({e.epoch, e.loss, e.valid, e.test});
-  curves_.push_back(std::move(curve));
   if (s_.profile && prog_.primary()) {
     std::cerr << "per-op profile of " << steps_ << " training steps (forward and backward; optimizer not included)\n";
     profiler_.print(std::cerr);
-    out_["profile"] = profiler_.json();
-    out_["profile_steps"] = steps_;
   }
+  return curve;
 }
 
-// --ensemble-size N: members 1 .. N-1 trained as member 0 was (the same split, batches and flags; Chemprop v2
-// also keeps the data order and changes the initialisation per member), from seeds --seed + k, each through
-// train() as the current member.
-void MoleculeRun::trainEnsemble() {
-  if (s_.ensembleSize <= 1) {
-    // One model with an uncertainty (mean-variance estimation) or a calibration of its probabilities: scored,
-    // calibrated on validation and kept in the checkpoint as an ensemble of one.
-    if (task_ == MoleculeTask::RegressionMve || s_.uncertainty == "mc-dropout" ||
-        (classification_ && (s_.calibration == "platt" || s_.calibration == "isotonic")))
-      evaluateEnsemble();
-    return;
-  }
+// Member 0, then with --ensemble-size N members 1 .. N-1, trained as member 0 was (the same split, batches and
+// flags; Chemprop v2 also keeps the data order and changes the initialisation per member), from seeds --seed + k,
+// each through train() as the current member.
+Training MoleculeRun::trainMembers() {
+  Training t;
+  t.epochsBeforeRun = static_cast<int64_t>(primary().trainer->curve().size());
+  t.curves.push_back(train(t.inference));
   for (int64_t k = 1; k < s_.ensembleSize; ++k) {
     members_.push_back(makeMember(k));
     Member& m = members_.back();
@@ -145,7 +138,7 @@ void MoleculeRun::trainEnsemble() {
                 << m.flags->seed << ")\n";
     current_ = members_.size() - 1;
     try {
-      train();
+      t.curves.push_back(train(t.inference));
     } catch (...) {
       // A member whose training stopped is no member: member 0 is current again, as for the report.
       current_ = 0;
@@ -154,7 +147,15 @@ void MoleculeRun::trainEnsemble() {
     }
     current_ = 0;
   }
-  evaluateEnsemble();
+  return t;
+}
+
+// Whether the models are scored as an ensemble (evaluateEnsemble): N members of --ensemble-size, or one model
+// with an uncertainty (mean-variance estimation, MC dropout) or a calibration of its probabilities, scored,
+// calibrated on validation and kept in the checkpoint as an ensemble of one.
+bool MoleculeRun::scoresAnEnsemble() const {
+  return s_.ensembleSize > 1 || task_ == MoleculeTask::RegressionMve || s_.uncertainty == "mc-dropout" ||
+         (classification_ && (s_.calibration == "platt" || s_.calibration == "isotonic"));
 }
 
 }  // namespace gnn::app::detail
