@@ -10,7 +10,7 @@
 
 namespace gnn {
 
-// ---- dense algebra (ops/LinearOps.cpp) ----
+// ---- dense algebra (ops/LinearOps.cpp; products through ops/Product.h) ----
 /// [M, K] x [K, N] -> [M, N].
 Variable matmul(const Variable& a, const Variable& b);
 /// a [M, K] x b^T where b is [N, K] -> [M, N] (Linear's weight layout [out, in]).

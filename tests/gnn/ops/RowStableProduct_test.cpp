@@ -1,5 +1,5 @@
 // Forward products give each row the same bits wherever it sits and however many rows there are (the rows of
-// a matrix's last partial kernel panel are computed on a zero-padded panel, gnn/ops/LinearOps.cpp). This is
+// a matrix's last partial kernel panel are computed on a zero-padded panel, gnn/ops/Product.cpp). This is
 // what lets a model's real rows come out bit-identical with any amount of padding in the batch.
 #include <gtest/gtest.h>
 

@@ -154,7 +154,7 @@ TEST(BatchNorm, RunningStatisticsAsPyTorch) {
   EXPECT_TRUE(bn.runningMean().bitEqual(rm));
 }
 
-// A recomputed forward (device/StageTask.cpp, pipelined training) normalises with the batch's statistics, as the
+// A recomputed forward (device/StageTask.cpp, --recompute) normalises with the batch's statistics, as the
 // first run did, but leaves the running averages as that run left them.
 TEST(BatchNorm, ARecomputedForwardLeavesTheRunningStatistics) {
   BatchNorm bn(2, 1e-5, 0.1, DType::F64);
