@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "bench/FmaPeak.h"
 #include "app/ComputeInfo.h"
 #include "app/HeapTuning.h"
 #include "app/MoleculeData.h"
@@ -34,6 +35,8 @@ using namespace gnn;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+using bench::FmaPeak;
+using bench::measureFmaPeak;
 
 struct Runner {
   PackingStrategy strategy;
@@ -85,34 +88,6 @@ double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-// fp32 multiply-add peak of the machine with the ops' threads: independent FMA chains in registers (GCC vector
-// extensions, so the widest vectors -march allows), GFLOP/s summed over threads.
-double fmaPeakGflops() {
-  using V = float __attribute__((vector_size(64)));
-  constexpr int kChains = 12;
-  constexpr int64_t kIters = 100'000'000;
-  double total = 0;
-#pragma omp parallel num_threads(numThreads()) reduction(+ : total)
-  {
-    V acc[kChains];
-    V a, b;
-    for (int k = 0; k < 16; ++k) a[k] = 0.999f, b[k] = 1e-4f;
-    for (int c = 0; c < kChains; ++c)
-      for (int k = 0; k < 16; ++k) acc[c][k] = 0.1f * static_cast<float>(c);
-    auto t0 = Clock::now();
-    for (int64_t i = 0; i < kIters; ++i)
-      // acc * a + b: with the accumulator as a factor the product cannot be hoisted out of the loop (a * b + acc
-      // compiles to additions), so every step is one FMA per lane.
-      for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * a + b;
-    // The loop touches no memory, so the compiler may move it past the clock reads; this barrier needs its
-    // results in memory here, before the second clock read (and keeps them from being dropped).
-    asm volatile("" : "+m"(acc) : : "memory");
-    double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    total += 2.0 * 16 * kChains * static_cast<double>(kIters) / s / 1e9;
-  }
-  return total;
 }
 
 // Time of the GEMM part of one GIN step of `nodes` rows, alone: per layer Linear(D, 2D) and Linear(2D, D)
@@ -320,11 +295,13 @@ nlohmann::json roofline(const Options& o, const std::vector<Runner>& runners) {
     const double graphsPerStep = r.perStep(static_cast<double>(r.graphs));
     const double flop = 2.0 * 3.0 * static_cast<double>(o.layers) * static_cast<double>(r.fixed.numNodes) * 2.0 *
                         static_cast<double>(o.hidden * 2 * o.hidden);
-    const double peak = fmaPeakGflops();
+    const FmaPeak fma = measureFmaPeak(static_cast<int>(numThreads()));
+    const double peak = fma.gflops;
     const double gemmSeconds = gemmOnlySeconds(r.fixed.numNodes, o.hidden, o.layers, 5);
     out = {{"batch_nodes", r.fixed.numNodes},
            {"gemm_gflop_per_step", flop / 1e9},
            {"fma_peak_gflop_per_s", peak},
+           {"fma_peak_isa", fma.isa},
            {"gemm_only_seconds_per_step", gemmSeconds},
            {"gemm_gflop_per_s", flop / 1e9 / gemmSeconds},
            {"step_share_in_gemm", gemmSeconds / r.perStep(r.seconds)},

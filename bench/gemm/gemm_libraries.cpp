@@ -24,6 +24,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "bench/FmaPeak.h"
 #include "gnn/autograd/Variable.h"
 #include "gnn/nn/Init.h"
 #include "gnn/ops/Ops.h"
@@ -124,26 +125,6 @@ void rowBlocks(const GemmFn& f, const Gemm& g, const float* a, const float* b, f
     const float* ab = g.transA ? a + r0 : a + r0 * lda(g);
     f(part, ab, b, c + r0 * g.N, 1);
   }
-}
-
-double fmaPeak(int threads) {
-  using V = float __attribute__((vector_size(64)));
-  constexpr int kChains = 12;
-  constexpr int64_t kIters = 50'000'000;
-  double total = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-  {
-    V acc[kChains], a, b;
-    for (int k = 0; k < 16; ++k) a[k] = 0.999f, b[k] = 1e-4f;
-    for (int c = 0; c < kChains; ++c)
-      for (int k = 0; k < 16; ++k) acc[c][k] = 0.1f * c;
-    auto t0 = Clock::now();
-    for (int64_t i = 0; i < kIters; ++i)
-      for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * a + b;
-    asm volatile("" : "+m"(acc) : : "memory");
-    total += 2.0 * 16 * kChains * kIters / std::chrono::duration<double>(Clock::now() - t0).count() / 1e9;
-  }
-  return total;
 }
 
 struct Operands {
@@ -318,7 +299,7 @@ int main(int argc, char** argv) {
   };
   const std::vector<Lib> libs = {{"openblas", openblasSgemm}, {"onednn", dnnlSgemm}, {"blis", blisSgemm}};
   Results r;
-  r.fmaPeak = fmaPeak(opt.threads);
+  r.fmaPeak = gnn::bench::measureFmaPeak(opt.threads, 50'000'000).gflops;
   r.gnnOp = gnnOpRate(gemms, opt);
   for (const Lib& lib : libs) r.libs.push_back(measureLib(lib.name, lib.f, gemms, o, opt));
   r.bf16 = dnnlBf16Rate(gemms, o, opt);
