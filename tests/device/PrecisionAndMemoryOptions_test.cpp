@@ -8,6 +8,7 @@
 
 #include "../models/GraphormerMolecules.h"
 #include "BitEqual.h"
+#include "SmallMolecules.h"
 #include "device/CpuDevice.h"
 #include "device/ExecutionProgram.h"
 #include "device/PipelineSchedule.h"
@@ -48,18 +49,9 @@ std::vector<Batch> requests(int64_t count, int64_t microBatches, int64_t b) {
   return out;
 }
 
-LossFn l1() {
-  return {[](const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }, {}};
-}
+LossFn l1() { return test::maskedL1(); }
 
-std::unique_ptr<BlockModel> gin(double dropout = 0.0) {
-  Generator gen(11);
-  GraphModelOptions o;
-  o.layers = 3;
-  o.hidden = 16;
-  o.dropout = dropout;
-  return std::make_unique<OgbMolGIN>(o, gen);
-}
+std::unique_ptr<BlockModel> gin(double dropout = 0.0) { return test::smallGin(dropout); }
 
 std::unique_ptr<BlockModel> graphormer(double dropout = 0.0) {
   Generator gen(12);

@@ -7,8 +7,8 @@
 #include <set>
 #include <thread>
 
-#include "../models/GraphormerMolecules.h"
 #include "BitEqual.h"
+#include "SmallMolecules.h"
 #include "ThreadRanks.h"
 #include "device/ProcessGroup.h"
 #include "device/SimulatedIpu.h"
@@ -24,30 +24,10 @@ namespace {
 using test::ThreadRank;
 using test::ThreadRanks;
 
-const std::vector<Graph>& molecules() {
-  static const std::vector<Graph> g = test::pcqmStyle(64, 30);
-  return g;
-}
-
-Batch fixedBatch(size_t first, size_t count) {
-  const std::vector<Graph> gs(molecules().begin() + static_cast<long>(first),
-                              molecules().begin() + static_cast<long>(first + count));
-  FixedSizeOptions o;
-  o.numGraphs = static_cast<int64_t>(count) + 1;
-  o.numNodes = 30 * static_cast<int64_t>(count) + 8;
-  o.numEdges = 2 * o.numNodes;
-  o.maxNodesPerGraph = 30;
-  return FixedSizeCollator(o).collate(gs);
-}
-
-std::unique_ptr<BlockModel> gin() {
-  Generator gen(11);
-  GraphModelOptions o;
-  o.layers = 3;
-  o.hidden = 16;
-  o.dropout = 0.3;  // the masks must not depend on which process runs a micro-batch
-  return std::make_unique<OgbMolGIN>(o, gen);
-}
+const std::vector<Graph>& molecules() { return test::smallMolecules(); }
+Batch fixedBatch(size_t first, size_t count) { return test::smallBatch(first, count); }
+// Dropout on: the masks must not depend on which process runs a micro-batch.
+std::unique_ptr<BlockModel> gin() { return test::smallGin(0.3); }
 
 struct TrainedRun {
   std::vector<Tensor> weights;

@@ -11,6 +11,7 @@
 
 #include "../models/GraphormerMolecules.h"
 #include "BitEqual.h"
+#include "SmallMolecules.h"
 #include "device/CpuDevice.h"
 #include "device/PipelineSchedule.h"
 #include "device/SimulatedIpu.h"
@@ -61,18 +62,9 @@ std::vector<Batch> cpuBatches(int64_t updates, int64_t graphsPerUpdate, size_t f
   return out;
 }
 
-LossFn l1() {
-  return {[](const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }, {}};
-}
+LossFn l1() { return test::maskedL1(); }
 
-std::unique_ptr<BlockModel> gin(double dropout = 0.0) {
-  Generator gen(11);
-  GraphModelOptions o;
-  o.layers = 3;
-  o.hidden = 16;
-  o.dropout = dropout;
-  return std::make_unique<OgbMolGIN>(o, gen);
-}
+std::unique_ptr<BlockModel> gin(double dropout = 0.0) { return test::smallGin(dropout); }
 
 std::unique_ptr<BlockModel> graphormer() {
   Generator gen(12);

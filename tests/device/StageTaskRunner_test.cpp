@@ -7,40 +7,19 @@
 #include <map>
 #include <mutex>
 
-#include "../models/GraphormerMolecules.h"
+#include "SmallMolecules.h"
 #include "device/ExecutionProgramParts.h"
 #include "device/StageTaskRunner.h"
 #include "device/TaskScheduler.h"
 #include "gnn/ops/Ops.h"
-#include "loaders/FixedSizeCollator.h"
-#include "models/OgbMolGIN.h"
 
 namespace gnn {
 namespace {
 
-Batch batchOf(size_t first, size_t count) {
-  static const std::vector<Graph> molecules = test::pcqmStyle(16, 30);
-  const std::vector<Graph> gs(molecules.begin() + static_cast<long>(first),
-                              molecules.begin() + static_cast<long>(first + count));
-  FixedSizeOptions o;
-  o.numGraphs = static_cast<int64_t>(count) + 1;
-  o.numNodes = 30 * static_cast<int64_t>(count) + 8;
-  o.numEdges = 2 * o.numNodes;
-  o.maxNodesPerGraph = 30;
-  return FixedSizeCollator(o).collate(gs);
-}
+Batch batchOf(size_t first, size_t count) { return test::smallBatch(first, count); }
+std::unique_ptr<BlockModel> gin() { return test::smallGin(); }
 
-std::unique_ptr<BlockModel> gin() {
-  Generator gen(11);
-  GraphModelOptions o;
-  o.layers = 3;
-  o.hidden = 16;
-  return std::make_unique<OgbMolGIN>(o, gen);
-}
-
-LossFn l1() {
-  return {[](const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }, {}};
-}
+LossFn l1() { return test::maskedL1(); }
 
 // The model whole on one context: its loss and its parameters' gradients.
 std::pair<double, std::vector<Tensor>> wholeModel(BlockModel& model, const Batch& b) {
