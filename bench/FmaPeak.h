@@ -63,7 +63,9 @@ inline std::string fmaPeakIsa() {
 inline FmaPeak measureFmaPeak(int threads, int64_t iters = 100'000'000) {
   FmaPeak p;
   p.isa = fmaPeakIsa();
-  double (*run)(int64_t) = p.isa == "avx512" ? fma_detail::avx512 : p.isa == "avx2" ? fma_detail::avx2 : fma_detail::sse;
+  double (*run)(int64_t) = p.isa == "avx512" ? fma_detail::avx512
+                           : p.isa == "avx2" ? fma_detail::avx2
+                                             : fma_detail::sse;
   double total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
   total += run(iters);

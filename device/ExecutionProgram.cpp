@@ -51,7 +51,8 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
   stageBlocks_ = stageRanges(model.blockNames(), options_.pipelineSplits);
   layout_.stages = static_cast<int64_t>(stageBlocks_.size());
   options_.validate(training_, layout_.stages);
-  GNN_CHECK_ARG(layout_.simulated || options_.describeMemoryOptions().empty(), "compile: ", options_.describeMemoryOptions(),
+  GNN_CHECK_ARG(layout_.simulated || options_.describeMemoryOptions().empty(),
+                "compile: ", options_.describeMemoryOptions(),
                 ": options of the simulated IPU (--device ipu)");
   replicas_ = options_.replicationFactor;
   accumulation_ = training_ ? options_.gradientAccumulation : options_.deviceIterations;
@@ -89,7 +90,8 @@ void ExecutionProgram::makeIpus() {
   for (int64_t r = layout_.firstLocalReplica; r < layout_.localEnd(); ++r)
     for (int64_t s = 0; s < layout_.stages; ++s) {
       auto ip = std::make_unique<IpuRuntime>();
-      ip->memory = std::make_shared<MemoryAccount>(layout_.simulated ? "ipu" + std::to_string(layout_.ipu(r, s)) : "cpu");
+      ip->memory = std::make_shared<MemoryAccount>(
+          layout_.simulated ? "ipu" + std::to_string(layout_.ipu(r, s)) : "cpu");
       ip->ctx.setMemoryAccount(ip->memory);
       ip->ctx.setGradientSink(&ip->sink);
       if (fp16_) ip->ctx.setRounding(options_.stochasticRounding ? Rounding::StochasticHalf : Rounding::Half);
@@ -136,10 +138,10 @@ void ExecutionProgram::makeTracks() {
   std::vector<std::string> tracks;
   for (int64_t r = layout_.firstLocalReplica; r < layout_.localEnd(); ++r)
     for (int64_t s = 0; s < layout_.stages; ++s)
-      tracks.push_back(layout_.simulated ? "IPU " + std::to_string(layout_.ipu(r, s)) + " (replica " + std::to_string(r) +
-                                        ", stage " + std::to_string(s) + ": " +
-                                        record_.stages[static_cast<size_t>(s)].name + ")"
-                                  : "CPU");
+      tracks.push_back(layout_.simulated ? "IPU " + std::to_string(layout_.ipu(r, s)) + " (replica " +
+                                               std::to_string(r) + ", stage " + std::to_string(s) + ": " +
+                                               record_.stages[static_cast<size_t>(s)].name + ")"
+                                         : "CPU");
   tracks.push_back("host");
   trace_.setTracks(tracks);
 }
@@ -148,7 +150,9 @@ ExecutionProgram::~ExecutionProgram() = default;
 
 DeviceProgram::ExchangeBytes ExecutionProgram::exchangeBytes() const { return update_->exchangeBytes(); }
 
-const MemoryAccount& ExecutionProgram::ipuMemory(int64_t id) const { return *ipus_.at(static_cast<size_t>(id))->memory; }
+const MemoryAccount& ExecutionProgram::ipuMemory(int64_t id) const {
+  return *ipus_.at(static_cast<size_t>(id))->memory;
+}
 
 double ExecutionProgram::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
@@ -215,8 +219,8 @@ RunResult ExecutionProgram::runRequest(const Batch& request, const RunArgs& args
   if (distributed()) {
     // Micro-batch m of the request: device iteration m / (R·G), replica (m / G) % R, micro-batch m % G.
     std::vector<MicroBatchRun> mine = std::move(all);
-    exchangeRequest(*options_.processes, ReplicaLayout{replicas_, layout_.stages, shard_}, requests_ + 1, mine, splitError,
-                    all);
+    exchangeRequest(*options_.processes, ReplicaLayout{replicas_, layout_.stages, shard_}, requests_ + 1,
+                    mine, splitError, all);
   }
   const auto real = static_cast<int64_t>(all.size());
   completeUpdates(all, req, result);
@@ -356,9 +360,10 @@ UpdateResult summarizeUpdate(const std::vector<std::vector<MicroBatchRun>>& mbs,
 UpdateResult ExecutionProgram::runUpdate(Replicas& mbs, int64_t iteration, int64_t step, const RunArgs& args,
                                          RunResult& result) {
   const int64_t G = static_cast<int64_t>(mbs.front().size());
-  const PipelineSchedule schedule = G == accumulation_ ? schedule_
-                                    : training_ ? PipelineSchedule::training(layout_.stages, G, options_.executionStrategy)
-                                                : PipelineSchedule::inference(layout_.stages, G, options_.executionStrategy);
+  const PipelineSchedule schedule =
+      G == accumulation_ ? schedule_
+      : training_        ? PipelineSchedule::training(layout_.stages, G, options_.executionStrategy)
+                         : PipelineSchedule::inference(layout_.stages, G, options_.executionStrategy);
   double totalWeight = 0;
   for (const auto& rep : mbs)
     for (const auto& m : rep) totalWeight += m.padding ? 0.0 : m.weight;
@@ -487,8 +492,8 @@ void ExecutionProgram::collectOutputs(const std::vector<MicroBatchRun>& done, Ru
 std::string ExecutionProgram::stageTable() const {
   std::ostringstream s;
   char line[512];
-  std::snprintf(line, sizeof line, "%-5s %-28s %9s %11s %12s %12s %10s %7s\n", "stage", "blocks", "ops f/b", "parameters",
-                "GFLOP/mb", "saved MB/mb", "ms/mb", "stash");
+  std::snprintf(line, sizeof line, "%-5s %-28s %9s %11s %12s %12s %10s %7s\n", "stage", "blocks", "ops f/b",
+                "parameters", "GFLOP/mb", "saved MB/mb", "ms/mb", "stash");
   s << line;
   for (size_t i = 0; i < record_.stages.size(); ++i) {
     const StageRecord& st = record_.stages[i];

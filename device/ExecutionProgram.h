@@ -29,8 +29,8 @@
 #include "device/Device.h"
 #include "device/IpuLayout.h"
 #include "device/LossScaler.h"
-#include "device/ReplicaWeights.h"
 #include "device/PipelineSchedule.h"
+#include "device/ReplicaWeights.h"
 #include "device/StageSplit.h"
 #include "device/StageTimes.h"
 #include "device/WeightUpdate.h"
@@ -130,7 +130,7 @@ class ExecutionProgram : public DeviceProgram {
   std::unique_ptr<ReplicaWeights> weights_;  // this process's replicas' weights and the optimizer's master copy
   std::unique_ptr<WeightUpdate> update_;
   std::shared_ptr<MemoryAccount> streaming_;
-  std::vector<std::unique_ptr<IpuRuntime>> ipus_;  // local replicas, replica-major: ipu(r, s)
+  std::vector<std::unique_ptr<IpuRuntime>> ipus_;  // local replicas, replica-major: at layout_.local(r, s)
   CompileRecord record_;
   Trace trace_;
   int64_t traceRequests_ = 0;

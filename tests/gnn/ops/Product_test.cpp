@@ -144,7 +144,8 @@ TEST(Product, OperandsRoundedBeforehandGiveTheBitsOfProductsThatRoundThemselves)
   EXPECT_TRUE(sums16.bitEqual(sums)) << "the bias gradient sums the float32 output gradient either way";
   // And bfloat16 is a different product from float32: the comparison above is not between equal paths.
   PrecisionScope fp32(MatmulPrecision::Float32);
-  EXPECT_FALSE(ops::product({&x}, {&w, true}, &bias).bitEqual(ops::product({&x, false, &x16}, {&w, true, &w16}, &bias)));
+  EXPECT_FALSE(ops::product({&x}, {&w, true}, &bias)
+                   .bitEqual(ops::product({&x, false, &x16}, {&w, true, &w16}, &bias)));
 }
 
 }  // namespace
