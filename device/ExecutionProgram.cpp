@@ -71,7 +71,7 @@ ExecutionProgram::ExecutionProgram(std::string deviceName, BlockModel& model, Lo
   weights_ = std::make_unique<ReplicaWeights>(master_, opt_, layout_.localReplicas, fp16_);
   makeIpus();
   update_ = std::make_unique<WeightUpdate>(WeightUpdate::Program{
-      options_, training_, layout_, replicas_, ipus_, *weights_, opt_, [this] { return now(); },
+      options_, training_, layout_, replicas_, shard_, ipus_, *weights_, opt_, [this] { return now(); },
       [this](TaskKind kind, int64_t iteration, double start, double end) {
         recordOnEveryIpu(kind, iteration, start, end);
       }});

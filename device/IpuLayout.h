@@ -19,8 +19,10 @@ struct IpuLayout {
   bool isLocal(int64_t replica) const { return replica >= firstLocalReplica && replica < localEnd(); }
   /// The IPU's number in the job.
   int64_t ipu(int64_t replica, int64_t stage) const { return replica * stages + stage; }
+  /// The replica's place among this process's replicas (an index into its per-replica models and weights).
+  int64_t localReplica(int64_t replica) const { return replica - firstLocalReplica; }
   /// This process's runtime of the replica's stage (an index into its runtimes, replica-major).
-  int64_t local(int64_t replica, int64_t stage) const { return (replica - firstLocalReplica) * stages + stage; }
+  int64_t local(int64_t replica, int64_t stage) const { return localReplica(replica) * stages + stage; }
   /// The trace track of the replica's stage: its runtime's index; 0 on the CPU device.
   int64_t track(int64_t replica, int64_t stage) const { return simulated ? local(replica, stage) : 0; }
   /// The host's track, after the IPUs' (1 on the CPU device).

@@ -42,7 +42,7 @@ void StageTaskRunner::run(int64_t r, const ScheduledTask& t) {
          t.microBatch,
          t,
          ip,
-         *p_.models[static_cast<size_t>(r - layout.firstLocalReplica)],
+         *p_.models[static_cast<size_t>(layout.localReplica(r))],
          u_.microBatches[static_cast<size_t>(r)][static_cast<size_t>(t.microBatch)],
          static_cast<size_t>(blocks.first),
          static_cast<size_t>(blocks.second),

@@ -23,6 +23,10 @@ WeightUpdate::~WeightUpdate() = default;
 
 bool WeightUpdate::distributed() const { return isDistributed(p_.options.processes.get()); }
 
+IpuRuntime& WeightUpdate::ipu(int64_t replica, int64_t stage) const {
+  return *p_.ipus[static_cast<size_t>(p_.layout.local(replica, stage))];
+}
+
 void WeightUpdate::clearSinks() {
   for (auto& ip : p_.ipus) ip->sink.clear();
 }
@@ -45,7 +49,7 @@ std::vector<Tensor> WeightUpdate::reduce(std::vector<std::vector<MicroBatchRun>>
   if (distributed()) {
     for (auto& ip : p_.ipus) overflows += ip->ctx.gradientOverflows();
     try {
-      exchangeUpdate(*p_.options.processes, ReplicaLayout{p_.replicas, layout.stages, p_.options.shard(p_.training)},
+      exchangeUpdate(*p_.options.processes, ReplicaLayout{p_.replicas, layout.stages, p_.shard},
                      p_.training, exchanges_++, mbs, error, overflows);
     } catch (...) {
       clearSinks();
@@ -59,9 +63,7 @@ std::vector<Tensor> WeightUpdate::reduce(std::vector<std::vector<MicroBatchRun>>
   if (!p_.training) return {};
   std::vector<Tensor> grads = sumGradients(exchange);
   const std::vector<Variable>& first = p_.weights.params(0);
-  auto sinkOf = [&](int64_t s) -> const GradientSink& {
-    return p_.ipus[static_cast<size_t>(layout.local(layout.firstLocalReplica, s))]->sink;
-  };
+  auto sinkOf = [&](int64_t s) -> const GradientSink& { return ipu(layout.firstLocalReplica, s).sink; };
   for (size_t i = 0; i < first.size(); ++i)
     for (int64_t s = 0; s < layout.stages && (*ownerStage_)[i] < 0; ++s)
       if (sinkOf(s).grad(first[i]).defined()) (*ownerStage_)[i] = s;
@@ -86,8 +88,7 @@ std::vector<Tensor> WeightUpdate::sumGradients(uint64_t exchange) {
   const IpuLayout& layout = p_.layout;
   const size_t params = p_.weights.master().size();
   auto localGrad = [&](int64_t r, int64_t s, size_t i) {
-    return p_.ipus[static_cast<size_t>(layout.local(r, s))]->sink.grad(
-        p_.weights.params(r - layout.firstLocalReplica)[i]);
+    return ipu(r, s).sink.grad(p_.weights.params(layout.localReplica(r))[i]);
   };
   if (!distributed()) return reduceGradients(p_.replicas, layout.stages, params, localGrad);
   std::vector<std::vector<std::vector<Tensor>>> mine(static_cast<size_t>(layout.localReplicas));
@@ -129,7 +130,7 @@ void WeightUpdate::apply(std::vector<Tensor>& grads, int64_t overflows, int64_t 
     const bool fp16 = p_.options.precision == Precision::FP16;
     std::vector<std::vector<Variable>> owners;
     for (int64_t r = 0; r < p_.replicas; ++r)
-      owners.push_back(fp16 ? p_.weights.master() : p_.weights.params(r - p_.layout.firstLocalReplica));
+      owners.push_back(fp16 ? p_.weights.master() : p_.weights.params(p_.layout.localReplica(r)));
     opt.stepSharded(grads, owners);
     if (!fp16) allGatherShards(p_.weights.params(), Optimizer::balancedRanges(opt.numElements(), p_.replicas));
   } else {

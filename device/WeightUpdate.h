@@ -20,6 +20,7 @@
 #include "device/LossScaler.h"
 #include "device/ReplicaWeights.h"
 #include "device/Trace.h"
+#include "loaders/RequestShard.h"
 
 namespace gnn {
 
@@ -36,6 +37,7 @@ class WeightUpdate {
     bool training = false;
     const IpuLayout& layout;
     int64_t replicas = 1;  // in the job
+    const RequestShard& shard;  // this process's micro-batches of a request
     const std::vector<std::unique_ptr<IpuRuntime>>& ipus;
     ReplicaWeights& weights;
     Optimizer* optimizer = nullptr;
@@ -68,6 +70,8 @@ class WeightUpdate {
 
  private:
   std::vector<Tensor> sumGradients(uint64_t exchange);
+  // The runtime of the replica's stage (the replica by its job number, one of this process's).
+  IpuRuntime& ipu(int64_t replica, int64_t stage) const;
   void clearSinks();
   bool distributed() const;
 
