@@ -235,7 +235,8 @@ Tensor roundedOperand(const Tensor& t) {
 
 Tensor product(const Operand& a, const Operand& b, const Tensor* bias, Tensor* aSums) {
   GNN_ASSERT(opCols(a) == opRows(b), "product: operands do not chain");
-  GNN_ASSERT(!aSums || (a.transposed && !b.transposed), "product: column sums are those of a weight gradient's P");
+  GNN_ASSERT(!aSums || (a.transposed && !b.transposed && a.stored),
+             "product: column sums are those of a weight gradient's P, from its float values");
   GNN_ASSERT(!(a.transposed && b.transposed), "product: both operands transposed");
   const DType dtype = a.stored ? a.stored->dtype() : DType::F32;
   Tensor out = Tensor::empty({opRows(a), opCols(b)}, dtype);
