@@ -1,10 +1,12 @@
 """Helpers shared by the benchmark drivers that compare a gnn program with a PyTorch reference."""
+import argparse
 import json
 import os
 import platform
 import subprocess
 import sys
 import time
+import traceback
 
 
 def fail(msg, code=2):
@@ -153,3 +155,74 @@ def bf16_ratios(out, unit):
             f"{out['bf16_speedup_train_vs_torch_bf16_autocast']:.2f}x torch under bf16 autocast "
             f"({ref16[f'train_{unit}_per_s']:.1f}); inference {out['bf16_speedup_infer_vs_torch_fp32']:.2f}x and "
             f"{out['bf16_speedup_infer_vs_torch_bf16_autocast']:.2f}x")
+
+
+# Goals. A driver that compares our program with a reference (or one build with another) checks the bar the
+# project states for it and says so in its exit status: 0 when every goal is met, 1 when one is missed (each
+# missed goal on stderr as `NAME: goal missed: ...`), 2 when a program fails or the command line is bad.
+# --no-goal only reports: the goal is still evaluated and recorded, but the exit status is 0 unless a program fails.
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be > 0")
+    return value
+
+
+def add_goal_args(parser, default_target, what, flag="--target"):
+    """Adds the goal's flag (--target X unless `flag` names another, default `default_target`; `what` says what
+    it bounds, for --help) and, once per parser, --no-goal. Returns the flag's argparse destination name."""
+    dest = flag.lstrip("-").replace("-", "_")
+    parser.add_argument(flag, dest=dest, type=_positive_float, default=default_target, metavar="X",
+                        help=f"{what} (default: {default_target:g})")
+    try:
+        parser.add_argument("--no-goal", action="store_true",
+                            help="only report: the goal is evaluated and recorded, but the exit status is 0 "
+                                 "whether it is met or not (2 still when a program fails)")
+    except argparse.ArgumentError:
+        pass  # added with the driver's first goal flag
+    return dest
+
+
+def check_at_least(out, minimum):
+    """The problems of out's ratios against `minimum` (ratio key -> the least it may be; higher is better): one
+    message for each ratio below its minimum."""
+    return [f"{key} {out[key]:.3g}x, the target is {low:g}x" for key, low in minimum.items() if out[key] < low]
+
+
+def finish(out, problems, name, no_goal, goal, applies=True, show=None):
+    """Ends a driver: records out["goal"] = goal's fields (the targets) with "passed" (no problem) and "checked"
+    (the goal applies and --no-goal was not given), prints out (as indented JSON, or by show(out)), prints each
+    problem on stderr as `NAME: goal missed: ...`, and exits 1 when a goal was missed and checked, 0 otherwise.
+    A goal that does not apply to the run (a driver's test mode, workloads that differ) records "applies": false
+    and "passed": null."""
+    checked = bool(applies) and not no_goal
+    out["goal"] = dict(goal, passed=(not problems) if applies else None, checked=checked)
+    if not applies:
+        out["goal"]["applies"] = False
+    if show is None:
+        print(json.dumps(out, indent=1))
+    else:
+        show(out)
+    sys.stdout.flush()
+    for msg in problems:
+        print(f"{name}: goal missed: {msg}", file=sys.stderr)
+    if problems and isinstance(out.get("machine"), dict) and out["machine"].get("busy"):
+        print(f"{name}: note: the machine was busy; re-run on an idle machine before calling this a regression",
+              file=sys.stderr)
+    if problems and no_goal:
+        print(f"{name}: --no-goal: exit status 0", file=sys.stderr)
+    sys.exit(1 if problems and checked else 0)
+
+
+def run_main(main):
+    """Runs a driver's main(). An exception it does not handle (a program's JSON without an expected key, a bug)
+    prints its traceback and exits 2, as a failed program does, so that exit status 1 means a missed goal only."""
+    try:
+        main()
+    except Exception:  # SystemExit and KeyboardInterrupt are no Exception: they pass through
+        traceback.print_exc()
+        fail("stopped by the error above")

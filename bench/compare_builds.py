@@ -9,6 +9,15 @@ both alike. For "no regression" checks, e.g. main against the commit before a ch
 
 Prints one JSON object: per round, Cora's median epoch ms and GIN's graphs/s per batching strategy, and the
 new/old ratios of their medians (speed: above 1 is faster). Time it on a quiet machine.
+
+The goal: every measured speed ratio (cora_speed_new_over_old and each gin_<strategy>_speed_new_over_old) at least
+--target (0.909 = 1/1.10: the new build's time within 1.10x of the old one's, the bar the project holds a
+portable build to against the native one, and the 1.10x it holds overheads to elsewhere: bench_device's simulated
+IPU, node_loaders.py's sampler). A portable build's Cora epoch is known to miss it (0.30x the native build,
+docs/core.md "Runtime dispatch of the row loops"); its GIN step meets it. The JSON's "goal" object records the
+minimums, "passed" and "checked". Exit status 0 when the goal is met, 1 when it is missed (each miss on stderr as
+`compare_builds: goal missed: ...`), 2 when a program fails or the command line is bad. --no-goal only reports
+(exit 0 unless a program fails).
 """
 import argparse
 import json
@@ -18,7 +27,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchutil import example_program, fail, machine, run_json, warn_if_busy  # noqa: E402
+from benchutil import (add_goal_args, check_at_least, example_program, fail, finish, machine,  # noqa: E402
+                       run_json, run_main, warn_if_busy)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -46,7 +56,10 @@ def main():
     p.add_argument("--new", required=True, help="build folder under test")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--cora-data", default=os.path.join(REPO, "examples", "data", "cora"))
+    add_goal_args(p, round(1 / 1.10, 3), "required new/old speed ratio of every measured quantity")
     args = p.parse_args()
+    if args.rounds < 1:
+        p.error(f"--rounds {args.rounds}: must be at least 1")
     m = machine()
     builds = {"old": args.old, "new": args.new}
     cora = {k: [] for k in builds}
@@ -67,8 +80,9 @@ def main():
     for s in gin["new"][0]:
         out[f"gin_{s}_speed_new_over_old"] = (statistics.median(g[s] for g in gin["new"]) /
                                              statistics.median(g[s] for g in gin["old"]))
-    print(json.dumps(out, indent=1))
+    minimum = {key: args.target for key in out if key.endswith("_speed_new_over_old")}
+    finish(out, check_at_least(out, minimum), "compare_builds", args.no_goal, {"at_least": minimum})
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

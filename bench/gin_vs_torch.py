@@ -21,17 +21,26 @@ benchutil.reference_env: left alone, Debian's OpenBLAS falls back to a generic k
 reference would be several times slower than PyTorch is).
 With --repeats N every run is repeated in N rounds (each round runs every program once) and the ratios come from
 the medians of the rounds' rates; the rounds' rates and ratios are in the JSON beside them.
-Exit status 2 when a program fails or the command line is bad; no bar is checked here.
+
+The goal: the docs state no bar for this benchmark, only measured figures (README and docs/benchmarks.md, Zen 5
+EPYC, 2026-11-30: fp32 2.09x, bf16 2.96x torch fp32 and 1.74x torch's bf16 autocast; docs/loaders.md explains why
+fp32 stops near 2x and not 3x). The goals are about 0.8 of those figures, rounded down: speedup_vs_torch at least
+--target (1.6); with --bf16 also bf16_speedup_vs_torch_fp32 at least --bf16-target (2.3) and
+bf16_speedup_vs_torch_bf16_autocast at least --autocast-target (1.3). bf16_over_fp32 and speedup_vs_anchor (a
+figure measured outside the run) are reported only. The JSON's "goal" object records the minimums, "passed" and
+"checked". Exit status 0 when the goal is met, 1 when it is missed (each miss on stderr as `gin_vs_torch: goal
+missed: ...`), 2 when a program fails or the command line is bad. --no-goal only reports (exit 0 unless a
+program fails).
 """
 import argparse
 import hashlib
-import json
 import os
 import statistics
 import sys
 import tempfile
 
-from benchutil import fail, machine, reference_env, run_json, warn_if_busy
+from benchutil import (add_goal_args, check_at_least, fail, finish, machine, reference_env, run_json, run_main,
+                       warn_if_busy)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFERENCE = os.path.join(REPO, "bench", "reference", "gin_torch.py")
@@ -81,6 +90,9 @@ def main():
     p.add_argument("--anchor", type=float, default=None,
                    help="PyTorch Geometric's real graphs/s for this run's data and threads (default: the issue's "
                         f"{ANCHOR_GRAPHS_PER_S:g}, used only for the shipped PCQM4Mv2-style set at 2 threads)")
+    add_goal_args(p, 1.6, "required speedup_vs_torch (float32 against float32)")
+    add_goal_args(p, 2.3, "with --bf16, required bf16_speedup_vs_torch_fp32", flag="--bf16-target")
+    add_goal_args(p, 1.3, "with --bf16, required bf16_speedup_vs_torch_bf16_autocast", flag="--autocast-target")
     args = p.parse_args()
     if args.threads < 1 or args.threads > len(os.sched_getaffinity(0)):
         p.error(f"--threads {args.threads}: must be between 1 and {len(os.sched_getaffinity(0))} (the machine's cores)")
@@ -151,8 +163,12 @@ def main():
     if out["anchor_applies"]:
         out["anchor_pyg_graphs_per_s"] = anchor
         out["speedup_vs_anchor"] = ours / anchor
-    print(json.dumps(out, indent=1))
+    minimum = {"speedup_vs_torch": args.target}
+    if args.bf16:
+        minimum.update(bf16_speedup_vs_torch_fp32=args.bf16_target,
+                       bf16_speedup_vs_torch_bf16_autocast=args.autocast_target)
+    finish(out, check_at_least(out, minimum), "gin_vs_torch", args.no_goal, {"at_least": minimum})
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -11,10 +11,15 @@ neighbour sampling the sampled edges per second of an epoch and the share of the
 sampler (its thread runs ahead of the step: the rest of its work overlaps).
 
 "neighbor_presampled" runs the same neighbour batches made before each epoch's steps (node_property --presample):
-the same steps without a sampler beside them. The sampler is not the bottleneck when the sampled epoch is within
-1.10x of the presampled one (sampler_vs_presampled; the exit status is 1 when it is not). With --repeat R the
-loaders alternate R times, each run after --pause seconds of an idle machine, and medians are compared (on a shared
-machine a run started right after another can be tens of percent slower). Prints one JSON object.
+the same steps without a sampler beside them. With --repeat R the loaders alternate R times, each run after --pause
+seconds of an idle machine, and medians are compared (on a shared machine a run started right after another can be
+tens of percent slower). Prints one JSON object.
+
+The goal (the issue's bar, docs/loaders.md): the sampler is not the bottleneck, the sampled epoch within --target
+(1.10) times the presampled one (sampler_vs_presampled's ratio, median epoch times); checked when both
+neighbor and neighbor_presampled run. The JSON's "goal" object records it, "passed" and "checked". Exit status 0
+when the goal is met or does not apply, 1 when it is missed (on stderr as `node_loaders: goal missed: ...`), 2
+when a program fails or the command line is bad. --no-goal only reports (exit 0 unless a program fails).
 """
 import argparse
 import json
@@ -24,13 +29,12 @@ import statistics
 import tempfile
 import time
 
-from benchutil import fail, machine, run_json, warn_if_busy
+from benchutil import add_goal_args, fail, finish, machine, run_json, run_main, warn_if_busy
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The same model for every loader: OGB's ogbn-products GraphSAGE (3 layers, hidden 256, lr 0.003).
 MODEL = "--model sage --layers 3 --hidden 256 --lr 0.003"
-SAMPLER_GOAL = 1.10  # the issue's bar: a sampled epoch within 1.10x of the presampled one
 LOADERS = {
     "neighbor": "--loader neighbor",  # fan-outs 15,10,5, batches of 1,024 seeds
     "neighbor_presampled": "--loader neighbor --presample",  # the same batches, made before each epoch's steps
@@ -86,6 +90,8 @@ def main():
     p.add_argument("--pause", type=float, default=0.0, help="seconds idle before each run")
     p.add_argument("--add-inverse-edges", default="auto", choices=["auto", "on", "off"],
                    help="node_property's flag: on for a one-way graph whose folder is not named as OGB's")
+    # The issue's bar: a sampled epoch within 1.10x of the presampled one.
+    add_goal_args(p, 1.10, "largest ratio of the sampled epoch to the presampled one")
     a = p.parse_args()
     if not os.access(a.gnn_bin, os.X_OK):
         fail(f"no executable {a.gnn_bin}; build it, or set --gnn-bin")
@@ -107,16 +113,17 @@ def main():
         row["epoch_ms_runs"] = [r["epoch_ms_median"] for r in runs[name]]
         row["epoch_ms_median"] = statistics.median(row["epoch_ms_runs"])
         out["loaders"][name] = row
-    met = True
-    if "neighbor" in runs and "neighbor_presampled" in runs:
+    problems = []
+    applies = "neighbor" in runs and "neighbor_presampled" in runs
+    if applies:
         ratio = out["loaders"]["neighbor"]["epoch_ms_median"] / out["loaders"]["neighbor_presampled"]["epoch_ms_median"]
-        met = ratio <= SAMPLER_GOAL
-        out["sampler_vs_presampled"] = dict(ratio=ratio, goal=SAMPLER_GOAL, met=met)
-        print(f"sampled epoch / presampled epoch: {ratio:.3f} (goal <= {SAMPLER_GOAL})", file=sys.stderr)
+        out["sampler_vs_presampled"] = dict(ratio=ratio)
+        print(f"sampled epoch / presampled epoch: {ratio:.3f} (goal <= {a.target:g})", file=sys.stderr)
+        if ratio > a.target:
+            problems.append(f"sampler_vs_presampled {ratio:.3f}x, the target is at most {a.target:g}x")
     warn_if_busy(out["machine"])
-    print(json.dumps(out, indent=1))
-    sys.exit(0 if met else 1)
+    finish(out, problems, "node_loaders", a.no_goal, dict(max_sampler_vs_presampled=a.target), applies=applies)
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)
