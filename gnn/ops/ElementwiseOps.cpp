@@ -6,6 +6,7 @@
 
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/ExecutionContext.h"
 #include "gnn/system/Parallel.h"
 
@@ -20,38 +21,29 @@ Variable unary(const char* name, int64_t cost, From from, const Variable& a, Fwd
   return ops::unaryOp(name, cost, cost, from, a, f, df);
 }
 
-// Shifted softplus of float32 on Eigen's packets (16 floats with AVX-512). log1p(u) for u = e^-|x| in (0, 1]
+// Shifted softplus of float32 on Lanes (gnn/ops/Lanes.h: the CPU's widest vectors). log1p(u) for u = e^-|x| in (0, 1]
 // is 2 atanh(s) with s = u / (2 + u) in (0, 1/3]: a series in s^2 <= 1/9 needs no range reduction (the
-// general log's exponent split and its select), and seven terms leave a relative error below 2e-8. The
-// exponential is Eigen's. SchNet's filter networks spend most of this op's time in these two functions.
+// general log's exponent split and its select), and seven terms leave a relative error below 2e-8. SchNet's filter networks spend most of this op's time in these two functions.
 void shiftedSoftplusF32(const float* x, float* y, int64_t n) {
-  namespace ei = Eigen::internal;
-  using Packet = ei::packet_traits<float>::type;
-  auto ssp = [](const Packet& v) {
-    const Packet u = ei::pexp(ei::pnegate(ei::pabs(v)));
-    const Packet s = ei::pdiv(u, ei::padd(u, ei::pset1<Packet>(2.0f)));
-    const Packet z = ei::pmul(s, s);
-    Packet p = ei::pset1<Packet>(1.0f / 13);
-    for (float c : {1.0f / 11, 1.0f / 9, 1.0f / 7, 1.0f / 5, 1.0f / 3, 1.0f}) p = ei::pmadd(p, z, ei::pset1<Packet>(c));
-    const Packet log1pU = ei::pmul(ei::padd(s, s), p);
-    return ei::padd(ei::pmax(v, ei::pzero(v)), ei::psub(log1pU, ei::pset1<Packet>(static_cast<float>(M_LN2))));
-  };
-  ops::packetLoop(n, ssp, y, x);
+  ops::lanesLoop(
+      n,
+      [](ops::Lanes v) {
+        const ops::Lanes u = (-v.abs()).exp();
+        const ops::Lanes s = u / (u + 2.0f);
+        const ops::Lanes z = s * s;
+        ops::Lanes p = ops::Lanes::splat(1.0f / 13);
+        for (float c : {1.0f / 11, 1.0f / 9, 1.0f / 7, 1.0f / 5, 1.0f / 3, 1.0f}) p = p * z + c;
+        return v.max(0.0f) + ((s + s) * p - static_cast<float>(M_LN2));
+      },
+      y, x);
 }
 
 // Its derivative sigmoid(x) times the output gradient, from the output y (see shiftedSoftplus for why):
 // e^-(y + log 2) = 1 / (1 + e^x), so sigmoid(x) = 1 - e^-y / 2, kept >= 0 (where sigmoid(x) is below an ulp of 1,
-// x < -16, the difference rounds to a few 1e-8 either side of it), on the same packets.
+// x < -16, the difference rounds to a few 1e-8 either side of it).
 void shiftedSoftplusGradF32(const float* y, const float* g, float* out, int64_t n) {
-  namespace ei = Eigen::internal;
-  using Packet = ei::packet_traits<float>::type;
-  ops::packetLoop(
-      n,
-      [](const Packet& v, const Packet& gv) {
-        const Packet d = ei::psub(ei::pset1<Packet>(1.0f), ei::pmul(ei::pset1<Packet>(0.5f), ei::pexp(ei::pnegate(v))));
-        return ei::pmul(gv, ei::pmax(d, ei::pzero(d)));
-      },
-      out, y, g);
+  ops::lanesLoop(
+      n, [](ops::Lanes v, ops::Lanes gv) { return gv * (1.0f - 0.5f * (-v).exp()).max(0.0f); }, out, y, g);
 }
 }  // namespace
 
@@ -244,6 +236,18 @@ Variable shiftedSoftplus(const Variable& a) {
   });
 }
 
+namespace {
+// Elements [b, e) of a dropout mask: keep or 0 from the draws (u: e - b of scratch). Branch-free so it vectorises
+// (a random branch here mispredicts half the time); compiled per CPU level, as the draws' 64-bit multiplies
+// vectorise only with AVX-512.
+template <class T>
+GNN_CPU_CLONES void dropoutMaskChunk(const Generator& g, uint64_t first, int64_t b, int64_t e, uint32_t threshold,
+                                     T keep, uint16_t* __restrict u, T* __restrict m) {
+  g.uniform16(first, b, e, u);
+  for (int64_t i = 0; i < e - b; ++i) m[i] = static_cast<T>(u[i] >= threshold) * keep;
+}
+}  // namespace
+
 Tensor dropoutMask(const Shape& shape, DType dtype, double p, Generator& gen) {
   GNN_CHECK_ARG(p >= 0 && p < 1, "dropout: p must be in [0, 1), got ", p);
   Tensor M = Tensor::empty(shape, dtype);
@@ -260,11 +264,7 @@ Tensor dropoutMask(const Shape& shape, DType dtype, double p, Generator& gen) {
     // four elements of one chunk.
     parallelElements(n, [&](int64_t b, int64_t e) {
       std::vector<uint16_t> u(static_cast<size_t>(e - b));
-      g.uniform16(first, b, e, u.data());
-      // Branch-free so it vectorises (a random branch here mispredicts half the time).
-      const uint16_t* __restrict ur = u.data();
-      T* __restrict mr = m + b;
-      for (int64_t i = 0; i < e - b; ++i) mr[i] = static_cast<T>(ur[i] >= threshold) * keep;
+      dropoutMaskChunk(g, first, b, e, threshold, keep, u.data(), m + b);
     });
   });
   return M;

@@ -236,8 +236,8 @@ void softmaxRowsOf(const Layout<T>& L, int64_t b, int64_t e, T* __restrict alpha
       for (int64_t h = 0; h < H; ++h) a[t * H + h] -= m[h];
   }
   T* all = alpha + L.dstPtr[b] * H;
-  ops::packetLoop<T>((L.dstPtr[e] - L.dstPtr[b]) * H, [](auto p) { return Eigen::internal::pexp(p); }, all,
-                     all);
+  ops::vectorBlocks<T>((L.dstPtr[e] - L.dstPtr[b]) * H, [](auto z) { return z.exp(); }, all,
+                       static_cast<const T*>(all));
   for (int64_t i = b; i < e; ++i) {
     T* __restrict a = alpha + L.dstPtr[i] * H;
     const int64_t n = L.dstPtr[i + 1] - L.dstPtr[i];

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "gnn/autograd/Variable.h"
+#include "gnn/ops/Lanes.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 #include "gnn/tensor/Tensor.h"
 
@@ -160,44 +162,47 @@ void vectorBlocksImpl(int64_t n, F& f, T* out, std::index_sequence<I...>, const 
 }  // namespace detail
 
 namespace detail {
-template <class T, class F, size_t... I, class... In>
-void packetLoopImpl(int64_t n, F& f, T* out, std::index_sequence<I...>, const In*... in) {
-  namespace ei = Eigen::internal;
-  using Packet = typename ei::packet_traits<T>::type;
-  constexpr int64_t W = static_cast<int64_t>(sizeof(Packet) / sizeof(T));
+template <class F, size_t... I, class... In>
+GNN_CPU_CLONES void lanesLoopImpl(int64_t n, const F& f, float* out, std::index_sequence<I...>, const In*... in) {
+  constexpr int64_t W = Lanes::kWidth;
   int64_t i = 0;
-  for (; i + W <= n; i += W) ei::pstoreu(out + i, f(ei::ploadu<Packet>(in + i)...));
+  for (; i + W <= n; i += W) f(Lanes::load(in + i)...).store(out + i);
   if (i < n) {
-    alignas(64) T buf[sizeof...(In) + 1][W] = {};
-    const T* src[] = {in...};
-    for (size_t k = 0; k < sizeof...(In); ++k) std::copy(src[k] + i, src[k] + n, buf[k + 1]);
-    ei::pstore(buf[0], f(ei::pload<Packet>(buf[I + 1])...));
-    std::copy(buf[0], buf[0] + (n - i), out + i);
+    float buf[sizeof...(In) + 1][W] = {};
+    const float* src[] = {in...};
+    for (size_t k = 0; k < sizeof...(In); ++k)
+      for (int64_t j = i; j < n; ++j) buf[k + 1][j - i] = src[k][j];
+    f(Lanes::load(buf[I + 1])...).store(buf[0]);
+    for (int64_t j = i; j < n; ++j) out[j] = buf[0][j - i];
   }
 }
 }  // namespace detail
 
-/// out[j] = f(packets of in...)[j] for j < n, where f maps Eigen packets (Eigen::internal's packet_traits<T>::type,
-/// 16 floats with AVX-512) to a packet: for elementwise functions written on packets (pexp, pdiv, pmadd, ...)
-/// without vectorBlocks' copies. The tail goes through zero-padded packets, so every element takes the same
-/// code whatever its position. out may be one of the inputs.
-template <class T, class F, class... In>
-void packetLoop(int64_t n, F f, T* out, const In*... in) {
-  static_assert(sizeof...(In) >= 1 && (std::is_same_v<T, In> && ...), "packetLoop: inputs of the output's type");
-  detail::packetLoopImpl(n, f, out, std::index_sequence_for<In...>{}, in...);
+/// out[j] = f(Lanes of in...)[j] for j < n, where f maps Lanes (gnn/ops/Lanes.h: sixteen floats, with exp and
+/// tanh) to Lanes; the loop is compiled for every CPU level (GNN_CPU_CLONES), so f runs on the widest vectors of
+/// the CPU at hand in any build. The tail goes through zero-padded Lanes: every element takes the same code
+/// whatever its position. out may be one of the inputs.
+template <class F, class... In>
+void lanesLoop(int64_t n, const F& f, float* out, const In*... in) {
+  static_assert(sizeof...(In) >= 1 && (std::is_same_v<float, In> && ...), "lanesLoop: float inputs");
+  detail::lanesLoopImpl(n, f, out, std::index_sequence_for<In...>{}, in...);
 }
 
-/// out[j] = f(in...)[j] for j < n, where f maps Eigen arrays to an Eigen array expression (e.g.
-/// [](auto z) { return z.exp(); }). The elements go through f in blocks evaluated into an aligned buffer (the
-/// last block's inputs copied and padded with zeros to whole vectors), so every element takes Eigen's
-/// vectorised code: its exp, log1p, ... round
-/// differently from the scalar ones that the unaligned head and the tail of a plain Eigen expression take,
-/// and which elements those are depends on the address. out may be one of the inputs.
+/// out[j] = f(in...)[j] for j < n, where f maps arrays to an array expression with Eigen's array interface
+/// (e.g. [](auto z) { return z.exp(); }). float: f gets Lanes (lanesLoop: the CPU's widest vectors in any build;
+/// Lanes has the arithmetic, square, inverse, abs, max, min, exp and tanh). double: f gets Eigen arrays, evaluated in
+/// blocks into an aligned buffer (the last block's inputs copied and padded with zeros to whole vectors), so
+/// every element takes Eigen's vectorised code: its exp, log1p, ... round differently from the scalar ones that
+/// the unaligned head and the tail of a plain Eigen expression take, and which elements those are depends on
+/// the address. out may be one of the inputs.
 template <class T, class F, class... In>
 void vectorBlocks(int64_t n, F f, T* out, const In*... in) {
   static_assert(sizeof...(In) >= 1 && (std::is_same_v<T, In> && ...),
                 "vectorBlocks: inputs of the output's type");
-  detail::vectorBlocksImpl(n, f, out, std::index_sequence_for<In...>{}, in...);
+  if constexpr (std::is_same_v<T, float>)
+    lanesLoop(n, f, out, in...);
+  else
+    detail::vectorBlocksImpl(n, f, out, std::index_sequence_for<In...>{}, in...);
 }
 
 /// Rows [b, e) of width c in groups of about 1,024 elements (at least one row each): f(groupBegin, groupEnd).
