@@ -1,23 +1,35 @@
 #!/usr/bin/env python3
-"""Speed of two builds of gnn against each other, in one run: a Cora epoch (cora_gcn) and a GIN training step
-(bench_graph_training), the two builds' runs interleaved round by round so that a change of machine load hits
-both alike. For "no regression" checks, e.g. main against the commit before a change:
+"""Speed of two builds of gnn against each other, in one run, the two builds' runs interleaved round by round so that
+a change of machine load hits both alike. The cases (--cases, all by default):
+
+  cora        a Cora epoch (cora_gcn, median ms of 5 x 200 epochs)
+  gin         a GIN training step (bench_graph_training, graphs/s per batching strategy)
+  schnet      SchNet on QM7 (qm7_schnet, 1,024 molecules, 2 epochs: training and inference molecules/s)
+  graphormer  Graphormer-slim (pcqm4m_graphormer, one epoch of the shipped PCQM4Mv2-style set: training and
+              inference graphs/s)
+  dmpnn       Chemprop's D-MPNN on ESOL (molecule_property --model dmpnn, 20 epochs: training molecules/s)
+
+For "no regression" checks, e.g. main against the commit before a change:
 
   git worktree add /tmp/old <commit> && (cd /tmp/old && cmake --preset release && \\
       cmake --build build/release -j2 --target cora_gcn bench_graph_training)
-  /usr/bin/python3 bench/compare_builds.py --old /tmp/old/build/release --new build/release [--rounds 3]
+  /usr/bin/python3 bench/compare_builds.py --old /tmp/old/build/release --new build/release --cases cora,gin
 
-Prints one JSON object: per round, Cora's median epoch ms and GIN's graphs/s per batching strategy, and the
-new/old ratios of their medians (speed: above 1 is faster). Time it on a quiet machine.
+and for a portable build (no GNN_NATIVE: what a package gets) against the native one:
 
-The goal: every measured speed ratio (cora_speed_new_over_old and each gin_<strategy>_speed_new_over_old) at least
---target (0.909 = 1/1.10: the new build's time within 1.10x of the old one's, the bar the project holds a
-portable build to against the native one, and the 1.10x it holds overheads to elsewhere: bench_device's simulated
-IPU, node_loaders.py's sampler). A portable build's Cora epoch is known to miss it (0.30x the native build,
-docs/core.md "Runtime dispatch of the row loops"); its GIN step meets it. The JSON's "goal" object records the
-minimums, "passed" and "checked". Exit status 0 when the goal is met, 1 when it is missed (each miss on stderr as
-`compare_builds: goal missed: ...`), 2 when a program fails or the command line is bad. --no-goal only reports
-(exit 0 unless a program fails).
+  cmake -S . -B build/portable -DCMAKE_BUILD_TYPE=Release && cmake --build build/portable -j2 --target \\
+      cora_gcn bench_graph_training qm7_schnet pcqm4m_graphormer molecule_property build_dataset
+  /usr/bin/python3 bench/compare_builds.py --old build/release --new build/portable
+
+Prints one JSON object: each case's figures per round and build, and the new/old ratios of their medians as
+speeds (above 1: the new build is faster). Time it on a quiet machine.
+
+The goal: every speed ratio (the keys ending in _speed_new_over_old) at least --target (0.909 = 1/1.10: the new
+build's time within 1.10x of the old one's, the bar the project holds a portable build to against the native one,
+and the 1.10x it holds overheads to elsewhere: bench_device's simulated IPU, node_loaders.py's sampler). The JSON's
+"goal" object records the minimums, "passed" and "checked". Exit status 0 when the goal is met, 1 when it is
+missed (each miss on stderr as `compare_builds: goal missed: ...`), 2 when a program fails or the command line is
+bad. --no-goal only reports (exit 0 unless a program fails).
 """
 import argparse
 import json
@@ -50,36 +62,86 @@ def gin_step(build):
     return {s["strategy"]: s["real_graphs_per_s_at_median_step"] for s in j["strategies"]}
 
 
+def last_json(cmd):
+    """The JSON object on the last line of cmd's stdout (its progress goes to stderr, discarded)."""
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if proc.returncode != 0:
+        fail(f"{' '.join(cmd)} failed (status {proc.returncode})")
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        fail(f"{' '.join(cmd)} printed no JSON object on its last line")
+
+
+def cases(args):
+    """name -> (function of a build folder giving {quantity: value}, whether higher values are faster)."""
+    data = os.path.join(REPO, "examples", "data")
+    threads = ["--threads", str(args.threads)]
+
+    def cora(b):
+        j = last_json([example_program(b, "cora_gcn"), "--json", "--runs", "5", "--epochs", "200",
+                       "--data", args.cora_data] + threads)
+        return {"epoch_ms": j["epoch_ms_median"]}
+
+    def schnet(b):
+        j = last_json([example_program(b, "qm7_schnet"), "--limit", "1024", "--batch-size", "32", "--epochs", "2",
+                       "--json", "--data", os.path.join(data, "qm7_3d", "qm7.xyz.gz")] + threads)
+        return {"train_molecules_per_s": j["train_molecules_per_s"], "infer_molecules_per_s": j["infer_molecules_per_s"]}
+
+    def graphormer(b):
+        j = last_json([example_program(b, "pcqm4m_graphormer"), "--model", "slim", "--batch-size", "64", "--max-node",
+                       "30", "--epochs", "1", "--json", "--data", os.path.join(data, "pcqm4mv2_style")] + threads)
+        return {"train_graphs_per_s": j["train_graphs_per_s"], "infer_graphs_per_s": j["infer_graphs_per_s"]}
+
+    def dmpnn(b):
+        j = last_json([example_program(b, "molecule_property"), "--model", "dmpnn", "--data",
+                       os.path.join(data, "moleculenet", "delaney-processed.csv.gz"), "--target-cols",
+                       "measured log solubility in mols per litre", "--epochs", "20", "--json"] + threads)
+        summary = j.get("summary", j)
+        return {"train_molecules_per_s": summary["train_samples_per_s"]}
+
+    return {"cora": (cora, False), "gin": (gin_step, True), "schnet": (schnet, True),
+            "graphormer": (graphormer, True), "dmpnn": (dmpnn, True)}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--old", required=True, help="build folder of the reference (e.g. an older commit)")
+    p.add_argument("--old", required=True, help="build folder of the reference (e.g. the native build)")
     p.add_argument("--new", required=True, help="build folder under test")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
+                   help="threads of every program (default: the machine's cores)")
+    p.add_argument("--cases", default="cora,gin,schnet,graphormer,dmpnn",
+                   help="comma-separated cases (default: all): cora, gin, schnet, graphormer, dmpnn")
     p.add_argument("--cora-data", default=os.path.join(REPO, "examples", "data", "cora"))
     add_goal_args(p, round(1 / 1.10, 3), "required new/old speed ratio of every measured quantity")
     args = p.parse_args()
     if args.rounds < 1:
         p.error(f"--rounds {args.rounds}: must be at least 1")
+    table = cases(args)
+    chosen = [c.strip() for c in args.cases.split(",") if c.strip()]
+    unknown = [c for c in chosen if c not in table]
+    if unknown or not chosen:
+        p.error(f"--cases {args.cases}: unknown {', '.join(unknown) or '(none given)'}; known: {', '.join(table)}")
     m = machine()
     builds = {"old": args.old, "new": args.new}
-    cora = {k: [] for k in builds}
-    gin = {k: [] for k in builds}
+    runs = {c: {k: [] for k in builds} for c in chosen}
     for r in range(args.rounds):
-        for k, b in builds.items():
-            j, _ = run_json([example_program(b, "cora_gcn"), "--json", "--runs", "5", "--epochs", "200",
-                             "--data", args.cora_data])
-            cora[k].append(j["epoch_ms_median"])
-        for k, b in builds.items():
-            gin[k].append(gin_step(b))
-        print(f"round {r + 1}: cora ms old {cora['old'][-1]:.4f} new {cora['new'][-1]:.4f}; gin plan graphs/s "
-              f"old {gin['old'][-1].get('plan', 0):.1f} new {gin['new'][-1].get('plan', 0):.1f}", file=sys.stderr)
+        for c in chosen:
+            for k, b in builds.items():
+                runs[c][k].append(table[c][0](b))
+            line = ", ".join(f"{q} old {runs[c]['old'][-1][q]:.4g} new {runs[c]['new'][-1][q]:.4g}"
+                             for q in runs[c]["new"][-1])
+            print(f"round {r + 1}: {c}: {line}", file=sys.stderr)
     warn_if_busy(m)
-    out = {"benchmark": "compare_builds", "machine": m, "old": args.old, "new": args.new, "cora_epoch_ms": cora,
-           "gin_graphs_per_s": gin,
-           "cora_speed_new_over_old": statistics.median(cora["old"]) / statistics.median(cora["new"])}
-    for s in gin["new"][0]:
-        out[f"gin_{s}_speed_new_over_old"] = (statistics.median(g[s] for g in gin["new"]) /
-                                             statistics.median(g[s] for g in gin["old"]))
+    out = {"benchmark": "compare_builds", "machine": m, "old": args.old, "new": args.new, "threads": args.threads,
+           "runs": runs}
+    for c in chosen:
+        higher_is_faster = table[c][1]
+        for q in runs[c]["new"][0]:
+            old = statistics.median(x[q] for x in runs[c]["old"])
+            new = statistics.median(x[q] for x in runs[c]["new"])
+            out[f"{c}_{q}_speed_new_over_old"] = new / old if higher_is_faster else old / new
     minimum = {key: args.target for key in out if key.endswith("_speed_new_over_old")}
     finish(out, check_at_least(out, minimum), "compare_builds", args.no_goal, {"at_least": minimum})
 

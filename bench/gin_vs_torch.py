@@ -22,13 +22,12 @@ reference would be several times slower than PyTorch is).
 With --repeats N every run is repeated in N rounds (each round runs every program once) and the ratios come from
 the medians of the rounds' rates; the rounds' rates and ratios are in the JSON beside them.
 
-The goal: the docs state no bar for this benchmark, only measured figures (README and docs/benchmarks.md, Zen 5
-EPYC, 2026-11-30: fp32 2.09x, bf16 2.96x torch fp32 and 1.74x torch's bf16 autocast; docs/loaders.md explains why
-fp32 stops near 2x and not 3x). The goals are about 0.8 of those figures, rounded down: speedup_vs_torch at least
---target (1.6); with --bf16 also bf16_speedup_vs_torch_fp32 at least --bf16-target (2.3) and
-bf16_speedup_vs_torch_bf16_autocast at least --autocast-target (1.3). bf16_over_fp32 and speedup_vs_anchor (a
-figure measured outside the run) are reported only. The JSON's "goal" object records the minimums, "passed" and
-"checked". Exit status 0 when the goal is met, 1 when it is missed (each miss on stderr as `gin_vs_torch: goal
+The goal: float32 training at least --target (1.8) times the reference's speed, on AVX2-only CPUs as on AVX-512
+ones (the bar of docs/core.md's runtime dispatch; measured 2.09x on a Zen 5 EPYC, 2026-11-30). With --bf16 also
+bf16_speedup_vs_torch_fp32 at least --bf16-target (2.3) and bf16_speedup_vs_torch_bf16_autocast at least
+--autocast-target (1.3): about 0.8 of the measured 2.96x and 1.74x, rounded down (no bar is stated for them).
+bf16_over_fp32 and speedup_vs_anchor (a figure measured outside the run) are reported only. The JSON's "goal"
+object records the minimums, "passed" and "checked". Exit status 0 when the goal is met, 1 when it is missed (each miss on stderr as `gin_vs_torch: goal
 missed: ...`), 2 when a program fails or the command line is bad. --no-goal only reports (exit 0 unless a
 program fails).
 """
@@ -90,7 +89,7 @@ def main():
     p.add_argument("--anchor", type=float, default=None,
                    help="PyTorch Geometric's real graphs/s for this run's data and threads (default: the issue's "
                         f"{ANCHOR_GRAPHS_PER_S:g}, used only for the shipped PCQM4Mv2-style set at 2 threads)")
-    add_goal_args(p, 1.6, "required speedup_vs_torch (float32 against float32)")
+    add_goal_args(p, 1.8, "required speedup_vs_torch (float32 against float32)")
     add_goal_args(p, 2.3, "with --bf16, required bf16_speedup_vs_torch_fp32", flag="--bf16-target")
     add_goal_args(p, 1.3, "with --bf16, required bf16_speedup_vs_torch_bf16_autocast", flag="--autocast-target")
     args = p.parse_args()

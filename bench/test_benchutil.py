@@ -20,7 +20,7 @@ import benchutil  # noqa: E402
 # The drivers that check a goal; each must take --no-goal.
 GOAL_DRIVERS = ["cora_vs_torch.py", "layers_vs_pyg.py", "node_models_vs_pyg.py", "gin_vs_torch.py",
                 "schnet_vs_torch.py", "graphormer_vs_torch.py", "dmpnn_vs_chemprop.py", "node_loaders.py",
-                "compare_builds.py"]
+                "compare_builds.py", "gemm_vs_openblas.py"]
 
 
 def run_finish(problems, no_goal=False, applies=True, show=None, out=None):

@@ -13,7 +13,7 @@ function(gnn_set_warnings target)
     # GCC 12 reports false -Wmaybe-uninitialized warnings inside its own AVX-512 intrinsics under Eigen, and
     # false -Wuninitialized ones where they are inlined into our kernels (their `__Y = __Y` in
     # _mm512_undefined_ps; GCC bug 105593, fixed in GCC 13). Builds without GNN_NATIVE keep both warnings.
-    target_compile_options(${target} PRIVATE -march=native -Wno-maybe-uninitialized)
+    target_compile_options(${target} PRIVATE -march=${GNN_MARCH} -Wno-maybe-uninitialized)
     if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
       target_compile_options(${target} PRIVATE -Wno-uninitialized)
     endif()

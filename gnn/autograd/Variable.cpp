@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "gnn/autograd/GradientSink.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/ExecutionContext.h"
 #include "gnn/system/Parallel.h"
 
@@ -34,11 +35,12 @@ void accumulate(Tensor& acc, const Tensor& g) {
   dispatchFloat(g.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     Tensor sum = acc.uniquelyOwned() ? acc : Tensor::empty(g.shape(), g.dtype());
-    auto s = sum.flat<T>();
-    auto a = acc.flat<T>();
-    auto b = g.flat<T>();
-    parallelElements(sum.numel(), [&](int64_t lo, int64_t hi) {
-      s.segment(lo, hi - lo) = a.segment(lo, hi - lo) + b.segment(lo, hi - lo);
+    T* s = sum.data<T>();
+    const T* a = std::as_const(acc).data<T>();
+    const T* b = g.data<T>();
+    // A plain loop compiled per CPU level (an Eigen expression keeps the library's compile-time vector width).
+    parallelElements(sum.numel(), [&](int64_t lo, int64_t hi) GNN_CPU_CLONES {
+      for (int64_t i = lo; i < hi; ++i) s[i] = a[i] + b[i];
     });
     acc = std::move(sum);
   });

@@ -74,27 +74,33 @@ Variable leakyRelu(const Variable& a, double negativeSlope) {
 namespace {
 // erf for float as a rational function of x on [-4, 4] (beyond, erf is +-1 in float): the approximation
 // Eigen 3.4 (generic_fast_erf_float) and XLA use, within a few float ulps of erf. Branch-free plain
-// arithmetic, so loops over it vectorise, and a value computes the same in the vector body and the scalar
-// remainder: an element's bits do not depend on its position (the library's glibc erf is scalar only and
-// costs ~10x more per element).
-inline float erfFloat(float x) {
-  x = std::min(4.0f, std::max(-4.0f, x));
-  const float x2 = x * x;
-  float p = std::fma(x2, -2.72614225801306e-10f, 2.77068142495902e-08f);
-  p = std::fma(x2, p, -2.10102402082508e-06f);
-  p = std::fma(x2, p, -5.69250639462346e-05f);
-  p = std::fma(x2, p, -7.34990630326855e-04f);
-  p = std::fma(x2, p, -2.95459980854025e-03f);
-  p = std::fma(x2, p, -1.60960333262415e-02f);
-  float q = std::fma(x2, -1.45660718464996e-05f, -2.13374055278905e-04f);
-  q = std::fma(x2, q, -1.68282697438203e-03f);
-  q = std::fma(x2, q, -7.37332916720468e-03f);
-  q = std::fma(x2, q, -1.42647390514189e-02f);
+// arithmetic, for a float or for Lanes (gnn/ops/Lanes.h, the same operations on sixteen at once): an element's
+// bits do not depend on its position (the library's glibc erf is scalar only and costs ~10x more per element).
+inline float clampErf(float x) { return std::min(4.0f, std::max(-4.0f, x)); }
+inline ops::Lanes clampErf(ops::Lanes x) { return x.max(-4.0f).min(4.0f); }
+inline float erfMulAdd(float a, float b, float c) { return ops::mulAdd(a, b, c); }
+template <class B>
+inline ops::Lanes erfMulAdd(ops::Lanes a, B b, float c) { return a * b + c; }  // fused where the build has FMA
+template <class V>
+inline V erfApprox(V x) {
+  x = clampErf(x);
+  const V x2 = x * x;
+  V p = erfMulAdd(x2, -2.72614225801306e-10f, 2.77068142495902e-08f);
+  p = erfMulAdd(x2, p, -2.10102402082508e-06f);
+  p = erfMulAdd(x2, p, -5.69250639462346e-05f);
+  p = erfMulAdd(x2, p, -7.34990630326855e-04f);
+  p = erfMulAdd(x2, p, -2.95459980854025e-03f);
+  p = erfMulAdd(x2, p, -1.60960333262415e-02f);
+  V q = erfMulAdd(x2, -1.45660718464996e-05f, -2.13374055278905e-04f);
+  q = erfMulAdd(x2, q, -1.68282697438203e-03f);
+  q = erfMulAdd(x2, q, -7.37332916720468e-03f);
+  q = erfMulAdd(x2, q, -1.42647390514189e-02f);
   return x * p / q;
 }
-// Phi(x), the standard normal CDF: float through erfFloat, double through the C library's erf.
-inline float normalCdf(float x) {
-  return 0.5f * (1.0f + erfFloat(x * static_cast<float>(M_SQRT1_2)));
+// Phi(x), the standard normal CDF: float and Lanes through erfApprox, double through the C library's erf.
+template <class V>
+inline V normalCdf(V x) {
+  return 0.5f * (1.0f + erfApprox(x * static_cast<float>(M_SQRT1_2)));
 }
 inline double normalCdf(double x) {
   return 0.5 * (1.0 + std::erf(x * M_SQRT1_2));
@@ -110,7 +116,10 @@ Variable gelu(const Variable& a) {
     const T* __restrict x = X.data<T>();
     T* __restrict y = Y.data<T>();
     parallelElements(X.numel(), 10, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) y[i] = x[i] * normalCdf(x[i]);
+      if constexpr (std::is_same_v<T, float>)
+        ops::lanesLoop(e - b, [](ops::Lanes v) { return v * normalCdf(v); }, y + b, x + b);
+      else
+        for (int64_t i = b; i < e; ++i) y[i] = x[i] * normalCdf(x[i]);
     });
     const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
     OpInfo info{"gelu", 10 * n, bytes, bytes, 11 * n};
@@ -123,8 +132,17 @@ Variable gelu(const Variable& a) {
           const T* __restrict g = gy.data<T>();
           T* __restrict o = G.data<T>();
           parallelElements(X.numel(), 11, [&](int64_t b, int64_t e) {
+            if constexpr (std::is_same_v<T, float>) {
+              ops::lanesLoop(
+                  e - b,
+                  [](ops::Lanes xs, ops::Lanes gs) {
+                    return gs * (normalCdf(xs) + xs * (-0.5f * xs.square()).exp() * 0.3989422804014327f);
+                  },
+                  o + b, x + b, g + b);
+              return;
+            }
             for (int64_t i = b; i < e; ++i) o[i] = normalCdf(x[i]);
-            // Eigen's vectorised exp for phi, on whole vectors for every element (gnn/ops/OpLoops.h), so an
+            // double: Eigen's vectorised exp for phi, on whole vectors for every element (gnn/ops/OpLoops.h), so an
             // element's bits do not depend on its position.
             ops::vectorBlocks(
                 e - b,

@@ -5,8 +5,11 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
+#include "gnn/ops/Lanes.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 #include "gnn/tensor/Tensor.h"
 
@@ -19,9 +22,32 @@ namespace detail {
 // the plain loop, from 0 in bucket order. With kScaled, b's row is first multiplied by bScale[its row]; with
 // outScale, the sum is multiplied by outScale[r] as it is stored.
 template <class T, int W, bool kScaled, class RowOfA, class RowOfB>
-inline void sumTile(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T> b, RowOfB& rowOfB, const T* bScale,
+inline __attribute__((always_inline)) void sumTile(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T> b, RowOfB& rowOfB, const T* bScale,
                     const T* outScale, int64_t k0, int64_t k1, const int64_t* perm, int64_t f0,
                     MatrixMap<T> out, int64_t r) {
+  if constexpr (std::is_same_v<T, float> && W % Lanes::kWidth == 0) {
+    // On Lanes: Eigen's fixed-size arrays keep the vector width the library was compiled for (SSE2 in a
+    // portable build); the loop that calls this is compiled per CPU level.
+    constexpr int64_t L = W / Lanes::kWidth;
+    Lanes acc[L];
+    for (int64_t l = 0; l < L; ++l) acc[l] = Lanes::splat(0.0f);
+    for (int64_t k = k0; k < k1; ++k) {
+      const int64_t e = perm[k];
+      const float* x = a.row(rowOfA(e)).data() + f0;
+      const int64_t rb = rowOfB(e);
+      const float* y = b.row(rb).data() + f0;
+      for (int64_t l = 0; l < L; ++l) {
+        const Lanes xl = Lanes::load(x + l * Lanes::kWidth), yl = Lanes::load(y + l * Lanes::kWidth);
+        if constexpr (kScaled)
+          acc[l] = acc[l] + xl * (yl * bScale[rb]);
+        else
+          acc[l] = acc[l] + xl * yl;
+      }
+    }
+    float* o = out.row(r).data() + f0;
+    for (int64_t l = 0; l < L; ++l) (outScale ? acc[l] * outScale[r] : acc[l]).store(o + l * Lanes::kWidth);
+    return;
+  }
   using Tile = Eigen::Array<T, W, 1>;
   Tile acc = Tile::Zero();
   for (int64_t k = k0; k < k1; ++k) {
@@ -62,7 +88,7 @@ void gatherMultiplySumRows(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T
     }
     return c >= chunks ? rows : lo;
   };
-  parallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
+  parallelFor(chunks, 1, [&](int64_t c0, int64_t c1) GNN_CPU_CLONES {
     for (int64_t r = firstRow(c0), hi = firstRow(c1); r < hi; ++r) {
       const int64_t k0 = ptr[r], k1 = ptr[r + 1];
       int64_t f0 = 0;

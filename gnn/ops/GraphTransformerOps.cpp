@@ -8,6 +8,7 @@
 
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -207,7 +208,7 @@ template <class T>
 bool sumHopRows(const T* ew, const int64_t* ei, const int64_t* sp, const HopShape& shape, T* yp) {
   const int64_t P = shape.P, K = shape.K, Kin = shape.Kin, Fe = shape.Fe, V = shape.V, H = shape.H;
   std::atomic<bool> bad{false};
-  parallelFor(P, grainFor(K * Fe * H), [&](int64_t b, int64_t e) {
+  parallelFor(P, grainFor(K * Fe * H), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t pair = b; pair < e; ++pair) {
       T* __restrict out = yp + pair * H;
       std::fill(out, out + H, T(0));
@@ -242,7 +243,7 @@ Tensor hopRowGradients(const Tensor& gy, const int64_t* ei, const int64_t* sp, c
   const int64_t width = K * V * H;
   Tensor partial = Tensor::zeros({chunks, width}, gy.dtype());
   T* part = partial.data<T>();
-  parallelFor(P, chunk, [&](int64_t b, int64_t e) {
+  parallelFor(P, chunk, [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     T* s = part + (b / chunk) * width;
     std::vector<T> u(static_cast<size_t>(H));
     for (int64_t pair = b; pair < e; ++pair) {

@@ -53,6 +53,16 @@ struct Lanes {
 
   GNN_LANES_INLINE Lanes exp() const;
   GNN_LANES_INLINE Lanes tanh() const;
+
+ private:
+  typedef uint32_t Bits __attribute__((vector_size(64)));
+  // 2^k for integers k in [-126, 127], from the exponent field.
+  static GNN_LANES_INLINE Vector twoTo(Ints k) {
+    const Bits bits = __builtin_convertvector(k + 127, Bits) << 23;
+    Vector r;
+    std::memcpy(&r, &bits, sizeof r);
+    return r;
+  }
 };
 
 GNN_LANES_INLINE Lanes operator+(Lanes a, Lanes b) { return {a.v + b.v}; }
@@ -100,18 +110,14 @@ GNN_LANES_INLINE Lanes Lanes::exp() const {
   y = y * r2 + y2;
   // y * 2^m as y * 2^b * 2^b * 2^b * 2^(m - 3b), b = floor(m / 4): each factor a normal float.
   const Ints e = __builtin_convertvector(m, Ints);
-  Ints b = e >> 2;
-  Ints cb = (b + 127) << 23;
-  Vector c;
-  std::memcpy(&c, &cb, sizeof c);
-  Vector out = y * c * c * c;
-  b = e - b - b - b;
-  cb = (b + 127) << 23;
-  std::memcpy(&c, &cb, sizeof c);
-  out = out * c;
-  // max(out, x) as Eigen's pexp (x = +inf gives inf), and NaN in, NaN out.
-  out = out < v ? v : out;
-  return {v != v ? v : out};
+  const Ints b = e >> 2;
+  Vector out = y * twoTo(b);
+  out = out * twoTo(b);
+  out = out * twoTo(b);
+  out = out * twoTo(e - b - b - b);
+  // max(out, x) as Eigen's pexp (x = +inf gives inf). A NaN x gives NaN through the arithmetic above (no
+  // comparison for it: GCC scalarises an unordered one in a loop cloned per CPU level).
+  return {out < v ? v : out};
 }
 
 /// tanh(x): the rational approximation of Eigen's generic_fast_tanh_float (its coefficients and its clamp at

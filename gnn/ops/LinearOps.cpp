@@ -6,6 +6,7 @@
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
 #include "gnn/ops/Product.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -150,21 +151,23 @@ Variable addSigned(const char* op, const Variable& a, const Variable& b, double 
     // One pass writing Y (no copy of A first).
     Tensor Y = Tensor::empty(A.shape(), A.dtype());
     T s = static_cast<T>(sign);
+    // Plain loops compiled per CPU level (Eigen's expressions keep the vector width the library was built for).
+    const T* __restrict ap = A.data<T>();
+    T* __restrict yp = Y.data<T>();
     if (kind == Broadcast::Same) {
-      auto y = Y.flat<T>();
-      auto av = A.flat<T>(), bv = B.flat<T>();
-      parallelElements(Y.numel(), [&](int64_t b, int64_t e) {
-        y.segment(b, e - b) = av.segment(b, e - b) + s * bv.segment(b, e - b);
+      const T* __restrict bp = B.data<T>();
+      parallelElements(Y.numel(), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+        for (int64_t i = b; i < e; ++i) yp[i] = ap[i] + s * bp[i];
       });
     } else {
-      auto ym = Y.matrix<T>();
-      auto am = A.matrix<T>();
-      auto bv = (s * B.flat<T>()).matrix().eval();
-      parallelFor(ym.rows(), grainFor(ym.cols()), [&](int64_t b, int64_t e) {
-        if (kind == Broadcast::Row)
-          ym.middleRows(b, e - b) = am.middleRows(b, e - b).rowwise() + bv.transpose();
-        else
-          ym.middleRows(b, e - b) = am.middleRows(b, e - b).colwise() + bv.segment(b, e - b);
+      std::vector<T> scaled(static_cast<size_t>(B.numel()));
+      for (int64_t i = 0; i < B.numel(); ++i) scaled[static_cast<size_t>(i)] = s * B.data<T>()[i];
+      const T* __restrict bv = scaled.data();
+      const int64_t R = A.rows(), C = A.cols();
+      const bool row = kind == Broadcast::Row;
+      parallelFor(R, grainFor(C), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+        for (int64_t i = b; i < e; ++i)
+          for (int64_t j = 0; j < C; ++j) yp[i * C + j] = ap[i * C + j] + (row ? bv[j] : bv[i]);
       });
     }
     Shape bShape = B.shape();

@@ -9,6 +9,7 @@
 #include "gnn/kernels/MaskedRow.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/ExecutionContext.h"
 #include "gnn/system/Parallel.h"
 
@@ -126,7 +127,7 @@ void multiplyInto(T* __restrict a, const T* __restrict b, int64_t n) {
 // and out), summed over j < m: the block's accumulators stay in registers while j runs, R x C independent
 // chains of fused multiply-adds (so they are not waiting on each other), each output summing in increasing j.
 template <int R, int C, class T>
-inline void productBlock(const T* __restrict a, int64_t rowStep, int64_t colStep, const T* __restrict b,
+GNN_CPU_CLONES void productBlock(const T* __restrict a, int64_t rowStep, int64_t colStep, const T* __restrict b,
                          int64_t ldb, int64_t m, T* __restrict out, int64_t ldo) {
   T acc[R][C * kPad] = {};
   for (int64_t j = 0; j < m; ++j) {
@@ -175,8 +176,8 @@ void productTransposed(const T* a, int64_t lda, const T* b, int64_t ldb, int64_t
 // place: masked and padding columns get exactly 0, and with nothing kept every row is 0 (as softmax). Plain
 // arithmetic over whole padded rows, and one exp over the block, so all of it vectorises.
 template <class T>
-void softmaxRows(T* __restrict z, int64_t rows, int64_t tp, const T* __restrict keep,
-                 const T* __restrict off) {
+GNN_CPU_CLONES void softmaxRows(T* __restrict z, int64_t rows, int64_t tp, const T* __restrict keep,
+                                const T* __restrict off) {
   bool any = false;
   for (int64_t j = 0; j < tp; ++j) any = any || keep[j] != T(0);
   if (!any) {
@@ -191,8 +192,7 @@ void softmaxRows(T* __restrict z, int64_t rows, int64_t tp, const T* __restrict 
 #pragma omp simd
     for (int64_t j = 0; j < tp; ++j) r[j] = (r[j] - mx) * keep[j];  // masked: exp(0), then times 0
   }
-  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::Aligned64> all(z, rows * tp);
-  all = all.exp();
+  ops::vectorBlocks(rows * tp, [](auto v) { return v.exp(); }, z, static_cast<const T*>(z));
   for (int64_t i = 0; i < rows; ++i) {
     T* __restrict r = z + i * tp;
     T sum = 0;
@@ -209,7 +209,7 @@ void softmaxRows(T* __restrict z, int64_t rows, int64_t tp, const T* __restrict 
 // draws past the row's (0 or the scale, never read: the probabilities there are 0). words and draws are
 // scratch.
 template <class T>
-void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t t, int64_t n, int64_t tp,
+GNN_CPU_CLONES void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t t, int64_t n, int64_t tp,
                     uint32_t threshold, T keep, T* out, std::vector<uint64_t>& words,
                     std::vector<uint16_t>& draws) {
   const uint64_t n0 = static_cast<uint64_t>(item * t * t), n1 = n0 + static_cast<uint64_t>((n - 1) * t + n);
@@ -271,7 +271,7 @@ void attentionForward(const AttentionSetup<T_>& a, const SequenceRows& seq, cons
   const Generator& gen = a.gen;
   const uint64_t first = a.first;
   const uint32_t threshold = a.threshold;
-  parallelFor(B * H, itemChunk(B * H, 4 * T * T * d + 20 * T * T), [&](int64_t lo, int64_t hi) {
+  parallelFor(B * H, itemChunk(B * H, 4 * T * T * d + 20 * T * T), [&](int64_t lo, int64_t hi) GNN_CPU_CLONES {
     AttentionScratch<T_> s(T, d);
     std::vector<uint64_t> words;
     std::vector<uint16_t> draws;
@@ -325,7 +325,7 @@ void attentionBackward(const AttentionSetup<T_>& a, const SequenceRows& seq, con
   const Generator& gen = a.gen;
   const uint64_t first = a.first;
   const uint32_t threshold = a.threshold;
-  parallelFor(B * H, itemChunk(B * H, 8 * T * T * d + 10 * T * T), [&](int64_t lo, int64_t hi) {
+  parallelFor(B * H, itemChunk(B * H, 8 * T * T * d + 10 * T * T), [&](int64_t lo, int64_t hi) GNN_CPU_CLONES {
     AttentionScratch<T_> s(T, d);
     std::vector<uint64_t> words;
     std::vector<uint16_t> draws;

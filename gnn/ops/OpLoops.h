@@ -80,7 +80,7 @@ inline void foldLanes(T* acc, Combine combine) {
 /// j - (n - kRowLanes), with the terms already counted left out by a select. The order depends on n alone,
 /// and GCC vectorises the lanes without reassociating anything.
 template <class T, class Step, class Combine>
-inline T laneReduce(int64_t n, T init, Step step, Combine combine) {
+inline __attribute__((always_inline)) T laneReduce(int64_t n, T init, Step step, Combine combine) {
   constexpr int64_t kNarrow = 16;
   if (n < kNarrow) {
     T acc = init;
@@ -276,7 +276,7 @@ Variable unaryOp(const char* name, int64_t cost, int64_t dcost, From from, const
     Tensor Y = Tensor::empty(X.shape(), X.dtype());
     const T* __restrict x = X.data<T>();
     T* __restrict y = Y.data<T>();
-    parallelElements(X.numel(), cost, [&](int64_t b, int64_t e) {
+    parallelElements(X.numel(), cost, [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       for (int64_t i = b; i < e; ++i) y[i] = f(x[i]);
     });
     const int64_t n = X.numel(), bytes = static_cast<int64_t>(X.nbytes());
@@ -288,7 +288,7 @@ Variable unaryOp(const char* name, int64_t cost, int64_t dcost, From from, const
                               const T* __restrict v = V.data<T>();
                               const T* __restrict g = gy.data<T>();
                               T* __restrict o = G.data<T>();
-                              parallelElements(V.numel(), dcost + 1, [&](int64_t b, int64_t e) {
+                              parallelElements(V.numel(), dcost + 1, [&](int64_t b, int64_t e) GNN_CPU_CLONES {
                                 for (int64_t i = b; i < e; ++i) o[i] = g[i] * df(v[i]);
                               });
                               in[0].addGrad(G);
