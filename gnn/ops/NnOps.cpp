@@ -21,7 +21,7 @@ Variable logSoftmax(const Variable& a) {
     T* yp = Y.data<T>();
     // Row loops of gnn/ops/OpLoops.h: a row's bits depend on its values and C, not on where it sits. The exp
     // runs over groups of rows at once, with y as its scratch.
-    parallelFor(X.dim(0), grainFor(C), [&](int64_t b, int64_t e) {
+    parallelFor(X.dim(0), grainFor(C), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       std::vector<T> mx;
       ops::rowGroups(b, e, C, [&](int64_t i0, int64_t i1) {
         mx.resize(static_cast<size_t>(i1 - i0));
@@ -51,7 +51,7 @@ Variable logSoftmax(const Variable& a) {
       T* gp = G.data<T>();
       const T* gyp = gy.data<T>();
       const T* yp = Y.data<T>();
-      parallelFor(Y.dim(0), grainFor(C), [&](int64_t b, int64_t e) {
+      parallelFor(Y.dim(0), grainFor(C), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
         ops::rowGroups(b, e, C, [&](int64_t i0, int64_t i1) {
           // softmax = exp(y) into the gradient's rows, then gx = gy - softmax * sum(gy) in place.
           ops::vectorBlocks((i1 - i0) * C, [](auto y) { return y.exp(); }, gp + i0 * C, yp + i0 * C);

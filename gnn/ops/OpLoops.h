@@ -66,7 +66,7 @@ namespace detail {
 // Lane l + W into lane l for l < W, then W / 2, ..., 1: constant trip counts, which GCC unrolls and
 // vectorises.
 template <int64_t W, class T, class Combine>
-inline void foldLanes(T* acc, Combine combine) {
+inline __attribute__((always_inline)) void foldLanes(T* acc, Combine combine) {
   for (int64_t l = 0; l < W; ++l) acc[l] = combine(acc[l], acc[l + W]);
   if constexpr (W > 1) foldLanes<W / 2>(acc, combine);
 }
@@ -117,13 +117,13 @@ inline __attribute__((always_inline)) T laneReduce(int64_t n, T init, Step step,
 /// The sum over j < n of the terms step adds: step(acc, j) adds term j into acc (acc += x[j], or
 /// acc = mulAdd(x[j], y[j], acc)), in the order of laneReduce.
 template <class T, class Step>
-inline T laneSum(int64_t n, Step step) {
+inline __attribute__((always_inline)) T laneSum(int64_t n, Step step) {
   return laneReduce<T>(n, T(0), step, [](T a, T b) { return a + b; });
 }
 
 /// The largest of x[0..n) (-inf for n = 0; NaNs are skipped), in the order of laneReduce.
 template <class T>
-inline T laneMax(const T* __restrict x, int64_t n) {
+inline __attribute__((always_inline)) T laneMax(const T* __restrict x, int64_t n) {
   return laneReduce<T>(
       n, -std::numeric_limits<T>::infinity(), [x](T& acc, int64_t j) { acc = acc < x[j] ? x[j] : acc; },
       [](T a, T b) { return a < b ? b : a; });
@@ -209,7 +209,7 @@ void vectorBlocks(int64_t n, F f, T* out, const In*... in) {
 /// Row-wise ops run their elementwise vector code (vectorBlocks) over a whole group at once, so narrow rows
 /// fill whole vectors and the vector exp's latency is spread over many rows.
 template <class F>
-void rowGroups(int64_t b, int64_t e, int64_t c, F&& f) {
+inline __attribute__((always_inline)) void rowGroups(int64_t b, int64_t e, int64_t c, F&& f) {
   const int64_t rows = std::max<int64_t>(1, 1024 / std::max<int64_t>(c, 1));
   for (int64_t i = b; i < e; i += rows) f(i, std::min(e, i + rows));
 }
