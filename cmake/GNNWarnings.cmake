@@ -18,8 +18,8 @@ function(gnn_set_warnings target)
       target_compile_options(${target} PRIVATE -Wno-uninitialized)
     endif()
   else()
-    # The row loops' AVX2 / AVX-512 clones (gnn/system/CpuClones.h) must not fuse a * b + c in one place and not in
-    # another: a row's bits would then depend on where it sits.
+    # No multiply-add is fused outside the row loops' clones (gnn/system/CpuClones.h), which fuse theirs by their
+    # own optimize attribute, consistently within each clone: a row's bits never depend on where it sits.
     target_compile_options(${target} PRIVATE -ffp-contract=off)
   endif()
 endfunction()
