@@ -86,7 +86,8 @@ def cases(args):
     def schnet(b):
         j = last_json([example_program(b, "qm7_schnet"), "--limit", "1024", "--batch-size", "32", "--epochs", "2",
                        "--json", "--data", os.path.join(data, "qm7_3d", "qm7.xyz.gz")] + threads)
-        return {"train_molecules_per_s": j["train_molecules_per_s"], "infer_molecules_per_s": j["infer_molecules_per_s"]}
+        return {"train_molecules_per_s": j["train_molecules_per_s"],
+                "infer_molecules_per_s": j["infer_molecules_per_s"]}
 
     def graphormer(b):
         j = last_json([example_program(b, "pcqm4m_graphormer"), "--model", "slim", "--batch-size", "64", "--max-node",

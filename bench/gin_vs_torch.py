@@ -26,10 +26,10 @@ The goal: float32 training at least --target (1.8) times the reference's speed, 
 ones (the bar of docs/core.md's runtime dispatch; measured 2.09x on a Zen 5 EPYC, 2026-11-30). With --bf16 also
 bf16_speedup_vs_torch_fp32 at least --bf16-target (2.3) and bf16_speedup_vs_torch_bf16_autocast at least
 --autocast-target (1.3): about 0.8 of the measured 2.96x and 1.74x, rounded down (no bar is stated for them).
-bf16_over_fp32 and speedup_vs_anchor (a figure measured outside the run) are reported only. The JSON's "goal"
-object records the minimums, "passed" and "checked". Exit status 0 when the goal is met, 1 when it is missed (each miss on stderr as `gin_vs_torch: goal
-missed: ...`), 2 when a program fails or the command line is bad. --no-goal only reports (exit 0 unless a
-program fails).
+bf16_over_fp32 and speedup_vs_anchor (a figure measured outside the run) are reported only. The JSON's "goal" object
+records the minimums, "passed" and "checked". Exit status 0 when the goal is met, 1 when it is missed (each miss on
+stderr as `gin_vs_torch: goal missed: ...`), 2 when a program fails or the command line is bad. --no-goal only
+reports (exit 0 unless a program fails).
 """
 import argparse
 import hashlib

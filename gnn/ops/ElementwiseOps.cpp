@@ -21,9 +21,10 @@ Variable unary(const char* name, int64_t cost, From from, const Variable& a, Fwd
   return ops::unaryOp(name, cost, cost, from, a, f, df);
 }
 
-// Shifted softplus of float32 on Lanes (gnn/ops/Lanes.h: the CPU's widest vectors). log1p(u) for u = e^-|x| in (0, 1]
-// is 2 atanh(s) with s = u / (2 + u) in (0, 1/3]: a series in s^2 <= 1/9 needs no range reduction (the
-// general log's exponent split and its select), and seven terms leave a relative error below 2e-8. SchNet's filter networks spend most of this op's time in these two functions.
+// Shifted softplus of float32 on Lanes (gnn/ops/Lanes.h: the CPU's widest vectors). log1p(u) for u = e^-|x| in (0,
+// 1] is 2 atanh(s) with s = u / (2 + u) in (0, 1/3]: a series in s^2 <= 1/9 needs no range reduction (the general
+// log's exponent split and its select), and seven terms leave a relative error below 2e-8. SchNet's filter networks
+// spend most of this op's time in these two functions.
 void shiftedSoftplusF32(const float* x, float* y, int64_t n) {
   ops::lanesLoop(
       n,

@@ -22,7 +22,8 @@ namespace detail {
 // the plain loop, from 0 in bucket order. With kScaled, b's row is first multiplied by bScale[its row]; with
 // outScale, the sum is multiplied by outScale[r] as it is stored.
 template <class T, int W, bool kScaled, class RowOfA, class RowOfB>
-inline __attribute__((always_inline)) void sumTile(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T> b, RowOfB& rowOfB, const T* bScale,
+inline __attribute__((always_inline)) void sumTile(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T> b,
+                                                   RowOfB& rowOfB, const T* bScale,
                     const T* outScale, int64_t k0, int64_t k1, const int64_t* perm, int64_t f0,
                     MatrixMap<T> out, int64_t r) {
   if constexpr (std::is_same_v<T, float> && W % Lanes::kWidth == 0) {

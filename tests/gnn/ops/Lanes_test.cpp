@@ -22,7 +22,8 @@ double ulps(float got, double exact) {
 
 std::vector<float> sweep(float lo, float hi, int n) {
   std::vector<float> x(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) x[static_cast<size_t>(i)] = lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(n - 1);
+  for (int i = 0; i < n; ++i)
+    x[static_cast<size_t>(i)] = lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(n - 1);
   return x;
 }
 
@@ -68,8 +69,10 @@ TEST(Lanes, ExpAtTheEdges) {
 TEST(Lanes, TanhCloseToTheCLibrary) {
   const std::vector<float> x = sweep(-12.0f, 12.0f, 100001);
   const std::vector<float> y = applyLanes(x, [](Lanes v) { return v.tanh(); });
-  for (size_t i = 0; i < x.size(); ++i)
-    ASSERT_NEAR(y[i], std::tanh(static_cast<double>(x[i])), 4e-7 * std::max(1e-3, std::fabs(std::tanh(static_cast<double>(x[i]))))) << x[i];
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double exact = std::tanh(static_cast<double>(x[i]));
+    ASSERT_NEAR(y[i], exact, 4e-7 * std::max(1e-3, std::fabs(exact))) << x[i];
+  }
   const std::vector<float> odd = applyLanes({std::nanf(""), 1e-5f, -3e-4f}, [](Lanes v) { return v.tanh(); });
   EXPECT_TRUE(std::isnan(odd[0]));
   EXPECT_EQ(odd[1], 1e-5f);
@@ -78,7 +81,8 @@ TEST(Lanes, TanhCloseToTheCLibrary) {
 
 TEST(Lanes, ArithmeticWithScalarsOnEitherSide) {
   const std::vector<float> x = {-2.0f, -0.5f, 0.0f, 3.0f};
-  const std::vector<float> y = applyLanes(x, [](Lanes v) { return (1 - v) * 2 + 1.0 / (3 + v.square()) - v.abs().max(1.0f); });
+  const std::vector<float> y =
+      applyLanes(x, [](Lanes v) { return (1 - v) * 2 + 1.0 / (3 + v.square()) - v.abs().max(1.0f); });
   for (size_t i = 0; i < x.size(); ++i) {
     const float v = x[i];
     EXPECT_FLOAT_EQ(y[i], (1 - v) * 2 + 1.0f / (3 + v * v) - std::max(std::fabs(v), 1.0f)) << v;
