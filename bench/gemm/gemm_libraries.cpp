@@ -26,6 +26,7 @@
 
 #include "bench/FmaPeak.h"
 #include "gnn/autograd/Variable.h"
+#include "gnn/kernels/Gemm.h"
 #include "gnn/nn/Init.h"
 #include "gnn/ops/Ops.h"
 #include "gnn/system/Parallel.h"
@@ -302,7 +303,8 @@ int main(int argc, char** argv) {
   r.fmaPeak = gnn::bench::measureFmaPeak(opt.threads, 50'000'000).gflops;
   r.gnnOp = gnnOpRate(gemms, opt);
   for (const Lib& lib : libs) r.libs.push_back(measureLib(lib.name, lib.f, gemms, o, opt));
-  r.bf16 = dnnlBf16Rate(gemms, o, opt);
+  // oneDNN has no bfloat16 matmul below AVX-512 (an AVX2 CPU, or DNNL_MAX_CPU_ISA=AVX2): 0, as "none".
+  if (gnn::kernels::bf16Supported()) r.bf16 = dnnlBf16Rate(gemms, o, opt);
   printJson(opt, gemms.size(), r);
   return 0;
 }

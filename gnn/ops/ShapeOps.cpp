@@ -2,11 +2,13 @@
 // Reshape and permute move elements without looking at them, so they work on every dtype (float16 included).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -74,24 +76,32 @@ void permuteElements(const E* x, E* y, const Shape& inShape, const std::vector<i
 }
 
 // An 8 x 8 block of 4-byte elements (bits moved, never read as numbers): rows of x (stride sx) to columns of y
-// (stride sy), eight loads, Eigen's register transpose and eight stores where the target has AVX, a third of the
-// time of the element-by-element copy (the weight of Cora's first GAT layer, 64 x 1433, each step).
+// (stride sy), eight loads, the register transpose of AVX (unpack, shuffle, swap halves) and eight stores, a
+// third of the time of the element-by-element copy (the weight of Cora's first GAT layer, 64 x 1433, each step).
+// In GCC's vector extensions, so that the loop that calls it, compiled per CPU level, runs it on that level's
+// registers.
 template <class E>
-inline void transpose8x8(const E* __restrict x, int64_t sx, E* __restrict y, int64_t sy) {
+inline __attribute__((always_inline)) void transpose8x8(const E* __restrict x, int64_t sx, E* __restrict y,
+                                                        int64_t sy) {
   static_assert(sizeof(E) == 4, "transpose8x8: 4-byte elements");
-#if defined(EIGEN_VECTORIZE_AVX)
-  namespace ei = Eigen::internal;
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wignored-attributes"  // __m256's alignment attribute, as a template argument
-  ei::PacketBlock<ei::Packet8f, 8> block;
-#pragma GCC diagnostic pop
-  for (int i = 0; i < 8; ++i) block.packet[i] = ei::ploadu<ei::Packet8f>(reinterpret_cast<const float*>(x + i * sx));
-  ei::ptranspose(block);
-  for (int i = 0; i < 8; ++i) ei::pstoreu(reinterpret_cast<float*>(y + i * sy), block.packet[i]);
-#else
-  for (int64_t c = 0; c < 8; ++c)
-    for (int64_t r = 0; r < 8; ++r) y[c * sy + r] = x[r * sx + c];
-#endif
+  typedef uint32_t Row __attribute__((vector_size(32)));
+  Row r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], x + i * sx, sizeof(Row));
+  for (int i = 0; i < 8; i += 2) {  // within each half: interleave the low pairs, then the high pairs
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int j = 0; j < 2; ++j) {  // four rows' elements side by side in each half
+      u[i + 2 * j] = __builtin_shufflevector(t[i + j], t[i + j + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * j + 1] = __builtin_shufflevector(t[i + j], t[i + j + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int c = 0; c < 4; ++c) {  // columns c and c + 4: the low and the high halves of rows 0-3 and 4-7
+    const Row lo = __builtin_shufflevector(u[c], u[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    const Row hi = __builtin_shufflevector(u[c], u[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    std::memcpy(y + c * sy, &lo, sizeof(Row));
+    std::memcpy(y + (c + 4) * sy, &hi, sizeof(Row));
+  }
 }
 
 // y [B, C, R] = x [B, R, C] with its last two dimensions swapped, in 32 x 32 tiles: each tile's rows are read
@@ -103,7 +113,7 @@ void transposeLastTwo(const E* x, E* y, int64_t batches, int64_t R, int64_t C) {
   const int64_t tileRows = (R + kTile - 1) / kTile;
   // Items are (batch, band of 32 input rows); chunks of at least 64k elements, so small copies stay serial.
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, kTile * C));
-  parallelFor(batches * tileRows, grain, [&](int64_t b, int64_t e) {
+  parallelFor(batches * tileRows, grain, [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t item = b; item < e; ++item) {
       const int64_t batch = item / tileRows, r0 = (item % tileRows) * kTile, r1 = std::min(R, r0 + kTile);
       const E* __restrict src = x + batch * R * C;
