@@ -21,8 +21,8 @@ and for a portable build (no GNN_NATIVE: what a package gets) against the native
       cora_gcn bench_graph_training qm7_schnet pcqm4m_graphormer molecule_property build_dataset
   /usr/bin/python3 bench/compare_builds.py --old build/release --new build/portable
 
-Prints one JSON object: each case's figures per round and build, and the new/old ratios of their medians as
-speeds (above 1: the new build is faster). Time it on a quiet machine.
+Prints one JSON object: each case's figures per round and build, each round's new/old ratio as a speed (above 1:
+the new build is faster) and their median. Time it on a quiet machine.
 
 The goal: every speed ratio (the keys ending in _speed_new_over_old) at least --target (0.909 = 1/1.10: the new
 build's time within 1.10x of the old one's, the bar the project holds a portable build to against the native one,
@@ -137,12 +137,15 @@ def main():
     warn_if_busy(m)
     out = {"benchmark": "compare_builds", "machine": m, "old": args.old, "new": args.new, "threads": args.threads,
            "runs": runs}
+    # Each round's ratio of its two runs, side by side in time, then their median: the machine's speed drifts
+    # between rounds (a shared host's varied by 2x within minutes), which a ratio of per-build medians mixes in.
     for c in chosen:
         higher_is_faster = table[c][1]
         for q in runs[c]["new"][0]:
-            old = statistics.median(x[q] for x in runs[c]["old"])
-            new = statistics.median(x[q] for x in runs[c]["new"])
-            out[f"{c}_{q}_speed_new_over_old"] = new / old if higher_is_faster else old / new
+            ratios = [n[q] / o[q] if higher_is_faster else o[q] / n[q]
+                      for o, n in zip(runs[c]["old"], runs[c]["new"])]
+            out[f"{c}_{q}_speed_by_round"] = ratios
+            out[f"{c}_{q}_speed_new_over_old"] = statistics.median(ratios)
     minimum = {key: args.target for key in out if key.endswith("_speed_new_over_old")}
     finish(out, check_at_least(out, minimum), "compare_builds", args.no_goal, {"at_least": minimum})
 
