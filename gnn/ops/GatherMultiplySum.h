@@ -23,9 +23,9 @@ namespace detail {
 // outScale, the sum is multiplied by outScale[r] as it is stored.
 template <class T, int W, bool kScaled, class RowOfA, class RowOfB>
 inline __attribute__((always_inline)) void sumTile(ConstMatrixMap<T> a, RowOfA& rowOfA, ConstMatrixMap<T> b,
-                                                   RowOfB& rowOfB, const T* bScale,
-                    const T* outScale, int64_t k0, int64_t k1, const int64_t* perm, int64_t f0,
-                    MatrixMap<T> out, int64_t r) {
+                                                   RowOfB& rowOfB, const T* bScale, const T* outScale,
+                                                   int64_t k0, int64_t k1, const int64_t* perm, int64_t f0,
+                                                   MatrixMap<T> out, int64_t r) {
   if constexpr (std::is_same_v<T, float> && W % Lanes::kWidth == 0) {
     // On Lanes: Eigen's fixed-size arrays keep the vector width the library was compiled for (SSE2 in a
     // portable build); the loop that calls this is compiled per CPU level.

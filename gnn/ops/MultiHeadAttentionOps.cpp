@@ -127,8 +127,9 @@ void multiplyInto(T* __restrict a, const T* __restrict b, int64_t n) {
 // and out), summed over j < m: the block's accumulators stay in registers while j runs, R x C independent
 // chains of fused multiply-adds (so they are not waiting on each other), each output summing in increasing j.
 template <int R, int C, class T>
-GNN_CPU_CLONES void productBlock(const T* __restrict a, int64_t rowStep, int64_t colStep, const T* __restrict b,
-                         int64_t ldb, int64_t m, T* __restrict out, int64_t ldo) {
+GNN_CPU_CLONES void productBlock(const T* __restrict a, int64_t rowStep, int64_t colStep,
+                                 const T* __restrict b, int64_t ldb, int64_t m, T* __restrict out,
+                                 int64_t ldo) {
   T acc[R][C * kPad] = {};
   for (int64_t j = 0; j < m; ++j) {
     const T* __restrict br = b + j * ldb;
@@ -209,9 +210,9 @@ GNN_CPU_CLONES void softmaxRows(T* __restrict z, int64_t rows, int64_t tp, const
 // draws past the row's (0 or the scale, never read: the probabilities there are 0). words and draws are
 // scratch.
 template <class T>
-GNN_CPU_CLONES void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t t, int64_t n, int64_t tp,
-                    uint32_t threshold, T keep, T* out, std::vector<uint64_t>& words,
-                    std::vector<uint16_t>& draws) {
+GNN_CPU_CLONES void dropoutFactors(const Generator& gen, uint64_t first, int64_t item, int64_t t, int64_t n,
+                                   int64_t tp, uint32_t threshold, T keep, T* out,
+                                   std::vector<uint64_t>& words, std::vector<uint16_t>& draws) {
   const uint64_t n0 = static_cast<uint64_t>(item * t * t), n1 = n0 + static_cast<uint64_t>((n - 1) * t + n);
   const uint64_t c0 = n0 / 4, c1 = (n1 + 3) / 4;
   const Generator g = gen;  // a local copy: the stores below cannot alias its key
