@@ -16,9 +16,9 @@ namespace gnn::ops {
 
 #define GNN_LANES_INLINE inline __attribute__((always_inline))
 
-/// Sixteen floats. Arithmetic is elementwise IEEE (each operation rounded once), so a build gives the same bits
-/// on every CPU level; where the build's own target has FMA (-march=native), the compiler fuses a * b + c as it
-/// does in scalar code.
+/// Sixteen floats. Arithmetic is elementwise IEEE (each operation rounded once); a * b + c is fused where the
+/// code's target has FMA and contracts: a native build's, and the AVX2 and AVX-512 clones of a portable one
+/// (gnn/system/CpuClones.h), not its baseline clone.
 struct Lanes {
   typedef float Vector __attribute__((vector_size(64)));
   typedef int32_t Ints __attribute__((vector_size(64)));
