@@ -63,14 +63,11 @@ def main():
     add_goal_args(p, 1.0, "required speedup of ours over OpenBLAS on every shape")
     args = p.parse_args()
     base = dict(os.environ)
-    if args.isa == "avx2":
-        base.update(DNNL_MAX_CPU_ISA="AVX2", LIBXSMM_TARGET="hsw", GNN_REFERENCE_OPENBLAS_CORETYPE="Haswell")
-    saved = os.environ.copy()
-    os.environ.clear()
-    os.environ.update(base)
     ref_env = reference_env()
-    os.environ.clear()
-    os.environ.update(saved)
+    if args.isa == "avx2":
+        caps = dict(DNNL_MAX_CPU_ISA="AVX2", LIBXSMM_TARGET="hsw")
+        base.update(caps)
+        ref_env.update(caps, OPENBLAS_CORETYPE="Haswell")
     m = machine()
     mine = ours(args.build, SHAPES, args.threads, base)
     cmd = [args.python, REFERENCE, "--threads", str(args.threads)]

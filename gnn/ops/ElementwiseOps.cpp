@@ -140,17 +140,17 @@ Variable gelu(const Variable& a) {
                     return gs * (normalCdf(xs) + xs * (-0.5f * xs.square()).exp() * 0.3989422804014327f);
                   },
                   o + b, x + b, g + b);
-              return;
+            } else {
+              // Phi from the C library's erf, then Eigen's vectorised exp for phi on whole vectors for every
+              // element (gnn/ops/OpLoops.h), so an element's bits do not depend on its position.
+              for (int64_t i = b; i < e; ++i) o[i] = normalCdf(x[i]);
+              ops::vectorBlocks(
+                  e - b,
+                  [](auto cdf, auto xs, auto gs) {
+                    return gs * (cdf + xs * (T(-0.5) * xs.square()).exp() * T(0.3989422804014327));
+                  },
+                  o + b, static_cast<const T*>(o + b), x + b, g + b);
             }
-            for (int64_t i = b; i < e; ++i) o[i] = normalCdf(x[i]);
-            // double: Eigen's vectorised exp for phi, on whole vectors for every element (gnn/ops/OpLoops.h), so an
-            // element's bits do not depend on its position.
-            ops::vectorBlocks(
-                e - b,
-                [](auto cdf, auto xs, auto gs) {
-                  return gs * (cdf + xs * (T(-0.5) * xs.square()).exp() * T(0.3989422804014327));
-                },
-                o + b, static_cast<const T*>(o + b), x + b, g + b);
           });
           in[0].addGrad(G);
         });

@@ -188,13 +188,13 @@ void lanesLoop(int64_t n, const F& f, float* out, const In*... in) {
   detail::lanesLoopImpl(n, f, out, std::index_sequence_for<In...>{}, in...);
 }
 
-/// out[j] = f(in...)[j] for j < n, where f maps arrays to an array expression with Eigen's array interface
-/// (e.g. [](auto z) { return z.exp(); }). float: f gets Lanes (lanesLoop: the CPU's widest vectors in any build;
-/// Lanes has the arithmetic, square, inverse, abs, max, min, exp and tanh). double: f gets Eigen arrays, evaluated in
-/// blocks into an aligned buffer (the last block's inputs copied and padded with zeros to whole vectors), so
-/// every element takes Eigen's vectorised code: its exp, log1p, ... round differently from the scalar ones that
-/// the unaligned head and the tail of a plain Eigen expression take, and which elements those are depends on
-/// the address. out may be one of the inputs.
+/// out[j] = f(in...)[j] for j < n, where f maps arrays to an array expression with Eigen's array interface (e.g.
+/// [](auto z) { return z.exp(); }). float: f gets Lanes (lanesLoop: the CPU's widest vectors in any build; Lanes
+/// has the arithmetic, square, inverse, abs, max, min, exp and tanh). double: f gets Eigen arrays, evaluated in
+/// blocks into an aligned buffer (the last block's inputs copied and padded with zeros to whole vectors), so every
+/// element takes Eigen's vectorised code: its exp, log1p, ... round differently from the scalar ones that the
+/// unaligned head and the tail of a plain Eigen expression take, and which elements those are depends on the
+/// address. out may be one of the inputs.
 template <class T, class F, class... In>
 void vectorBlocks(int64_t n, F f, T* out, const In*... in) {
   static_assert(sizeof...(In) >= 1 && (std::is_same_v<T, In> && ...),
