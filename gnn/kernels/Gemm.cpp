@@ -67,6 +67,7 @@ struct Bf16Matmul {
 struct Bf16Cache {
   std::mutex mutex;
   std::map<Key, Bf16Matmul> primitives;
+  int64_t created = 0;
 };
 Bf16Cache& bf16Cache() {
   static Bf16Cache* cache = new Bf16Cache;  // never destroyed: kernels may run during static destruction
@@ -80,6 +81,7 @@ dnnl::engine& cpuEngine() {
 struct Bf16Descs {
   dnnl::memory::desc a, b, c;
 };
+// K is DNNL_RUNTIME_DIM_VAL in a primitive made for any depth.
 Bf16Descs bf16Descs(bool transA, bool transB, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc) {
   using dt = dnnl::memory::data_type;
   using dims = dnnl::memory::dims;
@@ -88,16 +90,24 @@ Bf16Descs bf16Descs(bool transA, bool transB, int64_t M, int64_t N, int64_t K, i
           dnnl::memory::desc({M, N}, dt::f32, dims{ldc, 1})};
 }
 
+// The depth a primitive is made for: any (run-time K) when A is stored [K, M]. Those are the weight gradients
+// (X^T dY), whose depth is the batch's row count: a different one in nearly every batch of packed graphs, and
+// oneDNN's fixed-shape kernel for a new depth takes milliseconds to make (about 100 were made in bfloat16 SchNet's
+// first epoch, 2.7-4.3 ms each), its run-time-K kernel 0.07 ms, once. Other products' depths are feature widths.
+int64_t primitiveDepth(bool transA, int64_t K) { return transA ? DNNL_RUNTIME_DIM_VAL : K; }
+
 // Scratch memory is the caller's (scratchpad_mode::user), one buffer per thread: threads run one cached
 // primitive at once, and oneDNN's own scratchpad would be shared between them (packed inputs overwritten by
 // another thread's call).
 Bf16Matmul bf16Primitive(bool transA, bool transB, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
                          int64_t ldc, bool accumulate) {
   Bf16Cache& cache = bf16Cache();
+  K = primitiveDepth(transA, K);
   const Key key{M, N, K, lda, ldb, ldc, transA, transB, accumulate};
   std::lock_guard<std::mutex> lock(cache.mutex);
   auto it = cache.primitives.find(key);
   if (it != cache.primitives.end()) return it->second;
+  ++cache.created;
   const Bf16Descs d = bf16Descs(transA, transB, M, N, K, lda, ldb, ldc);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -203,6 +213,12 @@ void gemmBf16(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const u
     m.primitive.execute(stream, args);
   });
   stream.wait();
+}
+
+int64_t bf16PrimitivesMade() {
+  Bf16Cache& cache = bf16Cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  return cache.created;
 }
 
 bool bf16Supported() {

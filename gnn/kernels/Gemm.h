@@ -52,6 +52,11 @@ void gemmBf16(bool transA, bool transB, int64_t M, int64_t N, int64_t K, const u
 /// its first training step.
 void warmUp();
 
+/// How many oneDNN matmul primitives gemmBf16 has made in this process. Their number is bounded by the shapes a
+/// program's products have, not by its batches: a product's depth is either a feature width or, for op(A) = A^T
+/// (weight gradients, depth = a batch's row count), any depth on one primitive.
+int64_t bf16PrimitivesMade();
+
 /// True when oneDNN runs gemmBf16's matmuls on this CPU (it needs AVX-512); false: the float32 fallback.
 bool bf16Supported();
 /// True when the CPU has native bfloat16 dot products (AVX512_BF16 or AMX).

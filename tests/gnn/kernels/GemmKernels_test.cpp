@@ -76,6 +76,28 @@ TEST(GemmKernels, BFloat16ProductsAreExactProductsSummedInFloat32) {
   }
 }
 
+// Weight gradients (A stored [K, M]) have a batch's row count as their depth: every depth runs on one primitive
+// (per accumulate flag), so a training loop stops making primitives after its first batch, and each depth's sums are
+// right, including depths past one chunk (kGemmDepthChunkBf16) and ones between chunks.
+TEST(GemmKernels, BFloat16WeightGradientsOfEveryDepthShareAPrimitive) {
+  if (!kernels::bf16Supported()) GTEST_SKIP() << "no oneDNN bfloat16 matmul below AVX-512";
+  const int64_t M = 40, N = 24;
+  const int64_t before = kernels::bf16PrimitivesMade();
+  for (const int64_t K : {1, 7, 48, 333, 1023, 1024, 1025, 2500, 4097}) {
+    auto A = randomValues(static_cast<size_t>(K * M), 5), B = randomValues(static_cast<size_t>(K * N), 6);
+    std::vector<uint16_t> a(A.size()), b(B.size());
+    for (size_t i = 0; i < A.size(); ++i) A[i] = kernels::fromBf16(a[i] = kernels::toBf16(A[i]));
+    for (size_t i = 0; i < B.size(); ++i) B[i] = kernels::fromBf16(b[i] = kernels::toBf16(B[i]));
+    std::vector<float> C(static_cast<size_t>(M * N));
+    kernels::gemmBf16(true, false, M, N, K, a.data(), M, b.data(), N, C.data(), N, false);
+    const auto R = reference(true, false, M, N, K, A, B);
+    for (size_t i = 0; i < C.size(); ++i)
+      ASSERT_NEAR(C[i], R[i], 1e-4 * std::sqrt(static_cast<double>(K))) << "K=" << K << " i=" << i;
+  }
+  // One primitive for the first chunk (C overwritten) and one for the later ones (summed into C).
+  EXPECT_EQ(kernels::bf16PrimitivesMade() - before, 2);
+}
+
 TEST(GemmKernels, BFloat16RoundsToNearestEven) {
   EXPECT_EQ(kernels::toBf16(1.0f), 0x3f80);
   // 1 + 2^-8 lies halfway between 1 and 1 + 2^-7: ties go to the even mantissa (1.0).
