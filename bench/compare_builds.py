@@ -8,6 +8,8 @@ a change of machine load hits both alike. The cases (--cases, all by default):
   graphormer  Graphormer-slim (pcqm4m_graphormer, one epoch of the shipped PCQM4Mv2-style set: training and
               inference graphs/s)
   dmpnn       Chemprop's D-MPNN on ESOL (molecule_property --model dmpnn, 20 epochs: training molecules/s)
+  layers      one training step of each of PyG's layers (bench_layer_steps: 10,000 nodes, 100,000 edges, 64
+              channels, median ms of 10 steps per layer); not in the default set (about 1 minute a round)
 
 For "no regression" checks, e.g. main against the commit before a change:
 
@@ -101,8 +103,15 @@ def cases(args):
         summary = j.get("summary", j)
         return {"train_molecules_per_s": summary["train_samples_per_s"]}
 
+    def layers(b):
+        exe = os.path.join(b, "bench", "bench_layer_steps")
+        if not os.access(exe, os.X_OK):
+            fail(f"{exe} not found: build the bench_layer_steps target")
+        j = last_json([exe, "--reps", "10"] + threads)
+        return {f"{name}_step_ms": v["step_ms_median"] for name, v in j["layers"].items()}
+
     return {"cora": (cora, False), "gin": (gin_step, True), "schnet": (schnet, True),
-            "graphormer": (graphormer, True), "dmpnn": (dmpnn, True)}
+            "graphormer": (graphormer, True), "dmpnn": (dmpnn, True), "layers": (layers, False)}
 
 
 def main():
@@ -113,7 +122,8 @@ def main():
     p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                    help="threads of every program (default: the machine's cores)")
     p.add_argument("--cases", default="cora,gin,schnet,graphormer,dmpnn",
-                   help="comma-separated cases (default: all): cora, gin, schnet, graphormer, dmpnn")
+                   help="comma-separated cases (default: all but layers): cora, gin, schnet, graphormer, dmpnn, "
+                        "layers")
     p.add_argument("--cora-data", default=os.path.join(REPO, "examples", "data", "cora"))
     add_goal_args(p, round(1 / 1.10, 3), "required new/old speed ratio of every measured quantity")
     args = p.parse_args()

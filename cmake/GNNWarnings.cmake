@@ -21,5 +21,8 @@ function(gnn_set_warnings target)
     # No multiply-add is fused outside the row loops' clones (gnn/system/CpuClones.h), which fuse theirs by their
     # own optimize attribute, consistently within each clone: a row's bits never depend on where it sits.
     target_compile_options(${target} PRIVATE -ffp-contract=off)
+    if(GNN_CLONES_UP_TO STREQUAL "x86-64-v3")
+      target_compile_definitions(${target} PRIVATE GNN_CLONES_UP_TO_V3)
+    endif()
   endif()
 endfunction()
