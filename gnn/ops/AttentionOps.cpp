@@ -13,6 +13,7 @@
 #include "gnn/ops/Product.h"
 #include "gnn/system/Check.h"
 #include "gnn/system/ExecutionContext.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -116,7 +117,7 @@ namespace {
 template <class T>
 void softmaxForwardRows(const T* xp, const T* bp, const RowBroadcast& bb, const uint8_t* mp,
                         const RowBroadcast& mb, int64_t rows, int64_t C, T* yp) {
-  parallelFor(rows, grainFor(16 * C), [&](int64_t b, int64_t e) {
+  parallelFor(rows, grainFor(16 * C), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     std::vector<uint8_t> kept;
     ops::rowGroups(b, e, C, [&](int64_t i0, int64_t i1) {
       kept.resize(static_cast<size_t>(i1 - i0));
@@ -169,7 +170,7 @@ void softmaxForwardRows(const T* xp, const T* bp, const RowBroadcast& bb, const 
 // over broadcast rows, of the bias. Masked entries have y = 0, so they get 0.
 template <class T>
 void softmaxGradientRows(const T* yp, const T* gp, int64_t rows, int64_t C, T* op) {
-  parallelFor(rows, grainFor(4 * C), [&](int64_t b, int64_t e) {
+  parallelFor(rows, grainFor(4 * C), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t i = b; i < e; ++i) {
       const T* __restrict y = yp + i * C;
       const T* __restrict g = gp + i * C;
@@ -192,7 +193,7 @@ void biasGradientRows(const T* op, int64_t rows, int64_t C, const RowBroadcast& 
   }
   const int64_t xRowStride[3] = {stepX[1] * stepX[2], stepX[2], 1};
   const int64_t fanIn = rows / std::max<int64_t>(biasRows, 1);
-  parallelFor(biasRows, grainFor(fanIn * C), [&](int64_t b, int64_t e) {
+  parallelFor(biasRows, grainFor(fanIn * C), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t br = b; br < e; ++br) {
       const int64_t j2 = br % bd[2], j1 = (br / bd[2]) % bd[1], j0 = br / (bd[1] * bd[2]);
       const int64_t lo[3] = {j0, j1, j2};

@@ -11,6 +11,7 @@
 
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -22,7 +23,7 @@ void columnSums(int64_t M, int64_t F_, const uint8_t* keep, T* out, F&& f) {
   const int64_t chunk = grainFor(F_);
   const int64_t chunks = std::max<int64_t>(1, (M + chunk - 1) / chunk);
   std::vector<T> partial(static_cast<size_t>(chunks * F_), T(0));
-  parallelFor(M, chunk, [&](int64_t b, int64_t e) {
+  parallelFor(M, chunk, [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     T* __restrict p = partial.data() + (b / chunk) * F_;
     for (int64_t i = b; i < e; ++i) {
       if (keep && !keep[i]) continue;
@@ -51,7 +52,7 @@ void batchStatistics(const T* xp, int64_t M, int64_t F, const uint8_t* keep, int
 template <class T>
 void normalizeRows(const T* xp, int64_t M, int64_t F, const T* mu, const T* rs, const T* __restrict g,
                    const T* __restrict bb, T* yp) {
-  parallelFor(M, grainFor(F), [&](int64_t b, int64_t e) {
+  parallelFor(M, grainFor(F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t i = b; i < e; ++i) {
       const T* __restrict xr = xp + i * F;
       T* __restrict yr = yp + i * F;
@@ -66,7 +67,7 @@ template <class T>
 void inputGradient(const T* xp, const T* gyp, const uint8_t* keep, bool training, int64_t M, int64_t F,
                    const T* mu, const T* rs, const T* __restrict g, const std::vector<T>& m1,
                    const std::vector<T>& m2, T* gxp) {
-  parallelFor(M, grainFor(F), [&](int64_t b, int64_t e) {
+  parallelFor(M, grainFor(F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t i = b; i < e; ++i) {
       const T* __restrict xr = xp + i * F;
       const T* __restrict dy = gyp + i * F;

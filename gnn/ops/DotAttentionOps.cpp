@@ -11,6 +11,7 @@
 #include "gnn/ops/IndexPlan.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -230,7 +231,7 @@ Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Vari
     Tensor Y = Tensor::zeros({s.N, F}, Q.dtype()), A = Tensor::empty({s.E, s.H}, Q.dtype());
     const T* ed = s.hasEdge ? ED.data<T>() : nullptr;
     const int64_t perNode = std::max<int64_t>(1, s.E / std::max<int64_t>(s.N, 1));
-    parallelFor(s.N, grainFor(perNode * F * 4), [&](int64_t b, int64_t e) {
+    parallelFor(s.N, grainFor(perNode * F * 4), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       attendTargets<T>(s, *byDst, srcs.data<int64_t>(), Q.data<T>(), K.data<T>(), V.data<T>(), ed, A.data<T>(),
                        Y.data<T>(), b, e);
     });
@@ -253,7 +254,7 @@ Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Vari
       Tensor DZ = Tensor::empty({s.E, s.H}, gy.dtype()), DQ = Tensor::zeros({s.N, F}, gy.dtype());
       Tensor DE = s.hasEdge ? Tensor::empty({s.E, F}, gy.dtype()) : Tensor();
       const int64_t perNode = std::max<int64_t>(1, s.E / std::max<int64_t>(s.N, 1));
-      parallelFor(s.N, grainFor(perNode * F * 6), [&](int64_t b, int64_t e) {
+      parallelFor(s.N, grainFor(perNode * F * 6), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
         targetGradients<T>(s, *byDst, src, qp, kp, vp, ed, alpha, g, DZ.data<T>(), DQ.data<T>(),
                            s.hasEdge ? DE.data<T>() : nullptr, b, e);
       });
@@ -263,7 +264,7 @@ Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Vari
         Tensor srcT = sv[3];
         const ops::IndexPlan bySrc = ops::planFor(srcT, s.N);
         Tensor DK = Tensor::zeros({s.N, F}, gy.dtype()), DV = Tensor::zeros({s.N, F}, gy.dtype());
-        parallelFor(s.N, grainFor(perNode * F * 4), [&](int64_t b, int64_t e) {
+        parallelFor(s.N, grainFor(perNode * F * 4), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
           sourceGradients<T>(s, bySrc, dst, qp, alpha, DZ.data<T>(), g, DK.data<T>(), DV.data<T>(), wantK, wantV, b,
                              e);
         });

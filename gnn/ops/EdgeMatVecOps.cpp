@@ -8,6 +8,7 @@
 #include "gnn/ops/IndexPlan.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -130,7 +131,7 @@ Variable edgeMatVec(const Variable& x, const Variable& theta, const Tensor& src)
     const T *xp = X.data<T>(), *wp = W.data<T>();
     const int64_t* s = srcs.data<int64_t>();
     T* mp = M.data<T>();
-    parallelFor(E, grainFor(in * out), [&](int64_t b, int64_t e) {
+    parallelFor(E, grainFor(in * out), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       for (int64_t t = b; t < e; ++t) messageOf(xp + s[t] * in, wp + t * in * out, in, out, mp + t * out);
     });
     const int64_t elem = static_cast<int64_t>(sizeof(T));
@@ -143,7 +144,7 @@ Variable edgeMatVec(const Variable& x, const Variable& theta, const Tensor& src)
           const bool wantX = ins[0].requiresGrad(), wantW = ins[1].requiresGrad();
           Tensor DW = wantW ? Tensor::empty({E, in, out}, gm.dtype()) : Tensor();
           Tensor DXE = wantX ? Tensor::empty({E, in}, gm.dtype()) : Tensor();  // each edge's part of dx
-          parallelFor(E, grainFor(in * out * 2), [&](int64_t b, int64_t e) {
+          parallelFor(E, grainFor(in * out * 2), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
             for (int64_t t = b; t < e; ++t)
               gradientsOf(xp + s[t] * in, wp + t * in * out, g + t * out, in, out,
                           wantW ? DW.data<T>() + t * in * out : nullptr, wantX ? DXE.data<T>() + t * in : nullptr);
@@ -153,15 +154,16 @@ Variable edgeMatVec(const Variable& x, const Variable& theta, const Tensor& src)
             const ops::IndexPlan bySrc = ops::planFor(srcT, N);
             Tensor DX = Tensor::zeros({N, in}, gm.dtype());
             const T* dxe = DXE.data<T>();
-            parallelFor(N, grainFor(in * std::max<int64_t>(1, E / std::max<int64_t>(N, 1))), [&](int64_t b, int64_t e) {
-              for (int64_t j = b; j < e; ++j) {
-                T* __restrict o = DX.data<T>() + j * in;
-                for (int64_t q = bySrc.ptr[j]; q < bySrc.ptr[j + 1]; ++q) {
-                  const T* __restrict r = dxe + bySrc.perm[q] * in;
-                  for (int64_t c = 0; c < in; ++c) o[c] += r[c];
-                }
-              }
-            });
+            parallelFor(N, grainFor(in * std::max<int64_t>(1, E / std::max<int64_t>(N, 1))),
+                        [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+                          for (int64_t j = b; j < e; ++j) {
+                            T* __restrict o = DX.data<T>() + j * in;
+                            for (int64_t q = bySrc.ptr[j]; q < bySrc.ptr[j + 1]; ++q) {
+                              const T* __restrict r = dxe + bySrc.perm[q] * in;
+                              for (int64_t c = 0; c < in; ++c) o[c] += r[c];
+                            }
+                          }
+                        });
             ins[0].addGrad(DX);
           }
           if (wantW) ins[1].addGrad(DW);

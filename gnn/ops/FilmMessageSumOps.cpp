@@ -7,6 +7,7 @@
 #include "gnn/ops/IndexPlan.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -65,7 +66,7 @@ Variable filmMessageSum(const Variable& beta, const Variable& gamma, const Varia
     const int64_t* src = srcs.data<int64_t>();
     T* y = Y.data<T>();
     const int64_t perNode = std::max<int64_t>(1, E / std::max<int64_t>(N, 1));
-    parallelFor(N, grainFor(perNode * F * 4), [&](int64_t b, int64_t e) {
+    parallelFor(N, grainFor(perNode * F * 4), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       for (int64_t i = b; i < e; ++i) {
         if (i + 1 < e)
           for (int64_t t = byDst->ptr[i + 1]; t < byDst->ptr[i + 2]; ++t) ops::prefetchRow(hp + src[byDst->perm[t]] * F, F);
@@ -98,7 +99,7 @@ Variable filmMessageSum(const Variable& beta, const Variable& gamma, const Varia
           }
           const T* gs = GS.data<T>();
           Tensor DB = Tensor::zeros({N, F}, gy.dtype()), DG = Tensor::zeros({N, F}, gy.dtype());
-          parallelFor(N, grainFor(perNode * F * 4), [&](int64_t b, int64_t e) {
+          parallelFor(N, grainFor(perNode * F * 4), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
             for (int64_t i = b; i < e; ++i)
               for (int64_t t = byDst->ptr[i]; t < byDst->ptr[i + 1]; ++t)
                 targetGrads(DB.data<T>() + i * F, DG.data<T>() + i * F, bp + i * F, gp + i * F,
@@ -108,7 +109,7 @@ Variable filmMessageSum(const Variable& beta, const Variable& gamma, const Varia
             Tensor srcT = saved[3];
             const ops::IndexPlan bySrc = ops::planFor(srcT, N);
             Tensor DH = Tensor::zeros({N, F}, gy.dtype());
-            parallelFor(N, grainFor(perNode * F * 4), [&](int64_t b, int64_t e) {
+            parallelFor(N, grainFor(perNode * F * 4), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
               for (int64_t j = b; j < e; ++j) {
                 if (j + 1 < e)
                   for (int64_t t = bySrc.ptr[j + 1]; t < bySrc.ptr[j + 2]; ++t) {

@@ -8,19 +8,17 @@
 #include "gnn/ops/IndexPlan.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
 
 namespace {
-// s = sigmoid(a + b) over a row of F, on Eigen's vector exp into the aligned buffer s: which elements take the
-// vector code depends on F alone, never on the rows' addresses (OpLoops.h), so padding changes no bit.
+// s = sigmoid(a + b) over a row of F (vectorBlocks: Lanes in float32, the CPU's widest vectors in any build; every
+// element takes the vector code whatever its position, so padding changes no bit).
 template <class T>
-inline void sigmoidOfSum(const T* a, const T* b, Eigen::Array<T, Eigen::Dynamic, 1>& pre,
-                         Eigen::Array<T, Eigen::Dynamic, 1>& s) {
-  const int64_t F = pre.size();
-  for (int64_t c = 0; c < F; ++c) pre[c] = a[c] + b[c];
-  s = T(1) / (T(1) + (-pre).exp());
+inline void sigmoidOfSum(const T* a, const T* b, Eigen::Array<T, Eigen::Dynamic, 1>& s) {
+  ops::vectorBlocks<T>(s.size(), [](auto x, auto y) { return (T(1) + (-(x + y)).exp()).inverse(); }, s.data(), a, b);
 }
 }  // namespace
 
@@ -44,13 +42,13 @@ Variable gatedMessageSum(const Variable& k, const Variable& q, const Variable& v
     const int64_t* src = srcs.data<int64_t>();
     T* y = Y.data<T>();
     const int64_t perNode = std::max<int64_t>(1, E / std::max<int64_t>(N, 1));
-    parallelFor(N, grainFor(perNode * F * 8), [&](int64_t b, int64_t e) {
-      Arr pre(F), gate(F);
+    parallelFor(N, grainFor(perNode * F * 8), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+      Arr gate(F);
       for (int64_t i = b; i < e; ++i) {
         T* o = y + i * F;
         for (int64_t t = byDst->ptr[i]; t < byDst->ptr[i + 1]; ++t) {
           const int64_t j = src[byDst->perm[t]];
-          sigmoidOfSum(kp + i * F, qp + j * F, pre, gate);
+          sigmoidOfSum(kp + i * F, qp + j * F, gate);
           const T* vj = vp + j * F;
           for (int64_t c = 0; c < F; ++c) o[c] = ops::mulAdd(gate[c], vj[c], o[c]);
         }
@@ -70,14 +68,14 @@ Variable gatedMessageSum(const Variable& k, const Variable& q, const Variable& v
           // it over i's edges, the query's over j's; the value's gradient sums g_i s over j's edges.
           Tensor DK = Tensor::zeros({N, F}, gy.dtype());
           T* dk = DK.data<T>();
-          parallelFor(N, grainFor(perNode * F * 10), [&](int64_t b, int64_t e) {
-            Arr pre(F), s(F);
+          parallelFor(N, grainFor(perNode * F * 10), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+            Arr s(F);
             for (int64_t i = b; i < e; ++i) {
               T* o = dk + i * F;
               const T* gi = g + i * F;
               for (int64_t t = byDst->ptr[i]; t < byDst->ptr[i + 1]; ++t) {
                 const int64_t j = src[byDst->perm[t]];
-                sigmoidOfSum(kp + i * F, qp + j * F, pre, s);
+                sigmoidOfSum(kp + i * F, qp + j * F, s);
                 const T* vj = vp + j * F;
                 for (int64_t c = 0; c < F; ++c) o[c] = ops::mulAdd(gi[c] * vj[c], s[c] * (T(1) - s[c]), o[c]);
               }
@@ -87,14 +85,14 @@ Variable gatedMessageSum(const Variable& k, const Variable& q, const Variable& v
           const ops::IndexPlan bySrc = ops::planFor(srcT, N);
           Tensor DQ = Tensor::zeros({N, F}, gy.dtype()), DV = Tensor::zeros({N, F}, gy.dtype());
           T *dq = DQ.data<T>(), *dv = DV.data<T>();
-          parallelFor(N, grainFor(perNode * F * 12), [&](int64_t b, int64_t e) {
-            Arr pre(F), s(F);
+          parallelFor(N, grainFor(perNode * F * 12), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+            Arr s(F);
             for (int64_t j = b; j < e; ++j) {
               T *oq = dq + j * F, *ov = dv + j * F;
               const T* vj = vp + j * F;
               for (int64_t t = bySrc.ptr[j]; t < bySrc.ptr[j + 1]; ++t) {
                 const int64_t i = dst[bySrc.perm[t]];
-                sigmoidOfSum(kp + i * F, qp + j * F, pre, s);
+                sigmoidOfSum(kp + i * F, qp + j * F, s);
                 const T* gi = g + i * F;
                 for (int64_t c = 0; c < F; ++c) {
                   const T gs = gi[c] * s[c];

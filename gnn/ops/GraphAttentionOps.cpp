@@ -185,7 +185,7 @@ Variable headDot(const Variable& x, const Variable& att) {
     Tensor Y = Tensor::empty({N, H}, X.dtype());
     const T *xp = X.data<T>(), *ap = att.value().data<T>();
     T* y = Y.data<T>();
-    parallelFor(N, rowChunk(N, 2 * HC), [&](int64_t b, int64_t e) {
+    parallelFor(N, rowChunk(N, 2 * HC), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       kernels::withHeadRowDot<T>(H, C, [&](auto dot) {
         if constexpr (decltype(dot)::kRegisters) {
           dot.setFixed(ap);
@@ -208,7 +208,7 @@ Variable headDot(const Variable& x, const Variable& att) {
           if (in[0].requiresGrad()) {
             Tensor G = Tensor::empty(X.shape(), X.dtype());
             T* o = G.data<T>();
-            parallelFor(N, rowChunk(N, HC), [&](int64_t b, int64_t e) {
+            parallelFor(N, rowChunk(N, HC), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
               withWidth(C, [&](auto cw) {
                 const int64_t Cw = widthOr(cw, C);
                 for (int64_t n = b; n < e; ++n)
@@ -226,7 +226,7 @@ Variable headDot(const Variable& x, const Variable& att) {
             const int64_t chunk = rowChunk(N, 2 * HC), chunks = std::max<int64_t>(1, (N + chunk - 1) / chunk);
             Tensor P({chunks, HC}, X.dtype());
             T* p = P.data<T>();
-            parallelFor(N, chunk, [&](int64_t b, int64_t e) {
+            parallelFor(N, chunk, [&](int64_t b, int64_t e) GNN_CPU_CLONES {
               T* __restrict pc = p + (b / chunk) * HC;
               kernels::withHeadRowSum<T>(H, C, [&](auto acc) {
                 if constexpr (decltype(acc)::kRegisters) {

@@ -8,6 +8,7 @@
 #include "gnn/autograd/OpInfo.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/system/Check.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 #include "gnn/system/Random.h"
 
@@ -41,7 +42,7 @@ Tensor keyedDropoutMask(const Shape& shape, DType dtype, double p, const std::ve
     const T keep = static_cast<T>(1 / (1 - p));
     T* m = M.data<T>();
     // Each element's value is a function of (key, its row's key, its column) alone: any chunking gives the same.
-    parallelFor(rows, grainFor(cols), [&](int64_t b, int64_t e) {
+    parallelFor(rows, grainFor(cols), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       for (int64_t r = b; r < e; ++r) {
         const uint64_t rowSeed = Generator::mix64(key ^ Generator::mix64(rowKeys[static_cast<size_t>(r)] + kGolden));
         T* mr = m + r * cols;

@@ -10,6 +10,7 @@
 
 #include "gnn/ops/Ops.h"
 #include "gnn/ops/AggregationKind.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -181,7 +182,7 @@ Variable scatterMultiAggregate(const Variable& xv, const Tensor& index, int64_t 
     const T eps = static_cast<T>(stdEps);
     const Forward<T> fw{X.data<T>(), idx, ptr, perm, S, F, A, kinds, needs, eps};
     T* y = Y.data<T>();
-    parallelFor(S, grainFor((E / std::max<int64_t>(S, 1) + 1) * F * (1 + A)), [&](int64_t b, int64_t e) {
+    parallelFor(S, grainFor((E / std::max<int64_t>(S, 1) + 1) * F * (1 + A)), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       std::vector<T> buf(static_cast<size_t>(4 * F));
       for (int64_t s = b; s < e; ++s) fw.target(s, y, st, buf);
     });
@@ -202,9 +203,10 @@ Variable scatterMultiAggregate(const Variable& xv, const Tensor& index, int64_t 
       T* gx = G.data<T>();
       const int64_t F = xs[1];
       // Each message's gradient row is its own: parallel over messages, no two writes to one row.
-      parallelFor(xs[0], grainFor(F * static_cast<int64_t>(kinds.size()) * 4), [&](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) backwardRow<T>(r, idx, ptr, kinds, F, go, x, st, eps, gx);
-      });
+      parallelFor(xs[0], grainFor(F * static_cast<int64_t>(kinds.size()) * 4),
+                  [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+                    for (int64_t r = b; r < e; ++r) backwardRow<T>(r, idx, ptr, kinds, F, go, x, st, eps, gx);
+                  });
       in[0].addGrad(G);
     });
   });

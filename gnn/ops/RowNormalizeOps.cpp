@@ -7,6 +7,7 @@
 
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -26,7 +27,7 @@ Variable normalizeRows(const Variable& x, double eps) {
     T* yp = Y.data<T>();
     T* dp = D.data<T>();
     const T e = static_cast<T>(eps);
-    parallelFor(N, grainFor(3 * F), [&](int64_t b, int64_t end) {
+    parallelFor(N, grainFor(3 * F), [&](int64_t b, int64_t end) GNN_CPU_CLONES {
       for (int64_t i = b; i < end; ++i) {
         const T* __restrict r = xp + i * F;
         T* __restrict o = yp + i * F;
@@ -50,7 +51,7 @@ Variable normalizeRows(const Variable& x, double eps) {
       const T* d = Dv.data<T>();
       const T* g = gy.data<T>();
       T* o = G.data<T>();
-      parallelFor(rows, grainFor(4 * cols), [&](int64_t b, int64_t end) {
+      parallelFor(rows, grainFor(4 * cols), [&](int64_t b, int64_t end) GNN_CPU_CLONES {
         for (int64_t i = b; i < end; ++i) {
           const T* __restrict yr = y + i * cols;
           const T* __restrict gr = g + i * cols;

@@ -4,6 +4,7 @@
 
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -39,7 +40,7 @@ Variable scaleByScalar(const Variable& a, const Variable& s) {
             std::vector<T> partial(static_cast<size_t>(std::max<int64_t>(chunks, 1)), T(0));
             const T* g = gy.data<T>();
             const T* x = saved[1].data<T>();
-            parallelFor(n, chunk, [&](int64_t b, int64_t e) {
+            parallelFor(n, chunk, [&](int64_t b, int64_t e) GNN_CPU_CLONES {
               partial[static_cast<size_t>(b / chunk)] =
                   ops::laneSum<T>(e - b, [g, x, b](T& acc, int64_t j) { acc = ops::mulAdd(g[b + j], x[b + j], acc); });
             });

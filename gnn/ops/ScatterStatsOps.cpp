@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -68,7 +69,7 @@ Variable scatterMin(const Variable& xv, const Tensor& index, int64_t numOut) {
     const T* x = X.data<T>();
     T* y = Y.data<T>();
     int64_t* arg = Arg.data<int64_t>();
-    parallelFor(numOut, targetGrain(g, F), [&](int64_t b, int64_t e) {
+    parallelFor(numOut, targetGrain(g, F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       for (int64_t s = b; s < e; ++s)
         for (int64_t f = 0; f < F; ++f) {
           // PyG's scatter_reduce("amin", include_self=False): 0 where no row arrives. The gradient goes to the
@@ -98,7 +99,7 @@ Variable scatterMin(const Variable& xv, const Tensor& index, int64_t numOut) {
       const T* go = gy.data<T>();
       T* gx = G.data<T>();
       // A row belongs to one target, so targets write disjoint rows.
-      parallelFor(S, grainFor(F), [&](int64_t b, int64_t e) {
+      parallelFor(S, grainFor(F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
         for (int64_t s = b; s < e; ++s)
           for (int64_t f = 0; f < F; ++f)
             if (arg[s * F + f] >= 0) gx[arg[s * F + f] * F + f] += go[s * F + f];
@@ -126,7 +127,7 @@ Variable scatterMoments(const char* op, const Variable& xv, const Tensor& index,
     Tensor Var = isStd ? Tensor::empty({numOut, F}, X.dtype()) : Y;
     const T* x = X.data<T>();
     T *y = Y.data<T>(), *mean = Mean.data<T>(), *var = Var.data<T>();
-    parallelFor(numOut, targetGrain(g, F), [&](int64_t b, int64_t e) {
+    parallelFor(numOut, targetGrain(g, F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       std::vector<T> s1(static_cast<size_t>(F)), s2(static_cast<size_t>(F));
       for (int64_t s = b; s < e; ++s) {
         std::fill(s1.begin(), s1.end(), T(0));
@@ -168,7 +169,7 @@ Variable scatterMoments(const char* op, const Variable& xv, const Tensor& index,
       T* gx = G.data<T>();
       // The chain PyG's autograd runs: sqrt' = g / (2 std), clamp passes where var >= eps; then through
       // mean(x*x): 2 x (gv / c), and through -mean^2: (-2 gv mean) / c.
-      parallelFor(xs[0], grainFor(4 * F), [&](int64_t b, int64_t e) {
+      parallelFor(xs[0], grainFor(4 * F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
         for (int64_t r = b; r < e; ++r) {
           const int64_t s = idx[r];
           const T c = static_cast<T>(ptr[s + 1] - ptr[s]);

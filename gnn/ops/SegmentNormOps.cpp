@@ -17,6 +17,7 @@
 
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -43,26 +44,28 @@ void segmentColumnFold(const int64_t* ptr, int64_t S, int64_t F, const uint8_t* 
   first[S] = static_cast<int64_t>(pieces.size());
   const int64_t P = first[S], rows = S > 0 ? ptr[S] : 0;
   std::vector<T> partial(static_cast<size_t>(P * F));
-  parallelFor(P, grainFor(std::max<int64_t>(1, rows / std::max<int64_t>(P, 1)) * F), [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) {
-      const Piece& pc = pieces[static_cast<size_t>(k)];
-      T* __restrict o = partial.data() + k * F;
-      for (int64_t i = pc.begin; i < pc.end; ++i) {
-        if (keep && !keep[i]) continue;
-        for (int64_t j = 0; j < F; ++j) step(o[j], i, j, pc.s);
-      }
-    }
-  });
-  parallelFor(S, grainFor(F * std::max<int64_t>(1, P / std::max<int64_t>(S, 1))), [&](int64_t b, int64_t e) {
-    for (int64_t s = b; s < e; ++s) {
-      T* __restrict o = out + s * F;
-      std::fill(o, o + F, T(0));
-      for (int64_t k = first[s]; k < first[s + 1]; ++k) {
-        const T* __restrict pk = partial.data() + k * F;
-        for (int64_t j = 0; j < F; ++j) o[j] += pk[j];
-      }
-    }
-  });
+  parallelFor(P, grainFor(std::max<int64_t>(1, rows / std::max<int64_t>(P, 1)) * F),
+              [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+                for (int64_t k = b; k < e; ++k) {
+                  const Piece& pc = pieces[static_cast<size_t>(k)];
+                  T* __restrict o = partial.data() + k * F;
+                  for (int64_t i = pc.begin; i < pc.end; ++i) {
+                    if (keep && !keep[i]) continue;
+                    for (int64_t j = 0; j < F; ++j) step(o[j], i, j, pc.s);
+                  }
+                }
+              });
+  parallelFor(S, grainFor(F * std::max<int64_t>(1, P / std::max<int64_t>(S, 1))),
+              [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+                for (int64_t s = b; s < e; ++s) {
+                  T* __restrict o = out + s * F;
+                  std::fill(o, o + F, T(0));
+                  for (int64_t k = first[s]; k < first[s + 1]; ++k) {
+                    const T* __restrict pk = partial.data() + k * F;
+                    for (int64_t j = 0; j < F; ++j) o[j] += pk[j];
+                  }
+                }
+              });
 }
 
 // Whole-segment mode: every v[s, j] becomes the sum over the columns of row s of v [S, F].
@@ -137,7 +140,7 @@ template <class T>
 void normalizeSegmentRows(const T* xp, const Dims& d, const std::vector<int64_t>& seg, const T* stats, const T* a,
                           const T* g, const T* bb, T* yp) {
   const int64_t F = d.F, SF = d.S * F;
-  parallelFor(d.N, grainFor(F), [&](int64_t b, int64_t e) {
+  parallelFor(d.N, grainFor(F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t i = b; i < e; ++i) {
       const T* __restrict m = stats + seg[i] * F;
       const T* __restrict r = stats + SF + seg[i] * F;
@@ -224,7 +227,7 @@ void segmentNormBackward(const SegmentNormOptions& o, const Slots& sl, const Ten
   const std::vector<int64_t> seg = rowSegments(ptr, d.S);
   Tensor GX = Tensor::empty(X.shape(), X.dtype());
   T* gx = GX.data<T>();
-  parallelFor(d.N, grainFor(F), [&](int64_t b, int64_t e) {
+  parallelFor(d.N, grainFor(F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t i = b; i < e; ++i) {
       const int64_t base = seg[i] * F;
       const bool real = !keep || keep[i];

@@ -9,6 +9,7 @@
 #include "gnn/ops/GraphAttention.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -70,7 +71,7 @@ Tensor selfLoopAttrGrad(const Tensor& gy, const std::vector<Tensor>& saved, bool
       if (arg[k] >= 0) o[arg[k] * D + k % D] = g[k];
     return G;
   }
-  parallelFor(E, grainFor(D), [&](int64_t b, int64_t e) {
+  parallelFor(E, grainFor(D), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t edge = b; edge < e; ++edge) {
       if (s[edge] == t[edge]) continue;
       const T n = static_cast<T>(ptr[t[edge] + 1] - ptr[t[edge]]);
@@ -98,7 +99,7 @@ Variable selfLoopAttr(const Variable& edgeAttr, const Tensor& edgeIndex, int64_t
     const int64_t *ptr = groups.dstPtr.data<int64_t>(), *edges = groups.dstEdges.data<int64_t>();
     T* y = Y.data<T>();
     int64_t* arg = extreme ? Arg.data<int64_t>() : nullptr;
-    parallelFor(N, rowChunk(N, (E / std::max<int64_t>(N, 1) + 1) * D), [&](int64_t b, int64_t e) {
+    parallelFor(N, rowChunk(N, (E / std::max<int64_t>(N, 1) + 1) * D), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       for (int64_t i = b; i < e; ++i)
         for (int64_t d = 0; d < D; ++d) {
           T acc = 0;

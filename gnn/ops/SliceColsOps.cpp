@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -19,7 +20,7 @@ Variable sliceCols(const Variable& a, int64_t begin, int64_t end) {
     Tensor Y = Tensor::empty({M, W}, A.dtype());
     const T* x = A.data<T>();
     T* y = Y.data<T>();
-    parallelFor(M, grainFor(W), [&](int64_t b, int64_t e) {
+    parallelFor(M, grainFor(W), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       for (int64_t r = b; r < e; ++r) std::copy(x + r * C + begin, x + r * C + end, y + r * W);
     });
     const int64_t bytes = M * W * static_cast<int64_t>(sizeof(T));
@@ -31,7 +32,7 @@ Variable sliceCols(const Variable& a, int64_t begin, int64_t end) {
       Tensor G(as, gy.dtype());  // zeros outside the block
       const T* g = gy.data<T>();
       T* gx = G.data<T>();
-      parallelFor(M, grainFor(W), [&](int64_t b, int64_t e) {
+      parallelFor(M, grainFor(W), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
         for (int64_t r = b; r < e; ++r) std::copy(g + r * W, g + (r + 1) * W, gx + r * C + begin);
       });
       in[0].addGrad(G);

@@ -11,6 +11,7 @@
 #include "gnn/ops/IndexPlan.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -166,7 +167,7 @@ Variable softmaxMessageSum(const Variable& x, const Variable& edge, const Tensor
     Tensor Y = Tensor::zeros({numNodes, F}, X.dtype()), MX = Tensor::zeros({numNodes, F}, X.dtype()),
            S = Tensor::zeros({numNodes, F}, X.dtype());
     const int64_t perNode = std::max<int64_t>(1, s.E / std::max<int64_t>(numNodes, 1));
-    parallelFor(numNodes, grainFor(perNode * F * 8), [&](int64_t b, int64_t e) {
+    parallelFor(numNodes, grainFor(perNode * F * 8), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       softmaxTargets<T>(s, *byDst, srcs.data<int64_t>(), X.data<T>(), edge.defined() ? ED.data<T>() : nullptr,
                         TV.data<T>(), Y.data<T>(), MX.data<T>(), S.data<T>(), b, e);
     });
@@ -190,7 +191,7 @@ Variable softmaxMessageSum(const Variable& x, const Variable& edge, const Tensor
       const int64_t perNode = std::max<int64_t>(1, s.E / std::max<int64_t>(s.numOut, 1));
       // Edges into no target of the output do not exist (every target id < numOut), so every DPRE row is written.
       auto run = [&](auto hasEdge, auto wantTc) {
-        parallelFor(s.numOut, grainFor(perNode * F * 12), [&](int64_t b, int64_t e) {
+        parallelFor(s.numOut, grainFor(perNode * F * 12), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
           softmaxGradients<T, decltype(hasEdge)::value, decltype(wantTc)::value>(
               s, *byDst, sv[2].data<int64_t>(), sv[0].data<T>(), ed, sv[1].data<T>(), sv[4].data<T>(), sv[5].data<T>(),
               gy.data<T>(), DPRE.data<T>(), wantT ? DT.data<T>() : nullptr, b, e);
@@ -204,7 +205,7 @@ Variable softmaxMessageSum(const Variable& x, const Variable& edge, const Tensor
         Tensor srcT = sv[2];
         const ops::IndexPlan bySrc = ops::planFor(srcT, s.N);
         Tensor DX = Tensor::zeros({s.N, F}, gy.dtype());
-        parallelFor(s.N, grainFor(perNode * F), [&](int64_t b, int64_t e) {
+        parallelFor(s.N, grainFor(perNode * F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
           sumBySource<T>(bySrc, DPRE.data<T>(), F, DX.data<T>(), b, e);
         });
         in[0].addGrad(DX);

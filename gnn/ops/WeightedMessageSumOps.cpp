@@ -8,6 +8,7 @@
 #include "gnn/ops/IndexPlan.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn {
@@ -30,7 +31,7 @@ Variable weightedMessageSum(const Variable& x, const Variable& weight, const Ten
     const int64_t* src = srcs.data<int64_t>();
     T* y = Y.data<T>();
     const int64_t perNode = std::max<int64_t>(1, E / std::max<int64_t>(numNodes, 1));
-    parallelFor(numNodes, grainFor(perNode * F * 2), [&](int64_t b, int64_t e) {
+    parallelFor(numNodes, grainFor(perNode * F * 2), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
       for (int64_t i = b; i < e; ++i) {
         T* o = y + i * F;
         for (int64_t t = byDst->ptr[i]; t < byDst->ptr[i + 1]; ++t) {
@@ -54,7 +55,7 @@ Variable weightedMessageSum(const Variable& x, const Variable& weight, const Ten
             Tensor DX = Tensor::zeros({numX, F}, gy.dtype());
             T* dx = DX.data<T>();
             const int64_t perNode = std::max<int64_t>(1, E / std::max<int64_t>(numX, 1));
-            parallelFor(numX, grainFor(perNode * F * 2), [&](int64_t b, int64_t e) {
+            parallelFor(numX, grainFor(perNode * F * 2), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
               for (int64_t j = b; j < e; ++j) {
                 T* o = dx + j * F;
                 for (int64_t t = bySrc.ptr[j]; t < bySrc.ptr[j + 1]; ++t) {
@@ -70,7 +71,7 @@ Variable weightedMessageSum(const Variable& x, const Variable& weight, const Ten
           if (in[1].requiresGrad()) {
             Tensor DW = Tensor::empty(saved[1].shape(), gy.dtype());
             T* dw = DW.data<T>();
-            parallelFor(E, grainFor(2 * F), [&](int64_t b, int64_t e) {
+            parallelFor(E, grainFor(2 * F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
               for (int64_t edge = b; edge < e; ++edge) {
                 const T *gi = g + dst[edge] * F, *xj = xp + src[edge] * F;
                 dw[edge] = ops::laneSum<T>(F, [&](T& acc, int64_t c) { acc = ops::mulAdd(gi[c], xj[c], acc); });
