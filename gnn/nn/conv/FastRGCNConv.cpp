@@ -53,7 +53,8 @@ Variable FastRGCNConv::forward(const Variable& x, const Tensor& edgeIndex, const
   if (std::string(aggregation().name()) == "mean") {
     std::vector<int64_t> count(static_cast<size_t>(n * R), 0);
     for (int64_t e = 0; e < E; ++e) ++count[static_cast<size_t>(dst[e] * R + t[e])];
-    for (int64_t e = 0; e < E; ++e) weight[static_cast<size_t>(e)] = 1.0 / count[static_cast<size_t>(dst[e] * R + t[e])];
+    for (int64_t e = 0; e < E; ++e)
+      weight[static_cast<size_t>(e)] = 1.0 / static_cast<double>(count[static_cast<size_t>(dst[e] * R + t[e])]);
   }
   // Edge j -> i of type r reads row j R + r of the transformed rows: a sparse [N, N R] matrix, one product.
   std::vector<int64_t> rows(static_cast<size_t>(E)), cols(static_cast<size_t>(E));
