@@ -301,8 +301,8 @@ CASES = {
                                                       "num_blocks": 2}),
     "fast_rgcn_conv_blocks_add": rgcn_case(FastRGCNConv, {"in_channels": 6, "out_channels": 9, "num_relations": 3,
                                                           "num_blocks": 3, "aggr": "add"}),
-    # Row k of type k % 3 (types4: a fourth type without rows); sorted: types 0, 0, 1, 1, 2, 2. The C++ table's
-    # HeteroLinear entries give the same types. No pyg_lib here: PyG keeps a Linear per type ("lins.<t>.*").
+    # Row k of type k % 3 (types4: a fourth type without rows); sorted: 3 k // N, types 0, 0, 1, 1, 2, 2. The C++
+    # table's HeteroLinear entries give the same types. No pyg_lib here: PyG keeps a Linear per type ("lins.<t>.*").
     "hetero_linear": hetero_linear_case({"in_channels": 4, "out_channels": 3, "num_types": 3}),
     "hetero_linear_no_bias": hetero_linear_case({"in_channels": 5, "out_channels": 2, "num_types": 3,
                                                  "bias": False}),

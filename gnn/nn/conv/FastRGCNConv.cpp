@@ -34,12 +34,16 @@ Variable FastRGCNConv::transformedRows(const Variable& x) const {
     const Variable w = reshape(permute(relationWeights(), {1, 0, 2}), {in_, R * out_});
     return reshape(matmul(x, w), {n * R, out_});
   }
-  // Block b of x_j times block b of every relation: [B, N, in/B] x [B, in/B, R out/B], then the columns put in
-  // (node, relation, block) order (PyG's bmm over [E B, 1, in/B] x [E B, in/B, out/B]).
+  // Block b of x_j times block b of every relation, [N, in/B] x [in/B, R out/B] (a matmul per block: a row's bits
+  // must not depend on the number of rows, as a batched product's do), then the columns put in (node, relation,
+  // block) order (PyG's bmm over [E B, 1, in/B] x [E B, in/B, out/B]).
   const int64_t B = blocks_, ib = in_ / B, ob = out_ / B;
-  const Variable xb = permute(reshape(x, {n, B, ib}), {1, 0, 2});
-  const Variable wb = reshape(permute(*weight_, {1, 2, 0, 3}), {B, ib, R * ob});
-  return reshape(permute(reshape(bmm(xb, wb), {B, n, R, ob}), {1, 2, 0, 3}), {n * R, out_});
+  const Variable wb = reshape(permute(*weight_, {1, 2, 0, 3}), {B * ib, R * ob});
+  std::vector<Variable> blocks;
+  for (int64_t b = 0; b < B; ++b)
+    blocks.push_back(matmul(sliceCols(x, b * ib, (b + 1) * ib), sliceRows(wb, b * ib, (b + 1) * ib)));
+  const Variable y = B == 1 ? blocks[0] : concatCols(blocks);  // [N, B R out/B], block-major
+  return reshape(permute(reshape(y, {n, B, R, ob}), {0, 2, 1, 3}), {n * R, out_});
 }
 
 Variable FastRGCNConv::forward(const Variable& x, const Tensor& edgeIndex, const Tensor& edgeType) {

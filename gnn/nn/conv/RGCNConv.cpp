@@ -113,12 +113,16 @@ Variable RGCNConv::addRootAndBias(const Variable& out, const Variable& x) const 
 
 Variable RGCNConv::blockProduct(const Variable& h) const {
   // H's columns are (relation, block, channel). Per block b, the relations' channels side by side times the
-  // relations' blocks stacked, [N, R in/B] x [R in/B, out/B], sums over relations: one batched product over the
-  // blocks (PyG's einsum('abc,bcd->abd') per relation, with the relations' sum inside the product).
-  const int64_t n = h.dim(0), B = blocks_, ib = in_ / B, ob = out_ / B;
-  const Variable hb = reshape(permute(reshape(h, {n, relations_, B, ib}), {2, 0, 1, 3}), {B, n, relations_ * ib});
-  const Variable wb = reshape(permute(*weight_, {1, 0, 2, 3}), {B, relations_ * ib, ob});
-  return reshape(permute(bmm(hb, wb), {1, 0, 2}), {n, out_});
+  // relations' blocks stacked, [N, R in/B] x [R in/B, out/B], sums over relations (PyG's einsum('abc,bcd->abd')
+  // per relation, with the relations' sum inside the product). One matmul per block, not a batched product: a
+  // row's bits must not depend on how many rows there are (padding), which matmul keeps and bmm does not.
+  const int64_t n = h.dim(0), B = blocks_, ib = in_ / B, ob = out_ / B, K = relations_ * ib;
+  const Variable hb = reshape(permute(reshape(h, {n, relations_, B, ib}), {2, 0, 1, 3}), {B * n, K});
+  const Variable wb = reshape(permute(*weight_, {1, 0, 2, 3}), {B * K, ob});
+  std::vector<Variable> blocks;
+  for (int64_t b = 0; b < B; ++b)
+    blocks.push_back(matmul(sliceRows(hb, b * n, (b + 1) * n), sliceRows(wb, b * K, (b + 1) * K)));
+  return B == 1 ? blocks[0] : concatCols(blocks);
 }
 
 Variable RGCNConv::forward(const Variable& x, const Tensor& edgeIndex, const Tensor& edgeType) {

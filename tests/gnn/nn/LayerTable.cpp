@@ -103,13 +103,14 @@ LayerForward forwardWithEdgeTypesOf() {
   };
 }
 
-// HeteroLinear's forward with row k of type k % 3, or (sorted) of type 3 k / N: pyg_layers.py's hetero_linear
-// cases. The edges are not read.
+// HeteroLinear's forward with row k of type k % 3, or (sorted) of type min(k / 2, 2) (a row's type must not depend
+// on the row count: the padding check): pyg_layers.py's hetero_linear cases (0, 0, 1, 1, 2, 2 on its 6 rows). The
+// edges are not read.
 LayerForward heteroLinearForward(bool sorted) {
   return [sorted](Module& m, const Variable& x, const Tensor&, const Variable&) {
     const int64_t n = x.dim(0);
     std::vector<int64_t> t(static_cast<size_t>(n));
-    for (int64_t k = 0; k < n; ++k) t[static_cast<size_t>(k)] = sorted ? 3 * k / n : k % 3;
+    for (int64_t k = 0; k < n; ++k) t[static_cast<size_t>(k)] = sorted ? std::min<int64_t>(k / 2, 2) : k % 3;
     return static_cast<HeteroLinear&>(m).forward(x, n > 0 ? Tensor::fromVector(t) : Tensor::zeros({0}, DType::I64));
   };
 }
