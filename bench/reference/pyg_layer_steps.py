@@ -21,6 +21,7 @@ from torch_geometric.nn import (GATConv, GATv2Conv, GCNConv, GINConv, EdgeConv, 
 from torch_geometric.nn import (APPNP, ChebConv, ClusterGCNConv, FAConv, FiLMConv, GatedGraphConv,  # noqa: E402
                                 GCN2Conv, GINEConv, GraphConv, LEConv, MFConv, NNConv, ResGatedGraphConv, SGConv,
                                 TAGConv, TransformerConv, GENConv, GeneralConv, EGConv)
+from torch_geometric.nn import FastRGCNConv, RGCNConv  # noqa: E402
 from torch_geometric.nn.models import MLP  # noqa: E402
 from torch_geometric.utils import degree  # noqa: E402
 
@@ -28,6 +29,8 @@ from torch_geometric.utils import degree  # noqa: E402
 EDGE_DIM = 8  # the edge features' width for the layers that read them (bench/layer_steps.cpp's kEdgeDim)
 EDGE_LAYERS = {"GINEConv", "TransformerConv", "NNConv", "GENConv"}
 INITIAL_LAYERS = {"GCN2Conv", "FAConv"}  # called with x_0 = x
+RELATIONS = 8  # edge types of the relational layers, drawn uniformly (bench/layer_steps.cpp's kRelations)
+RELATIONAL_LAYERS = {"RGCNConv", "FastRGCNConv"}  # run when named in --layers (FastRGCNConv: [E, in, out] copies)
 LAYERS = ("GCNConv,SAGEConv,GINConv,GATConv,GATv2Conv,EdgeConv,PNAConv,GINEConv,GraphConv,SGConv,APPNP,TAGConv,"
           "LEConv,ClusterGCNConv,ResGatedGraphConv,ChebConv,GCN2Conv,GatedGraphConv,MFConv,FAConv,FiLMConv,"
           "TransformerConv,NNConv,GENConv,GeneralConv,EGConv")
@@ -69,6 +72,8 @@ def make(name, c, deg):
         "GENConv": lambda: GENConv(c, c, edge_dim=EDGE_DIM),
         "GeneralConv": lambda: GeneralConv(c, c, heads=2, attention=True),
         "EGConv": lambda: EGConv(c, c),
+        "RGCNConv": lambda: RGCNConv(c, c, num_relations=RELATIONS),
+        "FastRGCNConv": lambda: FastRGCNConv(c, c, num_relations=RELATIONS),
     }
     if name in others:
         return others[name]()
@@ -90,6 +95,7 @@ def main():
     deg = torch.bincount(degree(edge_index[1], a.nodes, dtype=torch.long))
     x0 = torch.rand(a.nodes, a.channels, generator=g) * 2 - 1
     e0 = torch.rand(a.edges, EDGE_DIM, generator=g) * 2 - 1
+    edge_type = torch.randint(0, RELATIONS, (a.edges,), generator=torch.Generator().manual_seed(3))
     out = dict(benchmark="pyg_layer_steps", nodes=a.nodes, edges=a.edges, channels=a.channels, threads=a.threads,
                reps=a.reps, torch=torch.__version__, layers={})
     for name in a.layers.split(","):
@@ -101,6 +107,8 @@ def main():
             t = time.perf_counter()
             if name in EDGE_LAYERS:
                 y = layer(x, edge_index, e0)
+            elif name in RELATIONAL_LAYERS:
+                y = layer(x, edge_index, edge_type)
             elif name in INITIAL_LAYERS:
                 y = layer(x, x, edge_index)
             else:

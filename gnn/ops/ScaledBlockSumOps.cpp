@@ -20,7 +20,7 @@ inline void addScaled(T* __restrict o, const T* __restrict y, T c, int64_t F) {
   }
 }
 template <class T>
-inline void addInto(T* __restrict o, const T* __restrict y, int64_t F) {
+inline void addScaledRowInto(T* __restrict o, const T* __restrict y, int64_t F) {
   for (int64_t f = 0; f < F; ++f) o[f] += y[f];
 }
 template <class T>
@@ -35,22 +35,22 @@ inline T dot(const T* __restrict a, const T* __restrict b, int64_t F) {
 }
 
 template <class T>
-const T* valueOf(const Tensor& t) {
+const T* scaledSavedValue(const Tensor& t) {
   return t.defined() ? t.data<T>() : nullptr;
 }
 
 // The gradients of blocks (gy scaled per block) and of the factors that need one (each row's dot product of
 // gy with its block).
 template <class T>
-void backward(const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved,
-              const std::vector<int>& slot, int64_t S) {
+void scaledBlockBackward(const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& saved,
+                         const std::vector<int>& slot, int64_t S) {
   const int64_t N = gy.dim(0), F = gy.dim(1);
   in[0].addGrad(gy);
   std::vector<const T*> factor(static_cast<size_t>(S));
   std::vector<T*> gf(static_cast<size_t>(S), nullptr);
   std::vector<Tensor> GF(static_cast<size_t>(S));
   for (int64_t s = 0; s < S; ++s) {
-    factor[s] = valueOf<T>(saved[1 + s]);
+    factor[s] = scaledSavedValue<T>(saved[1 + s]);
     if (slot[s] >= 0 && in[slot[s]].requiresGrad()) {
       GF[s] = Tensor::empty(in[slot[s]].shape(), gy.dtype());
       gf[s] = GF[s].data<T>();
@@ -59,7 +59,7 @@ void backward(const Tensor& gy, std::vector<GradInput>& in, const std::vector<Te
   const bool blocksGrad = in[1].requiresGrad();
   Tensor GB = blocksGrad ? Tensor::empty({N, S * F}, gy.dtype()) : Tensor();
   T* gb = blocksGrad ? GB.data<T>() : nullptr;
-  const T *g = gy.data<T>(), *y = valueOf<T>(saved[0]);
+  const T *g = gy.data<T>(), *y = scaledSavedValue<T>(saved[0]);
   parallelFor(N, grainFor(2 * S * F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t n = b; n < e; ++n)
       for (int64_t s = 0; s < S; ++s) {
@@ -111,7 +111,7 @@ Variable scaledBlockSum(const Variable& base, const Variable& blocks, const std:
           if (factor[s])
             addScaled(o, row, factor[s][n], F);
           else
-            addInto(o, row, F);
+            addScaledRowInto(o, row, F);
         }
       }
     });
@@ -131,7 +131,7 @@ Variable scaledBlockSum(const Variable& base, const Variable& blocks, const std:
                 (blocks.requiresGrad() ? S * N * F : 0) + (factorGrad ? 2 * S * N * F : 0)};
     return Variable::record(info, Y, std::move(inputs), std::move(saved),
                             [slot, S](const Tensor& gy, std::vector<GradInput>& in,
-                                      const std::vector<Tensor>& sv) { backward<T>(gy, in, sv, slot, S); });
+                                      const std::vector<Tensor>& sv) { scaledBlockBackward<T>(gy, in, sv, slot, S); });
   });
 }
 

@@ -18,18 +18,18 @@ namespace {
 
 // A checked int64 copy of the index (the backward saves this, never the caller's buffer) and its grouping by
 // target: rows perm[ptr[s] .. ptr[s+1]) go to target s, in increasing order.
-struct Grouping {
+struct StatsGrouping {
   Tensor index;  // int64 [E]
   std::vector<int64_t> ptr, perm;
 };
 
-Grouping groupRows(const char* op, const Tensor& x, const Tensor& index, int64_t numOut) {
+StatsGrouping groupRows(const char* op, const Tensor& x, const Tensor& index, int64_t numOut) {
   GNN_CHECK_ARG(x.rank() == 2 && x.isFloating(), op, ": expected a float [E, F] tensor, got ", dtypeName(x.dtype()),
                 " ", shapeString(x.shape()));
   GNN_CHECK_ARG(index.rank() == 1 && index.numel() == x.dim(0), op, ": index ", shapeString(index.shape()),
                 " does not match the ", x.dim(0), " rows of x");
   GNN_CHECK_ARG(numOut >= 0, op, ": negative output size ", numOut);
-  Grouping g;
+  StatsGrouping g;
   g.index = Tensor::empty({index.numel()}, DType::I64);
   int64_t* v = g.index.data<int64_t>();
   dispatchIndex(index.dtype(), [&](auto* tag) {
@@ -51,7 +51,7 @@ Grouping groupRows(const char* op, const Tensor& x, const Tensor& index, int64_t
   return g;
 }
 
-int64_t targetGrain(const Grouping& g, int64_t F) {
+int64_t targetGrain(const StatsGrouping& g, int64_t F) {
   const int64_t S = static_cast<int64_t>(g.ptr.size()) - 1;
   return grainFor((g.ptr.back() / std::max<int64_t>(S, 1) + 1) * F);
 }
@@ -60,7 +60,7 @@ int64_t targetGrain(const Grouping& g, int64_t F) {
 
 Variable scatterMin(const Variable& xv, const Tensor& index, int64_t numOut) {
   const Tensor& X = xv.value();
-  Grouping g = groupRows("scatterMin", X, index, numOut);
+  StatsGrouping g = groupRows("scatterMin", X, index, numOut);
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const int64_t F = X.dim(1);
@@ -116,7 +116,7 @@ namespace {
 // (StdAggregation). A target no row reaches has mean 0 and var 0 (std sqrt(eps)).
 Variable scatterMoments(const char* op, const Variable& xv, const Tensor& index, int64_t numOut, double stdEps) {
   const Tensor& X = xv.value();
-  Grouping g = groupRows(op, X, index, numOut);
+  StatsGrouping g = groupRows(op, X, index, numOut);
   return dispatchFloat(X.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const int64_t F = X.dim(1);

@@ -41,6 +41,7 @@ from torch_geometric.nn import FAConv, FiLMConv, MFConv
 from torch_geometric.nn import EGConv, GENConv, GeneralConv, NNConv, TransformerConv
 from torch_geometric.nn import aggr as pyg_aggr
 from torch_geometric.nn import APPNP, ClusterGCNConv, GraphConv, LEConv, ResGatedGraphConv, SGConv, TAGConv
+from torch_geometric.nn import FastRGCNConv, HeteroLinear, RGCNConv
 
 # The graph: 6 nodes; 0 -> 1 twice (a duplicate), node 2 has one self-loop, node 3 two, node 5 is isolated.
 EDGES = [(0, 1), (0, 1), (1, 0), (1, 2), (2, 2), (2, 3), (3, 3), (3, 3), (3, 4), (4, 0), (4, 3), (1, 4)]
@@ -82,6 +83,20 @@ def nn_case(cls, args, in_channels, edge_dim=0):
     """A layer whose `nn` is PyG's MLP, described in args as {"class": "MLP", "args": {...}} (GINConv, EdgeConv)."""
     return case(cls, args, in_channels, make=lambda: cls(**{**args, "nn": MLP(**args["nn"]["args"])}),
                 edge_dim=edge_dim)
+
+
+def rgcn_case(cls, args):
+    """RGCNConv or FastRGCNConv with edge e of type e % 3."""
+    return case(cls, args, args["in_channels"],
+                call=lambda layer, x, ei, ea: layer(x, ei, torch.arange(ei.size(1)) % 3))
+
+
+def hetero_linear_case(args, sorted_types=False):
+    """HeteroLinear with row k of type k % 3 or, sorted, 3 k // N (the edges are not read)."""
+    def call(layer, x, ei, ea):
+        k = torch.arange(x.size(0))
+        return layer(x, 3 * k // x.size(0) if sorted_types else k % 3)
+    return case(HeteroLinear, args, args["in_channels"], call=call)
 
 
 def knn_graph(x, k):
@@ -257,6 +272,43 @@ CASES = {
     # Three relations, edge e of type e % 3 (the C++ table's FiLMConv_relations entry gives the same types).
     "film_conv_relations": case(FiLMConv, {"in_channels": 4, "out_channels": 3, "num_relations": 3}, 4,
                                 call=lambda layer, x, ei, ea: layer(x, ei, torch.arange(ei.size(1)) % 3)),
+    # Edge e of type e % 3 (the C++ table's RGCNConv entries give the same types); relations4: a fourth relation
+    # without edges.
+    "rgcn_conv": rgcn_case(RGCNConv, {"in_channels": 4, "out_channels": 3, "num_relations": 3}),
+    "rgcn_conv_add": rgcn_case(RGCNConv, {"in_channels": 3, "out_channels": 5, "num_relations": 3, "aggr": "add"}),
+    "rgcn_conv_no_root_no_bias": rgcn_case(RGCNConv, {"in_channels": 4, "out_channels": 3, "num_relations": 3,
+                                                      "root_weight": False, "bias": False}),
+    "rgcn_conv_relations4": rgcn_case(RGCNConv, {"in_channels": 4, "out_channels": 3, "num_relations": 4}),
+    "rgcn_conv_bases": rgcn_case(RGCNConv, {"in_channels": 4, "out_channels": 3, "num_relations": 3,
+                                            "num_bases": 2}),
+    "rgcn_conv_bases_add_no_root": rgcn_case(RGCNConv, {"in_channels": 4, "out_channels": 5, "num_relations": 3,
+                                                        "num_bases": 4, "aggr": "add", "root_weight": False}),
+    "rgcn_conv_blocks": rgcn_case(RGCNConv, {"in_channels": 4, "out_channels": 6, "num_relations": 3,
+                                             "num_blocks": 2}),
+    "rgcn_conv_blocks_max_no_bias": rgcn_case(RGCNConv, {"in_channels": 6, "out_channels": 9, "num_relations": 3,
+                                                         "num_blocks": 3, "aggr": "max", "bias": False}),
+    "rgcn_conv_max": rgcn_case(RGCNConv, {"in_channels": 4, "out_channels": 5, "num_relations": 3, "aggr": "max"}),
+    "rgcn_conv_bases_max": rgcn_case(RGCNConv, {"in_channels": 4, "out_channels": 3, "num_relations": 3,
+                                                "num_bases": 2, "aggr": "max"}),
+    "fast_rgcn_conv": rgcn_case(FastRGCNConv, {"in_channels": 4, "out_channels": 3, "num_relations": 3}),
+    "fast_rgcn_conv_add_no_root": rgcn_case(FastRGCNConv, {"in_channels": 3, "out_channels": 5, "num_relations": 3,
+                                                           "aggr": "add", "root_weight": False}),
+    "fast_rgcn_conv_bases": rgcn_case(FastRGCNConv, {"in_channels": 4, "out_channels": 3, "num_relations": 3,
+                                                     "num_bases": 2}),
+    "fast_rgcn_conv_no_bias_relations4": rgcn_case(FastRGCNConv, {"in_channels": 4, "out_channels": 3,
+                                                                  "num_relations": 4, "bias": False}),
+    "fast_rgcn_conv_blocks": rgcn_case(FastRGCNConv, {"in_channels": 4, "out_channels": 6, "num_relations": 3,
+                                                      "num_blocks": 2}),
+    "fast_rgcn_conv_blocks_add": rgcn_case(FastRGCNConv, {"in_channels": 6, "out_channels": 9, "num_relations": 3,
+                                                          "num_blocks": 3, "aggr": "add"}),
+    # Row k of type k % 3 (types4: a fourth type without rows); sorted: 3 k // N, types 0, 0, 1, 1, 2, 2. The C++
+    # table's HeteroLinear entries give the same types. No pyg_lib here: PyG keeps a Linear per type ("lins.<t>.*").
+    "hetero_linear": hetero_linear_case({"in_channels": 4, "out_channels": 3, "num_types": 3}),
+    "hetero_linear_no_bias": hetero_linear_case({"in_channels": 5, "out_channels": 2, "num_types": 3,
+                                                 "bias": False}),
+    "hetero_linear_types4": hetero_linear_case({"in_channels": 4, "out_channels": 3, "num_types": 4}),
+    "hetero_linear_sorted": hetero_linear_case({"in_channels": 4, "out_channels": 3, "num_types": 3,
+                                                "is_sorted": True}, sorted_types=True),
     "transformer_conv": case(TransformerConv, {"in_channels": 4, "out_channels": 3}, 4),
     "transformer_conv_heads2": case(TransformerConv, {"in_channels": 4, "out_channels": 3, "heads": 2}, 4),
     "transformer_conv_no_root_no_bias": case(TransformerConv, {"in_channels": 3, "out_channels": 4, "heads": 2,

@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 
+#include "gnn/nn/HeteroLinear.h"
 #include "gnn/nn/conv/APPNP.h"
 #include "gnn/nn/conv/ChebConv.h"
 #include "gnn/nn/conv/ClusterGCNConv.h"
@@ -10,6 +11,7 @@
 #include "gnn/nn/conv/EGConv.h"
 #include "gnn/nn/conv/EdgeConv.h"
 #include "gnn/nn/conv/FAConv.h"
+#include "gnn/nn/conv/FastRGCNConv.h"
 #include "gnn/nn/conv/FiLMConv.h"
 #include "gnn/nn/conv/GATConv.h"
 #include "gnn/nn/conv/GATv2Conv.h"
@@ -25,6 +27,7 @@
 #include "gnn/nn/conv/MFConv.h"
 #include "gnn/nn/conv/NNConv.h"
 #include "gnn/nn/conv/PNAConv.h"
+#include "gnn/nn/conv/RGCNConv.h"
 #include "gnn/nn/conv/ResGatedGraphConv.h"
 #include "gnn/nn/conv/SAGEConv.h"
 #include "gnn/nn/conv/SGConv.h"
@@ -72,6 +75,13 @@ Entry withInitial() {
           }};
 }
 
+template <class L>
+Entry withEdgeTypes() {
+  return {makeOf<L>(), [](Module& m, const ConvInputs& in) {
+            return static_cast<L&>(m).forward(in.x, in.edgeIndex, in.edgeType);
+          }};
+}
+
 const std::map<std::string, Entry>& registry() {
   static const std::map<std::string, Entry> r = {
       {"APPNP", with(plain<APPNP>(), ConvWidths::None)},
@@ -84,7 +94,8 @@ const std::map<std::string, Entry>& registry() {
       {"EGConv", plain<EGConv>()},
       {"EdgeConv", with(plain<EdgeConv>(), ConvWidths::PairMlp)},
       {"FAConv", with(withInitial<FAConv>(), ConvWidths::Channels)},
-      {"FiLMConv", plain<FiLMConv>()},
+      {"FastRGCNConv", withEdgeTypes<FastRGCNConv>()},
+      {"FiLMConv", withEdgeTypes<FiLMConv>()},
       {"GATConv", withEdges<GATConv>()},
       {"GATv2Conv", withEdges<GATv2Conv>()},
       {"GCN2Conv", with(withInitial<GCN2Conv>(), ConvWidths::Channels)},
@@ -95,10 +106,14 @@ const std::map<std::string, Entry>& registry() {
       {"GatedGraphConv", with(plain<GatedGraphConv>(), ConvWidths::OutOnly)},
       {"GeneralConv", withEdges<GeneralConv>()},
       {"GraphConv", plain<GraphConv>()},
+      {"HeteroLinear", {makeOf<HeteroLinear>(), [](Module& m, const ConvInputs& in) {
+                          return static_cast<HeteroLinear&>(m).forward(in.x, in.nodeType);
+                        }}},
       {"LEConv", plain<LEConv>()},
       {"MFConv", plain<MFConv>()},
       {"NNConv", with(withEdges<NNConv>(), ConvWidths::InOut, true)},
       {"PNAConv", withEdges<PNAConv>()},
+      {"RGCNConv", withEdgeTypes<RGCNConv>()},
       {"ResGatedGraphConv", plain<ResGatedGraphConv>()},
       {"SAGEConv", plain<SAGEConv>()},
       {"SGConv", plain<SGConv>()},

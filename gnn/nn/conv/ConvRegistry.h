@@ -1,6 +1,7 @@
-// ConvRegistry: every convolution of gnn/nn/conv by PyG's class name: built from PyG's keyword arguments and
-// called with what its forward takes (node features, edges, edge features, the initial features GCN2Conv and
-// FAConv mix in, the batch vector DynamicEdgeConv searches within). What runs a layer named in a file (predict's
+// ConvRegistry: every convolution of gnn/nn/conv by PyG's class name (and HeteroLinear, a per-type Linear a
+// layer list may hold): built from PyG's keyword arguments and called with what its forward takes (node features,
+// edges, edge features, the initial features GCN2Conv and FAConv mix in, the batch vector DynamicEdgeConv searches
+// within, edge and node types). What runs a layer named in a file (predict's
 // layer lists, the layer-step benchmark) goes through here.
 //
 //   std::unique_ptr<Module> conv = convFromPyG("TransformerConv", {{"in_channels", 16}, {"out_channels", 8}}, gen);
@@ -26,6 +27,8 @@ struct ConvInputs {
   Variable edgeAttr;  ///< [E, edge_dim] for the layers built with edge features (GINEConv, NNConv need them)
   Variable x0;        ///< GCN2Conv's and FAConv's initial features (undefined: x)
   Tensor batch;       ///< DynamicEdgeConv's graph of each node (undefined: one graph)
+  Tensor edgeType;    ///< int64 [E]: each edge's relation (RGCNConv, FastRGCNConv, FiLMConv; undefined: type 0)
+  Tensor nodeType;    ///< int64 [N]: each node's type (HeteroLinear's type_vec)
 };
 
 /// The layer PyG calls className, from its keyword arguments; std::invalid_argument naming an unknown class

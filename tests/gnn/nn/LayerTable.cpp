@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "gnn/nn/HeteroLinear.h"
 #include "gnn/nn/conv/APPNP.h"
 #include "gnn/nn/conv/ChebConv.h"
 #include "gnn/nn/conv/ClusterGCNConv.h"
@@ -9,6 +10,7 @@
 #include "gnn/nn/conv/EGConv.h"
 #include "gnn/nn/conv/EdgeConv.h"
 #include "gnn/nn/conv/FAConv.h"
+#include "gnn/nn/conv/FastRGCNConv.h"
 #include "gnn/nn/conv/FiLMConv.h"
 #include "gnn/nn/conv/GATConv.h"
 #include "gnn/nn/conv/GATv2Conv.h"
@@ -28,6 +30,7 @@
 #include "gnn/nn/conv/TAGConv.h"
 #include "gnn/nn/conv/TransformerConv.h"
 #include "gnn/nn/conv/PNAConv.h"
+#include "gnn/nn/conv/RGCNConv.h"
 #include "gnn/nn/conv/SAGEConv.h"
 
 namespace gnn::testing {
@@ -90,6 +93,26 @@ Tensor edgeTypesOf(const Tensor& edgeIndex) {
   std::vector<int64_t> t(static_cast<size_t>(edgeIndex.dim(1)));
   for (size_t e = 0; e < t.size(); ++e) t[e] = static_cast<int64_t>(e % 3);
   return Tensor::fromVector(t);
+}
+
+// RGCNConv's and FastRGCNConv's forward with edge e of type e % 3 (pyg_layers.py's rgcn cases give the same).
+template <class L>
+LayerForward forwardWithEdgeTypesOf() {
+  return [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
+    return static_cast<L&>(m).forward(x, ei, edgeTypesOf(ei));
+  };
+}
+
+// HeteroLinear's forward with row k of type k % 3, or (sorted) of type min(k / 2, 2) (a row's type must not depend
+// on the row count: the padding check): pyg_layers.py's hetero_linear cases (0, 0, 1, 1, 2, 2 on its 6 rows). The
+// edges are not read.
+LayerForward heteroLinearForward(bool sorted) {
+  return [sorted](Module& m, const Variable& x, const Tensor&, const Variable&) {
+    const int64_t n = x.dim(0);
+    std::vector<int64_t> t(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) t[static_cast<size_t>(k)] = sorted ? std::min<int64_t>(k / 2, 2) : k % 3;
+    return static_cast<HeteroLinear&>(m).forward(x, n > 0 ? Tensor::fromVector(t) : Tensor::zeros({0}, DType::I64));
+  };
 }
 
 std::function<std::unique_ptr<Module>(const nlohmann::json&, DType, Generator&)> gatedFromTable() {
@@ -219,6 +242,29 @@ const std::vector<LayerCase>& layerCases() {
        [](Module& m, const Variable& x, const Tensor& ei, const Variable&) {
          return static_cast<FiLMConv&>(m).forward(x, ei, edgeTypesOf(ei));
        }},
+      // Three relations, edge e of type e % 3 (rgcn_conv_relations4: a fourth without edges). The thread check's
+      // 48 -> 40 channels take 2 blocks.
+      {"RGCNConv", {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}},
+       {"rgcn_conv", "rgcn_conv_add", "rgcn_conv_no_root_no_bias", "rgcn_conv_relations4"}, fromPyGOf<RGCNConv>(),
+       forwardWithEdgeTypesOf<RGCNConv>()},
+      {"RGCNConv_bases", {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"num_bases", 2}},
+       {"rgcn_conv_bases", "rgcn_conv_bases_add_no_root"}, fromPyGOf<RGCNConv>(), forwardWithEdgeTypesOf<RGCNConv>()},
+      {"RGCNConv_blocks", {{"in_channels", 4}, {"out_channels", 6}, {"num_relations", 3}, {"num_blocks", 2}},
+       {"rgcn_conv_blocks", "rgcn_conv_blocks_max_no_bias"}, fromPyGOf<RGCNConv>(),
+       forwardWithEdgeTypesOf<RGCNConv>()},
+      {"RGCNConv_max", {{"in_channels", 4}, {"out_channels", 5}, {"num_relations", 3}, {"aggr", "max"}},
+       {"rgcn_conv_max", "rgcn_conv_bases_max"}, fromPyGOf<RGCNConv>(), forwardWithEdgeTypesOf<RGCNConv>()},
+      {"FastRGCNConv", {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}},
+       {"fast_rgcn_conv", "fast_rgcn_conv_add_no_root", "fast_rgcn_conv_bases", "fast_rgcn_conv_no_bias_relations4"},
+       fromPyGOf<FastRGCNConv>(), forwardWithEdgeTypesOf<FastRGCNConv>()},
+      {"FastRGCNConv_blocks", {{"in_channels", 4}, {"out_channels", 6}, {"num_relations", 3}, {"num_blocks", 2}},
+       {"fast_rgcn_conv_blocks", "fast_rgcn_conv_blocks_add"}, fromPyGOf<FastRGCNConv>(),
+       forwardWithEdgeTypesOf<FastRGCNConv>()},
+      {"HeteroLinear", {{"in_channels", 4}, {"out_channels", 3}, {"num_types", 3}},
+       {"hetero_linear", "hetero_linear_no_bias", "hetero_linear_types4"}, fromPyGOf<HeteroLinear>(),
+       heteroLinearForward(false)},
+      {"HeteroLinear_sorted", {{"in_channels", 4}, {"out_channels", 3}, {"num_types", 3}, {"is_sorted", true}},
+       {"hetero_linear_sorted"}, fromPyGOf<HeteroLinear>(), heteroLinearForward(true)},
       {"TransformerConv", {{"in_channels", 4}, {"out_channels", 3}, {"heads", 2}, {"beta", true}},
        {"transformer_conv", "transformer_conv_heads2", "transformer_conv_no_root_no_bias",
         "transformer_conv_mean_beta"},
