@@ -55,6 +55,20 @@ TEST(HeteroGraph, KeepsInsertionOrderAndNamesTypesAsPyG) {
   g.validate();
 }
 
+// The usage example of data/HeteroGraph.h, as written there.
+TEST(HeteroGraph, HeaderExample) {
+  HeteroGraph g;
+  g.addNodeType("paper", 3).x = Tensor::zeros({3, 128});
+  g.addNodeType("author", 2);
+  g.addEdgeType({"author", "writes", "paper"}, Tensor::fromVector<int64_t>({0, 1, 1, 2}, {2, 2}));
+  g.validate();
+  g.toUndirected();  // adds ("paper", "rev_writes", "author"), as PyG's T.ToUndirected()
+  auto [nodeTypes, edgeTypes] = g.metadata();
+  EXPECT_EQ(nodeTypes, (std::vector<std::string>{"paper", "author"}));
+  EXPECT_EQ(edgeTypes, (std::vector<EdgeType>{{"author", "writes", "paper"}, {"paper", "rev_writes", "author"}}));
+  EXPECT_EQ(values(g.edge({"paper", "rev_writes", "author"}).edgeIndex), (std::vector<int64_t>{1, 2, 0, 1}));
+}
+
 TEST(HeteroGraph, ValidateNamesTheTypeAndTheProblem) {
   HeteroGraph g;
   g.addNodeType("paper", 3);
