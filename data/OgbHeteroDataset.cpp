@@ -84,9 +84,13 @@ std::vector<std::pair<std::string, int64_t>> readNodeCounts(const fs::path& dir)
   const TypeTable t = readTypeTable(detail::findFile(dir, "raw/num-node-dict.csv.gz", true));
   std::vector<std::pair<std::string, int64_t>> counts;
   for (const auto& [type, text] : t.cells) {
+    // Spaces around the number allowed, as pandas and parseInt allow them.
+    const size_t b = text.find_first_not_of(' '), e = text.find_last_not_of(' ');
+    const std::string_view v =
+        b == std::string::npos ? std::string_view() : std::string_view(text).substr(b, e - b + 1);
     int64_t n = 0;
-    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (ec != std::errc() || p != text.data() + text.size() || n < 0)
+    const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || n < 0)
       throw InputError(t.path, t.rowLine,
                        "node type '" + type + "': count '" + text.substr(0, 40) + "' is not a non-negative integer");
     counts.emplace_back(type, n);
@@ -317,6 +321,9 @@ void normalize(const fs::path& dir, FeatureNormalization asked, OgbHeteroDataset
 }  // namespace
 
 OgbHeteroDataset OgbHeteroDataset::load(const std::string& dirName, const OgbHeteroOptions& options) {
+  if (options.featuresOnly && options.normalization != FeatureNormalization::None &&
+      options.normalization != FeatureNormalization::Row)
+    throw std::invalid_argument("OgbHeteroDataset::load: featuresOnly reads no split for standard normalisation");
   const fs::path dir(dirName);
   if (!fs::is_directory(dir)) throw InputError(dirName, 0, "dataset directory not found");
   OgbHeteroDataset ds;
@@ -328,12 +335,7 @@ OgbHeteroDataset OgbHeteroDataset::load(const std::string& dirName, const OgbHet
   const std::vector<std::string> edgeFiles = fileList(options.additionalEdgeFiles, mag, "edge_reltype", "edge_");
   for (const EdgeType& t : readTriplets(dir, g)) readRelation(dir, t, g, ds.inverseEdgesAdded, edgeFiles);
   readNodeFiles(dir, g, fileList(options.additionalNodeFiles, mag, "node_year", "node_"));
-  if (options.featuresOnly) {
-    if (options.normalization != FeatureNormalization::None && options.normalization != FeatureNormalization::Row)
-      throw std::invalid_argument("OgbHeteroDataset::load: featuresOnly reads no split for standard normalisation");
-  } else {
-    readLabelsAndSplit(dir, options.split, ds);
-  }
+  if (!options.featuresOnly) readLabelsAndSplit(dir, options.split, ds);
   normalize(dir, options.normalization, ds);
   if (options.toUndirected) g.toUndirected();
   return ds;

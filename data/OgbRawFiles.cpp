@@ -10,11 +10,14 @@ namespace fs = std::filesystem;
 
 // The file as given, or with .gz added/removed: OGB ships .csv.gz, users often unpack them.
 std::string findFile(const fs::path& base, const std::string& rel, bool required) {
+  // The error_code overloads: a path the system cannot look up (a component past NAME_MAX, from a type name in a
+  // heterogeneous folder's files) is a file not found, not a filesystem_error.
+  std::error_code ec;
   fs::path p = base / rel;
-  if (fs::exists(p)) return p.string();
+  if (fs::exists(p, ec)) return p.string();
   std::string s = p.string();
   std::string alt = s.size() > 3 && s.substr(s.size() - 3) == ".gz" ? s.substr(0, s.size() - 3) : s + ".gz";
-  if (fs::exists(alt)) return alt;
+  if (fs::exists(alt, ec)) return alt;
   if (required) throw InputError(p.string(), 0, "file not found");
   return {};
 }
