@@ -213,8 +213,6 @@ void readRelation(const fs::path& dir, const EdgeType& t, HeteroGraph& g, bool i
     s.edgeAttr = inverse ? repeatRows(a) : std::move(a);
   }
   for (const std::string& name : edgeFiles) {
-    if (name != "edge_reltype")
-      throw std::invalid_argument("additional edge file '" + name + "': only edge_reltype has a place in HeteroGraph");
     if (const std::string path = detail::findFile(rel, name + ".csv.gz", false); !path.empty()) {
       Tensor r = detail::readIntRows(path, lines, "edge");
       s.edgeReltype = inverse ? repeatRows(r) : std::move(r);
@@ -333,6 +331,9 @@ OgbHeteroDataset OgbHeteroDataset::load(const std::string& dirName, const OgbHet
   for (const auto& [type, count] : readNodeCounts(dir)) g.addNodeType(type, count);
   ds.inverseEdgesAdded = options.addInverseEdges == AddInverseEdges::On;  // Auto: OGB's ogbn-mag says False
   const std::vector<std::string> edgeFiles = fileList(options.additionalEdgeFiles, mag, "edge_reltype", "edge_");
+  for (const std::string& name : edgeFiles)
+    if (name != "edge_reltype")
+      throw std::invalid_argument("additional edge file '" + name + "': only edge_reltype has a place in HeteroGraph");
   for (const EdgeType& t : readTriplets(dir, g)) readRelation(dir, t, g, ds.inverseEdgesAdded, edgeFiles);
   readNodeFiles(dir, g, fileList(options.additionalNodeFiles, mag, "node_year", "node_"));
   if (!options.featuresOnly) readLabelsAndSplit(dir, options.split, ds);

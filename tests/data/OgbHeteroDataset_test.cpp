@@ -245,6 +245,12 @@ TEST_F(OgbHetero, RefusesARelationNameThatLeavesItsFolder) {
   expectError("raw/triplet-type-list.csv.gz", 1, "is not a folder name");
 }
 
+TEST_F(OgbHetero, ARelationNameTooLongForAFolderIsAFileNotFound) {
+  const std::string rel(300, 'r');
+  writeGz("raw/triplet-type-list.csv.gz", "paper," + rel + ",paper\n");
+  expectError("raw/relations/paper___" + rel + "___paper/edge.csv.gz", 0, "file not found");
+}
+
 TEST_F(OgbHetero, RefusesAnEdgePastItsDestinationTypesCount) {
   writeGz("raw/relations/author___writes___paper/edge.csv.gz", "0,0\n0,1\n1,4\n2,3\n");
   expectError("raw/relations/author___writes___paper/edge.csv.gz", 3,
