@@ -47,7 +47,9 @@ struct OgbHeteroOptions {
   /// Read the graph and its features only (no labels, no split).
   bool featuresOnly = false;
   /// OGB's add_inverse_edge for every relation: each line (s, d) becomes (s, d), (d, s) within the same relation,
-  /// features repeated. Auto follows OGB's master.csv by the folder's name: ogbn-mag says False.
+  /// features repeated. Auto follows OGB's master.csv by the folder's name: ogbn-mag says False. On is refused for
+  /// a folder with a relation between two types (the reverse would index the wrong types); toUndirected is the
+  /// way to add reverse relations there.
   AddInverseEdges addInverseEdges = AddInverseEdges::Auto;
   /// OGB's additional node files, read per type as raw/node-feat/<type>/<name>.csv.gz where present (names start
   /// with "node_"); nullopt = master.csv's list for a folder named as the dataset (ogbn-mag: node_year), else none.
