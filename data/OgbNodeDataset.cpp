@@ -9,149 +9,19 @@
 
 #include "data/GzLineReader.h"
 #include "data/OgbNodeMaster.h"
+#include "data/OgbRawFiles.h"
 
 namespace gnn {
 namespace fs = std::filesystem;
-
-namespace {
-// The file as given, or with .gz added/removed: OGB ships .csv.gz, users often unpack them.
-std::string findFile(const fs::path& base, const std::string& rel, bool required) {
-  fs::path p = base / rel;
-  if (fs::exists(p)) return p.string();
-  std::string s = p.string();
-  std::string alt = s.size() > 3 && s.substr(s.size() - 3) == ".gz" ? s.substr(0, s.size() - 3) : s + ".gz";
-  if (fs::exists(alt)) return alt;
-  if (required) throw InputError(p.string(), 0, "file not found");
-  return {};
-}
-
-// Values appended in chunks of 1M: growth never copies what is already read (a doubling vector holds the old
-// and the new buffer at once), and the chunks can be freed one by one as they are moved into the final tensor.
-template <class T>
-class ChunkedArray {
- public:
-  static constexpr int64_t kChunk = int64_t{1} << 20;  // a multiple of 2, so an edge's pair never straddles two
-  void push(T v) {
-    if (chunks_.empty() || static_cast<int64_t>(chunks_.back().size()) == kChunk) {
-      chunks_.emplace_back();
-      chunks_.back().reserve(static_cast<size_t>(kChunk));
-    }
-    chunks_.back().push_back(v);
-    ++size_;
-  }
-  int64_t size() const { return size_; }
-  /// Calls f(data, n) on each chunk in order, freeing it afterwards.
-  template <class F>
-  void drain(F&& f) {
-    for (auto& c : chunks_) {
-      f(c.data(), static_cast<int64_t>(c.size()));
-      std::vector<T>().swap(c);
-    }
-    chunks_.clear();
-    size_ = 0;
-  }
-  void moveInto(T* out) {
-    drain([&](const T* p, int64_t n) { out = std::copy(p, p + n, out); });
-  }
-
- private:
-  std::deque<std::vector<T>> chunks_;
-  int64_t size_ = 0;
-};
-
-std::vector<int64_t> readIndexList(const std::string& path, int64_t numNodes) {
-  GzLineReader in(path);
-  std::vector<int64_t> out;
-  std::string_view line;
-  while (in.next(line)) {
-    if (line.empty()) continue;
-    int64_t v = parseInt(line, in);
-    if (v < 0 || v >= numNodes)
-      in.fail("node id " + std::to_string(v) + " is outside [0, " + std::to_string(numNodes) + ")");
-    out.push_back(v);
-  }
-  return out;
-}
-
-Tensor maskOf(const std::vector<int64_t>& idx, int64_t n) {
-  Tensor m({n}, DType::U8);
-  for (int64_t i : idx) m.data<uint8_t>()[i] = 1;
-  return m;
-}
-
-// PyG's NormalizeFeatures (torch_geometric/transforms/normalize_features.py):
-//   x = x - x.min();  x /= x.sum(dim=-1, keepdim=True).clamp(min=1)
-// The minimum is the whole matrix's: features with negative values are all shifted by the same amount to be
-// non-negative before rows are summed, and a row whose sum is below 1 (an all-zero row among them) is divided by 1,
-// i.e. left as it is, so no row is divided by zero or by a sum near it. Bag-of-words counts (minimum 0, every
-// non-empty row summing to at least 1) are neither shifted nor clamped: their rows sum to 1 as in Kipf & Welling.
-void rowNormalize(Tensor& features) {
-  auto x = features.matrix<float>();
-  // Subtracting 0 changes no bits, so the common case skips the pass.
-  if (float lowest = x.minCoeff(); lowest != 0) x.array() -= lowest;
-  for (Eigen::Index i = 0; i < x.rows(); ++i) {
-    float s = x.row(i).sum();
-    if (s > 1) x.row(i) /= s;
-  }
-}
-
-// Per-feature standardisation with the training nodes' statistics (each counted once, in node order, in double;
-// the population std), applied to every node. A feature constant over the training nodes keeps its scale (std 1):
-// the constant is detected exactly rather than from a rounded variance, whose tiny non-zero remainder would
-// multiply the other nodes' differences from it by ~1e16.
-void standardize(Tensor& features, const Tensor& trainMask, std::vector<double>& mean, std::vector<double>& sd) {
-  auto x = features.matrix<float>();
-  const Eigen::Index n = x.rows(), f = x.cols();
-  const uint8_t* train = trainMask.data<uint8_t>();
-  std::vector<double> sum(static_cast<size_t>(f), 0.0);
-  std::vector<float> lo(static_cast<size_t>(f), INFINITY), hi(static_cast<size_t>(f), -INFINITY);
-  int64_t count = 0;
-  for (Eigen::Index i = 0; i < n; ++i) {
-    if (!train[i]) continue;
-    ++count;
-    for (Eigen::Index j = 0; j < f; ++j) {
-      const float v = x(i, j);
-      sum[j] += v;
-      lo[j] = std::min(lo[j], v);
-      hi[j] = std::max(hi[j], v);
-    }
-  }
-  mean.assign(static_cast<size_t>(f), 0.0);
-  sd.assign(static_cast<size_t>(f), 1.0);
-  std::vector<double> sq(static_cast<size_t>(f), 0.0);
-  for (Eigen::Index j = 0; j < f; ++j) mean[j] = lo[j] == hi[j] ? lo[j] : sum[j] / static_cast<double>(count);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    if (!train[i]) continue;
-    for (Eigen::Index j = 0; j < f; ++j) {
-      const double d = x(i, j) - mean[j];
-      sq[j] += d * d;
-    }
-  }
-  for (Eigen::Index j = 0; j < f; ++j) {
-    const double s = lo[j] == hi[j] ? 0.0 : std::sqrt(sq[j] / static_cast<double>(count));
-    sd[j] = s > 0 ? s : 1.0;
-  }
-  for (Eigen::Index i = 0; i < n; ++i)
-    for (Eigen::Index j = 0; j < f; ++j) x(i, j) = static_cast<float>((x(i, j) - mean[j]) / sd[j]);
-}
-}  // namespace
-
-const char* featureNormalizationName(FeatureNormalization n) {
-  switch (n) {
-    case FeatureNormalization::None: return "none";
-    case FeatureNormalization::Row: return "row";
-    case FeatureNormalization::Standard: return "standard";
-    case FeatureNormalization::Auto: return "auto";
-  }
-  return "?";
-}
-
-std::optional<FeatureNormalization> parseFeatureNormalization(std::string_view name) {
-  for (FeatureNormalization n : {FeatureNormalization::None, FeatureNormalization::Row, FeatureNormalization::Standard,
-                                 FeatureNormalization::Auto})
-    if (name == featureNormalizationName(n)) return n;
-  return std::nullopt;
-}
+using detail::checkCount;
+using detail::ChunkedArray;
+using detail::datasetName;
+using detail::findFile;
+using detail::maskOf;
+using detail::readFloatRows;
+using detail::readIndexList;
+using detail::readIntRows;
+using detail::splitFolder;
 
 const char* addInverseEdgesName(AddInverseEdges a) {
   switch (a) {
@@ -169,78 +39,6 @@ std::optional<AddInverseEdges> parseAddInverseEdges(std::string_view name) {
 }
 
 namespace {
-
-// The dataset's name: its folder's ("data/cora/" -> "cora").
-std::string datasetName(const std::string& dirName) {
-  std::string name = fs::path(dirName).lexically_normal().filename().string();
-  if (name.empty()) name = fs::path(dirName).lexically_normal().parent_path().filename().string();
-  return name;
-}
-
-// Features: every row must have the first row's width. Rows go into fixed-size chunks (no vector doubling,
-// which would hold up to three copies at its peak), then into the tensor, each chunk freed once copied: at
-// most the matrix twice, briefly, and no text beyond the current line.
-Tensor readFeatures(const fs::path& dir) {
-  int64_t width = -1, rows = 0;
-  GzLineReader in(findFile(dir, "raw/node-feat.csv.gz", true));
-  ChunkedArray<float> feats;
-  std::string_view line;
-  while (in.next(line)) {
-    int64_t cols = 0;
-    const char* p = line.data();
-    const char* end = p + line.size();
-    while (p <= end) {
-      const char* comma = static_cast<const char*>(std::memchr(p, ',', static_cast<size_t>(end - p)));
-      const char* fe = comma ? comma : end;
-      float v = 0;
-      auto [q, ec] = std::from_chars(p, fe, v);
-      if (ec != std::errc() || q != fe)
-        in.fail("feature " + std::to_string(cols) + " is not a number: '" + std::string(p, fe) + "'");
-      // from_chars reads "nan" and "inf" (and overflows to inf); any of them would turn every row sum, mean and
-      // then every loss into NaN.
-      if (!std::isfinite(v))
-        in.fail("feature " + std::to_string(cols) + " is not a finite number: '" + std::string(p, fe) + "'");
-      feats.push(v);
-      ++cols;
-      if (!comma) break;
-      p = comma + 1;
-    }
-    if (width < 0) width = cols;
-    if (cols != width)
-      in.fail("feature row has " + std::to_string(cols) + " values, expected " + std::to_string(width) +
-              " (the width of the first row)");
-    ++rows;
-  }
-  if (rows == 0) in.fail("no feature rows");
-  Tensor features = Tensor::empty({rows, width}, DType::F32);
-  feats.moveInto(features.data<float>());
-  return features;
-}
-
-// A count file (num-node-list, num-edge-list), when present, must declare `actual` `what`s (`found` says where
-// they were counted, for the message).
-void checkCount(const fs::path& dir, const std::string& rel, int64_t actual, const std::string& what,
-                const std::string& found) {
-  std::string nn = findFile(dir, rel, false);
-  if (nn.empty()) return;
-  // Read to its end like every other file: only then are the gzip trailer and what follows it checked, and
-  // a second count (a multi-graph list, or two files run together) is refused rather than ignored.
-  GzLineReader in(nn);
-  std::string_view line;
-  int64_t declared = 0, declaredLine = 0;
-  while (in.next(line)) {
-    if (line.empty()) continue;
-    if (declaredLine > 0)
-      in.fail("unexpected line '" + std::string(line.substr(0, 40)) + "': the file holds one " + what +
-              " count (one graph), on its first line");
-    declared = parseInt(line, in);
-    declaredLine = in.lineNumber();
-  }
-  if (declaredLine == 0) in.fail("empty file, expected the " + what + " count");
-  if (declared != actual)
-    throw InputError(in.path(), declaredLine,
-                     "declares " + std::to_string(declared) + " " + what + "s but " + found);
-}
 
 // Edges: (src, dst) pairs in chunks, 32-bit while the node ids fit (8 bytes an edge while reading), then the
 // [2, E] int64 tensor the graph holds, filled chunk by chunk as the chunks are freed. With `inverse`, each line
@@ -340,7 +138,7 @@ std::vector<std::string> additionalNodeFiles(const std::string& name,
   return names;
 }
 
-// An additional node file: one row of comma-separated integers per node, every row the first row's width.
+// An additional node file: one row of comma-separated integers per node.
 Tensor readNodeFile(const fs::path& dir, const std::string& name, int64_t numNodes, bool asked) {
   const std::string path = findFile(dir, "raw/" + name + ".csv.gz", false);
   if (path.empty())
@@ -348,27 +146,7 @@ Tensor readNodeFile(const fs::path& dir, const std::string& name, int64_t numNod
                      std::string("file not found: the additional node file ") +
                          (asked ? "asked for" : "OGB's master.csv lists for a folder of this name") +
                          " (to read without it, ask for none: --additional-node-files none)");
-  GzLineReader in(path);
-  std::vector<int64_t> values;
-  std::vector<std::string_view> f;
-  int64_t width = -1, rows = 0;
-  std::string_view line;
-  while (in.next(line)) {
-    if (line.empty()) continue;
-    splitFields(line, ',', f);
-    if (width < 0) width = static_cast<int64_t>(f.size());
-    if (static_cast<int64_t>(f.size()) != width)
-      in.fail("row has " + std::to_string(f.size()) + " values, expected " + std::to_string(width) +
-              " (the width of the first row)");
-    if (++rows > numNodes) in.fail("more rows than the graph's " + std::to_string(numNodes) + " nodes");
-    for (std::string_view v : f) values.push_back(parseInt(v, in));
-  }
-  if (rows != numNodes)
-    throw InputError(in.path(), in.lineNumber(),
-                     "has " + std::to_string(rows) + " rows for " + std::to_string(numNodes) + " nodes");
-  Tensor t = Tensor::empty({numNodes, width}, DType::I64);
-  std::copy(values.begin(), values.end(), t.data<int64_t>());
-  return t;
+  return readIntRows(path, numNodes, "node");
 }
 
 // Whether the reverse of each edge is added: as asked, or under Auto as OGB's master.csv says for the dataset the
@@ -379,28 +157,18 @@ bool addsInverseEdges(const std::string& name, AddInverseEdges a) {
   return e && e->addInverseEdge;
 }
 
-// The split folder under splitRoot: the one named, else the only one there.
-std::string splitFolder(const fs::path& splitRoot, const std::string& named) {
-  if (!named.empty()) return named;
-  if (!fs::is_directory(splitRoot)) throw InputError(splitRoot.string(), 0, "split directory not found");
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(splitRoot))
-    if (e.is_directory()) names.push_back(e.path().filename().string());
-  if (names.size() != 1)
-    throw InputError(splitRoot.string(), 0,
-                     "expected exactly one split folder (or name one), found " + std::to_string(names.size()));
-  return names[0];
-}
-
 }  // namespace
 
 OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOptions& options) {
   fs::path dir(dirName);
   if (!fs::is_directory(dir)) throw InputError(dirName, 0, "dataset directory not found");
+  if (const std::string triplets = findFile(dir, "raw/triplet-type-list.csv.gz", false); !triplets.empty())
+    throw InputError(triplets, 0, "OGB's heterogeneous layout (node types and relations): read it with "
+                                  "OgbHeteroDataset (data/OgbHeteroDataset.h)");
   OgbNodeDataset ds;
   ds.name = datasetName(dirName);
 
-  Tensor features = readFeatures(dir);
+  Tensor features = readFloatRows(findFile(dir, "raw/node-feat.csv.gz", true));
   const int64_t numNodes = features.dim(0);
   checkCount(dir, "raw/num-node-list.csv.gz", numNodes, "node", "node-feat has " + std::to_string(numNodes) + " rows");
   Graph& g = ds.graph;
@@ -418,7 +186,7 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
     if (options.normalization != FeatureNormalization::None && options.normalization != FeatureNormalization::Row)
       throw std::invalid_argument("OgbNodeDataset::load: featuresOnly reads no split for standard normalisation");
     ds.normalization = options.normalization;
-    if (ds.normalization == FeatureNormalization::Row) rowNormalize(g.x);
+    if (ds.normalization == FeatureNormalization::Row) normalizeRows(g.x);
     return ds;
   }
   g.y = readLabels(dir, numNodes, ds.numClasses);
@@ -437,13 +205,13 @@ OgbNodeDataset OgbNodeDataset::load(const std::string& dirName, const OgbNodeOpt
   if (ds.normalization == FeatureNormalization::Auto)
     ds.normalization = g.x.matrix<float>().minCoeff() >= 0 ? FeatureNormalization::Row : FeatureNormalization::Standard;
   if (ds.normalization == FeatureNormalization::Row) {
-    rowNormalize(g.x);
+    normalizeRows(g.x);
   } else if (ds.normalization == FeatureNormalization::Standard) {
     if (ds.trainIdx.empty())
       throw InputError(trainFile, 0,
                        "lists no node: standard feature normalisation takes each feature's mean and std from the "
                        "training nodes");
-    standardize(g.x, g.trainMask, ds.featureMean, ds.featureStd);
+    standardizeFeatures(g.x, g.trainMask, ds.featureMean, ds.featureStd);
   }
   return ds;
 }

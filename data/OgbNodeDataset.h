@@ -22,23 +22,11 @@
 #include <string_view>
 #include <vector>
 
+#include "data/FeatureNormalization.h"
 #include "data/Graph.h"
 #include "gnn/tensor/SparseMatrix.h"
 
 namespace gnn {
-
-/// How the loader rescales node features.
-enum class FeatureNormalization {
-  None,      ///< as read
-  Row,       ///< PyG's NormalizeFeatures: shifted by the global minimum, rows divided by max(row sum, 1)
-  Standard,  ///< per feature (x - mean) / std, mean and std over the training nodes (std 0 -> 1)
-  Auto,      ///< Row when every feature is >= 0 (bag-of-words, TF-IDF), else Standard (real-valued embeddings)
-};
-
-/// "none", "row", "standard", "auto".
-const char* featureNormalizationName(FeatureNormalization n);
-/// The value of a name above; nullopt for any other text.
-std::optional<FeatureNormalization> parseFeatureNormalization(std::string_view name);
 
 /// Whether every edge (s, d) of edge.csv is also read as (d, s). OGB stores an undirected graph's edges once and
 /// its loader (ogb/io/read_graph_raw.py, read_csv_graph_raw) adds the reverse of each right after it:

@@ -1,7 +1,7 @@
 // OgbNodeMaster: OGB's own settings for its homogeneous node-property datasets (ogbn-arxiv, ogbn-products,
 // ogbn-proteins, ogbn-papers100M), copied as facts from OGB's ogb/nodeproppred/master.csv
 // (github.com/snap-stanford/ogb, unchanged since commit 8b98212, Feb 2021). ogbn-mag is heterogeneous and not
-// in the table: its raw layout is not the one OgbNodeDataset reads.
+// in the table: its raw layout is OgbHeteroDataset's, which keeps ogbn-mag's column itself.
 //
 //   if (const OgbNodeMasterEntry* e = ogbNodeMasterEntry("ogbn_products")) e->addInverseEdge;  // true
 #pragma once

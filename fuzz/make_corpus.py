@@ -80,6 +80,14 @@ secs = ['\n'.join(edges), '\n'.join(feat), '\n'.join(lab), '10', '0\n1\n2\n3', '
 w('ogb_node', 'cora10', '\x01'.join(s + '\n' for s in secs))
 w('ogb_node', 'nosplit', '\x01'.join(s + '\n' for s in secs[:4]))
 
+# OGB heterogeneous layout (ogbn-mag's): node types a, b and relations a___r___b, b___s___b, in the order
+# fuzz/ogb_hetero_fuzzer.cpp writes its files (counts, triplets, the two relations' files, b's features and
+# node_year, labels, split), sections cut at \x01; the second seed is the graph alone (no labels, no split).
+hetero = ['b,a\n3,2', 'b,s,b\na,r,b', '0,0\n1,2\n0,1', '3', '0.5,1\n-1,2\n3,0', '0\n1\n2', '0,1\n1,2\n2,2', '3',
+          '1,0,2\n0,1,0\n3,3,1', '2001\n2002\n2003', 'a,b\nFalse,True', '0\n1\n1', 'b\nTrue', '0', '1', '2']
+w('ogb_hetero', 'mag_like', '\x01'.join(s + '\n' for s in hetero))
+w('ogb_hetero', 'graph_only', '\x01'.join(s + '\n' for s in hetero[:10]))
+
 
 # Checkpoints: Linear(4, 2) as "model" with Adam state, in gnn/io/Checkpoint.h's format.
 def ckpt(tensors, meta):

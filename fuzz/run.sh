@@ -42,7 +42,7 @@ else
   what="${seconds}s runs"
 fi
 build=${FUZZ_BUILD:-build/fuzz}
-targets=${FUZZ_TARGETS:-"smiles csv pcqm4mv2 sdf xyz ogb_node npz checkpoint state_dict"}
+targets=${FUZZ_TARGETS:-"smiles csv pcqm4mv2 sdf xyz ogb_node ogb_hetero npz checkpoint state_dict"}
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
