@@ -32,10 +32,13 @@ inline void withTerm(const T* t, F&& f) {
 // One GATv2 term's gradient through the per-head dot with att and the leaky ReLU: to the pre-activation
 // (dpre, added to gri) and to att (added to part where not null); d holds the term's logit gradients. Head by
 // head, so that d[h] is one broadcast (a per-channel head index made GCC gather it one float at a time).
+// Always inlined into the row loop compiled per CPU level (GNN_CPU_CLONES in logitGrads).
 template <class T>
-void gatv2TermGrad(const T* __restrict xri, const T* __restrict xls, const T* __restrict t,
-                   const T* __restrict att, const T* __restrict d, int64_t H, int64_t C, T slope,
-                   T* __restrict dpre, T* __restrict gri, T* __restrict part) {
+__attribute__((always_inline)) inline void gatv2TermGrad(const T* __restrict xri, const T* __restrict xls,
+                                                         const T* __restrict t, const T* __restrict att,
+                                                         const T* __restrict d, int64_t H, int64_t C, T slope,
+                                                         T* __restrict dpre, T* __restrict gri,
+                                                         T* __restrict part) {
   withTerm(t, [&](auto hasT) {
     constexpr bool HasT = decltype(hasT)::value;
     for (int64_t h = 0; h < H; ++h) {

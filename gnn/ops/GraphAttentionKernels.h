@@ -19,6 +19,7 @@
 #include "gnn/ops/GraphAttention.h"
 #include "gnn/ops/OpLoops.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/CpuClones.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn::graph_attention {
@@ -84,14 +85,15 @@ Tensor termMasks(const AttentionGraph& g, int64_t H, const Tensor& maskEdges, co
   const T* me = maskEdges.data<T>();
   const T* ms = maskSelf.defined() ? maskSelf.data<T>() : nullptr;
   T* o = out.data<T>();
-  parallelFor(g.N, rowChunk(g.N, (g.terms / std::max<int64_t>(g.N, 1) + 1) * H), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i)
-      for (int64_t k = g.dstPtr[i]; k < g.dstPtr[i + 1]; ++k) {
-        const int64_t edge = g.termEdge[k];
-        const T* from = edge >= 0 ? me + edge * H : ms + i * H;
-        std::copy(from, from + H, o + k * H);
-      }
-  });
+  parallelFor(g.N, rowChunk(g.N, (g.terms / std::max<int64_t>(g.N, 1) + 1) * H),
+              [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+                for (int64_t i = b; i < e; ++i)
+                  for (int64_t k = g.dstPtr[i]; k < g.dstPtr[i + 1]; ++k) {
+                    const int64_t edge = g.termEdge[k];
+                    const T* from = edge >= 0 ? me + edge * H : ms + i * H;
+                    std::copy(from, from + H, o + k * H);
+                  }
+              });
   return out;
 }
 
@@ -221,8 +223,11 @@ inline void withHeads(int64_t H, F&& f) {
 // a compile-time constant the row's maxima and sums live in a local array (registers), so each term's H
 // divisions are one vector division; through the scratch pointer GCC kept them scalar (a quarter of the
 // forward's time).
+// Always inlined (as softmaxRows and softmaxTermsGrad): called from the row loops compiled per CPU level
+// (GNN_CPU_CLONES), a function of its own would run its baseline build.
 template <int64_t HK, class T>
-void softmaxRowsOf(const Layout<T>& L, int64_t b, int64_t e, T* __restrict alpha, T* __restrict scratch) {
+__attribute__((always_inline)) inline void softmaxRowsOf(const Layout<T>& L, int64_t b, int64_t e,
+                                                         T* __restrict alpha, T* __restrict scratch) {
   const int64_t H = HK ? HK : L.H;
   T local[HK ? HK : 1];
   T* __restrict m = HK ? local : scratch;
@@ -249,13 +254,14 @@ void softmaxRowsOf(const Layout<T>& L, int64_t b, int64_t e, T* __restrict alpha
   }
 }
 template <class T>
-void softmaxRows(const Layout<T>& L, int64_t b, int64_t e, T* alpha, T* m) {
+__attribute__((always_inline)) inline void softmaxRows(const Layout<T>& L, int64_t b, int64_t e, T* alpha, T* m) {
   withHeads(L.H, [&](auto hw) { softmaxRowsOf<decltype(hw)::value>(L, b, e, alpha, m); });
 }
 
 // The softmax's backward over one row's n terms, in place: d = a (d - sum_t a_t d_t) per head.
 template <class T>
-void softmaxTermsGrad(const T* __restrict a, T* __restrict d, int64_t n, int64_t Hrt, T* __restrict s) {
+__attribute__((always_inline)) inline void softmaxTermsGrad(const T* __restrict a, T* __restrict d, int64_t n,
+                                                            int64_t Hrt, T* __restrict s) {
   withHeads(Hrt, [&](auto hw) {
     const int64_t H = widthOr(hw, Hrt);
     for (int64_t h = 0; h < H; ++h) s[h] = 0;
@@ -274,7 +280,7 @@ template <class T, class Logits>
 void attend(const Layout<T>& L, const T* V, Logits logits, T* alpha, T* out, bool meanHeads,
             const T* bias = nullptr) {
   const int64_t H = L.H, C = L.C, HC = L.HC;
-  parallelFor(L.N, L.chunk(3 * HC + 16 * H), [&](int64_t b, int64_t e) {
+  parallelFor(L.N, L.chunk(3 * HC + 16 * H), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     std::vector<T> scratch(static_cast<size_t>(H + (meanHeads ? HC : 0)));
     T* m = scratch.data();
     for (int64_t i = b; i < e; ++i) logits(i, L.dstPtr[i], L.dstPtr[i + 1]);
@@ -333,7 +339,7 @@ Tensor columnSums(const Tensor& g, const Shape& shape) {
   Tensor P({chunks, W}, g.dtype());
   const T* gp = g.data<T>();
   T* p = P.data<T>();
-  parallelFor(N, chunk, [&](int64_t b, int64_t e) {
+  parallelFor(N, chunk, [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     T* __restrict pc = p + (b / chunk) * W;
     for (int64_t n = b; n < e; ++n)
       for (int64_t w = 0; w < W; ++w) pc[w] += gp[n * W + w];
@@ -353,7 +359,7 @@ Tensor headsGrad(const Tensor& gy, int64_t H, bool meanHeads) {
   const T* g = gy.data<T>();
   T* o = G.data<T>();
   const T scale = T(1) / static_cast<T>(H);
-  parallelFor(N, rowChunk(N, H * C), [&](int64_t b, int64_t e) {
+  parallelFor(N, rowChunk(N, H * C), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t i = b; i < e; ++i)
       for (int64_t h = 0; h < H; ++h)
         for (int64_t c = 0; c < C; ++c) o[(i * H + h) * C + c] = g[i * C + c] * scale;
@@ -369,7 +375,7 @@ template <class T, class RowDone>
 void logitGrads(const Layout<T>& L, int64_t chunk, const T* V, const T* gy, const T* alpha, T* dl, T* wq,
                 RowDone rowDone) {
   const int64_t H = L.H, HC = L.HC;
-  parallelFor(L.N, chunk, [&](int64_t b, int64_t e) {
+  parallelFor(L.N, chunk, [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     std::vector<T> scratch(static_cast<size_t>(H));
     T* s = scratch.data();
     withMasks(L, [&](auto masked) {
@@ -422,7 +428,7 @@ void logitGrads(const Layout<T>& L, int64_t chunk, const T* V, const T* gy, cons
 template <class T, class RowDone>
 void sourceGrads(const Layout<T>& L, const T* gy, const T* wq, T* gV, RowDone rowDone) {
   const int64_t HC = L.HC;
-  parallelFor(L.N, L.chunk(3 * HC), [&](int64_t b, int64_t e) {
+  parallelFor(L.N, L.chunk(3 * HC), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     kernels::withHeadRowSum<T>(L.H, L.C, [&](auto acc) {
       if constexpr (decltype(acc)::kRegisters) {
         for (int64_t j = b; j < e; ++j) {
@@ -458,7 +464,7 @@ std::pair<Tensor, Tensor> termsToEdges(const Layout<T>& L, const Tensor& byTerm,
   const T* src = byTerm.data<T>();
   T* pe = edges.data<T>();
   T* ps = selfLoops ? self.data<T>() : nullptr;
-  parallelFor(L.N, L.chunk(W), [&](int64_t b, int64_t e) {
+  parallelFor(L.N, L.chunk(W), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t i = b; i < e; ++i)
       for (int64_t k = L.dstPtr[i]; k < L.dstPtr[i + 1]; ++k) {
         const int64_t edge = L.termEdge[k];

@@ -51,12 +51,16 @@ void reduceRows(ConstMatrixMap<T> x, MatrixMap<T> out, const std::vector<int64_t
                 const std::vector<int64_t>& perm, Reduce mode, int64_t* argmax) {
   const int64_t F = x.cols();
   const int64_t rowsPerSegment = (ptr.back() + out.rows() - 1) / std::max<int64_t>(out.rows(), 1);
-  parallelFor(out.rows(), grainFor(rowsPerSegment * F), [&](int64_t b, int64_t e) {
+  // Plain row loops, compiled per CPU level (Eigen's row expressions keep the vector width the library was
+  // compiled with: SSE2 in a portable build, where NNConv's and GeneralConv's gatherRows backward took 2x).
+  const T* xd = x.data();
+  T* od = out.data();
+  parallelFor(out.rows(), grainFor(rowsPerSegment * F), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t s = b; s < e; ++s) {
-      auto o = out.row(s);
+      T* __restrict o = od + s * F;
       int64_t lo = ptr[s], hi = ptr[s + 1];
       if (lo == hi) {
-        o.setZero();
+        std::fill(o, o + F, T(0));
         if (argmax)
           for (int64_t f = 0; f < F; ++f) argmax[s * F + f] = -1;
         continue;
@@ -67,19 +71,25 @@ void reduceRows(ConstMatrixMap<T> x, MatrixMap<T> out, const std::vector<int64_t
           int64_t arg = -1;
           for (int64_t k = lo; k < hi; ++k) {
             int64_t r = perm.empty() ? k : perm[k];
-            if (x(r, f) > best || arg < 0) {
-              best = x(r, f);
+            if (xd[r * F + f] > best || arg < 0) {
+              best = xd[r * F + f];
               arg = r;
             }
           }
-          o(f) = best;
+          o[f] = best;
           argmax[s * F + f] = arg;
         }
         continue;
       }
-      o.setZero();
-      for (int64_t k = lo; k < hi; ++k) o += x.row(perm.empty() ? k : perm[k]);
-      if (mode == Reduce::Mean) o /= static_cast<T>(hi - lo);
+      std::fill(o, o + F, T(0));
+      for (int64_t k = lo; k < hi; ++k) {
+        const T* __restrict r = xd + (perm.empty() ? k : perm[k]) * F;
+        for (int64_t f = 0; f < F; ++f) o[f] += r[f];
+      }
+      if (mode == Reduce::Mean) {
+        const T n = static_cast<T>(hi - lo);
+        for (int64_t f = 0; f < F; ++f) o[f] /= n;
+      }
     }
   });
 }

@@ -220,7 +220,7 @@ void multiplyInto(Tensor& out, const Tensor& x, const Tensor& y) {
   const T* __restrict xp = x.data<T>();
   const T* __restrict yp = y.data<T>();
   T* __restrict o = out.data<T>();
-  parallelElements(out.numel(), [&](int64_t b, int64_t e) {
+  parallelElements(out.numel(), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t i = b; i < e; ++i) o[i] = xp[i] * yp[i];
   });
 }
@@ -230,7 +230,7 @@ template <class T>
 void scaleInto(Tensor& out, const Tensor& x, T s) {
   const T* __restrict xp = x.data<T>();
   T* __restrict o = out.data<T>();
-  parallelElements(out.numel(), [&](int64_t b, int64_t e) {
+  parallelElements(out.numel(), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     for (int64_t i = b; i < e; ++i) o[i] = xp[i] * s;
   });
 }
@@ -239,7 +239,7 @@ void scaleInto(Tensor& out, const Tensor& x, T s) {
 /// one after another: how chunked reductions (weight gradients, norm parameters) finish deterministically.
 template <class T>
 void sumChunkPartials(const T* partials, int64_t chunks, int64_t width, T* out) {
-  parallelFor(width, grainFor(chunks, 1024), [&](int64_t b, int64_t e) {
+  parallelFor(width, grainFor(chunks, 1024), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     std::copy(partials + b, partials + e, out + b);
     for (int64_t c = 1; c < chunks; ++c) {
       const T* __restrict pc = partials + c * width;
@@ -252,7 +252,7 @@ void sumChunkPartials(const T* partials, int64_t chunks, int64_t width, T* out) 
 /// split over column ranges, so every thread streams whole rows of its range (a bias gradient, a broadcast row's).
 template <class T>
 void columnSums(const T* m, int64_t rows, int64_t cols, T* out) {
-  parallelFor(cols, grainFor(rows, 16), [&](int64_t b, int64_t e) {
+  parallelFor(cols, grainFor(rows, 16), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
     std::vector<T> acc(static_cast<size_t>(e - b), T(0));
     T* __restrict a = acc.data();
     for (int64_t i = 0; i < rows; ++i) {

@@ -59,8 +59,9 @@ using Acc = double;
 
 // One message r (the k-th, k > 0) into a node's running sums, sums of squares and extremes with their
 // positions: sums, then track, in one loop.
+// Compiled per CPU level (it is called through a pointer, so the caller's clone does not inline it).
 template <class T, bool kMoments, bool kMax, bool kMin>
-void accumulate(const T* __restrict r, Acc* __restrict s1, Acc* __restrict s2, T* __restrict mx,
+GNN_CPU_CLONES void accumulate(const T* __restrict r, Acc* __restrict s1, Acc* __restrict s2, T* __restrict mx,
                 int32_t* __restrict amx, T* __restrict mn, int32_t* __restrict amn, int32_t k, int64_t F) {
   for (int64_t f = 0; f < F; ++f) {
     const T m = r[f];

@@ -37,8 +37,9 @@ inline void makeMessage(const T* __restrict x, const T* __restrict e, const T* _
 
 // A target's messages into M and their exponentials exp(t m - max) into Z (deg x F each); mx gets the maxima.
 template <class T>
-void targetBlock(const SoftmaxShape& s, const ops::IndexPlan& byDst, const int64_t* src, const T* x, const T* ed,
-                 const T* t, int64_t i, std::vector<T>& M, std::vector<T>& Z, T* mx) {
+GNN_CPU_CLONES void targetBlock(const SoftmaxShape& s, const ops::IndexPlan& byDst, const int64_t* src,
+                                const T* x, const T* ed, const T* t, int64_t i, std::vector<T>& M,
+                                std::vector<T>& Z, T* mx) {
   const int64_t F = s.F, lo = byDst.ptr[i], deg = byDst.ptr[i + 1] - lo;
   if (static_cast<int64_t>(M.size()) < deg * F) {
     M.resize(static_cast<size_t>(deg * F));
@@ -61,8 +62,9 @@ void targetBlock(const SoftmaxShape& s, const ops::IndexPlan& byDst, const int64
 
 // Forward over targets [b, e): out, the maxima MX and the sums S ([N, F] each).
 template <class T>
-void softmaxTargets(const SoftmaxShape& s, const ops::IndexPlan& byDst, const int64_t* src, const T* x, const T* ed,
-                    const T* t, T* out, T* MX, T* S, int64_t b, int64_t e) {
+GNN_CPU_CLONES void softmaxTargets(const SoftmaxShape& s, const ops::IndexPlan& byDst, const int64_t* src,
+                                   const T* x, const T* ed, const T* t, T* out, T* MX, T* S, int64_t b,
+                                   int64_t e) {
   const int64_t F = s.F;
   std::vector<T> M, Z;
   for (int64_t i = b; i < e; ++i) {
@@ -100,12 +102,13 @@ inline void edgeGradient(const T* __restrict z, const T* __restrict m, const T* 
   }
 }
 
-// Backward over targets [b, e): the pre-activation gradients DPRE [E, F] (by edge id) and each target's part of
-// the temperature's gradient DT [N, F] (when wanted). With alpha = z / S and out the forward's output:
-// d m = g alpha (1 + t (m - out)), d t = g alpha m (m - out), d pre = d m where pre > 0.
+// Backward over targets [b, e): the pre-activation gradients DPRE [E, F] (by edge id) and each target's part
+// of the temperature's gradient DT [N, F] (when wanted). With alpha = z / S and out the forward's output: d m
+// = g alpha (1 + t (m - out)), d t = g alpha m (m - out), d pre = d m where pre > 0.
 template <class T, bool HasEdge, bool WantT>
-void softmaxGradients(const SoftmaxShape& s, const ops::IndexPlan& byDst, const int64_t* src, const T* x, const T* ed,
-                      const T* t, const T* out, const T* S, const T* g, T* DPRE, T* DT, int64_t b, int64_t e) {
+GNN_CPU_CLONES void softmaxGradients(const SoftmaxShape& s, const ops::IndexPlan& byDst, const int64_t* src,
+                                     const T* x, const T* ed, const T* t, const T* out, const T* S,
+                                     const T* g, T* DPRE, T* DT, int64_t b, int64_t e) {
   const int64_t F = s.F;
   std::vector<T> M, Z, mx(static_cast<size_t>(F)), tv(static_cast<size_t>(F));
   for (int64_t c = 0; c < F; ++c) tv[static_cast<size_t>(c)] = s.perChannelT ? t[c] : t[0];
@@ -124,7 +127,7 @@ void softmaxGradients(const SoftmaxShape& s, const ops::IndexPlan& byDst, const 
 
 // out[j] = sum over j's edges (in edge order) of rows[id], the next source's rows asked for ahead.
 template <class T>
-void sumBySource(const ops::IndexPlan& bySrc, const T* rows, int64_t F, T* out, int64_t b, int64_t e) {
+GNN_CPU_CLONES void sumBySource(const ops::IndexPlan& bySrc, const T* rows, int64_t F, T* out, int64_t b, int64_t e) {
   for (int64_t j = b; j < e; ++j) {
     if (j + 1 < e)
       for (int64_t q = bySrc.ptr[j + 1]; q < bySrc.ptr[j + 2]; ++q) ops::prefetchRow(rows + bySrc.perm[q] * F, F);
