@@ -154,9 +154,10 @@ int Program::runBody(int argc, char** argv, const std::function<int()>& body) {
   po::options_description all;
   all.add(flags_);
   for (const auto& [title, g] : groups_) all.add(g);
+  // --help is answered before notify(), which refuses a missing required flag: `bench_make_products_like --help`
+  // used to say "the option '--out' is required but missing" instead of showing the help.
   try {
     po::store(po::parse_command_line(argc, argv, all), vm_);
-    po::notify(vm_);
   } catch (const po::error& e) {
     if (primary()) std::cerr << name_ << ": " << e.what() << " (see " << name_ << " --help)\n";
     return 2;
@@ -165,6 +166,12 @@ int Program::runBody(int argc, char** argv, const std::function<int()>& body) {
     std::cout << name_ << ": " << summary_ << "\n\n" << all << "\n";
     if (!epilog_.empty()) std::cout << epilog_ << "\n";
     return 0;
+  }
+  try {
+    po::notify(vm_);
+  } catch (const po::error& e) {
+    if (primary()) std::cerr << name_ << ": " << e.what() << " (see " << name_ << " --help)\n";
+    return 2;
   }
   // oneDNN's one-time kernel generation on a spare thread, while the program reads its data.
   const GemmWarmUp warm;

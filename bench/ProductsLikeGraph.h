@@ -22,8 +22,6 @@
 //             undoes; written with 3 decimals
 //   split     a seeded permutation: the first 8% train, the next 2% valid, the rest test (products: 8/2/90)
 #pragma once
-#include <zlib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -33,6 +31,9 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "bench/OutFile.h"
+#include "bench/SplitMix.h"
 
 namespace gnn::bench {
 
@@ -59,106 +60,6 @@ struct ProductsLikeStats {
 };
 
 namespace detail {
-
-// splitmix64 (Steele, Lea & Flood, OOPSLA 2014): one 64-bit state, passes BigCrush, trivially reproducible.
-class SplitMix {
- public:
-  explicit SplitMix(uint64_t seed) : s_(seed) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  uint64_t below(uint64_t n) { return static_cast<uint64_t>(uniform() * static_cast<double>(n)); }
-  // Box-Muller; the second value is dropped so a draw is always two words of the stream.
-  double normal() {
-    const double u = 1.0 - uniform(), v = uniform();
-    return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
-  }
-
- private:
-  uint64_t s_;
-};
-
-// A stream per purpose, so changing one part of the recipe leaves the others' draws as they were.
-inline SplitMix stream(uint64_t seed, uint64_t purpose) { return SplitMix(seed * 0x100000001B3ull + purpose * 7919); }
-
-class OutFile {
- public:
-  OutFile(const std::string& path, bool gzip) : path_(path) {
-    if (gzip) {
-      gz_ = gzopen(path.c_str(), "wb1");
-      if (!gz_) throw std::runtime_error("cannot write " + path);
-    } else {
-      f_ = std::fopen(path.c_str(), "wb");
-      if (!f_) throw std::runtime_error("cannot write " + path);
-    }
-    buf_.reserve(kFlush + 4096);
-  }
-  ~OutFile() {
-    try {
-      close();
-    } catch (...) {
-    }
-  }
-  OutFile(const OutFile&) = delete;
-  OutFile& operator=(const OutFile&) = delete;
-
-  void put(char c) { buf_.push_back(c); }
-  void putInt(int64_t v) {
-    char tmp[24];
-    int n = 0;
-    const bool neg = v < 0;
-    uint64_t u = neg ? static_cast<uint64_t>(-v) : static_cast<uint64_t>(v);
-    do {
-      tmp[n++] = static_cast<char>('0' + u % 10);
-      u /= 10;
-    } while (u);
-    if (neg) buf_.push_back('-');
-    while (n) buf_.push_back(tmp[--n]);
-  }
-  // Fixed 3 decimals from the value rounded to thousandths, so the text is the same on every libc.
-  void putFixed3(double x) {
-    const int64_t t = static_cast<int64_t>(std::llround(x * 1000.0));
-    if (t < 0) buf_.push_back('-');
-    const int64_t a = t < 0 ? -t : t;
-    putInt(a / 1000);
-    buf_.push_back('.');
-    const int64_t frac = a % 1000;
-    buf_.push_back(static_cast<char>('0' + frac / 100));
-    buf_.push_back(static_cast<char>('0' + frac / 10 % 10));
-    buf_.push_back(static_cast<char>('0' + frac % 10));
-  }
-  void endLine() {
-    buf_.push_back('\n');
-    if (buf_.size() >= kFlush) flush();
-  }
-  void close() {
-    if (!gz_ && !f_) return;
-    flush();
-    const bool ok = gz_ ? gzclose(gz_) == Z_OK : std::fclose(f_) == 0;
-    gz_ = nullptr;
-    f_ = nullptr;
-    if (!ok) throw std::runtime_error("cannot finish " + path_);
-  }
-
- private:
-  static constexpr size_t kFlush = size_t{1} << 20;
-  void flush() {
-    if (buf_.empty()) return;
-    const bool ok = gz_ ? gzwrite(gz_, buf_.data(), static_cast<unsigned>(buf_.size())) ==
-                              static_cast<int>(buf_.size())
-                        : std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
-    if (!ok) throw std::runtime_error("cannot write " + path_ + " (disk full?)");
-    buf_.clear();
-  }
-  std::string path_;
-  gzFile gz_ = nullptr;
-  std::FILE* f_ = nullptr;
-  std::string buf_;
-};
 
 // Refuses options no graph can be written with.
 inline void checkOptions(const ProductsLikeOptions& o) {
@@ -324,13 +225,6 @@ inline void writeSplit(const std::string& dir, const std::string& ext, const Pro
   write("train", 0, nTrain);
   write("valid", nTrain, std::min(n, nTrain + nValid));
   write("test", std::min(n, nTrain + nValid), n);
-}
-
-inline int64_t bytesUnder(const std::string& dir) {
-  int64_t bytes = 0;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) bytes += static_cast<int64_t>(e.file_size());
-  return bytes;
 }
 
 }  // namespace detail
