@@ -1,5 +1,6 @@
 #include "data/HeteroToHomogeneous.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -39,8 +40,14 @@ void fillDummy(void* out, int64_t count, DType dtype, const std::string& key) {
 }
 
 // PyG's fill_dummy_ then _consistent_size for one key: the parts concatenated along rows, or an undefined
-// tensor when PyG leaves the key out (trailing shapes differ, or, without dummy values, a store lacks it).
-Tensor combine(const std::vector<FeaturePart>& parts, bool dummyValues, const std::string& key) {
+// tensor when PyG leaves the key out (trailing shapes differ, or, without dummy values, a store lacks it);
+// `required`: the key was named in node_attrs / edge_attrs, where PyG fails instead of leaving it out.
+Tensor combineFeature(const std::vector<FeaturePart>& parts, bool dummyValues, const std::string& key, bool required) {
+  // A feature named in node_attrs / edge_attrs that cannot be combined: PyG fails on it (KeyError, torch.cat).
+  auto leftOut = [&](const char* why) {
+    GNN_CHECK_ARG(!required, "toHomogeneous: feature '", key, "' was asked for, but ", why);
+    return Tensor();
+  };
   const Tensor* ref = nullptr;
   bool everyStore = true;
   for (const FeaturePart& p : parts) {
@@ -54,11 +61,12 @@ Tensor combine(const std::vector<FeaturePart>& parts, bool dummyValues, const st
       ref = p.value;
       continue;
     }
-    if (trailingShape(*p.value) != trailingShape(*ref)) return Tensor();  // len(set(sizes)) != 1
+    if (trailingShape(*p.value) != trailingShape(*ref)) return leftOut("its types give it different shapes");
     GNN_CHECK_ARG(p.value->dtype() == ref->dtype(), "toHomogeneous: feature '", key, "' is ",
                   dtypeName(ref->dtype()), " in one type and ", dtypeName(p.value->dtype()), " in another");
   }
-  if (!ref || (!everyStore && !dummyValues)) return Tensor();
+  if (!ref) return leftOut("no type has it");
+  if (!everyStore && !dummyValues) return leftOut("not every type has it (and no dummy values)");
   Shape shape = ref->shape();
   shape[0] = 0;
   for (const FeaturePart& p : parts) shape[0] += p.rows;
@@ -74,6 +82,11 @@ Tensor combine(const std::vector<FeaturePart>& parts, bool dummyValues, const st
     o += static_cast<size_t>(p.rows * rowElems) * elem;
   }
   return out;
+}
+
+// Whether a feature is combined: every one when no list was given, else the ones named.
+bool combinesFeature(const std::optional<std::vector<std::string>>& attrs, const std::string& key) {
+  return !attrs || std::find(attrs->begin(), attrs->end(), key) != attrs->end();
 }
 
 // Each type's id repeated over its slice (PyG: arange(len(sizes)).repeat_interleave(sizes)).
@@ -119,8 +132,11 @@ void combineEdges(const HeteroGraph& g, const ToHomogeneousOptions& options, Hom
     attr.push_back({stores[k]->numEdges(), &stores[k]->edgeAttr});
     reltype.push_back({stores[k]->numEdges(), &stores[k]->edgeReltype});
   }
-  h.edgeAttr = combine(attr, options.dummyValues, "edge_attr");
-  h.edgeReltype = combine(reltype, options.dummyValues, "edge_reltype");
+  const bool required = options.edgeAttrs.has_value();
+  if (combinesFeature(options.edgeAttrs, "edge_attr"))
+    h.edgeAttr = combineFeature(attr, options.dummyValues, "edge_attr", required);
+  if (combinesFeature(options.edgeAttrs, "edge_reltype"))
+    h.edgeReltype = combineFeature(reltype, options.dummyValues, "edge_reltype", required);
 }
 
 }  // namespace
@@ -146,12 +162,18 @@ HomogeneousGraph toHomogeneous(const HeteroGraph& g, const ToHomogeneousOptions&
       parts.push_back({s.numNodes, it == s.nodeFiles.end() ? &kNone : &it->second});
     }
   h.numNodes = h.nodeSlices.back();
-  h.x = combine(x, options.dummyValues, "x");
-  h.y = combine(y, options.dummyValues, "y");
+  const bool required = options.nodeAttrs.has_value();
+  if (combinesFeature(options.nodeAttrs, "x")) h.x = combineFeature(x, options.dummyValues, "x", required);
+  if (combinesFeature(options.nodeAttrs, "y")) h.y = combineFeature(y, options.dummyValues, "y", required);
   for (const auto& [name, parts] : files) {
-    Tensor t = combine(parts, options.dummyValues, name);
+    if (!combinesFeature(options.nodeAttrs, name)) continue;
+    Tensor t = combineFeature(parts, options.dummyValues, name, required);
     if (t.defined()) h.nodeFiles[name] = std::move(t);
   }
+  if (options.nodeAttrs)  // a name no type has is never met above
+    for (const std::string& name : *options.nodeAttrs)
+      GNN_CHECK_ARG(name == "x" || name == "y" || files.count(name), "toHomogeneous: feature '", name,
+                    "' was asked for, but no type has it");
   if (options.addNodeType) h.nodeType = typeVector(h.nodeSlices);
   combineEdges(g, options, h);
   return h;

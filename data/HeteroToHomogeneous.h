@@ -18,6 +18,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@
 namespace gnn {
 
 struct ToHomogeneousOptions {
+  /// PyG's node_attrs / edge_attrs: the features to combine (names: x, y, a node file's name; edge_attr,
+  /// edge_reltype), each then required of every type (after the dummy values); nullopt (PyG's None) = every
+  /// feature that can be combined, as above. An empty list combines none: a model that reads each type's features
+  /// on its own (models/HeteroRGCN.h) needs no [N, F] copy with NaN rows.
+  std::optional<std::vector<std::string>> nodeAttrs, edgeAttrs;
   bool addNodeType = true;  ///< PyG's add_node_type
   bool addEdgeType = true;  ///< PyG's add_edge_type
   bool dummyValues = true;  ///< PyG's dummy_values
@@ -54,7 +60,8 @@ struct HomogeneousGraph {
 };
 
 /// The conversion above; throws std::invalid_argument for a feature whose types hold it in different dtypes
-/// (PyG's torch.cat would promote them) or a dtype it cannot fill with a dummy value.
+/// (PyG's torch.cat would promote them) or a dtype it cannot fill with a dummy value, and for a feature named in
+/// nodeAttrs / edgeAttrs that some type lacks or holds in another shape (PyG: a KeyError or torch.cat's error).
 HomogeneousGraph toHomogeneous(const HeteroGraph& g, const ToHomogeneousOptions& options = {});
 
 }  // namespace gnn

@@ -114,6 +114,29 @@ TEST(HeteroToHomogeneous, AfterToUndirectedTheReverseRelationsComeLast) {
   EXPECT_EQ(ints(h.edgeType), (std::vector<int64_t>{0, 0, 0, 1, 1, 1, 1, 2, 3, 3, 3, 4}));
 }
 
+TEST(HeteroToHomogeneous, CombinesTheNamedFeaturesOnly) {
+  // PyG's node_attrs / edge_attrs: [] combines nothing; a name is combined (dummy-filled first) or refused.
+  ToHomogeneousOptions none;
+  none.nodeAttrs = std::vector<std::string>{};
+  none.edgeAttrs = std::vector<std::string>{};
+  const HomogeneousGraph bare = toHomogeneous(smallGraph(2), none);
+  EXPECT_FALSE(bare.x.defined());
+  EXPECT_FALSE(bare.y.defined());
+  EXPECT_TRUE(bare.nodeFiles.empty());
+  EXPECT_FALSE(bare.edgeAttr.defined());
+  EXPECT_EQ(ints(bare.nodeType), (std::vector<int64_t>{0, 0, 1, 1, 1, 2}));
+  ToHomogeneousOptions justY;
+  justY.nodeAttrs = std::vector<std::string>{"y"};
+  const HomogeneousGraph y = toHomogeneous(smallGraph(3), justY);
+  EXPECT_FALSE(y.x.defined());
+  EXPECT_EQ(ints(y.y), (std::vector<int64_t>{-1, -1, 0, 1, 0, -1}));
+  ToHomogeneousOptions wideX;
+  wideX.nodeAttrs = std::vector<std::string>{"x"};
+  EXPECT_THROW(toHomogeneous(smallGraph(3), wideX), std::invalid_argument);  // widths 2 and 3
+  wideX.nodeAttrs = std::vector<std::string>{"node_species"};
+  EXPECT_THROW(toHomogeneous(smallGraph(2), wideX), std::invalid_argument);  // no type has it
+}
+
 TEST(HeteroToHomogeneous, RefusesAFeatureOfTwoDtypes) {
   HeteroGraph g = smallGraph(2);
   g.node("field").y = Tensor::fromVector<float>({1.0f});
