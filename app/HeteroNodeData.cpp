@@ -1,8 +1,11 @@
 #include "app/HeteroNodeData.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "app/Program.h"
+#include "data/GzLineReader.h"
+#include "gnn/system/Check.h"
 #include "gnn/system/Parallel.h"
 #include "gnn/system/SystemInfo.h"
 
@@ -31,7 +34,8 @@ std::string chooseTargetType(const HeteroGraph& g, const std::string& asked) {
   if (labelled.size() > 1)
     throw UsageError("several node types have labels (" + typeList(labelled) +
                      "): name the one to classify with --target-type");
-  return labelled.front();  // OgbHeteroDataset::load refuses a folder without labels
+  GNN_CHECK_ARG(!labelled.empty(), "no node type has labels");  // OgbHeteroDataset::load refuses such a folder
+  return labelled.front();
 }
 
 // A type's labels as int64 [N] (OGB's [N, 1] is one column of the same values).

@@ -1,6 +1,7 @@
 // node_property: node classification with PyTorch Geometric's ready models (GCN, GraphSAGE, GIN, GAT, GATv2,
 // PNA, EdgeCNN: torch_geometric.nn.models with PyG's arguments, structure and parameter names) on a dataset in
-// OGB's node-property raw layout (default: the shipped Cora with the Planetoid public split).
+// OGB's node-property raw layout (default: the shipped Cora with the Planetoid public split), or R-GCN on a
+// heterogeneous one in OGB's heterogeneous layout (ogbn-mag's).
 //
 //   node_property --model sage                                  # GraphSAGE, 2 layers of 64
 //   node_property --model gat --hidden 64 --heads 8 --out-heads 1 --act elu --dropout 0.6 --input-dropout 0.6

@@ -5,6 +5,7 @@
 
 #include "gnn/autograd/Block.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/Check.h"
 
 namespace gnn {
 

@@ -145,6 +145,7 @@ TEST_F(NodeHeteroRgcn, ReportsEachEpochAndTheTestAccuracy) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("heterogeneous, 660 nodes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("target 'paper': 4 classes, split 300/150/150"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("epoch 3/3  loss "), std::string::npos) << r.out;  // the Trainer's line per epoch
   EXPECT_NE(r.out.find("papers_authors (paper): test accuracy"), std::string::npos) << r.out;
 }
 
