@@ -19,7 +19,7 @@ using gnn::testing::ProgramResult;
 using gnn::testing::runExample;
 
 constexpr int kClasses = 4, kAuthorsPerClass = 15, kPapers = 600, kFeatures = 16;
-constexpr int kAuthors = kClasses * kAuthorsPerClass;
+constexpr int kAuthors = kClasses * kAuthorsPerClass, kVenues = 5, kVenueFeatures = 8;
 
 void writeFile(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
@@ -33,6 +33,7 @@ void writeFile(const fs::path& path, const std::string& text) {
 // embeddings that the training papers' labels shape; a model of the papers and their citations finds nothing.
 struct PaperGraph {
   std::string writes, cites, features, labels;
+  std::string publishedIn, venueFeatures;  // a third type for writeHeteroFolder's withVenues: noise too
 };
 
 PaperGraph makePaperGraph() {
@@ -48,7 +49,12 @@ PaperGraph makePaperGraph() {
       g.features += (f ? "," : "") + std::to_string(static_cast<double>(rng() % 2001) / 1000.0 - 1.0);
     g.features += "\n";
     g.labels += std::to_string(c) + "\n";
+    g.publishedIn += std::to_string(p) + "," + std::to_string(rng() % kVenues) + "\n";
   }
+  for (int v = 0; v < kVenues; ++v)
+    for (int f = 0; f < kVenueFeatures; ++f)
+      g.venueFeatures += std::to_string(static_cast<double>(rng() % 1001) / 1000.0) +
+                         (f + 1 < kVenueFeatures ? "," : "\n");
   return g;
 }
 
@@ -65,11 +71,21 @@ void writeSplit(const fs::path& dir) {
 }
 
 // OGB's heterogeneous layout (ogbn-mag's): author (no features) -writes-> paper, paper -cites-> paper; labels and
-// a split for papers, and with authorLabels for authors too (their class).
-void writeHeteroFolder(const fs::path& dir, const PaperGraph& g, bool authorLabels = false) {
-  writeFile(dir / "raw/num-node-dict.csv", "author,paper\n" + std::to_string(kAuthors) + "," +
-                                               std::to_string(kPapers) + "\n");
-  writeFile(dir / "raw/triplet-type-list.csv", "author,writes,paper\npaper,cites,paper\n");
+// a split for papers, and with authorLabels for authors too (their class). withVenues adds paper -published_in->
+// venue, 5 venues of 8 noise features: two feature widths, so each featured type gets a Linear of its own. (Non-
+// negative, so --normalize-features auto normalises their rows: standard normalisation takes a type's training
+// nodes, which venues have none of.)
+void writeHeteroFolder(const fs::path& dir, const PaperGraph& g, bool authorLabels = false, bool withVenues = false) {
+  const std::string counts = std::to_string(kAuthors) + "," + std::to_string(kPapers);
+  writeFile(dir / "raw/num-node-dict.csv", withVenues ? "author,paper,venue\n" + counts + ",5\n"
+                                                      : "author,paper\n" + counts + "\n");
+  writeFile(dir / "raw/triplet-type-list.csv",
+            std::string("author,writes,paper\npaper,cites,paper\n") + (withVenues ? "paper,published_in,venue\n" : ""));
+  if (withVenues) {
+    writeFile(dir / "raw/relations/paper___published_in___venue/edge.csv", g.publishedIn);
+    writeFile(dir / "raw/relations/paper___published_in___venue/num-edge-list.csv", std::to_string(kPapers) + "\n");
+    writeFile(dir / "raw/node-feat/venue/node-feat.csv", g.venueFeatures);
+  }
   writeFile(dir / "raw/relations/author___writes___paper/edge.csv", g.writes);
   writeFile(dir / "raw/relations/author___writes___paper/num-edge-list.csv", std::to_string(2 * kPapers) + "\n");
   writeFile(dir / "raw/relations/paper___cites___paper/edge.csv", g.cites);
@@ -101,6 +117,7 @@ class NodeHeteroRgcn : public gnn::testing::SuiteScratchFolderTest<NodeHeteroRgc
     const PaperGraph g = makePaperGraph();
     writeHeteroFolder(dir_ / "papers_authors", g);
     writeHeteroFolder(dir_ / "two_labelled", g, /*authorLabels=*/true);
+    writeHeteroFolder(dir_ / "with_venues", g, /*authorLabels=*/false, /*withVenues=*/true);
     writePapersOnlyFolder(dir_ / "papers_only", g);
   }
   static std::string hetero() { return "--data " + path("papers_authors"); }
@@ -134,6 +151,11 @@ TEST_F(NodeHeteroRgcn, LearnsWhatOnlyTheRelationsTell) {
   for (const char* key : {"test_acc_std", "epoch_ms_median", "infer_ms_median", "peak_rss_mb", "loss_checksum",
                           "predictions_checksum", "param_checksum", "best_epoch", "final_loss"})
     EXPECT_TRUE(rgcn.contains(key)) << key;
+  // Two feature widths (papers 16, venues 8): each through a Linear to --hidden, the authors' embeddings as wide.
+  const nlohmann::json venues = runJson("--data " + path("with_venues") + " --model rgcn --epochs 40");
+  EXPECT_EQ(venues["num_relations"], 5);
+  EXPECT_EQ(venues["node_types"]["venue"]["num_features"], kVenueFeatures);
+  EXPECT_GE(venues["val_acc_mean"].get<double>(), 0.75) << venues.dump();
   // The basis decomposition learns it too.
   const nlohmann::json bases = runJson(hetero() + " --model rgcn --epochs 40 --num-bases 2");
   EXPECT_EQ(bases["num_bases"], 2);
@@ -181,7 +203,7 @@ TEST_F(NodeHeteroRgcn, RefusesWhatHeterogeneousGraphsDoNotHave) {
   writeFile(dir_ / "saved.ckpt", "refused before it is read");
   expectUsageError(runExample("node_property", h + " --model rgcn --load " + path("saved.ckpt")),
                    "continuing a saved run is offered for homogeneous graphs");
-  expectUsageError(runExample("node_property", h + " --model rgcn --num-bases -1"), "--num-bases");
+  expectUsageError(runExample("node_property", h + " --model rgcn --num-bases=-1"), "--num-bases");
   expectUsageError(runExample("cora_gcn", h), "--model gcn");
   // And R-GCN's flags on a homogeneous graph.
   expectUsageError(runExample("node_property", "--model rgcn --epochs 1"), "is homogeneous");
