@@ -116,8 +116,15 @@ void addHeteroNodeDataJson(nlohmann::json& j, const HeteroNodeData& d) {
   for (const EdgeType& t : d.graph.edgeTypeNames) j["edge_types"].push_back(t.str());
   j["num_relations"] = d.graph.edgeTypeNames.size();
   j["inverse_edges_added"] = d.dataset.inverseEdgesAdded;
-  j["normalize_features"] = nlohmann::json::object();
-  for (const auto& [type, n] : d.dataset.normalization) j["normalize_features"][type] = featureNormalizationName(n);
+  // As a homogeneous run's: the normalisation of the classified nodes' features ("none" for a target type without
+  // features); every featured type's beside it.
+  const auto target = d.dataset.normalization.find(d.targetType);
+  j["normalize_features"] =
+      target == d.dataset.normalization.end() ? "none" : featureNormalizationName(target->second);
+  j["normalize_features_by_type"] = nlohmann::json::object();
+  for (const auto& [type, n] : d.dataset.normalization)
+    j["normalize_features_by_type"][type] = featureNormalizationName(n);
+  j["feature_layout"] = "dense";
   j["node_files"] = nlohmann::json::object();  // OGB's additional node files read (node_year): width and range
   for (const std::string& type : d.graph.nodeTypeNames)
     for (const auto& [name, t] : g.node(type).nodeFiles) {

@@ -40,8 +40,9 @@ bool heteroDataGiven(const NodeSettings& s);
 HeteroNodeData readHeteroNodeData(const NodeSettings& s);
 /// The dataset's line on stderr (unless --quiet): types, relations, target, classes, split, load time, threads.
 void printHeteroNodeData(const HeteroNodeData& data, const NodeSettings& s);
-/// The data's keys of --json: dataset, node_types (counts), edge_types, num_relations, target_type,
-/// num_nodes, num_edges, normalize_features per featured type, node_files, load_ms.
+/// The data's keys of --json: dataset, heterogeneous, target_type, num_classes, num_nodes, num_edges, node_types
+/// (nodes and features of each), edge_types, num_relations, inverse_edges_added, normalize_features (the target
+/// type's) and normalize_features_by_type, feature_layout, node_files ("<type>/<name>"), load_ms.
 void addHeteroNodeDataJson(nlohmann::json& j, const HeteroNodeData& data);
 
 }  // namespace gnn::app

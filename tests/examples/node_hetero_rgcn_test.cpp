@@ -146,6 +146,7 @@ TEST_F(NodeHeteroRgcn, LearnsWhatOnlyTheRelationsTell) {
   EXPECT_EQ(rgcn["node_types"]["author"]["num_features"], 0);
   EXPECT_EQ(rgcn["node_types"]["paper"]["num_features"], kFeatures);
   EXPECT_EQ(rgcn["num_nodes"], kAuthors + kPapers);
+  EXPECT_EQ(rgcn["normalize_features"], "standard");  // auto: the papers' features have negative values
   EXPECT_EQ(rgcn["layers"], 2);
   EXPECT_EQ(rgcn["hidden"], 64);
   for (const char* key : {"test_acc_std", "epoch_ms_median", "infer_ms_median", "peak_rss_mb", "loss_checksum",
