@@ -156,6 +156,13 @@ void addBasicGnnFlags(Program& prog, NodeSettings& s) {
       "K 10 alpha 0.1, cheb K 2, gcn2 alpha 0.1 theta 0.5, gatedgraph num_layers 3, dynamicedge k 20; PyG's for "
       "the rest). Layers that keep their width (appnp, fa, gatedgraph, gcn2) sit between input and output linear "
       "layers");
+  prog.flags().add_options()(
+      "target-type", value(&s.targetType, ""),
+      "--model rgcn on a heterogeneous --data: the node type to classify, one with labels (default: the only "
+      "labelled type; needed when there are several)")(
+      "num-bases", value(&s.numBases, int64_t{0}),
+      "--model rgcn: RGCNConv's basis decomposition, each relation's weight a mix of this many shared bases "
+      "(PyG's num_bases; default 0: a full weight per relation)");
 }
 }  // namespace
 
@@ -164,7 +171,10 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
   s.model = d.model;
   s.modelFlag = d.models.size() > 1;
   const std::string dataHelp =
-      "dataset folder in OGB's node-property raw layout (default: the shipped " + shippedDataLabel(d.data) + ")";
+      "dataset folder in OGB's node-property raw layout (default: the shipped " + shippedDataLabel(d.data) + ")" +
+      std::string(d.basicGnn ? "; or in OGB's heterogeneous layout (ogbn-mag's, raw/triplet-type-list.csv), "
+                               "trained with --model rgcn, full-batch on the CPU"
+                             : "");
   prog.flags().add_options()("data", po::value(&s.data)->value_name("DIR"), dataHelp.c_str());
   if (s.modelFlag) {
     const std::string modelHelp = "the model: " + joined(d.models, " | ");
@@ -266,8 +276,10 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
     if ((s.model == "gat" || s.model == "gatv2" || s.model == "transformer") && s.hidden % s.heads != 0)
       throw UsageError("--hidden " + std::to_string(s.hidden) + " must be a multiple of --heads " +
                        std::to_string(s.heads) + " (each head is hidden / heads wide, as PyG's GAT)");
-    const std::string cls = s.modelSpec(1, 1).basicGnnSpec()["class"].get<std::string>();
-    if (s.featureLayout == "sparse" && !BasicGNN::classTakesSparseInput(cls))
+    // rgcn is no BasicGNN (app/HeteroNodeModel.h): its flags are checked with its heterogeneous data.
+    const std::string cls =
+        s.model == "rgcn" ? "" : s.modelSpec(1, 1).basicGnnSpec()["class"].get<std::string>();
+    if (!cls.empty() && s.featureLayout == "sparse" && !BasicGNN::classTakesSparseInput(cls))
       throw UsageError("--feature-layout sparse: --model " + s.model +
                        " takes dense features (sparse ones go to gcn, sage, gin, gat, gatv2)");
     if (s.clusterLoader() && s.model == "pna")

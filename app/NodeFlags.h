@@ -39,6 +39,10 @@ struct NodeSettings {
   int64_t layers = 2, heads = 1, outHeads = -1;
   std::string act = "relu", norm = "none", jk = "none", aggr, convArgs;
   double inputDropout = 0, attnDropout = -1;
+  // --model rgcn on a heterogeneous --data: the labelled node type to classify ("" = the only one) and
+  // RGCNConv's num_bases (0 = none).
+  std::string targetType;
+  int64_t numBases = 0;
   bool profile = false;
   bool modelFlag = false;  // --model exists (the program offers more than one model)
   TrainingFlags training;

@@ -10,9 +10,12 @@
 
 #include "app/CheckpointDir.h"
 #include "app/ComputeInfo.h"
+#include "app/HeteroNodeData.h"
+#include "app/HeteroNodeProgram.h"
 #include "app/NodeData.h"
 #include "app/NodeFlags.h"
 #include "app/NodeModel.h"
+#include "app/NodeRuns.h"
 #include "app/NodeTraining.h"
 #include "app/ShippedData.h"
 #include "gnn/autograd/OpInfo.h"
@@ -49,59 +52,10 @@ Continuation continueFrom(const Program& prog, NodeSettings& s, RunConfig& confi
   return c;
 }
 
-/// Every seed's run, in order, with their epochs' and evaluations' times.
-struct NodeRuns {
-  std::vector<NodeRunResult> results;
-  std::vector<double> epochMs, inferMs;
-};
-
-/// --runs runs from seeds --seed .. --seed + runs - 1, profiled into `profiler` with --profile.
-NodeRuns trainRuns(const NodeRunInputs& in, OpProfiler& profiler) {
-  const NodeSettings& s = in.settings;
-  NodeRuns runs;
-  std::optional<ObserverScope> profiling;
-  if (s.profile) profiling.emplace(profiler);
-  for (int64_t run = 0; run < s.runs; ++run) {
-    const uint64_t seed = s.training.seed + static_cast<uint64_t>(run);
-    NodeRunResult r = trainNodeRun(in, seed);
-    if (!s.training.quiet && s.runs > 1)
-      std::fprintf(stderr, "run %lld (seed %llu): test accuracy %.4f (best validation at epoch %lld)\n",
-                   static_cast<long long>(run + 1), static_cast<unsigned long long>(seed), r.testAcc,
-                   static_cast<long long>(r.bestEpoch));
-    runs.epochMs.insert(runs.epochMs.end(), r.epochMs.begin(), r.epochMs.end());
-    runs.inferMs.insert(runs.inferMs.end(), r.inferMs.begin(), r.inferMs.end());
-    runs.results.push_back(std::move(r));
-  }
-  profiling.reset();
-  if (s.profile) {
-    std::fprintf(stderr, "per-op profile of %lld run(s) (training and evaluation forwards, backward)\n",
-                 static_cast<long long>(s.runs));
-    profiler.print(std::cerr);
-  }
-  return runs;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/// The mean of `field` over the runs and its sample standard deviation (0 for one run).
-std::pair<double, double> meanStd(const std::vector<NodeRunResult>& results, double NodeRunResult::*field) {
-  double m = 0, s = 0;
-  for (const auto& r : results) m += r.*field;
-  m /= static_cast<double>(results.size());
-  for (const auto& r : results) s += (r.*field - m) * (r.*field - m);
-  return std::pair{m, results.size() > 1 ? std::sqrt(s / static_cast<double>(results.size() - 1)) : 0.0};
-}
-
 /// --json: one object of the data, the flags, the accuracies, the times and, per run, the checksums.
 nlohmann::json resultsJson(const NodeData& data, const NodeSettings& s, const NodeRuns& runs,
                            const OpProfiler& profiler) {
   const OgbNodeDataset& ds = data.dataset;
-  const std::vector<NodeRunResult>& results = runs.results;
   nlohmann::json j;
   j["dataset"] = ds.name;
   j["runs"] = s.runs;
@@ -135,33 +89,7 @@ nlohmann::json resultsJson(const NodeData& data, const NodeSettings& s, const No
     j["fixed_sizes"] = s.fixedSizes;
     j["sampler_index_ms"] = data.samplerMs;
   }
-  j["test_acc_mean"] = meanStd(results, &NodeRunResult::testAcc).first;
-  j["test_acc_std"] = meanStd(results, &NodeRunResult::testAcc).second;
-  j["test_acc_final_epoch_mean"] = meanStd(results, &NodeRunResult::finalTestAcc).first;
-  j["val_acc_mean"] = meanStd(results, &NodeRunResult::valAcc).first;
-  j["inference"] = !results.empty() && results.front().layerwiseInference ? "layerwise" : "full";
-  j["epoch_ms_median"] = median(runs.epochMs);
-  j["infer_ms_median"] = median(runs.inferMs);
-  j["threads"] = numThreads();
-  addComputeInfo(j);
-  if (!results.empty() && results.front().device.is_object()) {
-    const nlohmann::json dev = results.front().device;
-    for (const auto& [k, v] : dev.items()) j[k] = v;
-  } else {
-    j["device"] = "cpu";
-  }
-  j["peak_rss_mb"] = peakRssMb();
-  for (const auto& r : results) {
-    j["test_acc"].push_back(r.testAcc);
-    j["best_epoch"].push_back(r.bestEpoch);
-    j["final_loss"].push_back(r.summary["final_loss"]);
-    j["loss_checksum"].push_back(r.summary["loss_checksum"]);
-    j["predictions_checksum"].push_back(r.predChecksum.hex());
-    j["param_l2"].push_back(r.paramL2);
-    j["param_checksum"].push_back(r.paramChecksum);
-    if (!r.loader.is_null()) j["loader_runs"].push_back(r.loader);
-  }
-  if (s.profile) j["profile"] = profiler.json();
+  addNodeRunsJson(j, s, runs, profiler);
   return j;
 }
 
@@ -171,16 +99,7 @@ void printResults(const NodeData& data, const NodeSettings& s, const NodeRuns& r
     std::cout << resultsJson(data, s, runs, profiler).dump() << std::endl;
     return;
   }
-  const std::vector<NodeRunResult>& results = runs.results;
-  const auto [testMean, testStd] = meanStd(results, &NodeRunResult::testAcc);
-  std::printf("%s: test accuracy %.4f", data.dataset.name.c_str(), testMean);
-  if (s.runs > 1)
-    std::printf(" +- %.4f over %lld runs", testStd, static_cast<long long>(s.runs));
-  else
-    std::printf(" (best validation accuracy %.4f at epoch %lld)", meanStd(results, &NodeRunResult::valAcc).first,
-                static_cast<long long>(results[0].bestEpoch));
-  std::printf("; epoch %.3f ms, inference %.3f ms (medians); param_l2 %.6f\n", median(runs.epochMs),
-              median(runs.inferMs), results[0].paramL2);
+  printNodeRunsLine(data.dataset.name, s, runs);
 }
 
 /// The nodes whose activations a step holds: the whole graph's, or with --loader neighbor a batch's (with
@@ -202,6 +121,9 @@ int64_t activationRows(const NodeSettings& s, int64_t numNodes) {
 int runNode(const Program& prog, NodeSettings& s, const NodeProgramDefaults& d) {
   s.training.apply(prog);
   s.device.apply(prog);
+  // A folder in OGB's heterogeneous layout (ogbn-mag's) has a program body of its own: R-GCN, full-batch.
+  if (heteroDataGiven(s)) return runHeteroNode(prog, s, d);
+  refuseHeteroOnlyFlags(prog, s);
   if (s.neighborLoader()) {  // OGB's ogbn-products GraphSAGE with neighbour sampling, where not given
     if (s.basicGnn && !prog.given("layers")) s.layers = 3;
     if (!prog.given("hidden")) s.hidden = 256;
@@ -229,7 +151,8 @@ int runNode(const Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
   }
   buildNeighborSampler(data, s, releaseEdges);
   OpProfiler profiler;
-  const NodeRuns runs = trainRuns({prog, s, config, data, from.get(), from.path}, profiler);
+  const NodeRunInputs in{prog, s, config, data, from.get(), from.path};
+  const NodeRuns runs = trainNodeRuns(s, profiler, [&](uint64_t seed) { return trainNodeRun(in, seed); });
   printResults(data, s, runs, profiler);
   return 0;
 }

@@ -1,0 +1,113 @@
+#include "app/HeteroNodeModel.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "app/MemoryBounds.h"
+#include "app/Program.h"
+
+namespace gnn::app {
+
+namespace {
+
+class RgcnNodeModel final : public HeteroNodeModel {
+ public:
+  RgcnNodeModel(const HeteroNodeModelSpec& spec, Generator& gen) : net_(options(spec), gen) {}
+
+  Module& module() override { return net_; }
+  Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) override {
+    return net_.forward(features, edgeIndex, edgeType);
+  }
+
+ private:
+  static HeteroRGCNOptions options(const HeteroNodeModelSpec& spec) {
+    HeteroRGCNOptions o;
+    o.nodeTypes = spec.nodeTypes;
+    o.numRelations = spec.numRelations;
+    o.hidden = spec.hidden;
+    o.outChannels = spec.numClasses;
+    o.layers = spec.layers;
+    o.numBases = spec.numBases;
+    o.dropout = spec.dropout;
+    return o;
+  }
+
+  HeteroRGCN net_;
+};
+
+// R-GCN's memory: its weights (the embeddings of the featureless types first: ogbn-mag's 1.1M authors x 128)
+// with their gradients, Adam's moments and the best epoch's copy; per layer, each node's per-relation means
+// [N, R x in] (RGCNConv's one product over the relations keeps them for the backward) and a few [N, out]
+// activations; the input rows stacked.
+double rgcnBytes(const HeteroNodeModelSpec& s) {
+  double nodes = 0, embedded = 0, lins = 0;
+  std::set<int64_t> widths;  // HeteroRGCN's input width: the one feature width, else --hidden
+  for (const HeteroRGCNNodeType& t : s.nodeTypes) {
+    nodes += static_cast<double>(t.numNodes);
+    if (t.features <= 0) embedded += static_cast<double>(t.numNodes);
+    if (t.features > 0) widths.insert(t.features);
+    lins += static_cast<double>(std::max<int64_t>(t.features, 0)) * static_cast<double>(s.hidden);
+  }
+  const double in = static_cast<double>(widths.size() == 1 ? *widths.begin() : s.hidden);
+  const double r = static_cast<double>(s.numRelations), rw = s.numBases > 0 ? static_cast<double>(s.numBases) : r;
+  double params = embedded * in + (widths.size() > 1 ? lins : 0), acts = nodes * in * 3;
+  for (int64_t l = 0; l < s.layers; ++l) {
+    const double a = l == 0 ? in : static_cast<double>(s.hidden);
+    const double b = l + 1 == s.layers ? static_cast<double>(s.numClasses) : static_cast<double>(s.hidden);
+    params += rw * a * b + a * b + b;
+    acts += nodes * (r * a * 2 + b * 3);
+  }
+  return params * 6 * 4 + acts * 4;
+}
+
+struct HeteroNodeModelEntry {
+  std::string name;
+  std::function<std::unique_ptr<HeteroNodeModel>(const HeteroNodeModelSpec&, Generator&)> make;
+  std::function<double(const HeteroNodeModelSpec&)> bytes;
+  std::function<std::string(const HeteroNodeModelSpec&)> what;
+};
+
+const std::vector<HeteroNodeModelEntry>& heteroEntries() {
+  static const std::vector<HeteroNodeModelEntry> all = {
+      {"rgcn", [](const HeteroNodeModelSpec& s, Generator& g) { return std::make_unique<RgcnNodeModel>(s, g); },
+       rgcnBytes,
+       [](const HeteroNodeModelSpec& s) {
+         int64_t nodes = 0;
+         for (const HeteroRGCNNodeType& t : s.nodeTypes) nodes += t.numNodes;
+         return "R-GCN's weights, embeddings and optimizer state, and its per-relation activations over " +
+                std::to_string(nodes) + " nodes and " + std::to_string(s.numRelations) + " relations";
+       }},
+  };
+  return all;
+}
+
+const HeteroNodeModelEntry& heteroEntry(const std::string& name) {
+  for (const HeteroNodeModelEntry& e : heteroEntries())
+    if (e.name == name) return e;
+  std::string known;
+  for (const std::string& n : heteroNodeModelNames()) known += (known.empty() ? "" : ", ") + n;
+  throw UsageError("--model '" + name + "': on a heterogeneous graph, one of " + known);
+}
+
+}  // namespace
+
+const std::vector<std::string>& heteroNodeModelNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const HeteroNodeModelEntry& e : heteroEntries()) v.push_back(e.name);
+    return v;
+  }();
+  return names;
+}
+
+std::unique_ptr<HeteroNodeModel> makeHeteroNodeModel(const HeteroNodeModelSpec& spec, Generator& gen) {
+  return heteroEntry(spec.name).make(spec, gen);
+}
+
+void requireHeteroNodeModelFits(const HeteroNodeModelSpec& spec, const std::string& sizesFrom) {
+  const HeteroNodeModelEntry& e = heteroEntry(spec.name);
+  requireFitsInMemory("hidden", static_cast<double>(spec.hidden), e.bytes(spec), sizesFrom, e.what(spec));
+}
+
+}  // namespace gnn::app

@@ -1,0 +1,49 @@
+// HeteroNodeModel: the node models node_property trains on a heterogeneous graph (today "rgcn":
+// models/HeteroRGCN.h), built by name as app/NodeModel.h builds the homogeneous ones, each with the memory its
+// width takes. They read every node type's features and the typed graph's edges and relations
+// (data/HeteroToHomogeneous.h) and give every node's logits.
+//
+//   app::HeteroNodeModelSpec spec{"rgcn", nodeTypes, /*relations=*/7, /*hidden=*/64, classes};
+//   app::requireHeteroNodeModelFits(spec, "");
+//   std::unique_ptr<app::HeteroNodeModel> m = app::makeHeteroNodeModel(spec, gen);
+//   Variable logits = m->forward(features, h.edgeIndex, h.edgeType);      // [N, classes]
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gnn/autograd/Variable.h"
+#include "gnn/nn/Module.h"
+#include "gnn/system/Random.h"
+#include "models/HeteroRGCN.h"
+
+namespace gnn::app {
+
+/// What a heterogeneous node model is built from: its name, the graph's node types and relations, the flags.
+struct HeteroNodeModelSpec {
+  std::string name = "rgcn";
+  /// In the typed graph's order, each with its node count and feature width (0: none).
+  std::vector<HeteroRGCNNodeType> nodeTypes;
+  int64_t numRelations = 1, hidden = 64, numClasses = 0, layers = 2, numBases = 0;
+  double dropout = 0.5;
+};
+
+class HeteroNodeModel {
+ public:
+  virtual ~HeteroNodeModel() = default;
+  /// The model as the Trainer and the checksums see it.
+  virtual Module& module() = 0;
+  /// features: per node type (undefined where it has none) -> every node's logits [N, classes].
+  virtual Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) = 0;
+};
+
+/// Every model makeHeteroNodeModel builds, by name.
+const std::vector<std::string>& heteroNodeModelNames();
+/// The model `spec` names, its weights drawn from `gen`; UsageError listing the known ones for another name.
+std::unique_ptr<HeteroNodeModel> makeHeteroNodeModel(const HeteroNodeModelSpec& spec, Generator& gen);
+/// --hidden within the machine's memory for this model over the graph, before it is built (requireFitsInMemory;
+/// `sizesFrom` "" when the width is the command line's).
+void requireHeteroNodeModelFits(const HeteroNodeModelSpec& spec, const std::string& sizesFrom);
+
+}  // namespace gnn::app

@@ -1,0 +1,92 @@
+#include "models/HeteroRGCN.h"
+
+#include <set>
+#include <utility>
+
+#include "gnn/autograd/Block.h"
+#include "gnn/ops/Ops.h"
+#include "gnn/system/Check.h"
+
+namespace gnn {
+
+namespace {
+
+// Row blocks stacked, [sum N_k, F]: there is no row-concatenation op, so the blocks' transposes are joined
+// side by side and transposed back (three copies of the input rows per forward; the layers' products dwarf them).
+Variable stackTypeRows(const std::vector<Variable>& parts) {
+  if (parts.size() == 1) return parts.front();
+  std::vector<Variable> columns;
+  for (const Variable& p : parts) columns.push_back(transpose(p, 0, 1));
+  return transpose(concatCols(columns), 0, 1);
+}
+
+}  // namespace
+
+HeteroRGCN::HeteroRGCN(HeteroRGCNOptions options, Generator& gen) : opt_(std::move(options)) {
+  GNN_CHECK_ARG(!opt_.nodeTypes.empty(), "HeteroRGCN: no node type");
+  GNN_CHECK_ARG(opt_.layers >= 1 && opt_.hidden >= 1 && opt_.outChannels >= 1 && opt_.numRelations >= 1,
+                "HeteroRGCN: layers, hidden, outChannels and numRelations must be positive, got ", opt_.layers, ", ",
+                opt_.hidden, ", ", opt_.outChannels, ", ", opt_.numRelations);
+  std::set<int64_t> widths;
+  for (const HeteroRGCNNodeType& t : opt_.nodeTypes)
+    if (t.features > 0) widths.insert(t.features);
+  project_ = widths.size() > 1;
+  in_ = widths.size() == 1 ? *widths.begin() : opt_.hidden;
+  for (const HeteroRGCNNodeType& t : opt_.nodeTypes) {
+    // A type without nodes has no rows to give: neither an embedding (torch's would be [0, in]) nor a Linear.
+    const bool embedded = t.features <= 0 && t.numNodes > 0;
+    embs_.push_back(embedded ? std::make_unique<Embedding>(t.numNodes, in_, gen) : nullptr);
+    if (embs_.back()) registerModule("emb." + t.name, *embs_.back());
+  }
+  for (const HeteroRGCNNodeType& t : opt_.nodeTypes) {
+    const bool projected = project_ && t.features > 0;
+    lins_.push_back(projected ? std::make_unique<Linear>(t.features, opt_.hidden, gen) : nullptr);
+    if (lins_.back()) registerModule("lin." + t.name, *lins_.back());
+  }
+  for (int64_t l = 0; l < opt_.layers; ++l) {
+    const int64_t in = l == 0 ? in_ : opt_.hidden, out = l + 1 == opt_.layers ? opt_.outChannels : opt_.hidden;
+    convs_.push_back(std::make_unique<RGCNConv>(in, out, opt_.numRelations, gen, opt_.numBases));
+    registerModule("convs." + std::to_string(l), *convs_.back());
+  }
+}
+
+std::unique_ptr<Module> HeteroRGCN::clone() const {
+  Generator unused;  // the fresh instance's initial values are overwritten by the copy
+  return cloneInto(std::make_unique<HeteroRGCN>(opt_, unused));
+}
+
+Variable HeteroRGCN::inputRows(const std::vector<Tensor>& features) {
+  GNN_CHECK_ARG(features.size() == opt_.nodeTypes.size(), "HeteroRGCN: ", features.size(),
+                " feature tensors for ", opt_.nodeTypes.size(), " node types");
+  std::vector<Variable> parts;
+  for (size_t t = 0; t < opt_.nodeTypes.size(); ++t) {
+    const HeteroRGCNNodeType& type = opt_.nodeTypes[t];
+    if (type.numNodes == 0) continue;
+    if (embs_[t]) {
+      parts.push_back(embs_[t]->weight());  // every row, in node order: the lookup of 0 .. N-1 without the gather
+      continue;
+    }
+    const Tensor& x = features[t];
+    GNN_CHECK_ARG(x.defined() && x.rank() == 2 && x.dim(0) == type.numNodes && x.dim(1) == type.features,
+                  "HeteroRGCN: node type '", type.name, "' needs features [", type.numNodes, ", ", type.features,
+                  "], got ", x.defined() ? shapeString(x.shape()) : std::string("none"));
+    parts.push_back(lins_[t] ? lins_[t]->forward(Variable(x)) : Variable(x));
+  }
+  return stackTypeRows(parts);
+}
+
+Variable HeteroRGCN::forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) {
+  Variable h;
+  {
+    BlockScope scope("input");
+    h = inputRows(features);
+  }
+  for (size_t l = 0; l < convs_.size(); ++l) {
+    BlockScope scope("layers/" + std::to_string(l));
+    h = convs_[l]->forward(h, edgeIndex, edgeType);
+    if (l + 1 < convs_.size()) h = reluDropout(h, opt_.dropout, isTraining());
+  }
+  return h;
+}
+
+}  // namespace gnn
