@@ -146,23 +146,7 @@ Tensor readRelationEdges(const std::string& path, const EdgeType& t, int64_t ns,
     pairs.push(d);
   }
   lines = pairs.size() / 2;
-  const int64_t E = inverse ? 2 * lines : lines;
-  Tensor edgeIndex = Tensor::empty({2, E}, DType::I64);
-  int64_t* src = edgeIndex.data<int64_t>();
-  int64_t* dst = src + E;
-  int64_t e = 0;
-  pairs.drain([&](const int64_t* p, int64_t n) {
-    for (int64_t k = 0; k < n; k += 2, ++e) {
-      src[e] = p[k];
-      dst[e] = p[k + 1];
-      if (inverse) {
-        ++e;
-        src[e] = p[k + 1];
-        dst[e] = p[k];
-      }
-    }
-  });
-  return edgeIndex;
+  return edgeIndexFromPairs(pairs, inverse);
 }
 
 // Each row twice, in place of once (np.repeat(feat, 2, axis=0): OGB's edge features under add_inverse_edge).

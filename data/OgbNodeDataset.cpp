@@ -71,25 +71,7 @@ Tensor readEdges(const fs::path& dir, int64_t numNodes, bool inverse, int64_t& l
     }
   }
   lines = (narrow ? pairs32.size() : pairs64.size()) / 2;
-  const int64_t E = inverse ? 2 * lines : lines;
-  Tensor edgeIndex = Tensor::empty({2, E}, DType::I64);
-  int64_t* src = edgeIndex.data<int64_t>();
-  int64_t* dst = src + E;
-  int64_t e = 0;
-  auto unzip = [&](const auto* p, int64_t n) {
-    for (int64_t k = 0; k < n; k += 2, ++e) {
-      src[e] = p[k];
-      dst[e] = p[k + 1];
-      if (inverse) {
-        ++e;
-        src[e] = p[k + 1];
-        dst[e] = p[k];
-      }
-    }
-  };
-  if (narrow) pairs32.drain(unzip);
-  else pairs64.drain(unzip);
-  return edgeIndex;
+  return narrow ? edgeIndexFromPairs(pairs32, inverse) : edgeIndexFromPairs(pairs64, inverse);
 }
 
 // Labels, one per node; numClasses becomes the largest label + 1.

@@ -53,6 +53,29 @@ class ChunkedArray {
   int64_t size_ = 0;
 };
 
+/// edge_index int64 [2, E] from (source, destination) pairs read into `pairs` (drained), each pair followed by its
+/// reverse when `inverse`: OGB's add_inverse_edge order (s0, d0), (d0, s0), (s1, d1), (d1, s1), ...
+template <class T>
+Tensor edgeIndexFromPairs(ChunkedArray<T>& pairs, bool inverse) {
+  const int64_t lines = pairs.size() / 2, E = inverse ? 2 * lines : lines;
+  Tensor edgeIndex = Tensor::empty({2, E}, DType::I64);
+  int64_t* src = edgeIndex.data<int64_t>();
+  int64_t* dst = src + E;
+  int64_t e = 0;
+  pairs.drain([&](const T* p, int64_t n) {
+    for (int64_t k = 0; k < n; k += 2, ++e) {
+      src[e] = p[k];
+      dst[e] = p[k + 1];
+      if (inverse) {
+        ++e;
+        src[e] = p[k + 1];
+        dst[e] = p[k];
+      }
+    }
+  });
+  return edgeIndex;
+}
+
 /// Node ids, one per line, each in [0, numNodes).
 std::vector<int64_t> readIndexList(const std::string& path, int64_t numNodes);
 /// A uint8 [n] mask with the listed ids set.
