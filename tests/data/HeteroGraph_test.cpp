@@ -6,20 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "data/TensorValues.h"
+
 namespace gnn {
 namespace {
-
-std::vector<int64_t> values(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.data<int64_t>()[i];
-  return v;
-}
-
-std::vector<float> floats(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.data<float>()[i];
-  return v;
-}
 
 Tensor edges(const std::vector<int64_t>& rowsThenCols) {
   return Tensor::fromVector(rowsThenCols, {2, static_cast<int64_t>(rowsThenCols.size() / 2)});

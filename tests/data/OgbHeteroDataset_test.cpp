@@ -14,24 +14,13 @@
 #include "data/GzLineReader.h"
 #include "data/OgbNodeDataset.h"
 #include "data/ProcessTempRoot.h"
+#include "data/TensorValues.h"
 
 namespace gnn {
 namespace {
 namespace fs = std::filesystem;
 
 const std::string kCora = std::string(GNN_SOURCE_DIR) + "/examples/data/cora";
-
-std::vector<int64_t> values(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.data<int64_t>()[i];
-  return v;
-}
-
-std::vector<float> floats(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.data<float>()[i];
-  return v;
-}
 
 // A small ogbn-mag: three node types listed out of order (OGB sorts them), three relations (one between papers),
 // paper features with negative values, node_year, edge_reltype, edge features on "writes", labels and a split for
