@@ -8,6 +8,7 @@
 #include "gnn/system/Check.h"
 #include "gnn/system/Parallel.h"
 #include "gnn/system/SystemInfo.h"
+#include "gnn/tensor/BufferPool.h"
 
 namespace gnn::app {
 
@@ -51,6 +52,10 @@ bool heteroDataGiven(const NodeSettings& s) { return !s.data.empty() && isOgbHet
 
 HeteroNodeData readHeteroNodeData(const NodeSettings& s) {
   HeteroNodeData d;
+  // Full-batch training allocates buffers of many sizes, each once a step: the buffer pool, which recycles buffers
+  // of equal size only, would hold all of them beside the ones in use (R-GCN, 100k-paper ogbn-mag-shaped graph:
+  // 2.53 GB peak against 1.85 GB without it, for an epoch ~20% faster). The heap reuses them across sizes.
+  BufferPool::setCapacity(0);
   Stopwatch loadTime;
   OgbHeteroOptions o;
   o.normalization = *parseFeatureNormalization(s.normalizeFeatures);  // checked by checkNodeFlags

@@ -30,6 +30,7 @@ class RgcnNodeModel final : public HeteroNodeModel {
     o.layers = spec.layers;
     o.numBases = spec.numBases;
     o.dropout = spec.dropout;
+    o.targetType = spec.targetType;
     return o;
   }
 
@@ -37,9 +38,9 @@ class RgcnNodeModel final : public HeteroNodeModel {
 };
 
 // R-GCN's memory: its weights (the embeddings of the featureless types first: ogbn-mag's 1.1M authors x 128)
-// with their gradients, Adam's moments and the best epoch's copy; per layer, each node's per-relation means
-// [N, R x in] (RGCNConv's one product over the relations keeps them for the backward) and a few [N, out]
-// activations; the input rows stacked.
+// with their gradients, Adam's moments and the best epoch's copy; per layer, the per-(relation, target) means
+// [pairs, in] with their gradient (a pair per relation a node receives, at most one per edge) and a few [N, out]
+// activations, the last layer's over the target type only; the input rows stacked.
 double rgcnBytes(const HeteroNodeModelSpec& s) {
   double nodes = 0, embedded = 0, lins = 0;
   std::set<int64_t> widths;  // HeteroRGCN's input width: the one feature width, else --hidden
@@ -49,14 +50,17 @@ double rgcnBytes(const HeteroNodeModelSpec& s) {
     if (t.features > 0) widths.insert(t.features);
     lins += static_cast<double>(std::max<int64_t>(t.features, 0)) * static_cast<double>(s.hidden);
   }
+  const double targets = static_cast<double>(s.nodeTypes.at(static_cast<size_t>(s.targetType)).numNodes);
   const double in = static_cast<double>(widths.size() == 1 ? *widths.begin() : s.hidden);
   const double r = static_cast<double>(s.numRelations), rw = s.numBases > 0 ? static_cast<double>(s.numBases) : r;
+  const double pairs = std::min(nodes * r, static_cast<double>(s.numEdges));
   double params = embedded * in + (widths.size() > 1 ? lins : 0), acts = nodes * in * 3;
   for (int64_t l = 0; l < s.layers; ++l) {
+    const bool last = l + 1 == s.layers;
     const double a = l == 0 ? in : static_cast<double>(s.hidden);
-    const double b = l + 1 == s.layers ? static_cast<double>(s.numClasses) : static_cast<double>(s.hidden);
+    const double b = last ? static_cast<double>(s.numClasses) : static_cast<double>(s.hidden);
     params += rw * a * b + a * b + b;
-    acts += nodes * (r * a * 2 + b * 3);
+    acts += pairs * a * 2 + (last ? targets : nodes) * b * 4;
   }
   return params * 6 * 4 + acts * 4;
 }

@@ -1,12 +1,12 @@
 // HeteroNodeModel: the node models node_property trains on a heterogeneous graph (today "rgcn":
 // models/HeteroRGCN.h), built by name as app/NodeModel.h builds the homogeneous ones, each with the memory its
 // width takes. They read every node type's features and the typed graph's edges and relations
-// (data/HeteroToHomogeneous.h) and give every node's logits.
+// (data/HeteroToHomogeneous.h) and give the target type's logits.
 //
 //   app::HeteroNodeModelSpec spec{"rgcn", nodeTypes, /*relations=*/7, /*hidden=*/64, classes};
 //   app::requireHeteroNodeModelFits(spec, "");
 //   std::unique_ptr<app::HeteroNodeModel> m = app::makeHeteroNodeModel(spec, gen);
-//   Variable logits = m->forward(features, h.edgeIndex, h.edgeType);      // [N, classes]
+//   Variable logits = m->forward(features, h.edgeIndex, h.edgeType);      // [N_target, classes]
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -25,6 +25,8 @@ struct HeteroNodeModelSpec {
   std::string name = "rgcn";
   /// In the typed graph's order, each with its node count and feature width (0: none).
   std::vector<HeteroRGCNNodeType> nodeTypes;
+  int64_t targetType = 0;  ///< the classified type's position in nodeTypes
+  int64_t numEdges = 0;    ///< the typed graph's edges (for the memory estimate)
   int64_t numRelations = 1, hidden = 64, numClasses = 0, layers = 2, numBases = 0;
   double dropout = 0.5;
 };
@@ -34,7 +36,7 @@ class HeteroNodeModel {
   virtual ~HeteroNodeModel() = default;
   /// The model as the Trainer and the checksums see it.
   virtual Module& module() = 0;
-  /// features: per node type (undefined where it has none) -> every node's logits [N, classes].
+  /// features: per node type (undefined where it has none) -> the target type's logits [N_target, classes].
   virtual Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) = 0;
 };
 

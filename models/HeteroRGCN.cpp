@@ -9,24 +9,14 @@
 
 namespace gnn {
 
-namespace {
-
-// Row blocks stacked, [sum N_k, F]: there is no row-concatenation op, so the blocks' transposes are joined
-// side by side and transposed back (three copies of the input rows per forward; the layers' products dwarf them).
-Variable stackTypeRows(const std::vector<Variable>& parts) {
-  if (parts.size() == 1) return parts.front();
-  std::vector<Variable> columns;
-  for (const Variable& p : parts) columns.push_back(transpose(p, 0, 1));
-  return transpose(concatCols(columns), 0, 1);
-}
-
-}  // namespace
-
 HeteroRGCN::HeteroRGCN(HeteroRGCNOptions options, Generator& gen) : opt_(std::move(options)) {
   GNN_CHECK_ARG(!opt_.nodeTypes.empty(), "HeteroRGCN: no node type");
   GNN_CHECK_ARG(opt_.layers >= 1 && opt_.hidden >= 1 && opt_.outChannels >= 1 && opt_.numRelations >= 1,
                 "HeteroRGCN: layers, hidden, outChannels and numRelations must be positive, got ", opt_.layers, ", ",
                 opt_.hidden, ", ", opt_.outChannels, ", ", opt_.numRelations);
+  GNN_CHECK_ARG(opt_.targetType >= -1 && opt_.targetType < static_cast<int64_t>(opt_.nodeTypes.size()),
+                "HeteroRGCN: target type ", opt_.targetType, " is not one of the ", opt_.nodeTypes.size(),
+                " node types");
   std::set<int64_t> widths;
   for (const HeteroRGCNNodeType& t : opt_.nodeTypes)
     if (t.features > 0) widths.insert(t.features);
@@ -72,7 +62,7 @@ Variable HeteroRGCN::inputRows(const std::vector<Tensor>& features) {
                   "], got ", x.defined() ? shapeString(x.shape()) : std::string("none"));
     parts.push_back(lins_[t] ? lins_[t]->forward(Variable(x)) : Variable(x));
   }
-  return stackTypeRows(parts);
+  return concatRows(parts);
 }
 
 Variable HeteroRGCN::forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) {
@@ -81,12 +71,36 @@ Variable HeteroRGCN::forward(const std::vector<Tensor>& features, const Tensor& 
     BlockScope scope("input");
     h = inputRows(features);
   }
+  const bool targetOnly = opt_.targetType >= 0;
   for (size_t l = 0; l < convs_.size(); ++l) {
     BlockScope scope("layers/" + std::to_string(l));
+    if (targetOnly && l + 1 == convs_.size()) return lastLayerOnTarget(h, edgeIndex, edgeType);
     h = convs_[l]->forward(h, edgeIndex, edgeType);
     if (l + 1 < convs_.size()) h = reluDropout(h, opt_.dropout, isTraining());
   }
   return h;
+}
+
+Variable HeteroRGCN::lastLayerOnTarget(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeType) {
+  // Rows of the typed graph are type after type: the target's are [first, first + count).
+  int64_t first = 0;
+  for (int64_t t = 0; t < opt_.targetType; ++t) first += opt_.nodeTypes[static_cast<size_t>(t)].numNodes;
+  const int64_t count = opt_.nodeTypes[static_cast<size_t>(opt_.targetType)].numNodes;
+  const int64_t E = edgeIndex.dim(1);
+  const Tensor srcT = edgeRow(edgeIndex, 0), dstT = edgeRow(edgeIndex, 1);
+  const int64_t *src = srcT.data<int64_t>(), *dst = dstT.data<int64_t>(), *type = edgeType.data<int64_t>();
+  std::vector<int64_t> sources, targets, types;
+  for (int64_t e = 0; e < E; ++e) {
+    if (dst[e] < first || dst[e] >= first + count) continue;
+    sources.push_back(src[e]);
+    targets.push_back(dst[e] - first);
+    types.push_back(type[e]);
+  }
+  const int64_t kept = static_cast<int64_t>(sources.size());
+  sources.insert(sources.end(), targets.begin(), targets.end());
+  const Tensor edges = kept > 0 ? Tensor::fromVector(sources, {2, kept}) : Tensor::zeros({2, 0}, DType::I64);
+  const Tensor edgeTypes = kept > 0 ? Tensor::fromVector(types) : Tensor::zeros({0}, DType::I64);
+  return convs_.back()->forward(h, sliceRows(h, first, first + count), edges, edgeTypes);
 }
 
 }  // namespace gnn

@@ -22,6 +22,7 @@
 //   o.numRelations = 7;  o.outChannels = 349;
 //   HeteroRGCN net(o, gen);
 //   Variable logits = net.forward({Tensor(), paperX}, h.edgeIndex, h.edgeType);   // [N, 349]
+//   (with o.targetType = 1: the papers' rows only, [736389, 349])
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -46,6 +47,9 @@ struct HeteroRGCNOptions {
   int64_t numRelations = 1, hidden = 64, outChannels = 0, layers = 2;
   int64_t numBases = 0;  ///< RGCNConv's num_bases; 0 = None (a full weight per relation)
   double dropout = 0.5;
+  /// The node type classified (its position in nodeTypes): the last layer then computes that type's rows only,
+  /// as PyG's bipartite RGCNConv((x, x_target)); -1: every node's.
+  int64_t targetType = -1;
 };
 
 class HeteroRGCN : public Module {
@@ -53,7 +57,8 @@ class HeteroRGCN : public Module {
   HeteroRGCN(HeteroRGCNOptions options, Generator& gen);
 
   /// features: one tensor per node type, in order, float [numNodes, width] (undefined for a type without
-  /// features); edgeIndex int64 [2, E] and edgeType int64 [E] of the typed graph -> logits [N, outChannels].
+  /// features); edgeIndex int64 [2, E] and edgeType int64 [E] of the typed graph -> logits [N, outChannels], or
+  /// the target type's rows [N_target, outChannels] when it is set.
   Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType);
   /// The first layer's input width (see above).
   int64_t inChannels() const { return in_; }
@@ -63,6 +68,8 @@ class HeteroRGCN : public Module {
  private:
   /// Every node's input row, [N, in]: embeddings, features or their Linear, type after type.
   Variable inputRows(const std::vector<Tensor>& features);
+  /// The last layer over the target type's rows only (its incoming edges, targets from its first row).
+  Variable lastLayerOnTarget(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeType);
 
   HeteroRGCNOptions opt_;
   int64_t in_ = 0;

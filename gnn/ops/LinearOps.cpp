@@ -290,6 +290,21 @@ Variable scale(const Variable& a, double s) {
   });
 }
 
+Variable concatRows(const std::vector<Variable>& parts) {
+  GNN_CHECK_ARG(!parts.empty(), "concatRows: no inputs");
+  if (parts.size() == 1) return parts[0];
+  const int64_t cols = parts[0].dim(1);
+  int64_t rows = 0;
+  std::vector<Variable> flat;
+  for (const Variable& p : parts) {
+    GNN_CHECK_ARG(p.value().rank() == 2 && p.dim(1) == cols, "concatRows: part of shape ", shapeString(p.shape()),
+                  " does not match ", cols, " columns");
+    rows += p.dim(0);
+    flat.push_back(reshape(p, {1, p.dim(0) * cols}));
+  }
+  return reshape(concatCols(flat), {rows, cols});
+}
+
 Variable concatCols(const std::vector<Variable>& parts) {
   GNN_CHECK_ARG(!parts.empty(), "concatCols: no inputs");
   const Tensor& first = parts[0].value();

@@ -29,6 +29,9 @@ Variable scale(const Variable& a, double s);
 Variable scaleByScalar(const Variable& a, const Variable& s);
 /// Concatenation along dimension 1 of rank-2 variables with equal row counts.
 Variable concatCols(const std::vector<Variable>& parts);
+/// Concatenation along dimension 0 of rank-2 variables with equal column counts (torch.cat(parts, 0)): the parts'
+/// rows laid end to end are one [1, rows x cols] row each, joined by concatCols (one copy, its backward).
+Variable concatRows(const std::vector<Variable>& parts);
 /// Columns [begin, end) of a [M, C] matrix (a copy; ops/SliceColsOps.cpp): x[:, begin:end].
 Variable sliceCols(const Variable& a, int64_t begin, int64_t end);
 /// Rows [begin, end) of a float tensor (a copy, ops/SliceRowsOps.cpp; a itself for all its rows): x[begin:end].

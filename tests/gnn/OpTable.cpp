@@ -131,6 +131,10 @@ std::vector<OpCase> makeTable() {
   push(binaryCase("concatCols", "concatCols", [](const Variable& a, const Variable& b) { return concatCols({a, b}); },
                   {{3, 2}, {3, 4}}, {{2000, 64}, {2000, 32}}));
   t.back().parallel = false;
+  push(binaryCase("concatRows", "reshape", [](const Variable& a, const Variable& b) { return concatRows({a, b}); },
+                  {{2, 3}, {4, 3}}, {{2000, 64}, {1000, 64}}));
+  t.back().ops = {"reshape", "reshape", "concatCols", "reshape"};
+  t.back().parallel = false;
   {
     // Sequential sums of 300k values: float32's rounding grows with the count.
     OpCase c = unaryCase("sum", "sum", [](const Variable& x) { return sum(x); });

@@ -16,6 +16,7 @@
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "gnn/nn/conv/MessagePassing.h"
 
@@ -33,6 +34,9 @@ class RGCNConv : public MessagePassing {
 
   /// x [N, in], edgeIndex int64 [2, E] (row 0 source, row 1 target), edgeType int64 [E] -> [N, out].
   virtual Variable forward(const Variable& x, const Tensor& edgeIndex, const Tensor& edgeType = Tensor());
+  /// PyG's bipartite form x = (x_src, x_dst): xSrc [N, in], xDst [M, in], edgeIndex's row 0 indexing xSrc and
+  /// row 1 xDst -> [M, out], the root weight applied to xDst (a classifier's last layer over one node type's rows).
+  Variable forward(const Variable& xSrc, const Variable& xDst, const Tensor& edgeIndex, const Tensor& edgeType);
   std::unique_ptr<Module> clone() const override;
 
  protected:
@@ -46,7 +50,9 @@ class RGCNConv : public MessagePassing {
 
   /// Each edge's relation, checked (int64 [E], every value in [0, num_relations)); zeros with one relation and
   /// none given. Also checks x's width and that every edge ends at one of x's rows.
-  Tensor checkedInputs(const char* layer, const Variable& x, const Tensor& edgeIndex, const Tensor& edgeType) const;
+  /// numTargets: the rows edges may end at (-1: x's).
+  Tensor checkedInputs(const char* layer, const Variable& x, const Tensor& edgeIndex, const Tensor& edgeType,
+                       int64_t numTargets = -1) const;
   /// Theta_r for every relation, [num_relations, in, out] (the bases combined); not for num_blocks.
   Variable relationWeights() const;
   /// x Theta_root + b added to the relations' sum (each when the layer has it).
@@ -61,8 +67,21 @@ class RGCNConv : public MessagePassing {
   Variable* biasParam_ = nullptr;
 
  private:
-  /// sum_r H_r Theta_r with the block-diagonal Theta_r, H [N, num_relations x in] (relation-major).
-  Variable blockProduct(const Variable& h) const;
+  /// One relation's edges: the targets that have one (ascending), each edge's row among them and source.
+  struct RelationEdges {
+    std::vector<int64_t> target, row, source;
+  };
+  std::vector<RelationEdges> relationEdges(const Tensor& edgeIndex, const Tensor& type, int64_t numTargets) const;
+  /// h [rows, in] of relation r times Theta_r; `weights` the relations' weights stacked [R in, out] (blocks:
+  /// [R B in/B, out/B], block-major within a relation).
+  Variable relationProduct(const Variable& h, int64_t r, const Variable& weights) const;
+  /// sum_r aggr_{j -> i, type r} x_j Theta_r for the numTargets targets, [numTargets, out].
+  Variable relationSum(const Variable& x, int64_t numTargets, const Tensor& edgeIndex, const Tensor& type);
+  /// The layer's output from checked inputs (xDst = xSrc when not bipartite).
+  Variable convolve(const Variable& xSrc, const Variable& xDst, const Tensor& edgeIndex, const Tensor& type);
+  /// The whole output, root and bias too, as one product over the relations' aggregates and the targets' rows
+  /// side by side (in < out, no blocks).
+  Variable stackedRelationSum(const Variable& x, const Variable& xDst, const Tensor& edgeIndex, const Tensor& type);
 };
 
 }  // namespace gnn

@@ -247,6 +247,12 @@ const std::vector<LayerCase>& layerCases() {
       {"RGCNConv", {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}},
        {"rgcn_conv", "rgcn_conv_add", "rgcn_conv_no_root_no_bias", "rgcn_conv_relations4"}, fromPyGOf<RGCNConv>(),
        forwardWithEdgeTypesOf<RGCNConv>()},
+      // Square and widening layers take RGCNConv's other paths (per-relation aggregates; one stacked product).
+      {"RGCNConv_square", {{"in_channels", 4}, {"out_channels", 4}, {"num_relations", 3}},
+       {"rgcn_conv_square", "rgcn_conv_square_add_relations4"}, fromPyGOf<RGCNConv>(),
+       forwardWithEdgeTypesOf<RGCNConv>()},
+      {"RGCNConv_widening", {{"in_channels", 3}, {"out_channels", 5}, {"num_relations", 4}, {"root_weight", false}},
+       {"rgcn_conv_widening_relations4"}, fromPyGOf<RGCNConv>(), forwardWithEdgeTypesOf<RGCNConv>()},
       {"RGCNConv_bases", {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"num_bases", 2}},
        {"rgcn_conv_bases", "rgcn_conv_bases_add_no_root"}, fromPyGOf<RGCNConv>(), forwardWithEdgeTypesOf<RGCNConv>()},
       {"RGCNConv_blocks", {{"in_channels", 4}, {"out_channels", 6}, {"num_relations", 3}, {"num_blocks", 2}},
