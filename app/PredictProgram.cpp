@@ -101,13 +101,17 @@ void addPredictFlags(Program& prog, PredictFlags& f) {
       "pyg-model", po::value(&f.pyg.spec)->value_name("SPEC.json"),
       "instead of a checkpoint: a PyTorch Geometric model, {\"class\": \"GCN|GraphSAGE|GIN|GAT|PNA|EdgeCNN\", "
       "\"args\": {<its constructor arguments>}} (scripts/export_pyg_model.py writes it), run in evaluation mode on "
-      "--data; its outputs [num_nodes, out_channels] go to --out as float32 .npy")(
+      "--data; its outputs [num_nodes, out_channels] go to --out as float32 .npy. PyG's to_hetero of a GraphSAGE: "
+      "{\"to_hetero\": {\"model\": {\"class\": \"GraphSAGE\", \"args\": {...}}, \"aggr\": \"sum\"}, "
+      "\"to_undirected\": true|false (PyG's T.ToUndirected() on the data first), \"target\": \"<node type>\"} on a "
+      "dataset in OGB's heterogeneous layout whose node types all have features; the target type's outputs go to "
+      "--out")(
       "state-dict", po::value(&f.pyg.stateDict)->value_name("STATE.pt"),
       "--pyg-model: its weights, torch.save(model.state_dict(), path) (read without Python; only tensors are "
       "accepted)")(
       "data", po::value(&f.pyg.data)->value_name("DIR"),
       "--pyg-model: a node dataset in OGB's node-property raw layout (raw/node-feat.csv.gz, raw/edge.csv.gz), "
-      "features as stored")(
+      "features as stored; for a to_hetero model OGB's heterogeneous layout (raw/triplet-type-list.csv.gz)")(
       "add-inverse-edges", po::value(&f.pyg.addInverseEdges)->default_value("auto"),
       (std::string("--pyg-model: ") + kAddInverseEdgesHelp).c_str());
 }

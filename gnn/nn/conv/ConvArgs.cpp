@@ -16,6 +16,15 @@ int64_t intChannels(const PyGArgs& a, const std::string& key) {
   return v.get<int64_t>();
 }
 
+std::pair<int64_t, int64_t> pairChannels(const PyGArgs& a, const std::string& key) {
+  const nlohmann::json& v = a.at(key);
+  const auto positive = [](const nlohmann::json& n) { return n.is_number_integer() && n.get<int64_t>() > 0; };
+  if (positive(v)) return {v.get<int64_t>(), v.get<int64_t>()};
+  if (v.is_array() && v.size() == 2 && positive(v[0]) && positive(v[1]))
+    return {v[0].get<int64_t>(), v[1].get<int64_t>()};
+  throw a.invalidValue(key, v, "a positive int, or [source, target] widths for bipartite graphs (not -1, lazy)");
+}
+
 nlohmann::json aggregationArg(const PyGArgs& a) {
   const nlohmann::json& v = a.at("aggr");
   if (!v.is_string() && !v.is_array() && !v.is_object())
@@ -31,6 +40,26 @@ void checkNodeFeatures(const char* layer, const Variable& x, int64_t in) {
 SparseMatrix countAdjacency(const Tensor& edgeIndex, int64_t numNodes, bool mean, DType dtype) {
   SparseMatrix a = GCNConv::normalizedAdjacency(edgeIndex, numNodes, /*addSelfLoops=*/false, /*normalize=*/false,
                                                 dtype);
+  return mean ? a.rowNormalized() : a;
+}
+
+void checkBipartiteEdges(const char* layer, const Tensor& edgeIndex, int64_t numSrc, int64_t numDst) {
+  const Tensor src = edgeRow(edgeIndex, 0), dst = edgeRow(edgeIndex, 1);
+  const int64_t* s = src.data<int64_t>();
+  const int64_t* d = dst.data<int64_t>();
+  for (int64_t e = 0; e < edgeIndex.dim(1); ++e)
+    GNN_CHECK_ARG(s[e] >= 0 && s[e] < numSrc && d[e] >= 0 && d[e] < numDst, layer, ": edge ", e, " (", s[e], " -> ",
+                  d[e], ") is not from one of the ", numSrc, " sources to one of the ", numDst, " targets");
+}
+
+SparseMatrix bipartiteCountAdjacency(const char* layer, const Tensor& edgeIndex, int64_t numSrc, int64_t numDst,
+                                     bool mean, DType dtype) {
+  checkBipartiteEdges(layer, edgeIndex, numSrc, numDst);
+  const int64_t E = edgeIndex.dim(1);
+  const int64_t* ei = edgeIndex.data<int64_t>();
+  const std::vector<int64_t> rows(ei + E, ei + 2 * E), cols(ei, ei + E);
+  SparseMatrix a = SparseMatrix::fromCoo(numDst, numSrc, rows, cols, std::vector<double>(static_cast<size_t>(E), 1.0),
+                                         dtype);
   return mean ? a.rowNormalized() : a;
 }
 

@@ -10,9 +10,14 @@
 namespace gnn {
 
 SAGEConv::SAGEConv(int64_t inChannels, int64_t outChannels, Generator& gen, SAGEConvOptions options)
-    : MessagePassing(options.aggr), in_(inChannels), out_(outChannels), opt_(std::move(options)) {
-  GNN_CHECK_ARG(inChannels > 0 && outChannels > 0, "SAGEConv: channel counts must be positive, got ", inChannels,
-                " -> ", outChannels);
+    : SAGEConv(std::pair{inChannels, inChannels}, outChannels, gen, std::move(options)) {}
+
+SAGEConv::SAGEConv(std::pair<int64_t, int64_t> inChannels, int64_t outChannels, Generator& gen,
+                   SAGEConvOptions options)
+    : MessagePassing(options.aggr), in_(inChannels.first), out_(outChannels), inDst_(inChannels.second),
+      opt_(std::move(options)) {
+  GNN_CHECK_ARG(in_ > 0 && inDst_ > 0 && outChannels > 0, "SAGEConv: channel counts must be positive, got (", in_,
+                ", ", inDst_, ") -> ", outChannels);
   // PyG's Linear layers with their default initialisation (torch's: U(-1/sqrt(in), 1/sqrt(in))).
   if (opt_.project) {
     lin_ = std::make_unique<Linear>(in_, in_, gen, true, opt_.dtype);
@@ -21,7 +26,7 @@ SAGEConv::SAGEConv(int64_t inChannels, int64_t outChannels, Generator& gen, SAGE
   linL_ = std::make_unique<Linear>(in_, out_, gen, opt_.bias, opt_.dtype);
   registerModule("lin_l", *linL_);
   if (opt_.rootWeight) {
-    linR_ = std::make_unique<Linear>(in_, out_, gen, false, opt_.dtype);
+    linR_ = std::make_unique<Linear>(inDst_, out_, gen, false, opt_.dtype);
     registerModule("lin_r", *linR_);
   }
 }
@@ -30,9 +35,6 @@ std::unique_ptr<SAGEConv> SAGEConv::fromPyG(const nlohmann::json& args, Generato
   const PyGArgs a(args, "SAGEConv", {{"in_channels", nullptr}, {"out_channels", nullptr}, {"aggr", "mean"},
                                      {"normalize", false}, {"root_weight", true}, {"project", false},
                                      {"bias", true}});
-  if (!a.at("in_channels").is_number_integer())
-    throw a.invalidValue("in_channels", a.at("in_channels"),
-                         "only an int is supported (a tuple for bipartite graphs is not; nor -1, lazy)");
   if (!a.at("aggr").is_string())
     throw a.invalidValue("aggr", a.at("aggr"), "only one aggregation by name (sum, add, mean, max, ...)");
   SAGEConvOptions o;
@@ -42,12 +44,12 @@ std::unique_ptr<SAGEConv> SAGEConv::fromPyG(const nlohmann::json& args, Generato
   o.project = a.get<bool>("project");
   o.bias = a.get<bool>("bias");
   o.dtype = dtype;
-  return std::make_unique<SAGEConv>(a.get<int64_t>("in_channels"), a.get<int64_t>("out_channels"), gen, o);
+  return std::make_unique<SAGEConv>(pairChannels(a, "in_channels"), a.get<int64_t>("out_channels"), gen, o);
 }
 
 std::unique_ptr<Module> SAGEConv::clone() const {
   Generator unused;  // the fresh instance's initial values are overwritten by the copy
-  return cloneInto(std::make_unique<SAGEConv>(in_, out_, unused, opt_));
+  return cloneInto(std::make_unique<SAGEConv>(std::pair{in_, inDst_}, out_, unused, opt_));
 }
 
 void SAGEConv::shareAdjacencyWith(SAGEConv& other) {
@@ -102,6 +104,8 @@ Variable SAGEConv::finish(Variable out, const Variable& root) const {
 Variable SAGEConv::forward(const Variable& x, const Tensor& edgeIndex) {
   GNN_CHECK_ARG(x.value().rank() == 2 && x.dim(1) == in_, "SAGEConv(", in_, " -> ", out_, "): input has shape ",
                 shapeString(x.shape()), ", expected [N, ", in_, "]");
+  GNN_CHECK_ARG(inDst_ == in_, "SAGEConv((", in_, ", ", inDst_, ") -> ", out_,
+                "): sources and targets of different widths: call forward(x_src, x_dst, edge_index)");
   GNN_CHECK_ARG(x.dtype() == opt_.dtype, "SAGEConv: input is ", dtypeName(x.dtype()), ", the layer ",
                 dtypeName(opt_.dtype));
   // project transforms the messages' sources only; the root term below reads the raw x (as PyG's).
@@ -120,40 +124,39 @@ Variable SAGEConv::forward(const Variable& x, const Tensor& edgeIndex, int64_t n
 }
 
 Variable SAGEConv::forward(const Variable& xSrc, const Variable& xDst, const Tensor& edgeIndex) {
-  GNN_CHECK_ARG(takesBipartite(), "SAGEConv: sources and targets apart take sum or mean aggregation without project");
-  for (const Variable* v : {&xSrc, &xDst})
-    GNN_CHECK_ARG(v->value().rank() == 2 && v->dim(1) == in_ && v->dtype() == opt_.dtype, "SAGEConv(", in_, " -> ",
-                  out_, "): input ", dtypeName(v->dtype()), " ", shapeString(v->shape()));
-  const int64_t N = xSrc.dim(0), T = xDst.dim(0);
-  // A [targets, sources]: row = target, column = source, as adjacency() (a batch's own graph: not cached).
+  for (const auto& [v, width] : {std::pair{&xSrc, in_}, std::pair{&xDst, inDst_}})
+    GNN_CHECK_ARG(v->value().rank() == 2 && v->dim(1) == width && v->dtype() == opt_.dtype, "SAGEConv((", in_, ", ",
+                  inDst_, ") -> ", out_, "): input ", dtypeName(v->dtype()), " ", shapeString(v->shape()),
+                  ", expected [N, ", width, "] ", dtypeName(opt_.dtype));
   GNN_CHECK_ARG(edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 && edgeIndex.dtype() == DType::I64,
                 "SAGEConv: edgeIndex must be int64 [2, E]");
-  const int64_t E = edgeIndex.dim(1);
-  const int64_t* ei = edgeIndex.data<int64_t>();
-  std::vector<int64_t> rows(ei + E, ei + 2 * E), cols(ei, ei + E);
-  for (int64_t e = 0; e < E; ++e)
-    GNN_CHECK_ARG(rows[static_cast<size_t>(e)] >= 0 && rows[static_cast<size_t>(e)] < T &&
-                      cols[static_cast<size_t>(e)] >= 0 && cols[static_cast<size_t>(e)] < N,
-                  "SAGEConv: edge ", e, " (", cols[static_cast<size_t>(e)], " -> ", rows[static_cast<size_t>(e)],
-                  ") is not from one of the ", N, " sources to one of the ", T, " targets");
-  SparseMatrix a = SparseMatrix::fromCoo(T, N, rows, cols, std::vector<double>(static_cast<size_t>(E), 1.0), opt_.dtype);
-  if (std::string(aggregation().name()) == "mean") a = a.rowNormalized();
+  const int64_t N = xSrc.dim(0), T = xDst.dim(0);
+  // project transforms the sources only (PyG: x = (relu(lin(x[0])), x[1])).
+  const Variable src = lin_ ? relu(lin_->forward(xSrc)) : xSrc;
   const Variable root = linR_ ? linear(xDst, linR_->weight()) : Variable();
   const Variable bias = linL_->bias() ? *linL_->bias() : Variable();
+  if (!linearAggregation()) {
+    checkBipartiteEdges("SAGEConv", edgeIndex, N, T);
+    return finish(linear(propagate(edgeIndex, src, Variable(), T), linL_->weight(), bias), root);
+  }
+  // A [targets, sources], as adjacency() (a batch's or a relation's own graph: not cached).
+  const SparseMatrix a = bipartiteCountAdjacency("SAGEConv", edgeIndex, N, T,
+                                                 std::string(aggregation().name()) == "mean", opt_.dtype);
   Variable out;
   // As neighbourTerm, the product over fewer columns first, unless the sources far outnumber the targets (a
   // layer-wise inference batch, a trimmed layer near the seeds): then the product of every source row costs more.
   if (out_ < in_ && N <= 2 * T) {
-    out = spmm(a, linear(xSrc, linL_->weight()));
+    out = spmm(a, linear(src, linL_->weight()));
     if (bias.defined()) out = add(out, bias);
   } else {
-    out = linear(spmm(a, xSrc), linL_->weight(), bias);
+    out = linear(spmm(a, src), linL_->weight(), bias);
   }
   return finish(out, root);
 }
 
 Variable SAGEConv::forward(const SparseMatrix& x, const Tensor& edgeIndex) {
   GNN_CHECK_ARG(x.cols() == in_, "SAGEConv(", in_, " -> ", out_, "): sparse input has ", x.cols(), " columns");
+  GNN_CHECK_ARG(inDst_ == in_, "SAGEConv: sparse input takes equal source and target widths");
   GNN_CHECK_ARG(x.dtype() == opt_.dtype, "SAGEConv: sparse input is ", dtypeName(x.dtype()), ", the layer ",
                 dtypeName(opt_.dtype));
   // max, min, ... reduce the raw rows of x themselves: those run dense.

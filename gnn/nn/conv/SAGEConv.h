@@ -6,15 +6,20 @@
 // raw x, as PyG's), normalize (rows L2-normalised, F.normalize with eps 1e-12). Parameters as PyG's
 // state_dict: "lin_l.weight" [out, in], "lin_l.bias" [out], "lin_r.weight" [out, in] (no bias), and with
 // project "lin.weight" [in, in], "lin.bias" [in]. Sum and mean run as one sparse product with the graph's
-// adjacency (no [E, F] messages), cached per graph as GCNConv's; max gathers.
+// adjacency (no [E, F] messages), cached per graph as GCNConv's; max gathers. PyG's bipartite form: in_channels
+// (source, target) widths (lin_l and lin reading the sources, lin_r the targets), called with (x_src, x_dst), as
+// HeteroConv and to_hetero call it for a relation between two node types.
 //
 //   auto conv = SAGEConv::fromPyG({{"in_channels", 64}, {"out_channels", 32}, {"aggr", "max"}}, gen);
 //   Variable h = conv->forward(x, edgeIndex);      // [N, 64] -> [N, 32]
 //   Variable h = conv->forward(xSparse, edgeIndex);  // SparseMatrix features
+//   auto rel = SAGEConv::fromPyG({{"in_channels", {16, 8}}, {"out_channels", 32}}, gen);
+//   Variable hDst = rel->forward(xSrc, xDst, edgeIndex);  // [S, 16], [T, 8] -> [T, 32]
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "gnn/nn/Linear.h"
 #include "gnn/nn/conv/GCNConv.h"
@@ -36,21 +41,27 @@ struct SAGEConvOptions {
 class SAGEConv : public MessagePassing {
  public:
   SAGEConv(int64_t inChannels, int64_t outChannels, Generator& gen, SAGEConvOptions options = {});
+  /// PyG's (source, target) in_channels: lin_l (and project's lin) read the source width, lin_r the target width.
+  SAGEConv(std::pair<int64_t, int64_t> inChannels, int64_t outChannels, Generator& gen, SAGEConvOptions options = {});
   /// From PyG's keyword arguments (in_channels, out_channels, aggr, normalize, root_weight, project, bias).
-  /// in_channels must be an int: PyG's tuple form (bipartite graphs) is refused, as are aggregations not
-  /// named by one string that aggregationFromName knows (lists, "lstm", modules) and MessagePassing's extra
-  /// keywords (aggr_kwargs, flow, node_dim, decomposed_layers).
+  /// in_channels is an int or [source, target] widths (not -1, lazy); aggregations not named by one string that
+  /// aggregationFromName knows (lists, "lstm", modules) are refused, as are MessagePassing's extra keywords
+  /// (aggr_kwargs, flow, node_dim, decomposed_layers).
   static std::unique_ptr<SAGEConv> fromPyG(const nlohmann::json& args, Generator& gen, DType dtype = DType::F32);
 
-  /// x [N, in], edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [N, out].
+  /// x [N, in], edgeIndex int64 [2, E] (row 0 source, row 1 target) -> [N, out]. The source and target widths must
+  /// agree (PyG's x becomes (x, x)).
   Variable forward(const Variable& x, const Tensor& edgeIndex);
   /// The outputs of the first numTargets nodes only [numTargets, out] (PyG's bipartite (x, x[:numTargets])
   /// form, as neighbour batches trimmed to each layer use it): every edge must end at one of them. Sum and mean
   /// aggregate into those rows alone; the others run the whole forward and keep those rows.
   Variable forward(const Variable& x, const Tensor& edgeIndex, int64_t numTargets);
   /// PyG's bipartite form (x_src, x_dst): outputs [targets, out] for the rows of xDst, edgeIndex's row 0 indexing
-  /// xSrc and row 1 xDst. Sum and mean aggregation without project only (takesBipartite()).
+  /// xSrc [S, in_src] and row 1 xDst [T, in_dst]. Sum and mean run as one product with the [T, S] count adjacency;
+  /// max and the others gather the (projected) sources and reduce them at the targets.
   Variable forward(const Variable& xSrc, const Variable& xDst, const Tensor& edgeIndex);
+  /// Whether the bipartite form is one sparse product over the sources as they are (sum or mean, no project), so
+  /// a trimmed layer reads the targets' rows alone rather than running the whole forward.
   bool takesBipartite() const { return linearAggregation() && !lin_; }
   /// Same with constant sparse input features (bag of words), the same map up to rounding: the Linear layers
   /// that read x run as sparse products (sum and mean then aggregate x W_l^T whatever the widths); without
@@ -84,6 +95,7 @@ class SAGEConv : public MessagePassing {
   Variable finish(Variable out, const Variable& root) const;
 
   int64_t in_, out_;
+  int64_t inDst_;  // lin_r's width: in_ unless PyG's (source, target) widths differ
   SAGEConvOptions opt_;
   // Built in PyG's order (lin, lin_l, lin_r), which is also their registration order.
   std::unique_ptr<Linear> lin_;  // project only

@@ -100,8 +100,11 @@ TEST(SAGEConv, SparseInputGivesTheDenseOutputsAndGradients) {
 
 TEST(SAGEConv, RefusesWhatItDoesNotOffer) {
   Generator gen(1);
-  EXPECT_NE(messageOf([&] { SAGEConv::fromPyG({{"in_channels", {3, 4}}, {"out_channels", 2}}, gen); })
-                .find("bipartite"),
+  EXPECT_NE(messageOf([&] { SAGEConv::fromPyG({{"in_channels", -1}, {"out_channels", 2}}, gen); }).find("lazy"),
+            std::string::npos);
+  // Widths (source, target) that differ take the bipartite call.
+  auto pair = SAGEConv::fromPyG({{"in_channels", {3, 4}}, {"out_channels", 2}}, gen);
+  EXPECT_NE(messageOf([&] { pair->forward(Variable(Tensor::zeros({5, 3})), edges()); }).find("x_src, x_dst"),
             std::string::npos);
   EXPECT_NE(messageOf([&] {
               SAGEConv::fromPyG({{"in_channels", 3}, {"out_channels", 2}, {"aggr", {"mean", "max"}}}, gen);
@@ -123,6 +126,33 @@ TEST(SAGEConv, CloneHasTheSameOutputs) {
   const Variable x(init::uniform({5, 3}, -1, 1, gen));
   EXPECT_TRUE(copy->forward(x, edges()).value().bitEqual(conv->forward(x, edges()).value()));
   EXPECT_EQ(copy->namedParameters().size(), 5u);  // lin.weight, lin.bias, lin_l.weight, lin_l.bias, lin_r.weight
+}
+
+// PyG's bipartite form (x_src, x_dst) on the graph's own nodes as sources and targets is the layer itself, for every
+// aggregation and option; with widths (source, target) lin_l reads the sources and lin_r the targets.
+TEST(SAGEConv, BipartiteFormOnOneNodeSetIsTheLayer) {
+  for (const json& extra : {json{{"aggr", "mean"}}, json{{"aggr", "sum"}}, json{{"aggr", "max"}},
+                            json{{"aggr", "min"}, {"project", true}}, json{{"aggr", "mean"}, {"normalize", true}}}) {
+    Generator gen(4);
+    json args = {{"in_channels", 3}, {"out_channels", 2}};
+    args.update(extra);
+    auto conv = SAGEConv::fromPyG(args, gen, DType::F64);
+    const Variable x(init::uniform({5, 3}, -1, 1, gen, DType::F64));
+    const Tensor a = conv->forward(x, edges()).value(), b = conv->forward(x, x, edges()).value();
+    for (int64_t i = 0; i < a.numel(); ++i) EXPECT_NEAR(a.at(i), b.at(i), 1e-12) << extra.dump();
+  }
+  Generator gen(5);
+  auto pair = SAGEConv::fromPyG({{"in_channels", {3, 4}}, {"out_channels", 2}, {"aggr", "max"}}, gen);
+  std::map<std::string, Shape> shapes;
+  for (auto& [name, p] : pair->namedParameters()) shapes[name] = p.shape();
+  EXPECT_EQ(shapes, (std::map<std::string, Shape>{{"lin_l.weight", {2, 3}}, {"lin_l.bias", {2}},
+                                                  {"lin_r.weight", {2, 4}}}));
+  // Sources 0-4, targets 0-1: an edge to target 2 is refused naming it.
+  const Tensor ei = Tensor::fromVector<int64_t>({0, 4, 1, 2}, {2, 2});
+  EXPECT_EQ(pair->forward(Variable(Tensor::zeros({5, 3})), Variable(Tensor::zeros({3, 4})), ei).shape(), (Shape{3, 2}));
+  EXPECT_NE(messageOf([&] { pair->forward(Variable(Tensor::zeros({5, 3})), Variable(Tensor::zeros({2, 4})), ei); })
+                .find("edge 1"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,88 @@
+// predict --pyg-model on a heterogeneous model: PyG 2.3.1's to_hetero(GraphSAGE(-1, ...)) with its state_dict,
+// on a dataset in OGB's heterogeneous layout after ToUndirected (tests/reference/pyg_hetero_models.py), gives
+// PyG's papers' outputs; a state_dict that does not fit is refused naming the key and both shapes, and a spec,
+// dataset or target that cannot run is refused naming it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "RunProgram.h"
+#include "gnn/io/NpyArray.h"
+
+namespace {
+namespace fs = std::filesystem;
+using gnn::testing::ProgramResult;
+using gnn::testing::runExample;
+using json = nlohmann::json;
+
+const std::string kRef = std::string(GNN_SOURCE_DIR) + "/tests/reference/pyg_hetero/predict/";
+
+gnn::Tensor readNpy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return gnn::parseNpy(bytes, path).tensor;
+}
+
+ProgramResult predict(const std::string& spec, const std::string& data, const std::string& out) {
+  return runExample("predict", "--pyg-model " + spec + " --state-dict " + kRef + "sage.pt --data " + data + " --out " +
+                                   out);
+}
+
+std::string writeSpec(const json& spec) {
+  const std::string path = ::testing::TempDir() + "/hetero_spec.json";
+  std::ofstream(path) << spec.dump();
+  return path;
+}
+
+TEST(PredictPyGHeteroModel, GivesPyGsOutputs) {
+  const std::string out = ::testing::TempDir() + "/pyg_hetero_predict.npy";
+  ProgramResult r = predict(kRef + "sage.json", kRef + "data", out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const gnn::Tensor got = readNpy(out);
+  std::ifstream f(kRef + "sage.out.json");
+  const json expected = json::parse(f)["out"];
+  ASSERT_EQ(got.shape(), (gnn::Shape{static_cast<int64_t>(expected.size()), static_cast<int64_t>(expected[0].size())}));
+  double diff = 0, scale = 1e-3;
+  for (size_t i = 0; i < expected.size(); ++i)
+    for (size_t k = 0; k < expected[i].size(); ++k) {
+      const double want = expected[i][k].get<double>();
+      diff = std::max(diff, std::abs(got.at(static_cast<int64_t>(i * expected[i].size() + k)) - want));
+      scale = std::max(scale, std::abs(want));
+    }
+  EXPECT_LE(diff / scale, 1e-5);
+  fs::remove(out);
+}
+
+TEST(PredictPyGHeteroModel, RefusesWhatDoesNotFit) {
+  const std::string out = ::testing::TempDir() + "/pyg_hetero_refused.npy";
+  std::ifstream f(kRef + "sage.json");
+  const json spec = json::parse(f);
+  const auto refused = [&](const json& s, const std::string& data, const std::string& want) {
+    ProgramResult r = predict(writeSpec(s), data, out);
+    EXPECT_NE(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find(want), std::string::npos) << "wanted '" << want << "' in: " << r.out;
+    EXPECT_FALSE(fs::exists(out));
+  };
+  json wide = spec;
+  wide["to_hetero"]["model"]["args"]["hidden_channels"] = 6;
+  refused(wide, kRef + "data", "convs.0.author__affiliated_with__institution.lin_l.weight");
+  refused(wide, kRef + "data", "[6, 3]");
+  json directed = spec;
+  directed["to_undirected"] = false;  // no reverse relations: authors and institutions get no messages
+  refused(directed, kRef + "data", "is no edge type's destination");
+  json target = spec;
+  target["target"] = "venue";
+  refused(target, kRef + "data", "target 'venue'");
+  json gcn = spec;
+  gcn["to_hetero"]["model"]["class"] = "GCN";
+  refused(gcn, kRef + "data", "class 'GCN'");
+  json extra = spec;
+  extra["aggr"] = "sum";
+  refused(extra, kRef + "data", "unknown key 'aggr'");
+  refused(spec, std::string(GNN_SOURCE_DIR) + "/tests/reference/pyg_models/graph", "heterogeneous raw layout");
+}
+
+}  // namespace

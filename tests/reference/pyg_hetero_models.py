@@ -1,0 +1,330 @@
+#!/usr/bin/python3
+"""PyTorch Geometric 2.3.1's heterogeneous layers and models, for the C++ tests of HeteroConv, to_hetero's models
+(gnn/nn/models/HeteroBasicGNN.h) and `predict --pyg-model` on a heterogeneous dataset.
+
+Writes under tests/reference/pyg_hetero/:
+  hetero_conv_<case>.json   HeteroConv (SAGEConv, GraphConv, GCNConv per edge type) in float64 from seeded
+                            weights on a graph of three node types (a same-type relation, reverse relations):
+                            {"args": {"convs": [{"edge_type", "class", "args"}], "aggr"}, "x": {type: rows},
+                             "edge_index": [[[src, rel, dst], [[sources], [targets]]], ...] (edge_index_dict's
+                             order), "state_dict": {key: {"shape", "values"}}, "out": {type: {"shape", "values"}},
+                             "out_weights": {...}, "grad": {"x": {type: {...}}, "<param>": [...]}}; grad holds the
+                            gradients of sum over types of sum(out * out_weights).
+  to_hetero_<case>.json     to_hetero(GraphSAGE(...), metadata, aggr) on the same graph, float64:
+                            {"model": {"class", "args"}, "aggr", "metadata": [node types, edge types], "x",
+                             "edge_index", "state_dict", "out": {type: {"shape", "values"}}}
+  predict/data/             a small heterogeneous dataset in OGB's heterogeneous raw layout (papers, authors,
+                            institutions, each with features; cites, writes, affiliated_with)
+  predict/sage.json         predict's spec: {"to_hetero": {"model": ..., "aggr": ...}, "to_undirected": true,
+                            "target": "paper"}
+  predict/sage.pt           torch.save(model.state_dict()) of to_hetero(GraphSAGE(-1, ...)) on the dataset after
+                            T.ToUndirected() (float32)
+  predict/sage.out.json     {"out": [[...]]}: the papers' outputs in evaluation mode, float64 from the float32
+                            weights and features
+Each case's seed is the CRC-32 of its name. The files are generated once and committed (CI has no PyG).
+
+torch 1.13's fx (Debian's python3-torch) predates Python 3.11's code objects: to_hetero's tracing needs two of
+its functions as later torch versions wrote them (fx_python311()), which change nothing else.
+
+Usage: PYTHONPATH=/path/to/pyg-2.3.1 /usr/bin/python3 tests/reference/pyg_hetero_models.py [--out DIR] [CASE ...]
+"""
+import argparse
+import bisect
+import dis
+import gzip
+import inspect
+import json
+import os
+import sys
+import types
+import zlib
+
+import torch
+import torch_geometric
+import torch_geometric.transforms as T
+from torch_geometric.data import HeteroData
+from torch_geometric.nn import GCNConv, GraphConv, GraphSAGE, HeteroConv, SAGEConv, to_hetero
+
+
+def fx_python311():
+    """torch 2.x's _patch_function (code objects rebuilt with replace(), Python 3.11's fields kept) and
+    Proxy.__iter__ (the calling instruction found by its offset: 3.11's instructions are not 2 bytes apart)."""
+    import torch.fx._symbolic_trace as st
+    from torch.fx.proxy import Proxy
+
+    def _patch_function(fn, nargs):
+        co = fn.__code__
+        code = co.replace(co_argcount=nargs, co_posonlyargcount=0, co_kwonlyargcount=0,
+                          co_flags=co.co_flags & ~st.HAS_VARSTUFF)
+        return types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+
+    def _iter(self):
+        frame = inspect.currentframe().f_back
+        insts = list(dis.get_instructions(frame.f_code))
+        inst = insts[bisect.bisect_left([i.offset for i in insts], frame.f_lasti)]
+        if inst.opname == "UNPACK_SEQUENCE":
+            return (self[k] for k in range(inst.argval))
+        return self.tracer.iter(self)
+
+    st._patch_function = _patch_function
+    Proxy.__iter__ = _iter
+
+
+# The graph: papers (width 4), authors (3), institutions (2). Paper 4 cites nothing and is cited by nobody but gets
+# authors; author 3 writes nothing; institution 2 has no author; duplicates in cites and writes, a self-citation.
+NODES = {"paper": (6, 4), "author": (4, 3), "institution": (3, 2)}
+EDGES = {
+    ("paper", "cites", "paper"): [(0, 1), (0, 1), (1, 2), (2, 2), (3, 0), (5, 3), (1, 5)],
+    ("author", "writes", "paper"): [(0, 0), (0, 1), (1, 1), (1, 4), (2, 3), (2, 3), (0, 5)],
+    ("author", "affiliated_with", "institution"): [(0, 0), (1, 0), (2, 1)],
+}
+
+
+def reverse(edges):
+    return {(d, "rev_" + r, s): [(b, a) for a, b in e] for (s, r, d), e in edges.items() if s != d}
+
+
+# edge_index_dict's order for the layer cases: the relations, then their reverses.
+ALL_EDGES = {**EDGES, **reverse(EDGES)}
+WIDTH = {t: w for t, (_, w) in NODES.items()}
+
+
+def sage(et, out, **kw):
+    return {"edge_type": list(et), "class": "SAGEConv",
+            "args": {"in_channels": [WIDTH[et[0]], WIDTH[et[2]]], "out_channels": out, **kw}}
+
+
+def graph_conv(et, out, **kw):
+    return {"edge_type": list(et), "class": "GraphConv",
+            "args": {"in_channels": [WIDTH[et[0]], WIDTH[et[2]]], "out_channels": out, **kw}}
+
+
+def sage_all(out=3, **kw):
+    return [sage(et, out, **kw) for et in ALL_EDGES]
+
+
+CITES, WRITES, AFF = list(EDGES)
+REV_WRITES, REV_AFF = list(reverse(EDGES))
+
+# name -> HeteroConv's arguments.
+HETERO_CONV_CASES = {
+    "hetero_conv_sum": {"convs": sage_all(), "aggr": "sum"},
+    "hetero_conv_mean": {"convs": sage_all(), "aggr": "mean"},
+    "hetero_conv_max": {"convs": sage_all(), "aggr": "max"},
+    "hetero_conv_min": {"convs": sage_all(), "aggr": "min"},
+    "hetero_conv_cat": {"convs": sage_all(), "aggr": "cat"},
+    "hetero_conv_none": {"convs": sage_all(), "aggr": None},
+    # Widths that differ per relation (cat puts them side by side), other SAGEConv options, GraphConv's bipartite
+    # form, GCNConv on the same-type relation.
+    "hetero_conv_cat_mixed": {"convs": [
+        {"edge_type": list(CITES), "class": "GCNConv", "args": {"in_channels": 4, "out_channels": 2}},
+        sage(WRITES, 5, aggr="max"),
+        graph_conv(REV_WRITES, 3, aggr="mean"),
+        sage(AFF, 4, project=True, normalize=True),
+        graph_conv(REV_AFF, 2)], "aggr": "cat"},
+    "hetero_conv_sum_mixed": {"convs": [
+        sage(CITES, 3, aggr="sum", root_weight=False),
+        graph_conv(WRITES, 3, aggr="max"),
+        sage(REV_WRITES, 3, aggr="max", bias=False),
+        graph_conv(AFF, 3, aggr="mean", bias=False),
+        sage(REV_AFF, 3, project=True)], "aggr": "sum"},
+    # Convolutions for two relations only: authors and institutions get no messages and are left out.
+    "hetero_conv_partial": {"convs": [sage(CITES, 3), sage(WRITES, 3)], "aggr": "sum"},
+}
+
+# name -> (GraphSAGE's arguments, to_hetero's aggr). No dropout: to_hetero traces F.dropout with the training
+# flag of the moment (True), so PyG's transformed model would drop out in evaluation too.
+TO_HETERO_CASES = {
+    "to_hetero_sage": ({"in_channels": -1, "hidden_channels": 8, "num_layers": 2, "out_channels": 3}, "sum"),
+    "to_hetero_sage_max_mean": ({"in_channels": -1, "hidden_channels": 6, "num_layers": 2, "out_channels": 4,
+                                 "aggr": "max", "act": "elu"}, "mean"),
+    "to_hetero_sage_jk_cat_batch_norm_max": ({"in_channels": -1, "hidden_channels": 5, "num_layers": 2,
+                                              "out_channels": 3, "jk": "cat", "norm": "batch_norm"}, "max"),
+    "to_hetero_sage_three_layers_min": ({"in_channels": -1, "hidden_channels": 4, "num_layers": 3,
+                                         "out_channels": 2, "aggr": "mean", "root_weight": False}, "min"),
+    "to_hetero_sage_jk_last_layer_norm_mul": ({"in_channels": -1, "hidden_channels": 5, "num_layers": 2,
+                                               "out_channels": 3, "jk": "last", "norm": "layer_norm",
+                                               "normalize": True}, "mul"),
+}
+
+
+def make_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    x = {t: (torch.rand(n, w, generator=g, dtype=torch.float64) * 2 - 1) for t, (n, w) in NODES.items()}
+    edge_index = {et: torch.tensor(e, dtype=torch.long).t().contiguous() for et, e in ALL_EDGES.items()}
+    return x, edge_index
+
+
+def tensor_json(t):
+    return {"shape": list(t.shape), "values": t.detach().reshape(-1).tolist()}
+
+
+def build_conv(c):
+    cls = {"SAGEConv": SAGEConv, "GraphConv": GraphConv, "GCNConv": GCNConv}[c["class"]]
+    args = dict(c["args"])
+    if isinstance(args["in_channels"], list):
+        args["in_channels"] = tuple(args["in_channels"])
+    return cls(**args)
+
+
+def randomize(module, low=-1.0, high=1.0):
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.empty_like(p).uniform_(low, high))
+        for name, b in module.named_buffers():
+            if name.endswith("running_var"):
+                b.copy_(torch.empty_like(b).uniform_(0.5, 1.5))
+            elif name.endswith("running_mean"):
+                b.copy_(torch.empty_like(b).uniform_(-0.5, 0.5))
+            elif name.endswith("num_batches_tracked"):
+                b.fill_(7)
+
+
+def graph_json(x, edge_index):
+    return {"x": {t: tensor_json(v) for t, v in x.items()},
+            "edge_index": [[list(et), ei.tolist()] for et, ei in edge_index.items()]}
+
+
+def run_hetero_conv(name, args):
+    torch.manual_seed(zlib.crc32(name.encode()))
+    layer = HeteroConv({tuple(c["edge_type"]): build_conv(c) for c in args["convs"]}, aggr=args["aggr"]).double()
+    randomize(layer)
+    x, edge_index = make_inputs(zlib.crc32(name.encode()) + 1)
+    for v in x.values():
+        v.requires_grad_()
+    out = layer(x, edge_index)
+    weights = {t: torch.empty_like(v).uniform_(-1, 1) for t, v in out.items()}
+    sum((v * weights[t]).sum() for t, v in out.items()).backward()
+    grad = {"x": {t: tensor_json(v.grad if v.grad is not None else torch.zeros_like(v)) for t, v in x.items()}}
+    for pname, p in layer.named_parameters():
+        grad[pname] = p.grad.reshape(-1).tolist() if p.grad is not None else [0.0] * p.numel()
+    return {"layer": "HeteroConv", "pyg": "2.3.1", "torch": torch.__version__, "args": args,
+            **graph_json(x, edge_index),
+            "state_dict": {k: tensor_json(v) for k, v in layer.state_dict().items()},
+            "out": {t: tensor_json(v) for t, v in out.items()},
+            "out_weights": {t: tensor_json(v) for t, v in weights.items()}, "grad": grad}
+
+
+def hetero_sage(args, aggr, metadata, x, edge_index):
+    model = GraphSAGE(**args)
+    model = to_hetero(model, metadata, aggr=aggr)
+    with torch.no_grad():
+        model({t: v.float() for t, v in x.items()}, edge_index)  # lazy widths (in_channels -1) from a first call
+    return model
+
+
+def run_to_hetero(name, args, aggr):
+    torch.manual_seed(zlib.crc32(name.encode()))
+    x, edge_index = make_inputs(zlib.crc32(name.encode()) + 1)
+    metadata = (list(NODES), list(ALL_EDGES))
+    model = hetero_sage(args, aggr, metadata, x, edge_index).double()
+    randomize(model, -0.8, 0.8)
+    model.eval()
+    with torch.no_grad():
+        out = model(x, edge_index)
+    return {"model": {"class": "GraphSAGE", "args": args}, "aggr": aggr, "pyg": "2.3.1", "torch": torch.__version__,
+            "metadata": [metadata[0], [list(et) for et in metadata[1]]], **graph_json(x, edge_index),
+            "state_dict": {k: tensor_json(v) for k, v in model.state_dict().items()},
+            "out": {t: tensor_json(v) for t, v in out.items()}}
+
+
+# The predict dataset: larger than the layer cases' graph, each type with features, in OGB's sorted order.
+PREDICT_NODES = {"author": (9, 3), "institution": (4, 2), "paper": (12, 4)}
+PREDICT_MODEL = {"in_channels": -1, "hidden_channels": 8, "num_layers": 2, "out_channels": 3}
+
+
+def predict_graph():
+    g = torch.Generator().manual_seed(11)
+    x = {t: (torch.rand(n, w, generator=g) * 2 - 1).float() for t, (n, w) in PREDICT_NODES.items()}
+
+    def edges(s, d, count):
+        return torch.stack([torch.randint(0, PREDICT_NODES[s][0], (count,), generator=g),
+                            torch.randint(0, PREDICT_NODES[d][0], (count,), generator=g)])
+
+    rels = {("author", "affiliated_with", "institution"): edges("author", "institution", 10),
+            ("author", "writes", "paper"): edges("author", "paper", 20),
+            ("paper", "cites", "paper"): edges("paper", "paper", 24)}
+    return x, rels
+
+
+def write_csv_gz(path, rows):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with gzip.GzipFile(path, "wb", mtime=0) as f:  # no timestamp: the same bytes on every run
+        f.write("".join(row + "\n" for row in rows).encode())
+
+
+def write_ogb_hetero(root, x, rels):
+    raw = os.path.join(root, "raw")
+    types_ = sorted(PREDICT_NODES)
+    write_csv_gz(os.path.join(raw, "num-node-dict.csv.gz"),
+                 [",".join(types_), ",".join(str(PREDICT_NODES[t][0]) for t in types_)])
+    write_csv_gz(os.path.join(raw, "triplet-type-list.csv.gz"), [",".join(et) for et in sorted(rels)])
+    for et, ei in rels.items():
+        rel = os.path.join(raw, "relations", "___".join(et))
+        write_csv_gz(os.path.join(rel, "edge.csv.gz"), [f"{s},{d}" for s, d in ei.t().tolist()])
+        write_csv_gz(os.path.join(rel, "num-edge-list.csv.gz"), [str(ei.size(1))])
+    for t, v in x.items():
+        write_csv_gz(os.path.join(raw, "node-feat", t, "node-feat.csv.gz"),
+                     [",".join(repr(e) for e in row) for row in v.tolist()])  # float32 values, exactly
+
+
+def run_predict(out_dir):
+    name = "predict_sage"
+    torch.manual_seed(zlib.crc32(name.encode()))
+    x, rels = predict_graph()
+    root = os.path.join(out_dir, "predict")
+    write_ogb_hetero(os.path.join(root, "data"), x, rels)
+    data = HeteroData()
+    for t, v in x.items():
+        data[t].x = v
+    for et, ei in sorted(rels.items()):
+        data[et].edge_index = ei
+    data = T.ToUndirected()(data)
+    model = hetero_sage(PREDICT_MODEL, "sum", data.metadata(), data.x_dict, data.edge_index_dict)
+    randomize(model, -0.6, 0.6)
+    model.eval()
+    spec = {"to_hetero": {"model": {"class": "GraphSAGE", "args": PREDICT_MODEL}, "aggr": "sum"},
+            "to_undirected": True, "target": "paper"}
+    with open(os.path.join(root, "sage.json"), "w") as f:
+        json.dump(spec, f, indent=1)
+        f.write("\n")
+    torch.save(model.state_dict(), os.path.join(root, "sage.pt"))
+    with torch.no_grad():
+        out = model.double()({t: v.double() for t, v in data.x_dict.items()}, data.edge_index_dict)
+    with open(os.path.join(root, "sage.out.json"), "w") as f:
+        json.dump({"pyg": "2.3.1", "torch": torch.__version__, "metadata": [data.metadata()[0],
+                                                                         [list(et) for et in data.metadata()[1]]],
+                   "out": out["paper"].tolist()}, f, separators=(",", ":"))
+        f.write("\n")
+    return out["paper"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyg_hetero"))
+    parser.add_argument("cases", nargs="*", help="cases to (re)make (predict: the dataset); default: all")
+    a = parser.parse_args()
+    known = {**HETERO_CONV_CASES, **TO_HETERO_CASES, "predict": None}
+    unknown = [n for n in a.cases if n not in known]
+    if unknown:
+        sys.exit(f"unknown case(s) {unknown}; known: {sorted(known)}")
+    fx_python311()
+    os.makedirs(a.out, exist_ok=True)
+    print(f"PyG {torch_geometric.__version__} (the 2.3.1 tag reports 2.3.0), torch {torch.__version__}",
+          file=sys.stderr)
+    for name in sorted(a.cases or known):
+        if name == "predict":
+            out = run_predict(a.out)
+            print(f"predict: papers out {tuple(out.shape)}", file=sys.stderr)
+            continue
+        data = run_hetero_conv(name, HETERO_CONV_CASES[name]) if name in HETERO_CONV_CASES else \
+            run_to_hetero(name, *TO_HETERO_CASES[name])
+        with open(os.path.join(a.out, name + ".json"), "w") as f:
+            json.dump(data, f, indent=None, separators=(",", ":"))
+            f.write("\n")
+        shapes = ", ".join(f"{t} {v['shape']}" for t, v in data["out"].items())
+        print(f"{name}: out {shapes}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
