@@ -19,8 +19,11 @@ Generator nodeStream(uint64_t seed, int64_t epoch, int64_t v) {
   return Generator(Generator::mix64(k ^ (static_cast<uint64_t>(v) * 0xbf58476d1ce4e5b9ULL)));
 }
 
-// Positions [0, deg) of k distinct draws: the first k steps of a Fisher-Yates shuffle of 0 .. deg-1 (so the
-// first k of any larger k are the same), the shuffled array kept as the few entries that moved.
+}  // namespace
+
+namespace detail {
+
+// The shuffled array is kept as the few entries that moved.
 void drawDistinct(Generator& g, int64_t deg, int64_t k, std::vector<std::pair<int64_t, int64_t>>& moved,
                   std::vector<int64_t>& out) {
   moved.clear();
@@ -44,7 +47,7 @@ void drawDistinct(Generator& g, int64_t deg, int64_t k, std::vector<std::pair<in
   }
 }
 
-}  // namespace
+}  // namespace detail
 
 Tensor edgeIndexOf(const std::vector<int64_t>& src, const std::vector<int64_t>& dst) {
   GNN_CHECK_ARG(src.size() == dst.size(), "edgeIndexOf: ", src.size(), " sources and ", dst.size(), " targets");
@@ -126,7 +129,7 @@ SampledSubgraph NeighborSampler::sample(const std::vector<int64_t>& seeds, const
         if (replace)
           for (int64_t j = 0; j < fanout; ++j) picks.push_back(static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(deg))));
         else
-          drawDistinct(g, deg, fanout, moved, picks);
+          detail::drawDistinct(g, deg, fanout, moved, picks);
       }
       for (int64_t j : picks) {
         const int64_t u = inSrc_[static_cast<size_t>(lo + j)];

@@ -17,8 +17,10 @@
 //   SampledSubgraph sub = s.sample(seeds, {15, 10, 5}, /*seed=*/0, /*epoch=*/3);
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "gnn/system/Random.h"
 #include "gnn/tensor/Tensor.h"
 
 namespace gnn {
@@ -65,5 +67,13 @@ class NeighborSampler {
   std::vector<int32_t> inSrc_;   //   each one's source
   std::vector<int32_t> inEdge_;  //   and its column in edgeIndex
 };
+
+namespace detail {
+/// Appends to `out` k distinct positions of [0, deg) drawn from g: the first k steps of a Fisher-Yates shuffle of
+/// 0 .. deg-1, so the first k of any larger k are the same. `moved` is scratch space. The heterogeneous sampler
+/// (loaders/HeteroNeighborSampler.h) draws with it too.
+void drawDistinct(Generator& g, int64_t deg, int64_t k, std::vector<std::pair<int64_t, int64_t>>& moved,
+                  std::vector<int64_t>& out);
+}  // namespace detail
 
 }  // namespace gnn
