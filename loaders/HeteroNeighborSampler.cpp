@@ -206,7 +206,8 @@ void HeteroNeighborSampler::sampleHop(size_t hop, const std::vector<std::vector<
       } else {
         Generator g = heteroNodeStream(seed, epoch, static_cast<int64_t>(e), v);
         if (replace)
-          for (int64_t j = 0; j < fanout; ++j) picks.push_back(static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(deg))));
+          for (int64_t j = 0; j < fanout; ++j)
+            picks.push_back(static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(deg))));
         else
           detail::drawDistinct(g, deg, fanout, moved, picks);
       }
