@@ -2,7 +2,8 @@
 // and edge type (masks on the real rows, padding edges between padding rows, features, ids, labels and edge
 // features gathered from the graph), the sampler's subgraph inside, the same batches for any thread count and
 // prefetch depth, trimming per type with the counts reported (or refused), sizes from the loader within the worst
-// case, and bad configurations refused.
+// case, padding invariance (to_hetero's GraphSAGE gives the seeds the same outputs and loss with more padding), and bad
+// configurations refused.
 #include "loaders/HeteroFixedSizeNeighborLoader.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "gnn/nn/models/HeteroBasicGNN.h"
+#include "gnn/ops/Ops.h"
 #include "gnn/system/Parallel.h"
 #include "loaders/RandomHeteroGraph.h"
 
@@ -228,6 +231,45 @@ TEST(HeteroFixedSizeNeighborLoader, SizesFromTheLoaderHoldItsBatchesWithinTheWor
   for (HeteroBatch b; loader.next(b);) most = std::max(most, b.node("author").numRealNodes);
   EXPECT_EQ(loader.report().trimmed, 0) << "epoch 0's batches are the ones measured";
   EXPECT_EQ(most + 1, sizes.numNodes.at("author")) << "the largest batch plus the padding row";
+}
+
+TEST(HeteroFixedSizeNeighborLoader, SeedOutputsDoNotChangeWithMorePadding) {
+  auto g = graphWithFeatures(4, 8);
+  auto s = std::make_shared<HeteroNeighborSampler>(*g);
+  HeteroFixedSizeNeighborLoader::Options o;
+  o.numNeighbors = {3, 3};
+  o.batchSize = 6;
+  const std::vector<int64_t> input = everyThirdPaper();
+  const auto tight = HeteroFixedSizeNeighborLoader::worstCase(*s, "paper", o);
+  auto loose = tight;
+  for (auto& [t, n] : loose.numNodes) n += 13;
+  for (auto& [e, n] : loose.numEdges) n += 29;
+  HeteroFixedSizeNeighborLoader a(g, s, "paper", input, o, tight), b(g, s, "paper", input, o, loose);
+  a.startEpoch(1);
+  b.startEpoch(1);
+  Generator init(3);
+  const nlohmann::json args = {{"in_channels", -1}, {"hidden_channels", 8}, {"num_layers", 2}, {"out_channels", 4}};
+  HeteroBasicGNN model({{"class", "GraphSAGE"}, {"args", args}}, {g->nodeTypes(), g->edgeTypes()},
+                       {{"paper", 3}, {"author", 1}, {"field", 1}}, "sum", init);
+  // Featureless types read a value of their node ids (an embedding's stand-in).
+  auto xDictOf = [](const HeteroBatch& batch) {
+    std::map<std::string, Variable> xDict;
+    for (const HeteroBatch::NodeRows& n : batch.nodes)
+      xDict.emplace(n.type, Variable(n.x.defined() ? n.x : n.nodeId.to(DType::F32).reshape({n.numNodes, 1})));
+    return xDict;
+  };
+  int64_t batches = 0;
+  for (HeteroBatch ba, bb; a.next(ba) && b.next(bb); ++batches) {
+    ASSERT_EQ(ba.numSeeds, bb.numSeeds);
+    const Tensor ya = model.forward(xDictOf(ba), ba.edgeIndexDict()).at("paper").value();
+    const Tensor yb = model.forward(xDictOf(bb), bb.edgeIndexDict()).at("paper").value();
+    EXPECT_EQ(yb.dim(0), ya.dim(0) + 13);
+    EXPECT_TRUE(ya.slice(0, ba.numSeeds).bitEqual(yb.slice(0, bb.numSeeds))) << "batch " << batches;
+    const float la = crossEntropy(Variable(ya), ba.y, ba.seedMask).value().data<float>()[0];
+    const float lb = crossEntropy(Variable(yb), bb.y, bb.seedMask).value().data<float>()[0];
+    EXPECT_EQ(la, lb);
+  }
+  EXPECT_EQ(batches, 4);
 }
 
 TEST(HeteroFixedSizeNeighborLoader, RefusesBadConfigurationsClearly) {
