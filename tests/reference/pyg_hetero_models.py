@@ -21,6 +21,9 @@ Writes under tests/reference/pyg_hetero/:
                             T.ToUndirected() (float32)
   predict/sage.out.json     {"out": [[...]]}: the papers' outputs in evaluation mode, float64 from the float32
                             weights and features
+  predict/rgcn.json, .pt, .out.json   the same for R-GCN on the typed graph (predict's "to_homogeneous" spec: a
+                            HeteroDictLinear `input`, then RGCNConv `layers` with ReLU between them, on
+                            HeteroData.to_homogeneous()'s edge_index and edge_type)
 Each case's seed is the CRC-32 of its name. The files are generated once and committed (CI has no PyG).
 
 torch 1.13's fx (Debian's python3-torch) predates Python 3.11's code objects: to_hetero's tracing needs two of
@@ -43,7 +46,8 @@ import torch
 import torch_geometric
 import torch_geometric.transforms as T
 from torch_geometric.data import HeteroData
-from torch_geometric.nn import GCNConv, GraphConv, GraphSAGE, HeteroConv, SAGEConv, to_hetero
+from torch_geometric.nn import GCNConv, GraphConv, GraphSAGE, HeteroConv, HeteroDictLinear, RGCNConv, SAGEConv
+from torch_geometric.nn import to_hetero
 
 
 def fx_python311():
@@ -299,12 +303,67 @@ def run_predict(out_dir):
     return out["paper"]
 
 
+class TypedLayers(torch.nn.Module):
+    """R-GCN as PyG's examples write it on a heterogeneous graph: each type through its Linear, the types stacked
+    in node-type order, RGCNConv layers on to_homogeneous()'s edges with ReLU between them."""
+    def __init__(self, spec):
+        super().__init__()
+        self.input = HeteroDictLinear(**spec["input"]["args"])
+        self.layers = torch.nn.ModuleList([RGCNConv(**layer["args"]) for layer in spec["layers"]])
+
+    def forward(self, x_dict, node_types, edge_index, edge_type):
+        x_dict = self.input(x_dict)
+        x = torch.cat([x_dict[t] for t in node_types])
+        for i, layer in enumerate(self.layers):
+            x = layer(x, edge_index, edge_type)
+            if i + 1 < len(self.layers):
+                x = x.relu()
+        return x
+
+
+def run_predict_rgcn(out_dir):
+    name = "predict_rgcn"
+    torch.manual_seed(zlib.crc32(name.encode()))
+    x, rels = predict_graph()
+    data = HeteroData()
+    for t, v in x.items():
+        data[t].x = v
+    for et, ei in sorted(rels.items()):
+        data[et].edge_index = ei
+    data = T.ToUndirected()(data)
+    relations = len(data.edge_types)
+    layers = [{"class": "RGCNConv", "args": {"in_channels": 8, "out_channels": 8, "num_relations": relations,
+                                             "num_bases": 2}},
+              {"class": "RGCNConv", "args": {"in_channels": 8, "out_channels": 3, "num_relations": relations}}]
+    typed = {"input": {"class": "HeteroDictLinear",
+                       "args": {"in_channels": {t: w for t, (n, w) in sorted(PREDICT_NODES.items())},
+                                "out_channels": 8}},
+             "layers": layers, "act": "relu"}
+    model = TypedLayers(typed)
+    randomize(model, -0.6, 0.6)
+    model.eval()
+    root = os.path.join(out_dir, "predict")
+    with open(os.path.join(root, "rgcn.json"), "w") as f:
+        json.dump({"to_homogeneous": typed, "to_undirected": True, "target": "paper"}, f, indent=1)
+        f.write("\n")
+    torch.save(model.state_dict(), os.path.join(root, "rgcn.pt"))
+    h = data.to_homogeneous(node_attrs=[], edge_attrs=[])
+    first = sum(data[t].num_nodes for t in data.node_types[:data.node_types.index("paper")])
+    with torch.no_grad():
+        out = model.double()({t: v.double() for t, v in data.x_dict.items()}, data.node_types, h.edge_index,
+                             h.edge_type)[first:first + data["paper"].num_nodes]
+    with open(os.path.join(root, "rgcn.out.json"), "w") as f:
+        json.dump({"pyg": "2.3.1", "torch": torch.__version__, "out": out.tolist()}, f, separators=(",", ":"))
+        f.write("\n")
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyg_hetero"))
     parser.add_argument("cases", nargs="*", help="cases to (re)make (predict: the dataset); default: all")
     a = parser.parse_args()
-    known = {**HETERO_CONV_CASES, **TO_HETERO_CASES, "predict": None}
+    known = {**HETERO_CONV_CASES, **TO_HETERO_CASES, "predict": None, "predict_rgcn": None}
     unknown = [n for n in a.cases if n not in known]
     if unknown:
         sys.exit(f"unknown case(s) {unknown}; known: {sorted(known)}")
@@ -316,6 +375,10 @@ def main():
         if name == "predict":
             out = run_predict(a.out)
             print(f"predict: papers out {tuple(out.shape)}", file=sys.stderr)
+            continue
+        if name == "predict_rgcn":
+            out = run_predict_rgcn(a.out)
+            print(f"predict_rgcn: papers out {tuple(out.shape)}", file=sys.stderr)
             continue
         data = run_hetero_conv(name, HETERO_CONV_CASES[name]) if name in HETERO_CONV_CASES else \
             run_to_hetero(name, *TO_HETERO_CASES[name])
