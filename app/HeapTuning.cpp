@@ -48,4 +48,6 @@ HeapWarmUp::~HeapWarmUp() { release(); }
 
 void returnLargeBlocksToSystem() { mallopt(M_MMAP_THRESHOLD, 256 * 1024); }
 
+void mapLargeBlocksForFullBatchTraining() { mallopt(M_MMAP_THRESHOLD, 4 << 20); }
+
 }  // namespace gnn::app

@@ -18,6 +18,13 @@ void keepFreedMemoryInHeap();
 /// straight back to the system when freed.
 void returnLargeBlocksToSystem();
 
+/// Full-batch training on a heterogeneous graph (node_property --model rgcn): a fixed mmap threshold of 4 MiB. Each
+/// step builds per-relation buffers of a dozen sizes between a few and tens of MiB; with glibc's rising threshold
+/// those land in the heap, whose holes then grow the peak from epoch to epoch (R-GCN on a 100k-paper
+/// ogbn-mag-shaped graph: 1.85 GB after 3 epochs, 2.23 GB after 20 and 2.30 after 50, against 1.66 GB after 20
+/// here). The cost is the fresh pages of those buffers each step: the epochs ~20% slower.
+void mapLargeBlocksForFullBatchTraining();
+
 /// Faults in a block of the heap on a spare thread while a program reads its data, so that the first training
 /// step's buffers land on resident pages. The first step otherwise faults in every page it allocates: a SchNet
 /// step on QM7 (batch 32) faults in ~48 MB, 12k pages at ~1.5 us each on a 2-core VM, and took 30 ms against
