@@ -38,9 +38,12 @@ class RgcnNodeModel final : public HeteroNodeModel {
 };
 
 // R-GCN's memory: its weights (the embeddings of the featureless types first: ogbn-mag's 1.1M authors x 128)
-// with their gradients, Adam's moments and the best epoch's copy; per layer, the per-(relation, target) means
-// [pairs, in] with their gradient (a pair per relation a node receives, at most one per edge) and a few [N, out]
-// activations, the last layer's over the target type only; the input rows stacked.
+// with their gradients, Adam's moments and the best epoch's copy; the input rows stacked with their gradient; per
+// layer what RGCNConv keeps (gnn/nn/conv/RGCNConv.h): a narrowing layer only [N, out] products and sums, a
+// widening one every target's per-relation aggregates and its own rows [M, (R + 1) in], others each pair's
+// aggregates [pairs, in] (a pair per relation a node receives, at most one per edge); the last layer over the
+// target type only, with the loss's copy of its logits. Checked against a 100k-paper ogbn-mag-shaped graph: 1.73
+// GB estimated, 1.66 GB peak measured.
 double rgcnBytes(const HeteroNodeModelSpec& s) {
   double nodes = 0, embedded = 0, lins = 0;
   std::set<int64_t> widths;  // HeteroRGCN's input width: the one feature width, else --hidden
@@ -59,8 +62,11 @@ double rgcnBytes(const HeteroNodeModelSpec& s) {
     const bool last = l + 1 == s.layers;
     const double a = l == 0 ? in : static_cast<double>(s.hidden);
     const double b = last ? static_cast<double>(s.numClasses) : static_cast<double>(s.hidden);
+    const double rows = last ? targets : nodes;
     params += rw * a * b + a * b + b;
-    acts += pairs * a * 2 + (last ? targets : nodes) * b * 4;
+    if (a > b) acts += nodes * b * 3;
+    else if (a < b) acts += rows * (r + 1) * a + rows * b * 3;
+    else acts += pairs * a * 2 + rows * b * 3;
   }
   return params * 6 * 4 + acts * 4;
 }
