@@ -1,7 +1,8 @@
 // node_property --model rgcn on a heterogeneous folder (OGB's heterogeneous layout): a graph whose papers' labels
 // only their authors tell (the papers' own features are noise), learnt by R-GCN and not by a model of the papers
-// alone, full-batch and on neighbour batches (--loader neighbor: close to full batch, the same bits with more
-// padding); the same bits on rerun and on 1 and 2 threads; every refusal naming what is refused and what exists.
+// alone, full-batch and on neighbour batches (--loader neighbor: close to full batch; padding's effect is tested on
+// the model, tests/loaders/HeteroBatchToHomogeneous_test.cpp); the same bits on rerun and on 1 and 2 threads; every
+// refusal naming what is refused and what exists.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -242,21 +243,6 @@ TEST_F(NodeHeteroRgcn, NeighbourBatchesLearnCloseToFullBatch) {
   EXPECT_EQ(run["target_rows"], 64);
   EXPECT_GT(run["fixed_num_nodes"]["author"].get<int64_t>(), 1);
   EXPECT_TRUE(run["fixed_num_edges"].contains("author__writes__paper")) << run.dump();
-}
-
-TEST_F(NodeHeteroRgcn, NeighbourBatchesGiveTheSameBitsWithMorePadding) {
-  // Epoch 0's largest batch exactly (--size-margin 0: its batches are the ones measured, so none is trimmed)
-  // against room for any batch: other fixed sizes, the same 5 steps.
-  const std::string args = hetero() + neighbor() + " --epochs 1 --seed 2";
-  const nlohmann::json tight = runJson(args + " --size-margin 0");
-  const nlohmann::json worst = runJson(args + " --fixed-sizes worst");
-  const nlohmann::json &t = tight["loader_runs"][0], &w = worst["loader_runs"][0];
-  EXPECT_NE(t["fixed_num_nodes"], w["fixed_num_nodes"]);
-  EXPECT_NE(t["fixed_num_edges"], w["fixed_num_edges"]);
-  EXPECT_EQ(t["last_epoch"]["trimmed_nodes"], 0) << t.dump();
-  EXPECT_EQ(t["last_epoch"]["trimmed_edges"], 0) << t.dump();
-  for (const char* key : {"loss_checksum", "predictions_checksum", "param_checksum"})
-    EXPECT_EQ(tight[key], worst[key]) << key;
 }
 
 TEST_F(NodeHeteroRgcn, NeighbourBatchesGiveTheSameBitsOnRerunAndOnOneAndTwoThreads) {
