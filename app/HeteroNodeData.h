@@ -9,6 +9,7 @@
 //   data.y;  data.trainIdx;                                           // the target type's own ids
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "app/NodeFlags.h"
 #include "data/HeteroToHomogeneous.h"
 #include "data/OgbHeteroDataset.h"
+#include "loaders/HeteroNeighborSampler.h"
 
 namespace gnn::app {
 
@@ -31,6 +33,9 @@ struct HeteroNodeData {
   Tensor y, trainMask;
   std::vector<int64_t> trainIdx, validIdx, testIdx;
   double loadMs = 0;
+  /// --loader neighbor: every edge type's incoming edges indexed once for all seeds (app/HeteroNodeBatches.h).
+  std::shared_ptr<const HeteroNeighborSampler> sampler;
+  double samplerMs = 0;
 };
 
 /// Whether --data names a folder in OGB's heterogeneous layout (an empty --data is the shipped Cora: no).

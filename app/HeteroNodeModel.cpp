@@ -19,6 +19,10 @@ class RgcnNodeModel final : public HeteroNodeModel {
   Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) override {
     return net_.forward(features, edgeIndex, edgeType);
   }
+  Variable forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds, const Tensor& edgeIndex,
+                   const Tensor& edgeType, int64_t targetRows) override {
+    return net_.forward(features, nodeIds, edgeIndex, edgeType, targetRows);
+  }
 
  private:
   static HeteroRGCNOptions options(const HeteroNodeModelSpec& spec) {

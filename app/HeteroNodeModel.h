@@ -1,12 +1,13 @@
 // HeteroNodeModel: the node models node_property trains on a heterogeneous graph (today "rgcn":
 // models/HeteroRGCN.h), built by name as app/NodeModel.h builds the homogeneous ones, each with the memory its
 // width takes. They read every node type's features and the typed graph's edges and relations
-// (data/HeteroToHomogeneous.h) and give the target type's logits.
+// (data/HeteroToHomogeneous.h) and give the target type's logits; or a sampled batch's rows, laid out the same way.
 //
 //   app::HeteroNodeModelSpec spec{"rgcn", nodeTypes, /*relations=*/7, /*hidden=*/64, classes};
 //   app::requireHeteroNodeModelFits(spec, "");
 //   std::unique_ptr<app::HeteroNodeModel> m = app::makeHeteroNodeModel(spec, gen);
 //   Variable logits = m->forward(features, h.edgeIndex, h.edgeType);      // [N_target, classes]
+//   Variable seeds = m->forward(st.features, st.nodeIds, st.edgeIndex, st.edgeType, st.targetRows);  // a batch
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -38,6 +39,10 @@ class HeteroNodeModel {
   virtual Module& module() = 0;
   /// features: per node type (undefined where it has none) -> the target type's logits [N_target, classes].
   virtual Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) = 0;
+  /// A sampled batch laid out as one typed graph (app/HeteroNodeBatches.h): per node type its rows' features or
+  /// node ids (featureless types) -> the target type's first targetRows rows' logits [targetRows, classes].
+  virtual Variable forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds,
+                           const Tensor& edgeIndex, const Tensor& edgeType, int64_t targetRows) = 0;
 };
 
 /// Every model makeHeteroNodeModel builds, by name.

@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "app/HeteroNodeBatches.h"
 #include "app/HeteroNodeModel.h"
 #include "app/Trainer.h"
 #include "device/Device.h"
@@ -44,6 +45,7 @@ class HeteroSeedRun {
   Variable targetLogits();
   Tensor infer();
   Trainer::Hooks hooks();
+  void trainEpoch(int64_t epoch, int64_t skip);
   void finish();
 
   const NodeSettings& s_;
@@ -52,6 +54,7 @@ class HeteroSeedRun {
   std::unique_ptr<HeteroNodeModel> model_;
   std::unique_ptr<Optimizer> opt_;
   Trainer trainer_;
+  std::unique_ptr<HeteroNodeBatches> batches_;  // --loader neighbor
   NodeRunResult r_;
 };
 
@@ -63,6 +66,7 @@ HeteroSeedRun::HeteroSeedRun(const HeteroNodeRunInputs& in, uint64_t seed)
       opt_(s_.training.makeOptimizer({{model_->module().parameters(), s_.training.weightDecay}})),
       trainer_(in.prog, s_.training, model_->module(), *opt_, in.config, {"acc", /*higherIsBetter=*/true}, "nodes") {
   trainer_.setSeed(seed);
+  if (s_.neighborLoader()) batches_ = std::make_unique<HeteroNodeBatches>(s_, d_, seed);
 }
 
 std::unique_ptr<HeteroNodeModel> HeteroSeedRun::buildModel() const {
@@ -87,15 +91,8 @@ Tensor HeteroSeedRun::infer() {
 
 Trainer::Hooks HeteroSeedRun::hooks() {
   Trainer::Hooks hooks;
-  hooks.stepsPerEpoch = [] { return int64_t{1}; };
-  hooks.trainEpoch = [this](int64_t, int64_t skip) {
-    if (skip > 0) return;  // the epoch's one step was trained before an interrupt
-    Stopwatch sw;
-    model_->module().train();
-    trainer_.step([&] { return crossEntropy(targetLogits(), d_.y, d_.trainMask); },
-                  static_cast<int64_t>(d_.trainIdx.size()));
-    r_.epochMs.push_back(sw.ms());
-  };
+  hooks.stepsPerEpoch = [this] { return batches_ ? batches_->numBatches() : int64_t{1}; };
+  hooks.trainEpoch = [this](int64_t epoch, int64_t skip) { trainEpoch(epoch, skip); };
   hooks.validate = [this] {
     Tensor out = infer();
     Evaluation e;
@@ -111,8 +108,35 @@ Trainer::Hooks HeteroSeedRun::hooks() {
   return hooks;
 }
 
+// Full batch: one step over every node; with --loader neighbor, a step per batch, the loss over its seeds only.
+// `skip`: the steps trained before an interrupt.
+void HeteroSeedRun::trainEpoch(int64_t epoch, int64_t skip) {
+  Stopwatch sw;
+  model_->module().train();
+  if (!batches_) {
+    if (skip > 0) return;
+    trainer_.step([&] { return crossEntropy(targetLogits(), d_.y, d_.trainMask); },
+                  static_cast<int64_t>(d_.trainIdx.size()));
+  } else {
+    batches_->startEpoch(epoch);
+    for (HeteroNodeStep st; batches_->next(st);) {
+      if (skip > 0) {
+        --skip;
+        continue;
+      }
+      const auto loss = [&] {
+        return crossEntropy(model_->forward(st.features, st.nodeIds, st.edgeIndex, st.edgeType, st.targetRows),
+                            st.y, st.seedMask);
+      };
+      if (!trainer_.step(loss, st.numSeeds)) break;  // --time-budget spent
+    }
+  }
+  r_.epochMs.push_back(sw.ms());
+}
+
 void HeteroSeedRun::finish() {
   r_.summary = trainer_.summary();
+  if (batches_) r_.loader = batches_->json();
   r_.valAcc = trainer_.bestValid();
   r_.testAcc = trainer_.bestTest().value("metric", NAN);
   r_.bestEpoch = trainer_.bestEpoch();

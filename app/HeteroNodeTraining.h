@@ -1,6 +1,8 @@
 // HeteroNodeTraining: one seed's run of node_property on a heterogeneous graph: its model
-// (app/HeteroNodeModel.h) trained full-batch on the CPU by the Trainer loop, one step per epoch over every node
-// type and relation, the loss and the accuracies over the target type's split only; then its results as a
+// (app/HeteroNodeModel.h) trained on the CPU by the Trainer loop, full-batch (one step per epoch over every node
+// type and relation) or with --loader neighbor on sampled batches (app/HeteroNodeBatches.h: a step per batch, the
+// loss over its seeds), the loss and the accuracies over the target type's split only, evaluated full-batch over
+// the whole graph either way (exact, and already the model's forward); then its results as a
 // homogeneous run's (app/NodeTraining.h): accuracies, checksums of the weights and of the target type's
 // predictions, timings.
 //

@@ -45,6 +45,14 @@ std::unique_ptr<Module> HeteroRGCN::clone() const {
   return cloneInto(std::make_unique<HeteroRGCN>(opt_, unused));
 }
 
+Variable HeteroRGCN::featuredRows(size_t t, const Tensor& x, int64_t rows) {
+  const HeteroRGCNNodeType& type = opt_.nodeTypes[t];
+  GNN_CHECK_ARG(x.defined() && x.rank() == 2 && x.dim(0) == rows && x.dim(1) == type.features,
+                "HeteroRGCN: node type '", type.name, "' needs features [", rows, ", ", type.features, "], got ",
+                x.defined() ? shapeString(x.shape()) : std::string("none"));
+  return lins_[t] ? lins_[t]->forward(Variable(x)) : Variable(x);
+}
+
 Variable HeteroRGCN::inputRows(const std::vector<Tensor>& features) {
   GNN_CHECK_ARG(features.size() == opt_.nodeTypes.size(), "HeteroRGCN: ", features.size(),
                 " feature tensors for ", opt_.nodeTypes.size(), " node types");
@@ -56,11 +64,30 @@ Variable HeteroRGCN::inputRows(const std::vector<Tensor>& features) {
       parts.push_back(embs_[t]->weight());  // every row, in node order: the lookup of 0 .. N-1 without the gather
       continue;
     }
-    const Tensor& x = features[t];
-    GNN_CHECK_ARG(x.defined() && x.rank() == 2 && x.dim(0) == type.numNodes && x.dim(1) == type.features,
-                  "HeteroRGCN: node type '", type.name, "' needs features [", type.numNodes, ", ", type.features,
-                  "], got ", x.defined() ? shapeString(x.shape()) : std::string("none"));
-    parts.push_back(lins_[t] ? lins_[t]->forward(Variable(x)) : Variable(x));
+    parts.push_back(featuredRows(t, features[t], type.numNodes));
+  }
+  return concatRows(parts);
+}
+
+Variable HeteroRGCN::batchInputRows(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds,
+                                    std::vector<int64_t>& rows) {
+  GNN_CHECK_ARG(features.size() == opt_.nodeTypes.size() && nodeIds.size() == opt_.nodeTypes.size(), "HeteroRGCN: ",
+                features.size(), " feature tensors and ", nodeIds.size(), " node id tensors for ",
+                opt_.nodeTypes.size(), " node types");
+  std::vector<Variable> parts;
+  for (size_t t = 0; t < opt_.nodeTypes.size(); ++t) {
+    const HeteroRGCNNodeType& type = opt_.nodeTypes[t];
+    if (type.features > 0) {
+      rows.push_back(features[t].defined() ? features[t].dim(0) : 0);
+      parts.push_back(featuredRows(t, features[t], rows.back()));
+      continue;
+    }
+    const Tensor& ids = nodeIds[t];
+    GNN_CHECK_ARG(ids.defined() && ids.dtype() == DType::I64 && ids.rank() == 1, "HeteroRGCN: node type '",
+                  type.name, "' has no features and needs its rows' node ids, int64 [rows]");
+    rows.push_back(ids.dim(0));
+    // A type without nodes has no embedding; the batch still gives it its padding row, which no real row reads.
+    parts.push_back(embs_[t] ? embs_[t]->forward(ids) : Variable(Tensor::zeros({rows.back(), in_})));
   }
   return concatRows(parts);
 }
@@ -71,21 +98,43 @@ Variable HeteroRGCN::forward(const std::vector<Tensor>& features, const Tensor& 
     BlockScope scope("input");
     h = inputRows(features);
   }
-  const bool targetOnly = opt_.targetType >= 0;
+  std::vector<int64_t> rows;
+  for (const HeteroRGCNNodeType& t : opt_.nodeTypes) rows.push_back(t.numNodes);
+  const int64_t targetRows = opt_.targetType >= 0 ? rows[static_cast<size_t>(opt_.targetType)] : 0;
+  return layers(h, rows, edgeIndex, edgeType, targetRows);
+}
+
+Variable HeteroRGCN::forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds,
+                             const Tensor& edgeIndex, const Tensor& edgeType, int64_t targetRows) {
+  Variable h;
+  std::vector<int64_t> rows;
+  {
+    BlockScope scope("input");
+    h = batchInputRows(features, nodeIds, rows);
+  }
+  GNN_CHECK_ARG(opt_.targetType < 0 || (targetRows >= 0 && targetRows <= rows[static_cast<size_t>(opt_.targetType)]),
+                "HeteroRGCN: ", targetRows, " target rows asked of the batch's ",
+                opt_.targetType < 0 ? 0 : rows[static_cast<size_t>(opt_.targetType)]);
+  return layers(h, rows, edgeIndex, edgeType, targetRows);
+}
+
+Variable HeteroRGCN::layers(Variable h, const std::vector<int64_t>& rows, const Tensor& edgeIndex,
+                            const Tensor& edgeType, int64_t targetRows) {
+  // Rows of the typed graph are type after type: the target's start after the types before it.
+  int64_t first = 0;
+  for (int64_t t = 0; t < opt_.targetType; ++t) first += rows[static_cast<size_t>(t)];
   for (size_t l = 0; l < convs_.size(); ++l) {
     BlockScope scope("layers/" + std::to_string(l));
-    if (targetOnly && l + 1 == convs_.size()) return lastLayerOnTarget(h, edgeIndex, edgeType);
+    if (opt_.targetType >= 0 && l + 1 == convs_.size())
+      return lastLayerOnTarget(h, first, targetRows, edgeIndex, edgeType);
     h = convs_[l]->forward(h, edgeIndex, edgeType);
     if (l + 1 < convs_.size()) h = reluDropout(h, opt_.dropout, isTraining());
   }
   return h;
 }
 
-Variable HeteroRGCN::lastLayerOnTarget(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeType) {
-  // Rows of the typed graph are type after type: the target's are [first, first + count).
-  int64_t first = 0;
-  for (int64_t t = 0; t < opt_.targetType; ++t) first += opt_.nodeTypes[static_cast<size_t>(t)].numNodes;
-  const int64_t count = opt_.nodeTypes[static_cast<size_t>(opt_.targetType)].numNodes;
+Variable HeteroRGCN::lastLayerOnTarget(const Variable& h, int64_t first, int64_t count, const Tensor& edgeIndex,
+                                       const Tensor& edgeType) {
   const int64_t E = edgeIndex.dim(1);
   const Tensor srcT = edgeRow(edgeIndex, 0), dstT = edgeRow(edgeIndex, 1);
   const int64_t *src = srcT.data<int64_t>(), *dst = dstT.data<int64_t>(), *type = edgeType.data<int64_t>();

@@ -14,6 +14,9 @@
 //     drops out the values before the ReLU and so loses it; the ReLU is kept here, as the script means. Its
 //     RGCNConv also has a root weight per node type; PyG's, used here, has one.)
 // The output is every node's logits in the layout's order; a caller takes its target type's rows.
+// A sampled batch (loaders/HeteroBatch.h laid out by loaders/HeteroBatchToHomogeneous.h) runs through the same
+// weights: any number of rows per type, a featureless type's rows its embedding's rows at the batch's node ids
+// (looked up, not the whole table), the relations numbered as the whole graph's.
 // Parameters: "emb.<type>.weight", then "lin.<type>.weight" / ".bias", then "convs.<l>.*" (RGCNConv's names),
 // drawn from the generator in that order.
 //
@@ -60,6 +63,12 @@ class HeteroRGCN : public Module {
   /// features); edgeIndex int64 [2, E] and edgeType int64 [E] of the typed graph -> logits [N, outChannels], or
   /// the target type's rows [N_target, outChannels] when it is set.
   Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType);
+  /// A sampled batch laid out the same way: per node type its rows' features [rows, width] (featured types) or
+  /// their node ids int64 [rows] (embedded types; the other list's entry undefined), edges and relations in the
+  /// batch's rows -> with the target type set, its first targetRows rows' logits [targetRows, outChannels] (the
+  /// seeds come first), else every row's.
+  Variable forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds, const Tensor& edgeIndex,
+                   const Tensor& edgeType, int64_t targetRows);
   /// The first layer's input width (see above).
   int64_t inChannels() const { return in_; }
   const HeteroRGCNOptions& options() const { return opt_; }
@@ -68,8 +77,17 @@ class HeteroRGCN : public Module {
  private:
   /// Every node's input row, [N, in]: embeddings, features or their Linear, type after type.
   Variable inputRows(const std::vector<Tensor>& features);
-  /// The last layer over the target type's rows only (its incoming edges, targets from its first row).
-  Variable lastLayerOnTarget(const Variable& h, const Tensor& edgeIndex, const Tensor& edgeType);
+  /// A batch's input rows, [rows, in]: embedding rows at nodeIds, features or their Linear, type after type.
+  Variable batchInputRows(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds,
+                          std::vector<int64_t>& rows);
+  /// A type's featured rows as the first layer takes them: as they are, or through the type's Linear.
+  Variable featuredRows(size_t t, const Tensor& x, int64_t rows);
+  /// The layers over h, whose type t has rows[t] rows; the last over the target's first targetRows rows.
+  Variable layers(Variable h, const std::vector<int64_t>& rows, const Tensor& edgeIndex, const Tensor& edgeType,
+                  int64_t targetRows);
+  /// The last layer over the target rows [first, first + count) only (their incoming edges).
+  Variable lastLayerOnTarget(const Variable& h, int64_t first, int64_t count, const Tensor& edgeIndex,
+                             const Tensor& edgeType);
 
   HeteroRGCNOptions opt_;
   int64_t in_ = 0;
