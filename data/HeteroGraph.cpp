@@ -2,15 +2,10 @@
 
 #include <algorithm>
 #include <numeric>
-#include <tuple>
 
 #include "gnn/system/Check.h"
 
 namespace gnn {
-
-bool EdgeType::operator<(const EdgeType& o) const {
-  return std::tie(src, rel, dst) < std::tie(o.src, o.rel, o.dst);
-}
 
 NodeStore& HeteroGraph::addNodeType(const std::string& type, int64_t numNodes) {
   GNN_CHECK_ARG(!hasNodeType(type), "HeteroGraph::addNodeType: node type '", type, "' exists already");

@@ -16,22 +16,10 @@
 #include <utility>
 #include <vector>
 
+#include "gnn/nn/EdgeType.h"
 #include "gnn/tensor/Tensor.h"
 
 namespace gnn {
-
-/// An edge type (source node type, relation, destination node type), PyG's EdgeType tuple.
-struct EdgeType {
-  std::string src, rel, dst;
-
-  /// "src__rel__dst": the key PyG's to_hetero gives a relation's module (torch_geometric/nn/to_hetero_transformer.py
-  /// joins the tuple with "__").
-  std::string str() const { return src + "__" + rel + "__" + dst; }
-  /// Lexicographic on (src, rel, dst), as Python orders tuples of strings (OGB sorts its triplets so).
-  bool operator<(const EdgeType& o) const;
-  bool operator==(const EdgeType& o) const { return src == o.src && rel == o.rel && dst == o.dst; }
-  bool operator!=(const EdgeType& o) const { return !(*this == o); }
-};
 
 /// One node type's tensors (PyG's NodeStorage).
 struct NodeStore {
