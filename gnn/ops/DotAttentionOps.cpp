@@ -241,7 +241,8 @@ Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Vari
     OpInfo info{"dotAttentionMessageSum", 4 * EF + 6 * s.E * s.H,
                 s.E * (16 + 2 * F * elem) + (s.hasEdge ? EF * elem : 0) + s.N * F * elem, s.N * F * elem, 10 * EF};
     std::vector<Variable> inputs = {q, k, v};
-    std::vector<Tensor> saved = {Q, K, V, srcs, dsts, A};
+    // Not the targets: the backward reads them from byDst (8 bytes an edge less kept between forward and backward).
+    std::vector<Tensor> saved = {Q, K, V, srcs, A};
     if (s.hasEdge) {
       inputs.push_back(edge);
       saved.push_back(ED);
@@ -249,9 +250,9 @@ Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Vari
     return Variable::record(info, Y, inputs, saved,
                             [byDst, s](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& sv) {
       const int64_t F = s.H * s.C;
-      const T *qp = sv[0].data<T>(), *kp = sv[1].data<T>(), *vp = sv[2].data<T>(), *alpha = sv[5].data<T>();
-      const int64_t *src = sv[3].data<int64_t>(), *dst = sv[4].data<int64_t>();
-      const T* ed = s.hasEdge ? sv[6].data<T>() : nullptr;
+      const T *qp = sv[0].data<T>(), *kp = sv[1].data<T>(), *vp = sv[2].data<T>(), *alpha = sv[4].data<T>();
+      const int64_t* src = sv[3].data<int64_t>();
+      const T* ed = s.hasEdge ? sv[5].data<T>() : nullptr;
       const T* g = gy.data<T>();
       Tensor DZ = Tensor::empty({s.E, s.H}, gy.dtype()), DQ = Tensor::zeros({s.N, F}, gy.dtype());
       Tensor DE = s.hasEdge ? Tensor::empty({s.E, F}, gy.dtype()) : Tensor();
@@ -265,11 +266,14 @@ Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Vari
       if (wantK || wantV) {
         Tensor srcT = sv[3];
         const ops::IndexPlan bySrc = ops::planFor(srcT, s.Ns);
+        std::vector<int64_t> dst(static_cast<size_t>(s.E));
+        for (int64_t i = 0; i < s.N; ++i)
+          for (int64_t t = byDst->ptr[i]; t < byDst->ptr[i + 1]; ++t) dst[static_cast<size_t>(byDst->perm[t])] = i;
         Tensor DK = Tensor::zeros({s.Ns, F}, gy.dtype()), DV = Tensor::zeros({s.Ns, F}, gy.dtype());
         const int64_t perSource = std::max<int64_t>(1, s.E / std::max<int64_t>(s.Ns, 1));
         parallelFor(s.Ns, grainFor(perSource * F * 4), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
-          sourceGradients<T>(s, bySrc, dst, qp, alpha, DZ.data<T>(), g, DK.data<T>(), DV.data<T>(), wantK, wantV, b,
-                             e);
+          sourceGradients<T>(s, bySrc, dst.data(), qp, alpha, DZ.data<T>(), g, DK.data<T>(), DV.data<T>(), wantK,
+                             wantV, b, e);
         });
         in[1].addGrad(DK);
         in[2].addGrad(DV);

@@ -222,13 +222,17 @@ std::map<std::string, Variable> HGTConv::forward(const std::map<std::string, Var
   std::map<std::string, Variable> out;
   for (const auto& [type, list] : messages) {
     TypeParams& p = types_.at(type);
-    Variable h = p.a->forward(gelu(grouped(type, list)));
-    if (out_ == p.in) {
-      const Variable alpha = sigmoid(*p.skip);
-      const Variable keep = sub(Variable(Tensor::full({1}, 1.0, alpha.dtype())), alpha);
-      h = add(scaleByScalar(h, alpha), scaleByScalar(xDict.at(type), keep));
+    const Variable a = gelu(grouped(type, list));
+    if (out_ != p.in) {
+      out.emplace(type, p.a->forward(a));
+      continue;
     }
-    out.emplace(type, h);
+    // sigmoid(skip) a_lin(a) + (1 - sigmoid(skip)) x, with sigmoid(skip) folded into a_lin's weight and bias: skip's
+    // gradient then reads a (kept for a_lin's anyway), not a_lin's output, which would be an [N_t, out] more to keep.
+    const Variable alpha = sigmoid(*p.skip);
+    const Variable keep = sub(Variable(Tensor::full({1}, 1.0, alpha.dtype())), alpha);
+    const Variable mixed = linear(a, scaleByScalar(p.a->weight(), alpha), scaleByScalar(*p.a->bias(), alpha));
+    out.emplace(type, add(mixed, scaleByScalar(xDict.at(type), keep)));
   }
   return out;
 }

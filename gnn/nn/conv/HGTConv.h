@@ -17,7 +17,8 @@
 // p_r)^T W_k, an [out, out] by [out, in] product), so a relation keeps only its sources' keys and values
 // ([N_s, out] each), not also each type's K and V and their per-head products; each relation's attention and sum
 // is one op over its edges (dotAttentionMessageSum, TransformerConv's, with sources of another type), which keeps
-// the [E, H] attention and no [E, out] messages. The numbers are PyG's up to rounding.
+// the [E, H] attention and no [E, out] messages; sigmoid(skip_t) is folded into a_lin_t's weight and bias, so
+// a_lin_t's output is not kept for skip_t's gradient. The numbers are PyG's up to rounding.
 //
 //   auto conv = HGTConv::fromPyG({{"in_channels", {{"paper", 16}, {"author", 8}}}, {"out_channels", 32},
 //                                 {"metadata", {{"paper", "author"}, {{"author", "writes", "paper"},
