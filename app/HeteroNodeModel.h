@@ -1,12 +1,14 @@
-// HeteroNodeModel: the node models node_property trains on a heterogeneous graph (today "rgcn":
-// models/HeteroRGCN.h), built by name as app/NodeModel.h builds the homogeneous ones, each with the memory its
-// width takes. They read every node type's features and the typed graph's edges and relations
-// (data/HeteroToHomogeneous.h) and give every node's logits.
+// HeteroNodeModel: the node models node_property trains on a heterogeneous graph ("rgcn": models/HeteroRGCN.h;
+// "hgt": models/HeteroHGT.h), built by name as app/NodeModel.h builds the homogeneous ones, each with the memory
+// its width takes. They read every node type's features and the typed graph's edges and relations
+// (data/HeteroToHomogeneous.h) and give the target type's logits.
 //
-//   app::HeteroNodeModelSpec spec{"rgcn", nodeTypes, /*relations=*/7, /*hidden=*/64, classes};
+//   app::HeteroNodeModelSpec spec;
+//   spec.name = "hgt";  spec.nodeTypes = nodeTypes;  spec.edgeTypes = h.edgeTypeNames;  spec.targetType = "paper";
+//   spec.numRelations = 7;  spec.numClasses = classes;
 //   app::requireHeteroNodeModelFits(spec, "");
 //   std::unique_ptr<app::HeteroNodeModel> m = app::makeHeteroNodeModel(spec, gen);
-//   Variable logits = m->forward(features, h.edgeIndex, h.edgeType);      // [N, classes]
+//   Variable logits = m->forward(features, h.edgeIndex, h.edgeType);      // [papers, classes]
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "gnn/autograd/Variable.h"
 #include "gnn/nn/Module.h"
 #include "gnn/system/Random.h"
+#include "gnn/nn/EdgeType.h"
 #include "models/HeteroRGCN.h"
 
 namespace gnn::app {
@@ -25,7 +28,12 @@ struct HeteroNodeModelSpec {
   std::string name = "rgcn";
   /// In the typed graph's order, each with its node count and feature width (0: none).
   std::vector<HeteroRGCNNodeType> nodeTypes;
-  int64_t numRelations = 1, hidden = 64, numClasses = 0, layers = 2, numBases = 0;
+  /// The typed graph's relations in order (numRelations of them) and their edges in all.
+  std::vector<EdgeType> edgeTypes;
+  int64_t numEdges = 0;
+  /// The node type whose logits forward gives.
+  std::string targetType;
+  int64_t numRelations = 1, hidden = 64, numClasses = 0, layers = 2, numBases = 0, heads = 2;
   double dropout = 0.5;
 };
 
@@ -34,7 +42,7 @@ class HeteroNodeModel {
   virtual ~HeteroNodeModel() = default;
   /// The model as the Trainer and the checksums see it.
   virtual Module& module() = 0;
-  /// features: per node type (undefined where it has none) -> every node's logits [N, classes].
+  /// features: per node type (undefined where it has none) -> the target type's logits [N_target, classes].
   virtual Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) = 0;
 };
 

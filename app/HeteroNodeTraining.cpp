@@ -70,10 +70,9 @@ std::unique_ptr<HeteroNodeModel> HeteroSeedRun::buildModel() const {
   return makeHeteroNodeModel(heteroModelSpec(s_, d_), initGen);
 }
 
-// Every node type's rows go through every layer (full batch); the target type's are the output.
+// Full batch: the whole graph each step; the model gives the target type's logits.
 Variable HeteroSeedRun::targetLogits() {
-  const Variable all = model_->forward(d_.features, d_.graph.edgeIndex, d_.graph.edgeType);
-  return sliceRows(all, d_.targetOffset, d_.targetOffset + d_.targetNodes);
+  return model_->forward(d_.features, d_.graph.edgeIndex, d_.graph.edgeType);
 }
 
 Tensor HeteroSeedRun::infer() {
@@ -145,11 +144,15 @@ HeteroNodeModelSpec heteroModelSpec(const NodeSettings& s, const HeteroNodeData&
     spec.nodeTypes.push_back({data.graph.nodeTypeNames[t],
                               data.graph.nodeSlices[t + 1] - data.graph.nodeSlices[t], x.defined() ? x.dim(1) : 0});
   }
+  spec.edgeTypes = data.graph.edgeTypeNames;
+  spec.numEdges = data.graph.edgeIndex.defined() ? data.graph.edgeIndex.dim(1) : 0;
+  spec.targetType = data.targetType;
   spec.numRelations = static_cast<int64_t>(data.graph.edgeTypeNames.size());
   spec.hidden = s.hidden;
   spec.numClasses = data.numClasses;
   spec.layers = s.layers;
   spec.numBases = s.numBases;
+  spec.heads = s.heads;
   spec.dropout = s.dropout;
   return spec;
 }
