@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
+#include <stdexcept>
+#include <utility>
 
 #include "app/MemoryBounds.h"
 #include "app/Program.h"
+#include "gnn/ops/Ops.h"
+#include "models/HeteroHGT.h"
 
 namespace gnn::app {
 
@@ -16,6 +21,7 @@ class RgcnNodeModel final : public HeteroNodeModel {
   RgcnNodeModel(const HeteroNodeModelSpec& spec, Generator& gen) : net_(options(spec), gen) {}
 
   Module& module() override { return net_; }
+  // Every node's rows go through every layer but the last, which gives the target type's (HeteroRGCN's targetType).
   Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) override {
     return net_.forward(features, edgeIndex, edgeType);
   }
@@ -39,6 +45,38 @@ class RgcnNodeModel final : public HeteroNodeModel {
   }
 
   HeteroRGCN net_;
+};
+
+class HgtNodeModel final : public HeteroNodeModel {
+ public:
+  HgtNodeModel(const HeteroNodeModelSpec& spec, Generator& gen) : net_(options(spec), gen) {}
+
+  Module& module() override { return net_; }
+  // The typed graph's edges as each relation's own, split again every call (a pass over the edges, small beside
+  // the attention over them).
+  Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) override {
+    return net_.forward(features, net_.relationEdges(edgeIndex, edgeType));
+  }
+  // node_property refuses --loader neighbor for hgt before building it (app/HeteroNodeProgram.cpp).
+  Variable forward(const std::vector<Tensor>&, const std::vector<Tensor>&, const Tensor&, const Tensor&,
+                   int64_t) override {
+    throw std::invalid_argument("hgt trains full-batch only: --loader neighbor is offered for rgcn");
+  }
+
+ private:
+  static HeteroHGTOptions options(const HeteroNodeModelSpec& spec) {
+    HeteroHGTOptions o;
+    o.nodeTypes = spec.nodeTypes;
+    o.edgeTypes = spec.edgeTypes;
+    o.targetType = spec.nodeTypes.at(static_cast<size_t>(spec.targetType)).name;
+    o.hidden = spec.hidden;
+    o.outChannels = spec.numClasses;
+    o.layers = spec.layers;
+    o.heads = spec.heads;
+    return o;
+  }
+
+  HeteroHGT net_;
 };
 
 // R-GCN's memory: its weights (the embeddings of the featureless types first: ogbn-mag's 1.1M authors x 128)
@@ -75,6 +113,32 @@ double rgcnBytes(const HeteroNodeModelSpec& s) {
   return params * 6 * 4 + acts * 4;
 }
 
+// HGT's memory: its weights (the featureless types' embeddings [N_t, hidden] first) with their gradients, Adam's
+// moments and the best epoch's copy; the input rows; per layer, each relation keeps its sources' keys and values
+// [N_src, hidden] and, per edge, its source, attention and the edges grouped by target (24 bytes at 2 heads; the
+// backward's about as much again, counted here too), and each type a few [N_t, hidden] rows (queries, grouped
+// messages, their GELU, the output, gradients). Every relation and type is counted in every layer: the last layer
+// reads fewer (models/HeteroHGT.h), so this is an upper bound.
+double hgtBytes(const HeteroNodeModelSpec& s) {
+  std::map<std::string, double> count;
+  double nodes = 0, params = 0;
+  for (const HeteroRGCNNodeType& t : s.nodeTypes) {
+    count[t.name] = static_cast<double>(t.numNodes);
+    nodes += static_cast<double>(t.numNodes);
+    params += (t.features > 0 ? static_cast<double>(t.features + 1) : static_cast<double>(t.numNodes)) *
+              static_cast<double>(s.hidden);
+  }
+  const double h = static_cast<double>(s.hidden), types = static_cast<double>(s.nodeTypes.size());
+  double sources = 0;
+  for (const EdgeType& r : s.edgeTypes) sources += count.count(r.src) ? count[r.src] : 0;
+  params += static_cast<double>(s.layers) *
+            (types * 4 * (h * h + h) + static_cast<double>(s.numRelations) * 2 * h * h / static_cast<double>(s.heads));
+  params += h * static_cast<double>(s.numClasses);
+  const double perEdge = (16 + 4 * static_cast<double>(s.heads)) * 2;
+  const double perLayer = sources * h * 2 * 4 + static_cast<double>(s.numEdges) * perEdge + nodes * h * 6 * 4;
+  return params * 6 * 4 + nodes * h * 2 * 4 + static_cast<double>(s.layers) * perLayer;
+}
+
 struct HeteroNodeModelEntry {
   std::string name;
   std::function<std::unique_ptr<HeteroNodeModel>(const HeteroNodeModelSpec&, Generator&)> make;
@@ -91,6 +155,15 @@ const std::vector<HeteroNodeModelEntry>& heteroEntries() {
          for (const HeteroRGCNNodeType& t : s.nodeTypes) nodes += t.numNodes;
          return "R-GCN's weights, embeddings and optimizer state, and its per-relation activations over " +
                 std::to_string(nodes) + " nodes and " + std::to_string(s.numRelations) + " relations";
+       }},
+      {"hgt", [](const HeteroNodeModelSpec& s, Generator& g) { return std::make_unique<HgtNodeModel>(s, g); },
+       hgtBytes,
+       [](const HeteroNodeModelSpec& s) {
+         int64_t nodes = 0;
+         for (const HeteroRGCNNodeType& t : s.nodeTypes) nodes += t.numNodes;
+         return "HGT's weights, embeddings and optimizer state, its relations' keys and values and its attention "
+                "over " + std::to_string(nodes) + " nodes and " + std::to_string(s.numEdges) + " edges of " +
+                std::to_string(s.numRelations) + " relations";
        }},
   };
   return all;

@@ -1,12 +1,15 @@
-// HeteroNodeModel: the node models node_property trains on a heterogeneous graph (today "rgcn":
-// models/HeteroRGCN.h), built by name as app/NodeModel.h builds the homogeneous ones, each with the memory its
-// width takes. They read every node type's features and the typed graph's edges and relations
-// (data/HeteroToHomogeneous.h) and give the target type's logits; or a sampled batch's rows, laid out the same way.
+// HeteroNodeModel: the node models node_property trains on a heterogeneous graph ("rgcn": models/HeteroRGCN.h;
+// "hgt": models/HeteroHGT.h), built by name as app/NodeModel.h builds the homogeneous ones, each with the memory
+// its width takes. They read every node type's features and the typed graph's edges and relations
+// (data/HeteroToHomogeneous.h) and give the target type's logits; or a sampled batch's rows, laid out the same way
+// (R-GCN).
 //
-//   app::HeteroNodeModelSpec spec{"rgcn", nodeTypes, /*relations=*/7, /*hidden=*/64, classes};
+//   app::HeteroNodeModelSpec spec;
+//   spec.name = "hgt";  spec.nodeTypes = nodeTypes;  spec.edgeTypes = h.edgeTypeNames;  spec.targetType = 3;  // paper
+//   spec.numRelations = 7;  spec.numClasses = classes;
 //   app::requireHeteroNodeModelFits(spec, "");
 //   std::unique_ptr<app::HeteroNodeModel> m = app::makeHeteroNodeModel(spec, gen);
-//   Variable logits = m->forward(features, h.edgeIndex, h.edgeType);      // [N_target, classes]
+//   Variable logits = m->forward(features, h.edgeIndex, h.edgeType);      // [papers, classes]
 //   Variable seeds = m->forward(st.features, st.nodeIds, st.edgeIndex, st.edgeType, st.targetRows);  // a batch
 #pragma once
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include "gnn/autograd/Variable.h"
 #include "gnn/nn/Module.h"
 #include "gnn/system/Random.h"
+#include "gnn/nn/EdgeType.h"
 #include "models/HeteroRGCN.h"
 
 namespace gnn::app {
@@ -26,9 +30,11 @@ struct HeteroNodeModelSpec {
   std::string name = "rgcn";
   /// In the typed graph's order, each with its node count and feature width (0: none).
   std::vector<HeteroRGCNNodeType> nodeTypes;
+  /// The typed graph's relations in order (numRelations of them) and their edges in all.
+  std::vector<EdgeType> edgeTypes;
+  int64_t numEdges = 0;
   int64_t targetType = 0;  ///< the classified type's position in nodeTypes
-  int64_t numEdges = 0;    ///< the typed graph's edges (for the memory estimate)
-  int64_t numRelations = 1, hidden = 64, numClasses = 0, layers = 2, numBases = 0;
+  int64_t numRelations = 1, hidden = 64, numClasses = 0, layers = 2, numBases = 0, heads = 2;
   double dropout = 0.5;
 };
 

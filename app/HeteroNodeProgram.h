@@ -1,5 +1,6 @@
 // HeteroNodeProgram: node_property on a folder in OGB's heterogeneous raw layout: the flags checked against what
-// exists for such a graph (R-GCN on the CPU: --model rgcn, full-batch or on neighbour batches; no cluster loader,
+// exists for such a graph (R-GCN on the CPU, full-batch or on neighbour batches; HGT full-batch: --model rgcn |
+// hgt; no cluster loader,
 // simulated IPU or continued run), the graph read with its reverse relations (app/HeteroNodeData.h), --runs seeds
 // trained (app/HeteroNodeTraining.h), and the summary line or the JSON with the homogeneous runs' keys and the
 // graph's.
@@ -15,7 +16,7 @@ namespace gnn::app {
 
 /// The program's body for a heterogeneous --data; returns the exit code. UsageError for what it does not offer.
 int runHeteroNode(const Program& prog, NodeSettings& s, const NodeProgramDefaults& d);
-/// For a homogeneous --data: UsageError for --model rgcn, --target-type and --num-bases, which need a
+/// For a homogeneous --data: UsageError for --model rgcn and hgt, --target-type and --num-bases, which need a
 /// heterogeneous one.
 void refuseHeteroOnlyFlags(const Program& prog, const NodeSettings& s);
 

@@ -74,7 +74,7 @@ std::unique_ptr<HeteroNodeModel> HeteroSeedRun::buildModel() const {
   return makeHeteroNodeModel(heteroModelSpec(s_, d_), initGen);
 }
 
-// Every node type's rows go through every layer but the last (full batch); the model gives the target type's.
+// Full batch: the whole graph each step; the model gives the target type's logits.
 Variable HeteroSeedRun::targetLogits() {
   return model_->forward(d_.features, d_.graph.edgeIndex, d_.graph.edgeType);
 }
@@ -168,6 +168,7 @@ HeteroNodeModelSpec heteroModelSpec(const NodeSettings& s, const HeteroNodeData&
     spec.nodeTypes.push_back({data.graph.nodeTypeNames[t],
                               data.graph.nodeSlices[t + 1] - data.graph.nodeSlices[t], x.defined() ? x.dim(1) : 0});
   }
+  spec.edgeTypes = data.graph.edgeTypeNames;
   spec.targetType = data.graph.nodeTypeIndex(data.targetType);
   spec.numRelations = static_cast<int64_t>(data.graph.edgeTypeNames.size());
   spec.numEdges = data.graph.edgeIndex.defined() ? data.graph.edgeIndex.dim(1) : 0;
@@ -175,6 +176,7 @@ HeteroNodeModelSpec heteroModelSpec(const NodeSettings& s, const HeteroNodeData&
   spec.numClasses = data.numClasses;
   spec.layers = s.layers;
   spec.numBases = s.numBases;
+  spec.heads = s.heads;
   spec.dropout = s.dropout;
   return spec;
 }

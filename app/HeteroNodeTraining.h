@@ -27,7 +27,7 @@ struct HeteroNodeRunInputs {
   const HeteroNodeData& data;
 };
 
-/// The model spec the flags name over `data` (--model, --hidden, --layers, --dropout, --num-bases).
+/// The model spec the flags name over `data` (--model, --hidden, --layers, --dropout, --num-bases, --heads).
 HeteroNodeModelSpec heteroModelSpec(const NodeSettings& s, const HeteroNodeData& data);
 /// Trains from `seed` (weights and embeddings, dropout) to --epochs.
 NodeRunResult trainHeteroNodeRun(const HeteroNodeRunInputs& in, uint64_t seed);

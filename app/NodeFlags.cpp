@@ -136,7 +136,8 @@ namespace {
 void addBasicGnnFlags(Program& prog, NodeSettings& s) {
   prog.flags().add_options()("layers", value(&s.layers, int64_t{2}), "message-passing layers (PyG's num_layers)")(
       "heads", value(&s.heads, int64_t{1}),
-      "gat, gatv2, transformer: attention heads; --hidden is their total width (hidden / heads each), as PyG's GAT")(
+      "gat, gatv2, transformer, hgt: attention heads; --hidden is their total width (hidden / heads each), as "
+      "PyG's GAT (default 1; hgt: 2, as PyG's hgt_dblp.py)")(
       "out-heads", value(&s.outHeads, int64_t{-1}),
       "gat, gatv2: heads of the output layer, averaged (default: --heads, as PyG's GAT; the GAT paper's Cora "
       "setup has 1)")(
@@ -158,7 +159,7 @@ void addBasicGnnFlags(Program& prog, NodeSettings& s) {
       "layers");
   prog.flags().add_options()(
       "target-type", value(&s.targetType, ""),
-      "--model rgcn on a heterogeneous --data: the node type to classify, one with labels (default: the only "
+      "--model rgcn or hgt on a heterogeneous --data: the node type to classify, one with labels (default: the only "
       "labelled type; needed when there are several)")(
       "num-bases", value(&s.numBases, int64_t{0}),
       "--model rgcn: RGCNConv's basis decomposition, each relation's weight a mix of this many shared bases "
@@ -173,7 +174,7 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
   const std::string dataHelp =
       "dataset folder in OGB's node-property raw layout (default: the shipped " + shippedDataLabel(d.data) + ")" +
       std::string(d.basicGnn ? "; or in OGB's heterogeneous layout (ogbn-mag's, raw/triplet-type-list.csv), "
-                               "trained with --model rgcn, full-batch on the CPU"
+                               "trained with --model rgcn or hgt, full-batch on the CPU"
                              : "");
   prog.flags().add_options()("data", po::value(&s.data)->value_name("DIR"), dataHelp.c_str());
   if (s.modelFlag) {
@@ -279,9 +280,10 @@ void checkNodeFlags(const NodeSettings& s, const NodeProgramDefaults& d) {
     if ((s.model == "gat" || s.model == "gatv2" || s.model == "transformer") && s.hidden % s.heads != 0)
       throw UsageError("--hidden " + std::to_string(s.hidden) + " must be a multiple of --heads " +
                        std::to_string(s.heads) + " (each head is hidden / heads wide, as PyG's GAT)");
-    // rgcn is no BasicGNN (app/HeteroNodeModel.h): its flags are checked with its heterogeneous data.
-    const std::string cls =
-        s.model == "rgcn" ? "" : s.modelSpec(1, 1).basicGnnSpec()["class"].get<std::string>();
+    // rgcn and hgt are no BasicGNN (app/HeteroNodeModel.h): their flags are checked with their heterogeneous data.
+    const std::string cls = s.model == "rgcn" || s.model == "hgt"
+                                ? ""
+                                : s.modelSpec(1, 1).basicGnnSpec()["class"].get<std::string>();
     if (!cls.empty() && s.featureLayout == "sparse" && !BasicGNN::classTakesSparseInput(cls))
       throw UsageError("--feature-layout sparse: --model " + s.model +
                        " takes dense features (sparse ones go to gcn, sage, gin, gat, gatv2)");

@@ -121,7 +121,7 @@ int64_t activationRows(const NodeSettings& s, int64_t numNodes) {
 int runNode(const Program& prog, NodeSettings& s, const NodeProgramDefaults& d) {
   s.training.apply(prog);
   s.device.apply(prog);
-  // A folder in OGB's heterogeneous layout (ogbn-mag's) has a program body of its own: R-GCN, full-batch.
+  // A folder in OGB's heterogeneous layout (ogbn-mag's) has a program body of its own: R-GCN or HGT, full-batch.
   if (heteroDataGiven(s)) return runHeteroNode(prog, s, d);
   refuseHeteroOnlyFlags(prog, s);
   if (s.neighborLoader()) {  // OGB's ogbn-products GraphSAGE with neighbour sampling, where not given

@@ -1,6 +1,10 @@
-// EdgeType: an edge type (source node type, relation, destination node type), PyG's EdgeType tuple
-// (torch_geometric/typing.py), with PyG's Metadata and an edge_index_dict. The layers of heterogeneous graphs
-// (HeteroConv, to_hetero's models) key their modules by it; data/HeteroGraph.h holds a graph's edges by it.
+// EdgeType: a relation of a heterogeneous graph, (source node type, relation, destination node type): PyG's
+// EdgeType tuple (torch_geometric/typing.py), with PyG's Metadata and an edge_index_dict. The key of a HeteroGraph's
+// edge stores (data/HeteroGraph.h) and of the heterogeneous layers' modules and parameters per relation
+// (HeteroConv, to_hetero's models, HGTConv), so it sits with the layers, below data/.
+//
+//   EdgeType writes{"author", "writes", "paper"};
+//   writes.str();                                   // "author__writes__paper", PyG's key of its parameters
 #pragma once
 #include <string>
 #include <tuple>
@@ -14,8 +18,8 @@ namespace gnn {
 struct EdgeType {
   std::string src, rel, dst;
 
-  /// "src__rel__dst": the key PyG's to_hetero gives a relation's module (torch_geometric/nn/to_hetero_transformer.py
-  /// joins the tuple with "__").
+  /// "src__rel__dst": the key PyG gives a relation's module or parameter (to_hetero and HGTConv join the tuple
+  /// with "__").
   std::string str() const { return src + "__" + rel + "__" + dst; }
   /// Lexicographic on (src, rel, dst), as Python orders tuples of strings (OGB sorts its triplets so).
   bool operator<(const EdgeType& o) const { return std::tie(src, rel, dst) < std::tie(o.src, o.rel, o.dst); }

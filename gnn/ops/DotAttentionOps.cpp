@@ -1,8 +1,8 @@
-// dotAttentionMessageSum: TransformerConv's scaled dot-product attention over each target's edges and its
-// weighted sum in one op (ops/Ops.h): the [E, H] attention is kept, not the [E, H C] gathered queries, keys,
-// values, products and weighted messages the composition makes. Each target's edges are read in edge order for
-// the logits, the softmax and the sum, each source's in edge order for the key and value gradients: the same
-// bits for any thread count.
+// dotAttentionMessageSum: TransformerConv's (and HGTConv's, whose sources may be of another node type) scaled
+// dot-product attention over each target's edges and its weighted sum in one op (ops/Ops.h): the [E, H] attention
+// is kept, not the [E, H C] gathered queries, keys, values, products and weighted messages the composition makes.
+// Each target's edges are read in edge order for the logits, the softmax and the sum, each source's in edge order
+// for the key and value gradients: the same bits for any thread count.
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -21,6 +21,7 @@ namespace {
 // What the passes read: the rows, their width, and the edges grouped by target and by source.
 struct DotAttentionShape {
   int64_t N = 0, E = 0, H = 0, C = 0;
+  int64_t Ns = 0;  // the sources' rows (k and v): N, or another node type's count (a bipartite relation)
   double scale = 1;
   bool hasEdge = false;
 };
@@ -205,14 +206,15 @@ Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Vari
                                 const Tensor& edgeIndex, int64_t heads, double scale) {
   const Tensor &Q = q.value(), &K = k.value(), &V = v.value();
   ops::checkEdgeIndex("dotAttentionMessageSum", edgeIndex);
-  GNN_CHECK_ARG(Q.rank() == 2 && K.shape() == Q.shape() && V.shape() == Q.shape() && Q.isFloating() &&
-                    K.dtype() == Q.dtype() && V.dtype() == Q.dtype(),
+  GNN_CHECK_ARG(Q.rank() == 2 && K.rank() == 2 && V.shape() == K.shape() && K.dim(1) == Q.dim(1) &&
+                    Q.isFloating() && K.dtype() == Q.dtype() && V.dtype() == Q.dtype(),
                 "dotAttentionMessageSum: q ", shapeString(Q.shape()), ", k ", shapeString(K.shape()), " and v ",
-                shapeString(V.shape()), " must be one float [N, H C] shape");
+                shapeString(V.shape()), " must be float [N, H C] (q) and one [N_src, H C] shape (k, v)");
   GNN_CHECK_ARG(heads >= 1 && Q.dim(1) % heads == 0, "dotAttentionMessageSum: ", Q.dim(1),
                 " channels do not split into ", heads, " heads");
   DotAttentionShape s;
   s.N = Q.dim(0);
+  s.Ns = K.dim(0);
   s.E = edgeIndex.dim(1);
   s.H = heads;
   s.C = Q.dim(1) / heads;
@@ -222,7 +224,7 @@ Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Vari
   GNN_CHECK_ARG(!s.hasEdge || (edge.value().shape() == Shape{s.E, F} && edge.value().dtype() == Q.dtype()),
                 "dotAttentionMessageSum: edge terms must be [", s.E, ", ", F, "] of q's dtype, got ",
                 s.hasEdge ? shapeString(edge.value().shape()) : std::string());
-  Tensor srcs = ops::indexValues("dotAttentionMessageSum (source)", edgeIndex.slice(0, 1).reshape({s.E}), s.N);
+  Tensor srcs = ops::indexValues("dotAttentionMessageSum (source)", edgeIndex.slice(0, 1).reshape({s.E}), s.Ns);
   Tensor dsts = ops::indexValues("dotAttentionMessageSum (target)", edgeIndex.slice(1, 2).reshape({s.E}), s.N);
   auto byDst = std::make_shared<ops::IndexPlan>(ops::planFor(dsts, s.N));
   return dispatchFloat(Q.dtype(), [&](auto* tag) {
@@ -239,7 +241,8 @@ Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Vari
     OpInfo info{"dotAttentionMessageSum", 4 * EF + 6 * s.E * s.H,
                 s.E * (16 + 2 * F * elem) + (s.hasEdge ? EF * elem : 0) + s.N * F * elem, s.N * F * elem, 10 * EF};
     std::vector<Variable> inputs = {q, k, v};
-    std::vector<Tensor> saved = {Q, K, V, srcs, dsts, A};
+    // Not the targets: the backward reads them from byDst (8 bytes an edge less kept between forward and backward).
+    std::vector<Tensor> saved = {Q, K, V, srcs, A};
     if (s.hasEdge) {
       inputs.push_back(edge);
       saved.push_back(ED);
@@ -247,9 +250,9 @@ Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Vari
     return Variable::record(info, Y, inputs, saved,
                             [byDst, s](const Tensor& gy, std::vector<GradInput>& in, const std::vector<Tensor>& sv) {
       const int64_t F = s.H * s.C;
-      const T *qp = sv[0].data<T>(), *kp = sv[1].data<T>(), *vp = sv[2].data<T>(), *alpha = sv[5].data<T>();
-      const int64_t *src = sv[3].data<int64_t>(), *dst = sv[4].data<int64_t>();
-      const T* ed = s.hasEdge ? sv[6].data<T>() : nullptr;
+      const T *qp = sv[0].data<T>(), *kp = sv[1].data<T>(), *vp = sv[2].data<T>(), *alpha = sv[4].data<T>();
+      const int64_t* src = sv[3].data<int64_t>();
+      const T* ed = s.hasEdge ? sv[5].data<T>() : nullptr;
       const T* g = gy.data<T>();
       Tensor DZ = Tensor::empty({s.E, s.H}, gy.dtype()), DQ = Tensor::zeros({s.N, F}, gy.dtype());
       Tensor DE = s.hasEdge ? Tensor::empty({s.E, F}, gy.dtype()) : Tensor();
@@ -262,11 +265,15 @@ Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Vari
       const bool wantV = in[2].requiresGrad();
       if (wantK || wantV) {
         Tensor srcT = sv[3];
-        const ops::IndexPlan bySrc = ops::planFor(srcT, s.N);
-        Tensor DK = Tensor::zeros({s.N, F}, gy.dtype()), DV = Tensor::zeros({s.N, F}, gy.dtype());
-        parallelFor(s.N, grainFor(perNode * F * 4), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
-          sourceGradients<T>(s, bySrc, dst, qp, alpha, DZ.data<T>(), g, DK.data<T>(), DV.data<T>(), wantK, wantV, b,
-                             e);
+        const ops::IndexPlan bySrc = ops::planFor(srcT, s.Ns);
+        std::vector<int64_t> dst(static_cast<size_t>(s.E));
+        for (int64_t i = 0; i < s.N; ++i)
+          for (int64_t t = byDst->ptr[i]; t < byDst->ptr[i + 1]; ++t) dst[static_cast<size_t>(byDst->perm[t])] = i;
+        Tensor DK = Tensor::zeros({s.Ns, F}, gy.dtype()), DV = Tensor::zeros({s.Ns, F}, gy.dtype());
+        const int64_t perSource = std::max<int64_t>(1, s.E / std::max<int64_t>(s.Ns, 1));
+        parallelFor(s.Ns, grainFor(perSource * F * 4), [&](int64_t b, int64_t e) GNN_CPU_CLONES {
+          sourceGradients<T>(s, bySrc, dst.data(), qp, alpha, DZ.data<T>(), g, DK.data<T>(), DV.data<T>(), wantK,
+                             wantV, b, e);
         });
         in[1].addGrad(DK);
         in[2].addGrad(DV);

@@ -191,9 +191,11 @@ Variable gatedMessageSum(const Variable& k, const Variable& q, const Variable& v
 Variable weightedMessageSum(const Variable& x, const Variable& weight, const Tensor& edgeIndex, int64_t numNodes);
 /// TransformerConv's attention and its sum: for each edge e = j -> i and head h, z = scale * q_i,h . (k_j,h +
 /// edge_e,h), alpha = the softmax of z over i's edges per head, out_i,h = sum over i's edges of alpha (v_j,h +
-/// edge_e,h); q, k, v [N, H C], edge [E, H C] or undefined (no edge terms), edgeIndex int64 [2, E] -> [N, H C]
-/// (ops/DotAttentionOps.cpp): the gather / segmentSoftmax / segmentSum composition's numbers up to rounding,
-/// with the [E, H] attention the only per-edge tensor kept. No dropout on the attention.
+/// edge_e,h); q [N, H C] (the targets), k, v [N_src, H C] (the sources: N_src = N on one node set, another node
+/// type's count on a relation between two, HGTConv's), edge [E, H C] or undefined (no edge terms), edgeIndex
+/// int64 [2, E] (sources < N_src, targets < N) -> [N, H C] (ops/DotAttentionOps.cpp): the gather /
+/// segmentSoftmax / segmentSum composition's numbers up to rounding, with the [E, H] attention the only per-edge
+/// tensor kept. No dropout on the attention.
 Variable dotAttentionMessageSum(const Variable& q, const Variable& k, const Variable& v, const Variable& edge,
                                 const Tensor& edgeIndex, int64_t heads, double scale);
 /// GENConv's messages and their softmax aggregation (PyG's SoftmaxAggregation): m_e = relu(x_j + edge_e) + eps

@@ -1,8 +1,8 @@
-// node_property --model rgcn on a heterogeneous folder (OGB's heterogeneous layout): a graph whose papers' labels
-// only their authors tell (the papers' own features are noise), learnt by R-GCN and not by a model of the papers
-// alone, full-batch and on neighbour batches (--loader neighbor: close to full batch; padding's effect is tested on
-// the model, tests/loaders/HeteroBatchToHomogeneous_test.cpp); the same bits on rerun and on 1 and 2 threads; every
-// refusal naming what is refused and what exists.
+// node_property --model rgcn and --model hgt on a heterogeneous folder (OGB's heterogeneous layout): a graph whose
+// papers' labels only their authors tell (the papers' own features are noise), learnt by R-GCN (full-batch and on
+// neighbour batches: --loader neighbor, close to full batch; padding's effect is tested on the model,
+// tests/loaders/HeteroBatchToHomogeneous_test.cpp) and HGT, and not by a model of the papers alone; the same bits
+// on rerun and on 1 and 2 threads; every refusal naming what is refused and what exists.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -198,7 +198,7 @@ TEST_F(NodeHeteroRgcn, ChoosesTheTargetTypeAmongSeveralLabelledOnes) {
 TEST_F(NodeHeteroRgcn, RefusesWhatHeterogeneousGraphsDoNotHave) {
   const std::string h = hetero();
   expectUsageError(runExample("node_property", h + " --model gcn"),
-                   "--model rgcn (R-GCN) on the CPU, full-batch or with --loader neighbor");
+                   "--model rgcn (R-GCN) on the CPU, full-batch or with --loader neighbor, or --model hgt");
   expectUsageError(runExample("node_property", h), "--model gcn");  // node_property's default model
   expectUsageError(runExample("node_property", h + " --model rgcn --loader cluster"),
                    "no heterogeneous cluster loader");
@@ -255,6 +255,43 @@ TEST_F(NodeHeteroRgcn, NeighbourBatchesGiveTheSameBitsOnRerunAndOnOneAndTwoThrea
   }
   const nlohmann::json other = runJson(hetero() + neighbor() + " --epochs 8 --seed 4");
   EXPECT_NE(other["loss_checksum"], a["loss_checksum"]);  // the seed reaches the batches and the weights
+}
+
+TEST_F(NodeHeteroRgcn, HgtLearnsWhatOnlyTheRelationsTell) {
+  const nlohmann::json hgt = runJson(hetero() + " --model hgt --epochs 40");
+  EXPECT_GE(hgt["val_acc_mean"].get<double>(), 0.80) << hgt.dump();
+  EXPECT_GE(hgt["test_acc_mean"].get<double>(), 0.80) << hgt.dump();
+  EXPECT_EQ(hgt["model"], "hgt");
+  EXPECT_EQ(hgt["heads"], 2);  // HGT's default
+  EXPECT_EQ(hgt["layers"], 2);
+  EXPECT_EQ(hgt["hidden"], 64);
+  EXPECT_EQ(hgt["num_relations"], 3);
+  // Two feature widths (papers 16, venues 8) and a type that receives only from papers.
+  const nlohmann::json venues = runJson("--data " + path("with_venues") + " --model hgt --epochs 40 --heads 4");
+  EXPECT_EQ(venues["heads"], 4);
+  EXPECT_GE(venues["val_acc_mean"].get<double>(), 0.75) << venues.dump();
+}
+
+TEST_F(NodeHeteroRgcn, HgtSameBitsOnRerunAndOnOneAndTwoThreads) {
+  const std::string args = hetero() + " --model hgt --epochs 6 --seed 3";
+  const nlohmann::json a = runJson(args + " --threads 1"), b = runJson(args + " --threads 2"),
+                       c = runJson(args + " --threads 2");
+  for (const char* key : {"loss_checksum", "predictions_checksum", "param_checksum"}) {
+    EXPECT_EQ(a[key], b[key]) << key;
+    EXPECT_EQ(b[key], c[key]) << key;
+  }
+}
+
+TEST_F(NodeHeteroRgcn, HgtRefusesWhatItDoesNotRead) {
+  const std::string h = hetero() + " --model hgt --epochs 1";
+  expectUsageError(runExample("node_property", h + " --dropout 0.3"), "--dropout: not read by --model hgt");
+  expectUsageError(runExample("node_property", h + " --num-bases 2"), "--num-bases: not read by --model hgt");
+  expectUsageError(runExample("node_property", h + " --act elu"), "--act: not read by --model hgt");
+  expectUsageError(runExample("node_property", h + " --hidden 30 --heads 4"), "must be a multiple of --heads 4");
+  expectUsageError(runExample("node_property", h + " --heads 0"), "--heads");
+  expectUsageError(runExample("node_property", h + " --loader neighbor"), "--loader neighbor --model hgt");
+  expectUsageError(runExample("node_property", "--model hgt --epochs 1"),
+                   "HGT classifies the nodes of a heterogeneous");
 }
 
 }  // namespace

@@ -197,6 +197,32 @@ std::vector<OpCase> makeTable() {
     push(c);
   }
   {
+    // Sources of another node set (HGTConv's relations between two types): 5 sources, 4 targets; a duplicate
+    // edge, a target without edges (3), a source without edges (4).
+    OpCase c;
+    c.name = "dotAttentionMessageSum_bipartite";
+    c.ops = {"dotAttentionMessageSum"};
+    c.shapes = {{4, 6}, {5, 6}, {5, 6}};
+    c.largeShapes = {{2000, 32}, {3000, 32}, {3000, 32}};
+    c.aux = [](const std::vector<Shape>& s) {
+      const int64_t nd = s[0][0], ns = s[1][0];
+      if (nd == 4)
+        return std::vector<Tensor>{Tensor::fromVector<int64_t>({0, 0, 1, 3, 2, 2, 1, 1, 0, 2, 0, 1}, {2, 6})};
+      Generator g(10);
+      const int64_t E = 10 * ns;
+      std::vector<int64_t> ei(static_cast<size_t>(2 * E));
+      for (int64_t e = 0; e < E; ++e) {
+        ei[static_cast<size_t>(e)] = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(ns)));
+        ei[static_cast<size_t>(E + e)] = static_cast<int64_t>(g.nextBelow(static_cast<uint64_t>(nd)));
+      }
+      return std::vector<Tensor>{Tensor::fromVector(ei, {2, E})};
+    };
+    c.build = [](const V& x, const A& a) {
+      return dotAttentionMessageSum(x[0], x[1], x[2], Variable(), a[0], x[0].dim(0) == 4 ? 2 : 4, 0.6);
+    };
+    push(c);
+  }
+  {
     // NNConv's messages: 4 sources for 6 edges (a source used twice, one unused), 3 -> 2 channels.
     OpCase c;
     c.name = "edgeMatVec";

@@ -1,0 +1,161 @@
+// HeteroHGT computes only what the target type's logits read (the relations each layer takes), and its logits and
+// gradients are those of the whole model, every relation in every layer as hgt_dblp.py runs it; the typed graph's
+// edges split into each relation's own ids; a target no relation reaches is refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gnn/nn/Init.h"
+#include "gnn/ops/Ops.h"
+#include "models/HeteroHGT.h"
+
+namespace gnn {
+namespace {
+
+using EdgeDict = std::vector<std::pair<EdgeType, Tensor>>;
+
+// ogbn-mag's node types and relations after ToUndirected, in the typed graph's order, a few nodes each.
+HeteroHGTOptions magShaped() {
+  HeteroHGTOptions o;
+  o.nodeTypes = {{"author", 7, 0}, {"field_of_study", 4, 0}, {"institution", 3, 0}, {"paper", 9, 5}};
+  o.edgeTypes = {{"author", "affiliated_with", "institution"},    {"author", "writes", "paper"},
+                 {"paper", "cites", "paper"},                     {"paper", "has_topic", "field_of_study"},
+                 {"institution", "rev_affiliated_with", "author"}, {"paper", "rev_writes", "author"},
+                 {"field_of_study", "rev_has_topic", "paper"}};
+  o.targetType = "paper";
+  o.hidden = 8;
+  o.heads = 2;
+  o.outChannels = 3;
+  return o;
+}
+
+int64_t countOf(const HeteroHGTOptions& o, const std::string& type) {
+  for (const HeteroRGCNNodeType& t : o.nodeTypes)
+    if (t.name == type) return t.numNodes;
+  return 0;
+}
+
+// 12 random edges a relation (duplicates likely), in each relation's own ids.
+EdgeDict randomEdges(const HeteroHGTOptions& o, Generator& gen) {
+  EdgeDict edges;
+  for (const EdgeType& r : o.edgeTypes) {
+    const int64_t E = 12;
+    std::vector<int64_t> v(2 * E);
+    for (int64_t e = 0; e < E; ++e) {
+      v[e] = static_cast<int64_t>(gen.nextBelow(static_cast<uint64_t>(countOf(o, r.src))));
+      v[E + e] = static_cast<int64_t>(gen.nextBelow(static_cast<uint64_t>(countOf(o, r.dst))));
+    }
+    edges.emplace_back(r, Tensor::fromVector(v, {2, E}));
+  }
+  return edges;
+}
+
+TEST(HeteroHGT, LayersReadWhatTheTargetNeeds) {
+  Generator gen(1);
+  HeteroHGT net(magShaped(), gen);
+  const std::set<EdgeType> last = {{"author", "writes", "paper"}, {"paper", "cites", "paper"},
+                                   {"field_of_study", "rev_has_topic", "paper"}};
+  EXPECT_EQ(net.layerRelations(1), last);
+  EXPECT_EQ(net.layerRelations(0).size(), 6u);  // all but the one into institutions
+  EXPECT_FALSE(net.layerRelations(0).count({"author", "affiliated_with", "institution"}));
+}
+
+// The whole model by hand from the model's own weights: every node type's input rows, every relation in every
+// layer; the target's logits are the same bits, and every gradient the same (a parameter the model leaves out
+// gets none there and none, or zeros, here).
+TEST(HeteroHGT, SameLogitsAndGradientsAsTheWholeModel) {
+  const HeteroHGTOptions o = magShaped();
+  Generator gen(2);
+  HeteroHGT net(o, gen);
+  const EdgeDict edges = randomEdges(o, gen);
+  const Tensor paperX = init::uniform({9, 5}, -1, 1, gen);
+  const Tensor w = init::uniform({9, 3}, -1, 1, gen);
+  const Variable pruned = net.forward({Tensor(), Tensor(), Tensor(), paperX}, edges);
+  sum(mul(pruned, Variable(w))).backward();
+
+  // The whole model: the input rows and the classifier from copies of the model's weights, layers of their own
+  // with the model's layers' weights.
+  std::map<std::string, Variable> copies;
+  for (auto& [name, p] : net.namedParameters()) copies.emplace(name, Variable(p.value().clone(), true));
+  std::vector<std::pair<std::string, int64_t>> widths;
+  for (const HeteroRGCNNodeType& t : o.nodeTypes) widths.emplace_back(t.name, o.hidden);
+  std::map<std::string, Variable> x = {{"author", copies.at("emb.author.weight")},
+                                       {"field_of_study", copies.at("emb.field_of_study.weight")},
+                                       {"institution", copies.at("emb.institution.weight")}};
+  x["paper"] = relu(linear(Variable(paperX), copies.at("lin_dict.paper.weight"), copies.at("lin_dict.paper.bias")));
+  std::vector<std::unique_ptr<HGTConv>> convs;
+  for (int64_t l = 0; l < o.layers; ++l) {
+    convs.push_back(std::make_unique<HGTConv>(widths, o.hidden, o.edgeTypes, gen, o.heads));
+    for (auto& [name, p] : convs.back()->namedParameters()) {
+      Variable v = p;
+      v.value() = copies.at("convs." + std::to_string(l) + "." + name).value();
+    }
+    x = convs.back()->forward(x, edges);
+    ASSERT_EQ(x.size(), 4u);  // every type is reached
+  }
+  const Variable logits = linear(x.at("paper"), copies.at("lin.weight"), copies.at("lin.bias"));
+  EXPECT_TRUE(logits.value().bitEqual(pruned.value()));
+  sum(mul(logits, Variable(w))).backward();
+  std::map<std::string, Variable> whole = copies;
+  for (size_t l = 0; l < convs.size(); ++l)
+    for (auto& [name, p] : convs[l]->namedParameters()) whole["convs." + std::to_string(l) + "." + name] = p;
+  int left = 0;
+  for (auto& [name, p] : net.namedParameters()) {
+    const Variable& full = whole.at(name);
+    if (!p.hasGrad()) {  // left out: no gradient in the whole model either, or zeros
+      ++left;
+      if (full.hasGrad()) {
+        EXPECT_EQ(full.grad().flat<float>().cwiseAbs().maxCoeff(), 0.0f) << name;
+      }
+      continue;
+    }
+    ASSERT_TRUE(full.hasGrad()) << name;
+    const double diff = (p.grad().flat<float>() - full.grad().flat<float>()).cwiseAbs().maxCoeff();
+    EXPECT_LE(diff, 1e-6 * std::max(1.0f, full.grad().flat<float>().cwiseAbs().maxCoeff())) << name;
+  }
+  EXPECT_GT(left, 0);  // e.g. the last layer's a_lin of every type but papers
+}
+
+TEST(HeteroHGT, RelationEdgesSplitsTheTypedGraph) {
+  HeteroHGTOptions o;
+  o.nodeTypes = {{"author", 2, 0}, {"paper", 3, 4}};  // authors at rows 0-1, papers at 2-4
+  o.edgeTypes = {{"author", "writes", "paper"}, {"paper", "cites", "paper"}, {"paper", "rev_writes", "author"}};
+  o.targetType = "paper";
+  o.outChannels = 2;
+  o.hidden = 4;
+  Generator gen(3);
+  HeteroHGT net(o, gen);
+  // Edges of the three relations interleaved, as rows of the typed graph: author 1 writes paper 0 (rows 1 -> 2),
+  // paper 2 rev_writes author 1 (4 -> 1), paper 0 cites paper 1 (2 -> 3), author 0 writes paper 0, paper 1 cites
+  // paper 2, paper 2 cites paper 0.
+  const Tensor edgeIndex = Tensor::fromVector<int64_t>({1, 4, 2, 0, 3, 4, 2, 1, 3, 2, 4, 2}, {2, 6});
+  const Tensor edgeType = Tensor::fromVector<int64_t>({0, 2, 1, 0, 1, 1}, {6});
+  const EdgeDict split = net.relationEdges(edgeIndex, edgeType);
+  ASSERT_EQ(split.size(), 3u);
+  auto ids = [](const Tensor& t) { return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel()); };
+  EXPECT_EQ(split[0].first.str(), "author__writes__paper");
+  EXPECT_EQ(ids(split[0].second), (std::vector<int64_t>{1, 0, 0, 0}));  // edges 0 and 3: [[1, 0], [0, 0]]
+  EXPECT_EQ(ids(split[1].second), (std::vector<int64_t>{0, 1, 2, 1, 2, 0}));  // edges 2, 4, 5
+  EXPECT_EQ(ids(split[2].second), (std::vector<int64_t>{2, 1}));  // edge 1: paper 2 -> author 1
+  EXPECT_THROW(net.relationEdges(edgeIndex, Tensor::fromVector<int64_t>({0, 3, 1, 0, 1, 1}, {6})),
+               std::invalid_argument);
+}
+
+TEST(HeteroHGT, RefusesATargetNoRelationReaches) {
+  HeteroHGTOptions o = magShaped();
+  o.edgeTypes = {{"paper", "rev_writes", "author"}, {"author", "affiliated_with", "institution"}};
+  Generator gen(4);
+  try {
+    HeteroHGT net(o, gen);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no relation reaches node type 'paper'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gnn
