@@ -105,13 +105,15 @@ void addPredictFlags(Program& prog, PredictFlags& f) {
       "{\"to_hetero\": {\"model\": {\"class\": \"GraphSAGE\", \"args\": {...}}, \"aggr\": \"sum\"}, "
       "\"to_undirected\": true|false (PyG's T.ToUndirected() on the data first), \"target\": \"<node type>\"} on a "
       "dataset in OGB's heterogeneous layout whose node types all have features; the target type's outputs go to "
-      "--out")(
+      "--out. The same keys with {\"to_homogeneous\": {\"input\": {\"class\": \"HeteroDictLinear\", ...}, "
+      "\"layers\": [{\"class\": \"RGCNConv\", ...}], \"act\": \"relu\"}} (R-GCN on the typed graph) or {\"hgt\": "
+      "{\"hidden_channels\", \"out_channels\", \"num_heads\", \"num_layers\"}} (hgt_dblp.py's HGT); docs/pyg.md")(
       "state-dict", po::value(&f.pyg.stateDict)->value_name("STATE.pt"),
       "--pyg-model: its weights, torch.save(model.state_dict(), path) (read without Python; only tensors are "
       "accepted)")(
       "data", po::value(&f.pyg.data)->value_name("DIR"),
       "--pyg-model: a node dataset in OGB's node-property raw layout (raw/node-feat.csv.gz, raw/edge.csv.gz), "
-      "features as stored; for a to_hetero model OGB's heterogeneous layout (raw/triplet-type-list.csv.gz)")(
+      "features as stored; for a heterogeneous model OGB's heterogeneous layout (raw/triplet-type-list.csv.gz)")(
       "add-inverse-edges", po::value(&f.pyg.addInverseEdges)->default_value("auto"),
       (std::string("--pyg-model: ") + kAddInverseEdgesHelp).c_str());
 }

@@ -16,12 +16,13 @@
 #include "gnn/nn/models/HeteroBasicGNN.h"
 #include "gnn/nn/models/TypedLayerList.h"
 #include "gnn/system/SystemInfo.h"
+#include "models/HeteroHGT.h"
 
 namespace gnn::app {
 
 namespace {
 
-const char* const kKinds[] = {"to_hetero", "to_homogeneous"};
+const char* const kKinds[] = {"to_hetero", "to_homogeneous", "hgt"};
 
 /// The spec's parts: the model kind and its JSON, the graph's transform and the target type.
 struct HeteroSpec {
@@ -33,13 +34,13 @@ struct HeteroSpec {
 HeteroSpec parseHeteroSpec(const nlohmann::json& spec, const std::string& path) {
   const auto bad = [&](const std::string& why) {
     return std::runtime_error(path + ": " + why +
-                              " (a heterogeneous model is {\"to_hetero\": {...}} or {\"to_homogeneous\": {...}}, "
+                              " (a heterogeneous model is {\"to_hetero\": {...}}, {\"to_homogeneous\": {...}} or {\"hgt\": {...}}, "
                               "with \"to_undirected\": true|false and \"target\": \"<node type>\"; docs/pyg.md)");
   };
   HeteroSpec h;
   for (const auto& [k, v] : spec.items()) {
     if (k == "to_undirected" || k == "target") continue;
-    if (k != kKinds[0] && k != kKinds[1]) throw bad("unknown key '" + k + "'");
+    if (k != kKinds[0] && k != kKinds[1] && k != kKinds[2]) throw bad("unknown key '" + k + "'");
     if (!h.kind.empty()) throw bad("both \"" + h.kind + "\" and \"" + k + "\": one model kind");
     h.kind = k;
     h.model = v;
@@ -138,6 +139,49 @@ Tensor runToHomogeneous(const OgbHeteroDataset& ds, const PyGPredictFlags& f, co
   return sliceRows(out, first, first + ds.graph.numNodes(h.target)).value();
 }
 
+/// HGT as hgt_dblp.py builds it (models/HeteroHGT.h): the target's logits.
+Tensor runHgt(const OgbHeteroDataset& ds, const PyGPredictFlags& f, const HeteroSpec& h, int64_t& params) {
+  const auto bad = [&](const std::string& why) {
+    return std::runtime_error(f.spec + ": \"hgt\" " + why + " ({\"hidden_channels\": 64, \"out_channels\": C, "
+                              "\"num_heads\": 2, \"num_layers\": 2}, hgt_dblp.py's arguments)");
+  };
+  if (!h.model.is_object()) throw bad("must be an object");
+  HeteroHGTOptions o;
+  const std::pair<const char*, int64_t*> ints[] = {{"hidden_channels", &o.hidden}, {"out_channels", &o.outChannels},
+                                                   {"num_heads", &o.heads}, {"num_layers", &o.layers}};
+  for (const auto& [k, v] : h.model.items()) {
+    bool known = false;
+    for (const auto& [name, field] : ints) {
+      if (k != name) continue;
+      if (!v.is_number_integer() || v.get<int64_t>() < 1) throw bad(std::string(name) + " must be a positive int");
+      *field = v.get<int64_t>();
+      known = true;
+    }
+    if (!known) throw bad("has no argument '" + k + "'");
+  }
+  if (!h.model.contains("out_channels")) throw bad("needs out_channels");
+  std::vector<Tensor> features;
+  for (auto& [t, v] : typeFeatures(ds, f.data, h.kind)) {
+    o.nodeTypes.push_back({t, ds.graph.numNodes(t), v.dim(1)});
+    features.push_back(v.value());
+  }
+  o.edgeTypes = ds.graph.edgeTypes();
+  o.targetType = h.target;
+  Generator unused(0);  // every weight comes from the state_dict
+  std::unique_ptr<HeteroHGT> model;
+  try {
+    model = std::make_unique<HeteroHGT>(o, unused);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(f.spec + " on " + f.data + ": " + e.what());
+  }
+  loadWeights(*model, f, h);
+  params = model->numParameters();
+  EdgeIndexDict edges;
+  for (const EdgeType& t : o.edgeTypes) edges.emplace_back(t, ds.graph.edge(t).edgeIndex);
+  NoGradGuard ng;
+  return model->forward(features, edges).value();
+}
+
 }  // namespace
 
 bool isHeteroPyGSpec(const nlohmann::json& spec) {
@@ -162,7 +206,9 @@ int predictHeteroPyGModel(const PyGPredictFlags& f, const nlohmann::json& spec) 
   if (!ds.graph.hasNodeType(h.target))
     throw std::runtime_error(f.spec + ": target '" + h.target + "' is not a node type of " + f.data);
   int64_t params = 0;
-  const Tensor out = h.kind == "to_hetero" ? runToHetero(ds, f, h, params) : runToHomogeneous(ds, f, h, params);
+  const Tensor out = h.kind == "to_hetero"        ? runToHetero(ds, f, h, params)
+                     : h.kind == "to_homogeneous" ? runToHomogeneous(ds, f, h, params)
+                                                  : runHgt(ds, f, h, params);
   writeNpy(f.out, out);
   if (!f.quiet)
     std::cerr << "predict: " << h.kind << " model (" << params << " parameters) on " << ds.graph.nodeTypes().size()

@@ -6,6 +6,8 @@
 //   {"to_homogeneous": {"input": {"class": "HeteroDictLinear", "args": {...}}, "layers": [...], "act": "relu"},
 //    ...}                                                   layers on the typed graph, R-GCN as PyG's examples
 //       write it (gnn/nn/models/TypedLayerList.h);
+//   {"hgt": {"hidden_channels": 64, "out_channels": C, "num_heads": 2, "num_layers": 2}, ...}   HGT as PyG's
+//       examples/hetero/hgt_dblp.py builds it (models/HeteroHGT.h);
 // and "to_undirected": true when PyG's T.ToUndirected() made the graph's reverse relations, "target": the node
 // type whose outputs are written. docs/pyg.md, "Heterogeneous models".
 #pragma once
@@ -15,7 +17,7 @@
 
 namespace gnn::app {
 
-/// Whether a spec names a heterogeneous model kind (to_hetero, to_homogeneous).
+/// Whether a spec names a heterogeneous model kind (to_hetero, to_homogeneous, hgt).
 bool isHeteroPyGSpec(const nlohmann::json& spec);
 /// Runs it; std::runtime_error naming the spec, the data or the state_dict for what cannot be used.
 int predictHeteroPyGModel(const PyGPredictFlags& f, const nlohmann::json& spec);

@@ -1,5 +1,6 @@
-// predict --pyg-model on a heterogeneous model: PyG 2.3.1's to_hetero(GraphSAGE(-1, ...)), and R-GCN on the typed
-// graph (a HeteroDictLinear, then RGCNConv layers on to_homogeneous()'s edges), with their state_dicts, on a
+// predict --pyg-model on a heterogeneous model: PyG 2.3.1's to_hetero(GraphSAGE(-1, ...)), R-GCN on the typed
+// graph (a HeteroDictLinear, then RGCNConv layers on to_homogeneous()'s edges) and HGT (hgt_dblp.py's model), with
+// their state_dicts, on a
 // dataset in OGB's heterogeneous layout after ToUndirected (tests/reference/pyg_hetero_models.py), give PyG's
 // papers' outputs; a state_dict that does not fit is refused naming the key and both shapes, and a spec,
 // dataset or target that cannot run is refused naming it.
@@ -81,6 +82,26 @@ TEST(PredictPyGHeteroModel, RgcnOnTheTypedGraphGivesPyGsOutputs) {
   two["to_hetero"] = json::object();
   r = predict(writeSpec(two), kRef + "data", out, "rgcn.pt");
   EXPECT_NE(r.out.find("one model kind"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(PredictPyGHeteroModel, HgtGivesPyGsOutputs) {
+  const std::string out = ::testing::TempDir() + "/pyg_hetero_hgt.npy";
+  ProgramResult r = predict(kRef + "hgt.json", kRef + "data", out, "hgt.pt");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_LE(errorAgainstPyG(out, "hgt"), 1e-5);
+  fs::remove(out);
+  std::ifstream f(kRef + "hgt.json");
+  const json spec = json::parse(f);
+  json heads = spec;
+  heads["hgt"]["num_heads"] = 4;  // the same shapes: HGTConv's a_rel [heads, D, D] then differs
+  r = predict(writeSpec(heads), kRef + "data", out, "hgt.pt");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("a_rel"), std::string::npos) << r.out;
+  json unknown = spec;
+  unknown["hgt"]["group"] = "mean";
+  r = predict(writeSpec(unknown), kRef + "data", out, "hgt.pt");
+  EXPECT_NE(r.out.find("has no argument 'group'"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(out));
 }
 

@@ -21,6 +21,8 @@ Writes under tests/reference/pyg_hetero/:
                             T.ToUndirected() (float32)
   predict/sage.out.json     {"out": [[...]]}: the papers' outputs in evaluation mode, float64 from the float32
                             weights and features
+  predict/hgt.json, .pt, .out.json    the same for HGT as PyG's examples/hetero/hgt_dblp.py builds it (predict's
+                            "hgt" spec: a Linear and ReLU per type, HGTConv layers, a Linear on the target type)
   predict/rgcn.json, .pt, .out.json   the same for R-GCN on the typed graph (predict's "to_homogeneous" spec: a
                             HeteroDictLinear `input`, then RGCNConv `layers` with ReLU between them, on
                             HeteroData.to_homogeneous()'s edge_index and edge_type)
@@ -47,7 +49,7 @@ import torch_geometric
 import torch_geometric.transforms as T
 from torch_geometric.data import HeteroData
 from torch_geometric.nn import GCNConv, GraphConv, GraphSAGE, HeteroConv, HeteroDictLinear, RGCNConv, SAGEConv
-from torch_geometric.nn import to_hetero
+from torch_geometric.nn import HGTConv, Linear, to_hetero
 
 
 def fx_python311():
@@ -358,12 +360,57 @@ def run_predict_rgcn(out_dir):
     return out
 
 
+class HGT(torch.nn.Module):
+    """examples/hetero/hgt_dblp.py's model (its Linear(-1, hidden) given each type's width)."""
+    def __init__(self, widths, metadata, args, target):
+        super().__init__()
+        self.target = target
+        self.lin_dict = torch.nn.ModuleDict({t: Linear(w, args["hidden_channels"]) for t, w in widths.items()})
+        self.convs = torch.nn.ModuleList([HGTConv(args["hidden_channels"], args["hidden_channels"], metadata,
+                                                  args["num_heads"], group="sum")
+                                          for _ in range(args["num_layers"])])
+        self.lin = Linear(args["hidden_channels"], args["out_channels"])
+
+    def forward(self, x_dict, edge_index_dict):
+        x_dict = {t: self.lin_dict[t](x).relu_() for t, x in x_dict.items()}
+        for conv in self.convs:
+            x_dict = conv(x_dict, edge_index_dict)
+        return self.lin(x_dict[self.target])
+
+
+def run_predict_hgt(out_dir):
+    name = "predict_hgt"
+    torch.manual_seed(zlib.crc32(name.encode()))
+    x, rels = predict_graph()
+    data = HeteroData()
+    for t, v in x.items():
+        data[t].x = v
+    for et, ei in sorted(rels.items()):
+        data[et].edge_index = ei
+    data = T.ToUndirected()(data)
+    args = {"hidden_channels": 8, "out_channels": 3, "num_heads": 2, "num_layers": 2}
+    model = HGT({t: w for t, (n, w) in PREDICT_NODES.items()}, data.metadata(), args, "paper")
+    randomize(model, -0.6, 0.6)
+    model.eval()
+    root = os.path.join(out_dir, "predict")
+    with open(os.path.join(root, "hgt.json"), "w") as f:
+        json.dump({"hgt": args, "to_undirected": True, "target": "paper"}, f, indent=1)
+        f.write("\n")
+    torch.save(model.state_dict(), os.path.join(root, "hgt.pt"))
+    with torch.no_grad():
+        out = model.double()({t: v.double() for t, v in data.x_dict.items()}, data.edge_index_dict)
+    with open(os.path.join(root, "hgt.out.json"), "w") as f:
+        json.dump({"pyg": "2.3.1", "torch": torch.__version__, "out": out.tolist()}, f, separators=(",", ":"))
+        f.write("\n")
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyg_hetero"))
     parser.add_argument("cases", nargs="*", help="cases to (re)make (predict: the dataset); default: all")
     a = parser.parse_args()
-    known = {**HETERO_CONV_CASES, **TO_HETERO_CASES, "predict": None, "predict_rgcn": None}
+    known = {**HETERO_CONV_CASES, **TO_HETERO_CASES, "predict": None, "predict_rgcn": None, "predict_hgt": None}
     unknown = [n for n in a.cases if n not in known]
     if unknown:
         sys.exit(f"unknown case(s) {unknown}; known: {sorted(known)}")
@@ -376,9 +423,9 @@ def main():
             out = run_predict(a.out)
             print(f"predict: papers out {tuple(out.shape)}", file=sys.stderr)
             continue
-        if name == "predict_rgcn":
-            out = run_predict_rgcn(a.out)
-            print(f"predict_rgcn: papers out {tuple(out.shape)}", file=sys.stderr)
+        if name in ("predict_rgcn", "predict_hgt"):
+            out = (run_predict_rgcn if name == "predict_rgcn" else run_predict_hgt)(a.out)
+            print(f"{name}: papers out {tuple(out.shape)}", file=sys.stderr)
             continue
         data = run_hetero_conv(name, HETERO_CONV_CASES[name]) if name in HETERO_CONV_CASES else \
             run_to_hetero(name, *TO_HETERO_CASES[name])

@@ -13,15 +13,13 @@
 #include "gnn/nn/Module.h"
 #include "gnn/nn/conv/HeteroConv.h"
 #include "gnn/ops/Ops.h"
+#include "nn/PyGReference.h"
 
 namespace gnn::testing {
 
 /// tests/reference/pyg_hetero/<name>.json.
 inline nlohmann::json readHeteroReference(const std::string& name) {
-  const std::string path = std::string(GNN_SOURCE_DIR) + "/tests/reference/pyg_hetero/" + name + ".json";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path + " (made by tests/reference/pyg_hetero_models.py)");
-  return nlohmann::json::parse(in);
+  return readReference(name, "pyg_hetero", "tests/reference/pyg_hetero_models.py");
 }
 
 /// {"shape": [...], "values": [...]} as a tensor.

@@ -15,11 +15,12 @@
 
 namespace gnn::testing {
 
-/// tests/reference/pyg/<name>.json.
-inline nlohmann::json readReference(const std::string& name) {
-  const std::string path = std::string(GNN_SOURCE_DIR) + "/tests/reference/pyg/" + name + ".json";
+/// tests/reference/<folder>/<name>.json, made by `script`.
+inline nlohmann::json readReference(const std::string& name, const std::string& folder = "pyg",
+                                    const std::string& script = "tests/reference/pyg_*.py") {
+  const std::string path = std::string(GNN_SOURCE_DIR) + "/tests/reference/" + folder + "/" + name + ".json";
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path + " (made by tests/reference/pyg_*.py)");
+  if (!in) throw std::runtime_error("cannot read " + path + " (made by " + script + ")");
   return nlohmann::json::parse(in);
 }
 
