@@ -50,8 +50,10 @@ double errorAgainstPyG(const std::string& out, const std::string& model) {
   return diff / scale;
 }
 
+// A file of the test's own: ctest runs the tests of this file side by side.
 std::string writeSpec(const json& spec) {
-  const std::string path = ::testing::TempDir() + "/hetero_spec.json";
+  const std::string path = ::testing::TempDir() + "/hetero_spec_" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
   std::ofstream(path) << spec.dump();
   return path;
 }
