@@ -62,4 +62,20 @@ std::vector<int64_t> EpochSampler::order(int64_t epoch) const {
   return o;
 }
 
+std::pair<std::vector<int64_t>, std::vector<int64_t>> batchOfOrder(const std::vector<int64_t>& inputNodes,
+                                                                  const std::vector<int64_t>& order,
+                                                                  int64_t batchSize, int64_t i) {
+  const int64_t n = static_cast<int64_t>(order.size());
+  const int64_t b = std::min(n, i * batchSize), e = std::min(n, b + batchSize);
+  std::vector<int64_t> ids, pos;
+  ids.reserve(static_cast<size_t>(e - b));
+  pos.reserve(static_cast<size_t>(e - b));
+  for (int64_t k = b; k < e; ++k) {
+    const int64_t p = order[static_cast<size_t>(k)];
+    pos.push_back(p);
+    ids.push_back(inputNodes[static_cast<size_t>(p)]);
+  }
+  return {ids, pos};
+}
+
 }  // namespace gnn

@@ -54,6 +54,12 @@ class EpochSampler {
   ChunkShuffle chunks_;
 };
 
+/// Batch i of an epoch visiting `order` (positions into inputNodes) batchSize at a time: the batch's input nodes
+/// and their positions (the last batch may be short, a batch past the end empty).
+std::pair<std::vector<int64_t>, std::vector<int64_t>> batchOfOrder(const std::vector<int64_t>& inputNodes,
+                                                                  const std::vector<int64_t>& order,
+                                                                  int64_t batchSize, int64_t i);
+
 /// Fisher-Yates shuffle of v in place with draws from g.
 template <class T>
 void shuffleInPlace(std::vector<T>& v, Generator& g) {

@@ -12,23 +12,6 @@ namespace gnn {
 
 namespace {
 
-// The seeds of batch i: positions [i B, (i + 1) B) of the epoch's order, as node ids and as input positions.
-std::pair<std::vector<int64_t>, std::vector<int64_t>> seedsOf(const std::vector<int64_t>& inputNodes,
-                                                              const std::vector<int64_t>& order, int64_t batchSize,
-                                                              int64_t i) {
-  const int64_t n = static_cast<int64_t>(order.size());
-  const int64_t b = std::min(n, i * batchSize), e = std::min(n, b + batchSize);
-  std::vector<int64_t> ids, pos;
-  ids.reserve(static_cast<size_t>(e - b));
-  pos.reserve(static_cast<size_t>(e - b));
-  for (int64_t k = b; k < e; ++k) {
-    const int64_t p = order[static_cast<size_t>(k)];
-    pos.push_back(p);
-    ids.push_back(inputNodes[static_cast<size_t>(p)]);
-  }
-  return {ids, pos};
-}
-
 void checkOptions(const FixedSizeNeighborLoader::Options& o) {
   GNN_CHECK_ARG(o.batchSize >= 1, "FixedSizeNeighborLoader: batchSize = ", o.batchSize, " must be >= 1");
   GNN_CHECK_ARG(!o.numNeighbors.empty(), "FixedSizeNeighborLoader: numNeighbors needs one fan-out per hop");
@@ -108,7 +91,7 @@ FixedSizeOptions FixedSizeNeighborLoader::fromLoader(const NeighborSampler& samp
   std::vector<int64_t> nodes(static_cast<size_t>(count)), edges(static_cast<size_t>(count));
   parallelFor(count, 1, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      const SampledSubgraph s = sampler.sample(seedsOf(inputNodes, epochOrder, options.batchSize, i).first,
+      const SampledSubgraph s = sampler.sample(batchOfOrder(inputNodes, epochOrder, options.batchSize, i).first,
                                                options.numNeighbors, options.seed, 0, options.replace);
       nodes[static_cast<size_t>(i)] = static_cast<int64_t>(s.nodes.size());
       edges[static_cast<size_t>(i)] = static_cast<int64_t>(s.src.size());
@@ -141,12 +124,12 @@ void FixedSizeNeighborLoader::startEpoch(int64_t epoch) {
 std::vector<int64_t> FixedSizeNeighborLoader::batchSeeds(int64_t i) const {
   GNN_CHECK_ARG(!epochOrder_.empty() || inputNodes_.empty(), "FixedSizeNeighborLoader: call startEpoch() first");
   GNN_CHECK_ARG(i >= 0 && i < numBatches(), "FixedSizeNeighborLoader: batch ", i, " of ", numBatches());
-  return seedsOf(inputNodes_, epochOrder_, options_.batchSize, i).first;
+  return batchOfOrder(inputNodes_, epochOrder_, options_.batchSize, i).first;
 }
 
 FixedSizeNeighborLoader::Item FixedSizeNeighborLoader::makeItem(int64_t i) const {
   GNN_CHECK_ARG(!epochOrder_.empty() || inputNodes_.empty(), "FixedSizeNeighborLoader: call startEpoch() first");
-  auto [seeds, inputIds] = seedsOf(inputNodes_, epochOrder_, options_.batchSize, i);
+  auto [seeds, inputIds] = batchOfOrder(inputNodes_, epochOrder_, options_.batchSize, i);
   SampledSubgraph sub = sampler_->sample(seeds, options_.numNeighbors, options_.seed, epoch_, options_.replace);
   Item item;
   const int64_t nodeRoom = fixed_.nodeBudget(1), edgeRoom = fixed_.edgeBudget(1);

@@ -14,21 +14,6 @@ namespace gnn {
 
 namespace {
 
-// The seeds of batch i: positions [i B, (i + 1) B) of the epoch's order, as node ids and as input positions.
-std::pair<std::vector<int64_t>, std::vector<int64_t>> heteroSeedsOf(const std::vector<int64_t>& inputNodes,
-                                                                    const std::vector<int64_t>& order,
-                                                                    int64_t batchSize, int64_t i) {
-  const int64_t n = static_cast<int64_t>(order.size());
-  const int64_t b = std::min(n, i * batchSize), e = std::min(n, b + batchSize);
-  std::vector<int64_t> ids, pos;
-  for (int64_t k = b; k < e; ++k) {
-    const int64_t p = order[static_cast<size_t>(k)];
-    pos.push_back(p);
-    ids.push_back(inputNodes[static_cast<size_t>(p)]);
-  }
-  return {ids, pos};
-}
-
 void checkHeteroOptions(const HeteroFixedSizeNeighborLoader::Options& o) {
   GNN_CHECK_ARG(o.batchSize >= 1, "HeteroFixedSizeNeighborLoader: batchSize = ", o.batchSize, " must be >= 1");
   GNN_CHECK_ARG(o.overSize == OverSizeStrategy::TrimNodesAndEdges || o.overSize == OverSizeStrategy::Error,
@@ -146,7 +131,7 @@ HeteroFixedSizeNeighborLoader::Sizes HeteroFixedSizeNeighborLoader::fromLoader(
   parallelFor(count, 1, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const HeteroSampledSubgraph s =
-          sampler.sample(inputType, heteroSeedsOf(inputNodes, epochOrder, options.batchSize, i).first,
+          sampler.sample(inputType, batchOfOrder(inputNodes, epochOrder, options.batchSize, i).first,
                          options.numNeighbors, options.seed, 0, options.replace);
       auto& c = counts[static_cast<size_t>(i)];
       for (size_t t = 0; t < T; ++t) c[t] = static_cast<int64_t>(s.nodes[t].size());
@@ -186,7 +171,7 @@ void HeteroFixedSizeNeighborLoader::startEpoch(int64_t epoch) {
 std::vector<int64_t> HeteroFixedSizeNeighborLoader::batchSeeds(int64_t i) const {
   GNN_CHECK_ARG(!epochOrder_.empty() || inputNodes_.empty(), "HeteroFixedSizeNeighborLoader: call startEpoch() first");
   GNN_CHECK_ARG(i >= 0 && i < numBatches(), "HeteroFixedSizeNeighborLoader: batch ", i, " of ", numBatches());
-  return heteroSeedsOf(inputNodes_, epochOrder_, options_.batchSize, i).first;
+  return batchOfOrder(inputNodes_, epochOrder_, options_.batchSize, i).first;
 }
 
 std::pair<int64_t, int64_t> HeteroFixedSizeNeighborLoader::fitToSizes(HeteroSampledSubgraph& sub, int64_t i) const {
@@ -299,7 +284,7 @@ HeteroBatch HeteroFixedSizeNeighborLoader::collate(const HeteroSampledSubgraph& 
 
 HeteroFixedSizeNeighborLoader::Item HeteroFixedSizeNeighborLoader::makeItem(int64_t i) const {
   GNN_CHECK_ARG(!epochOrder_.empty() || inputNodes_.empty(), "HeteroFixedSizeNeighborLoader: call startEpoch() first");
-  auto [seeds, inputIds] = heteroSeedsOf(inputNodes_, epochOrder_, options_.batchSize, i);
+  auto [seeds, inputIds] = batchOfOrder(inputNodes_, epochOrder_, options_.batchSize, i);
   HeteroSampledSubgraph sub =
       sampler_->sample(inputType_, seeds, options_.numNeighbors, options_.seed, epoch_, options_.replace);
   Item item;
