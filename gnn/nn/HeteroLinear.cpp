@@ -57,8 +57,8 @@ Variable HeteroLinear::forward(const Variable& x, const Tensor& typeVec) const {
   for (int64_t ty = 0; ty < types_; ++ty) start[static_cast<size_t>(ty) + 1] += start[static_cast<size_t>(ty)];
   std::vector<int64_t> order(static_cast<size_t>(n)), next(start.begin(), start.end() - 1);
   for (int64_t k = 0; k < n; ++k) order[static_cast<size_t>(next[static_cast<size_t>(t[k])]++)] = k;
-  // Each group through its Linear, the outputs joined in group order: [n_t, out] rows laid end to end are one
-  // [1, n_t out] row each, so concatCols joins them, and a gather puts them back in x's order.
+  // Each group through its Linear, the outputs joined in group order (concatRows), and a gather puts them back in
+  // x's order.
   std::vector<Variable> parts;
   for (int64_t ty = 0; ty < types_; ++ty) {
     const int64_t b = start[static_cast<size_t>(ty)], e = start[static_cast<size_t>(ty) + 1];
@@ -66,9 +66,9 @@ Variable HeteroLinear::forward(const Variable& x, const Tensor& typeVec) const {
     const Variable rows =
         sorted ? sliceRows(x, b, e)
                : gatherRows(x, Tensor::fromVector(std::vector<int64_t>(order.begin() + b, order.begin() + e)));
-    parts.push_back(reshape(lins_[static_cast<size_t>(ty)]->forward(rows), {1, (e - b) * out_}));
+    parts.push_back(lins_[static_cast<size_t>(ty)]->forward(rows));
   }
-  const Variable grouped = reshape(parts.size() == 1 ? parts[0] : concatCols(parts), {n, out_});
+  const Variable grouped = concatRows(parts);
   if (sorted) return grouped;
   std::vector<int64_t> where(static_cast<size_t>(n));
   for (int64_t k = 0; k < n; ++k) where[static_cast<size_t>(order[static_cast<size_t>(k)])] = k;
