@@ -6,6 +6,7 @@
 #include "app/HeapTuning.h"
 #include "app/Program.h"
 #include "data/GzLineReader.h"
+#include "data/NeighbourMeanFeatures.h"
 #include "gnn/system/Check.h"
 #include "gnn/system/Parallel.h"
 #include "gnn/system/SystemInfo.h"
@@ -66,6 +67,7 @@ HeteroNodeData readHeteroNodeData(const NodeSettings& s) {
   o.additionalNodeFiles = s.nodeFiles();
   o.toUndirected = true;  // PyG's T.ToUndirected(): rev_ relations, same-type ones merged
   d.dataset = OgbHeteroDataset::load(s.data, o);
+  if (s.featureless == "mean") d.meanFilledTypes = fillFeaturelessByNeighbourMean(d.dataset.graph);
   const HeteroGraph& g = d.dataset.graph;
   d.targetType = chooseTargetType(g, s.targetType);
   const NodeStore& target = g.node(d.targetType);
@@ -96,8 +98,10 @@ void printHeteroNodeData(const HeteroNodeData& d, const NodeSettings& s) {
   std::string types;
   for (const std::string& type : d.graph.nodeTypeNames) {
     const NodeStore& n = g.node(type);
+    const bool mean = std::count(d.meanFilledTypes.begin(), d.meanFilledTypes.end(), type) > 0;
     types += (types.empty() ? "" : ", ") + type + " " + std::to_string(n.numNodes) +
-             (n.x.defined() ? " (" + std::to_string(n.x.dim(1)) + " features)" : " (embedded)");
+             (n.x.defined() ? " (" + std::to_string(n.x.dim(1)) + (mean ? " neighbour-mean" : "") + " features)"
+                            : " (embedded)");
   }
   std::fprintf(stderr,
                "%s: heterogeneous, %lld nodes [%s], %lld edges of %zu relations (with PyG's ToUndirected), target "
@@ -121,6 +125,7 @@ void addHeteroNodeDataJson(nlohmann::json& j, const HeteroNodeData& d) {
     const NodeStore& n = g.node(type);
     j["node_types"][type] = {{"num_nodes", n.numNodes}, {"num_features", n.x.defined() ? n.x.dim(1) : 0}};
   }
+  j["neighbour_mean_features"] = d.meanFilledTypes;  // --featureless mean: the types given them
   for (const EdgeType& t : d.graph.edgeTypeNames) j["edge_types"].push_back(t.str());
   j["num_relations"] = d.graph.edgeTypeNames.size();
   j["inverse_edges_added"] = d.dataset.inverseEdgesAdded;

@@ -29,6 +29,8 @@ struct HeteroNodeData {
   int64_t targetOffset = 0, targetNodes = 0, numClasses = 0;
   /// Per node type, in the layout's order: its features float32 [N_t, F_t], undefined for a type without.
   std::vector<Tensor> features;
+  /// The featureless types given their neighbours' mean features (--featureless mean), in the order filled.
+  std::vector<std::string> meanFilledTypes;
   /// The target type's labels int64 [N_t], its training nodes as a uint8 mask, its split's ids (its own).
   Tensor y, trainMask;
   std::vector<int64_t> trainIdx, validIdx, testIdx;

@@ -73,6 +73,7 @@ class HgtNodeModel final : public HeteroNodeModel {
     o.outChannels = spec.numClasses;
     o.layers = spec.layers;
     o.heads = spec.heads;
+    o.layerNorm = spec.norm == "layer";
     return o;
   }
 
@@ -117,8 +118,9 @@ double rgcnBytes(const HeteroNodeModelSpec& s) {
 // moments and the best epoch's copy; the input rows; per layer, each relation keeps its sources' keys and values
 // [N_src, hidden] and, per edge, its source, attention and the edges grouped by target (24 bytes at 2 heads; the
 // backward's about as much again, counted here too), and each type a few [N_t, hidden] rows (queries, grouped
-// messages, their GELU, the output, gradients). Every relation and type is counted in every layer: the last layer
-// reads fewer (models/HeteroHGT.h), so this is an upper bound.
+// messages, their GELU, the output, gradients; with --norm layer two more: the LayerNorm's output and its
+// gradient). Every relation and type is counted in every layer: the last layer reads fewer (models/HeteroHGT.h), so
+// this is an upper bound.
 double hgtBytes(const HeteroNodeModelSpec& s) {
   std::map<std::string, double> count;
   double nodes = 0, params = 0;
@@ -135,7 +137,9 @@ double hgtBytes(const HeteroNodeModelSpec& s) {
             (types * 4 * (h * h + h) + static_cast<double>(s.numRelations) * 2 * h * h / static_cast<double>(s.heads));
   params += h * static_cast<double>(s.numClasses);
   const double perEdge = (16 + 4 * static_cast<double>(s.heads)) * 2;
-  const double perLayer = sources * h * 2 * 4 + static_cast<double>(s.numEdges) * perEdge + nodes * h * 6 * 4;
+  const double rowsPerType = s.norm == "layer" ? 8 : 6;
+  const double perLayer =
+      sources * h * 2 * 4 + static_cast<double>(s.numEdges) * perEdge + nodes * h * rowsPerType * 4;
   return params * 6 * 4 + nodes * h * 2 * 4 + static_cast<double>(s.layers) * perLayer;
 }
 

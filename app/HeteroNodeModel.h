@@ -36,6 +36,7 @@ struct HeteroNodeModelSpec {
   int64_t targetType = 0;  ///< the classified type's position in nodeTypes
   int64_t numRelations = 1, hidden = 64, numClasses = 0, layers = 2, numBases = 0, heads = 2;
   double dropout = 0.5;
+  std::string norm = "none";  ///< hgt: "layer", a LayerNorm per type after each layer (HeteroHGTOptions)
 };
 
 class HeteroNodeModel {

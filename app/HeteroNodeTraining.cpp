@@ -178,6 +178,7 @@ HeteroNodeModelSpec heteroModelSpec(const NodeSettings& s, const HeteroNodeData&
   spec.numBases = s.numBases;
   spec.heads = s.heads;
   spec.dropout = s.dropout;
+  spec.norm = s.norm;
   return spec;
 }
 

@@ -163,7 +163,11 @@ void addBasicGnnFlags(Program& prog, NodeSettings& s) {
       "labelled type; needed when there are several)")(
       "num-bases", value(&s.numBases, int64_t{0}),
       "--model rgcn: RGCNConv's basis decomposition, each relation's weight a mix of this many shared bases "
-      "(PyG's num_bases; default 0: a full weight per relation)");
+      "(PyG's num_bases; default 0: a full weight per relation)")(
+      "featureless", value(&s.featureless, ""),
+      "--model rgcn or hgt on a heterogeneous --data: the input of the node types without features: embedding (a "
+      "trained row per node, as OGB's R-GCN example) | mean (each node's featured neighbours' mean features, as "
+      "the HGT authors prepare ogbn-mag; a type two hops away takes its neighbours' means). Default embedding");
 }
 }  // namespace
 

@@ -43,6 +43,9 @@ struct NodeSettings {
   // RGCNConv's num_bases (0 = none).
   std::string targetType;
   int64_t numBases = 0;
+  // The featureless node types' input: "embedding" (a trained row per node) or "mean" (their featured neighbours'
+  // mean, data/NeighbourMeanFeatures.h); "" = embedding.
+  std::string featureless;
   bool profile = false;
   bool modelFlag = false;  // --model exists (the program offers more than one model)
   TrainingFlags training;

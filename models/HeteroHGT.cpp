@@ -56,6 +56,14 @@ HeteroHGT::HeteroHGT(HeteroHGTOptions options, Generator& gen) : opt_(std::move(
     convs_.push_back(std::make_unique<HGTConv>(widths, opt_.hidden, opt_.edgeTypes, gen, opt_.heads, "sum"));
     registerModule("convs." + std::to_string(l), *convs_.back());
   }
+  if (opt_.layerNorm) {
+    norms_.resize(static_cast<size_t>(opt_.layers));
+    for (int64_t l = 0; l < opt_.layers; ++l)
+      for (const HeteroRGCNNodeType& t : opt_.nodeTypes) {
+        auto& norm = norms_[static_cast<size_t>(l)][t.name] = std::make_unique<LayerNorm>(opt_.hidden);
+        registerModule("norms." + std::to_string(l) + "." + t.name, *norm);
+      }
+  }
   out_ = std::make_unique<Linear>(opt_.hidden, opt_.outChannels, gen);
   registerModule("lin", *out_);
 }
@@ -138,6 +146,8 @@ Variable HeteroHGT::forward(const std::vector<Tensor>& features,
     for (const auto& [type, edgeIndex] : edges)
       if (relations_[l].count(type)) read.emplace_back(type, edgeIndex);
     x = convs_[l]->forward(x, read);
+    if (!norms_.empty())
+      for (auto& [type, rows] : x) rows = norms_[l].at(type)->forward(rows);
   }
   BlockScope scope("output");
   const auto target = x.find(opt_.targetType);

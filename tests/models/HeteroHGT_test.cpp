@@ -120,6 +120,58 @@ TEST(HeteroHGT, SameLogitsAndGradientsAsTheWholeModel) {
   EXPECT_GT(left, 0);  // e.g. the last layer's a_lin of every type but papers
 }
 
+// With layerNorm, each layer's rows go through their type's LayerNorm (pyHGT's use_norm), by hand from the model's
+// own weights (the norms' weights drawn away from torch's ones and zeros so that they count): the same bits, every
+// parameter the logits read gets a gradient, the norms' among them, and the parameters are named as pyHGT's.
+TEST(HeteroHGT, LayerNormAfterEachLayer) {
+  HeteroHGTOptions o = magShaped();
+  o.layerNorm = true;
+  Generator gen(5);
+  HeteroHGT net(o, gen);
+  for (auto& [name, p] : net.namedParameters())
+    if (name.rfind("norms.", 0) == 0) p.value() = init::uniform(p.value().shape(), 0.5, 1.5, gen);
+  const EdgeDict edges = randomEdges(o, gen);
+  const Tensor paperX = init::uniform({9, 5}, -1, 1, gen);
+  const Variable logits = net.forward({Tensor(), Tensor(), Tensor(), paperX}, edges);
+  sum(logits).backward();
+
+  std::map<std::string, Variable> params;
+  for (auto& [name, p] : net.namedParameters()) params.emplace(name, p);
+  std::vector<std::pair<std::string, int64_t>> widths;
+  for (const HeteroRGCNNodeType& t : o.nodeTypes) widths.emplace_back(t.name, o.hidden);
+  std::map<std::string, Variable> x = {{"author", params.at("emb.author.weight")},
+                                       {"field_of_study", params.at("emb.field_of_study.weight")},
+                                       {"institution", params.at("emb.institution.weight")}};
+  x["paper"] = relu(linear(Variable(paperX), params.at("lin_dict.paper.weight"), params.at("lin_dict.paper.bias")));
+  for (int64_t l = 0; l < o.layers; ++l) {
+    HGTConv conv(widths, o.hidden, o.edgeTypes, gen, o.heads);
+    const std::string prefix = std::to_string(l) + ".";
+    for (auto& [name, p] : conv.namedParameters()) {
+      Variable v = p;
+      v.value() = params.at("convs." + prefix + name).value();
+    }
+    std::vector<std::pair<EdgeType, Tensor>> read;  // the relations the model's layer reads
+    for (const auto& [type, e] : edges)
+      if (net.layerRelations(static_cast<size_t>(l)).count(type)) read.emplace_back(type, e);
+    x = conv.forward(x, read);
+    for (auto& [type, rows] : x) {
+      LayerNorm norm(o.hidden);
+      for (auto& [name, p] : norm.namedParameters()) {
+        Variable v = p;
+        v.value() = params.at("norms." + prefix + type + "." + name).value();
+      }
+      rows = norm.forward(rows);
+    }
+  }
+  const Variable byHand = linear(x.at("paper"), params.at("lin.weight"), params.at("lin.bias"));
+  EXPECT_TRUE(byHand.value().bitEqual(logits.value()));
+  for (const char* name : {"norms.0.author.weight", "norms.0.paper.bias", "norms.1.paper.weight"}) {
+    const Variable& p = params.at(name);
+    ASSERT_TRUE(p.hasGrad()) << name;
+    EXPECT_GT(p.grad().flat<float>().cwiseAbs().maxCoeff(), 0.0f) << name;
+  }
+}
+
 TEST(HeteroHGT, RelationEdgesSplitsTheTypedGraph) {
   HeteroHGTOptions o;
   o.nodeTypes = {{"author", 2, 0}, {"paper", 3, 4}};  // authors at rows 0-1, papers at 2-4
