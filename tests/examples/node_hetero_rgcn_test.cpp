@@ -266,6 +266,14 @@ TEST_F(NodeHeteroRgcn, HgtLearnsWhatOnlyTheRelationsTell) {
   EXPECT_EQ(hgt["layers"], 2);
   EXPECT_EQ(hgt["hidden"], 64);
   EXPECT_EQ(hgt["num_relations"], 3);
+  EXPECT_EQ(hgt["norm"], "layer");  // HGT's default: the HGT authors' LayerNorms
+  EXPECT_EQ(hgt["featureless"], "embedding");
+  // hgt_dblp.py's model, without the norms, and the featureless types' input from their neighbours' features.
+  const nlohmann::json plain = runJson(hetero() + " --model hgt --epochs 40 --norm none --featureless mean");
+  EXPECT_EQ(plain["norm"], "none");
+  EXPECT_NE(plain["param_checksum"], hgt["param_checksum"]);
+  EXPECT_FALSE(plain["neighbour_mean_features"].empty()) << plain.dump();
+  EXPECT_GE(plain["val_acc_mean"].get<double>(), 0.5) << plain.dump();
   // Two feature widths (papers 16, venues 8) and a type that receives only from papers.
   const nlohmann::json venues = runJson("--data " + path("with_venues") + " --model hgt --epochs 40 --heads 4");
   EXPECT_EQ(venues["heads"], 4);
@@ -289,6 +297,8 @@ TEST_F(NodeHeteroRgcn, HgtRefusesWhatItDoesNotRead) {
   expectUsageError(runExample("node_property", h + " --act elu"), "--act: not read by --model hgt");
   expectUsageError(runExample("node_property", h + " --hidden 30 --heads 4"), "must be a multiple of --heads 4");
   expectUsageError(runExample("node_property", h + " --heads 0"), "--heads");
+  expectUsageError(runExample("node_property", h + " --norm batch"), "--norm batch: --model hgt takes layer");
+  expectUsageError(runExample("node_property", h + " --featureless zeros"), "--featureless zeros: embedding or mean");
   expectUsageError(runExample("node_property", h + " --loader neighbor"), "--loader neighbor --model hgt");
   expectUsageError(runExample("node_property", "--model hgt --epochs 1"),
                    "HGT classifies the nodes of a heterogeneous");
