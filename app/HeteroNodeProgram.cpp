@@ -24,10 +24,9 @@ const char* const kHeteroOffer =
 
 // The flags of node_property's homogeneous models that neither heterogeneous model reads: given, they would change
 // nothing.
-const char* const kUnreadByHetero[] = {"out-heads",     "act",       "input-dropout",  "attn-dropout",   "norm",
-                                       "jk",            "aggr",      "conv-args",      "feature-layout", "keep-adjacency",
-                                       "inference",     "trim-to-layer",
-                                       "eval-batch-size", "presample"};
+const char* const kUnreadByHetero[] = {"out-heads", "act",       "input-dropout",  "attn-dropout",    "norm",
+                                       "jk",        "aggr",      "conv-args",      "feature-layout",  "keep-adjacency",
+                                       "inference", "trim-to-layer", "eval-batch-size", "presample"};
 
 // Per model: the flags it reads (for the message) and the shared ones it does not.
 struct HeteroModelFlags {
