@@ -1,9 +1,13 @@
-// HeteroNodeBatches: node_property --loader neighbor on a heterogeneous graph: one seed's fixed-size batches of
-// --batch-size training nodes of the target type (loaders/HeteroFixedSizeNeighborLoader.h; --num-neighbors for
-// every edge type, PyG's num_neighbors=[15, 10]), each laid out as one typed graph with the whole graph's relation
-// numbers (loaders/HeteroBatchToHomogeneous.h), so the weights trained on batches are the ones full-batch
-// evaluation reads. A step's model computes the target type's first targetRows rows (the seeds, then rows the
-// seed mask leaves out: a fixed count however many seeds the last batch holds).
+// HeteroNodeBatches: node_property --loader neighbor | cluster on a heterogeneous graph: one seed's fixed-size
+// batches, either of --batch-size training nodes of the target type and their sampled neighbourhoods
+// (loaders/HeteroFixedSizeNeighborLoader.h; --num-neighbors for every edge type, PyG's num_neighbors=[15, 10]) or
+// of --clusters-per-batch of the --clusters METIS clusters of all nodes of all types with the typed edges between
+// them (loaders/HeteroClusterLoader.h, OGB's ogbn-mag cluster_gcn.py; sizes the worst case, so nothing is trimmed;
+// the batch's training nodes of the target type are its seeds). Each is laid out as one typed graph with the whole
+// graph's relation numbers (loaders/HeteroBatchToHomogeneous.h), so the weights trained on batches are the ones
+// full-batch evaluation reads. A step's model computes the target type's first targetRows rows (the seeds, then
+// rows the seed mask leaves out: a fixed count however many seeds a batch holds). A cluster batch without training
+// nodes has no loss and is passed over.
 //
 //   app::buildHeteroSampler(data, settings);                 // once: every edge type's incoming edges indexed
 //   app::HeteroNodeBatches batches(settings, data, seed);    // the sizes from epoch 0's batches (--fixed-sizes)
@@ -20,7 +24,7 @@
 
 #include "app/HeteroNodeData.h"
 #include "app/NodeFlags.h"
-#include "loaders/HeteroFixedSizeNeighborLoader.h"
+#include "loaders/HeteroBatchLoader.h"
 
 namespace gnn::app {
 
@@ -33,7 +37,8 @@ struct HeteroNodeStep {
   Tensor y, seedMask;  // int64 [targetRows] and uint8 [targetRows]
 };
 
-/// Indexes the graph for sampling (data.sampler, data.samplerMs), unless --loader is not neighbor.
+/// Indexes the graph for sampling (data.sampler, data.samplerMs) with --loader neighbor; partitions it (data.clusters,
+/// data.partitionMs; METIS seeded by --seed) with --loader cluster.
 void buildHeteroSampler(HeteroNodeData& data, const NodeSettings& s);
 /// --num-neighbors's default for R-GCN's --layers: a fan-out per layer, the homogeneous default's 15, 10, 5 (5
 /// for each further layer).
@@ -41,11 +46,12 @@ std::string defaultHeteroFanouts(int64_t layers);
 
 class HeteroNodeBatches {
  public:
-  /// The loader over data's training nodes of the target type, shuffled by `seed`; its sizes from the flags, said
-  /// on stderr unless --quiet.
+  /// The loader over data's training nodes of the target type, shuffled by `seed`; its sizes from the flags (the
+  /// worst case with --loader cluster), said on stderr unless --quiet.
   HeteroNodeBatches(const NodeSettings& s, const HeteroNodeData& data, uint64_t seed);
   void startEpoch(int64_t epoch) {
     waitMs = 0;
+    skipped_ = 0;
     loader_->startEpoch(epoch);
   }
   /// The epoch's next step; false after its last batch. The wait for the loader is counted in waitMs.
@@ -56,10 +62,14 @@ class HeteroNodeBatches {
   double waitMs = 0;  ///< this epoch's
 
  private:
+  void makeNeighborLoader(const NodeSettings& s, uint64_t seed);
+  void makeClusterLoader(const NodeSettings& s, uint64_t seed);
+
   const HeteroNodeData& d_;
   int64_t targetRows_ = 0;
-  HeteroFixedSizeNeighborLoader::Sizes sizes_;
-  std::unique_ptr<HeteroFixedSizeNeighborLoader> loader_;
+  int64_t skipped_ = 0;  // this epoch's batches without training nodes
+  std::string sizesFrom_;
+  std::unique_ptr<HeteroBatchLoader> loader_;
 };
 
 }  // namespace gnn::app

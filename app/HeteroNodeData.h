@@ -17,6 +17,7 @@
 #include "app/NodeFlags.h"
 #include "data/HeteroToHomogeneous.h"
 #include "data/OgbHeteroDataset.h"
+#include "loaders/HeteroClusterData.h"
 #include "loaders/HeteroNeighborSampler.h"
 
 namespace gnn::app {
@@ -38,6 +39,9 @@ struct HeteroNodeData {
   /// --loader neighbor: every edge type's incoming edges indexed once for all seeds (app/HeteroNodeBatches.h).
   std::shared_ptr<const HeteroNeighborSampler> sampler;
   double samplerMs = 0;
+  /// --loader cluster: the METIS clusters of every node of every type, made once for all seeds.
+  std::shared_ptr<const HeteroClusterData> clusters;
+  double partitionMs = 0;
 };
 
 /// Whether --data names a folder in OGB's heterogeneous layout (an empty --data is the shipped Cora: no).

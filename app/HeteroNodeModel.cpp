@@ -4,7 +4,6 @@
 #include <functional>
 #include <map>
 #include <set>
-#include <stdexcept>
 #include <utility>
 
 #include "app/MemoryBounds.h"
@@ -57,10 +56,13 @@ class HgtNodeModel final : public HeteroNodeModel {
   Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) override {
     return net_.forward(features, net_.relationEdges(edgeIndex, edgeType));
   }
-  // node_property refuses --loader neighbor for hgt before building it (app/HeteroNodeProgram.cpp).
-  Variable forward(const std::vector<Tensor>&, const std::vector<Tensor>&, const Tensor&, const Tensor&,
-                   int64_t) override {
-    throw std::invalid_argument("hgt trains full-batch only: --loader neighbor is offered for rgcn");
+  // A batch's typed layout: each type's rows are its features' or its node ids'.
+  Variable forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds, const Tensor& edgeIndex,
+                   const Tensor& edgeType, int64_t targetRows) override {
+    std::vector<int64_t> rows;
+    for (size_t t = 0; t < features.size() && t < nodeIds.size(); ++t)
+      rows.push_back(features[t].defined() ? features[t].dim(0) : nodeIds[t].defined() ? nodeIds[t].dim(0) : 0);
+    return net_.forward(features, nodeIds, net_.relationEdges(edgeIndex, edgeType, rows), targetRows);
   }
 
  private:

@@ -1,8 +1,8 @@
 // HeteroNodeModel: the node models node_property trains on a heterogeneous graph ("rgcn": models/HeteroRGCN.h;
 // "hgt": models/HeteroHGT.h), built by name as app/NodeModel.h builds the homogeneous ones, each with the memory
 // its width takes. They read every node type's features and the typed graph's edges and relations
-// (data/HeteroToHomogeneous.h) and give the target type's logits; or a sampled batch's rows, laid out the same way
-// (R-GCN).
+// (data/HeteroToHomogeneous.h) and give the target type's logits; or a fixed-size batch's rows, laid out the same
+// way (app/HeteroNodeBatches.h).
 //
 //   app::HeteroNodeModelSpec spec;
 //   spec.name = "hgt";  spec.nodeTypes = nodeTypes;  spec.edgeTypes = h.edgeTypeNames;  spec.targetType = 3;  // paper
@@ -46,7 +46,7 @@ class HeteroNodeModel {
   virtual Module& module() = 0;
   /// features: per node type (undefined where it has none) -> the target type's logits [N_target, classes].
   virtual Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) = 0;
-  /// A sampled batch laid out as one typed graph (app/HeteroNodeBatches.h): per node type its rows' features or
+  /// A fixed-size batch laid out as one typed graph (app/HeteroNodeBatches.h): per node type its rows' features or
   /// node ids (featureless types) -> the target type's first targetRows rows' logits [targetRows, classes].
   virtual Variable forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds,
                            const Tensor& edgeIndex, const Tensor& edgeType, int64_t targetRows) = 0;

@@ -19,15 +19,14 @@ namespace {
 
 // What exists for a heterogeneous graph, for the refusals' messages.
 const char* const kHeteroOffer =
-    "a heterogeneous --data (OGB's heterogeneous layout) trains --model rgcn (R-GCN) on the CPU, full-batch or with "
-    "--loader neighbor, or --model hgt (HGT), full-batch on the CPU";
+    "a heterogeneous --data (OGB's heterogeneous layout) trains --model rgcn (R-GCN) or --model hgt (HGT) on the CPU, "
+    "full-batch or with --loader neighbor or cluster";
 
 // The flags of node_property's homogeneous models that neither heterogeneous model reads: given, they would change
 // nothing.
-const char* const kUnreadByHetero[] = {"out-heads",     "act",       "input-dropout",  "attn-dropout",
-                                       "jk",            "aggr",      "conv-args",      "feature-layout", "keep-adjacency",
-                                       "inference",     "clusters",  "clusters-per-batch", "trim-to-layer",
-                                       "eval-batch-size", "presample"};
+const char* const kUnreadByHetero[] = {"out-heads", "act",       "input-dropout",  "attn-dropout",
+                                       "jk",        "aggr",      "conv-args",      "feature-layout",  "keep-adjacency",
+                                       "inference", "trim-to-layer", "eval-batch-size", "presample"};
 
 // Per model: the flags it reads (for the message) and the shared ones it does not.
 struct HeteroModelFlags {
@@ -50,17 +49,9 @@ void checkHeteroNodeFlags(const Program& prog, const NodeSettings& s) {
   if (!flags)
     throw UsageError("--model " + s.model + ": " + s.data + " is a heterogeneous graph, and " + kHeteroOffer +
                      "; the other models take a homogeneous graph (OGB's node-property layout)");
-  if (s.clusterLoader())
-    throw UsageError(std::string("--loader cluster: ") + kHeteroOffer +
-                     "; Cluster-GCN's loader partitions one homogeneous edge list with METIS, and no heterogeneous "
-                     "cluster loader (partitions across node types, batches of fixed rows per type) exists yet");
-  if (s.neighborLoader() && s.model != "rgcn")
-    throw UsageError("--loader neighbor --model " + s.model + ": " + kHeteroOffer +
-                     "; HGT's layers read each relation's edges whole (HGTConv over dictionaries), not yet a sampled "
-                     "batch's");
   if (s.neighborLoader() && static_cast<int64_t>(s.fanouts().size()) != s.layers)
     throw UsageError("--num-neighbors " + s.numNeighbors + ": " + std::to_string(s.fanouts().size()) +
-                     " hops for --layers " + std::to_string(s.layers) + "; R-GCN takes one hop a layer (more hops "
+                     " hops for --layers " + std::to_string(s.layers) + "; the model takes one hop a layer (more hops "
                      "sample nodes no seed's output reads, fewer leave the outer rows without neighbours): give " +
                      std::to_string(s.layers) + " fan-outs, e.g. " + defaultHeteroFanouts(s.layers));
   if (s.device.simulated())
@@ -124,6 +115,12 @@ nlohmann::json heteroResultsJson(const HeteroNodeData& data, const NodeSettings&
     j["batch_size"] = s.batchSize;
     j["fixed_sizes"] = s.fixedSizes;
     j["sampler_index_ms"] = data.samplerMs;
+  }
+  if (data.clusters) {
+    j["clusters"] = s.clusters;
+    j["clusters_per_batch"] = s.clustersPerBatch;
+    j["edge_cut"] = data.clusters->edgeCut();
+    j["partition_ms"] = data.partitionMs;
   }
   if (s.model == "hgt") j["heads"] = s.heads;
   if (s.model == "hgt") j["norm"] = s.norm;

@@ -1,9 +1,8 @@
 // HeteroNodeProgram: node_property on a folder in OGB's heterogeneous raw layout: the flags checked against what
-// exists for such a graph (R-GCN on the CPU, full-batch or on neighbour batches; HGT full-batch: --model rgcn |
-// hgt; no cluster loader,
-// simulated IPU or continued run), the graph read with its reverse relations (app/HeteroNodeData.h), --runs seeds
-// trained (app/HeteroNodeTraining.h), and the summary line or the JSON with the homogeneous runs' keys and the
-// graph's.
+// exists for such a graph (R-GCN or HGT on the CPU, full-batch or on neighbour or cluster batches: --model rgcn |
+// hgt, --loader full | neighbor | cluster; no simulated IPU or continued run), the graph read with its reverse
+// relations (app/HeteroNodeData.h), --runs seeds trained (app/HeteroNodeTraining.h), and the summary line or the
+// JSON with the homogeneous runs' keys and the graph's.
 //
 //   if (app::heteroDataGiven(s)) return app::runHeteroNode(prog, s, defaults);
 //   app::refuseHeteroOnlyFlags(prog, s);          // a homogeneous --data

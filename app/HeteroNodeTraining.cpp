@@ -54,7 +54,7 @@ class HeteroSeedRun {
   std::unique_ptr<HeteroNodeModel> model_;
   std::unique_ptr<Optimizer> opt_;
   Trainer trainer_;
-  std::unique_ptr<HeteroNodeBatches> batches_;  // --loader neighbor
+  std::unique_ptr<HeteroNodeBatches> batches_;  // --loader neighbor or cluster
   NodeRunResult r_;
 };
 
@@ -66,7 +66,7 @@ HeteroSeedRun::HeteroSeedRun(const HeteroNodeRunInputs& in, uint64_t seed)
       opt_(s_.training.makeOptimizer({{model_->module().parameters(), s_.training.weightDecay}})),
       trainer_(in.prog, s_.training, model_->module(), *opt_, in.config, {"acc", /*higherIsBetter=*/true}, "nodes") {
   trainer_.setSeed(seed);
-  if (s_.neighborLoader()) batches_ = std::make_unique<HeteroNodeBatches>(s_, d_, seed);
+  if (s_.neighborLoader() || s_.clusterLoader()) batches_ = std::make_unique<HeteroNodeBatches>(s_, d_, seed);
 }
 
 std::unique_ptr<HeteroNodeModel> HeteroSeedRun::buildModel() const {
@@ -108,7 +108,8 @@ Trainer::Hooks HeteroSeedRun::hooks() {
   return hooks;
 }
 
-// Full batch: one step over every node; with --loader neighbor, a step per batch, the loss over its seeds only.
+// Full batch: one step over every node; with --loader neighbor or cluster, a step per batch, the loss over its seeds
+// only.
 // `skip`: the steps trained before an interrupt.
 void HeteroSeedRun::trainEpoch(int64_t epoch, int64_t skip) {
   Stopwatch sw;

@@ -195,9 +195,11 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
       "loader", value(&s.loader, "full"),
       "full (one full-graph step per epoch) | cluster (Cluster-GCN) | neighbor (GraphSAGE's neighbour sampling, "
       "PopTorch Geometric's FixedSizeNeighborLoader; then --layers 3, --hidden 256 and --lr 0.003 unless given, "
-      "OGB's ogbn-products setup). On a heterogeneous --data, --model rgcn takes full | neighbor (batches of "
+      "OGB's ogbn-products setup). On a heterogeneous --data, --model rgcn and hgt take full | neighbor (batches of "
       "--batch-size training nodes of the target type, --num-neighbors for every edge type, by default a fan-out "
-      "per layer: 15,10; the loss over the seeds; R-GCN's defaults kept; validation and test full-batch over the "
+      "per layer: 15,10) | cluster (--clusters METIS clusters of all nodes of all types, --clusters-per-batch a "
+      "batch with the typed edges between them, as OGB's ogbn-mag cluster_gcn.py); the loss over the batch's "
+      "training nodes of the target type; the models' defaults kept; validation and test full-batch over the "
       "whole graph)")(
       "num-neighbors", value(&s.numNeighbors, "15,10,5"),
       "--loader neighbor: neighbours sampled per node at each hop, comma-separated (-1 = all; PyG's num_neighbors)")(

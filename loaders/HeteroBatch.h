@@ -1,8 +1,8 @@
 // HeteroBatch: one fixed-size batch of a heterogeneous graph, PyG's sampled HeteroData with every node type's and
-// edge type's rows padded to a fixed count (loaders/HeteroFixedSizeNeighborLoader.h makes them). Per node type the
-// real rows come first, then padding rows; per edge type likewise, and every padding edge joins the source type's
-// first padding row to the destination type's first padding row, so no real node receives a padded message (the
-// homogeneous batches' padding graph, one per type). Masks are 1 on real rows.
+// edge type's rows padded to a fixed count (loaders/HeteroBatchCollate.h builds them for the neighbour and the cluster
+// loader). Per node type the real rows come first, then padding rows; per edge type likewise, and every padding edge
+// joins the source type's first padding row to the destination type's first padding row, so no real node receives a
+// padded message (the homogeneous batches' padding graph, one per type). Masks are 1 on real rows.
 //
 //   HeteroBatch b;  loader.next(b);
 //   std::map<std::string, Variable> xDict = ...;                 // b.node("paper").x, embeddings of b.node(t).nodeId

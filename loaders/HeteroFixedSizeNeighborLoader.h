@@ -35,6 +35,8 @@
 #include "data/HeteroGraph.h"
 #include "loaders/EpochSampler.h"
 #include "loaders/HeteroBatch.h"
+#include "loaders/HeteroBatchCollate.h"
+#include "loaders/HeteroBatchLoader.h"
 #include "loaders/HeteroNeighborSampler.h"
 #include "loaders/OverSizeStrategy.h"
 #include "loaders/PaddingReport.h"
@@ -42,7 +44,7 @@
 
 namespace gnn {
 
-class HeteroFixedSizeNeighborLoader {
+class HeteroFixedSizeNeighborLoader : public HeteroBatchLoader {
  public:
   struct Options {
     HeteroNumNeighbors numNeighbors = {15, 10};  // one list for every edge type, or per edge type
@@ -56,14 +58,7 @@ class HeteroFixedSizeNeighborLoader {
   };
 
   /// Fixed rows of every node type and every edge type, one padding row included in each.
-  struct Sizes {
-    std::map<std::string, int64_t> numNodes;
-    std::map<EdgeType, int64_t> numEdges;
-    double nodePadValue = 0.0;   // x of padding rows
-    double edgePadValue = 0.0;   // edgeAttr of padding edges
-    double labelPadValue = 0.0;  // y of the target type's padding rows
-    std::string toString() const;
-  };
+  using Sizes = HeteroBatchSizes;
 
   /// graph: the graph the sampler indexed; inputNodes: distinct ids of inputType's nodes, the seeds an epoch visits
   /// (a split's ids). Throws std::invalid_argument for an unknown type, a size missing or below one row, room for
@@ -71,7 +66,7 @@ class HeteroFixedSizeNeighborLoader {
   HeteroFixedSizeNeighborLoader(std::shared_ptr<const HeteroGraph> graph,
                                 std::shared_ptr<const HeteroNeighborSampler> sampler, std::string inputType,
                                 std::vector<int64_t> inputNodes, Options options, Sizes sizes);
-  ~HeteroFixedSizeNeighborLoader();
+  ~HeteroFixedSizeNeighborLoader() override;
 
   /// Per type, the largest count over up to sampleLimit batches of epoch 0 (sampled in parallel), times
   /// 1 + margin, plus the padding row; never above worstCase().
@@ -81,18 +76,18 @@ class HeteroFixedSizeNeighborLoader {
   /// Room for any batch: HeteroNeighborSampler::worstCase plus the padding row of every type.
   static Sizes worstCase(const HeteroNeighborSampler& sampler, const std::string& inputType, const Options& options);
 
-  void startEpoch(int64_t epoch);
+  void startEpoch(int64_t epoch) override;
   /// The epoch's next batch; false once every batch was handed out.
-  bool next(HeteroBatch& out);
-  int64_t numBatches() const;
+  bool next(HeteroBatch& out) override;
+  int64_t numBatches() const override;
   /// Batch i of the current epoch, made on the calling thread (thread-safe).
   HeteroBatch collateBatch(int64_t i) const;
   /// The seeds of batch i of the current epoch.
   std::vector<int64_t> batchSeeds(int64_t i) const;
   /// Batches handed out so far in this epoch: nodes and edges summed over the types (one graph per batch), with the
   /// nodes and edges trimmed.
-  const PaddingReport& report() const { return report_; }
-  const Sizes& sizes() const { return sizes_; }
+  const PaddingReport& report() const override { return report_; }
+  const Sizes& sizes() const override { return sizes_; }
   const Options& options() const { return options_; }
 
  private:
@@ -103,7 +98,6 @@ class HeteroFixedSizeNeighborLoader {
   Item makeItem(int64_t i) const;
   // Cuts `sub` to the sizes (TrimNodesAndEdges) or refuses it (Error); returns the nodes and edges cut.
   std::pair<int64_t, int64_t> fitToSizes(HeteroSampledSubgraph& sub, int64_t i) const;
-  HeteroBatch collate(const HeteroSampledSubgraph& sub) const;
 
   std::shared_ptr<const HeteroGraph> graph_;
   std::shared_ptr<const HeteroNeighborSampler> sampler_;
@@ -111,7 +105,7 @@ class HeteroFixedSizeNeighborLoader {
   std::vector<int64_t> inputNodes_;
   Options options_;
   Sizes sizes_;
-  std::vector<int64_t> nodeRows_, edgeRows_;  // sizes_ in the sampler's type order
+  HeteroBatchRows rows_;  // sizes_ in the graph's type order
   EpochSampler order_;
   int64_t epoch_ = 0;
   std::vector<int64_t> epochOrder_;

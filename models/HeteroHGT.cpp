@@ -75,16 +75,25 @@ std::unique_ptr<Module> HeteroHGT::clone() const {
 
 std::vector<std::pair<EdgeType, Tensor>> HeteroHGT::relationEdges(const Tensor& edgeIndex,
                                                                   const Tensor& edgeType) const {
+  std::vector<int64_t> rows;
+  for (const HeteroRGCNNodeType& t : opt_.nodeTypes) rows.push_back(t.numNodes);
+  return relationEdges(edgeIndex, edgeType, rows);
+}
+
+std::vector<std::pair<EdgeType, Tensor>> HeteroHGT::relationEdges(const Tensor& edgeIndex, const Tensor& edgeType,
+                                                                  const std::vector<int64_t>& typeRows) const {
   const int64_t R = static_cast<int64_t>(opt_.edgeTypes.size());
   GNN_CHECK_ARG(edgeIndex.defined() && edgeIndex.rank() == 2 && edgeIndex.dim(0) == 2 &&
                     edgeIndex.dtype() == DType::I64 && edgeType.defined() && edgeType.dtype() == DType::I64 &&
                     edgeType.numel() == edgeIndex.dim(1),
                 "HeteroHGT: the typed graph's edges must be int64 [2, E] with int64 [E] types");
+  GNN_CHECK_ARG(typeRows.size() == opt_.nodeTypes.size(), "HeteroHGT: ", typeRows.size(), " row counts for ",
+                opt_.nodeTypes.size(), " node types");
   std::map<std::string, int64_t> offset;
   int64_t first = 0;
-  for (const HeteroRGCNNodeType& t : opt_.nodeTypes) {
-    offset[t.name] = first;
-    first += t.numNodes;
+  for (size_t t = 0; t < typeRows.size(); ++t) {
+    offset[opt_.nodeTypes[t].name] = first;
+    first += typeRows[t];
   }
   const int64_t E = edgeIndex.dim(1);
   const int64_t *src = edgeIndex.data<int64_t>(), *dst = src + E, *type = edgeType.data<int64_t>();
@@ -133,6 +142,31 @@ std::map<std::string, Variable> HeteroHGT::inputRows(const std::vector<Tensor>& 
   return x;
 }
 
+std::map<std::string, Variable> HeteroHGT::batchInputRows(const std::vector<Tensor>& features,
+                                                          const std::vector<Tensor>& nodeIds) {
+  GNN_CHECK_ARG(features.size() == opt_.nodeTypes.size() && nodeIds.size() == opt_.nodeTypes.size(), "HeteroHGT: ",
+                features.size(), " feature tensors and ", nodeIds.size(), " node id tensors for ",
+                opt_.nodeTypes.size(), " node types");
+  std::map<std::string, Variable> x;
+  for (size_t t = 0; t < opt_.nodeTypes.size(); ++t) {
+    const HeteroRGCNNodeType& type = opt_.nodeTypes[t];
+    if (!inputTypes_.count(type.name)) continue;
+    if (lins_[t]) {
+      const Tensor& f = features[t];
+      GNN_CHECK_ARG(f.defined() && f.rank() == 2 && f.dim(1) == type.features, "HeteroHGT: node type '", type.name,
+                    "' needs its rows' features [rows, ", type.features, "]");
+      x.emplace(type.name, relu(lins_[t]->forward(Variable(f))));
+      continue;
+    }
+    const Tensor& ids = nodeIds[t];
+    GNN_CHECK_ARG(ids.defined() && ids.dtype() == DType::I64 && ids.rank() == 1, "HeteroHGT: node type '", type.name,
+                  "' has no features and needs its rows' node ids, int64 [rows]");
+    // A type without nodes has no embedding; the batch still gives it its padding row, which no real row reads.
+    x.emplace(type.name, embs_[t] ? embs_[t]->forward(ids) : Variable(Tensor::zeros({ids.dim(0), opt_.hidden})));
+  }
+  return x;
+}
+
 Variable HeteroHGT::forward(const std::vector<Tensor>& features,
                             const std::vector<std::pair<EdgeType, Tensor>>& edges) {
   std::map<std::string, Variable> x;
@@ -140,6 +174,23 @@ Variable HeteroHGT::forward(const std::vector<Tensor>& features,
     BlockScope scope("input");
     x = inputRows(features);
   }
+  return layers(std::move(x), edges);
+}
+
+Variable HeteroHGT::forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds,
+                            const std::vector<std::pair<EdgeType, Tensor>>& edges, int64_t targetRows) {
+  std::map<std::string, Variable> x;
+  {
+    BlockScope scope("input");
+    x = batchInputRows(features, nodeIds);
+  }
+  const Variable logits = layers(std::move(x), edges);
+  GNN_CHECK_ARG(targetRows >= 0 && targetRows <= logits.value().dim(0), "HeteroHGT: ", targetRows,
+                " target rows asked of the batch's ", logits.value().dim(0));
+  return targetRows == logits.value().dim(0) ? logits : sliceRows(logits, 0, targetRows);
+}
+
+Variable HeteroHGT::layers(std::map<std::string, Variable> x, const std::vector<std::pair<EdgeType, Tensor>>& edges) {
   for (size_t l = 0; l < convs_.size(); ++l) {
     BlockScope scope("layers/" + std::to_string(l));
     std::vector<std::pair<EdgeType, Tensor>> read;

@@ -21,6 +21,12 @@
 //   o.targetType = "paper";  o.outChannels = 349;
 //   HeteroHGT net(o, gen);
 //   Variable logits = net.forward({Tensor(), paperX}, net.relationEdges(h.edgeIndex, h.edgeType));  // [papers, 349]
+//
+// On a fixed-size batch (loaders/HeteroBatch.h) it reads the batch's rows of each type: a featured type's features,
+// a featureless type's embedding rows looked up at the batch's node ids, each relation's edges in the batch's rows;
+// padding rows only exchange messages among themselves, so the real rows' logits do not depend on the padding.
+//
+//   Variable seeds = net.forward(features, nodeIds, edgeIndexDict, targetRows);   // [targetRows, 349]
 #pragma once
 #include <cstdint>
 #include <map>
@@ -65,6 +71,14 @@ class HeteroHGT : public Module {
   /// The typed graph's edges (data/HeteroToHomogeneous.h: edgeIndex int64 [2, E] over every node, edgeType int64
   /// [E] indexing edgeTypes) as each relation's edge_index in its types' own ids, PyG's edge_index_dict.
   std::vector<std::pair<EdgeType, Tensor>> relationEdges(const Tensor& edgeIndex, const Tensor& edgeType) const;
+  /// A batch: per node type its rows' features [rows, width] (featured types) or node ids int64 [rows]
+  /// (featureless ones; the other list's entry undefined), each relation's edge_index in the batch's rows -> the
+  /// target type's first targetRows rows' logits [targetRows, outChannels] (the seeds come first).
+  Variable forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds,
+                   const std::vector<std::pair<EdgeType, Tensor>>& edges, int64_t targetRows);
+  /// relationEdges over a batch's typed layout, whose type t holds typeRows[t] rows (not the graph's node count).
+  std::vector<std::pair<EdgeType, Tensor>> relationEdges(const Tensor& edgeIndex, const Tensor& edgeType,
+                                                         const std::vector<int64_t>& typeRows) const;
   /// The relations layer l reads (those into the types layer l + 1 reads, the target's for the last).
   const std::set<EdgeType>& layerRelations(size_t l) const { return relations_[l]; }
   const HeteroHGTOptions& options() const { return opt_; }
@@ -73,6 +87,10 @@ class HeteroHGT : public Module {
  private:
   /// Each type the first layer reads: its embedding, or ReLU(Linear(features)).
   std::map<std::string, Variable> inputRows(const std::vector<Tensor>& features);
+  /// The same for a batch: its features' rows, or the embeddings at its node ids.
+  std::map<std::string, Variable> batchInputRows(const std::vector<Tensor>& features,
+                                                 const std::vector<Tensor>& nodeIds);
+  Variable layers(std::map<std::string, Variable> x, const std::vector<std::pair<EdgeType, Tensor>>& edges);
 
   HeteroHGTOptions opt_;
   std::vector<std::set<EdgeType>> relations_;  // per layer

@@ -1,6 +1,8 @@
 // HeteroHGT computes only what the target type's logits read (the relations each layer takes), and its logits and
 // gradients are those of the whole model, every relation in every layer as hgt_dblp.py runs it; the typed graph's
-// edges split into each relation's own ids; a target no relation reaches is refused.
+// edges split into each relation's own ids; a target no relation reaches is refused. On fixed-size batches (the
+// neighbour and the cluster loader's) the seeds' logits do not change with more padding, and a batch holding the whole
+// graph gives the whole model's logits (the embeddings looked up at the batch's node ids).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +13,9 @@
 
 #include "gnn/nn/Init.h"
 #include "gnn/ops/Ops.h"
+#include "loaders/HeteroClusterLoader.h"
+#include "loaders/HeteroFixedSizeNeighborLoader.h"
+#include "loaders/RandomHeteroGraph.h"
 #include "models/HeteroHGT.h"
 
 namespace gnn {
@@ -207,6 +212,100 @@ TEST(HeteroHGT, RefusesATargetNoRelationReaches) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("no relation reaches node type 'paper'"), std::string::npos) << e.what();
   }
+}
+
+// The loaders' random graph with 5 features on papers (the other types without) and HGT over its types.
+std::shared_ptr<HeteroGraph> featuredRandomGraph(uint64_t seed) {
+  auto g = std::make_shared<HeteroGraph>(test::randomHeteroGraph(3, seed));
+  NodeStore& paper = g->node("paper");
+  Generator gen(seed + 100);
+  paper.x = Tensor::empty({paper.numNodes, 5});
+  for (int64_t i = 0; i < paper.x.numel(); ++i) paper.x.data<float>()[i] = static_cast<float>(gen.nextBelow(100)) / 50;
+  paper.y = Tensor::zeros({paper.numNodes}, DType::I64);
+  return g;
+}
+
+HeteroHGTOptions optionsFor(const HeteroGraph& g) {
+  HeteroHGTOptions o;
+  for (const std::string& t : g.nodeTypes())
+    o.nodeTypes.push_back({t, g.numNodes(t), g.node(t).x.defined() ? g.node(t).x.dim(1) : 0});
+  o.edgeTypes = g.edgeTypes();
+  o.targetType = "paper";
+  o.hidden = 8;
+  o.heads = 2;
+  o.outChannels = 3;
+  return o;
+}
+
+// A batch's seeds' logits: features of featured types, node ids of the others.
+Tensor seedLogits(HeteroHGT& net, const HeteroBatch& b) {
+  std::vector<Tensor> features, ids;
+  for (const HeteroBatch::NodeRows& n : b.nodes) {
+    features.push_back(n.x);
+    ids.push_back(n.x.defined() ? Tensor() : n.nodeId);
+  }
+  return net.forward(features, ids, b.edgeIndexDict(), b.numSeeds).value();
+}
+
+TEST(HeteroHGT, BatchSeedLogitsDoNotChangeWithMorePadding) {
+  auto g = featuredRandomGraph(2);
+  Generator init(4);
+  HeteroHGT net(optionsFor(*g), init);
+  std::vector<int64_t> input;
+  for (int64_t v = 0; v < 60; v += 3) input.push_back(v);
+  auto loosen = [](HeteroBatchSizes s) {
+    for (auto& [t, n] : s.numNodes) n += 11;
+    for (auto& [e, n] : s.numEdges) n += 23;
+    return s;
+  };
+  HeteroFixedSizeNeighborLoader::Options no;
+  no.numNeighbors = {3, 3};
+  no.batchSize = 6;
+  auto sampler = std::make_shared<HeteroNeighborSampler>(*g);
+  const auto tight = HeteroFixedSizeNeighborLoader::worstCase(*sampler, "paper", no);
+  HeteroFixedSizeNeighborLoader na(g, sampler, "paper", input, no, tight), nb(g, sampler, "paper", input, no,
+                                                                              loosen(tight));
+  HeteroClusterLoader::Options co;
+  co.clustersPerBatch = 2;
+  auto clusters = std::make_shared<HeteroClusterData>(*g, 6);
+  const auto ctight = HeteroClusterLoader::worstCase(*clusters, co);
+  HeteroClusterLoader ca(g, clusters, "paper", input, co, ctight), cb(g, clusters, "paper", input, co,
+                                                                     loosen(ctight));
+  int64_t batches = 0;
+  for (auto [a, b] : {std::pair<HeteroBatchLoader*, HeteroBatchLoader*>{&na, &nb}, {&ca, &cb}}) {
+    a->startEpoch(1);
+    b->startEpoch(1);
+    for (HeteroBatch ba, bb; a->next(ba) && b->next(bb); ++batches) {
+      ASSERT_EQ(ba.numSeeds, bb.numSeeds);
+      EXPECT_TRUE(seedLogits(net, ba).bitEqual(seedLogits(net, bb))) << "batch " << batches;
+    }
+  }
+  EXPECT_EQ(batches, 4 + 3);
+}
+
+TEST(HeteroHGT, ABatchOfTheWholeGraphGivesTheWholeModelsLogits) {
+  auto g = featuredRandomGraph(3);
+  Generator init(5);
+  HeteroHGT net(optionsFor(*g), init);
+  std::vector<int64_t> input;
+  for (int64_t v = 0; v < 60; ++v) input.push_back(v);
+  HeteroClusterLoader::Options o;
+  o.clustersPerBatch = 4;
+  o.prefetch = 0;
+  auto clusters = std::make_shared<HeteroClusterData>(*g, 4);
+  HeteroClusterLoader loader(g, clusters, "paper", input, o, HeteroClusterLoader::worstCase(*clusters, o));
+  loader.startEpoch(0);
+  const HeteroBatch b = loader.collateBatch(0);
+  ASSERT_EQ(b.numSeeds, 60);
+  EdgeDict whole;
+  for (const EdgeType& e : g->edgeTypes()) whole.emplace_back(e, g->edge(e).edgeIndex);
+  const Tensor all = net.forward({g->node("paper").x, Tensor(), Tensor()}, whole).value();
+  const Tensor seeds = seedLogits(net, b);
+  for (int64_t r = 0; r < 60; ++r)
+    for (int64_t c = 0; c < 3; ++c)
+      EXPECT_NEAR(seeds.data<float>()[r * 3 + c], all.data<float>()[b.node("paper").nodeId.data<int64_t>()[r] * 3 + c],
+                  1e-5)
+          << "paper " << b.node("paper").nodeId.data<int64_t>()[r];
 }
 
 }  // namespace
