@@ -20,7 +20,8 @@ namespace {
 // What exists for a heterogeneous graph, for the refusals' messages.
 const char* const kHeteroOffer =
     "a heterogeneous --data (OGB's heterogeneous layout) trains --model rgcn (R-GCN) on the CPU, full-batch or with "
-    "--loader neighbor, or --model hgt (HGT), full-batch on the CPU";
+    "--loader neighbor, or --model hgt (HGT), full-batch on the CPU; both also full-batch on the simulated IPU "
+    "(--device ipu)";
 
 // The flags of node_property's homogeneous models that neither heterogeneous model reads: given, they would change
 // nothing.
@@ -40,6 +41,18 @@ const HeteroModelFlags kHeteroModelFlags[] = {
     {"hgt", "HGT takes --layers, --hidden, --heads and --target-type; hgt_dblp.py has no dropout",
      {"dropout", "num-bases"}},
 };
+
+// --device ipu: both models full-batch (app/HeteroNodeDevice.h). Neighbour batches are refused: a sampled batch's
+// featureless rows are embedding rows looked up by node id, and a device batch (loaders/Batch.h) has no node-level
+// integer field that keeps its width on the host link (--eight-bit-io narrows z and in_degree; only edge_index and
+// the targets keep theirs), so the ids would need a field of their own.
+void checkHeteroDeviceFlags(const NodeSettings& s) {
+  if (!s.device.simulated() || !s.neighborLoader()) return;
+  throw UsageError("--loader neighbor --device ipu: on a heterogeneous graph the simulated IPU trains --model rgcn "
+                   "and hgt full-batch (--loader full); a neighbour batch's featureless rows are embedding rows "
+                   "looked up by node id, and a device batch has no node-level field that carries ids at their "
+                   "width (--eight-bit-io narrows z and in_degree), so sampled batches run on --device cpu");
+}
 
 // The refusals, each saying what is refused, why, and what exists.
 void checkHeteroNodeFlags(const Program& prog, const NodeSettings& s) {
@@ -62,9 +75,7 @@ void checkHeteroNodeFlags(const Program& prog, const NodeSettings& s) {
                      " hops for --layers " + std::to_string(s.layers) + "; R-GCN takes one hop a layer (more hops "
                      "sample nodes no seed's output reads, fewer leave the outer rows without neighbours): give " +
                      std::to_string(s.layers) + " fan-outs, e.g. " + defaultHeteroFanouts(s.layers));
-  if (s.device.simulated())
-    throw UsageError("--device ipu: " + std::string(kHeteroOffer) +
-                     "; the simulated IPU runs homogeneous graphs' fixed-size batches");
+  checkHeteroDeviceFlags(s);
   if (prog.given("load") || s.training.resume)
     throw UsageError(std::string(prog.given("load") ? "--load" : "--resume") + ": " + kHeteroOffer +
                      " from fresh weights; continuing a saved run is offered for homogeneous graphs");
