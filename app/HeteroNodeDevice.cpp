@@ -1,5 +1,6 @@
 #include "app/HeteroNodeDevice.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <set>
@@ -10,6 +11,7 @@
 #include "device/CompileRecord.h"
 #include "device/Plan.h"
 #include "gnn/ops/Ops.h"
+#include "gnn/system/Check.h"
 
 namespace gnn::app {
 
@@ -108,28 +110,76 @@ nlohmann::json heteroMemoryByType(const Plan& plan, const Module& model, const H
           {"shared", memoryTerm(0, owners.shared, perParam)}};
 }
 
-HeteroNodeDevice::HeteroNodeDevice(const HeteroDeviceInputs& in, BlockModel& model, Optimizer* optimizer)
-    : in_(in), model_(model), layout_(wholeGraphLayout(in.spec)) {
-  const HeteroNodeData& d = in.data;
-  graph_ = typedGraphBatch(layout_, d.features, d.graph.edgeIndex, d.graph.edgeType, d.y, d.trainMask);
-  // The CPU path's loss: a mean over the target type's training nodes.
+namespace {
+
+// A sampled step's layout: its rows per type (the featured types' feature rows, the others' ids), the target's
+// rows, the featureless rows' ids in z.
+TypedBatchLayout stepLayout(const HeteroNodeStep& st, const HeteroNodeModelSpec& spec) {
+  TypedBatchLayout layout;
+  for (size_t t = 0; t < spec.nodeTypes.size(); ++t) {
+    const Tensor& rows = st.features[t].defined() ? st.features[t] : st.nodeIds[t];
+    layout.rows.push_back(rows.defined() ? rows.dim(0) : 0);
+    layout.widths.push_back(std::max<int64_t>(spec.nodeTypes[t].features, 0));
+  }
+  layout.targetType = spec.targetType;
+  layout.targetRows = st.targetRows;
+  layout.nodeIds = true;
+  return layout;
+}
+
+Batch stepBatch(const HeteroNodeStep& st, const TypedBatchLayout& layout) {
+  Batch b = typedGraphBatch(layout, st.features, st.edgeIndex, st.edgeType, st.y, st.seedMask);
+  setTypedNodeIds(b, layout, st.nodeIds);
+  b.numSeeds = st.numSeeds;
+  return b;
+}
+
+}  // namespace
+
+HeteroNodeDevice::HeteroNodeDevice(const HeteroDeviceInputs& in, HeteroNodeModel& model, Optimizer* optimizer,
+                                   HeteroNodeBatches* batches)
+    : in_(in), model_(model.module()), batches_(batches) {
+  shapes_ = firstBatch();
+  if (batches_) model.setBatchLayout(layout_);
+  // The CPU path's loss: a mean over the target type's training nodes (a batch's seeds).
   LossFn lossFn{[](const Variable& out, const Batch& b) { return crossEntropy(out, b.y, b.trainMask); },
                 [](const Batch& b) { return labelCount(b.trainMask, 0); }};
   PlanInputs plan;
-  plan.samplesPerMicroBatch = 1;  // one graph, as the homogeneous whole-graph program counts it
-  plan.extendReport = [this](const Plan& p, nlohmann::json& j) {
-    j["memory_by_type"] = heteroMemoryByType(p, model_, in_.spec, layout_, in_.data.graph.edgeType);
-  };
+  plan.samplesPerMicroBatch = 1;  // one graph, as the homogeneous programs count a micro-batch of nodes
+  plan.extendReport = [this](const Plan& p, nlohmann::json& j) { j["memory_by_type"] = memoryByType(p); };
   const DeviceFlags& df = in.settings.device;
-  program_ = df.compile(in.prog, model, std::move(lossFn), optimizer, graph_, plan, in.settings.training.quiet);
+  program_ = df.compile(in.prog, model.module(), std::move(lossFn), optimizer, shapes_, plan,
+                        in.settings.training.quiet);
   if (!df.trace.empty() || !df.traceSvg.empty()) program_->enableTrace(df.traceRequests);
 }
 
-int64_t HeteroNodeDevice::updatesPerEpoch() const {
-  return program_->updatesFor(in_.settings.device.microBatchesPerRequest());
+// The micro-batch the program is compiled for: the whole graph, or epoch 0's first sampled batch (the epoch
+// starts again when it trains).
+Batch HeteroNodeDevice::firstBatch() {
+  const HeteroNodeData& d = in_.data;
+  if (!batches_) {
+    layout_ = wholeGraphLayout(in_.spec);
+    graph_ = typedGraphBatch(layout_, d.features, d.graph.edgeIndex, d.graph.edgeType, d.y, d.trainMask);
+    return graph_;
+  }
+  batches_->startEpoch(0);
+  HeteroNodeStep st;
+  GNN_CHECK_ARG(batches_->next(st), "--loader neighbor: the epoch has no batch to compile the program for");
+  layout_ = stepLayout(st, in_.spec);
+  return stepBatch(st, layout_);
 }
 
-bool HeteroNodeDevice::trainEpoch(Trainer& trainer) {
+nlohmann::json HeteroNodeDevice::memoryByType(const Plan& plan) const {
+  return heteroMemoryByType(plan, model_, in_.spec, layout_, shapes_.edgeAttr);
+}
+
+int64_t HeteroNodeDevice::updatesPerEpoch() const {
+  return program_->updatesFor(batches_ ? batches_->numBatches() : in_.settings.device.microBatchesPerRequest());
+}
+
+bool HeteroNodeDevice::trainEpoch(Trainer& trainer, int64_t epoch, int64_t skip) {
+  if (batches_) return trainBatches(trainer, epoch, skip);
+  if (skip > 0) return true;
   // Under mpirun each rank sends only its replicas' micro-batches (RequestShard: the device's mapping).
   const RequestShard shard = in_.settings.device.options.shard(/*training=*/true);
   int64_t mine = 0;
@@ -138,14 +188,41 @@ bool HeteroNodeDevice::trainEpoch(Trainer& trainer) {
   return trainer.step(*program_, stackMicroBatches(std::vector<Batch>(static_cast<size_t>(mine), graph_)));
 }
 
+// Sampled batches stacked into host requests, as the homogeneous loaders' (app/NodeTraining.cpp).
+bool HeteroNodeDevice::trainBatches(Trainer& trainer, int64_t epoch, int64_t skip) {
+  const RequestShard shard = in_.settings.device.options.shard(/*training=*/true);
+  const auto perRequest = static_cast<size_t>(in_.settings.device.microBatchesPerRequest());
+  batches_->startEpoch(epoch);
+  std::vector<Batch> parts;
+  auto flush = [&] {
+    if (parts.empty()) return true;
+    const int64_t updates = program_->updatesFor(static_cast<int64_t>(parts.size()));
+    std::vector<Batch> mine;
+    for (size_t m = 0; m < parts.size(); ++m)
+      if (shard.owns(static_cast<int64_t>(m))) mine.push_back(std::move(parts[m]));
+    const Batch request = mine.empty() ? Batch() : mine.size() == 1 ? mine.front() : stackMicroBatches(mine);
+    parts.clear();
+    if (skip > 0) {
+      skip -= updates;
+      return true;
+    }
+    return trainer.step(*program_, request);
+  };
+  bool more = true;
+  for (HeteroNodeStep st; more && batches_->next(st);) {
+    parts.push_back(stepBatch(st, layout_));
+    if (parts.size() == perRequest) more = flush();
+  }
+  return more && flush();
+}
+
 nlohmann::json HeteroNodeDevice::finish(const std::string& programName) const {
   const DeviceFlags& df = in_.settings.device;
   df.writeTraces(*program_, programName);
   nlohmann::json j = df.toJson(*program_);
   const nlohmann::json plan = df.planJson(*program_);  // items() must not outlive the json it iterates
   for (const auto& [k, v] : plan.items()) j[k] = v;
-  if (const Plan* p = program_->plan())
-    j["memory_by_type"] = heteroMemoryByType(*p, model_, in_.spec, layout_, in_.data.graph.edgeType);
+  if (const Plan* p = program_->plan()) j["memory_by_type"] = memoryByType(*p);
   if (!in_.settings.training.quiet) std::cerr << "stages (per micro-batch):\n" << program_->stageTable();
   return j;
 }

@@ -31,6 +31,7 @@ class RgcnNodeModel final : public HeteroNodeModel {
                    const Tensor& edgeType, int64_t targetRows) override {
     return net_.model().forward(features, nodeIds, edgeIndex, edgeType, targetRows);
   }
+  void setBatchLayout(const TypedBatchLayout& layout) override { net_.setLayout(layout); }
 
  private:
   static HeteroRGCNOptions options(const HeteroNodeModelSpec& spec) {
@@ -63,6 +64,9 @@ class HgtNodeModel final : public HeteroNodeModel {
   // node_property refuses --loader neighbor for hgt before building it (app/HeteroNodeProgram.cpp).
   Variable forward(const std::vector<Tensor>&, const std::vector<Tensor>&, const Tensor&, const Tensor&,
                    int64_t) override {
+    throw std::invalid_argument("hgt trains full-batch only: --loader neighbor is offered for rgcn");
+  }
+  void setBatchLayout(const TypedBatchLayout&) override {
     throw std::invalid_argument("hgt trains full-batch only: --loader neighbor is offered for rgcn");
   }
 

@@ -52,6 +52,9 @@ class HeteroNodeModel {
   /// node ids (featureless types) -> the target type's first targetRows rows' logits [targetRows, classes].
   virtual Variable forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds,
                            const Tensor& edgeIndex, const Tensor& edgeType, int64_t targetRows) = 0;
+  /// The rows per type of the batches a device runs module()'s blocks on (a sampled batch's: R-GCN only); the
+  /// whole graph's until set.
+  virtual void setBatchLayout(const TypedBatchLayout& layout) = 0;
 };
 
 /// The whole graph as a device's batch lays it out (models/TypedGraphBatch.h): every type's nodes, the target's

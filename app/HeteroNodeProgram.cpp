@@ -20,7 +20,7 @@ namespace {
 // What exists for a heterogeneous graph, for the refusals' messages.
 const char* const kHeteroOffer =
     "a heterogeneous --data (OGB's heterogeneous layout) trains --model rgcn (R-GCN) on the CPU, full-batch or with "
-    "--loader neighbor, or --model hgt (HGT), full-batch on the CPU; both also full-batch on the simulated IPU "
+    "--loader neighbor, or --model hgt (HGT), full-batch on the CPU; both also on the simulated IPU "
     "(--device ipu)";
 
 // The flags of node_property's homogeneous models that neither heterogeneous model reads: given, they would change
@@ -42,16 +42,14 @@ const HeteroModelFlags kHeteroModelFlags[] = {
      {"dropout", "num-bases"}},
 };
 
-// --device ipu: both models full-batch (app/HeteroNodeDevice.h). Neighbour batches are refused: a sampled batch's
-// featureless rows are embedding rows looked up by node id, and a device batch (loaders/Batch.h) has no node-level
-// integer field that keeps its width on the host link (--eight-bit-io narrows z and in_degree; only edge_index and
-// the targets keep theirs), so the ids would need a field of their own.
+// --device ipu: both models full-batch, R-GCN also on neighbour batches (app/HeteroNodeDevice.h). A sampled
+// batch's featureless rows are embedding rows at their node ids, which cross the host link in z
+// (models/TypedGraphBatch.h), so --eight-bit-io, which narrows z to 8 bits, is refused there.
 void checkHeteroDeviceFlags(const NodeSettings& s) {
-  if (!s.device.simulated() || !s.neighborLoader()) return;
-  throw UsageError("--loader neighbor --device ipu: on a heterogeneous graph the simulated IPU trains --model rgcn "
-                   "and hgt full-batch (--loader full); a neighbour batch's featureless rows are embedding rows "
-                   "looked up by node id, and a device batch has no node-level field that carries ids at their "
-                   "width (--eight-bit-io narrows z and in_degree), so sampled batches run on --device cpu");
+  if (!s.device.simulated() || !s.neighborLoader() || !s.device.eightBitIo) return;
+  throw UsageError("--eight-bit-io with --loader neighbor --device ipu: a heterogeneous batch's node ids cross the "
+                   "host link as z (its featureless rows' embedding rows), which 8-bit I/O would narrow; run "
+                   "without --eight-bit-io, or full-batch (--loader full), whose rows carry no ids");
 }
 
 // The refusals, each saying what is refused, why, and what exists.

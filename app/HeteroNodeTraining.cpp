@@ -123,7 +123,7 @@ void HeteroSeedRun::trainEpoch(int64_t epoch, int64_t skip) {
   Stopwatch sw;
   model_->module().train();
   if (device_) {
-    if (skip <= 0) device_->trainEpoch(trainer_);
+    device_->trainEpoch(trainer_, epoch, skip);
   } else if (!batches_) {
     if (skip > 0) return;
     trainer_.step([&] { return crossEntropy(targetLogits(), d_.y, d_.trainMask); },
@@ -161,11 +161,12 @@ void HeteroSeedRun::finish() {
   r_.predChecksum.add(pred.data(), pred.size() * sizeof(int64_t));
 }
 
-// --device ipu: the whole graph as one micro-batch on the simulated IPUs (app/HeteroNodeDevice.h), the caller's
-// weights updated by every request; evaluation stays on the host, as for homogeneous graphs.
+// --device ipu: the whole graph as one micro-batch, or the neighbour batches, on the simulated IPUs
+// (app/HeteroNodeDevice.h), the caller's weights updated by every request; evaluation stays on the host, as for
+// homogeneous graphs.
 void HeteroSeedRun::compileForDevice() {
-  device_ = std::make_unique<HeteroNodeDevice>(HeteroDeviceInputs{in_.prog, s_, d_, spec_}, model_->module(),
-                                               opt_.get());
+  device_ = std::make_unique<HeteroNodeDevice>(HeteroDeviceInputs{in_.prog, s_, d_, spec_}, *model_, opt_.get(),
+                                               batches_.get());
 }
 
 NodeRunResult HeteroSeedRun::run() {

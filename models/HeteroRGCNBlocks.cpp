@@ -2,20 +2,19 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gnn/system/Check.h"
 
 namespace gnn {
 
 HeteroRGCNBlocks::HeteroRGCNBlocks(std::unique_ptr<HeteroRGCN> model, TypedBatchLayout layout)
-    : model_(std::move(model)), layout_(std::move(layout)) {
-  const HeteroRGCNOptions& o = model_->options();
-  GNN_CHECK_ARG(layout_.rows.size() == o.nodeTypes.size() && layout_.widths.size() == o.nodeTypes.size(),
-                "HeteroRGCNBlocks: a layout of ", layout_.rows.size(), " node types for a model of ",
-                o.nodeTypes.size());
+    : model_(std::move(model)) {
+  setLayout(std::move(layout));
   registerModule("", *model_);
   addBlock("input", [this](BlockState s, const Batch& b) {
-    s.set("h", model_->input(typedFeatures(b, layout_)));
+    const std::vector<Tensor> features = typedFeatures(b, layout_);
+    s.set("h", layout_.nodeIds ? model_->input(features, typedNodeIds(b, layout_)) : model_->input(features));
     return s;
   });
   const size_t layers = model_->numLayers();
@@ -27,6 +26,13 @@ HeteroRGCNBlocks::HeteroRGCNBlocks(std::unique_ptr<HeteroRGCN> model, TypedBatch
       return s;
     });
   }
+}
+
+void HeteroRGCNBlocks::setLayout(TypedBatchLayout layout) {
+  const size_t types = model_->options().nodeTypes.size();
+  GNN_CHECK_ARG(layout.rows.size() == types && layout.widths.size() == types, "HeteroRGCNBlocks: a layout of ",
+                layout.rows.size(), " node types for a model of ", types);
+  layout_ = std::move(layout);
 }
 
 std::unique_ptr<Module> HeteroRGCNBlocks::clone() const {

@@ -7,6 +7,7 @@
 //   HeteroRGCNBlocks net(std::make_unique<HeteroRGCN>(options, gen), layout);
 //   Variable logits = net.model().forward(features, h.edgeIndex, h.edgeType);   // the whole graph, directly
 //   Variable same = net.forward(typedGraphBatch(layout, features, h.edgeIndex, h.edgeType, y, trainMask));
+//   net.setLayout(sampled);   // a sampled batch's rows per type, its featureless rows' ids in z (nodeIds)
 #pragma once
 #include <memory>
 
@@ -24,6 +25,8 @@ class HeteroRGCNBlocks : public BlockModel {
   using BlockModel::forward;
   HeteroRGCN& model() { return *model_; }
   const TypedBatchLayout& layout() const { return layout_; }
+  /// The batches a device will run: another layout of the same types (a sampled batch's rows, with node ids).
+  void setLayout(TypedBatchLayout layout);
   std::unique_ptr<Module> clone() const override;
 
  private:

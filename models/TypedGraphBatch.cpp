@@ -99,4 +99,33 @@ std::vector<Tensor> typedFeatures(const Batch& b, const TypedBatchLayout& layout
   return out;
 }
 
+void setTypedNodeIds(Batch& b, const TypedBatchLayout& layout, const std::vector<Tensor>& nodeIds) {
+  GNN_CHECK_ARG(nodeIds.size() == layout.rows.size(), "setTypedNodeIds: ", nodeIds.size(), " id tensors for ",
+                layout.rows.size(), " node types");
+  Tensor z = Tensor::zeros({layout.numNodes()}, DType::I64);
+  int64_t* out = z.data<int64_t>();
+  for (size_t t = 0; t < layout.rows.size(); ++t) {
+    const Tensor& ids = nodeIds[t];
+    if (layout.widths[t] > 0) {
+      out += layout.rows[t];
+      continue;
+    }
+    GNN_CHECK_ARG(ids.defined() && ids.dtype() == DType::I64 && ids.numel() == layout.rows[t],
+                  "setTypedNodeIds: node type ", t, " needs int64 ids [", layout.rows[t], "], got ",
+                  ids.defined() ? shapeString(ids.shape()) : std::string("none"));
+    std::memcpy(out, ids.raw(), ids.nbytes());
+    out += layout.rows[t];
+  }
+  b.z = z;
+}
+
+std::vector<Tensor> typedNodeIds(const Batch& b, const TypedBatchLayout& layout) {
+  GNN_CHECK_ARG(b.z.defined() && b.z.dtype() == DType::I64 && b.z.numel() == layout.numNodes(),
+                "typedNodeIds: z must hold int64 [", layout.numNodes(), "] node ids");
+  std::vector<Tensor> out(layout.rows.size());
+  for (size_t t = 0; t < layout.rows.size(); ++t)
+    if (layout.widths[t] <= 0) out[t] = b.z.slice(layout.offset(t), layout.offset(t) + layout.rows[t]);
+  return out;
+}
+
 }  // namespace gnn
