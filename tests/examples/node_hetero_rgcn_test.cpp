@@ -5,6 +5,7 @@
 // on rerun and on 1 and 2 threads; every refusal naming what is refused and what exists.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -310,9 +311,11 @@ TEST_F(NodeHeteroRgcn, HgtRefusesWhatItDoesNotRead) {
 }
 
 // --device ipu: the whole typed graph as one micro-batch (app/HeteroNodeDevice.h) gives the CPU's bits: the same
-// ops in the same order, dropout drawn from the same (seed, optimizer step, micro-batch 0) key. Without dropout,
-// two replicas and two accumulated micro-batches of the same graph (on two pipelined stages, recomputing by
-// PopTorch's default) seed each backward with a quarter of the loss, whose sums are exact: the same bits again.
+// ops in the same order, dropout drawn from the same (seed, optimizer step, micro-batch 0) key. Without dropout, two
+// replicas of the same graph seed each backward with half the loss, whose sums are exact: the same bits again, also
+// with two accumulated micro-batches on two pipelined stages for R-GCN, whose weights each receive one gradient a
+// micro-batch. HGT's shared weights (a type's projections, read by every relation from it) receive several, which
+// accumulation sums in another order: within 1e-6 there, as the engine's own tests hold (docs/device.md).
 TEST_F(NodeHeteroRgcn, SimulatedIpuGivesTheCpuBits) {
   const std::string rgcn = hetero() + " --model rgcn --epochs 6 --seed 3";
   const nlohmann::json cpu = runJson(rgcn), ipu = runJson(rgcn + " --device ipu");
@@ -320,7 +323,7 @@ TEST_F(NodeHeteroRgcn, SimulatedIpuGivesTheCpuBits) {
     EXPECT_EQ(cpu[key], ipu[key]) << key;
   EXPECT_EQ(ipu["device"], "ipu");
   EXPECT_EQ(cpu["device"], "cpu");
-  EXPECT_EQ(ipu["steps"], cpu["steps"]);
+  EXPECT_EQ(ipu["host_requests"], 6);  // an update an epoch, as the CPU's step
   EXPECT_TRUE(ipu["memory_by_type"]["node_types"].contains("author")) << ipu.dump();
   const std::string still = rgcn + " --dropout 0";
   const nlohmann::json one = runJson(still);
@@ -329,10 +332,14 @@ TEST_F(NodeHeteroRgcn, SimulatedIpuGivesTheCpuBits) {
   EXPECT_EQ(one["param_checksum"], four["param_checksum"]);
   EXPECT_EQ(one["predictions_checksum"], four["predictions_checksum"]);
   const std::string hgt = hetero() + " --model hgt --epochs 4 --seed 3";
-  const nlohmann::json hcpu = runJson(hgt), hipu = runJson(hgt + " --device ipu --grad-accum 2 --pipeline-splits layers/1");
-  EXPECT_EQ(hipu["ipus"], 2);
-  EXPECT_EQ(hcpu["param_checksum"], hipu["param_checksum"]);
-  EXPECT_EQ(hcpu["predictions_checksum"], hipu["predictions_checksum"]);
+  const nlohmann::json hcpu = runJson(hgt), hipu = runJson(hgt + " --device ipu --replicas 2");
+  for (const char* key : {"loss_checksum", "param_checksum", "predictions_checksum"})
+    EXPECT_EQ(hcpu[key], hipu[key]) << key;
+  const nlohmann::json piped = runJson(hgt + " --device ipu --grad-accum 2 --pipeline-splits layers/1");
+  EXPECT_EQ(piped["ipus"], 2);
+  const double a = hcpu["param_l2"][0].get<double>(), b = piped["param_l2"][0].get<double>();
+  EXPECT_LE(std::abs(a - b) / a, 1e-6) << a << " vs " << b;
+  EXPECT_EQ(hcpu["predictions_checksum"], piped["predictions_checksum"]);
 }
 
 // --loader neighbor on the simulated IPU (R-GCN): each fixed-size sampled batch a micro-batch, its featureless
