@@ -58,6 +58,9 @@ void DeviceFlags::addTo(Program& prog) {
       "send integer features over the host link as uint8 (widened on the device; values above 255 are an error)")(
       "ipu", value(&ipuSpec, "mk2"),
       "hardware the memory and cost models describe: mk2 (GC200, 1.33 GHz) | bow (1.85 GHz)")(
+      "tile-memory", value(&tileMemory, int64_t{0}),
+      "bytes of memory per tile to plan for instead of the --ipu's 638,976 (a smaller part, or a model's "
+      "out-of-memory report on a small graph); 0: the --ipu's")(
       "available-memory-proportion", value(&availableMemoryProportion, 0.6),
       "share of each tile's memory that matmul temporaries may use, in (0, 1] (PopTorch's "
       "availableMemoryProportion)")(
@@ -191,6 +194,8 @@ void DeviceFlags::apply(const Program& prog) {
   options.eightBitIo = eightBitIo;
   options.ipuSpec = ipuSpec;
   options.availableMemoryProportion = availableMemoryProportion;
+  requireAtLeast("--tile-memory", static_cast<double>(tileMemory), 0);
+  options.bytesPerTile = tileMemory;
   if (device == "cpu") {
     if (replicas != 1) throw UsageError("--replicas " + std::to_string(replicas) + " needs --device ipu");
     if (!options.pipelineSplits.empty() || options.autoPipelineSplits)
@@ -202,6 +207,7 @@ void DeviceFlags::apply(const Program& prog) {
              {noRecompute, "--no-recompute"},
              {rts, "--replicated-tensor-sharding"},
              {eightBitIo, "--eight-bit-io"},
+             {tileMemory > 0, "--tile-memory"},
              {mergeAllReduce, "--merge-all-reduce"},
              {loaderMode != "sync", "--loader-mode " + loaderMode},
              {execution != "pipelined", "--execution " + execution},
@@ -354,6 +360,13 @@ std::unique_ptr<DeviceProgram> DeviceFlags::compile(const Program& prog, BlockMo
 }
 
 namespace {
+// The plan as --report writes it, with what the caller adds (PlanInputs::extendReport).
+nlohmann::json reportJson(const Plan& p, const PlanInputs& in) {
+  nlohmann::json j = p.toJson();
+  if (in.extendReport) in.extendReport(p, j);
+  return j;
+}
+
 // The host's preparation of a micro-batch for the plan commands: stated (--host-prep-ms), timed on the loader, or
 // unknown (no loader).
 HostSample hostSampleFor(const DeviceFlags& df, const PlanInputs& in) {
@@ -376,6 +389,7 @@ std::unique_ptr<DeviceProgram> DeviceFlags::compile(const Program& prog, BlockMo
       if (in.packing.known) p.packing = in.packing;
       if (host.known) p.setHost(host, hostCores, prog.given("host-cores") ? "--host-cores" : "this machine's");
       nlohmann::json j = p.toJson();
+      if (in.extendReport) in.extendReport(p, j);
       std::string text = p.report();
       if (planScaling) {
         const PlanScaling t = gnn::planScaling(p, ScalingOptions{64, ipusPerHost, ipusPerPod});
@@ -397,11 +411,11 @@ std::unique_ptr<DeviceProgram> DeviceFlags::compile(const Program& prog, BlockMo
     try {
       program = makeDevice(device)->compile(model, std::move(lossFn), optimizer, shapes, o);
     } catch (const OutOfMemory& e) {
-      writeReportFile(report, e.plan().toJson());
+      writeReportFile(report, reportJson(e.plan(), in));
       throw;
     }
     if (const Plan* p = program->plan()) {
-      writeReportFile(report, p->toJson());
+      writeReportFile(report, reportJson(*p, in));
       if (!quiet) {
         const IpuMemory& full = p->memory.ipus[p->memory.fullest];
         std::cerr << prog.name() << ": plan: " << formatMB(full.total) << " of " << formatMB(full.budget)

@@ -3,7 +3,7 @@
 // pipelined|sharded|phased, --auto-round-num-ipus, --partial-request pad|drop, --trace FILE.json, --trace-svg
 // FILE.svg; precision and memory: --precision, --loss-scaling, --stochastic-rounding, --offload-optimizer,
 // --recompute / --no-recompute (on by default when pipelined over more than one stage, as PopTorch),
-// --replicated-tensor-sharding, --eight-bit-io; planning: --ipu mk2|bow, --available-memory-proportion,
+// --replicated-tensor-sharding, --eight-bit-io; planning: --ipu mk2|bow, --tile-memory, --available-memory-proportion,
 // --pipeline-splits auto[:N], --plan-only, --plan-inference (with --json: the report as JSON on stdout),
 // --report FILE.json; the host and many replicas: --plan-scaling (the plan at 1, 2, 4, ..., 64 replicas),
 // --host-cores, --host-prep-ms, --ipus-per-host, --ipus-per-pod.
@@ -14,6 +14,7 @@
 //   ... df.apply(prog);  auto device = makeDevice(df.device);  auto program = device->compile(..., df.options);
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -35,6 +36,9 @@ struct PlanInputs {
   PackingProfile packing;                  // known when a loader gave it
   FixedSizeDataLoader* loader = nullptr;   // timed by --plan-only, --plan-inference, --plan-scaling
   int64_t loaderEpoch = 0;                 // the epoch the loader is on
+  /// Adds the model's own terms to the report's JSON (--plan-only --json, --report): the heterogeneous models'
+  /// memory by node type and relation (app/HeteroNodeDevice.h).
+  std::function<void(const Plan&, nlohmann::json&)> extendReport;
 };
 
 struct DeviceFlags {
@@ -48,6 +52,7 @@ struct DeviceFlags {
   bool noRecompute = false;  // turns off the recomputation a pipelined program has by default
   std::string ipuSpec = "mk2";
   double availableMemoryProportion = 0.6;
+  int64_t tileMemory = 0;  // --tile-memory: bytes per tile (0: the --ipu's)
   bool planOnly = false, planInference = false, planScaling = false;
   // The hosts: cores per host (default: this machine's), a stated preparation time per micro-batch on one core
   // (0: timed on the loader); in the scaling table, IPUs per host (an IPU-M2000 / Bow-2000 holds 4) and per POD

@@ -9,7 +9,8 @@
 #include "app/MemoryBounds.h"
 #include "app/Program.h"
 #include "gnn/ops/Ops.h"
-#include "models/HeteroHGT.h"
+#include "models/HeteroHGTBlocks.h"
+#include "models/HeteroRGCNBlocks.h"
 
 namespace gnn::app {
 
@@ -17,17 +18,19 @@ namespace {
 
 class RgcnNodeModel final : public HeteroNodeModel {
  public:
-  RgcnNodeModel(const HeteroNodeModelSpec& spec, Generator& gen) : net_(options(spec), gen) {}
+  RgcnNodeModel(const HeteroNodeModelSpec& spec, Generator& gen)
+      : net_(std::make_unique<HeteroRGCN>(options(spec), gen), wholeGraphLayout(spec)) {}
 
-  Module& module() override { return net_; }
+  BlockModel& module() override { return net_; }
   // Every node's rows go through every layer but the last, which gives the target type's (HeteroRGCN's targetType).
   Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) override {
-    return net_.forward(features, edgeIndex, edgeType);
+    return net_.model().forward(features, edgeIndex, edgeType);
   }
   Variable forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds, const Tensor& edgeIndex,
                    const Tensor& edgeType, int64_t targetRows) override {
-    return net_.forward(features, nodeIds, edgeIndex, edgeType, targetRows);
+    return net_.model().forward(features, nodeIds, edgeIndex, edgeType, targetRows);
   }
+  void setBatchLayout(const TypedBatchLayout& layout) override { net_.setLayout(layout); }
 
  private:
   static HeteroRGCNOptions options(const HeteroNodeModelSpec& spec) {
@@ -43,18 +46,19 @@ class RgcnNodeModel final : public HeteroNodeModel {
     return o;
   }
 
-  HeteroRGCN net_;
+  HeteroRGCNBlocks net_;  // the blocks a device runs (--device ipu) over the model the CPU calls directly
 };
 
 class HgtNodeModel final : public HeteroNodeModel {
  public:
-  HgtNodeModel(const HeteroNodeModelSpec& spec, Generator& gen) : net_(options(spec), gen) {}
+  HgtNodeModel(const HeteroNodeModelSpec& spec, Generator& gen)
+      : net_(std::make_unique<HeteroHGT>(options(spec), gen), wholeGraphLayout(spec)) {}
 
-  Module& module() override { return net_; }
+  BlockModel& module() override { return net_; }
   // The typed graph's edges as each relation's own, split again every call (a pass over the edges, small beside
   // the attention over them).
   Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) override {
-    return net_.forward(features, net_.relationEdges(edgeIndex, edgeType));
+    return net_.model().forward(features, net_.model().relationEdges(edgeIndex, edgeType));
   }
   // A batch's typed layout: each type's rows are its features' or its node ids'.
   Variable forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds, const Tensor& edgeIndex,
@@ -62,7 +66,12 @@ class HgtNodeModel final : public HeteroNodeModel {
     std::vector<int64_t> rows;
     for (size_t t = 0; t < features.size() && t < nodeIds.size(); ++t)
       rows.push_back(features[t].defined() ? features[t].dim(0) : nodeIds[t].defined() ? nodeIds[t].dim(0) : 0);
-    return net_.forward(features, nodeIds, net_.relationEdges(edgeIndex, edgeType, rows), targetRows);
+    return net_.model().forward(features, nodeIds, net_.model().relationEdges(edgeIndex, edgeType, rows),
+                                targetRows);
+  }
+  // node_property refuses --model hgt with batches on the simulated IPU before building it (app/HeteroNodeProgram.cpp).
+  void setBatchLayout(const TypedBatchLayout&) override {
+    throw std::invalid_argument("hgt's blocks run the whole graph on the simulated IPU: its batches train on the CPU");
   }
 
  private:
@@ -79,7 +88,7 @@ class HgtNodeModel final : public HeteroNodeModel {
     return o;
   }
 
-  HeteroHGT net_;
+  HeteroHGTBlocks net_;
 };
 
 // R-GCN's memory: its weights (the embeddings of the featureless types first: ogbn-mag's 1.1M authors x 128)
@@ -184,6 +193,17 @@ const HeteroNodeModelEntry& heteroEntry(const std::string& name) {
 }
 
 }  // namespace
+
+TypedBatchLayout wholeGraphLayout(const HeteroNodeModelSpec& spec) {
+  TypedBatchLayout layout;
+  for (const HeteroRGCNNodeType& t : spec.nodeTypes) {
+    layout.rows.push_back(t.numNodes);
+    layout.widths.push_back(std::max<int64_t>(t.features, 0));
+  }
+  layout.targetType = spec.targetType;
+  layout.targetRows = spec.nodeTypes.at(static_cast<size_t>(spec.targetType)).numNodes;
+  return layout;
+}
 
 const std::vector<std::string>& heteroNodeModelNames() {
   static const std::vector<std::string> names = [] {

@@ -21,7 +21,9 @@
 #include "gnn/nn/Module.h"
 #include "gnn/system/Random.h"
 #include "gnn/nn/EdgeType.h"
+#include "models/BlockModel.h"
 #include "models/HeteroRGCN.h"
+#include "models/TypedGraphBatch.h"
 
 namespace gnn::app {
 
@@ -42,15 +44,23 @@ struct HeteroNodeModelSpec {
 class HeteroNodeModel {
  public:
   virtual ~HeteroNodeModel() = default;
-  /// The model as the Trainer and the checksums see it.
-  virtual Module& module() = 0;
+  /// The model as the Trainer, the checksums and a device (its blocks: models/HeteroRGCNBlocks.h,
+  /// models/HeteroHGTBlocks.h, over the whole graph's TypedGraphBatch) see it.
+  virtual BlockModel& module() = 0;
   /// features: per node type (undefined where it has none) -> the target type's logits [N_target, classes].
   virtual Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) = 0;
   /// A fixed-size batch laid out as one typed graph (app/HeteroNodeBatches.h): per node type its rows' features or
   /// node ids (featureless types) -> the target type's first targetRows rows' logits [targetRows, classes].
   virtual Variable forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds,
                            const Tensor& edgeIndex, const Tensor& edgeType, int64_t targetRows) = 0;
+  /// The rows per type of the batches a device runs module()'s blocks on (a sampled batch's: R-GCN only); the
+  /// whole graph's until set.
+  virtual void setBatchLayout(const TypedBatchLayout& layout) = 0;
 };
+
+/// The whole graph as a device's batch lays it out (models/TypedGraphBatch.h): every type's nodes, the target's
+/// rows all read by the loss.
+TypedBatchLayout wholeGraphLayout(const HeteroNodeModelSpec& spec);
 
 /// Every model makeHeteroNodeModel builds, by name.
 const std::vector<std::string>& heteroNodeModelNames();

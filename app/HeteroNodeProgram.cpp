@@ -20,7 +20,8 @@ namespace {
 // What exists for a heterogeneous graph, for the refusals' messages.
 const char* const kHeteroOffer =
     "a heterogeneous --data (OGB's heterogeneous layout) trains --model rgcn (R-GCN) or --model hgt (HGT) on the CPU, "
-    "full-batch or with --loader neighbor or cluster";
+    "full-batch or with --loader neighbor or cluster, and on the simulated IPU (--device ipu) full-batch, R-GCN also "
+    "with --loader neighbor";
 
 // The flags of node_property's homogeneous models that neither heterogeneous model reads: given, they would change
 // nothing.
@@ -41,6 +42,20 @@ const HeteroModelFlags kHeteroModelFlags[] = {
      "dropout", {"dropout", "num-bases"}},
 };
 
+// --device ipu: both models full-batch, R-GCN also on neighbour batches (app/HeteroNodeDevice.h). A sampled
+// batch's featureless rows are embedding rows at their node ids, which cross the host link in z
+// (models/TypedGraphBatch.h), so --eight-bit-io, which narrows z to 8 bits, is refused there.
+void checkHeteroDeviceFlags(const NodeSettings& s) {
+  if (s.device.simulated() && s.model == "hgt" && (s.neighborLoader() || s.clusterLoader()))
+    throw UsageError("--model hgt --loader " + s.loader + " --device ipu: HGT's blocks on the simulated IPU take the "
+                     "whole typed graph (its rows per type fixed when the program is compiled); its batches train on "
+                     "the CPU (--device cpu), and R-GCN's on both");
+  if (!s.device.simulated() || !s.neighborLoader() || !s.device.eightBitIo) return;
+  throw UsageError("--eight-bit-io with --loader neighbor --device ipu: a heterogeneous batch's node ids cross the "
+                   "host link as z (its featureless rows' embedding rows), which 8-bit I/O would narrow; run "
+                   "without --eight-bit-io, or full-batch (--loader full), whose rows carry no ids");
+}
+
 // The refusals, each saying what is refused, why, and what exists.
 void checkHeteroNodeFlags(const Program& prog, const NodeSettings& s) {
   const HeteroModelFlags* flags = nullptr;
@@ -54,9 +69,7 @@ void checkHeteroNodeFlags(const Program& prog, const NodeSettings& s) {
                      " hops for --layers " + std::to_string(s.layers) + "; the model takes one hop a layer (more hops "
                      "sample nodes no seed's output reads, fewer leave the outer rows without neighbours): give " +
                      std::to_string(s.layers) + " fan-outs, e.g. " + defaultHeteroFanouts(s.layers));
-  if (s.device.simulated())
-    throw UsageError("--device ipu: " + std::string(kHeteroOffer) +
-                     "; the simulated IPU runs homogeneous graphs' fixed-size batches");
+  checkHeteroDeviceFlags(s);
   if (prog.given("load") || s.training.resume)
     throw UsageError(std::string(prog.given("load") ? "--load" : "--resume") + ": " + kHeteroOffer +
                      " from fresh weights; continuing a saved run is offered for homogeneous graphs");

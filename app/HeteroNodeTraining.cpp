@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "app/HeteroNodeBatches.h"
+#include "app/HeteroNodeDevice.h"
 #include "app/HeteroNodeModel.h"
 #include "app/Trainer.h"
 #include "device/Device.h"
@@ -46,22 +47,28 @@ class HeteroSeedRun {
   Tensor infer();
   Trainer::Hooks hooks();
   void trainEpoch(int64_t epoch, int64_t skip);
+  void compileForDevice();
   void finish();
 
+  const HeteroNodeRunInputs& in_;
   const NodeSettings& s_;
   const HeteroNodeData& d_;
   const uint64_t seed_;
+  const HeteroNodeModelSpec spec_;
   std::unique_ptr<HeteroNodeModel> model_;
   std::unique_ptr<Optimizer> opt_;
   Trainer trainer_;
   std::unique_ptr<HeteroNodeBatches> batches_;  // --loader neighbor or cluster
+  std::unique_ptr<HeteroNodeDevice> device_;    // --device ipu: the steps on the simulated IPUs
   NodeRunResult r_;
 };
 
 HeteroSeedRun::HeteroSeedRun(const HeteroNodeRunInputs& in, uint64_t seed)
-    : s_(in.settings),
+    : in_(in),
+      s_(in.settings),
       d_(in.data),
       seed_(seed),
+      spec_(heteroModelSpec(s_, d_)),
       model_(buildModel()),
       opt_(s_.training.makeOptimizer({{model_->module().parameters(), s_.training.weightDecay}})),
       trainer_(in.prog, s_.training, model_->module(), *opt_, in.config, {"acc", /*higherIsBetter=*/true}, "nodes") {
@@ -71,7 +78,7 @@ HeteroSeedRun::HeteroSeedRun(const HeteroNodeRunInputs& in, uint64_t seed)
 
 std::unique_ptr<HeteroNodeModel> HeteroSeedRun::buildModel() const {
   Generator initGen(seed_);
-  return makeHeteroNodeModel(heteroModelSpec(s_, d_), initGen);
+  return makeHeteroNodeModel(spec_, initGen);
 }
 
 // Full batch: the whole graph each step; the model gives the target type's logits.
@@ -91,7 +98,9 @@ Tensor HeteroSeedRun::infer() {
 
 Trainer::Hooks HeteroSeedRun::hooks() {
   Trainer::Hooks hooks;
-  hooks.stepsPerEpoch = [this] { return batches_ ? batches_->numBatches() : int64_t{1}; };
+  hooks.stepsPerEpoch = [this] {
+    return device_ ? device_->updatesPerEpoch() : batches_ ? batches_->numBatches() : int64_t{1};
+  };
   hooks.trainEpoch = [this](int64_t epoch, int64_t skip) { trainEpoch(epoch, skip); };
   hooks.validate = [this] {
     Tensor out = infer();
@@ -114,7 +123,9 @@ Trainer::Hooks HeteroSeedRun::hooks() {
 void HeteroSeedRun::trainEpoch(int64_t epoch, int64_t skip) {
   Stopwatch sw;
   model_->module().train();
-  if (!batches_) {
+  if (device_) {
+    device_->trainEpoch(trainer_, epoch, skip);
+  } else if (!batches_) {
     if (skip > 0) return;
     trainer_.step([&] { return crossEntropy(targetLogits(), d_.y, d_.trainMask); },
                   static_cast<int64_t>(d_.trainIdx.size()));
@@ -138,6 +149,7 @@ void HeteroSeedRun::trainEpoch(int64_t epoch, int64_t skip) {
 void HeteroSeedRun::finish() {
   r_.summary = trainer_.summary();
   if (batches_) r_.loader = batches_->json();
+  if (device_) r_.device = device_->finish(in_.prog.name());
   r_.valAcc = trainer_.bestValid();
   r_.testAcc = trainer_.bestTest().value("metric", NAN);
   r_.bestEpoch = trainer_.bestEpoch();
@@ -150,10 +162,19 @@ void HeteroSeedRun::finish() {
   r_.predChecksum.add(pred.data(), pred.size() * sizeof(int64_t));
 }
 
+// --device ipu: the whole graph as one micro-batch, or the neighbour batches, on the simulated IPUs
+// (app/HeteroNodeDevice.h), the caller's weights updated by every request; evaluation stays on the host, as for
+// homogeneous graphs.
+void HeteroSeedRun::compileForDevice() {
+  device_ = std::make_unique<HeteroNodeDevice>(HeteroDeviceInputs{in_.prog, s_, d_, spec_}, *model_, opt_.get(),
+                                               batches_.get());
+}
+
 NodeRunResult HeteroSeedRun::run() {
   trainer_.logRunStart({{"data", s_.data}, {"seed", seed_}, {"target_type", d_.targetType},
                         {"split", {{"kind", "source"}, {"train", d_.trainIdx.size()}, {"valid", d_.validIdx.size()},
                                    {"test", d_.testIdx.size()}}}});
+  if (s_.device.simulated()) compileForDevice();
   trainer_.run(hooks());
   finish();
   return std::move(r_);

@@ -193,14 +193,25 @@ Variable HeteroHGT::forward(const std::vector<Tensor>& features, const std::vect
 Variable HeteroHGT::layers(std::map<std::string, Variable> x, const std::vector<std::pair<EdgeType, Tensor>>& edges) {
   for (size_t l = 0; l < convs_.size(); ++l) {
     BlockScope scope("layers/" + std::to_string(l));
-    std::vector<std::pair<EdgeType, Tensor>> read;
-    for (const auto& [type, edgeIndex] : edges)
-      if (relations_[l].count(type)) read.emplace_back(type, edgeIndex);
-    x = convs_[l]->forward(x, read);
-    if (!norms_.empty())
-      for (auto& [type, rows] : x) rows = norms_[l].at(type)->forward(rows);
+    x = layer(l, x, edges);
   }
   BlockScope scope("output");
+  return output(x);
+}
+
+std::map<std::string, Variable> HeteroHGT::layer(size_t l, const std::map<std::string, Variable>& x,
+                                                 const std::vector<std::pair<EdgeType, Tensor>>& edges) {
+  GNN_CHECK_ARG(l < convs_.size(), "HeteroHGT: layer ", l, " of ", convs_.size());
+  std::vector<std::pair<EdgeType, Tensor>> read;
+  for (const auto& [type, edgeIndex] : edges)
+    if (relations_[l].count(type)) read.emplace_back(type, edgeIndex);
+  std::map<std::string, Variable> out = convs_[l]->forward(x, read);
+  if (!norms_.empty())
+    for (auto& [type, rows] : out) rows = norms_[l].at(type)->forward(rows);
+  return out;
+}
+
+Variable HeteroHGT::output(const std::map<std::string, Variable>& x) {
   const auto target = x.find(opt_.targetType);
   GNN_CHECK_ARG(target != x.end(), "HeteroHGT: no edges of the relations into '", opt_.targetType, "' were given");
   return out_->forward(target->second);

@@ -79,6 +79,13 @@ class HeteroHGT : public Module {
   /// relationEdges over a batch's typed layout, whose type t holds typeRows[t] rows (not the graph's node count).
   std::vector<std::pair<EdgeType, Tensor>> relationEdges(const Tensor& edgeIndex, const Tensor& edgeType,
                                                          const std::vector<int64_t>& typeRows) const;
+  /// The model one part at a time, as a device runs it in blocks (models/HeteroHGTBlocks.h): the rows of each type
+  /// the first layer reads, layer l over them (the relations it reads, from `edges`), the target's logits.
+  std::map<std::string, Variable> input(const std::vector<Tensor>& features) { return inputRows(features); }
+  std::map<std::string, Variable> layer(size_t l, const std::map<std::string, Variable>& x,
+                                        const std::vector<std::pair<EdgeType, Tensor>>& edges);
+  Variable output(const std::map<std::string, Variable>& x);
+  size_t numLayers() const { return convs_.size(); }
   /// The relations layer l reads (those into the types layer l + 1 reads, the target's for the last).
   const std::set<EdgeType>& layerRelations(size_t l) const { return relations_[l]; }
   const HeteroHGTOptions& options() const { return opt_; }

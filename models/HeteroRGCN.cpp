@@ -120,17 +120,24 @@ Variable HeteroRGCN::forward(const std::vector<Tensor>& features, const std::vec
 
 Variable HeteroRGCN::layers(Variable h, const std::vector<int64_t>& rows, const Tensor& edgeIndex,
                             const Tensor& edgeType, int64_t targetRows) {
-  // Rows of the typed graph are type after type: the target's start after the types before it.
-  int64_t first = 0;
-  for (int64_t t = 0; t < opt_.targetType; ++t) first += rows[static_cast<size_t>(t)];
   for (size_t l = 0; l < convs_.size(); ++l) {
     BlockScope scope("layers/" + std::to_string(l));
-    if (opt_.targetType >= 0 && l + 1 == convs_.size())
-      return lastLayerOnTarget(h, first, targetRows, edgeIndex, edgeType);
-    h = convs_[l]->forward(h, edgeIndex, edgeType);
-    if (l + 1 < convs_.size()) h = reluDropout(h, opt_.dropout, isTraining());
+    h = layer(l, h, rows, edgeIndex, edgeType, targetRows);
   }
   return h;
+}
+
+Variable HeteroRGCN::layer(size_t l, const Variable& h, const std::vector<int64_t>& rows, const Tensor& edgeIndex,
+                           const Tensor& edgeType, int64_t targetRows) {
+  GNN_CHECK_ARG(l < convs_.size(), "HeteroRGCN: layer ", l, " of ", convs_.size());
+  if (opt_.targetType >= 0 && l + 1 == convs_.size()) {
+    // Rows of the typed graph are type after type: the target's start after the types before it.
+    int64_t first = 0;
+    for (int64_t t = 0; t < opt_.targetType; ++t) first += rows[static_cast<size_t>(t)];
+    return lastLayerOnTarget(h, first, targetRows, edgeIndex, edgeType);
+  }
+  Variable out = convs_[l]->forward(h, edgeIndex, edgeType);
+  return l + 1 < convs_.size() ? reluDropout(out, opt_.dropout, isTraining()) : out;
 }
 
 Variable HeteroRGCN::lastLayerOnTarget(const Variable& h, int64_t first, int64_t count, const Tensor& edgeIndex,

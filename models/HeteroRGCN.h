@@ -69,6 +69,18 @@ class HeteroRGCN : public Module {
   /// seeds come first), else every row's.
   Variable forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds, const Tensor& edgeIndex,
                    const Tensor& edgeType, int64_t targetRows);
+  /// The layers one at a time, as a device runs them in blocks (models/HeteroRGCNBlocks.h): every node's input
+  /// row [N, in] (embeddings, features or their Linear, type after type), then layer l over h, whose type t has
+  /// rows[t] rows (the last over the target's first targetRows rows when the target type is set).
+  Variable input(const std::vector<Tensor>& features) { return inputRows(features); }
+  /// A sampled batch's input rows [rows, in] (as the batch forward above reads them).
+  Variable input(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds) {
+    std::vector<int64_t> rows;
+    return batchInputRows(features, nodeIds, rows);
+  }
+  Variable layer(size_t l, const Variable& h, const std::vector<int64_t>& rows, const Tensor& edgeIndex,
+                 const Tensor& edgeType, int64_t targetRows);
+  size_t numLayers() const { return convs_.size(); }
   /// The first layer's input width (see above).
   int64_t inChannels() const { return in_; }
   const HeteroRGCNOptions& options() const { return opt_; }

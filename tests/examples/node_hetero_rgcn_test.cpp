@@ -6,6 +6,7 @@
 // papers alone; the same bits on rerun and on 1 and 2 threads; every refusal naming what is refused and what exists.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -22,7 +23,7 @@ using gnn::testing::ProgramResult;
 using gnn::testing::runExample;
 
 constexpr int kClasses = 4, kAuthorsPerClass = 15, kPapers = 600, kFeatures = 16;
-constexpr int kAuthors = kClasses * kAuthorsPerClass, kVenues = 5, kVenueFeatures = 8;
+constexpr int kAuthors = kClasses * kAuthorsPerClass, kVenues = 5, kVenueFeatures = 8, kInstitutions = 7;
 
 void writeFile(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
@@ -77,13 +78,26 @@ void writeSplit(const fs::path& dir) {
 // a split for papers, and with authorLabels for authors too (their class). withVenues adds paper -published_in->
 // venue, 5 venues of 8 noise features: two feature widths, so each featured type gets a Linear of its own. (Non-
 // negative, so --normalize-features auto normalises their rows: standard normalisation takes a type's training
-// nodes, which venues have none of.)
-void writeHeteroFolder(const fs::path& dir, const PaperGraph& g, bool authorLabels = false, bool withVenues = false) {
+// nodes, which venues have none of.) withInstitutions adds author -affiliated_with-> institution, 7 institutions
+// without features, one an author: one more node type and, after ToUndirected, two more relations.
+void writeHeteroFolder(const fs::path& dir, const PaperGraph& g, bool authorLabels = false, bool withVenues = false,
+                       bool withInstitutions = false) {
   const std::string counts = std::to_string(kAuthors) + "," + std::to_string(kPapers);
-  writeFile(dir / "raw/num-node-dict.csv", withVenues ? "author,paper,venue\n" + counts + ",5\n"
-                                                      : "author,paper\n" + counts + "\n");
+  writeFile(dir / "raw/num-node-dict.csv",
+            withVenues         ? "author,paper,venue\n" + counts + ",5\n"
+            : withInstitutions ? "author,institution,paper\n" + std::to_string(kAuthors) + "," +
+                                     std::to_string(kInstitutions) + "," + std::to_string(kPapers) + "\n"
+                               : "author,paper\n" + counts + "\n");
   writeFile(dir / "raw/triplet-type-list.csv",
-            std::string("author,writes,paper\npaper,cites,paper\n") + (withVenues ? "paper,published_in,venue\n" : ""));
+            std::string("author,writes,paper\npaper,cites,paper\n") + (withVenues ? "paper,published_in,venue\n" : "") +
+                (withInstitutions ? "author,affiliated_with,institution\n" : ""));
+  if (withInstitutions) {
+    std::string affiliations;
+    for (int a = 0; a < kAuthors; ++a) affiliations += std::to_string(a) + "," + std::to_string(a % kInstitutions) + "\n";
+    writeFile(dir / "raw/relations/author___affiliated_with___institution/edge.csv", affiliations);
+    writeFile(dir / "raw/relations/author___affiliated_with___institution/num-edge-list.csv",
+              std::to_string(kAuthors) + "\n");
+  }
   if (withVenues) {
     writeFile(dir / "raw/relations/paper___published_in___venue/edge.csv", g.publishedIn);
     writeFile(dir / "raw/relations/paper___published_in___venue/num-edge-list.csv", std::to_string(kPapers) + "\n");
@@ -121,6 +135,7 @@ class NodeHeteroRgcn : public gnn::testing::SuiteScratchFolderTest<NodeHeteroRgc
     writeHeteroFolder(dir_ / "papers_authors", g);
     writeHeteroFolder(dir_ / "two_labelled", g, /*authorLabels=*/true);
     writeHeteroFolder(dir_ / "with_venues", g, /*authorLabels=*/false, /*withVenues=*/true);
+    writeHeteroFolder(dir_ / "with_institutions", g, false, false, /*withInstitutions=*/true);
     writePapersOnlyFolder(dir_ / "papers_only", g);
   }
   static std::string hetero() { return "--data " + path("papers_authors"); }
@@ -209,7 +224,8 @@ TEST_F(NodeHeteroRgcn, RefusesWhatHeterogeneousGraphsDoNotHave) {
                    "--num-neighbors");
   expectUsageError(runExample("node_property", h + " --model rgcn --loader neighbor --trim-to-layer off"),
                    "--trim-to-layer");
-  expectUsageError(runExample("node_property", h + " --model rgcn --device ipu"), "--device ipu");
+  expectUsageError(runExample("node_property", h + " --model rgcn --device ipu --loader neighbor --eight-bit-io"),
+                   "node ids cross the host link as z");
   expectUsageError(runExample("node_property", h + " --model rgcn --heads 4"), "--heads");
   writeFile(dir_ / "saved.ckpt", "refused before it is read");
   expectUsageError(runExample("node_property", h + " --model rgcn --load " + path("saved.ckpt")),
@@ -350,6 +366,115 @@ TEST_F(NodeHeteroRgcn, HgtLearnsOnNeighbourAndClusterBatches) {
   const std::string args = hetero() + " --model hgt --loader neighbor --batch-size 64 --epochs 3 --seed 3";
   const nlohmann::json a = runJson(args + " --threads 1"), b = runJson(args + " --threads 2");
   for (const char* key : {"loss_checksum", "predictions_checksum", "param_checksum"}) EXPECT_EQ(a[key], b[key]) << key;
+}
+
+// --device ipu: the whole typed graph as one micro-batch (app/HeteroNodeDevice.h) gives the CPU's bits: the same
+// ops in the same order, dropout drawn from the same (seed, optimizer step, micro-batch 0) key. Without dropout, two
+// replicas of the same graph seed each backward with half the loss, whose sums are exact: the same bits again, also
+// with two accumulated micro-batches on two pipelined stages for R-GCN, whose weights each receive one gradient a
+// micro-batch. HGT's shared weights (a type's projections, read by every relation from it) receive several, which
+// accumulation sums in another order: within 1e-6 there, as the engine's own tests hold (docs/device.md).
+TEST_F(NodeHeteroRgcn, SimulatedIpuGivesTheCpuBits) {
+  const std::string rgcn = hetero() + " --model rgcn --epochs 6 --seed 3";
+  const nlohmann::json cpu = runJson(rgcn), ipu = runJson(rgcn + " --device ipu");
+  for (const char* key : {"loss_checksum", "param_checksum", "predictions_checksum", "val_acc_mean"})
+    EXPECT_EQ(cpu[key], ipu[key]) << key;
+  EXPECT_EQ(ipu["device"], "ipu");
+  EXPECT_EQ(cpu["device"], "cpu");
+  EXPECT_EQ(ipu["host_requests"], 6);  // an update an epoch, as the CPU's step
+  EXPECT_TRUE(ipu["memory_by_type"]["node_types"].contains("author")) << ipu.dump();
+  const std::string still = rgcn + " --dropout 0";
+  const nlohmann::json one = runJson(still);
+  const nlohmann::json four = runJson(still + " --device ipu --replicas 2 --grad-accum 2 --pipeline-splits layers/1");
+  EXPECT_EQ(four["ipus"], 4);
+  EXPECT_EQ(one["param_checksum"], four["param_checksum"]);
+  EXPECT_EQ(one["predictions_checksum"], four["predictions_checksum"]);
+  const std::string hgt = hetero() + " --model hgt --epochs 4 --seed 3";
+  const nlohmann::json hcpu = runJson(hgt), hipu = runJson(hgt + " --device ipu --replicas 2");
+  for (const char* key : {"loss_checksum", "param_checksum", "predictions_checksum"})
+    EXPECT_EQ(hcpu[key], hipu[key]) << key;
+  const nlohmann::json piped = runJson(hgt + " --device ipu --grad-accum 2 --pipeline-splits layers/1");
+  EXPECT_EQ(piped["ipus"], 2);
+  const double a = hcpu["param_l2"][0].get<double>(), b = piped["param_l2"][0].get<double>();
+  EXPECT_LE(std::abs(a - b) / a, 1e-6) << a << " vs " << b;
+  EXPECT_EQ(hcpu["predictions_checksum"], piped["predictions_checksum"]);
+}
+
+// --loader neighbor on the simulated IPU (R-GCN): each fixed-size sampled batch a micro-batch, its featureless
+// rows' ids in z; one a request gives the CPU's bits, and two a request (--grad-accum 2) stack 5 batches into 3
+// host requests an epoch, the last padded with a weight-0 micro-batch.
+TEST_F(NodeHeteroRgcn, SimulatedIpuTrainsNeighbourBatches) {
+  const std::string sampled = hetero() + neighbor() + " --epochs 3 --seed 3";
+  const nlohmann::json cpu = runJson(sampled), ipu = runJson(sampled + " --device ipu");
+  for (const char* key : {"loss_checksum", "param_checksum", "predictions_checksum"})
+    EXPECT_EQ(cpu[key], ipu[key]) << key;
+  EXPECT_EQ(ipu["loader_runs"][0]["batches_per_epoch"], 5);
+  // The split by type counts the batch's rows, as the loader fixed them.
+  EXPECT_EQ(ipu["memory_by_type"]["node_types"]["author"]["rows"], ipu["loader_runs"][0]["fixed_num_nodes"]["author"]);
+  const nlohmann::json two = runJson(sampled + " --device ipu --grad-accum 2");
+  EXPECT_EQ(two["host_requests"], 9);
+  EXPECT_NE(two["param_checksum"], ipu["param_checksum"]);
+}
+
+// The plan counts each type's tensors: one more node type (7 institutions without features) and its two relations
+// (affiliated_with and its reverse) add, in the plan's own categories, exactly their weights (the institutions'
+// embedding rows at the input width, the papers' 16, and each relation's RGCNConv weights, 16 x 64 then 64 x 4),
+// their gradients and Adam's two moments, and the I/O buffers of their rows and edges (a mask byte a row; two node
+// ids and the relation as 32-bit values and a mask byte an edge; double-buffered), all counted here from the graph;
+// memory_by_type names the same figures, and the whole IPU grows by more (the activations over their rows).
+TEST_F(NodeHeteroRgcn, SimulatedIpuPlanCountsEachTypesTensors) {
+  auto plan = [](const std::string& folder) {
+    const ProgramResult r = runExample(
+        "node_property", "--data " + path(folder) + " --model rgcn --device ipu --plan-only --json --quiet", false);
+    EXPECT_EQ(r.code, 0) << r.out;
+    return nlohmann::json::parse(r.out);
+  };
+  const nlohmann::json a = plan("papers_authors"), b = plan("with_institutions");
+  const int64_t embedding = kInstitutions * kFeatures, perRelation = kFeatures * 64 + 64 * kClasses;
+  const int64_t params = embedding + 2 * perRelation, edges = kAuthors;
+  const int64_t perEdge = 3 * 4 + 1, io = kInstitutions + 2 * edges * perEdge;
+  auto grew = [&](const char* category) {
+    return b["ipus"][0]["by_category"].value(category, int64_t{0}) -
+           a["ipus"][0]["by_category"].value(category, int64_t{0});
+  };
+  EXPECT_EQ(grew("weights"), params * 4);
+  EXPECT_EQ(grew("gradients"), params * 4);
+  EXPECT_EQ(grew("optimizer state"), params * 8);
+  EXPECT_EQ(grew("I/O buffers"), 2 * io);
+  EXPECT_GT(b["ipus"][0]["total_bytes"].get<int64_t>() - a["ipus"][0]["total_bytes"].get<int64_t>(),
+            params * 16 + 2 * io);
+  const nlohmann::json& m = b["memory_by_type"];
+  EXPECT_EQ(m["bytes_per_parameter"].get<double>(), 16.0);
+  const nlohmann::json& institution = m["node_types"]["institution"];
+  EXPECT_EQ(institution["rows"], kInstitutions);
+  EXPECT_EQ(institution["parameters"], embedding);
+  EXPECT_EQ(institution["parameter_bytes"], embedding * 16);
+  EXPECT_EQ(institution["input_bytes"], kInstitutions);
+  for (const char* r : {"author__affiliated_with__institution", "institution__rev_affiliated_with__author"}) {
+    const nlohmann::json& rel = m["relations"][r];
+    EXPECT_EQ(rel["edges"], edges) << r;
+    EXPECT_EQ(rel["parameters"], perRelation) << r;
+    EXPECT_EQ(rel["parameter_bytes"], perRelation * 16) << r;
+    EXPECT_EQ(rel["io_buffer_bytes"], 2 * edges * perEdge) << r;
+  }
+  EXPECT_EQ(m["node_types"]["paper"]["input_bytes"], kPapers * (kFeatures * 4 + 1));
+  // The relations both graphs have hold the same in both.
+  EXPECT_EQ(a["memory_by_type"]["relations"]["author__writes__paper"], m["relations"]["author__writes__paper"]);
+}
+
+// A tile memory too small for the graph: refused at compile time with the out-of-memory report (exit 3), and the
+// report's JSON keeps the split by type.
+TEST_F(NodeHeteroRgcn, SimulatedIpuRefusesAGraphItsMemoryCannotHold) {
+  const std::string report = path("oom.json");
+  const ProgramResult r =
+      runExample("node_property", hetero() + " --model rgcn --device ipu --tile-memory 98400 --report " + report);
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("Out of memory: IPU 0"), std::string::npos) << r.out;
+  std::ifstream f(report);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_FALSE(j["fits"].get<bool>());
+  EXPECT_TRUE(j["memory_by_type"]["relations"].contains("author__writes__paper")) << j.dump();
+  expectUsageError(runExample("node_property", hetero() + " --model rgcn --tile-memory 98400"), "--device ipu");
 }
 
 }  // namespace
