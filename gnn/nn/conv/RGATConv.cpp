@@ -14,15 +14,15 @@ namespace gnn {
 
 namespace {
 // PyG's glorot (torch_geometric/nn/inits.py): U(-a, a), a = sqrt(6 / (size(-2) + size(-1))) for any rank.
-Tensor glorotOf(const Shape& shape, Generator& gen, DType dtype) {
+Tensor rgatGlorot(const Shape& shape, Generator& gen, DType dtype) {
   return init::glorotUniform(shape, shape[shape.size() - 2], shape.back(), gen, dtype);
 }
 
-Tensor indexTensor(const std::vector<int64_t>& v) {
+Tensor rgatIndex(const std::vector<int64_t>& v) {
   return v.empty() ? Tensor::zeros({0}, DType::I64) : Tensor::fromVector(v);
 }
 
-bool oneOf(const std::string& v, std::initializer_list<const char*> names) {
+bool rgatOneOf(const std::string& v, std::initializer_list<const char*> names) {
   for (const char* n : names)
     if (v == n) return true;
   return false;
@@ -30,7 +30,7 @@ bool oneOf(const std::string& v, std::initializer_list<const char*> names) {
 
 // 1 where alpha > 0, else 0: f-additive's alpha + 1 on the positive entries (torch.where(alpha > 0, alpha + 1,
 // alpha)); a constant, so the gradient passes through as PyG's does on both branches.
-Tensor positiveMask(const Tensor& alpha) {
+Tensor rgatPositiveMask(const Tensor& alpha) {
   Tensor m = Tensor::zeros(alpha.shape(), alpha.dtype());
   dispatchFloat(alpha.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
@@ -50,16 +50,16 @@ RGATConv::RGATConv(int64_t inChannels, int64_t outChannels, int64_t numRelations
                 "RGATConv: channels, num_relations, heads and dim must be positive (in ", in_, ", out ", out_,
                 ", relations ", relations_, ", heads ", o.heads, ", dim ", o.dim, ", edge_dim ", o.edgeDim, ")");
   // PyG's checks and wording (rgat_conv.py, __init__).
-  GNN_CHECK_ARG(oneOf(o.attentionMechanism, {"within-relation", "across-relation"}),
+  GNN_CHECK_ARG(rgatOneOf(o.attentionMechanism, {"within-relation", "across-relation"}),
                 "RGATConv: attention mechanism must either be \"within-relation\" or \"across-relation\", got \"",
                 o.attentionMechanism, "\"");
-  GNN_CHECK_ARG(oneOf(o.attentionMode, {"additive-self-attention", "multiplicative-self-attention"}),
+  GNN_CHECK_ARG(rgatOneOf(o.attentionMode, {"additive-self-attention", "multiplicative-self-attention"}),
                 "RGATConv: attention mode must either be \"additive-self-attention\" or "
                 "\"multiplicative-self-attention\", got \"", o.attentionMode, "\"");
   GNN_CHECK_ARG(o.attentionMode != "additive-self-attention" || o.dim == 1,
                 "RGATConv: \"additive-self-attention\" mode cannot be applied when value of d is greater than 1. Use "
                 "\"multiplicative-self-attention\" instead (dim ", o.dim, ")");
-  GNN_CHECK_ARG(o.mod.empty() || oneOf(o.mod, {"additive", "scaled", "f-additive", "f-scaled"}),
+  GNN_CHECK_ARG(o.mod.empty() || rgatOneOf(o.mod, {"additive", "scaled", "f-additive", "f-scaled"}),
                 "RGATConv: mod must be None, \"additive\", \"scaled\", \"f-additive\" or \"f-scaled\", got \"", o.mod,
                 "\"");
   GNN_CHECK_ARG(o.dropout >= 0 && o.dropout < 1, "RGATConv: dropout must be in [0, 1), got ", o.dropout);
@@ -126,13 +126,13 @@ std::unique_ptr<RGATConv> RGATConv::fromPyG(const nlohmann::json& args, Generato
 void RGATConv::resetParameters(Generator& gen) {
   const DType dt = opt_.dtype;
   if (basis_) {
-    basis_->value() = glorotOf(basis_->shape(), gen, dt);
-    att_->value() = glorotOf(att_->shape(), gen, dt);
+    basis_->value() = rgatGlorot(basis_->shape(), gen, dt);
+    att_->value() = rgatGlorot(att_->shape(), gen, dt);
   } else {
-    weight_->value() = glorotOf(weight_->shape(), gen, dt);
+    weight_->value() = rgatGlorot(weight_->shape(), gen, dt);
   }
-  q_->value() = glorotOf(q_->shape(), gen, dt);
-  k_->value() = glorotOf(k_->shape(), gen, dt);
+  q_->value() = rgatGlorot(q_->shape(), gen, dt);
+  k_->value() = rgatGlorot(k_->shape(), gen, dt);
   if (bias_) bias_->value() = Tensor::zeros(bias_->shape(), dt);
   w_->value() = Tensor::full(w_->shape(), 1.0, dt);
   l1_->value() = Tensor::full(l1_->shape(), 1.0, dt);
@@ -141,7 +141,7 @@ void RGATConv::resetParameters(Generator& gen) {
   b2_->value() = Tensor::zeros(b2_->shape(), dt);
   if (linEdge_) {
     linEdge_->resetGlorot(gen);
-    e_->value() = glorotOf(e_->shape(), gen, dt);
+    e_->value() = rgatGlorot(e_->shape(), gen, dt);
   }
 }
 
@@ -172,7 +172,7 @@ RGATConv::SortedEdges RGATConv::sortedEdges(const Tensor& edgeIndex, const Tenso
   // attention mechanisms' softmax and the sum at the targets. Padding edges (between padding rows, numbered after
   // the real ones) sort after every real edge: the real edges' positions, dropout draws included, do not move.
   SortedEdges s;
-  std::tie(s.order, s.pairPtr) = ops::groupedRows("RGATConv", indexTensor(key), n * R);
+  std::tie(s.order, s.pairPtr) = ops::groupedRows("RGATConv", rgatIndex(key), n * R);
   const int64_t* perm = s.order.data<int64_t>();
   std::vector<int64_t> ss(static_cast<size_t>(E)), sd(static_cast<size_t>(E)), st(static_cast<size_t>(E));
   for (int64_t k = 0; k < E; ++k) {
@@ -180,9 +180,9 @@ RGATConv::SortedEdges RGATConv::sortedEdges(const Tensor& edgeIndex, const Tenso
     sd[static_cast<size_t>(k)] = dst[perm[k]];
     st[static_cast<size_t>(k)] = t[perm[k]];
   }
-  s.src = indexTensor(ss);
-  s.dst = indexTensor(sd);
-  s.type = indexTensor(st);
+  s.src = rgatIndex(ss);
+  s.dst = rgatIndex(sd);
+  s.type = rgatIndex(st);
   std::vector<int64_t> targetPtr(static_cast<size_t>(n + 1));
   for (int64_t i = 0; i <= n; ++i) targetPtr[static_cast<size_t>(i)] = s.pairPtr.data<int64_t>()[i * R];
   s.targetPtr = Tensor::fromVector(targetPtr);
@@ -242,7 +242,7 @@ Variable RGATConv::logits(const Variable& gi, const Variable& gj, const Variable
 Variable RGATConv::attention(const Variable& logit, const SortedEdges& s) const {
   const bool within = opt_.attentionMechanism == "within-relation";
   const Variable alpha = segmentSoftmax(logit, within ? s.pairPtr : s.targetPtr);
-  if (opt_.mod == "f-additive") return add(alpha, Variable(positiveMask(alpha.value())));
+  if (opt_.mod == "f-additive") return add(alpha, Variable(rgatPositiveMask(alpha.value())));
   // PyG drops attention only without a mod (its elif chain); the constructor refuses dropout with one.
   if (opt_.mod.empty()) return dropout(alpha, opt_.dropout, isTraining());
   return alpha;
@@ -256,7 +256,7 @@ Variable RGATConv::aggregateMessages(const Variable& alpha, const Variable& gj, 
   if (D > 1) {
     std::vector<int64_t> repeat(static_cast<size_t>(E * H * D));
     for (int64_t k = 0; k < E * H * D; ++k) repeat[static_cast<size_t>(k)] = k / D;
-    rows = gatherRows(rows, indexTensor(repeat));
+    rows = gatherRows(rows, rgatIndex(repeat));
   }
   Variable messages = mul(rows, reshape(alpha, {E * H * D, 1}));
   if (opt_.mod == "additive") messages = add(messages, mul(rows, *w_));  // + w g_j, as PyG's w * (g_j * 1)
@@ -274,7 +274,7 @@ Variable RGATConv::aggregateMessages(const Variable& alpha, const Variable& gj, 
   const Variable scaleRows = add(matmul(relu(add(matmul(deg, *l1_), *b1_)), *l2_), *b2_);
   std::vector<int64_t> node(static_cast<size_t>(n * H * D));
   for (int64_t k = 0; k < n * H * D; ++k) node[static_cast<size_t>(k)] = k / (H * D);
-  const Variable scales = H * D == 1 ? scaleRows : gatherRows(scaleRows, indexTensor(node));
+  const Variable scales = H * D == 1 ? scaleRows : gatherRows(scaleRows, rgatIndex(node));
   return reshape(mul(reshape(out, {n * H * D, C}), scales), {n, H * D * C});
 }
 
@@ -298,7 +298,7 @@ Variable RGATConv::forward(const Variable& x, const Tensor& edgeIndex, const Ten
     sourceRow[static_cast<size_t>(k)] = s.src.data<int64_t>()[k] * R + s.type.data<int64_t>()[k];
   }
   const Variable g = relationProducts(x);
-  const Variable gi = gatherRows(g, indexTensor(targetRow)), gj = gatherRows(g, indexTensor(sourceRow));
+  const Variable gi = gatherRows(g, rgatIndex(targetRow)), gj = gatherRows(g, rgatIndex(sourceRow));
   const Variable alpha = attention(logits(gi, gj, edgeAttr, s), s);
   return finish(aggregateMessages(alpha, gj, s, n), n);
 }
