@@ -1,9 +1,8 @@
-// predict --pyg-model on a heterogeneous model: PyG 2.3.1's to_hetero(GraphSAGE(-1, ...)), R-GCN on the typed
-// graph (a HeteroDictLinear, then RGCNConv layers on to_homogeneous()'s edges) and HGT (hgt_dblp.py's model), with
-// their state_dicts, on a
-// dataset in OGB's heterogeneous layout after ToUndirected (tests/reference/pyg_hetero_models.py), give PyG's
-// papers' outputs; a state_dict that does not fit is refused naming the key and both shapes, and a spec,
-// dataset or target that cannot run is refused naming it.
+// predict --pyg-model on a heterogeneous model: PyG 2.3.1's to_hetero(GraphSAGE(-1, ...)), R-GCN and R-GAT on the
+// typed graph (a HeteroDictLinear, then RGCNConv or RGATConv layers on to_homogeneous()'s edges) and HGT
+// (hgt_dblp.py's model), with their state_dicts, on a dataset in OGB's heterogeneous layout after ToUndirected
+// (tests/reference/pyg_hetero_models.py), give PyG's papers' outputs; a state_dict that does not fit is refused
+// naming the key and both shapes, and a spec, dataset or target that cannot run is refused naming it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -84,6 +83,20 @@ TEST(PredictPyGHeteroModel, RgcnOnTheTypedGraphGivesPyGsOutputs) {
   two["to_hetero"] = json::object();
   r = predict(writeSpec(two), kRef + "data", out, "rgcn.pt");
   EXPECT_NE(r.out.find("one model kind"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// The same typed-graph spec with RGATConv layers (two heads with bases, then attention within each relation).
+TEST(PredictPyGHeteroModel, RgatOnTheTypedGraphGivesPyGsOutputs) {
+  const std::string out = ::testing::TempDir() + "/pyg_hetero_rgat.npy";
+  ProgramResult r = predict(kRef + "rgat.json", kRef + "data", out, "rgat.pt");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_LE(errorAgainstPyG(out, "rgat"), 1e-5);
+  fs::remove(out);
+  // R-GCN's weights do not fit R-GAT's layers: refused naming a key the layers need.
+  r = predict(kRef + "rgat.json", kRef + "data", out, "rgcn.pt");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("layers.0."), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(out));
 }
 

@@ -26,6 +26,7 @@ Writes under tests/reference/pyg_hetero/:
   predict/rgcn.json, .pt, .out.json   the same for R-GCN on the typed graph (predict's "to_homogeneous" spec: a
                             HeteroDictLinear `input`, then RGCNConv `layers` with ReLU between them, on
                             HeteroData.to_homogeneous()'s edge_index and edge_type)
+  predict/rgat.json, .pt, .out.json   the same with RGATConv `layers` (heads and bases, then within-relation)
 Each case's seed is the CRC-32 of its name. The files are generated once and committed (CI has no PyG).
 
 torch 1.13's fx (Debian's python3-torch) predates Python 3.11's code objects: to_hetero's tracing needs two of
@@ -48,7 +49,7 @@ import torch
 import torch_geometric
 import torch_geometric.transforms as T
 from torch_geometric.data import HeteroData
-from torch_geometric.nn import GCNConv, GraphConv, GraphSAGE, HeteroConv, HeteroDictLinear, RGCNConv, SAGEConv
+from torch_geometric.nn import GCNConv, GraphConv, GraphSAGE, HeteroConv, HeteroDictLinear, RGATConv, RGCNConv, SAGEConv
 from torch_geometric.nn import HGTConv, Linear, to_hetero
 
 
@@ -305,13 +306,16 @@ def run_predict(out_dir):
     return out["paper"]
 
 
+TYPED_LAYERS = {"RGCNConv": RGCNConv, "RGATConv": RGATConv}
+
+
 class TypedLayers(torch.nn.Module):
-    """R-GCN as PyG's examples write it on a heterogeneous graph: each type through its Linear, the types stacked
-    in node-type order, RGCNConv layers on to_homogeneous()'s edges with ReLU between them."""
+    """R-GCN (or R-GAT) as PyG's examples write it on a heterogeneous graph: each type through its Linear, the types
+    stacked in node-type order, RGCNConv (RGATConv) layers on to_homogeneous()'s edges with ReLU between them."""
     def __init__(self, spec):
         super().__init__()
         self.input = HeteroDictLinear(**spec["input"]["args"])
-        self.layers = torch.nn.ModuleList([RGCNConv(**layer["args"]) for layer in spec["layers"]])
+        self.layers = torch.nn.ModuleList([TYPED_LAYERS[layer["class"]](**layer["args"]) for layer in spec["layers"]])
 
     def forward(self, x_dict, node_types, edge_index, edge_type):
         x_dict = self.input(x_dict)
@@ -324,7 +328,23 @@ class TypedLayers(torch.nn.Module):
 
 
 def run_predict_rgcn(out_dir):
-    name = "predict_rgcn"
+    return run_predict_typed(out_dir, "predict_rgcn", "rgcn", lambda relations: [
+        {"class": "RGCNConv", "args": {"in_channels": 8, "out_channels": 8, "num_relations": relations,
+                                       "num_bases": 2}},
+        {"class": "RGCNConv", "args": {"in_channels": 8, "out_channels": 3, "num_relations": relations}}])
+
+
+def run_predict_rgat(out_dir):
+    """R-GAT: two heads concatenated with bases, then attention within each relation."""
+    return run_predict_typed(out_dir, "predict_rgat", "rgat", lambda relations: [
+        {"class": "RGATConv", "args": {"in_channels": 8, "out_channels": 4, "num_relations": relations,
+                                       "num_bases": 2, "heads": 2}},
+        {"class": "RGATConv", "args": {"in_channels": 8, "out_channels": 3, "num_relations": relations,
+                                       "attention_mechanism": "within-relation"}}])
+
+
+def run_predict_typed(out_dir, name, stem, make_layers):
+    """Writes predict/<stem>.json (the spec), .pt (the state_dict) and .out.json (the papers' outputs)."""
     torch.manual_seed(zlib.crc32(name.encode()))
     x, rels = predict_graph()
     data = HeteroData()
@@ -333,10 +353,7 @@ def run_predict_rgcn(out_dir):
     for et, ei in sorted(rels.items()):
         data[et].edge_index = ei
     data = T.ToUndirected()(data)
-    relations = len(data.edge_types)
-    layers = [{"class": "RGCNConv", "args": {"in_channels": 8, "out_channels": 8, "num_relations": relations,
-                                             "num_bases": 2}},
-              {"class": "RGCNConv", "args": {"in_channels": 8, "out_channels": 3, "num_relations": relations}}]
+    layers = make_layers(len(data.edge_types))
     typed = {"input": {"class": "HeteroDictLinear",
                        "args": {"in_channels": {t: w for t, (n, w) in sorted(PREDICT_NODES.items())},
                                 "out_channels": 8}},
@@ -345,16 +362,16 @@ def run_predict_rgcn(out_dir):
     randomize(model, -0.6, 0.6)
     model.eval()
     root = os.path.join(out_dir, "predict")
-    with open(os.path.join(root, "rgcn.json"), "w") as f:
+    with open(os.path.join(root, stem + ".json"), "w") as f:
         json.dump({"to_homogeneous": typed, "to_undirected": True, "target": "paper"}, f, indent=1)
         f.write("\n")
-    torch.save(model.state_dict(), os.path.join(root, "rgcn.pt"))
+    torch.save(model.state_dict(), os.path.join(root, stem + ".pt"))
     h = data.to_homogeneous(node_attrs=[], edge_attrs=[])
     first = sum(data[t].num_nodes for t in data.node_types[:data.node_types.index("paper")])
     with torch.no_grad():
         out = model.double()({t: v.double() for t, v in data.x_dict.items()}, data.node_types, h.edge_index,
                              h.edge_type)[first:first + data["paper"].num_nodes]
-    with open(os.path.join(root, "rgcn.out.json"), "w") as f:
+    with open(os.path.join(root, stem + ".out.json"), "w") as f:
         json.dump({"pyg": "2.3.1", "torch": torch.__version__, "out": out.tolist()}, f, separators=(",", ":"))
         f.write("\n")
     return out
@@ -410,7 +427,8 @@ def main():
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyg_hetero"))
     parser.add_argument("cases", nargs="*", help="cases to (re)make (predict: the dataset); default: all")
     a = parser.parse_args()
-    known = {**HETERO_CONV_CASES, **TO_HETERO_CASES, "predict": None, "predict_rgcn": None, "predict_hgt": None}
+    typed = {"predict_rgcn": run_predict_rgcn, "predict_rgat": run_predict_rgat, "predict_hgt": run_predict_hgt}
+    known = {**HETERO_CONV_CASES, **TO_HETERO_CASES, "predict": None, **typed}
     unknown = [n for n in a.cases if n not in known]
     if unknown:
         sys.exit(f"unknown case(s) {unknown}; known: {sorted(known)}")
@@ -423,8 +441,8 @@ def main():
             out = run_predict(a.out)
             print(f"predict: papers out {tuple(out.shape)}", file=sys.stderr)
             continue
-        if name in ("predict_rgcn", "predict_hgt"):
-            out = (run_predict_rgcn if name == "predict_rgcn" else run_predict_hgt)(a.out)
+        if name in typed:
+            out = typed[name](a.out)
             print(f"{name}: papers out {tuple(out.shape)}", file=sys.stderr)
             continue
         data = run_hetero_conv(name, HETERO_CONV_CASES[name]) if name in HETERO_CONV_CASES else \

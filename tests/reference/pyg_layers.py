@@ -41,7 +41,7 @@ from torch_geometric.nn import FAConv, FiLMConv, MFConv
 from torch_geometric.nn import EGConv, GENConv, GeneralConv, NNConv, TransformerConv
 from torch_geometric.nn import aggr as pyg_aggr
 from torch_geometric.nn import APPNP, ClusterGCNConv, GraphConv, LEConv, ResGatedGraphConv, SGConv, TAGConv
-from torch_geometric.nn import FastRGCNConv, HeteroLinear, RGCNConv
+from torch_geometric.nn import FastRGCNConv, HeteroLinear, RGATConv, RGCNConv
 
 # The graph: 6 nodes; 0 -> 1 twice (a duplicate), node 2 has one self-loop, node 3 two, node 5 is isolated.
 EDGES = [(0, 1), (0, 1), (1, 0), (1, 2), (2, 2), (2, 3), (3, 3), (3, 3), (3, 4), (4, 0), (4, 3), (1, 4)]
@@ -89,6 +89,19 @@ def rgcn_case(cls, args):
     """RGCNConv or FastRGCNConv with edge e of type e % 3."""
     return case(cls, args, args["in_channels"],
                 call=lambda layer, x, ei, ea: layer(x, ei, torch.arange(ei.size(1)) % 3))
+
+
+def rgat_case(args, edge_dim=0):
+    """RGATConv with edge e of type e % 3 (in 4, out 3, three relations unless args say otherwise)."""
+    args = {"in_channels": 4, "out_channels": 3, "num_relations": 3, **args}
+    if edge_dim:
+        args["edge_dim"] = edge_dim
+    return case(RGATConv, args, args["in_channels"], edge_dim=edge_dim,
+                call=lambda layer, x, ei, ea: layer(x, ei, torch.arange(ei.size(1)) % 3, ea))
+
+
+MULT = {"attention_mode": "multiplicative-self-attention"}
+WITHIN = {"attention_mechanism": "within-relation"}
 
 
 def hetero_linear_case(args, sorted_types=False):
@@ -306,6 +319,34 @@ CASES = {
                                                       "num_blocks": 2}),
     "fast_rgcn_conv_blocks_add": rgcn_case(FastRGCNConv, {"in_channels": 6, "out_channels": 9, "num_relations": 3,
                                                           "num_blocks": 3, "aggr": "add"}),
+    # Both attention mechanisms and modes, heads concatenated and averaged, dim 2 (multiplicative only), bases,
+    # blocks, each mod in each mode, edge features; every parameter uniform(-1, 1), so w, l1, b1, l2, b2 too.
+    "rgat_conv": rgat_case({}),
+    "rgat_conv_within": rgat_case(WITHIN),
+    "rgat_conv_multiplicative": rgat_case(MULT),
+    "rgat_conv_within_multiplicative_dim2": rgat_case({**WITHIN, **MULT, "dim": 2}),
+    "rgat_conv_heads2": rgat_case({"heads": 2}),
+    "rgat_conv_heads2_mean": rgat_case({"heads": 2, "concat": False}),
+    "rgat_conv_within_heads2_mean_no_bias": rgat_case({**WITHIN, "heads": 2, "concat": False, "bias": False}),
+    "rgat_conv_multiplicative_heads2_dim2": rgat_case({**MULT, "heads": 2, "dim": 2}),
+    "rgat_conv_multiplicative_heads2_dim2_mean": rgat_case({**MULT, "heads": 2, "dim": 2, "concat": False}),
+    "rgat_conv_bases": rgat_case({"num_bases": 2, "heads": 2}),
+    "rgat_conv_bases_within_multiplicative": rgat_case({**WITHIN, **MULT, "num_bases": 2}),
+    "rgat_conv_blocks": rgat_case({"num_blocks": 2, "heads": 2}),
+    "rgat_conv_blocks_multiplicative_dim2": rgat_case({**MULT, "num_blocks": 3, "in_channels": 6, "dim": 2}),
+    "rgat_conv_relations4": rgat_case({"num_relations": 4, "heads": 2}),
+    "rgat_conv_mod_additive": rgat_case({"mod": "additive", "heads": 2}),
+    "rgat_conv_mod_scaled": rgat_case({"mod": "scaled", "heads": 2}),
+    "rgat_conv_mod_f_additive": rgat_case({"mod": "f-additive", "heads": 2}),
+    "rgat_conv_mod_f_scaled": rgat_case({"mod": "f-scaled", "heads": 2}),
+    "rgat_conv_multiplicative_mod_additive_dim2": rgat_case({**MULT, "mod": "additive", "heads": 2, "dim": 2}),
+    "rgat_conv_multiplicative_mod_scaled_dim2": rgat_case({**MULT, "mod": "scaled", "heads": 2, "dim": 2}),
+    "rgat_conv_within_multiplicative_mod_f_additive": rgat_case({**WITHIN, **MULT, "mod": "f-additive"}),
+    "rgat_conv_within_mod_f_scaled_heads2_mean": rgat_case({**WITHIN, "mod": "f-scaled", "heads": 2,
+                                                            "concat": False}),
+    "rgat_conv_edge": rgat_case({"heads": 2}, edge_dim=3),
+    "rgat_conv_edge_within_multiplicative_dim2": rgat_case({**WITHIN, **MULT, "heads": 2, "dim": 2}, edge_dim=3),
+    "rgat_conv_edge1_mod_scaled": rgat_case({"mod": "scaled"}, edge_dim=1),
     # Row k of type k % 3 (types4: a fourth type without rows); sorted: 3 k // N, types 0, 0, 1, 1, 2, 2. The C++
     # table's HeteroLinear entries give the same types. No pyg_lib here: PyG keeps a Linear per type ("lins.<t>.*").
     "hetero_linear": hetero_linear_case({"in_channels": 4, "out_channels": 3, "num_types": 3}),

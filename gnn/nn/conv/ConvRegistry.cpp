@@ -27,6 +27,7 @@
 #include "gnn/nn/conv/MFConv.h"
 #include "gnn/nn/conv/NNConv.h"
 #include "gnn/nn/conv/PNAConv.h"
+#include "gnn/nn/conv/RGATConv.h"
 #include "gnn/nn/conv/RGCNConv.h"
 #include "gnn/nn/conv/ResGatedGraphConv.h"
 #include "gnn/nn/conv/SAGEConv.h"
@@ -113,6 +114,9 @@ const std::map<std::string, Entry>& registry() {
       {"MFConv", plain<MFConv>()},
       {"NNConv", with(withEdges<NNConv>(), ConvWidths::InOut, true)},
       {"PNAConv", withEdges<PNAConv>()},
+      {"RGATConv", {makeOf<RGATConv>(), [](Module& m, const ConvInputs& in) {
+                      return static_cast<RGATConv&>(m).forward(in.x, in.edgeIndex, in.edgeType, in.edgeAttr);
+                    }}},
       {"RGCNConv", withEdgeTypes<RGCNConv>()},
       {"ResGatedGraphConv", plain<ResGatedGraphConv>()},
       {"SAGEConv", plain<SAGEConv>()},

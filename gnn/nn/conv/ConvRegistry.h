@@ -27,7 +27,8 @@ struct ConvInputs {
   Variable edgeAttr;  ///< [E, edge_dim] for the layers built with edge features (GINEConv, NNConv need them)
   Variable x0;        ///< GCN2Conv's and FAConv's initial features (undefined: x)
   Tensor batch;       ///< DynamicEdgeConv's graph of each node (undefined: one graph)
-  Tensor edgeType;    ///< int64 [E]: each edge's relation (RGCNConv, FastRGCNConv, FiLMConv; undefined: type 0)
+  Tensor edgeType;    ///< int64 [E]: each edge's relation (RGCNConv, FastRGCNConv, RGATConv, FiLMConv; undefined:
+                      ///< type 0, which RGATConv refuses)
   Tensor nodeType;    ///< int64 [N]: each node's type (HeteroLinear's type_vec)
 };
 

@@ -2,10 +2,10 @@
 // the node types one after another, each edge's relation in edge_type, each node's type in node_type): each type's
 // features through an optional `input` (a HeteroDictLinear, one Linear per type, so types of different widths meet
 // in one), stacked type after type, then a LayerList (gnn/nn/models/LayerList.h) whose layers read the relations
-// and node types they take (RGCNConv, FastRGCNConv, FiLMConv: edge_type; HeteroLinear: node_type). R-GCN as PyG's
-// examples write it, and the model a `predict --pyg-model` spec {"to_homogeneous": {"input": {"class":
-// "HeteroDictLinear", "args": {...}}, "layers": [...], "act": "relu"}, ...} describes. The PyG side: a module with
-// `input` (optional) and `layers` (a torch.nn.ModuleList) whose forward is
+// and node types they take (RGCNConv, FastRGCNConv, RGATConv, FiLMConv: edge_type; HeteroLinear: node_type). R-GCN
+// (or R-GAT) as PyG's examples write it, and the model a `predict --pyg-model` spec {"to_homogeneous": {"input":
+// {"class": "HeteroDictLinear", "args": {...}}, "layers": [...], "act": "relu"}, ...} describes. The PyG side: a
+// module with `input` (optional) and `layers` (a torch.nn.ModuleList) whose forward is
 //   x = torch.cat([input(x_dict)[t] for t in node_types]); x = layer(x, edge_index, edge_type) with act between;
 // state_dict keys "input.lins.<type>.*" and "layers.<i>.*".
 //

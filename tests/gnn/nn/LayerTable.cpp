@@ -30,6 +30,7 @@
 #include "gnn/nn/conv/TAGConv.h"
 #include "gnn/nn/conv/TransformerConv.h"
 #include "gnn/nn/conv/PNAConv.h"
+#include "gnn/nn/conv/RGATConv.h"
 #include "gnn/nn/conv/RGCNConv.h"
 #include "gnn/nn/conv/SAGEConv.h"
 
@@ -102,6 +103,16 @@ LayerForward forwardWithEdgeTypesOf() {
     return static_cast<L&>(m).forward(x, ei, edgeTypesOf(ei));
   };
 }
+
+// RGATConv's forward with edge e of type e % 3 and the edge features when given (pyg_layers.py's rgat cases).
+LayerForward rgatForward() {
+  return [](Module& m, const Variable& x, const Tensor& ei, const Variable& e) {
+    return static_cast<RGATConv&>(m).forward(x, ei, edgeTypesOf(ei), e);
+  };
+}
+
+// RGATConv's mods' parameters, which PyG registers whatever the mod: "additive" reads w, "scaled" the rest.
+const std::vector<std::string> kRgatModParameters = {"w", "l1", "b1", "l2", "b2"};
 
 // HeteroLinear's forward with row k of type k % 3, or (sorted) of type min(k / 2, 2) (a row's type must not depend
 // on the row count: the padding check): pyg_layers.py's hetero_linear cases (0, 0, 1, 1, 2, 2 on its 6 rows). The
@@ -266,6 +277,53 @@ const std::vector<LayerCase>& layerCases() {
       {"FastRGCNConv_blocks", {{"in_channels", 4}, {"out_channels", 6}, {"num_relations", 3}, {"num_blocks", 2}},
        {"fast_rgcn_conv_blocks", "fast_rgcn_conv_blocks_add"}, fromPyGOf<FastRGCNConv>(),
        forwardWithEdgeTypesOf<FastRGCNConv>()},
+      // Edge e of type e % 3 (rgat_conv_relations4: a fourth without edges); each entry one path of the attention.
+      {"RGATConv", {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"heads", 2}},
+       {"rgat_conv", "rgat_conv_heads2", "rgat_conv_heads2_mean", "rgat_conv_relations4"}, fromPyGOf<RGATConv>(),
+       rgatForward(), 0, kRgatModParameters},
+      {"RGATConv_within",
+       {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"heads", 2}, {"concat", false},
+        {"attention_mechanism", "within-relation"}},
+       {"rgat_conv_within", "rgat_conv_within_heads2_mean_no_bias"}, fromPyGOf<RGATConv>(), rgatForward(), 0,
+       kRgatModParameters},
+      {"RGATConv_multiplicative",
+       {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"heads", 2}, {"dim", 2},
+        {"attention_mode", "multiplicative-self-attention"}},
+       {"rgat_conv_multiplicative", "rgat_conv_multiplicative_heads2_dim2", "rgat_conv_multiplicative_heads2_dim2_mean",
+        "rgat_conv_within_multiplicative_dim2"},
+       fromPyGOf<RGATConv>(), rgatForward(), 0, kRgatModParameters},
+      {"RGATConv_bases", {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"heads", 2}, {"num_bases", 2}},
+       {"rgat_conv_bases", "rgat_conv_bases_within_multiplicative"}, fromPyGOf<RGATConv>(), rgatForward(), 0,
+       kRgatModParameters},
+      {"RGATConv_blocks",
+       {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"heads", 2}, {"num_blocks", 2}, {"dim", 2},
+        {"attention_mode", "multiplicative-self-attention"}},
+       {"rgat_conv_blocks", "rgat_conv_blocks_multiplicative_dim2"}, fromPyGOf<RGATConv>(), rgatForward(), 0,
+       kRgatModParameters},
+      {"RGATConv_modAdditive",
+       {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"heads", 2}, {"mod", "additive"}},
+       {"rgat_conv_mod_additive", "rgat_conv_multiplicative_mod_additive_dim2"}, fromPyGOf<RGATConv>(),
+       rgatForward(), 0, {"l1", "b1", "l2", "b2"}},
+      {"RGATConv_modScaled",
+       {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"heads", 2}, {"dim", 2}, {"mod", "scaled"},
+        {"attention_mode", "multiplicative-self-attention"}},
+       {"rgat_conv_mod_scaled", "rgat_conv_multiplicative_mod_scaled_dim2"}, fromPyGOf<RGATConv>(), rgatForward(), 0,
+       {"w"}},
+      {"RGATConv_modFAdditive",
+       {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"heads", 2}, {"mod", "f-additive"},
+        {"attention_mechanism", "within-relation"}},
+       {"rgat_conv_mod_f_additive", "rgat_conv_within_multiplicative_mod_f_additive"}, fromPyGOf<RGATConv>(),
+       rgatForward(), 0, kRgatModParameters},
+      {"RGATConv_modFScaled",
+       {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"heads", 2}, {"mod", "f-scaled"}},
+       {"rgat_conv_mod_f_scaled", "rgat_conv_within_mod_f_scaled_heads2_mean"}, fromPyGOf<RGATConv>(),
+       rgatForward(), 0, kRgatModParameters},
+      {"RGATConv_edge", {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"heads", 2}, {"edge_dim", 3}},
+       {"rgat_conv_edge", "rgat_conv_edge_within_multiplicative_dim2"}, fromPyGOf<RGATConv>(), rgatForward(), 3,
+       kRgatModParameters},
+      {"RGATConv_edge1",
+       {{"in_channels", 4}, {"out_channels", 3}, {"num_relations", 3}, {"mod", "scaled"}, {"edge_dim", 1}},
+       {"rgat_conv_edge1_mod_scaled"}, fromPyGOf<RGATConv>(), rgatForward(), 1, {"w"}},
       {"HeteroLinear", {{"in_channels", 4}, {"out_channels", 3}, {"num_types", 3}},
        {"hetero_linear", "hetero_linear_no_bias", "hetero_linear_types4"}, fromPyGOf<HeteroLinear>(),
        heteroLinearForward(false)},

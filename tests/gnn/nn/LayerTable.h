@@ -31,6 +31,9 @@ struct LayerCase {
       forward;
   /// Width of the edge features the layer reads (its args' edge_dim), 0 for none.
   int64_t edgeDim = 0;
+  /// Parameters the forward does not read under `args` (PyG registers them whatever the configuration, as
+  /// RGATConv's mod parameters): no gradient to check against differences; each must indeed get none.
+  std::vector<std::string> unreadParameters = {};
 };
 
 /// gtest prints a case by its layer's name.
