@@ -58,7 +58,12 @@ class HgtNodeModel final : public HeteroNodeModel {
   // The typed graph's edges as each relation's own, split again every call (a pass over the edges, small beside
   // the attention over them).
   Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) override {
-    return net_.model().forward(features, net_.model().relationEdges(edgeIndex, edgeType));
+    if (edgeIndex.defined()) return net_.model().forward(features, net_.model().relationEdges(edgeIndex, edgeType));
+    GNN_CHECK_ARG(!wholeGraph_.empty(), "hgt: no typed edges and no relations given");
+    return net_.model().forward(features, wholeGraph_);
+  }
+  void setWholeGraphRelations(std::vector<std::pair<EdgeType, Tensor>> relations) override {
+    wholeGraph_ = std::move(relations);
   }
   // A batch's typed layout: each type's rows are its features' or its node ids'.
   Variable forward(const std::vector<Tensor>& features, const std::vector<Tensor>& nodeIds, const Tensor& edgeIndex,
@@ -89,6 +94,7 @@ class HgtNodeModel final : public HeteroNodeModel {
   }
 
   HeteroHGTBlocks net_;
+  std::vector<std::pair<EdgeType, Tensor>> wholeGraph_;  // the dataset's relations (setWholeGraphRelations)
 };
 
 // R-GCN's memory: its weights (the embeddings of the featureless types first: ogbn-mag's 1.1M authors x 128)

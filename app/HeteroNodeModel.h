@@ -47,7 +47,8 @@ class HeteroNodeModel {
   /// The model as the Trainer, the checksums and a device (its blocks: models/HeteroRGCNBlocks.h,
   /// models/HeteroHGTBlocks.h, over the whole graph's TypedGraphBatch) see it.
   virtual BlockModel& module() = 0;
-  /// features: per node type (undefined where it has none) -> the target type's logits [N_target, classes].
+  /// features: per node type (undefined where it has none) -> the target type's logits [N_target, classes]. HGT
+  /// also takes undefined edges: the relations of setWholeGraphRelations.
   virtual Variable forward(const std::vector<Tensor>& features, const Tensor& edgeIndex, const Tensor& edgeType) = 0;
   /// A fixed-size batch laid out as one typed graph (app/HeteroNodeBatches.h): per node type its rows' features or
   /// node ids (featureless types) -> the target type's first targetRows rows' logits [targetRows, classes].
@@ -56,6 +57,10 @@ class HeteroNodeModel {
   /// The rows per type of the batches a device runs module()'s blocks on (a sampled batch's: R-GCN only); the
   /// whole graph's until set.
   virtual void setBatchLayout(const TypedBatchLayout& layout) = 0;
+  /// The whole graph's relations as the dataset holds them, each in its types' own ids (PyG's edge_index_dict): a
+  /// model that reads relations one by one (HGT) takes these for a full-batch forward given no typed edges
+  /// (node_property then drops the typed graph's copy of every edge). Others ignore them.
+  virtual void setWholeGraphRelations(std::vector<std::pair<EdgeType, Tensor>> relations) { (void)relations; }
 };
 
 /// The whole graph as a device's batch lays it out (models/TypedGraphBatch.h): every type's nodes, the target's

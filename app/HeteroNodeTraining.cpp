@@ -74,6 +74,11 @@ HeteroSeedRun::HeteroSeedRun(const HeteroNodeRunInputs& in, uint64_t seed)
       trainer_(in.prog, s_.training, model_->module(), *opt_, in.config, {"acc", /*higherIsBetter=*/true}, "nodes") {
   trainer_.setSeed(seed);
   if (s_.neighborLoader() || s_.clusterLoader()) batches_ = std::make_unique<HeteroNodeBatches>(s_, d_, seed);
+  // The dataset's own relations (the typed edges split by relation, in the same order: data/HeteroToHomogeneous.h),
+  // shared, not copied, for the forward without typed edges (dropTypedEdgesUnread).
+  std::vector<std::pair<EdgeType, Tensor>> relations;
+  for (const EdgeType& t : d_.graph.edgeTypeNames) relations.emplace_back(t, d_.dataset.graph.edge(t).edgeIndex);
+  model_->setWholeGraphRelations(std::move(relations));
 }
 
 std::unique_ptr<HeteroNodeModel> HeteroSeedRun::buildModel() const {
@@ -193,7 +198,7 @@ HeteroNodeModelSpec heteroModelSpec(const NodeSettings& s, const HeteroNodeData&
   spec.edgeTypes = data.graph.edgeTypeNames;
   spec.targetType = data.graph.nodeTypeIndex(data.targetType);
   spec.numRelations = static_cast<int64_t>(data.graph.edgeTypeNames.size());
-  spec.numEdges = data.graph.edgeIndex.defined() ? data.graph.edgeIndex.dim(1) : 0;
+  spec.numEdges = data.dataset.graph.numEdges();  // the typed graph's, which may have been dropped
   spec.hidden = s.hidden;
   spec.numClasses = data.numClasses;
   spec.layers = s.layers;

@@ -79,7 +79,9 @@ TEST(HeteroClusterLoader, EveryNodeInOneBatchPerEpochInFixedMaskedShapes) {
         for (int64_t r = 0; r < n.numRealNodes; ++r) seen[n.type].insert(n.nodeId.data<int64_t>()[r]);
         for (int64_t r = n.numRealNodes; r < n.numNodes; ++r) {
           EXPECT_EQ(n.nodesMask.data<uint8_t>()[r], 0);
-          if (n.x.defined()) EXPECT_EQ(n.x.data<float>()[r * 2], -7.0f);
+          if (n.x.defined()) {
+            EXPECT_EQ(n.x.data<float>()[r * 2], -7.0f);
+          }
         }
       }
       for (const HeteroBatch::EdgeRows& e : b.edges) EXPECT_EQ(e.numEdges, sizes.numEdges.at(e.type)) << e.type.str();
@@ -88,8 +90,10 @@ TEST(HeteroClusterLoader, EveryNodeInOneBatchPerEpochInFixedMaskedShapes) {
         const int64_t v = p.nodeId.data<int64_t>()[r];
         EXPECT_EQ(r < b.numSeeds, v % 2 == 0) << "the input papers first, and only they are seeds";
         EXPECT_EQ(b.y.data<int64_t>()[r], v % 3);
-        if (r < b.numSeeds) EXPECT_EQ(input[static_cast<size_t>(b.inputId[static_cast<size_t>(r)])], v);
-        if (r < b.numSeeds) seeds.insert(v);
+        if (r < b.numSeeds) {
+          EXPECT_EQ(input[static_cast<size_t>(b.inputId[static_cast<size_t>(r)])], v);
+          seeds.insert(v);
+        }
       }
       for (int64_t r = p.numRealNodes; r < p.numNodes; ++r) EXPECT_EQ(b.y.data<int64_t>()[r], -1);
     }
