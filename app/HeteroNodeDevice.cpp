@@ -197,11 +197,7 @@ bool HeteroNodeDevice::trainBatches(Trainer& trainer, int64_t epoch, int64_t ski
   auto flush = [&] {
     if (parts.empty()) return true;
     const int64_t updates = program_->updatesFor(static_cast<int64_t>(parts.size()));
-    std::vector<Batch> mine;
-    for (size_t m = 0; m < parts.size(); ++m)
-      if (shard.owns(static_cast<int64_t>(m))) mine.push_back(std::move(parts[m]));
-    const Batch request = mine.empty() ? Batch() : mine.size() == 1 ? mine.front() : stackMicroBatches(mine);
-    parts.clear();
+    const Batch request = ownedRequest(parts, shard);
     if (skip > 0) {
       skip -= updates;
       return true;

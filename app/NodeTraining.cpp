@@ -302,11 +302,7 @@ void SeedRun::trainBatchesOnDevice(int64_t epoch, int64_t skip, const RequestSha
   auto flush = [&] {
     if (parts.empty()) return true;
     const int64_t updates = program_->updatesFor(static_cast<int64_t>(parts.size()));
-    std::vector<Batch> mine;
-    for (size_t m = 0; m < parts.size(); ++m)
-      if (shard.owns(static_cast<int64_t>(m))) mine.push_back(std::move(parts[m]));
-    Batch req = mine.empty() ? Batch() : mine.size() == 1 ? mine.front() : stackMicroBatches(mine);
-    parts.clear();
+    const Batch req = ownedRequest(parts, shard);
     if (skip > 0) {
       skip -= updates;
       return true;

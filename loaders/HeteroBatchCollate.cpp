@@ -1,11 +1,13 @@
 #include "loaders/HeteroBatchCollate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 #include <utility>
 
 #include "gnn/system/Check.h"
+#include "gnn/system/Parallel.h"
 
 namespace gnn {
 
@@ -205,6 +207,31 @@ void addToReport(PaddingReport& report, const HeteroBatch& batch, int64_t cutNod
   report.trimmed += (cutNodes > 0 || cutEdges > 0) ? 1 : 0;
   report.trimmedNodes += cutNodes;
   report.trimmedEdges += cutEdges;
+}
+
+HeteroBatchSizes heteroSizesOfBatches(int64_t count, const std::vector<std::string>& nodeTypes,
+                                      const std::vector<EdgeType>& edgeTypes,
+                                      const std::function<HeteroSampledSubgraph(int64_t)>& subgraphOf,
+                                      const HeteroBatchSizes& bound, double margin) {
+  const size_t T = nodeTypes.size(), R = edgeTypes.size();
+  std::vector<std::vector<int64_t>> counts(static_cast<size_t>(count), std::vector<int64_t>(T + R, 0));
+  parallelFor(count, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const HeteroSampledSubgraph s = subgraphOf(i);
+      auto& c = counts[static_cast<size_t>(i)];
+      for (size_t t = 0; t < T; ++t) c[t] = static_cast<int64_t>(s.nodes[t].size());
+      for (size_t r = 0; r < R; ++r) c[T + r] = static_cast<int64_t>(s.src[r].size());
+    }
+  });
+  auto sized = [&](size_t k, int64_t limit) {
+    int64_t most = 0;
+    for (const auto& c : counts) most = std::max(most, c[k]);
+    return std::min(limit, static_cast<int64_t>(std::ceil(static_cast<double>(most) * (1 + margin))) + 1);
+  };
+  HeteroBatchSizes s;
+  for (size_t t = 0; t < T; ++t) s.numNodes[nodeTypes[t]] = sized(t, bound.numNodes.at(nodeTypes[t]));
+  for (size_t r = 0; r < R; ++r) s.numEdges[edgeTypes[r]] = sized(T + r, bound.numEdges.at(edgeTypes[r]));
+  return s;
 }
 
 }  // namespace gnn

@@ -11,6 +11,7 @@
 //   HeteroBatch b = collateHeteroBatch(graph, sub, rows, sizes);
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -54,6 +55,13 @@ std::pair<int64_t, int64_t> trimHeteroSubgraph(HeteroSampledSubgraph& sub, const
 HeteroBatch collateHeteroBatch(const HeteroGraph& graph, const HeteroSampledSubgraph& sub, const HeteroBatchRows& rows,
                                const HeteroBatchSizes& sizes);
 
+/// Sizes from `count` batches' subgraphs (subgraphOf(i), built in parallel: the same for any thread count): per
+/// node and edge type its largest count x (1 + margin), plus the padding row, at most `bound`'s (the worst case).
+/// Both loaders' fromLoader.
+HeteroBatchSizes heteroSizesOfBatches(int64_t count, const std::vector<std::string>& nodeTypes,
+                                      const std::vector<EdgeType>& edgeTypes,
+                                      const std::function<HeteroSampledSubgraph(int64_t)>& subgraphOf,
+                                      const HeteroBatchSizes& bound, double margin);
 /// Counts a batch handed out in `report`: its nodes and edges summed over the types (one graph a batch) and those cut.
 void addToReport(PaddingReport& report, const HeteroBatch& batch, int64_t cutNodes, int64_t cutEdges);
 

@@ -1,13 +1,11 @@
 #include "loaders/HeteroClusterLoader.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <tuple>
 #include <utility>
 
 #include "gnn/system/Check.h"
-#include "gnn/system/Parallel.h"
 
 namespace gnn {
 
@@ -82,33 +80,10 @@ HeteroBatchSizes HeteroClusterLoader::fromLoader(const HeteroClusterData& cluste
   const int64_t input = clusters.nodeTypeIndex(inputType);
   const std::vector<int64_t> order = EpochSampler(clusters.numClusters(), options.shuffle, options.seed).order(0);
   const int64_t count = batchesOf(clusters, options);
-  const size_t T = clusters.nodeTypes().size(), R = clusters.edgeTypes().size();
-  // Counts per batch, then the largest per type: the same for any thread count.
-  std::vector<std::vector<int64_t>> counts(static_cast<size_t>(count), std::vector<int64_t>(T + R, 0));
-  parallelFor(count, 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const HeteroSampledSubgraph s = clusters.subgraph(clustersOfBatch(order, options.clustersPerBatch, i), input, {});
-      auto& c = counts[static_cast<size_t>(i)];
-      for (size_t t = 0; t < T; ++t) c[t] = static_cast<int64_t>(s.nodes[t].size());
-      for (size_t r = 0; r < R; ++r) c[T + r] = static_cast<int64_t>(s.src[r].size());
-    }
-  });
-  const HeteroBatchSizes bound = clusters.worstCase(options.clustersPerBatch);
-  auto sized = [&](size_t k, int64_t limit) {
-    int64_t most = 0;
-    for (const auto& c : counts) most = std::max(most, c[k]);
-    return std::min(limit, static_cast<int64_t>(std::ceil(static_cast<double>(most) * (1 + margin))) + 1);
-  };
-  HeteroBatchSizes s;
-  for (size_t t = 0; t < T; ++t) {
-    const std::string& name = clusters.nodeTypes()[t];
-    s.numNodes[name] = sized(t, bound.numNodes.at(name));
-  }
-  for (size_t r = 0; r < R; ++r) {
-    const EdgeType& et = clusters.edgeTypes()[r];
-    s.numEdges[et] = sized(T + r, bound.numEdges.at(et));
-  }
-  return s;
+  return heteroSizesOfBatches(
+      count, clusters.nodeTypes(), clusters.edgeTypes(),
+      [&](int64_t i) { return clusters.subgraph(clustersOfBatch(order, options.clustersPerBatch, i), input, {}); },
+      clusters.worstCase(options.clustersPerBatch), margin);
 }
 
 int64_t HeteroClusterLoader::numBatches() const { return batchesOf(*clusters_, options_); }

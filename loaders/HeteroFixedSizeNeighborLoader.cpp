@@ -1,12 +1,10 @@
 #include "loaders/HeteroFixedSizeNeighborLoader.h"
 
 #include <algorithm>
-#include <cmath>
 #include <tuple>
 #include <utility>
 
 #include "gnn/system/Check.h"
-#include "gnn/system/Parallel.h"
 
 namespace gnn {
 
@@ -75,35 +73,13 @@ HeteroFixedSizeNeighborLoader::Sizes HeteroFixedSizeNeighborLoader::fromLoader(
       EpochSampler(static_cast<int64_t>(inputNodes.size()), options.shuffle, options.seed).order(0);
   const int64_t batches = (static_cast<int64_t>(inputNodes.size()) + options.batchSize - 1) / options.batchSize;
   const int64_t count = std::min(batches, sampleLimit);
-  const size_t T = sampler.nodeTypes().size(), R = sampler.edgeTypes().size();
-  // Counts per batch, then the largest per type: the same for any thread count.
-  std::vector<std::vector<int64_t>> counts(static_cast<size_t>(count), std::vector<int64_t>(T + R, 0));
-  parallelFor(count, 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const HeteroSampledSubgraph s =
-          sampler.sample(inputType, batchOfOrder(inputNodes, epochOrder, options.batchSize, i).first,
-                         options.numNeighbors, options.seed, 0, options.replace);
-      auto& c = counts[static_cast<size_t>(i)];
-      for (size_t t = 0; t < T; ++t) c[t] = static_cast<int64_t>(s.nodes[t].size());
-      for (size_t r = 0; r < R; ++r) c[T + r] = static_cast<int64_t>(s.src[r].size());
-    }
-  });
-  const Sizes bound = worstCase(sampler, inputType, options);
-  auto sized = [&](size_t k, int64_t limit) {
-    int64_t most = 0;
-    for (const auto& c : counts) most = std::max(most, c[k]);
-    return std::min(limit, static_cast<int64_t>(std::ceil(static_cast<double>(most) * (1 + margin))) + 1);
-  };
-  Sizes s;
-  for (size_t t = 0; t < T; ++t) {
-    const std::string& name = sampler.nodeTypes()[t];
-    s.numNodes[name] = sized(t, bound.numNodes.at(name));
-  }
-  for (size_t r = 0; r < R; ++r) {
-    const EdgeType& et = sampler.edgeTypes()[r];
-    s.numEdges[et] = sized(T + r, bound.numEdges.at(et));
-  }
-  return s;
+  return heteroSizesOfBatches(
+      count, sampler.nodeTypes(), sampler.edgeTypes(),
+      [&](int64_t i) {
+        return sampler.sample(inputType, batchOfOrder(inputNodes, epochOrder, options.batchSize, i).first,
+                              options.numNeighbors, options.seed, 0, options.replace);
+      },
+      worstCase(sampler, inputType, options), margin);
 }
 
 int64_t HeteroFixedSizeNeighborLoader::numBatches() const {

@@ -39,4 +39,12 @@ std::string RequestShard::describe() const {
          (count > 1 ? "-" + std::to_string(first + count - 1) : std::string()) + " of " + std::to_string(replicas);
 }
 
+Batch ownedRequest(std::vector<Batch>& parts, const RequestShard& shard) {
+  std::vector<Batch> mine;
+  for (size_t m = 0; m < parts.size(); ++m)
+    if (shard.owns(static_cast<int64_t>(m))) mine.push_back(std::move(parts[m]));
+  parts.clear();
+  return mine.empty() ? Batch() : mine.size() == 1 ? std::move(mine.front()) : stackMicroBatches(mine);
+}
+
 }  // namespace gnn

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "loaders/Batch.h"
+
 namespace gnn {
 
 struct RequestShard {
@@ -39,5 +41,9 @@ struct RequestShard {
   /// "replicas 2-3 of 4".
   std::string describe() const;
 };
+
+/// What this process sends of one host request's micro-batches `parts` (in order): those it owns, stacked (one as
+/// it is; none, an empty Batch, which it must still run). Empties `parts`.
+Batch ownedRequest(std::vector<Batch>& parts, const RequestShard& shard);
 
 }  // namespace gnn
