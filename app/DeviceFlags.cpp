@@ -388,8 +388,7 @@ std::unique_ptr<DeviceProgram> DeviceFlags::compile(const Program& prog, BlockMo
       Plan p = planProgram(model, lossFn, planInference ? nullptr : optimizer, shapes, o);
       if (in.packing.known) p.packing = in.packing;
       if (host.known) p.setHost(host, hostCores, prog.given("host-cores") ? "--host-cores" : "this machine's");
-      nlohmann::json j = p.toJson();
-      if (in.extendReport) in.extendReport(p, j);
+      nlohmann::json j = reportJson(p, in);
       std::string text = p.report();
       if (planScaling) {
         const PlanScaling t = gnn::planScaling(p, ScalingOptions{64, ipusPerHost, ipusPerPod});
