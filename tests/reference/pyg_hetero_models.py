@@ -3,14 +3,15 @@
 (gnn/nn/models/HeteroBasicGNN.h) and `predict --pyg-model` on a heterogeneous dataset.
 
 Writes under tests/reference/pyg_hetero/:
-  hetero_conv_<case>.json   HeteroConv (SAGEConv, GraphConv, GCNConv per edge type) in float64 from seeded
+  hetero_conv_<case>.json   HeteroConv (SAGEConv, GraphConv, GCNConv, GATConv, GINConv per edge type; the GIN
+                            case's types all 3 wide) in float64 from seeded
                             weights on a graph of three node types (a same-type relation, reverse relations):
                             {"args": {"convs": [{"edge_type", "class", "args"}], "aggr"}, "x": {type: rows},
                              "edge_index": [[[src, rel, dst], [[sources], [targets]]], ...] (edge_index_dict's
                              order), "state_dict": {key: {"shape", "values"}}, "out": {type: {"shape", "values"}},
                              "out_weights": {...}, "grad": {"x": {type: {...}}, "<param>": [...]}}; grad holds the
                             gradients of sum over types of sum(out * out_weights).
-  to_hetero_<case>.json     to_hetero(GraphSAGE(...), metadata, aggr) on the same graph, float64:
+  to_hetero_<case>.json     to_hetero(GraphSAGE, GAT or GIN (...), metadata, aggr) on the same graph, float64:
                             {"model": {"class", "args"}, "aggr", "metadata": [node types, edge types], "x",
                              "edge_index", "state_dict", "out": {type: {"shape", "values"}}}
   predict/data/             a small heterogeneous dataset in OGB's heterogeneous raw layout (papers, authors,
@@ -27,6 +28,10 @@ Writes under tests/reference/pyg_hetero/:
                             HeteroDictLinear `input`, then RGCNConv `layers` with ReLU between them, on
                             HeteroData.to_homogeneous()'s edge_index and edge_type)
   predict/rgat.json, .pt, .out.json   the same with RGATConv `layers` (heads and bases, then within-relation)
+  predict/gat.json, .pt, .out.json    the same for to_hetero(GAT(in_channels=(-1, -1), heads=2,
+                                      add_self_loops=False))
+  predict/gin.json, .pt, .out.json    the same for to_hetero(GIN(-1, ..., train_eps=True)) on predict/data_equal
+                                      (the same graph, every type's features 4 wide)
 Each case's seed is the CRC-32 of its name. The files are generated once and committed (CI has no PyG).
 
 torch 1.13's fx (Debian's python3-torch) predates Python 3.11's code objects: to_hetero's tracing needs two of
@@ -49,6 +54,7 @@ import torch
 import torch_geometric
 import torch_geometric.transforms as T
 from torch_geometric.data import HeteroData
+from torch_geometric.nn import GAT, GIN, MLP, GATConv, GINConv
 from torch_geometric.nn import GCNConv, GraphConv, GraphSAGE, HeteroConv, HeteroDictLinear, RGATConv, RGCNConv, SAGEConv
 from torch_geometric.nn import HGTConv, Linear, to_hetero
 
@@ -106,6 +112,20 @@ def graph_conv(et, out, **kw):
             "args": {"in_channels": [WIDTH[et[0]], WIDTH[et[2]]], "out_channels": out, **kw}}
 
 
+def gat(et, out, **kw):
+    return {"edge_type": list(et), "class": "GATConv",
+            "args": {"in_channels": [WIDTH[et[0]], WIDTH[et[2]]], "out_channels": out, "add_self_loops": False, **kw}}
+
+
+def gin(et, channels, eps=None, train_eps=None, **mlp_kw):
+    args = {"nn": {"class": "MLP", "args": {"channel_list": channels, **mlp_kw}}}
+    if eps is not None:
+        args["eps"] = eps
+    if train_eps is not None:
+        args["train_eps"] = train_eps
+    return {"edge_type": list(et), "class": "GINConv", "args": args}
+
+
 def sage_all(out=3, **kw):
     return [sage(et, out, **kw) for et in ALL_EDGES]
 
@@ -137,7 +157,24 @@ HETERO_CONV_CASES = {
         sage(REV_AFF, 3, project=True)], "aggr": "sum"},
     # Convolutions for two relations only: authors and institutions get no messages and are left out.
     "hetero_conv_partial": {"convs": [sage(CITES, 3), sage(WRITES, 3)], "aggr": "sum"},
+    # GATConv's bipartite form: a lin_src and a lin_dst per relation between two types (no self-loops there, as
+    # PyG's check_add_self_loops demands), self-loops on the same-type relation, heads concatenated or averaged.
+    "hetero_conv_gat": {"convs": [
+        {"edge_type": list(CITES), "class": "GATConv", "args": {"in_channels": 4, "out_channels": 2, "heads": 2}},
+        gat(WRITES, 2, heads=2),
+        gat(REV_WRITES, 4, heads=2, concat=False, negative_slope=0.1),
+        gat(AFF, 4, bias=False),
+        gat(REV_AFF, 2, heads=2)], "aggr": "sum"},
+    # GINConv's bipartite form, nn((1 + eps) x_dst + sum x_src): every type 3 wide (HETERO_CONV_WIDTH).
+    "hetero_conv_gin": {"convs": [
+        gin(CITES, [3, 5, 4], train_eps=True),
+        gin(WRITES, [3, 4, 4], norm=None, eps=0.3),
+        gin(REV_WRITES, [3, 4], train_eps=True),
+        gin(AFF, [3, 6, 4], act="tanh"),
+        gin(REV_AFF, [3, 4, 4], train_eps=True)], "aggr": "mean"},
 }
+# Cases whose node types are all one width (GINConv adds x_dst to the sum of x_src).
+HETERO_CONV_WIDTH = {"hetero_conv_gin": 3}
 
 # name -> (GraphSAGE's arguments, to_hetero's aggr). No dropout: to_hetero traces F.dropout with the training
 # flag of the moment (True), so PyG's transformed model would drop out in evaluation too.
@@ -152,12 +189,24 @@ TO_HETERO_CASES = {
     "to_hetero_sage_jk_last_layer_norm_mul": ({"in_channels": -1, "hidden_channels": 5, "num_layers": 2,
                                                "out_channels": 3, "jk": "last", "norm": "layer_norm",
                                                "normalize": True}, "mul"),
+    # GAT (two heads concatenated, the output layer's averaged): [-1, -1] gives the first layer a lin_src and a
+    # lin_dst per relation; -1 on types of one width shares one lin_src = lin_dst (BasicGNN's int in_channels).
+    "to_hetero_gat": ({"in_channels": [-1, -1], "hidden_channels": 8, "num_layers": 2, "out_channels": 3,
+                       "heads": 2, "add_self_loops": False}, "sum", "GAT"),
+    "to_hetero_gat_shared_jk_cat_mean": ({"in_channels": -1, "hidden_channels": 6, "num_layers": 3,
+                                          "out_channels": 2, "heads": 2, "add_self_loops": False, "jk": "cat",
+                                          "negative_slope": 0.3}, "mean", "GAT", 3),
+    # GIN (MLP([in, out, out]) per relation, trained eps) on types of one width.
+    "to_hetero_gin": ({"in_channels": -1, "hidden_channels": 6, "num_layers": 2, "out_channels": 3,
+                       "train_eps": True}, "sum", "GIN", 3),
+    "to_hetero_gin_batch_norm_max": ({"in_channels": 3, "hidden_channels": 5, "num_layers": 3, "out_channels": 2,
+                                      "norm": "batch_norm", "act": "elu"}, "max", "GIN", 3),
 }
 
 
-def make_inputs(seed):
+def make_inputs(seed, width=None):
     g = torch.Generator().manual_seed(seed)
-    x = {t: (torch.rand(n, w, generator=g, dtype=torch.float64) * 2 - 1) for t, (n, w) in NODES.items()}
+    x = {t: (torch.rand(n, width or w, generator=g, dtype=torch.float64) * 2 - 1) for t, (n, w) in NODES.items()}
     edge_index = {et: torch.tensor(e, dtype=torch.long).t().contiguous() for et, e in ALL_EDGES.items()}
     return x, edge_index
 
@@ -167,9 +216,12 @@ def tensor_json(t):
 
 
 def build_conv(c):
-    cls = {"SAGEConv": SAGEConv, "GraphConv": GraphConv, "GCNConv": GCNConv}[c["class"]]
+    cls = {"SAGEConv": SAGEConv, "GraphConv": GraphConv, "GCNConv": GCNConv, "GATConv": GATConv,
+           "GINConv": GINConv}[c["class"]]
     args = dict(c["args"])
-    if isinstance(args["in_channels"], list):
+    if "nn" in args:
+        args["nn"] = MLP(**args["nn"]["args"])
+    if isinstance(args.get("in_channels"), list):
         args["in_channels"] = tuple(args["in_channels"])
     return cls(**args)
 
@@ -196,7 +248,7 @@ def run_hetero_conv(name, args):
     torch.manual_seed(zlib.crc32(name.encode()))
     layer = HeteroConv({tuple(c["edge_type"]): build_conv(c) for c in args["convs"]}, aggr=args["aggr"]).double()
     randomize(layer)
-    x, edge_index = make_inputs(zlib.crc32(name.encode()) + 1)
+    x, edge_index = make_inputs(zlib.crc32(name.encode()) + 1, HETERO_CONV_WIDTH.get(name))
     for v in x.values():
         v.requires_grad_()
     out = layer(x, edge_index)
@@ -212,24 +264,39 @@ def run_hetero_conv(name, args):
             "out_weights": {t: tensor_json(v) for t, v in weights.items()}, "grad": grad}
 
 
-def hetero_sage(args, aggr, metadata, x, edge_index):
-    model = GraphSAGE(**args)
-    model = to_hetero(model, metadata, aggr=aggr)
+BASIC_GNNS = {"GraphSAGE": GraphSAGE, "GAT": GAT, "GIN": GIN}
+
+
+def hetero_model(cls, args, aggr, metadata, x, edge_index):
+    kw = dict(args)
+    if isinstance(kw["in_channels"], list):
+        kw["in_channels"] = tuple(kw["in_channels"])
+    model = to_hetero(BASIC_GNNS[cls](**kw), metadata, aggr=aggr)
+    x = {t: v.float() for t, v in x.items()}
     with torch.no_grad():
-        model({t: v.float() for t, v in x.items()}, edge_index)  # lazy widths (in_channels -1) from a first call
+        model(x, edge_index)  # lazy widths (in_channels -1) from a first call
+        # A same-type relation's GATConv((-1, -1)) reads x through lin_src only: its lin_dst (in the state_dict,
+        # unused) gets the type's width here.
+        for name, m in model.named_modules():
+            if isinstance(m, GATConv) and torch.nn.parameter.is_lazy(m.lin_dst.weight):
+                m.lin_dst(x[name.split(".")[-1].split("__")[-1]])
     return model
 
 
-def run_to_hetero(name, args, aggr):
+def hetero_sage(args, aggr, metadata, x, edge_index):
+    return hetero_model("GraphSAGE", args, aggr, metadata, x, edge_index)
+
+
+def run_to_hetero(name, args, aggr, cls="GraphSAGE", width=None):
     torch.manual_seed(zlib.crc32(name.encode()))
-    x, edge_index = make_inputs(zlib.crc32(name.encode()) + 1)
+    x, edge_index = make_inputs(zlib.crc32(name.encode()) + 1, width)
     metadata = (list(NODES), list(ALL_EDGES))
-    model = hetero_sage(args, aggr, metadata, x, edge_index).double()
+    model = hetero_model(cls, args, aggr, metadata, x, edge_index).double()
     randomize(model, -0.8, 0.8)
     model.eval()
     with torch.no_grad():
         out = model(x, edge_index)
-    return {"model": {"class": "GraphSAGE", "args": args}, "aggr": aggr, "pyg": "2.3.1", "torch": torch.__version__,
+    return {"model": {"class": cls, "args": args}, "aggr": aggr, "pyg": "2.3.1", "torch": torch.__version__,
             "metadata": [metadata[0], [list(et) for et in metadata[1]]], **graph_json(x, edge_index),
             "state_dict": {k: tensor_json(v) for k, v in model.state_dict().items()},
             "out": {t: tensor_json(v) for t, v in out.items()}}
@@ -240,9 +307,9 @@ PREDICT_NODES = {"author": (9, 3), "institution": (4, 2), "paper": (12, 4)}
 PREDICT_MODEL = {"in_channels": -1, "hidden_channels": 8, "num_layers": 2, "out_channels": 3}
 
 
-def predict_graph():
+def predict_graph(width=None):
     g = torch.Generator().manual_seed(11)
-    x = {t: (torch.rand(n, w, generator=g) * 2 - 1).float() for t, (n, w) in PREDICT_NODES.items()}
+    x = {t: (torch.rand(n, width or w, generator=g) * 2 - 1).float() for t, (n, w) in PREDICT_NODES.items()}
 
     def edges(s, d, count):
         return torch.stack([torch.randint(0, PREDICT_NODES[s][0], (count,), generator=g),
@@ -302,6 +369,48 @@ def run_predict(out_dir):
         json.dump({"pyg": "2.3.1", "torch": torch.__version__, "metadata": [data.metadata()[0],
                                                                          [list(et) for et in data.metadata()[1]]],
                    "out": out["paper"].tolist()}, f, separators=(",", ":"))
+        f.write("\n")
+    return out["paper"]
+
+
+# to_hetero of PyG's GAT and GIN for predict: GAT on the dataset above (in_channels [-1, -1]: a lin_src and a
+# lin_dst per relation in the first layer), GIN on predict/data_equal (the same graph, every type 4 wide: GINConv
+# adds x_dst to the sum of x_src).
+PREDICT_BASIC = {
+    "gat": ("GAT", {"in_channels": [-1, -1], "hidden_channels": 8, "num_layers": 2, "out_channels": 3, "heads": 2,
+                    "add_self_loops": False}, "sum", None),
+    "gin": ("GIN", {"in_channels": -1, "hidden_channels": 8, "num_layers": 2, "out_channels": 3,
+                    "train_eps": True}, "mean", 4),
+}
+
+
+def run_predict_basic(out_dir, stem):
+    """Writes predict/<stem>.json, .pt and .out.json for to_hetero(<class>(...)); data_equal for a width."""
+    cls, args, aggr, width = PREDICT_BASIC[stem]
+    torch.manual_seed(zlib.crc32(("predict_" + stem).encode()))
+    x, rels = predict_graph(width)
+    root = os.path.join(out_dir, "predict")
+    if width is not None:
+        write_ogb_hetero(os.path.join(root, "data_equal"), x, rels)
+    data = HeteroData()
+    for t, v in x.items():
+        data[t].x = v
+    for et, ei in sorted(rels.items()):
+        data[et].edge_index = ei
+    data = T.ToUndirected()(data)
+    model = hetero_model(cls, args, aggr, data.metadata(), data.x_dict, data.edge_index_dict)
+    randomize(model, -0.6, 0.6)
+    model.eval()
+    with open(os.path.join(root, stem + ".json"), "w") as f:
+        json.dump({"to_hetero": {"model": {"class": cls, "args": args}, "aggr": aggr}, "to_undirected": True,
+                   "target": "paper"}, f, indent=1)
+        f.write("\n")
+    torch.save(model.state_dict(), os.path.join(root, stem + ".pt"))
+    with torch.no_grad():
+        out = model.double()({t: v.double() for t, v in data.x_dict.items()}, data.edge_index_dict)
+    with open(os.path.join(root, stem + ".out.json"), "w") as f:
+        json.dump({"pyg": "2.3.1", "torch": torch.__version__, "out": out["paper"].tolist()}, f,
+                  separators=(",", ":"))
         f.write("\n")
     return out["paper"]
 
@@ -427,7 +536,8 @@ def main():
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyg_hetero"))
     parser.add_argument("cases", nargs="*", help="cases to (re)make (predict: the dataset); default: all")
     a = parser.parse_args()
-    typed = {"predict_rgcn": run_predict_rgcn, "predict_rgat": run_predict_rgat, "predict_hgt": run_predict_hgt}
+    typed = {"predict_rgcn": run_predict_rgcn, "predict_rgat": run_predict_rgat, "predict_hgt": run_predict_hgt,
+             **{"predict_" + stem: (lambda out, stem=stem: run_predict_basic(out, stem)) for stem in PREDICT_BASIC}}
     known = {**HETERO_CONV_CASES, **TO_HETERO_CASES, "predict": None, **typed}
     unknown = [n for n in a.cases if n not in known]
     if unknown:
