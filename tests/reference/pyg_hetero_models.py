@@ -189,8 +189,8 @@ TO_HETERO_CASES = {
     "to_hetero_sage_jk_last_layer_norm_mul": ({"in_channels": -1, "hidden_channels": 5, "num_layers": 2,
                                                "out_channels": 3, "jk": "last", "norm": "layer_norm",
                                                "normalize": True}, "mul"),
-    # GAT (two heads concatenated, the output layer's averaged): [-1, -1] gives the first layer a lin_src and a
-    # lin_dst per relation; -1 on types of one width shares one lin_src = lin_dst (BasicGNN's int in_channels).
+    # GAT (two heads concatenated, the output layer's averaged): [-1, -1] gives every layer a lin_src and a lin_dst
+    # per relation; -1 on types of one width shares one lin_src = lin_dst (BasicGNN's int in_channels).
     "to_hetero_gat": ({"in_channels": [-1, -1], "hidden_channels": 8, "num_layers": 2, "out_channels": 3,
                        "heads": 2, "add_self_loops": False}, "sum", "GAT"),
     "to_hetero_gat_shared_jk_cat_mean": ({"in_channels": -1, "hidden_channels": 6, "num_layers": 3,
@@ -248,6 +248,7 @@ def run_hetero_conv(name, args):
     torch.manual_seed(zlib.crc32(name.encode()))
     layer = HeteroConv({tuple(c["edge_type"]): build_conv(c) for c in args["convs"]}, aggr=args["aggr"]).double()
     randomize(layer)
+    layer.eval()  # GINConv's MLPs: BatchNorm's running statistics, as the C++ test's layer in evaluation
     x, edge_index = make_inputs(zlib.crc32(name.encode()) + 1, HETERO_CONV_WIDTH.get(name))
     for v in x.values():
         v.requires_grad_()
@@ -374,7 +375,7 @@ def run_predict(out_dir):
 
 
 # to_hetero of PyG's GAT and GIN for predict: GAT on the dataset above (in_channels [-1, -1]: a lin_src and a
-# lin_dst per relation in the first layer), GIN on predict/data_equal (the same graph, every type 4 wide: GINConv
+# lin_dst per relation in every layer), GIN on predict/data_equal (the same graph, every type 4 wide: GINConv
 # adds x_dst to the sum of x_src).
 PREDICT_BASIC = {
     "gat": ("GAT", {"in_channels": [-1, -1], "hidden_channels": 8, "num_layers": 2, "out_channels": 3, "heads": 2,

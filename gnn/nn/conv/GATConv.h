@@ -11,12 +11,19 @@
 // Self-loops keep the edge count static: the graph's own self-loop edges get no weight, and each node attends
 // to itself through one extra term (edge features of the loop from fill_value). The attention runs fused
 // (gatAttention: heads numbers per edge, no [E, heads * out] messages).
+// PyG's bipartite form: in_channels (source, target) gives separate "lin_src.weight" [heads * out, source] and
+// "lin_dst.weight" [heads * out, target]; forward(xSrc, xDst, edgeIndex) attends from source rows to target rows
+// (an int in_channels applies the one lin_src to both sides, as PyG's). It takes add_self_loops=False, as PyG's
+// to_hetero and HeteroConv demand for a relation between two types.
 //
 //   GATConvOptions o;
 //   o.heads = 8;
 //   GATConv conv(1433, 8, gen, o);
 //   Variable h = conv.forward(x, edgeIndex);                  // [N, 64]
 //   Variable h = conv.forward(xSparse, edgeIndex);            // sparse features (SparseMatrix [N, 1433])
+//   o.inDstChannels = 32; o.addSelfLoops = false;           // in_channels (1433, 32)
+//   GATConv rel(1433, 8, gen, o);
+//   Variable hDst = rel.forward(xSrc, xDst, edgeIndex);       // [S, 1433], [T, 32] -> [T, 64]
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -27,12 +34,17 @@
 #include "gnn/nn/Linear.h"
 #include "gnn/nn/conv/MessagePassing.h"
 #include "gnn/nn/conv/SelfLoopFill.h"
+#include "gnn/ops/GraphAttention.h"
 #include "gnn/system/Random.h"
 
 namespace gnn {
 
-/// PyG's keyword arguments of GATConv (in_channels an int; PyG's bipartite tuples and lazy -1 are not offered).
+/// PyG's keyword arguments of GATConv (in_channels an int or a (source, target) pair; PyG's lazy -1 is not
+/// offered).
 struct GATConvOptions {
+  /// The target width of a (source, target) in_channels: a separate lin_dst; 0 for an int in_channels (lin_dst is
+  /// lin_src, PyG's sharing).
+  int64_t inDstChannels = 0;
   int64_t heads = 1;
   bool concat = true;
   double negativeSlope = 0.2;
@@ -55,6 +67,11 @@ class GATConv : public MessagePassing {
   /// x [N, in], edge_index int64 [2, E], edge_attr [E, edge_dim] (or [E] for edge_dim 1) optional: read only
   /// with edge_dim, as PyG's. -> [N, heads * out] (concat) or [N, out].
   Variable forward(const Variable& x, const Tensor& edgeIndex, const Variable& edgeAttr = Variable());
+  /// PyG's bipartite form (x_src, x_dst): xSrc [S, in] through lin_src, xDst [T, in_dst] through lin_dst (lin_src
+  /// with an int in_channels), edgeIndex's row 0 into the sources and row 1 into the targets -> [T, heads * out]
+  /// (or [T, out]). std::invalid_argument with add_self_loops (PyG's check_add_self_loops refuses it).
+  Variable forward(const Variable& xSrc, const Variable& xDst, const Tensor& edgeIndex,
+                   const Variable& edgeAttr = Variable());
   /// Same with constant sparse input features (bag of words): the projection runs as a sparse product, the
   /// rest as for dense input (the same map up to rounding).
   Variable forward(const SparseMatrix& x, const Tensor& edgeIndex, const Variable& edgeAttr = Variable());
@@ -67,6 +84,10 @@ class GATConv : public MessagePassing {
  private:
   /// Everything after the projection h = x Theta^T [N, heads * out].
   Variable attend(const Variable& h, const Tensor& edgeIndex, const Variable& edgeAttr);
+  /// The edges' logit terms a_edge . (W_e e) [E, heads] (undefined without edge_dim or edge_attr), and the added
+  /// self-loops' [numNodes, heads] into *loop when addSelfLoops.
+  Variable edgeTerms(const Variable& edgeAttr, const Tensor& edgeIndex, int64_t numNodes, Variable* loop);
+  GraphAttentionOptions attentionOptions() const;
 
   int64_t in_, out_;
   GATConvOptions opt_;
@@ -75,6 +96,7 @@ class GATConv : public MessagePassing {
   Variable* attEdge_ = nullptr;
   Variable* bias_ = nullptr;
   Linear linSrc_;
+  std::unique_ptr<Linear> linDst_;  // with a (source, target) in_channels only
   std::unique_ptr<Linear> linEdge_;
 };
 

@@ -1,6 +1,7 @@
 #include "gnn/nn/conv/GINConv.h"
 
 #include "gnn/nn/PyGArgs.h"
+#include "gnn/nn/conv/ConvArgs.h"
 #include "gnn/nn/conv/GCNConv.h"
 
 namespace gnn {
@@ -55,6 +56,17 @@ Variable GINConv::forward(const Variable& x, const Tensor& edgeIndex, const Norm
                 nn_->inChannels(), "]");
   Variable out = propagate(edgeIndex, x, Variable(), x.dim(0));
   return nn_->forward(add(out, selfTerm(x)), b);
+}
+
+Variable GINConv::forward(const Variable& xSrc, const Variable& xDst, const Tensor& edgeIndex, const NormBatch& b) {
+  const int64_t in = nn_->inChannels();
+  for (const Variable* v : {&xSrc, &xDst})
+    GNN_CHECK_ARG(v->value().rank() == 2 && v->dim(1) == in && v->dtype() == nn_->options().dtype, "GINConv(nn: ",
+                  in, " -> ", nn_->outChannels(), "): input ", dtypeName(v->dtype()), " ", shapeString(v->shape()),
+                  ", expected [N, ", in, "] ", dtypeName(nn_->options().dtype), " (sources and targets alike)");
+  const SparseMatrix a = bipartiteCountAdjacency("GINConv", edgeIndex, xSrc.dim(0), xDst.dim(0), /*mean=*/false,
+                                                 xSrc.dtype());
+  return nn_->forward(add(spmm(a, xSrc), selfTerm(xDst)), b);
 }
 
 Variable GINConv::forward(const SparseMatrix& x, const Tensor& edgeIndex, const NormBatch& b) {

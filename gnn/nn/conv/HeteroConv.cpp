@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "gnn/nn/conv/ConvRegistry.h"
+#include "gnn/nn/conv/GATConv.h"
+#include "gnn/nn/conv/GINConv.h"
 #include "gnn/nn/conv/GraphConv.h"
 #include "gnn/nn/conv/SAGEConv.h"
 #include "gnn/ops/Ops.h"
@@ -13,7 +15,9 @@ namespace gnn {
 namespace {
 
 // The classes whose bipartite form (x_src, x_dst) HeteroConv calls for a relation between two node types.
-bool hasBipartiteForm(const std::string& className) { return className == "SAGEConv" || className == "GraphConv"; }
+bool hasBipartiteForm(const std::string& className) {
+  return className == "SAGEConv" || className == "GraphConv" || className == "GATConv" || className == "GINConv";
+}
 
 std::string typeString(const EdgeType& t) { return "('" + t.src + "', '" + t.rel + "', '" + t.dst + "')"; }
 
@@ -37,11 +41,16 @@ HeteroConv::HeteroConv(std::vector<Entry> convs, std::string aggr) : convs_(std:
     GNN_CHECK_ARG(e.conv != nullptr, "HeteroConv: edge type ", typeString(e.type), " has no convolution");
     GNN_CHECK_ARG(!convNeedsEdgeFeatures(e.className), "HeteroConv: ", e.className, " for ", typeString(e.type),
                   " needs edge features, which this layer does not pass");
-    // PyG's check_add_self_loops refuses self-loops on a relation between two types; the layers with a bipartite
-    // form here have none, and the others run on same-type relations only.
+    // PyG's check_add_self_loops refuses self-loops on a relation between two types: GATConv's are an option, the
+    // other layers with a bipartite form here have none, and the rest run on same-type relations only.
     GNN_CHECK_ARG(e.type.src == e.type.dst || hasBipartiteForm(e.className), "HeteroConv: ", e.className, " for ",
                   typeString(e.type),
-                  " has no bipartite (x_src, x_dst) form here; relations between two types take SAGEConv or GraphConv");
+                  " has no bipartite (x_src, x_dst) form here; relations between two types take SAGEConv, GraphConv, "
+                  "GATConv or GINConv");
+    GNN_CHECK_ARG(e.type.src == e.type.dst || e.className != "GATConv" ||
+                      !static_cast<const GATConv&>(*e.conv).options().addSelfLoops,
+                  "HeteroConv: GATConv for ", typeString(e.type), " has add_self_loops=True, which PyG refuses on a "
+                  "relation between two types (incorrect message passing results): pass add_self_loops=False");
     const std::string key = moduleKey(e.type);
     GNN_CHECK_ARG(byKey_.emplace(key, i).second, "HeteroConv: edge type ", typeString(e.type), " given twice");
     registerModule("convs." + key, *e.conv);
@@ -92,6 +101,8 @@ Variable HeteroConv::runConv(const Entry& e, const std::map<std::string, Variabl
   const Variable& xSrc = features(e.type.src);
   const Variable& xDst = features(e.type.dst);
   if (e.className == "SAGEConv") return static_cast<SAGEConv&>(conv).forward(xSrc, xDst, edgeIndex);
+  if (e.className == "GATConv") return static_cast<GATConv&>(conv).forward(xSrc, xDst, edgeIndex);
+  if (e.className == "GINConv") return static_cast<GINConv&>(conv).forward(xSrc, xDst, edgeIndex);
   return static_cast<GraphConv&>(conv).forward(xSrc, xDst, edgeIndex);
 }
 

@@ -5,6 +5,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "gnn/nn/conv/GATConv.h"
+#include "gnn/nn/conv/GINConv.h"
 #include "gnn/nn/conv/HeteroConv.h"
 #include "gnn/ops/Ops.h"
 
@@ -32,10 +34,37 @@ int64_t widthOf(const json& v, const std::string& type, const std::map<std::stri
   return v.get<int64_t>();
 }
 
+// What PyG refuses or cannot run for GAT's and GIN's copies (first: each relation's widths into the first layer).
+void checkCopies(const std::string& cls, const BasicGNNOptions& opt, bool pairIn, const HeteroMetadata& meta,
+                 const std::vector<std::pair<int64_t, int64_t>>& first) {
+  if (cls == "GraphSAGE") return;
+  if (cls == "GAT" && opt.conv.value("v2", false))
+    throw std::invalid_argument("to_hetero: GAT with v2=True (GATv2Conv) is not offered: only GATConv's bipartite "
+                                "form is");
+  if (cls == "GIN" && pairIn)
+    throw std::invalid_argument("to_hetero: GIN takes an int or -1 in_channels (PyG's MLP([in, out, out]) takes no "
+                                "[source, target])");
+  for (size_t k = 0; k < meta.second.size(); ++k) {
+    const EdgeType& t = meta.second[k];
+    if (t.src == t.dst) continue;
+    if (cls == "GAT" && opt.conv.value("add_self_loops", true))
+      throw std::invalid_argument("to_hetero: GAT's add_self_loops=True on edge type " + typeString(t) +
+                                  ", which PyG refuses for a relation between two types (check_add_self_loops: "
+                                  "'incorrect message passing results'); pass add_self_loops=False");
+    if (!pairIn && first[k].first != first[k].second)
+      throw std::invalid_argument(
+          "to_hetero: edge type " + typeString(t) + " joins widths " + std::to_string(first[k].first) + " and " +
+          std::to_string(first[k].second) + ", which " +
+          (cls == "GIN" ? std::string("GINConv adds together (x_dst to the sum of x_src)")
+                        : std::string("one shared lin_src = lin_dst (an int in_channels) cannot read; pass "
+                                      "in_channels [-1, -1]")));
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& HeteroBasicGNN::classNames() {
-  static const std::vector<std::string> names = {"GraphSAGE"};
+  static const std::vector<std::string> names = {"GraphSAGE", "GAT", "GIN"};
   return names;
 }
 
@@ -69,7 +98,7 @@ HeteroBasicGNN::HeteroBasicGNN(const json& spec, HeteroMetadata metadata,
   const std::vector<std::string>& classes = classNames();
   if (std::find(classes.begin(), classes.end(), cls) == classes.end())
     throw std::invalid_argument("to_hetero: class '" + cls +
-                                "' is not offered (GraphSAGE: its SAGEConv copies take sources and targets apart)");
+                                "' is not offered (GraphSAGE, GAT, GIN: their convolutions take sources and targets apart)");
   static const std::set<std::string> aggrs = {"sum", "mean", "max", "min", "mul"};
   if (!aggrs.count(aggr_))
     throw std::invalid_argument("to_hetero: aggr '" + aggr_ + "' is not one of sum, mean, max, min, mul");
@@ -92,17 +121,18 @@ HeteroBasicGNN::HeteroBasicGNN(const json& spec, HeteroMetadata metadata,
   args["in_channels"] = 1;  // BasicGNNOptions reads the rest; the widths are per relation here
   opt_ = BasicGNNOptions::fromPyG(args);
   act_ = activationFromPyG(opt_.act, opt_.actKwargs);
+  class_ = cls;
   const std::vector<std::pair<int64_t, int64_t>> first = firstWidths(in, inWidths);
+  checkCopies(cls, opt_, in.is_array(), meta_, first);
   const int64_t L = opt_.numLayers, hidden = opt_.hiddenChannels;
   const bool toOut = opt_.outChannels > 0 && opt_.jk.empty();
   // PyG registers convs (a ModuleDict per layer, in the metadata's order), then norms, jk and lin: the same order.
   for (int64_t i = 0; i < L; ++i) {
     convs_.emplace_back();
     for (size_t k = 0; k < meta_.second.size(); ++k) {
-      json a = opt_.conv;
-      a["in_channels"] = i == 0 ? json{first[k].first, first[k].second} : json{hidden, hidden};
-      a["out_channels"] = i + 1 < L ? hidden : (toOut ? opt_.outChannels : hidden);
-      convs_.back().push_back(SAGEConv::fromPyG(a, gen, dtype));
+      const bool last = i + 1 == L;
+      convs_.back().push_back(makeConv(i == 0 ? first[k] : std::pair{hidden, hidden}, in.is_array(),
+                                       last && toOut ? opt_.outChannels : hidden, last && toOut, gen));
       registerModule("convs." + std::to_string(i) + "." + key(meta_.second[k]), *convs_.back().back());
     }
   }
@@ -128,6 +158,41 @@ HeteroBasicGNN::HeteroBasicGNN(const json& spec, HeteroMetadata metadata,
       registerModule("lin." + key(t), *lin_.back());
     }
   }
+}
+
+nlohmann::json HeteroBasicGNN::gatArgs(json a, int64_t out, bool toOut) const {
+  // PyG's GAT.init_conv: hidden_channels is the heads' total width; the output layer averages its heads.
+  const int64_t heads = a.value("heads", int64_t{1});
+  const bool concat = !toOut && a.value("concat", true);
+  a.erase("v2");
+  if (concat && out % heads != 0)
+    throw std::invalid_argument("GAT: the output channels of 'GATConv' (" + std::to_string(out) +
+                                ") must be divisible by the number of heads (" + std::to_string(heads) + ")");
+  a["out_channels"] = concat ? out / heads : out;
+  a["heads"] = heads;
+  a["concat"] = concat;
+  a["dropout"] = opt_.attentionDropout >= 0 ? opt_.attentionDropout : opt_.dropout;
+  return a;
+}
+
+std::unique_ptr<Module> HeteroBasicGNN::makeConv(std::pair<int64_t, int64_t> in, bool pairIn, int64_t out,
+                                                 bool toOut, Generator& gen) const {
+  json a = opt_.conv;
+  if (class_ == "GIN") {
+    // PyG's GIN.init_conv: MLP([in, out, out]) with the model's act and norm.
+    const json mlp = {{"channel_list", {in.first, out, out}}, {"act", opt_.act},   {"act_first", opt_.actFirst},
+                      {"act_kwargs", opt_.actKwargs},         {"norm", opt_.norm}, {"norm_kwargs", opt_.normKwargs}};
+    a["nn"] = {{"class", "MLP"}, {"args", mlp}};
+    return GINConv::fromPyG(a, gen, dtype_);
+  }
+  a["out_channels"] = out;
+  if (class_ == "GraphSAGE") {
+    a["in_channels"] = {in.first, in.second};  // an int n is (n, n) to SAGEConv
+    return SAGEConv::fromPyG(a, gen, dtype_);
+  }
+  // GATConv: a [source, target] in_channels gives a lin_dst of its own, an int one shared with lin_src.
+  a["in_channels"] = pairIn ? json{in.first, in.second} : json(in.first);
+  return GATConv::fromPyG(gatArgs(a, out, toOut), gen, dtype_);
 }
 
 std::unique_ptr<Module> HeteroBasicGNN::clone() const {
@@ -156,13 +221,27 @@ std::map<std::string, Variable> HeteroBasicGNN::convLayer(size_t i, const std::m
   std::map<std::string, std::vector<Variable>> perDst;  // each destination's outputs in the metadata's order
   for (size_t k = 0; k < meta_.second.size(); ++k) {
     const EdgeType& t = meta_.second[k];
-    SAGEConv& conv = *convs_[i][k];
-    perDst[t.dst].push_back(t.src == t.dst ? conv.forward(h.at(t.src), *edges[k])
-                                           : conv.forward(h.at(t.src), h.at(t.dst), *edges[k]));
+    perDst[t.dst].push_back(runConv(*convs_[i][k], t, h, *edges[k]));
   }
   std::map<std::string, Variable> out;
   for (auto& [dst, outs] : perDst) out.emplace(dst, combine(std::move(outs)));
   return out;
+}
+
+Variable HeteroBasicGNN::runConv(Module& conv, const EdgeType& t, const std::map<std::string, Variable>& h,
+                                 const Tensor& edgeIndex) const {
+  const Variable& x = h.at(t.src);
+  const bool same = t.src == t.dst;
+  if (class_ == "GAT") {
+    auto& c = static_cast<GATConv&>(conv);
+    return same ? c.forward(x, edgeIndex) : c.forward(x, h.at(t.dst), edgeIndex);
+  }
+  if (class_ == "GIN") {
+    auto& c = static_cast<GINConv&>(conv);
+    return same ? c.forward(x, edgeIndex) : c.forward(x, h.at(t.dst), edgeIndex);
+  }
+  auto& c = static_cast<SAGEConv&>(conv);
+  return same ? c.forward(x, edgeIndex) : c.forward(x, h.at(t.dst), edgeIndex);
 }
 
 Variable HeteroBasicGNN::afterConv(size_t i, size_t type, Variable x) const {

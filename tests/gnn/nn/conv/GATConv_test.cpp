@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "gnn/nn/Init.h"
@@ -35,6 +37,13 @@ std::unique_ptr<Module> make(const std::string& cls, json args, Generator& gen) 
 Variable run(const std::string& cls, Module& m, const Variable& x, const Tensor& ei, const Variable& e = Variable()) {
   if (cls == "GATConv") return static_cast<GATConv&>(m).forward(x, ei, e);
   return static_cast<GATv2Conv&>(m).forward(x, ei, e);
+}
+
+double maxAbsDiff(const Tensor& a, const Tensor& b) {
+  double d = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    d = std::max(d, std::abs(static_cast<double>(a.data<float>()[i]) - static_cast<double>(b.data<float>()[i])));
+  return d;
 }
 
 class GatLayers : public ::testing::TestWithParam<std::string> {};
@@ -116,6 +125,7 @@ TEST_P(GatLayers, RefusesWhatItDoesNotOffer) {
   const json base = {{"in_channels", 4}, {"out_channels", 3}};
   for (const json& bad : {json{{"fill_value", "mul"}}, json{{"in_channels", json::array({4, 5})}},
                           json{{"in_channels", -1}}, json{{"dropout", 1.0}}, json{{"flow", "target_to_source"}}}) {
+    if (cls == "GATConv" && bad["in_channels"].is_array()) continue;  // GATConv's bipartite form
     json args = base;
     args.update(bad);
     EXPECT_THROW(make(cls, args, gen), std::invalid_argument) << bad.dump();
@@ -189,6 +199,58 @@ TEST(GATConv, ParametersAsPyGNamedParameters) {
   std::vector<std::string> keys;
   for (auto& [n, p] : conv.namedStateEntries()) keys.push_back(n);
   EXPECT_EQ(keys, (std::vector<std::string>{"att_src", "att_dst", "bias", "lin_src.weight", "lin_dst.weight"}));
+}
+
+TEST(GATConv, BipartiteFormHasPyGsKeysAndRefusesSelfLoops) {
+  Generator gen(5);
+  GATConvOptions o;
+  o.heads = 8;
+  o.inDstChannels = 32;
+  o.addSelfLoops = false;
+  GATConv rel(1433, 8, gen, o);  // the header's usage
+  std::vector<std::string> keys;
+  for (auto& [n, p] : rel.namedStateEntries()) keys.push_back(n + shapeString(p.shape()));
+  EXPECT_EQ(keys, (std::vector<std::string>{"att_src[1, 8, 8]", "att_dst[1, 8, 8]", "bias[64]",
+                                            "lin_src.weight[64, 1433]", "lin_dst.weight[64, 32]"}));
+  Generator data(10);
+  const Variable xSrc(init::uniform({6, 1433}, -1, 1, data)), xDst(init::uniform({4, 32}, -1, 1, data));
+  const Tensor ei = Tensor::fromVector<int64_t>({0, 5, 5, 2, 3, 0, 1, 1}, {2, 4});
+  EXPECT_EQ(rel.forward(xSrc, xDst, ei).shape(), (Shape{4, 64}));
+  EXPECT_THROW(rel.forward(xSrc, xSrc, ei), std::invalid_argument);  // targets 1433 wide, not 32
+  // An edge from a source past the sources' rows.
+  EXPECT_THROW(rel.forward(sliceRows(xSrc, 0, 5), xDst, ei), std::invalid_argument);
+  o.addSelfLoops = true;
+  GATConv loops(1433, 8, gen, o);
+  try {
+    loops.forward(xSrc, xDst, ei);
+    ADD_FAILURE() << "a bipartite call with add_self_loops accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("add_self_loops=False"), std::string::npos) << e.what();
+  }
+}
+
+// With one shared lin_src (an int in_channels) and no self-loops, (x, x[:T]) with edges into the first T rows gives
+// the square form's first T rows, and (x[:S], x) with edges from the first S rows its every row: the same bits,
+// whichever side the fused attention pads, and the same gradients.
+TEST(GATConv, BipartiteFormOnOneNodeSetIsTheSquareForm) {
+  Generator gen(7), data(12);
+  GATConvOptions o;
+  o.heads = 2;
+  o.concat = false;
+  o.addSelfLoops = false;
+  GATConv conv(5, 3, gen, o);
+  const Tensor x0 = init::uniform({6, 5}, -1, 1, data);
+  const Tensor into4 = Tensor::fromVector<int64_t>({0, 5, 5, 2, 3, 4, 0, 1, 1, 3, 2, 0}, {2, 6});
+  const Tensor from3 = Tensor::fromVector<int64_t>({0, 2, 2, 1, 0, 1, 0, 5, 5, 3, 4, 2}, {2, 6});
+  for (const auto& [ei, S, T] : {std::tuple{into4, int64_t{6}, int64_t{4}}, std::tuple{from3, int64_t{3}, int64_t{6}}}) {
+    Variable x(x0.clone(), true), xb(x0.clone(), true);
+    const Variable square = sliceRows(conv.forward(x, ei), 0, T);
+    const Variable bip = conv.forward(sliceRows(xb, 0, S), sliceRows(xb, 0, T), ei);
+    EXPECT_TRUE(bip.value().bitEqual(square.value())) << S << " sources, " << T << " targets";
+    sum(mul(square, square)).backward();
+    sum(mul(bip, bip)).backward();
+    EXPECT_LE(maxAbsDiff(x.grad(), xb.grad()), 1e-6) << S << " sources, " << T << " targets";
+  }
 }
 
 TEST(GATv2Conv, SharedWeightsAndEdgeFeatures) {

@@ -1,5 +1,6 @@
 // GINConv beyond the layer table: eps is a parameter with train_eps and a buffer without (both in the
-// state_dict, as PyG's), the output against nn((1 + eps) x + A x) composed by hand, the norms given the batch,
+// state_dict, as PyG's), the output against nn((1 + eps) x + A x) composed by hand (and the bipartite form's
+// nn((1 + eps) x_dst + A x_src)), the norms given the batch,
 // refusals and clone().
 #include <gtest/gtest.h>
 
@@ -50,6 +51,30 @@ TEST(GINConv, IsTheMlpOfTheSelfWeightedSum) {
     const Tensor out = conv->forward(Variable(x), ei).value();
     EXPECT_LT((out.matrix<double>() - ref.matrix<double>()).cwiseAbs().maxCoeff(), 1e-12);
   }
+}
+
+// The bipartite form: nn((1 + eps) x_dst + sum x_src) composed by hand, with fewer sources than targets and more;
+// (x, x) is the square form's bits; mismatched widths and edges outside the sources are refused.
+TEST(GINConv, BipartiteFormIsTheMlpOfTheSelfWeightedSourceSum) {
+  Generator gen(3);
+  auto conv = GINConv::fromPyG({{"nn", mlp({{"channel_list", {3, 5, 2}}, {"norm", nullptr}})}, {"eps", 0.4}}, gen,
+                               DType::F64);
+  for (const auto& [S, T] : {std::pair{int64_t{4}, int64_t{6}}, std::pair{int64_t{7}, int64_t{3}}}) {
+    const Tensor xs = init::uniform({S, 3}, -1, 1, gen, DType::F64), xd = init::uniform({T, 3}, -1, 1, gen, DType::F64);
+    const Tensor ei = Tensor::fromVector<int64_t>({0, 0, 1, S - 1, 2, S - 1, 1, 1, 2, 0, T - 1, 0}, {2, 6});
+    Variable sum = add(scale(Variable(xd), 1.4), scatterSum(gatherRows(Variable(xs), edgeRow(ei, 0)), edgeRow(ei, 1), T));
+    const Tensor ref = conv->nn().forward(sum).value();
+    const Tensor out = conv->forward(Variable(xs), Variable(xd), ei).value();
+    ASSERT_EQ(out.shape(), (Shape{T, 2}));
+    EXPECT_LT((out.matrix<double>() - ref.matrix<double>()).cwiseAbs().maxCoeff(), 1e-12);
+  }
+  const Tensor x = init::uniform({5, 3}, -1, 1, gen, DType::F64);
+  EXPECT_TRUE(conv->forward(Variable(x), Variable(x), edges()).value().bitEqual(
+      conv->forward(Variable(x), edges()).value()));
+  EXPECT_THROW(conv->forward(Variable(x), Variable(init::uniform({5, 4}, -1, 1, gen, DType::F64)), edges()),
+               std::invalid_argument);
+  EXPECT_THROW(conv->forward(Variable(sliceRows(Variable(x), 0, 3).value()), Variable(x), edges()),
+               std::invalid_argument);
 }
 
 // Sparse input features (the MLP's first Linear before the neighbour sum, x W^T a sparse product) give the dense

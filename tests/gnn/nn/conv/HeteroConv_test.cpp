@@ -1,5 +1,5 @@
-// HeteroConv against PyG 2.3.1 (tests/reference/pyg_hetero_models.py): SAGEConv, GraphConv and GCNConv per edge
-// type grouped by sum, mean, max, min, cat and None, the outputs and the gradients of every input and parameter
+// HeteroConv against PyG 2.3.1 (tests/reference/pyg_hetero_models.py): SAGEConv, GraphConv, GCNConv, GATConv and
+// GINConv per edge type (the bipartite forms on relations between two types) grouped by sum, mean, max, min, cat and None, the outputs and the gradients of every input and parameter
 // from PyG's weights, PyG's state_dict keys in PyG's order; finite-difference gradients; padding nodes and edges
 // leave the real rows' bits alone; 1 and 2 threads give the same bits; what PyG refuses is refused.
 #include <gtest/gtest.h>
@@ -21,7 +21,8 @@ using namespace gnn::testing;
 
 const std::vector<std::string> kCases = {"hetero_conv_sum",      "hetero_conv_mean",      "hetero_conv_max",
                                          "hetero_conv_min",      "hetero_conv_cat",       "hetero_conv_none",
-                                         "hetero_conv_cat_mixed", "hetero_conv_sum_mixed", "hetero_conv_partial"};
+                                         "hetero_conv_cat_mixed", "hetero_conv_sum_mixed", "hetero_conv_partial",
+                                         "hetero_conv_gat",      "hetero_conv_gin"};
 
 std::unique_ptr<HeteroConv> loadLayer(const json& ref, DType dtype) {
   Generator gen(1);
@@ -69,6 +70,7 @@ TEST_P(HeteroConvPyG, OutputsAndGradientsArePyGs) {
       EXPECT_LE(heteroRelativeError(g.to(DType::F64), tensorOf(t, DType::F64)), tol) << "x " << type;
     }
     for (auto& [name, p] : layer->namedParameters()) {
+      if (!p.requiresGrad()) continue;  // BatchNorm's running statistics (GINConv's MLPs)
       ASSERT_TRUE(ref["grad"].contains(name)) << name;
       const Tensor g = p.hasGrad() ? p.grad() : Tensor::zeros(p.shape(), dt);
       EXPECT_LE(heteroRelativeError(g.to(DType::F64), Tensor::fromVector(ref["grad"][name].get<std::vector<double>>(),
@@ -105,7 +107,9 @@ TEST_P(HeteroConvPyG, GradientsMatchFiniteDifferences) {
   std::map<std::string, Variable> x = xDictOf(ref, DType::F64, true);
   const EdgeIndexDict edges = edgeIndexDictOf(ref);
   const std::map<std::string, Tensor> w = weightsOf(ref, DType::F64);
-  std::vector<std::pair<std::string, Variable>> vars = layer->namedParameters();
+  std::vector<std::pair<std::string, Variable>> vars;
+  for (const auto& [name, p] : layer->namedParameters())
+    if (p.requiresGrad()) vars.emplace_back(name, p);  // not BatchNorm's running statistics
   // The features of the types some relation reads (hetero_conv_partial reads no institution).
   std::set<std::string> read;
   for (const json& c : ref["args"]["convs"]) {
@@ -158,15 +162,11 @@ TEST_P(HeteroConvPyG, PaddingLeavesRealRowsBitIdentical) {
   }
 }
 
-TEST(HeteroConv, SameBitsOnOneAndTwoThreads) {
-  // Three types of a few thousand nodes each, every relation dense enough for the parallel loops to split.
+// Every output, input gradient and parameter gradient of HeteroConv(convs) with each aggr on three types of a few
+// thousand nodes, every relation dense enough for the parallel loops to split, on 1 and 2 threads: the same bits.
+void expectSameBitsOnOneAndTwoThreads(const json& convs, const std::vector<EdgeType>& types,
+                                      const std::vector<std::string>& aggrs) {
   const std::map<std::string, int64_t> counts = {{"a", 3000}, {"b", 2500}, {"c", 2000}};
-  const std::vector<EdgeType> types = {{"a", "to", "a"}, {"a", "to", "b"}, {"b", "to", "a"}, {"c", "to", "b"},
-                                       {"b", "to", "c"}};
-  json convs = json::array();
-  for (const EdgeType& t : types)
-    convs.push_back({{"edge_type", {t.src, t.rel, t.dst}}, {"class", t.dst == "c" ? "GraphConv" : "SAGEConv"},
-                     {"args", {{"in_channels", 32}, {"out_channels", 24}, {"aggr", t.src == "c" ? "max" : "mean"}}}});
   Generator g(9);
   EdgeIndexDict edges;
   for (const EdgeType& t : types) {
@@ -182,7 +182,7 @@ TEST(HeteroConv, SameBitsOnOneAndTwoThreads) {
   for (const auto& [type, n] : counts) x0.emplace(type, init::uniform({n, 32}, -1, 1, g));
   std::vector<Tensor> runs;
   const int before = numThreads();
-  for (const char* aggr : {"sum", "max", "cat"}) {
+  for (const std::string& aggr : aggrs) {
     for (int threads : {1, 2}) {
       setNumThreads(threads);
       Generator gen(4);
@@ -203,6 +203,32 @@ TEST(HeteroConv, SameBitsOnOneAndTwoThreads) {
     runs.clear();
   }
   setNumThreads(before);
+}
+
+const std::vector<EdgeType> kThreadTypes = {{"a", "to", "a"}, {"a", "to", "b"}, {"b", "to", "a"}, {"c", "to", "b"},
+                                            {"b", "to", "c"}};
+
+TEST(HeteroConv, SameBitsOnOneAndTwoThreads) {
+  json convs = json::array();
+  for (const EdgeType& t : kThreadTypes)
+    convs.push_back({{"edge_type", {t.src, t.rel, t.dst}}, {"class", t.dst == "c" ? "GraphConv" : "SAGEConv"},
+                     {"args", {{"in_channels", 32}, {"out_channels", 24}, {"aggr", t.src == "c" ? "max" : "mean"}}}});
+  expectSameBitsOnOneAndTwoThreads(convs, kThreadTypes, {"sum", "max", "cat"});
+}
+
+// GATConv's and GINConv's bipartite forms (fewer sources than targets and more), GATConv with self-loops on the
+// same-type relation.
+TEST(HeteroConv, GatAndGinSameBitsOnOneAndTwoThreads) {
+  json convs = json::array();
+  for (const EdgeType& t : kThreadTypes) {
+    const bool gin = t.dst == "b";
+    const json args = gin ? json{{"nn", {{"class", "MLP"}, {"args", {{"channel_list", {32, 24, 24}}}}}},
+                                 {"train_eps", true}}
+                          : json{{"in_channels", t.src == t.dst ? json(32) : json{32, 32}}, {"out_channels", 12},
+                                 {"heads", 2}, {"add_self_loops", t.src == t.dst}};
+    convs.push_back({{"edge_type", {t.src, t.rel, t.dst}}, {"class", gin ? "GINConv" : "GATConv"}, {"args", args}});
+  }
+  expectSameBitsOnOneAndTwoThreads(convs, kThreadTypes, {"sum", "cat"});
 }
 
 TEST(HeteroConv, GroupIsPyGs) {
@@ -255,6 +281,14 @@ TEST(HeteroConv, RefusesWhatItCannotRun) {
   // A relation without a convolution is skipped, as PyG's.
   EXPECT_TRUE(layer->forward({{"a", Variable(Tensor::zeros({2, 4}))}}, {{{"a", "s", "a"}, ei}}).empty());
   EXPECT_EQ(HeteroConv::moduleKey({"a.b", "r", "c"}), "a#b__r__c");
+  // GATConv's self-loops on a relation between two types: PyG's check_add_self_loops refuses them.
+  const json gat = {{"in_channels", {4, 4}}, {"out_channels", 3}};
+  try {
+    HeteroConv::fromPyG(spec({{{"edge_type", {"a", "r", "b"}}, {"class", "GATConv"}, {"args", gat}}}, "sum"), gen);
+    ADD_FAILURE() << "GATConv with add_self_loops accepted on ('a', 'r', 'b')";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("add_self_loops=False"), std::string::npos) << e.what();
+  }
 }
 
 TEST(HeteroConv, CloneGivesTheSameOutputs) {

@@ -1,9 +1,11 @@
-// to_hetero's GraphSAGE against PyG 2.3.1 (tests/reference/pyg_hetero_models.py: to_hetero(GraphSAGE(...),
+// to_hetero's GraphSAGE, GAT and GIN against PyG 2.3.1 (tests/reference/pyg_hetero_models.py: to_hetero(GraphSAGE(...),
 // metadata, aggr) on three node types with a same-type relation and reverse relations): outputs from PyG's weights
 // for each of to_hetero's aggregations, with jumping knowledge and norms per node type, PyG's state_dict keys in
 // PyG's order; finite-difference gradients; padding nodes and edges leave the real rows' bits alone; 1 and 2
 // threads give the same bits; what PyG's transformation cannot run is refused naming it.
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "GradCheck.h"
 #include "ParameterGradCheck.h"
@@ -20,7 +22,9 @@ using namespace gnn::testing;
 
 const std::vector<std::string> kCases = {"to_hetero_sage", "to_hetero_sage_max_mean",
                                          "to_hetero_sage_jk_cat_batch_norm_max", "to_hetero_sage_three_layers_min",
-                                         "to_hetero_sage_jk_last_layer_norm_mul"};
+                                         "to_hetero_sage_jk_last_layer_norm_mul", "to_hetero_gat",
+                                         "to_hetero_gat_shared_jk_cat_mean", "to_hetero_gin",
+                                         "to_hetero_gin_batch_norm_max"};
 
 HeteroMetadata metadataOf(const json& ref) {
   HeteroMetadata m;
@@ -84,9 +88,19 @@ TEST_P(HeteroBasicGNNPyG, GradientsMatchFiniteDifferences) {
     }
     return total;
   };
+  // A same-type relation's GATConv reads x through lin_src alone: its own lin_dst (a [source, target] in_channels)
+  // takes no gradient, in PyG as here.
+  std::set<std::string> unread;
+  for (const EdgeType& t : m->metadata().second)
+    if (t.src == t.dst) unread.insert(HeteroBasicGNN::key(t) + ".lin_dst.");
+  const auto isUnread = [&](const std::string& name) {
+    for (const std::string& u : unread)
+      if (name.find("." + u) != std::string::npos) return true;
+    return false;
+  };
   std::vector<std::pair<std::string, Variable>> vars;
   for (const auto& [name, p] : m->namedParameters())
-    if (p.requiresGrad()) vars.emplace_back(name, p);  // not BatchNorm's running statistics
+    if (p.requiresGrad() && !isUnread(name)) vars.emplace_back(name, p);  // not BatchNorm's running statistics
   for (const auto& [type, v] : x) vars.emplace_back("x." + type, v);
   expectParameterGradientsMatch(vars, loss, /*top=*/6, /*random=*/6);
 }
@@ -97,7 +111,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, HeteroBasicGNNPyG, ::testing::ValuesIn(kCases),
 // Padding rows (1e3) per type and padding edges between padding rows, per relation: the real rows' outputs are the
 // same bits (the cases without norms: a graph-wise norm's statistics would read the padding rows).
 TEST(HeteroBasicGNN, PaddingLeavesRealRowsBitIdentical) {
-  for (const char* name : {"to_hetero_sage", "to_hetero_sage_max_mean", "to_hetero_sage_three_layers_min"}) {
+  for (const char* name : {"to_hetero_sage", "to_hetero_sage_max_mean", "to_hetero_sage_three_layers_min",
+                           "to_hetero_gat", "to_hetero_gat_shared_jk_cat_mean", "to_hetero_gin"}) {
     const json ref = readHeteroReference(name);
     std::unique_ptr<HeteroBasicGNN> m = loadModel(ref, DType::F32);
     const int64_t pad = 3, padEdges = 4;
@@ -125,9 +140,11 @@ TEST(HeteroBasicGNN, PaddingLeavesRealRowsBitIdentical) {
   }
 }
 
-TEST(HeteroBasicGNN, SameBitsOnOneAndTwoThreads) {
+// Outputs and every gradient of the model of spec on two types of a few thousand nodes (widths as given), on 1 and
+// 2 threads: the same bits.
+void expectSameBitsOnOneAndTwoThreads(const json& spec, const std::map<std::string, int64_t>& widths) {
   const HeteroMetadata meta = {{"a", "b"}, {{"a", "to", "a"}, {"a", "to", "b"}, {"b", "to", "a"}, {"b", "self", "b"}}};
-  const std::map<std::string, int64_t> counts = {{"a", 4000}, {"b", 3000}}, widths = {{"a", 24}, {"b", 40}};
+  const std::map<std::string, int64_t> counts = {{"a", 4000}, {"b", 3000}};
   Generator g(3);
   EdgeIndexDict edges;
   for (const EdgeType& t : meta.second) {
@@ -141,9 +158,6 @@ TEST(HeteroBasicGNN, SameBitsOnOneAndTwoThreads) {
   }
   std::map<std::string, Tensor> x0;
   for (const auto& [type, n] : counts) x0.emplace(type, init::uniform({n, widths.at(type)}, -1, 1, g));
-  const json spec = {{"class", "GraphSAGE"},
-                     {"args", {{"in_channels", -1}, {"hidden_channels", 32}, {"num_layers", 2}, {"out_channels", 16},
-                               {"jk", "max"}, {"aggr", "max"}}}};
   std::vector<Tensor> runs;
   const int before = numThreads();
   for (int threads : {1, 2}) {
@@ -163,7 +177,22 @@ TEST(HeteroBasicGNN, SameBitsOnOneAndTwoThreads) {
   }
   setNumThreads(before);
   const size_t half = runs.size() / 2;
-  for (size_t k = 0; k < half; ++k) EXPECT_TRUE(runs[k].bitEqual(runs[half + k])) << "tensor " << k;
+  for (size_t k = 0; k < half; ++k) EXPECT_TRUE(runs[k].bitEqual(runs[half + k])) << spec.dump() << " tensor " << k;
+}
+
+TEST(HeteroBasicGNN, SameBitsOnOneAndTwoThreads) {
+  const json sage = {{"class", "GraphSAGE"},
+                     {"args", {{"in_channels", -1}, {"hidden_channels", 32}, {"num_layers", 2}, {"out_channels", 16},
+                               {"jk", "max"}, {"aggr", "max"}}}};
+  expectSameBitsOnOneAndTwoThreads(sage, {{"a", 24}, {"b", 40}});
+  const json gat = {{"class", "GAT"},
+                    {"args", {{"in_channels", {-1, -1}}, {"hidden_channels", 32}, {"num_layers", 2},
+                              {"out_channels", 16}, {"heads", 4}, {"add_self_loops", false}}}};
+  expectSameBitsOnOneAndTwoThreads(gat, {{"a", 24}, {"b", 40}});
+  const json gin = {{"class", "GIN"},
+                    {"args", {{"in_channels", -1}, {"hidden_channels", 32}, {"num_layers", 2}, {"out_channels", 16},
+                              {"train_eps", true}}}};
+  expectSameBitsOnOneAndTwoThreads(gin, {{"a", 24}, {"b", 24}});
 }
 
 TEST(HeteroBasicGNN, RefusesWhatToHeteroCannotRun) {
@@ -188,6 +217,20 @@ TEST(HeteroBasicGNN, RefusesWhatToHeteroCannotRun) {
   fixed["args"]["in_channels"] = 3;
   refused(fixed, meta, widths, "sum", "node type 'b' has 5 features");
   refused(sage, meta, {{"a", 3}}, "sum", "'b''s width");
+  // GAT: self-loops on a relation between two types (PyG's check_add_self_loops), GATv2Conv, one shared lin for
+  // two widths; GIN: two widths, or [source, target] widths its MLP cannot take.
+  const json gatArgs = {{"in_channels", -1}, {"hidden_channels", 4}, {"num_layers", 2}, {"add_self_loops", false}};
+  json gat = {{"class", "GAT"}, {"args", gatArgs}};
+  gat["args"].erase("add_self_loops");
+  refused(gat, meta, {{"a", 3}, {"b", 3}}, "sum", "add_self_loops=False");
+  gat["args"] = gatArgs;
+  refused(gat, meta, widths, "sum", "in_channels [-1, -1]");
+  gat["args"]["v2"] = true;
+  refused(gat, meta, {{"a", 3}, {"b", 3}}, "sum", "v2");
+  json gin = {{"class", "GIN"}, {"args", sage["args"]}};
+  refused(gin, meta, widths, "sum", "joins widths 3 and 5");
+  gin["args"]["in_channels"] = {-1, -1};
+  refused(gin, meta, {{"a", 3}, {"b", 3}}, "sum", "GIN takes an int or -1");
   HeteroBasicGNN m(sage, meta, widths, "sum", gen);
   const Tensor ei = Tensor::fromVector<int64_t>({0, 0}, {2, 1});
   EXPECT_THROW(m.forward({{"a", Variable(Tensor::zeros({1, 3}))}, {"b", Variable(Tensor::zeros({1, 5}))}},
