@@ -1,4 +1,4 @@
-// predict --pyg-model on a heterogeneous model: PyG 2.3.1's to_hetero(GraphSAGE(-1, ...)), R-GCN and R-GAT on the
+// predict --pyg-model on a heterogeneous model: PyG 2.3.1's to_hetero of GraphSAGE(-1, ...), GAT and GIN, R-GCN and R-GAT on the
 // typed graph (a HeteroDictLinear, then RGCNConv or RGATConv layers on to_homogeneous()'s edges) and HGT
 // (hgt_dblp.py's model), with their state_dicts, on a dataset in OGB's heterogeneous layout after ToUndirected
 // (tests/reference/pyg_hetero_models.py), give PyG's papers' outputs; a state_dict that does not fit is refused
@@ -87,6 +87,36 @@ TEST(PredictPyGHeteroModel, RgcnOnTheTypedGraphGivesPyGsOutputs) {
 }
 
 // The same typed-graph spec with RGATConv layers (two heads with bases, then attention within each relation).
+// to_hetero(GAT(in_channels=(-1, -1), heads=2, add_self_loops=False)): GATConv's bipartite form, a lin_src and a
+// lin_dst per relation. With PyG's default add_self_loops=True the spec is refused (check_add_self_loops).
+TEST(PredictPyGHeteroModel, ToHeteroGatGivesPyGsOutputs) {
+  const std::string out = ::testing::TempDir() + "/pyg_hetero_gat.npy";
+  ProgramResult r = predict(kRef + "gat.json", kRef + "data", out, "gat.pt");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_LE(errorAgainstPyG(out, "gat"), 1e-5);
+  fs::remove(out);
+  std::ifstream f(kRef + "gat.json");
+  json loops = json::parse(f);
+  loops["to_hetero"]["model"]["args"].erase("add_self_loops");
+  r = predict(writeSpec(loops), kRef + "data", out, "gat.pt");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("add_self_loops=False"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// to_hetero(GIN(-1, ..., train_eps=True)) on data_equal (every type 4 wide): GINConv's bipartite form. On the
+// dataset whose types differ in width it is refused naming the relation.
+TEST(PredictPyGHeteroModel, ToHeteroGinGivesPyGsOutputs) {
+  const std::string out = ::testing::TempDir() + "/pyg_hetero_gin.npy";
+  ProgramResult r = predict(kRef + "gin.json", kRef + "data_equal", out, "gin.pt");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_LE(errorAgainstPyG(out, "gin"), 1e-5);
+  fs::remove(out);
+  r = predict(kRef + "gin.json", kRef + "data", out, "gin.pt");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("joins widths"), std::string::npos) << r.out;
+}
+
 TEST(PredictPyGHeteroModel, RgatOnTheTypedGraphGivesPyGsOutputs) {
   const std::string out = ::testing::TempDir() + "/pyg_hetero_rgat.npy";
   ProgramResult r = predict(kRef + "rgat.json", kRef + "data", out, "rgat.pt");

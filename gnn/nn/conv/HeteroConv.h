@@ -7,9 +7,10 @@
 // output, as PyG's dict leaves them. Module keys "convs.<src>__<rel>__<dst>" (PyG's ModuleDict: '__'.join of the
 // tuple, a '.' stored as '#'), so a PyG state_dict maps one to one.
 //
-// Convolutions: SAGEConv and GraphConv on any relation (their bipartite forms, PyG's (source, target) in_channels);
-// a same-type relation also takes any layer of ConvRegistry that reads node features and edges only (GCNConv,
-// GATConv, ...), called as PyG calls it there. Layers that need edge features are refused.
+// Convolutions: SAGEConv, GraphConv, GATConv (add_self_loops=False between two types, as PyG's
+// check_add_self_loops demands) and GINConv on any relation (their bipartite forms; PyG's (source, target)
+// in_channels for the first three); a same-type relation also takes any layer of ConvRegistry that reads node
+// features and edges only (GCNConv, ...), called as PyG calls it there. Layers that need edge features are refused.
 //
 //   std::vector<HeteroConv::Entry> convs;
 //   convs.push_back({{"paper", "cites", "paper"}, "SAGEConv", convFromPyG("SAGEConv", {{"in_channels", 16},
