@@ -30,7 +30,7 @@ namespace {
 
 // Width of the edge features the edge-aware layers read (GINEConv projects them with its lin).
 constexpr int64_t kEdgeDim = 8;
-// Relations of the relational layers (RGCNConv, FastRGCNConv): each edge's type drawn uniformly.
+// Relations of the relational layers (RGCNConv, FastRGCNConv, RGATConv): each edge's type drawn uniformly.
 constexpr int64_t kRelations = 8;
 
 struct Setup {
@@ -45,8 +45,9 @@ struct Setup {
 
 // A layer in the benchmark: its PyG arguments at width c (the reference script uses the same); it is built and
 // called through gnn/nn/conv/ConvRegistry (x, edge_index, edge_attr [E, kEdgeDim], x_0 = x, edge types < kRelations
-// for the layers given num_relations). RGCNConv and FastRGCNConv run when named (--layers), not by default: PyG's
-// FastRGCNConv copies an [in, out] matrix per edge (1.6 GB at 100,000 edges and 64 channels, and its gradient).
+// for the layers given num_relations). RGCNConv, FastRGCNConv and RGATConv run when named (--layers), not by default:
+// PyG's FastRGCNConv copies an [in, out] matrix per edge (1.6 GB at 100,000 edges and 64 channels, and its
+// gradient), its RGATConv an [in, heads x out] one.
 struct BenchLayer {
   std::function<json(int64_t c, const std::vector<int64_t>& degreeHistogram)> args;
 };
@@ -98,6 +99,10 @@ const std::map<std::string, BenchLayer>& benchLayers() {
        of([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c}, {"num_relations", kRelations}}; })},
       {"FastRGCNConv",
        of([](int64_t c) { return json{{"in_channels", c}, {"out_channels", c}, {"num_relations", kRelations}}; })},
+      // PyG's RGATConv gathers an [in, heads x out] weight per edge: 2 heads of 8 keep it at 400 MB at 100,000 edges.
+      {"RGATConv", of([](int64_t c) {
+         return json{{"in_channels", c}, {"out_channels", 8}, {"num_relations", kRelations}, {"heads", 2}};
+       })},
   };
   return layers;
 }

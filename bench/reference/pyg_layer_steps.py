@@ -21,7 +21,7 @@ from torch_geometric.nn import (GATConv, GATv2Conv, GCNConv, GINConv, EdgeConv, 
 from torch_geometric.nn import (APPNP, ChebConv, ClusterGCNConv, FAConv, FiLMConv, GatedGraphConv,  # noqa: E402
                                 GCN2Conv, GINEConv, GraphConv, LEConv, MFConv, NNConv, ResGatedGraphConv, SGConv,
                                 TAGConv, TransformerConv, GENConv, GeneralConv, EGConv)
-from torch_geometric.nn import FastRGCNConv, RGCNConv  # noqa: E402
+from torch_geometric.nn import FastRGCNConv, RGATConv, RGCNConv  # noqa: E402
 from torch_geometric.nn.models import MLP  # noqa: E402
 from torch_geometric.utils import degree  # noqa: E402
 
@@ -30,7 +30,7 @@ EDGE_DIM = 8  # the edge features' width for the layers that read them (bench/la
 EDGE_LAYERS = {"GINEConv", "TransformerConv", "NNConv", "GENConv"}
 INITIAL_LAYERS = {"GCN2Conv", "FAConv"}  # called with x_0 = x
 RELATIONS = 8  # edge types of the relational layers, drawn uniformly (bench/layer_steps.cpp's kRelations)
-RELATIONAL_LAYERS = {"RGCNConv", "FastRGCNConv"}  # run when named in --layers (FastRGCNConv: [E, in, out] copies)
+RELATIONAL_LAYERS = {"RGCNConv", "FastRGCNConv", "RGATConv"}  # run when named in --layers ([E, in, out] copies)
 LAYERS = ("GCNConv,SAGEConv,GINConv,GATConv,GATv2Conv,EdgeConv,PNAConv,GINEConv,GraphConv,SGConv,APPNP,TAGConv,"
           "LEConv,ClusterGCNConv,ResGatedGraphConv,ChebConv,GCN2Conv,GatedGraphConv,MFConv,FAConv,FiLMConv,"
           "TransformerConv,NNConv,GENConv,GeneralConv,EGConv")
@@ -74,6 +74,7 @@ def make(name, c, deg):
         "EGConv": lambda: EGConv(c, c),
         "RGCNConv": lambda: RGCNConv(c, c, num_relations=RELATIONS),
         "FastRGCNConv": lambda: FastRGCNConv(c, c, num_relations=RELATIONS),
+        "RGATConv": lambda: RGATConv(c, 8, num_relations=RELATIONS, heads=2),
     }
     if name in others:
         return others[name]()
