@@ -42,7 +42,7 @@ const HeteroModelFlags kHeteroModelFlags[] = {
      "dropout", {"dropout", "num-bases"}},
 };
 
-// --device ipu: both models full-batch, R-GCN also on neighbour batches (app/HeteroNodeDevice.h). A sampled
+// --device ipu: both models full-batch, R-GCN also on neighbour and cluster batches (app/HeteroNodeDevice.h). A
 // batch's featureless rows are embedding rows at their node ids, which cross the host link in z
 // (models/TypedGraphBatch.h), so --eight-bit-io, which narrows z to 8 bits, is refused there.
 void checkHeteroDeviceFlags(const NodeSettings& s) {
@@ -50,10 +50,11 @@ void checkHeteroDeviceFlags(const NodeSettings& s) {
     throw UsageError("--model hgt --loader " + s.loader + " --device ipu: HGT's blocks on the simulated IPU take the "
                      "whole typed graph (its rows per type fixed when the program is compiled); its batches train on "
                      "the CPU (--device cpu), and R-GCN's on both");
-  if (!s.device.simulated() || !s.neighborLoader() || !s.device.eightBitIo) return;
-  throw UsageError("--eight-bit-io with --loader neighbor --device ipu: a heterogeneous batch's node ids cross the "
-                   "host link as z (its featureless rows' embedding rows), which 8-bit I/O would narrow; run "
-                   "without --eight-bit-io, or full-batch (--loader full), whose rows carry no ids");
+  if (!s.device.simulated() || !(s.neighborLoader() || s.clusterLoader()) || !s.device.eightBitIo) return;
+  throw UsageError("--eight-bit-io with --loader " + s.loader +
+                   " --device ipu: a heterogeneous batch's node ids cross the host link as z (its featureless rows' "
+                   "embedding rows), which 8-bit I/O would narrow; run without --eight-bit-io, or full-batch (--loader "
+                   "full), whose rows carry no ids");
 }
 
 // The refusals, each saying what is refused, why, and what exists.

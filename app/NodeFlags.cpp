@@ -145,7 +145,9 @@ void addBasicGnnFlags(Program& prog, NodeSettings& s) {
       "input-dropout", value(&s.inputDropout, 0.0), "dropout on the input features (the GAT paper's 0.6)")(
       "attn-dropout", value(&s.attnDropout, -1.0),
       "gat, gatv2: dropout on the attention coefficients (default: --dropout, as PyG's GAT)")(
-      "norm", value(&s.norm, "none"), "normalisation after each hidden layer: none | batch | layer | graph | instance")(
+      "norm", value(&s.norm, "none"),
+      "normalisation after each hidden layer: none | batch | layer | graph | instance (--model hgt: layer, a "
+      "LayerNorm per node type after each layer as the HGT authors train ogbn-mag, its default, or none)")(
       "jk", value(&s.jk, "none"), "jumping knowledge: none | last | cat | max | lstm (then a final linear layer)")(
       "aggr", value(&s.aggr, ""),
       "sage: mean | max | sum (default mean); edgecnn: max | mean | sum (default max); pna: aggregators, "
@@ -178,7 +180,8 @@ void addNodeFlags(Program& prog, NodeSettings& s, const NodeProgramDefaults& d) 
   const std::string dataHelp =
       "dataset folder in OGB's node-property raw layout (default: the shipped " + shippedDataLabel(d.data) + ")" +
       std::string(d.basicGnn ? "; or in OGB's heterogeneous layout (ogbn-mag's, raw/triplet-type-list.csv), "
-                               "trained with --model rgcn or hgt, full-batch on the CPU"
+                               "trained with --model rgcn or hgt (full batch, --loader neighbor or cluster; on the CPU "
+                               "or the simulated IPU)"
                              : "");
   prog.flags().add_options()("data", po::value(&s.data)->value_name("DIR"), dataHelp.c_str());
   if (s.modelFlag) {

@@ -93,7 +93,8 @@ void writeHeteroFolder(const fs::path& dir, const PaperGraph& g, bool authorLabe
                 (withInstitutions ? "author,affiliated_with,institution\n" : ""));
   if (withInstitutions) {
     std::string affiliations;
-    for (int a = 0; a < kAuthors; ++a) affiliations += std::to_string(a) + "," + std::to_string(a % kInstitutions) + "\n";
+    for (int a = 0; a < kAuthors; ++a)
+      affiliations += std::to_string(a) + "," + std::to_string(a % kInstitutions) + "\n";
     writeFile(dir / "raw/relations/author___affiliated_with___institution/edge.csv", affiliations);
     writeFile(dir / "raw/relations/author___affiliated_with___institution/num-edge-list.csv",
               std::to_string(kAuthors) + "\n");
@@ -226,6 +227,11 @@ TEST_F(NodeHeteroRgcn, RefusesWhatHeterogeneousGraphsDoNotHave) {
                    "--trim-to-layer");
   expectUsageError(runExample("node_property", h + " --model rgcn --device ipu --loader neighbor --eight-bit-io"),
                    "node ids cross the host link as z");
+  expectUsageError(runExample("node_property", h + " --model rgcn --device ipu --loader cluster --clusters 4 "
+                                                   "--eight-bit-io"),
+                   "--eight-bit-io with --loader cluster");
+  expectUsageError(runExample("node_property", h + " --model hgt --device ipu --loader cluster --clusters 4"),
+                   "HGT's blocks on the simulated IPU take the whole typed graph");
   expectUsageError(runExample("node_property", h + " --model rgcn --heads 4"), "--heads");
   writeFile(dir_ / "saved.ckpt", "refused before it is read");
   expectUsageError(runExample("node_property", h + " --model rgcn --load " + path("saved.ckpt")),
