@@ -21,6 +21,7 @@
 #include "loaders/HeteroBatch.h"
 #include "loaders/HeteroNeighborSampler.h"
 #include "loaders/PaddingReport.h"
+#include "loaders/Prefetcher.h"
 
 namespace gnn {
 
@@ -62,7 +63,22 @@ HeteroBatchSizes heteroSizesOfBatches(int64_t count, const std::vector<std::stri
                                       const std::vector<EdgeType>& edgeTypes,
                                       const std::function<HeteroSampledSubgraph(int64_t)>& subgraphOf,
                                       const HeteroBatchSizes& bound, double margin);
+/// A batch as a loader's prefetcher makes it: collated, with the nodes and edges trimmed to fit.
+struct CollatedHeteroBatch {
+  HeteroBatch batch;
+  int64_t trimmedNodes = 0, trimmedEdges = 0;
+};
+
 /// Counts a batch handed out in `report`: its nodes and edges summed over the types (one graph a batch) and those cut.
 void addToReport(PaddingReport& report, const HeteroBatch& batch, int64_t cutNodes, int64_t cutEdges);
+
+/// A loader's next(): the prefetcher's next batch into `out`, counted in `report`; false at the epoch's end.
+inline bool handOutHeteroBatch(Prefetcher<CollatedHeteroBatch>& prefetcher, PaddingReport& report, HeteroBatch& out) {
+  CollatedHeteroBatch item;
+  if (!prefetcher.next(item)) return false;
+  addToReport(report, item.batch, item.trimmedNodes, item.trimmedEdges);
+  out = std::move(item.batch);
+  return true;
+}
 
 }  // namespace gnn

@@ -102,12 +102,12 @@ std::vector<int64_t> HeteroClusterLoader::batchClusters(int64_t i) const {
   return clustersOfBatch(epochOrder_, options_.clustersPerBatch, i);
 }
 
-HeteroClusterLoader::Item HeteroClusterLoader::makeItem(int64_t i) const {
+CollatedHeteroBatch HeteroClusterLoader::makeItem(int64_t i) const {
   HeteroSampledSubgraph sub = clusters_->subgraph(batchClusters(i), input_, isInput_);
   if (options_.overSize == OverSizeStrategy::Error && heteroSubgraphOverSize(sub, rows_))
     invalidArgument("HeteroClusterLoader: batch ", i, " of epoch ", epoch_, " holds", heteroOverSizeReport(sub, rows_),
                     " raise those sizes (worstCase() never trims) or trim");
-  Item item;
+  CollatedHeteroBatch item;
   // Each type keeps its first rows; in the target type the seeds come first, so they go last.
   std::tie(item.trimmedNodes, item.trimmedEdges) = trimHeteroSubgraph(sub, rows_);
   item.batch = collateHeteroBatch(*graph_, sub, rows_, sizes_);
@@ -119,12 +119,6 @@ HeteroClusterLoader::Item HeteroClusterLoader::makeItem(int64_t i) const {
 
 HeteroBatch HeteroClusterLoader::collateBatch(int64_t i) const { return makeItem(i).batch; }
 
-bool HeteroClusterLoader::next(HeteroBatch& out) {
-  Item item;
-  if (!prefetcher_.next(item)) return false;
-  addToReport(report_, item.batch, item.trimmedNodes, item.trimmedEdges);
-  out = std::move(item.batch);
-  return true;
-}
+bool HeteroClusterLoader::next(HeteroBatch& out) { return handOutHeteroBatch(prefetcher_, report_, out); }
 
 }  // namespace gnn

@@ -28,6 +28,7 @@
 
 #include "data/HeteroGraph.h"
 #include "loaders/EpochSampler.h"
+#include "loaders/HeteroBatchCollate.h"
 #include "loaders/HeteroBatchLoader.h"
 #include "loaders/HeteroClusterData.h"
 #include "loaders/OverSizeStrategy.h"
@@ -75,11 +76,7 @@ class HeteroClusterLoader : public HeteroBatchLoader {
   const Options& options() const { return options_; }
 
  private:
-  struct Item {
-    HeteroBatch batch;
-    int64_t trimmedNodes = 0, trimmedEdges = 0;
-  };
-  Item makeItem(int64_t i) const;
+  CollatedHeteroBatch makeItem(int64_t i) const;
 
   std::shared_ptr<const HeteroGraph> graph_;
   std::shared_ptr<const HeteroClusterData> clusters_;
@@ -96,7 +93,7 @@ class HeteroClusterLoader : public HeteroBatchLoader {
   int64_t epoch_ = 0;
   std::vector<int64_t> epochOrder_;
   PaddingReport report_;
-  Prefetcher<Item> prefetcher_;
+  Prefetcher<CollatedHeteroBatch> prefetcher_;
 };
 
 }  // namespace gnn

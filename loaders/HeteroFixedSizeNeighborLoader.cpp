@@ -108,12 +108,12 @@ std::pair<int64_t, int64_t> HeteroFixedSizeNeighborLoader::fitToSizes(HeteroSamp
   return trimHeteroSubgraph(sub, rows_);
 }
 
-HeteroFixedSizeNeighborLoader::Item HeteroFixedSizeNeighborLoader::makeItem(int64_t i) const {
+CollatedHeteroBatch HeteroFixedSizeNeighborLoader::makeItem(int64_t i) const {
   GNN_CHECK_ARG(!epochOrder_.empty() || inputNodes_.empty(), "HeteroFixedSizeNeighborLoader: call startEpoch() first");
   auto [seeds, inputIds] = batchOfOrder(inputNodes_, epochOrder_, options_.batchSize, i);
   HeteroSampledSubgraph sub =
       sampler_->sample(inputType_, seeds, options_.numNeighbors, options_.seed, epoch_, options_.replace);
-  Item item;
+  CollatedHeteroBatch item;
   std::tie(item.trimmedNodes, item.trimmedEdges) = fitToSizes(sub, i);
   item.batch = collateHeteroBatch(*graph_, sub, rows_, sizes_);
   item.batch.inputId = std::move(inputIds);
@@ -122,12 +122,6 @@ HeteroFixedSizeNeighborLoader::Item HeteroFixedSizeNeighborLoader::makeItem(int6
 
 HeteroBatch HeteroFixedSizeNeighborLoader::collateBatch(int64_t i) const { return makeItem(i).batch; }
 
-bool HeteroFixedSizeNeighborLoader::next(HeteroBatch& out) {
-  Item item;
-  if (!prefetcher_.next(item)) return false;
-  addToReport(report_, item.batch, item.trimmedNodes, item.trimmedEdges);
-  out = std::move(item.batch);
-  return true;
-}
+bool HeteroFixedSizeNeighborLoader::next(HeteroBatch& out) { return handOutHeteroBatch(prefetcher_, report_, out); }
 
 }  // namespace gnn

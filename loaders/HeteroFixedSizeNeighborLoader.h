@@ -91,11 +91,7 @@ class HeteroFixedSizeNeighborLoader : public HeteroBatchLoader {
   const Options& options() const { return options_; }
 
  private:
-  struct Item {
-    HeteroBatch batch;
-    int64_t trimmedNodes = 0, trimmedEdges = 0;
-  };
-  Item makeItem(int64_t i) const;
+  CollatedHeteroBatch makeItem(int64_t i) const;
   // Cuts `sub` to the sizes (TrimNodesAndEdges) or refuses it (Error); returns the nodes and edges cut.
   std::pair<int64_t, int64_t> fitToSizes(HeteroSampledSubgraph& sub, int64_t i) const;
 
@@ -110,7 +106,7 @@ class HeteroFixedSizeNeighborLoader : public HeteroBatchLoader {
   int64_t epoch_ = 0;
   std::vector<int64_t> epochOrder_;
   PaddingReport report_;
-  Prefetcher<Item> prefetcher_;
+  Prefetcher<CollatedHeteroBatch> prefetcher_;
 };
 
 }  // namespace gnn
