@@ -72,7 +72,7 @@ void DeviceFlags::addTo(Program& prog) {
       "inferenceModel); its pipeline depth is --device-iterations, and --grad-accum must be 1")(
       "plan-scaling", po::bool_switch(&planScaling),
       "as --plan-only (or --plan-inference), and the plan again at 1, 2, 4, ..., 64 replicas: IPUs, hosts, each "
-      "part of the step (compute, exchange, all-reduce over IPU-Links and the hosts' network, host I/O, host "
+      "part of the step (compute, exchange, all-reduce over IPU-Links and between PODs, host I/O, host "
       "preparation) and samples/s, with --json as the report's 'scaling'")(
       "host-cores", value(&hostCores, gnn::hostCores()),
       "planning: cores per host preparing micro-batches (an assumption; default: this machine's); the plan "
@@ -84,8 +84,11 @@ void DeviceFlags::addTo(Program& prog) {
       "planning: IPUs per host in the --plan-scaling table (4: an IPU-M2000 or Bow-2000); the hosts' cores "
       "prepare the micro-batches")(
       "ipus-per-pod", value(&ipusPerPod, int64_t{64}),
-      "planning: IPUs joined by IPU-Links in the --plan-scaling table (64: an IPU-POD64's torus); its all-reduce "
-      "crosses the network (--network-gbps) between PODs")(
+      "planning: IPUs joined by IPU-Links (64: an IPU-POD64's torus); replicas beyond them reach the others over "
+      "GW-Links (2 x 100 Gb/s per IPU-Machine), in GCL's three-phase all-reduce")(
+      "synthetic-data", po::bool_switch(&syntheticData),
+      "planning: the device makes its own inputs, as PopTorch's enableSyntheticData and Graphcore's device-bound "
+      "benchmarks: no host transfers and no host preparation in the plan (each host request still costs its call)")(
       "report", po::value(&report)->value_name("FILE.json"), "write the memory and cost report as JSON")(
       "auto-round-num-ipus", po::bool_switch(&autoRound),
       "round replicas x stages up to a power of two, as real IPU systems require")(
@@ -114,7 +117,7 @@ void DeviceFlags::addTo(Program& prog) {
       "planning: hosts the replicas are spread over (the all-reduce crosses the network between them; "
       "--plan-only reports its share)")(
       "network-gbps", value(&networkGbps, 100.0),
-      "planning: bandwidth of the network between hosts (and between PODs in --plan-scaling), Gbit/s per host "
+      "planning: bandwidth of the network between hosts (--hosts: replicas over MPI), Gbit/s per host "
       "(default 100 Gb/s Ethernet, an assumption; an IPU-M2000's gateway has 2 x 100 GbE)")(
       "network-latency-us", value(&networkLatencyUs, 10.0), "planning: latency of one message between hosts, us");
 }
@@ -209,6 +212,7 @@ void DeviceFlags::apply(const Program& prog) {
              {eightBitIo, "--eight-bit-io"},
              {tileMemory > 0, "--tile-memory"},
              {mergeAllReduce, "--merge-all-reduce"},
+             {syntheticData, "--synthetic-data"},
              {loaderMode != "sync", "--loader-mode " + loaderMode},
              {execution != "pipelined", "--execution " + execution},
              {planOnly, "--plan-only"},
@@ -225,6 +229,13 @@ void DeviceFlags::apply(const Program& prog) {
   requireAtLeast("--host-cores", static_cast<double>(hostCores), 1);
   requireAtLeast("--ipus-per-host", static_cast<double>(ipusPerHost), 1);
   requireAtLeast("--ipus-per-pod", static_cast<double>(ipusPerPod), 1);
+  if (syntheticData && !(planOnly || planInference || planScaling))
+    throw UsageError("--synthetic-data plans what PopTorch's enableSyntheticData runs (inputs made on the device, "
+                     "no host I/O); it computes nothing here: add --plan-only, --plan-inference or --plan-scaling");
+  if (syntheticData && hostPrepMs > 0)
+    throw UsageError("--synthetic-data leaves the host nothing to prepare: drop --host-prep-ms");
+  options.ipusPerPod = ipusPerPod;
+  options.syntheticData = syntheticData;
   if (!(hostPrepMs >= 0 && std::isfinite(hostPrepMs))) throw UsageError("--host-prep-ms must be >= 0 (0: timed)");
   options.hosts = hosts;
   options.networkBytesPerSecond = networkGbps * 1e9 / 8;
@@ -384,7 +395,7 @@ std::unique_ptr<DeviceProgram> DeviceFlags::compile(const Program& prog, BlockMo
   try {
     if (planOnly || planInference || planScaling) {
       // The host first, while nothing else runs; then the plan, which runs the model once.
-      const HostSample host = hostSampleFor(*this, in);
+      const HostSample host = syntheticData ? HostSample{} : hostSampleFor(*this, in);
       Plan p = planProgram(model, lossFn, planInference ? nullptr : optimizer, shapes, o);
       if (in.packing.known) p.packing = in.packing;
       if (host.known) p.setHost(host, hostCores, prog.given("host-cores") ? "--host-cores" : "this machine's");

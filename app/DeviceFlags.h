@@ -62,6 +62,7 @@ struct DeviceFlags {
   // How the host feeds the IPUs in the plan: sync (PopTorch's DataLoader default) | async.
   std::string loaderMode = "sync";
   bool mergeAllReduce = false;
+  bool syntheticData = false;  // --synthetic-data: plans without host I/O (PopTorch's enableSyntheticData)
   std::string report;
   std::string trace, traceSvg;
   int64_t traceRequests = 2;

@@ -38,7 +38,11 @@ void startRecord(CompileRecord& record, const Batch& shapes, const std::vector<s
   record.maxNodesPerGraph = shapes.maxNodesPerGraph;
   GNN_CHECK_ARG(shapes.numGraphs >= 1, "compile: the example micro-batch has no graphs");
   record.inputBytes = hostLinkBytes(shapes);
-  for (const std::string& n : blockNames) record.blocks.push_back(BlockRecord{n});
+  for (const std::string& n : blockNames) {
+    BlockRecord b;
+    b.name = n;
+    record.blocks.push_back(std::move(b));
+  }
   for (size_t s = 0; s < stages.size(); ++s) {
     StageRecord st;
     st.firstBlock = stages[s].first;
@@ -84,8 +88,10 @@ void recordStageParameters(CompileRecord& record, const std::vector<Variable>& p
         sr.parameters += p.value().numel();
         int64_t b = record.blockIndex(sink.blockOf(p));
         if (b < sr.firstBlock || b >= sr.lastBlock) b = sr.firstBlock;
-        ++record.blocks[static_cast<size_t>(b)].parameterTensors;
-        record.blocks[static_cast<size_t>(b)].parameters += p.value().numel();
+        BlockRecord& block = record.blocks[static_cast<size_t>(b)];
+        ++block.parameterTensors;
+        block.parameters += p.value().numel();
+        block.parameterSizes.push_back(p.value().numel());
       }
   }
 }
@@ -96,7 +102,10 @@ void discardCapture(CompileRecord& record) {
     st.parameters = st.parameterTensors = st.forwardOps = st.backwardOps = 0;
     st.forwardFlops = st.backwardFlops = st.savedBytes = st.activationBytes = 0;
   }
-  for (BlockRecord& b : record.blocks) b.parameters = b.parameterTensors = b.outputBytes = 0;
+  for (BlockRecord& b : record.blocks) {
+    b.parameters = b.parameterTensors = b.outputBytes = 0;
+    b.parameterSizes.clear();
+  }
 }
 
 }  // namespace gnn

@@ -61,6 +61,7 @@ struct BlockRecord {
   std::string name;
   int64_t parameters = 0;        // scalar parameters whose gradient this block's backward sends first
   int64_t parameterTensors = 0;
+  std::vector<int64_t> parameterSizes;  // elements of each of those tensors (their all-reduces' sizes)
   int64_t outputBytes = 0;       // the state after the block (what a stage ending here sends), per micro-batch
 };
 

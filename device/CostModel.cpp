@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "device/Collectives.h"
 #include "device/PipelineSchedule.h"
 
 namespace gnn {
@@ -229,39 +230,62 @@ void playSchedule(const ModelProfile& m, const StageBlocks& stages, const std::v
   for (double t : laneFree) c.pipelineSeconds = std::max(c.pipelineSeconds, t);
 }
 
-// All-reduce of the gradients over the replicas, every stage's ring at once: a ring moves 2(R-1)/R of the
-// bytes through each IPU's links and takes 2(R-1) steps. RTS replaces it with a reduce-scatter and, after the
-// update, an all-gather of the weights: the same bytes in total.
-// Replicas over H hosts (--hosts): hierarchical, as Poplar's cross-host collectives: a reduce-scatter and an
-// all-gather over each host's Rh = R/H replicas on IPU-Links, and between them a ring all-reduce over the hosts
-// through the network, each host's NIC carrying 2(H-1)/H of the gradient bytes (its replicas' shards together).
-// The network's bandwidth and latency are IpuOptions parameters (an assumption: no published figure).
+// Bytes of each weight tensor's gradient on stages[s] (the blocks' recorded sizes; a profile without them: the
+// stage's parameters in equal shares).
+std::vector<double> stageTensorBytes(const ModelProfile& m, const StageBlocks& stages, int64_t s, int64_t params,
+                                     int64_t bytesPerWeight) {
+  std::vector<double> sizes;
+  int64_t tensors = 0;
+  for (int64_t b = stages[static_cast<size_t>(s)].first; b < stages[static_cast<size_t>(s)].second; ++b) {
+    const BlockProfile& block = m.blocks[static_cast<size_t>(b)];
+    tensors += block.parameterTensors;
+    for (int64_t n : block.parameterSizes) sizes.push_back(static_cast<double>(n * bytesPerWeight));
+  }
+  if (static_cast<int64_t>(sizes.size()) != tensors || sizes.empty()) {
+    const int64_t n = std::max<int64_t>(1, tensors);
+    sizes.assign(static_cast<size_t>(n), static_cast<double>(params * bytesPerWeight) / static_cast<double>(n));
+  }
+  return sizes;
+}
+
+// All-reduce of the gradients over the replicas, every stage's at once (each stage's IPUs form their own rings),
+// costed as GCL runs it (device/Collectives.h): inside a POD over IPU-Links, across PODs over GW-Links. RTS
+// replaces it with a reduce-scatter and, after the update, an all-gather of the weights: the same phases.
 // PopART runs one all-reduce per weight tensor unless its collectives are merged (SessionOptions
-// replicatedCollectivesSettings.mergeAllReduceCollectives, false by default; IpuOptions::mergeAllReduce): the
-// bytes are the same, but every collective pays the ring's 2(R-1) steps of latency.
+// replicatedCollectivesSettings.mergeAllReduceCollectives, false by default; IpuOptions::mergeAllReduce): each
+// tensor's collective pays its own steps' latency, and its own size picks its method.
+// Replicas over H hosts (--hosts, this library's MPI replication): a ring all-reduce over the hosts through the
+// network as well, each host's NIC carrying 2(H-1)/H of the gradient bytes; the network's bandwidth and latency
+// are IpuOptions parameters (an assumption: no published figure).
 void allReduceCost(const ModelProfile& m, const StageBlocks& stages, const std::vector<int64_t>& params,
                    const UpdateShape& u, const IpuOptions& o, const IpuSpec& spec, CostPlan& c) {
   const int64_t R = u.R;
   const int64_t H = std::min(std::max<int64_t>(1, o.hosts), R);
-  const int64_t Rh = (R + H - 1) / H;
-  const double linkBw = spec.ipuLinkBytesPerSecond;
+  CollectiveOptions domains;
+  domains.ipusPerReplica = u.phased ? 1 : u.P;
+  domains.ipusPerPod = o.ipusPerPod;
   for (int64_t s = 0; s < u.P; ++s) {
     const double bytes = static_cast<double>(params[static_cast<size_t>(s)] * u.pb);
-    double tensors = 0;
-    for (int64_t b = stages[static_cast<size_t>(s)].first; b < stages[static_cast<size_t>(s)].second; ++b)
-      tensors += static_cast<double>(m.blocks[static_cast<size_t>(b)].parameterTensors);
-    const double collectives = o.mergeAllReduce ? 1.0 : std::max(1.0, tensors);
-    const double intra = Rh > 1 ? 2.0 * static_cast<double>(Rh - 1) / static_cast<double>(Rh) * bytes /
-                                          (linkBw * static_cast<double>(spec.linksPerRing)) +
-                                      collectives * 2.0 * static_cast<double>(Rh - 1) * spec.ipuLinkLatencySeconds
-                                : 0.0;
+    const std::vector<double> tensors = o.mergeAllReduce ? std::vector<double>{bytes}
+                                                         : stageTensorBytes(m, stages, s, params[static_cast<size_t>(s)], u.pb);
+    double device = 0, gw = 0;
+    std::string method;
+    for (double t : tensors) {
+      const CollectiveCost cc = collectiveCost(Collective::AllReduce, t, R, spec, domains);
+      device += cc.seconds();
+      gw += cc.gwLinkSeconds();
+      if (t == *std::max_element(tensors.begin(), tensors.end())) method = cc.method();
+    }
+    const double collectives = static_cast<double>(tensors.size());
     const double inter = H > 1 ? 2.0 * static_cast<double>(H - 1) / static_cast<double>(H) * bytes /
                                          o.networkBytesPerSecond +
                                      collectives * 2.0 * static_cast<double>(H - 1) * o.networkLatencySeconds
                                : 0.0;
-    if (intra + inter > c.allReduceSeconds) {
-      c.allReduceSeconds = intra + inter;
-      c.networkSeconds = inter;
+    if (device + inter > c.allReduceSeconds) {
+      c.allReduceSeconds = device + inter;
+      c.networkSeconds = gw + inter;
+      c.collectives = static_cast<int64_t>(tensors.size());
+      c.collectiveMethod = method;
     }
   }
 }
@@ -323,11 +347,12 @@ CostPlan planCost(const ModelProfile& m, const StageBlocks& stages, const IpuOpt
   if (m.training) optimizerCost(m, stages, params, u, o, spec, c);
   // Host: the update's micro-batches arrive on the first stage's IPU (integer features, 8-bit with --eight-bit-io,
   // and indices; later stages receive the indices and masks at the same time, in parallel, on their own links),
-  // plus the host round trip once per host request.
-  const double ioIn = static_cast<double>(o.eightBitIo ? m.inputBytes - m.inputIntegerFeatureBytes + m.inputIntegerFeatureElements
-                                                       : m.inputBytes);
+  // plus the cost of the host request's call once per request. Synthetic data: the call only.
+  const double ioIn = o.syntheticData ? 0.0
+                      : static_cast<double>(o.eightBitIo ? m.inputBytes - m.inputIntegerFeatureBytes + m.inputIntegerFeatureElements
+                                                         : m.inputBytes);
   c.hostSeconds = static_cast<double>(u.G) * ioIn / spec.hostBytesPerSecondPerIpu +
-                  spec.hostLatencySeconds / static_cast<double>(o.deviceIterations);
+                  spec.hostCallSeconds / static_cast<double>(o.deviceIterations);
   c.stepSeconds = c.pipelineSeconds + c.allReduceSeconds + c.optimizerSeconds + c.hostSeconds;
   splitOnBottleneck(u, c);
   if (m.training) {

@@ -55,7 +55,9 @@ struct CostPlan {
   std::vector<StageCost> stages;
   double pipelineSeconds = 0;   // the forward/backward schedule of one update (makespan)
   double allReduceSeconds = 0;  // gradients over the replicas (and RTS's all-gather)
-  double networkSeconds = 0;    // the part of it between hosts (IpuOptions::hosts > 1)
+  double networkSeconds = 0;    // the part of it between PODs (GW-Links) or hosts (IpuOptions::hosts > 1)
+  int64_t collectives = 0;      // all-reduces per update on the slowest stage (one per weight tensor, or merged)
+  std::string collectiveMethod; // GCL's method for the largest of them ("meet-in-the-middle ring", ...)
   double optimizerSeconds = 0;
   double hostSeconds = 0;       // per update: its micro-batches' transfers + the request's latency / iterations
   double streamingSeconds = 0;  // phase loads and stores (phased execution)

@@ -147,6 +147,12 @@ struct PlanningOptions {
   /// replicatedCollectivesSettings.mergeAllReduceCollectives = false): one collective per weight tensor, each
   /// paying the ring's latency; true: merged into one collective per stage (what Graphcore's examples turn on).
   bool mergeAllReduce = false;
+  /// IPUs joined by IPU-Links (an IPU-POD64's 2D torus): replicas beyond it reach the others over GW-Links, in
+  /// GCL's three phases (device/Collectives.h).
+  int64_t ipusPerPod = 64;
+  /// PopTorch's Options.enableSyntheticData: the device makes its inputs (no host transfers) and the host
+  /// prepares nothing, as Graphcore's device-bound benchmarks run; each host request still costs its call.
+  bool syntheticData = false;
 };
 
 /// Replicas across processes (MPI; PopTorch: Options.Distributed.configureProcessId(rank, size) with PopRun).

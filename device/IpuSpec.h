@@ -32,12 +32,34 @@ struct IpuSpec {
   // IPU-Links: 10 per IPU, 320 GB/s in total (unconfirmed), i.e. 32 GB/s per link.
   double ipuLinkBytesPerSecond = 32e9;
   int64_t linksBetweenStages = 2;  // assumption: a pipeline's neighbouring IPUs use two links
-  int64_t linksPerRing = 2;        // assumption: an all-reduce ring drives two links per IPU
-  double ipuLinkLatencySeconds = 2e-6;  // assumption, per message
+  double ipuLinkLatencySeconds = 2e-6;  // assumption, per message between pipeline stages
+  // Collectives between replicas (device/Collectives.h), from the only published GCL timings: Graphcore's
+  // replicated_collectives tool as quoted in graphcore/poplibs commit messages (2020; 16 IPUs; meet-in-the-middle
+  // rings, the method GCL's AUTO took there; fp16 elements). All-reduces of 1K, 4K, 16K and 128K elements took
+  // 74,752, 105,487, 92,560 and 101,218 cycles (commit d3f278d8), one of 6 MB 498,363 cycles (commit c866d315).
+  // The small ones' mean over the all-reduce's 16 steps (8 per phase) is the latency of a step; the 6 MB one less
+  // that latency is the bandwidth through each IPU: 2 x 15/16 x 6 MiB in 404,859 cycles. Cycles are taken at the
+  // Mk2 clock on both specs (the commits do not name the generation; the links do not speed up with Bow's clock).
+  double collectiveStepSeconds = 93504.0 / 16 / 1.33e9;                // 4.39 us
+  double collectiveBytesPerSecond = 11796480.0 / 404859.0 * 1.33e9;    // 38.8 GB/s per IPU, meet-in-the-middle
+  // The quad-directional ring sends quarters round two rings in both directions where meet-in-the-middle uses
+  // one ring's two directions: assumed twice the bandwidth (unpublished; 1x..2x is the plausible range).
+  double quadRingBandwidthFactor = 2.0;
+  // GW-Links between PODs: 2 x 100 Gb/s per IPU-Machine of 4 IPUs (IPU-M2000 and Bow-2000 datasheets), 6.25 GB/s
+  // per IPU; the latency of a ring step across them is unpublished (assumption: 10 us, RoCE's order).
+  double gwLinkBytesPerSecondPerIpu = 25e9 / 4;
+  double gwLinkStepSeconds = 10e-6;
   // Host: IPU-M2000 gateway, 2 x 100 GbE RoCE = 25 GB/s shared by its 4 IPUs (unconfirmed; PCIe Gen4 x16 64 GB/s
   // on direct-attach systems).
   double hostBytesPerSecondPerIpu = 25e9 / 4;
-  double hostLatencySeconds = 50e-6;  // assumption: one host round trip per host request
+  // What one host request (one call of a PopTorch program) costs besides its transfers: PopTorch's call, the
+  // host-device synchronisation and the returned outputs, paid once per deviceIterations weight updates. From
+  // the device-bound SchNet sweep on HydroNet-500k of Helal et al. (graphcore-research/hydronet-gnn
+  // experiments/strong_scaling.ipynb, synthetic data, Bow, replicas x device iterations = 64): the time per update
+  // grows 114.3 -> 116.9 ms from 8 to 64 replicas while the requests per update grow 8-fold; less the collectives'
+  // growth, a least-squares fit gives 2.7 ms per request (bench/published_plans.py --fit-host-call re-derives it).
+  // The QM9 sweep of the same notebook is held out to check it (docs/device.md, "Validation"). Was an assumed 50 us.
+  double hostCallSeconds = 2.7e-3;
   // Streaming memory (DDR4 on the IPU-Machine, 256-448 GB per machine: datasheets). Bandwidth unconfirmed.
   double streamingBytesPerIpu = 64e9;
   double streamingBytesPerSecond = 20e9;

@@ -81,6 +81,7 @@ ModelProfile ModelProfile::from(const CompileRecord& r, bool training, int64_t o
     p.name = b.name;
     p.parameters = b.parameters;
     p.parameterTensors = b.parameterTensors;
+    p.parameterSizes = b.parameterSizes;
     p.outputBytes = b.outputBytes;
     p.inputBytes = m.blocks.empty() ? 0 : m.blocks.back().outputBytes;
     m.blocks.push_back(std::move(p));

@@ -40,6 +40,7 @@ struct OpCost {
 struct BlockProfile {
   std::string name;
   int64_t parameters = 0, parameterTensors = 0;
+  std::vector<int64_t> parameterSizes;  // elements per parameter tensor (empty: parameters / tensors each)
   int64_t inputBytes = 0;   // the state the block receives (the previous block's output; 0 for the first)
   int64_t outputBytes = 0;  // the state it hands on
   int64_t savedBytes = 0;   // activations its backward keeps, per micro-batch

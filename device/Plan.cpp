@@ -323,12 +323,17 @@ void writeCost(std::ostringstream& s, const Plan& p) {
   s << stepParts(p).table();
   if (p.training && p.options.replicationFactor > 1) {
     const int64_t H = std::min(std::max<int64_t>(1, p.options.hosts), p.options.replicationFactor);
-    s << "  all-reduce of " << p.options.replicationFactor << " replicas over " << H << " host(s): " << ms(c.allReduceSeconds)
-      << " per update (" << pct(c.allReduceSeconds / T) << " of the step)";
+    s << "  all-reduce of " << p.options.replicationFactor << " replicas: " << ms(c.allReduceSeconds) << " per update ("
+      << pct(c.allReduceSeconds / T) << " of the step), " << c.collectives
+      << (c.collectives == 1 ? " collective (merged: --merge-all-reduce)" : " collectives (one per weight tensor, PopART's "
+                                                                             "default; --merge-all-reduce merges them)")
+      << ", GCL's " << c.collectiveMethod << " for the largest";
     if (H > 1)
-      s << ", of which the network between hosts " << ms(c.networkSeconds) << " ("
+      s << "; of which the network between " << H << " hosts and GW-Links between PODs " << ms(c.networkSeconds) << " ("
         << fmt("%g", p.options.networkBytesPerSecond * 8 / 1e9) << " Gb/s, "
         << fmt("%g", p.options.networkLatencySeconds * 1e6) << " us; --network-gbps, --network-latency-us)";
+    else if (c.networkSeconds > 0)
+      s << "; of which GW-Links between PODs of " << p.options.ipusPerPod << " IPUs " << ms(c.networkSeconds);
     s << "\n";
   }
   s << "  pipeline utilisation " << pct(c.utilisation) << "; bottleneck: stage " << c.bottleneckStage << " ("
@@ -347,7 +352,8 @@ void writeCost(std::ostringstream& s, const Plan& p) {
   s << p.host.report();
   s << "Throughput (estimate): " << thousands(p.throughput()) << " samples/s"
     << (p.packing.known ? " (real graphs)" : "") << ", limited by the "
-    << (!p.host.known ? "IPUs (the host's preparation not planned: no loader)"
+    << (p.options.syntheticData ? "IPUs (--synthetic-data: no host transfers or preparation)"
+        : !p.host.known ? "IPUs (the host's preparation not planned: no loader)"
                       : p.host.hostBound() ? "HOST (its preparation of micro-batches)" : "IPUs")
     << (p.host.known && !p.host.asyncLoading ? ", with the host's preparation between calls (--loader-mode sync, "
                                                "PopTorch's default)"
@@ -494,6 +500,13 @@ nlohmann::json Plan::toJson() const {
           {"hosts", std::min(std::max<int64_t>(1, options.hosts), options.replicationFactor)},
           {"all_reduce_ms", cost.allReduceSeconds * 1e3},
           {"network_ms", cost.networkSeconds * 1e3},
+          {"collectives",
+           {{"per_update", cost.collectives},
+            {"merged", options.mergeAllReduce},
+            {"method_of_largest", cost.collectiveMethod},
+            {"ipus_per_pod", options.ipusPerPod},
+            {"all_reduce_ms", cost.allReduceSeconds * 1e3},
+            {"between_pods_or_hosts_ms", cost.networkSeconds * 1e3}}},
           {"pipeline_utilisation", cost.utilisation},
           {"bottleneck_stage", cost.bottleneckStage},
           {"step_parts", stepParts(*this).toJson()},
@@ -504,6 +517,7 @@ nlohmann::json Plan::toJson() const {
            {{"samples_per_s", throughput()},
             {"limited_by", limitedBy()},
             {"loader_mode", options.asyncLoading ? "async" : "sync"},
+            {"synthetic_data", options.syntheticData},
             {"device_samples_per_s", cost.samplesPerSecond},
             {"host_samples_per_s", host.known ? nlohmann::json(host.samplesPerSecond) : nlohmann::json(nullptr)}}},
           {"stages", st},
@@ -523,6 +537,12 @@ nlohmann::json Plan::toJson() const {
             {"code_and_exchange_bytes_per_tile", spec.codeAndExchangeBytesPerTile},
             {"clock_hz", spec.clockHz},
             {"ipu_link_bytes_per_s", spec.ipuLinkBytesPerSecond},
+            {"collective_step_s", spec.collectiveStepSeconds},
+            {"collective_bytes_per_s", spec.collectiveBytesPerSecond},
+            {"quad_ring_bandwidth_factor", spec.quadRingBandwidthFactor},
+            {"gw_link_bytes_per_s_per_ipu", spec.gwLinkBytesPerSecondPerIpu},
+            {"gw_link_step_s", spec.gwLinkStepSeconds},
+            {"host_call_s", spec.hostCallSeconds},
             {"host_bytes_per_s_per_ipu", spec.hostBytesPerSecondPerIpu},
             {"streaming_bytes_per_s", spec.streamingBytesPerSecond}}}};
 }

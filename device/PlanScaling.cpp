@@ -38,7 +38,7 @@ PlanScaling planScaling(const Plan& plan, const ScalingOptions& so) {
     row.ipus = o.numIpus(t.stages);
     row.hosts = (row.ipus + so.ipusPerHost - 1) / so.ipusPerHost;
     row.pods = (row.ipus + so.ipusPerPod - 1) / so.ipusPerPod;
-    o.hosts = row.pods;  // the cost model's network domains: the all-reduce crosses the network between them
+    o.ipusPerPod = so.ipusPerPod;  // the all-reduce crosses the GW-Links between PODs
     Plan q = makePlan(*plan.profile, o, plan.samplesPerMicroBatch, /*withFixes=*/false);
     if (plan.host.known) q.setHost(plan.host.sample, plan.host.coresPerHost, plan.host.coresSource, row.hosts);
     const StepParts parts = stepParts(q);
@@ -70,11 +70,10 @@ std::string PlanScaling::table() const {
   s << "Scaling (--plan-scaling): each row the same " << stages << " stage(s), micro-batch and accumulation (weak "
     << "scaling); R x " << stages << " IPUs fed by ceil(IPUs / " << options.ipusPerHost << ") hosts (an IPU-M2000 / "
     << "Bow-2000 per host: --ipus-per-host) with the same cores each, joined by IPU-Links within PODs of "
-    << options.ipusPerPod << " IPUs (--ipus-per-pod) and by the network between PODs (" << fmt("%g", networkGbps)
-    << " Gb/s, --network-gbps); ms per step\n";
+    << options.ipusPerPod << " IPUs (--ipus-per-pod) and by GW-Links between PODs; ms per step\n";
   char line[320];
   std::snprintf(line, sizeof line, "  %4s %5s %5s %4s %4s %9s %9s %9s %9s %9s %9s %9s %9s %11s %11s %11s %7s %5s\n",
-                "R", "IPUs", "hosts", "PODs", "fits", "step", "compute", "exchange", "bubble", "IPU-Link", "network",
+                "R", "IPUs", "hosts", "PODs", "fits", "step", "compute", "exchange", "bubble", "IPU-Link", "GW-Link",
                 "host I/O", "host prep", "device/s", "host/s", "samples/s", "limit", "eff");
   s << line;
   for (const ScalingRow& r : rows) {
@@ -121,7 +120,7 @@ nlohmann::json PlanScaling::toJson() const {
           {"assumptions", "each row keeps the stages, micro-batch and accumulation (weak scaling); hosts = ceil(IPUs / "
                           "ipus_per_host), host preparation scales with them at the same cores per host; pods = "
                           "ceil(IPUs / ipus_per_pod): the all-reduce runs over IPU-Links within a POD and over the "
-                          "network between PODs"},
+                          "GW-Links between PODs (GCL's three phases)"},
           {"rows", rs}};
 }
 

@@ -1,9 +1,10 @@
 // A plan across many replicas and hosts: the step's parts add up to the step (the all-reduce split into IPU-Links
-// and the hosts' network, by hand), and the scaling table over 1..64 replicas: IPUs and hosts by the stated rule,
+// and the network between PODs or hosts, by hand), and the scaling table over 1..64 replicas: IPUs and hosts by the stated rule,
 // a row's all-reduce by hand, the parts that must grow or shrink with the replicas doing so, the host's rate
 // growing with the hosts.
 #include <gtest/gtest.h>
 
+#include "device/Collectives.h"
 #include "device/Plan.h"
 #include "device/PlanScaling.h"
 #include "device/StepParts.h"
@@ -51,10 +52,12 @@ TEST(PlanStepParts, PartsAddUpAndTheAllReduceSplitsByHand) {
   for (const StepPart& part : parts.device) sum += part.seconds;
   EXPECT_NEAR(sum, p.cost.stepSeconds, 1e-12);
   EXPECT_NEAR(parts.deviceStep, p.cost.stepSeconds, 1e-12);
-  // One stage of 2M parameters (8 MB fp32) in 2 weight tensors, each its own all-reduce (PopART's default): 2
-  // replicas per host over IPU-Links (2(2-1)/2 of the bytes over two 32 GB/s links, 2 latencies of 2 us per
-  // tensor), and 2 hosts over the network (2(2-1)/2 over 12.5 GB/s, 2 x 10 us per tensor).
-  const double links = 1.0 * 8e6 / 64e9 + 2 * 2 * 2e-6, network = 1.0 * 8e6 / 12.5e9 + 2 * 2 * 10e-6;
+  // One stage of 2M parameters (8 MB fp32) in 2 weight tensors, each its own all-reduce (PopART's default): over
+  // the 4 replicas' IPU-Links (device/Collectives.h), and over the network between the 2 hosts (2(2-1)/2 over
+  // 12.5 GB/s, 2 x 10 us per tensor).
+  const IpuSpec spec = IpuSpec::mk2();
+  const double links = 2 * collectiveCost(Collective::AllReduce, 4e6, 4, spec, {}).seconds();
+  const double network = 1.0 * 8e6 / 12.5e9 + 2 * 2 * 10e-6;
   auto part = [&](const std::string& key) {
     for (const StepPart& x : parts.device)
       if (x.key == key) return x.seconds;
@@ -70,10 +73,11 @@ TEST(PlanStepParts, PartsAddUpAndTheAllReduceSplitsByHand) {
   IpuOptions merged = o;
   merged.mergeAllReduce = true;
   const Plan pm = makePlan(m, merged, 16);
-  EXPECT_NEAR(pm.cost.allReduceSeconds, 1.0 * 8e6 / 64e9 + 2 * 2e-6 + 1.0 * 8e6 / 12.5e9 + 2 * 10e-6, 1e-12);
+  EXPECT_NEAR(pm.cost.allReduceSeconds,
+              collectiveCost(Collective::AllReduce, 8e6, 4, spec, {}).seconds() + 1.0 * 8e6 / 12.5e9 + 2 * 10e-6, 1e-12);
   EXPECT_NEAR(pm.cost.networkSeconds, 1.0 * 8e6 / 12.5e9 + 2 * 10e-6, 1e-12);
   const std::string text = p.report();
-  for (const char* name : {"all-reduce over IPU-Links", "all-reduce over the hosts' network", "host I/O", "compute"})
+  for (const char* name : {"all-reduce over IPU-Links", "all-reduce between PODs (GW-Links) or hosts", "host I/O", "compute"})
     EXPECT_NE(text.find(name), std::string::npos) << name;
 }
 
@@ -128,12 +132,17 @@ TEST(PlanScalingTable, ReplicasOneToSixtyFourByTheStatedRules) {
     EXPECT_NEAR(r.samplesPerSecond, std::min(r.deviceSamplesPerSecond, r.hostSamplesPerSecond), 1e-9);
     EXPECT_EQ(r.limitedBy, r.hostSamplesPerSecond < r.deviceSamplesPerSecond ? "host" : "device");
   }
-  // 8 replicas x 2 stages = 16 IPUs in 2 PODs of 8, 4 replicas per POD: each stage's 8 MB in 2 weight tensors
-  // over IPU-Links (2(4-1)/4 over two 32 GB/s links, 6 x 2 us per tensor) and between the 2 PODs (2(2-1)/2 over
-  // 12.5 GB/s, 2 x 10 us per tensor).
+  // 8 replicas x 2 stages = 16 IPUs in 2 PODs of 8, 4 replicas per POD: each stage's 8 MB in 2 weight tensors,
+  // each reduce-scattered over the POD's IPU-Links, its 1 MB shards all-reduced between the 2 PODs over GW-Links
+  // (2 steps of 10 us, 2(2-1)/2 of the shard at 6.25 GB/s per IPU) and all-gathered.
   const ScalingRow& r8 = t.rows[3];
-  EXPECT_NEAR(r8.allReduceIpuLinks, 1.5 * 8e6 / 64e9 + 2 * 6 * 2e-6, 1e-12);
-  EXPECT_NEAR(r8.allReduceNetwork, 1.0 * 8e6 / 12.5e9 + 2 * 2 * 10e-6, 1e-12);
+  CollectiveOptions pod8;
+  pod8.ipusPerReplica = 2;
+  pod8.ipusPerPod = 8;
+  const CollectiveCost each = collectiveCost(Collective::AllReduce, 4e6, 8, IpuSpec::mk2(), pod8);
+  EXPECT_NEAR(r8.allReduceNetwork, 2 * (2 * 10e-6 + 1e6 / 6.25e9), 1e-12);
+  EXPECT_NEAR(r8.allReduceNetwork, 2 * each.gwLinkSeconds(), 1e-12);
+  EXPECT_NEAR(r8.allReduceIpuLinks, 2 * (each.seconds() - each.gwLinkSeconds()), 1e-12);
   EXPECT_NEAR(r8.hostSamplesPerSecond, 16.0 * 4 * 4 / 2e-3, 1e-6);  // 4 hosts feed it
   // One POD (R <= 4) has no network part.
   EXPECT_EQ(t.rows[2].allReduceNetwork, 0);

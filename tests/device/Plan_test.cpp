@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "../models/GraphormerMolecules.h"
+#include "device/Collectives.h"
 #include "device/Plan.h"
 #include "device/SimulatedIpu.h"
 #include "gnn/ops/Ops.h"
@@ -75,7 +76,11 @@ TEST(CostModel, SingleMatmulByHand) {
   const double op1 = opSeconds(m.blocks[0].forward[0], Precision::FP32, s,
                                0.6 * static_cast<double>(s.memoryBytes()));
   EXPECT_NEAR(c.pipelineSeconds, op1, 1e-12);
-  EXPECT_NEAR(c.hostSeconds, 1000 / (25e9 / 4) + 50e-6, 1e-12);
+  EXPECT_NEAR(c.hostSeconds, 1000 / (25e9 / 4) + s.hostCallSeconds, 1e-12);
+  // Synthetic data (PopTorch's enableSyntheticData): no transfers, the request's call only.
+  o.syntheticData = true;
+  EXPECT_NEAR(planCost(m, {{0, 1}}, o, s, 8).hostSeconds, s.hostCallSeconds, 1e-15);
+  o.syntheticData = false;
   EXPECT_NEAR(c.stepSeconds, op1 + c.hostSeconds, 1e-12);
   EXPECT_NEAR(c.samplesPerSecond, 8 / c.stepSeconds, 1e-6);
 }
@@ -129,14 +134,37 @@ TEST(CostModel, AllReduceByHandAndMonotone) {
   const IpuSpec s = IpuSpec::mk2();
   ModelProfile m = uniform(1, 1000000, 1000, 1000000, 0, 10);
   const CostPlan c = planCost(m, {{0, 1}}, opts(4, 1), s, 8);
-  // Ring: 2(R-1)/R of 4 MB through two 32 GB/s links, 2(R-1) latencies of 2 us.
-  EXPECT_NEAR(c.allReduceSeconds, 2.0 * 3 / 4 * 4e6 / 64e9 + 6 * 2e-6, 1e-12);
+  // 4 MB over 4 replicas (device/Collectives.h): a reduce-scatter and an all-gather of 1 MB fragments on
+  // quad-directional rings (above GCL's 192 KiB), 3 steps and 3 fragments through each IPU each.
+  EXPECT_NEAR(c.allReduceSeconds, 6 * s.collectiveStepSeconds + 6e6 / (2 * s.collectiveBytesPerSecond), 1e-12);
+  EXPECT_EQ(c.collectives, 1);
+  EXPECT_EQ(c.collectiveMethod, "quad-directional ring");
   double last = 0;
   for (int64_t R = 1; R <= 16; ++R) {
     const double t = planCost(m, {{0, 1}}, opts(R, 1), s, 8).allReduceSeconds;
     EXPECT_GE(t, last) << R << " replicas";
     last = t;
   }
+  // PopART's default: one all-reduce per weight tensor, at each tensor's recorded size; merged: one per stage.
+  m.blocks[0].parameterTensors = 2;
+  m.blocks[0].parameterSizes = {999900, 100};
+  IpuOptions o = opts(16, 1);
+  const CostPlan each = planCost(m, {{0, 1}}, o, s, 8);
+  EXPECT_EQ(each.collectives, 2);
+  EXPECT_NEAR(each.allReduceSeconds,
+              collectiveCost(Collective::AllReduce, 3999600, 16, s, {}).seconds() +
+                  collectiveCost(Collective::AllReduce, 400, 16, s, {}).seconds(),
+              1e-15);
+  o.mergeAllReduce = true;
+  const CostPlan merged = planCost(m, {{0, 1}}, o, s, 8);
+  EXPECT_EQ(merged.collectives, 1);
+  EXPECT_NEAR(merged.allReduceSeconds, collectiveCost(Collective::AllReduce, 4e6, 16, s, {}).seconds(), 1e-15);
+  EXPECT_LT(merged.allReduceSeconds, each.allReduceSeconds);
+  // Replicas beyond a POD cross GW-Links: the plan's network part.
+  o.replicationFactor = 128;
+  const CostPlan pods = planCost(m, {{0, 1}}, o, s, 8);
+  EXPECT_NEAR(pods.networkSeconds, collectiveCost(Collective::AllReduce, 4e6, 128, s, {}).gwLinkSeconds(), 1e-15);
+  EXPECT_GT(pods.networkSeconds, 0);
 }
 
 TEST(CostModel, AllReduceAcrossHostsByHand) {
@@ -147,14 +175,15 @@ TEST(CostModel, AllReduceAcrossHostsByHand) {
   o.networkBytesPerSecond = 12.5e9;
   o.networkLatencySeconds = 10e-6;
   const CostPlan c = planCost(m, {{0, 1}}, o, s, 8);
-  // Two replicas per host on IPU-Links (reduce-scatter + all-gather: 2(2-1)/2 of 4 MB over 64 GB/s, 2 latencies),
-  // and a ring over the 2 hosts through the network (2(2-1)/2 of 4 MB over 12.5 GB/s, 2 latencies of 10 us).
+  // Replicas over 2 hosts (this library's MPI replication): the IPUs' all-reduce, and a ring over the 2 hosts
+  // through the network (2(2-1)/2 of 4 MB over 12.5 GB/s, 2 latencies of 10 us).
   const double network = 1.0 * 4e6 / 12.5e9 + 2 * 10e-6;
+  const double links = collectiveCost(Collective::AllReduce, 4e6, 4, s, {}).seconds();
   EXPECT_NEAR(c.networkSeconds, network, 1e-12);
-  EXPECT_NEAR(c.allReduceSeconds, 1.0 * 4e6 / 64e9 + 2 * 2e-6 + network, 1e-12);
-  // One host is the plain ring; more hosts (a slower network than IPU-Links) never make it faster.
+  EXPECT_NEAR(c.allReduceSeconds, links + network, 1e-12);
+  // One host: the IPUs' all-reduce alone; more hosts (a slower network than IPU-Links) never make it faster.
   o.hosts = 1;
-  EXPECT_NEAR(planCost(m, {{0, 1}}, o, s, 8).allReduceSeconds, 2.0 * 3 / 4 * 4e6 / 64e9 + 6 * 2e-6, 1e-12);
+  EXPECT_NEAR(planCost(m, {{0, 1}}, o, s, 8).allReduceSeconds, links, 1e-12);
   EXPECT_EQ(planCost(m, {{0, 1}}, o, s, 8).networkSeconds, 0);
   o.replicationFactor = 8;
   double last = 0;
