@@ -88,6 +88,33 @@ TEST(PlanCommands, SlowHostIsTheBottleneckInTheTextAndTheJson) {
   EXPECT_DOUBLE_EQ(fast["throughput"]["samples_per_s"].get<double>(), fast["estimated_samples_per_s"].get<double>());
 }
 
+// --synthetic-data (PopTorch's enableSyntheticData): the plan drops the host's transfers and preparation, so the
+// IPUs bind even where a slow host would; a run without a plan command is refused (nothing is computed here).
+TEST(PlanCommands, SyntheticDataPlansTheDeviceAlone) {
+  const std::string base = kPacked + "--plan-only --replicas 4 --merge-all-reduce";
+  const nlohmann::json real = planJson(base + " --host-prep-ms 200 --host-cores 2");
+  const nlohmann::json synthetic = planJson(base + " --synthetic-data");
+  EXPECT_EQ(real["throughput"]["limited_by"], "host");
+  EXPECT_FALSE(real["throughput"]["synthetic_data"].get<bool>());
+  EXPECT_TRUE(synthetic["throughput"]["synthetic_data"].get<bool>());
+  EXPECT_EQ(synthetic["throughput"]["limited_by"], "device");
+  EXPECT_TRUE(synthetic["host"].is_null());
+  EXPECT_TRUE(synthetic["throughput"]["host_samples_per_s"].is_null());
+  EXPECT_DOUBLE_EQ(synthetic["throughput"]["samples_per_s"].get<double>(),
+                   synthetic["estimated_samples_per_s"].get<double>());
+  // Without transfers the device's step is shorter by the host I/O; the collectives are the same.
+  EXPECT_LT(synthetic["step_ms"].get<double>(), real["step_ms"].get<double>());
+  EXPECT_LT(synthetic["step_split"]["host_io"].get<double>(), real["step_split"]["host_io"].get<double>());
+  EXPECT_DOUBLE_EQ(synthetic["collectives"]["all_reduce_ms"].get<double>(),
+                   real["collectives"]["all_reduce_ms"].get<double>());
+  EXPECT_EQ(synthetic["collectives"]["per_update"], 1);
+  EXPECT_TRUE(synthetic["collectives"]["merged"].get<bool>());
+  expectUsageError(runExample("molecule_property", "--device ipu --limit 50 --synthetic-data"),
+                   "--synthetic-data plans what PopTorch's enableSyntheticData runs");
+  expectUsageError(runExample("molecule_property", "--limit 50 --synthetic-data --plan-only"),
+                   "--synthetic-data is an option of the simulated IPU");
+}
+
 TEST(PlanCommands, PlanScalingPrintsOneToSixtyFourReplicas) {
   const std::string args = kPacked + "--pipeline-splits layers/2 --plan-scaling --host-prep-ms 1 --host-cores 8";
   const nlohmann::json j = planJson(args);
