@@ -1,6 +1,7 @@
-// SchNet building its radius graph per micro-batch (SchNetOptions::radiusGraphOnDevice) planned on the simulated
-// IPU: the plan counts the knnGraph op (its FLOPs in the input block, element-wise), the rest of the model is the
-// host radius graph's, and a plan for smaller micro-batches shrinks the [N, N] matrix with the square.
+// SchNet building its radius graph per micro-batch (SchNetOptions::radiusGraphOnDevice) planned on the
+// simulated IPU: the plan counts the knnGraph op (its FLOPs in the input block, element-wise), the rest of
+// the model is the host radius graph's, and a plan for smaller micro-batches shrinks the [N, N] matrix with
+// the square.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -39,7 +40,8 @@ std::vector<Graph> molecules(bool withEdges) {
   return out;
 }
 
-// 38 real atoms and 10 padding atoms in 2 padding graphs; the host's batch has as many edges as the device builds.
+// 38 real atoms and 10 padding atoms in 2 padding graphs; the host's batch has as many edges as the device
+// builds.
 Batch batchOf(bool withEdges) {
   FixedSizeOptions o;
   o.numGraphs = 6;
@@ -84,7 +86,8 @@ TEST(SchNetRadiusGraphPlan, CountsTheNeighbourGraphBuiltOnTheDevice) {
   EXPECT_EQ(knn->cls, OpClass::Elementwise);
   EXPECT_FALSE(knn->floating);
   for (const OpCost& c : d.backward) EXPECT_NE(c.name, "knnGraph") << "no backward";
-  // The same neighbours, so the rest of the model is the host's: the input block's FLOPs differ by the op alone.
+  // The same neighbours, so the rest of the model is the host's: the input block's FLOPs differ by the op
+  // alone.
   EXPECT_EQ(d.forwardFlops - h.forwardFlops, knn->flops);
   for (size_t b = 1; b < host.profile->blocks.size(); ++b)
     EXPECT_EQ(device.profile->blocks[b].forwardFlops, host.profile->blocks[b].forwardFlops) << b;

@@ -1,7 +1,7 @@
-// knnGraph: every real atom's neighbours are radiusGraph's on its molecule alone (sizes on both sides of k and of
-// radiusGraph's cell list, ties in distance broken by index alike), padding slots and rows, what it records (FLOPs,
-// bytes, nothing on the tape), 1 against 2 threads, and its refusals. (The op table covers ops with a gradient;
-// this one has an integer output and none.)
+// knnGraph: every real atom's neighbours are radiusGraph's on its molecule alone (sizes on both sides of k
+// and of radiusGraph's cell list, ties in distance broken by index alike), padding slots and rows, what it
+// records (FLOPs, bytes, nothing on the tape), 1 against 2 threads, and its refusals. (The op table covers
+// ops with a gradient; this one has an integer output and none.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,16 +14,16 @@
 namespace gnn {
 namespace {
 
-// Molecules of `sizes` atoms concatenated, then `padding` padding atoms (at the origin, as the loaders pad pos)
-// in a graph of their own.
+// Molecules of `sizes` atoms concatenated, then `padding` padding atoms (at the origin, as the loaders pad
+// pos) in a graph of their own.
 struct PaddedAtoms {
   Tensor pos, batch, mask;
   std::vector<Tensor> molecules;  // each molecule's positions alone
   std::vector<int64_t> offset;
 };
 
-// Coordinates on a grid of step 0.5 inside a box that grows with the molecule: many exactly equal distances, so
-// ties are common, and a cutoff of 2.6 leaves some atoms fewer than k neighbours and others more.
+// Coordinates on a grid of step 0.5 inside a box that grows with the molecule: many exactly equal distances,
+// so ties are common, and a cutoff of 2.6 leaves some atoms fewer than k neighbours and others more.
 PaddedAtoms paddedAtoms(const std::vector<int64_t>& sizes, int64_t padding, uint64_t seed) {
   Generator gen(seed);
   PaddedAtoms a;
@@ -74,7 +74,8 @@ TEST(KnnGraph, EveryRealAtomHasRadiusGraphsNeighboursOnItsMoleculeAlone) {
       const int64_t row = a.offset[m] + i;
       int64_t s = 0;
       for (; r < ref.dim(1) && rd[r] == i; ++r, ++s) {
-        EXPECT_EQ(src[row * k + s], rs[r] + a.offset[m]) << "molecule " << m << ", atom " << i << ", slot " << s;
+        EXPECT_EQ(src[row * k + s], rs[r] + a.offset[m])
+            << "molecule " << m << ", atom " << i << ", slot " << s;
         EXPECT_EQ(dst[row * k + s], row);
       }
       (s == k ? full : partial) += 1;
@@ -87,10 +88,12 @@ TEST(KnnGraph, EveryRealAtomHasRadiusGraphsNeighboursOnItsMoleculeAlone) {
     Tensor p = a.molecules[m].to(DType::F64);
     auto d2 = [&](int64_t x, int64_t y) {
       double s = 0;
-      for (int c = 0; c < 3; ++c) s += (p.at(3 * x + c) - p.at(3 * y + c)) * (p.at(3 * x + c) - p.at(3 * y + c));
+      for (int c = 0; c < 3; ++c)
+        s += (p.at(3 * x + c) - p.at(3 * y + c)) * (p.at(3 * x + c) - p.at(3 * y + c));
       return s;
     };
-    for (int64_t t = 1; t < ref.dim(1); ++t) ties += rd[t] == rd[t - 1] && d2(rd[t], rs[t]) == d2(rd[t], rs[t - 1]);
+    for (int64_t t = 1; t < ref.dim(1); ++t)
+      ties += rd[t] == rd[t - 1] && d2(rd[t], rs[t]) == d2(rd[t], rs[t - 1]);
   }
   EXPECT_GT(full, 10) << "atoms with at least k neighbours within the cutoff";
   EXPECT_GT(partial, 10) << "atoms with fewer";
@@ -112,8 +115,8 @@ TEST(KnnGraph, MorePaddingLeavesRealAtomsSlotsAndTwoThreadsMatchOne) {
   const Tensor c = knnGraph(loose.pos, loose.batch, loose.mask, k, kCutoff);
   setNumThreads(0);
   EXPECT_TRUE(b.bitEqual(c));
-  // Real rows: the same sources; the same targets except empty slots, which point at the first padding atom (the
-  // same index in both batches: padding starts after the real atoms).
+  // Real rows: the same sources; the same targets except empty slots, which point at the first padding atom
+  // (the same index in both batches: padding starts after the real atoms).
   for (int64_t slot = 0; slot < real * k; ++slot) {
     EXPECT_EQ(a.data<int64_t>()[slot], b.data<int64_t>()[slot]) << slot;
     EXPECT_EQ(a.data<int64_t>()[a.dim(1) + slot], b.data<int64_t>()[b.dim(1) + slot]) << slot;
@@ -159,11 +162,22 @@ void expectRefusal(const std::function<void()>& f, const std::string& words) {
 
 TEST(KnnGraph, RefusesBadShapesNamingThem) {
   const PaddedAtoms a = paddedAtoms({4, 3}, 2, 5);
-  expectRefusal([&] { knnGraph(Tensor({9, 2}, DType::F32), a.batch, a.mask, 3, kCutoff); }, "pos must be float [N, 3]");
-  expectRefusal([&] { knnGraph(Tensor({9, 3}, DType::I64), a.batch, a.mask, 3, kCutoff); }, "pos must be float [N, 3]");
-  expectRefusal([&] { knnGraph(a.pos, a.batch.slice(0, 8), a.mask, 3, kCutoff); }, "batch must be int64 [N] with N = 9");
-  expectRefusal([&] { knnGraph(a.pos, a.batch, a.mask.slice(0, 4), 3, kCutoff); }, "nodeMask must be uint8 [N]");
-  expectRefusal([&] { knnGraph(a.pos, a.batch, a.mask, 0, kCutoff); }, "k (neighbours per atom) must be >= 1, got 0");
+  expectRefusal(
+      [&] {
+        knnGraph(Tensor({9, 2}, DType::F32), a.batch, a.mask, 3, kCutoff);
+      },
+      "pos must be float [N, 3]");
+  expectRefusal(
+      [&] {
+        knnGraph(Tensor({9, 3}, DType::I64), a.batch, a.mask, 3, kCutoff);
+      },
+      "pos must be float [N, 3]");
+  expectRefusal([&] { knnGraph(a.pos, a.batch.slice(0, 8), a.mask, 3, kCutoff); },
+                "batch must be int64 [N] with N = 9");
+  expectRefusal([&] { knnGraph(a.pos, a.batch, a.mask.slice(0, 4), 3, kCutoff); },
+                "nodeMask must be uint8 [N]");
+  expectRefusal([&] { knnGraph(a.pos, a.batch, a.mask, 0, kCutoff); },
+                "k (neighbours per atom) must be >= 1, got 0");
   expectRefusal([&] { knnGraph(a.pos, a.batch, a.mask, 3, -1.0); }, "cutoff must be finite and > 0");
   // No padding atom, and an atom with fewer than k neighbours: nowhere to point its empty slots.
   const PaddedAtoms none = paddedAtoms({4, 3}, 0, 5);
