@@ -14,7 +14,8 @@ void SchNetOptions::validate() const {
                 "SchNet: hidden >= 2, filters >= 1, interactions >= 1, gaussians >= 2 and tasks >= 1");
   GNN_CHECK_ARG(cutoff > 0 && std::isfinite(cutoff), "SchNet: cutoff must be finite and > 0, got ", cutoff);
   GNN_CHECK_ARG(!radiusGraphOnDevice || maxNeighbors >= 1,
-                "SchNet: radiusGraphOnDevice needs maxNeighbors >= 1 (the fixed neighbours per atom), got ", maxNeighbors);
+                "SchNet: radiusGraphOnDevice needs maxNeighbors >= 1 (the fixed neighbours per atom), got ",
+                maxNeighbors);
   GNN_CHECK_ARG(readout == "sum" || readout == "mean", "SchNet: readout must be sum or mean, got '", readout, "'");
   GNN_CHECK_ARG(scale.empty() || static_cast<int64_t>(scale.size()) == tasks, "SchNet: scale has ", scale.size(),
                 " values for ", tasks, " task(s)");

@@ -90,8 +90,8 @@ Tensor knnGraph(const Tensor& pos, const Tensor& batch, const Tensor& nodeMask, 
   Tensor out({2, n * k}, DType::I64);
   int64_t* src = out.data<int64_t>();
   int64_t* dst = src + n * k;
-  std::vector<int64_t> shortRow(static_cast<size_t>(n),
-                                -1);  // a real atom with empty slots and no padding atom
+  // Per row: a real atom's neighbours when it has empty slots and no padding atom can fill them (-1: none).
+  std::vector<int64_t> shortRow(static_cast<size_t>(n), -1);
   const double c2 = cutoff * cutoff;
   parallelFor(n, grainFor(8 * n), [&](int64_t b, int64_t e) {
     std::vector<KnnCandidate> near;

@@ -519,7 +519,8 @@ TEST(SchNetRadiusGraphOnDevice, MatchesTheHostRadiusGraphsEnergiesForcesAndGradi
     const double tol = dt == DType::F64 ? 1e-12 : 1e-5;
     expectClose(b.out, a.out, tol, "energies");
     expectClose(b.forces, a.forces, tol, "forces");
-    for (size_t i = 0; i < a.grads.size(); ++i) expectClose(b.grads[i], a.grads[i], tol, host.namedParameters()[i].first);
+    for (size_t i = 0; i < a.grads.size(); ++i)
+      expectClose(b.grads[i], a.grads[i], tol, host.namedParameters()[i].first);
     // The batch's own edges are ignored: the host's radius graph in the batch changes nothing.
     EXPECT_TRUE(runModel(device, hostBatch, r).out.bitEqual(b.out));
   }
