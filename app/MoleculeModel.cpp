@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "app/MemoryBounds.h"
+#include "data/EdgelessDataset.h"
 #include "data/RadiusGraph.h"
 #include "gnn/nn/pool/GlobalPooling.h"
 #include "gnn/system/Random.h"
@@ -132,8 +133,14 @@ void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<
         "gaussians", value(&gaussians, gaussians), "schnet: Gaussians of the distance expansion on [0, cutoff]")(
         "cutoff", value(&cutoff, cutoff), "schnet: neighbours within this distance (Angstrom)")(
         "max-neighbors", value(&maxNeighbors, maxNeighbors), "schnet: at most this many (the nearest) per atom")(
-        "readout", value(&readout, readout), "schnet: sum | mean of the atoms' contributions");
-    added_.insert(added_.end(), {"filters", "gaussians", "cutoff", "max-neighbors", "readout"});
+        "readout", value(&readout, readout), "schnet: sum | mean of the atoms' contributions")(
+        "radius-graph", value(&radiusGraph, radiusGraph),
+        "schnet: where the neighbour graph is built: host (once per dataset, before training; batches carry it as "
+        "edges, sized by --num-edges) | device (by SchNet per micro-batch from the positions: an N x N distance "
+        "matrix and the --max-neighbors nearest of each atom, N x --max-neighbors edges; what published IPU runs "
+        "of SchNet did, and what --device ipu then plans; the data carry no edges, so --num-edges can be as small "
+        "as --num-graphs)");
+    added_.insert(added_.end(), {"filters", "gaussians", "cutoff", "max-neighbors", "readout", "radius-graph"});
   }
 }
 
@@ -155,6 +162,7 @@ void MoleculeModelSpec::bind(RunConfig& config) {
     else if (f == "cutoff") config.bind(f, &cutoff);
     else if (f == "max-neighbors") config.bind(f, &maxNeighbors);
     else if (f == "readout") config.bind(f, &readout);
+    else if (f == "radius-graph") config.bind(f, &radiusGraph);
     else if (f == "depth") config.bind(f, &depth);
     else if (f == "aggregation") config.bind(f, &aggregation);
     else if (f == "aggregation-norm") config.bind(f, &aggregationNorm);
@@ -182,7 +190,7 @@ void MoleculeModelSpec::validate(const std::vector<std::string>& models, const P
     for (const char* f : {"attention-dropout", "act-dropout"})
       if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to Graphormer (--model slim or base)");
   if (prog && !isSchNet())
-    for (const char* f : {"filters", "gaussians", "cutoff", "max-neighbors", "readout"})
+    for (const char* f : {"filters", "gaussians", "cutoff", "max-neighbors", "readout", "radius-graph"})
       if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to --model schnet");
   if (prog && isDmpnn()) {
     if (prog->given("layers")) throw UsageError("--layers: dmpnn's message-passing steps are --depth (Chemprop's name)");
@@ -208,6 +216,7 @@ void MoleculeModelSpec::validate(const std::vector<std::string>& models, const P
   requireRange("--cutoff", cutoff, 1e-3, 1000);
   requireRange("--max-neighbors", static_cast<double>(maxNeighbors), 1, 100000);
   requireOneOf("--readout", readout, {"sum", "mean"});
+  requireOneOf("--radius-graph", radiusGraph, {"host", "device"});
   requireRange("--depth", static_cast<double>(depth), 1, 1000);
   requireOneOf("--aggregation", aggregation, {"mean", "sum", "norm"});
   requireRange("--aggregation-norm", aggregationNorm, 1e-6, 1e12);
@@ -231,6 +240,7 @@ void MoleculeModelSpec::requireFeatures(MoleculeDataOptions& data) const {
 
 std::shared_ptr<const Dataset> MoleculeModelSpec::view(std::shared_ptr<const Dataset> dataset) const {
   if (!isSchNet()) return dataset;
+  if (radiusGraphOnDevice()) return std::make_shared<EdgelessDataset>(std::move(dataset));
   return std::make_shared<RadiusGraphDataset>(std::move(dataset), cutoff, maxNeighbors);
 }
 
@@ -281,6 +291,7 @@ MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
   s.cutoff = c.value("cutoff", s.cutoff);
   s.maxNeighbors = c.value("max_neighbors", s.maxNeighbors);
   s.readout = c.value("readout", s.readout);
+  s.radiusGraph = c.value("radius_graph", s.radiusGraph);
   s.depth = c.value("depth", s.depth);
   s.aggregation = c.value("aggregation", std::string("mean"));  // the default before "norm"
   s.aggregationNorm = c.value("aggregation_norm", s.aggregationNorm);
@@ -377,8 +388,10 @@ double MoleculeModelSpec::bytesPerNode(bool training) const {
   }
   // D-MPNN: its layers' activations are the bonds' (bytesPerEdge); per atom, one sum per update and the readout.
   if (isDmpnn()) return input + ((training ? static_cast<double>(depth) : 1.0) + 4) * static_cast<double>(hidden) * 4;
+  // SchNet building its radius graph: each atom's --max-neighbors edges are the batch's, not the loader's.
+  const double ownEdges = radiusGraphOnDevice() ? static_cast<double>(maxNeighbors) * bytesPerEdge(training) : 0.0;
   // A layer keeps a few activations of width H (and GIN's 2H) for backward.
-  return input + l * 8 * static_cast<double>(hidden) * 4;
+  return input + ownEdges + l * 8 * static_cast<double>(hidden) * 4;
 }
 
 double MoleculeModelSpec::bytesPerEdge(bool training) const {
@@ -528,6 +541,7 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
     o.cutoff = spec.cutoff;
     o.maxNeighbors = spec.maxNeighbors;
     o.readout = spec.readout;
+    o.radiusGraphOnDevice = spec.radiusGraphOnDevice();
     o.tasks = spec.tasks;
     o.scale = spec.scale;
     o.shift = spec.shift;

@@ -43,6 +43,11 @@ struct MoleculeModelSpec {
   int64_t filters = 128, gaussians = 50, maxNeighbors = 32;
   double cutoff = 10.0;
   std::string readout = "sum";
+  // --radius-graph host (RadiusGraphDataset: the neighbour lists built once per dataset on the host, batches
+  // carry them as edges) | device (SchNetOptions::radiusGraphOnDevice: SchNet builds them per micro-batch from
+  // the positions, as published IPU runs did; the dataset's graphs carry no edges).
+  std::string radiusGraph = "host";
+  bool radiusGraphOnDevice() const { return isSchNet() && radiusGraph == "device"; }
   // D-MPNN (--model dmpnn), with Chemprop's flag names and defaults; --hidden is its message width.
   int64_t depth = 3, ffnHiddenDim = 300, ffnNumLayers = 1;
   // aggregation: `chemprop train`'s (v2) default, sum / aggregationNorm (ESOL, 50 epochs, seeds 0-2: test RMSE
@@ -91,7 +96,7 @@ struct MoleculeModelSpec {
   /// The featurisation the model reads: Graphormer's encodings, SchNet's positions.
   void requireFeatures(MoleculeDataOptions& data) const;
   /// The dataset as the model reads it: SchNet's radius graph (bonds replaced by the neighbours within the
-  /// cutoff), the dataset itself otherwise.
+  /// cutoff; with --radius-graph device, no edges: SchNet builds them), the dataset itself otherwise.
   std::shared_ptr<const Dataset> view(std::shared_ptr<const Dataset> dataset) const;
   /// Output constants (SchNet) <-> derived JSON.
   nlohmann::json outputJson() const;

@@ -24,6 +24,10 @@ OpClass classifyOp(const std::string& n) {
       "permute",        "transpose",       "concatCols",    "edgeDistances",     "pairwiseDistances"};
   if (matmul.count(n)) return OpClass::Matmul;
   if (exchange.count(n)) return OpClass::Exchange;
+  // The rest are element-wise, knnGraph (SchNet's radius graph built per micro-batch) among them: its distance
+  // matrix and top-k run tile-local over rows of the [N, N] matrix, each row's positions broadcast once (N x 3
+  // floats, nothing indexed), so it costs a fixed op cost plus its bytes (the matrix written and read) or its
+  // FLOPs on the vector units, whichever binds.
   return OpClass::Elementwise;
 }
 
@@ -152,16 +156,21 @@ ModelProfile ModelProfile::scaled(double f) const {
   m.inputIntegerFeatureElements = s(inputIntegerFeatureElements);
   m.outputBytes = s(outputBytes);
   m.graphSlots = std::max<int64_t>(1, s(graphSlots));
+  // knnGraph's [N, N] distance matrix grows with the square of the micro-batch.
+  auto s2 = [f](int64_t v) { return static_cast<int64_t>(static_cast<double>(v) * f * f + 0.5); };
   for (BlockProfile& b : m.blocks) {
     b.inputBytes = s(b.inputBytes);
     b.outputBytes = s(b.outputBytes);
     b.savedBytes = s(b.savedBytes);
     b.forwardFlops = s(b.forwardFlops);
+    for (const OpCost& c : b.forward)
+      if (c.name == "knnGraph") b.forwardFlops += s2(c.flops) - s(c.flops);
     b.backwardFlops = s(b.backwardFlops);
     for (auto* ops : {&b.forward, &b.backward})
       for (OpCost& c : *ops) {
-        c.flops = s(c.flops);
-        c.bytes = s(c.bytes);
+        const bool square = c.name == "knnGraph";
+        c.flops = square ? s2(c.flops) : s(c.flops);
+        c.bytes = square ? s2(c.bytes) : s(c.bytes);
         c.savedBytes = s(c.savedBytes);
         c.indices = s(c.indices);
         c.tableRows = s(c.tableRows);

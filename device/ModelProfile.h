@@ -68,7 +68,8 @@ struct ModelProfile {
   std::vector<std::string> blockNames() const;
   /// The same model on micro-batches `factor` times the captured size: every activation, FLOP and byte that
   /// depends on the batch scales linearly (every dimension that changes with the micro-batch is a batch
-  /// dimension of these models: nodes, edges, graphs); parameters do not.
+  /// dimension of these models: nodes, edges, graphs); parameters do not. knnGraph (SchNet's radius graph built
+  /// per micro-batch, an [N, N] matrix) scales with the square.
   ModelProfile scaled(double factor) const;
 };
 

@@ -13,6 +13,9 @@ void SchNetOptions::validate() const {
   GNN_CHECK_ARG(hidden >= 2 && filters >= 1 && interactions >= 1 && gaussians >= 2 && tasks >= 1,
                 "SchNet: hidden >= 2, filters >= 1, interactions >= 1, gaussians >= 2 and tasks >= 1");
   GNN_CHECK_ARG(cutoff > 0 && std::isfinite(cutoff), "SchNet: cutoff must be finite and > 0, got ", cutoff);
+  GNN_CHECK_ARG(!radiusGraphOnDevice || maxNeighbors >= 1,
+                "SchNet: radiusGraphOnDevice needs maxNeighbors >= 1 (the fixed neighbours per atom), got ",
+                maxNeighbors);
   GNN_CHECK_ARG(readout == "sum" || readout == "mean", "SchNet: readout must be sum or mean, got '", readout, "'");
   GNN_CHECK_ARG(scale.empty() || static_cast<int64_t>(scale.size()) == tasks, "SchNet: scale has ", scale.size(),
                 " values for ", tasks, " task(s)");
@@ -56,7 +59,12 @@ SchNet::SchNet(SchNetOptions options, Generator& gen)
                   "with conformers)");
     Tensor z = atomicNumbers(b);
     s.set("h", embedding_.forward(z));
-    EdgePairs pairs = edgePairs(b.edgeIndex);
+    // On the device: the neighbour graph of this batch, handed to the interactions in the state.
+    const Tensor edges = opt_.radiusGraphOnDevice
+                             ? knnGraph(b.pos, b.batch, b.nodesMask, opt_.maxNeighbors, opt_.cutoff)
+                             : b.edgeIndex;
+    if (opt_.radiusGraphOnDevice) s.set("edge_index", Variable(edges));
+    EdgePairs pairs = edgePairs(edges);
     // A caller that wants forces (or a gradient check) puts positions that require a gradient in the state.
     Variable pos = s.has("pos") ? s.get("pos") : Variable(b.pos.dtype() == opt_.dtype ? b.pos : b.pos.to(opt_.dtype));
     Variable dist = edgeDistances(pos, pairs.edgeIndex);  // [P]
@@ -64,7 +72,7 @@ SchNet::SchNet(SchNetOptions options, Generator& gen)
     s.set("cut", cosineCutoff(dist, opt_.cutoff));
     s.set("pair_of", Variable(pairs.pairOf));
     if (opt_.sharedMessagePlan)
-      s.set("message_plan", Variable(messagePlan(b.edgeIndex, b.numNodes, b.numNodes, pairs.pairOf,
+      s.set("message_plan", Variable(messagePlan(edges, b.numNodes, b.numNodes, pairs.pairOf,
                                                  pairs.edgeIndex.dim(1))));
     s.set("z", Variable(z));
     return s;
@@ -72,7 +80,8 @@ SchNet::SchNet(SchNetOptions options, Generator& gen)
   for (int64_t i = 0; i < opt_.interactions; ++i)
     addBlock("interactions/" + std::to_string(i), [this, i](BlockState s, const Batch& b) {
       const Variable& h = s.get("h");
-      s.set("h", add(h, interactions_[i]->forward(h, b.edgeIndex, s.get("rbf"), s.get("cut"),
+      const Tensor& edges = s.has("edge_index") ? s.get("edge_index").value() : b.edgeIndex;
+      s.set("h", add(h, interactions_[i]->forward(h, edges, s.get("rbf"), s.get("cut"),
                                                    s.get("pair_of").value(), opt_.fusedCutoff,
                                                    s.has("message_plan") ? s.get("message_plan").value() : Tensor())));
       return s;

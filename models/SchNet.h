@@ -5,7 +5,8 @@
 //
 // Atoms are embedded by atomic number (z = OGB atom feature 0 + 1, or the batch's z); the edges are the
 // batch's edgeIndex, which must be the radius graph (data/RadiusGraph.h: RadiusGraphDataset builds it once
-// per dataset), and pos [N, 3] the coordinates in Angstrom. Distances, their Gaussian expansion and cosine
+// per dataset), or, with SchNetOptions::radiusGraphOnDevice, the radius graph the input block builds per batch
+// (knnGraph); pos [N, 3] are the coordinates in Angstrom. Distances, their Gaussian expansion and cosine
 // cutoff are computed once per batch, per pair of atoms (edgePairs: both directions share one filter row).
 // Each atom's output is h_atom * scale + shift + atomref[z] (target standardisation, and per-element
 // references fitted on the training split: constants, not parameters), summed (or averaged) per graph.
@@ -54,6 +55,11 @@ struct SchNetOptions {
   /// of three times in each: the same bits. Off, as fusedCutoff, for the simulated IPU, whose memory plans count
   /// each op's own index copies.
   bool sharedMessagePlan = true;
+  /// The input block builds the radius graph itself from the batch's pos, batch and nodesMask (knnGraph: the
+  /// maxNeighbors nearest within the cutoff, as published IPU runs of SchNet build it on the device per
+  /// micro-batch, N*k edges padded to a fixed size) and ignores the batch's edges. Off: the batch's edges are
+  /// the radius graph (RadiusGraphDataset). The same neighbours either way; the batch needs a padding atom.
+  bool radiusGraphOnDevice = false;
 
   /// Rows of the atom-type embedding (PyG's Embedding(100, hidden)): atomic numbers 0 .. 99.
   static constexpr int64_t kElements = 100;

@@ -354,6 +354,14 @@ Variable edgeDistances(const Variable& pos, const Tensor& edgeIndex);
 /// All distances within each batch entry: pos [B, N, D] -> [B, N, N] (or [N, D] -> [N, N]); the diagonal is 0
 /// with gradient 0.
 Variable pairwiseDistances(const Variable& pos);
+/// The radius graph of a padded batch built as an IPU builds it (ops/NeighbourGraphOps.cpp): the [N, N] distances,
+/// masked, and the k nearest of each row. pos float [N, 3], batch int64 [N] (each atom's graph), nodeMask uint8
+/// [N] (1 = real atom; undefined: all real) -> int64 [2, N*k] (row 0 source, row 1 target), slot i*k + s holding
+/// target i's s-th nearest source j (same graph, j != i, both real, |pos_j - pos_i| < cutoff, by distance then
+/// index: radiusGraph's neighbours, its distances computed in double). Empty slots, and every slot of a padding
+/// atom, are padding edges: self-loops on a padding atom (a padding row's own; the first padding atom for a real
+/// row). Records "knnGraph" (no gradient: integer output).
+Tensor knnGraph(const Tensor& pos, const Tensor& batch, const Tensor& nodeMask, int64_t k, double cutoff);
 
 /// Gaussian expansion of distances d [E] on K centres (SchNet's GaussianSmearing): out[e, k] =
 /// exp(coeff * (d[e] - offsets[k])^2) -> [E, K]. Saves the distances and the output.

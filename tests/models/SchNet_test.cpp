@@ -1,7 +1,8 @@
 // SchNet and its layers: float64 gradients against finite differences (layers, a tiny model's parameters and
 // its positions, i.e. forces), energies invariant to rotating and translating a molecule, real molecules'
 // outputs bit-identical however the batch is padded, the radius graph against brute force, pairs of edges,
-// clone and blocks, PyG's parameter count, and a few training steps on shipped QM7 molecules.
+// clone and blocks, PyG's parameter count, a few training steps on shipped QM7 molecules, and the radius graph
+// built by the model per batch (radiusGraphOnDevice) against the host's.
 #include "models/SchNet.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include "gnn/ops/Ops.h"
 #include "gnn/optim/Optimizer.h"
 #include "gnn/system/ExecutionContext.h"
+#include "gnn/system/Parallel.h"
 #include "loaders/FixedSizeCollator.h"
 
 namespace gnn {
@@ -451,6 +453,107 @@ TEST(SchNet, TrainsOnQm7) {
   for (int e = 0; e < 30; ++e) epochLoss(true);
   const double after = epochLoss(false);
   EXPECT_LT(after, 0.5 * before) << "L1 " << before << " -> " << after << " kcal/mol";
+}
+
+
+// radiusGraphOnDevice: SchNet builds the radius graph per batch (knnGraph) from molecules without edges. tiny()'s
+// cutoff of 4 A with at most 5 neighbours leaves some QM7 atoms more neighbours than that and others fewer.
+SchNetOptions onDevice(DType dtype) {
+  SchNetOptions o = tiny(dtype);
+  o.maxNeighbors = 5;
+  o.radiusGraphOnDevice = true;
+  return o;
+}
+
+// Batches of these still need an edge slot per graph slot (FixedSizeOptions::validate): batchOf's extraEdges.
+std::vector<Graph> withoutEdges(std::vector<Graph> mols) {
+  for (Graph& g : mols) g.edgeIndex = Tensor({2, 0}, DType::I64);
+  return mols;
+}
+
+// Energies, forces and parameter gradients of one model run on a batch: sum(out * r) backpropagated.
+struct RunResults {
+  Tensor out, forces;
+  std::vector<Tensor> grads;
+};
+RunResults runModel(SchNet& model, const Batch& b, const Tensor& r) {
+  for (auto& [name, p] : model.namedParameters()) p.zeroGrad();
+  Variable pos(b.pos.to(model.options().dtype), true);
+  BlockState s;
+  s.set("pos", pos);
+  Variable out = model.runBlocks(s, b, 0, model.numBlocks()).get("out");
+  sum(mul(out, Variable(r))).backward();
+  RunResults run{out.value(), pos.grad(), {}};
+  for (auto& [name, p] : model.namedParameters()) run.grads.push_back(p.grad().clone());
+  return run;
+}
+
+void expectClose(const Tensor& a, const Tensor& b, double tol, const std::string& what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    EXPECT_NEAR(a.at(i), b.at(i), tol * std::max(1.0, std::abs(b.at(i)))) << what << " [" << i << "]";
+}
+
+TEST(SchNetRadiusGraphOnDevice, MatchesTheHostRadiusGraphsEnergiesForcesAndGradients) {
+  for (DType dt : {DType::F64, DType::F32}) {
+    SCOPED_TRACE(dtypeName(dt));
+    SchNetOptions hostOptions = onDevice(dt);
+    hostOptions.radiusGraphOnDevice = false;
+    Generator g1(31), g2(31);
+    SchNet host(hostOptions, g1), device(onDevice(dt), g2);
+    const std::vector<Graph> mols = qm7(8, hostOptions.cutoff, hostOptions.maxNeighbors);
+    int64_t full = 0, fewer = 0;
+    for (const Graph& g : mols)
+      for (int64_t i = 0; i < g.numNodes; ++i) {
+        int64_t in = 0;
+        for (int64_t e = 0; e < g.numEdges(); ++e) in += g.edgeIndex.data<int64_t>()[g.numEdges() + e] == i;
+        (in == hostOptions.maxNeighbors ? full : fewer) += 1;
+      }
+    ASSERT_GT(full, 0) << "atoms with more neighbours within the cutoff than maxNeighbors";
+    ASSERT_GT(fewer, 0) << "atoms with fewer";
+    const Batch hostBatch = batchOf(mols, 2, 7, 11), deviceBatch = batchOf(withoutEdges(mols), 2, 7, 8);
+    const Tensor r = init::uniform({hostBatch.numGraphs, 1}, -1, 1, g1, dt);
+    const RunResults a = runModel(host, hostBatch, r), b = runModel(device, deviceBatch, r);
+    // The same neighbours and, per atom, the same messages in the same order; the pairs' filter rows may come in
+    // another order, which the tolerance allows.
+    const double tol = dt == DType::F64 ? 1e-12 : 1e-5;
+    expectClose(b.out, a.out, tol, "energies");
+    expectClose(b.forces, a.forces, tol, "forces");
+    for (size_t i = 0; i < a.grads.size(); ++i)
+      expectClose(b.grads[i], a.grads[i], tol, host.namedParameters()[i].first);
+    // The batch's own edges are ignored: the host's radius graph in the batch changes nothing.
+    EXPECT_TRUE(runModel(device, hostBatch, r).out.bitEqual(b.out));
+  }
+}
+
+TEST(SchNetRadiusGraphOnDevice, RealMoleculesAreBitIdenticalWithAnyPaddingAndThreads) {
+  Generator gen(32);
+  SchNet model(onDevice(DType::F32), gen);
+  model.eval();
+  const std::vector<Graph> mols = withoutEdges(qm7(10));
+  NoGradGuard ng;
+  setNumThreads(1);
+  const Tensor tight = model.forward(batchOf(mols, 1, 0, 10)).value();
+  const Tensor loose1 = model.forward(batchOf(mols, 5, 37, 13)).value();
+  setNumThreads(2);
+  const Tensor loose2 = model.forward(batchOf(mols, 5, 37, 13)).value();
+  setNumThreads(0);
+  EXPECT_TRUE(loose1.bitEqual(loose2)) << "1 against 2 threads";
+  for (int64_t g = 0; g < static_cast<int64_t>(mols.size()); ++g)
+    EXPECT_EQ(tight.at(g), loose1.at(g)) << "molecule " << g;
+  for (int64_t g = static_cast<int64_t>(mols.size()); g < loose1.dim(0); ++g) EXPECT_EQ(loose1.at(g), 0.0);
+}
+
+TEST(SchNetRadiusGraphOnDevice, HandsTheEdgesToTheInteractionsAndNeedsNeighbours) {
+  Generator gen(33);
+  SchNet model(onDevice(DType::F64), gen);
+  const Batch b = batchOf(withoutEdges(qm7(2, 4.0)), 1, 0, 2);
+  BlockState s = model.runBlocks(BlockState(), b, 0, 1);
+  ASSERT_TRUE(s.has("edge_index"));
+  EXPECT_EQ(s.get("edge_index").shape(), (Shape{2, b.numNodes * 5}));
+  SchNetOptions none = onDevice(DType::F64);
+  none.maxNeighbors = 0;
+  EXPECT_THROW(SchNet(none, gen), std::invalid_argument);
 }
 
 }  // namespace
