@@ -351,8 +351,8 @@ CostPlan planCost(const ModelProfile& m, const StageBlocks& stages, const IpuOpt
   const double ioIn = o.syntheticData ? 0.0
                       : static_cast<double>(o.eightBitIo ? m.inputBytes - m.inputIntegerFeatureBytes + m.inputIntegerFeatureElements
                                                          : m.inputBytes);
-  c.hostSeconds = static_cast<double>(u.G) * ioIn / spec.hostBytesPerSecondPerIpu +
-                  spec.hostCallSeconds / static_cast<double>(o.deviceIterations);
+  c.callSeconds = spec.hostCallSeconds / static_cast<double>(o.deviceIterations);
+  c.hostSeconds = static_cast<double>(u.G) * ioIn / spec.hostBytesPerSecondPerIpu + c.callSeconds;
   c.stepSeconds = c.pipelineSeconds + c.allReduceSeconds + c.optimizerSeconds + c.hostSeconds;
   splitOnBottleneck(u, c);
   if (m.training) {

@@ -59,7 +59,8 @@ struct CostPlan {
   int64_t collectives = 0;      // all-reduces per update on the slowest stage (one per weight tensor, or merged)
   std::string collectiveMethod; // GCL's method for the largest of them ("meet-in-the-middle ring", ...)
   double optimizerSeconds = 0;
-  double hostSeconds = 0;       // per update: its micro-batches' transfers + the request's latency / iterations
+  double hostSeconds = 0;       // per update: its micro-batches' transfers + callSeconds
+  double callSeconds = 0;       // per update: the host request's call / device iterations (host-side work)
   double streamingSeconds = 0;  // phase loads and stores (phased execution)
   double stepSeconds = 0;       // per weight update (inference: per device iteration)
   double samplesPerUpdate = 0;

@@ -98,9 +98,14 @@ HostPlan planHost(const HostSample& sample, int64_t coresPerHost, std::string co
   const double parallel = static_cast<double>(h.coresPerHost * h.hosts);
   h.secondsPerStep = static_cast<double>(h.microBatchesPerStep) * sample.secondsPerMicroBatch() / parallel;
   h.deviceStepSeconds = cost.stepSeconds;
-  h.samplesPerSecond = samplesPerMicroBatch * parallel / sample.secondsPerMicroBatch();
-  h.deviceSamplesPerSecond = cost.samplesPerSecond;
-  h.overlappedSamplesPerSecond = std::min(h.samplesPerSecond, h.deviceSamplesPerSecond);
+  // The request's call is the host's work (PopTorch's call, on the host's time); the IPUs' own part of the step
+  // is the rest. Each side's rate is the update's samples over its part; preparation overlapped with the IPUs
+  // (asynchronous loading) still waits for the call.
+  h.callSecondsPerStep = cost.callSeconds;
+  const double samples = cost.samplesPerUpdate, devicePart = cost.stepSeconds - cost.callSeconds;
+  h.samplesPerSecond = samples / (h.secondsPerStep + h.callSecondsPerStep);
+  h.deviceSamplesPerSecond = devicePart > 0 ? samples / devicePart : 0;
+  h.overlappedSamplesPerSecond = samples / (h.callSecondsPerStep + std::max(devicePart, h.secondsPerStep));
   const double step = cost.stepSeconds + h.secondsPerStep;
   h.serialSamplesPerSecond = step > 0 ? cost.samplesPerUpdate / step : 0;
   h.asyncLoading = o.asyncLoading;
@@ -130,16 +135,16 @@ std::string HostPlan::report() const {
       << " of the step\n";
   if (asyncLoading)
     s << "  --loader-mode async (PopTorch's AsynchronousDataAccessor, or poptorch.DataLoader with DataLoaderMode.Async: "
-      << "a worker fills a ring buffer of prepared requests while the IPUs run): throughput = min(device, host) = "
+      << "a worker fills a ring buffer of prepared requests while the IPUs run): throughput = samples / (call + max(IPUs, preparation)) = "
       << thousands(overlappedSamplesPerSecond) << " samples/s; with --loader-mode sync (PopTorch's default, each "
       << "request prepared between calls) " << thousands(serialSamplesPerSecond) << " samples/s.";
   else
     s << "  --loader-mode sync (poptorch.DataLoader's default, DataLoaderMode.Sync: each host request prepared between "
       << "calls): throughput = samples per step / (device step + preparation) = " << thousands(serialSamplesPerSecond)
       << " samples/s; --loader-mode async (AsynchronousDataAccessor, or DataLoaderMode.Async) would overlap them: "
-      << "min(device, host) = " << thousands(overlappedSamplesPerSecond) << " samples/s.";
+      << "samples / (call + max(IPUs, preparation)) = " << thousands(overlappedSamplesPerSecond) << " samples/s.";
   s << " --device-iterations " << deviceIterations << ": one host request per " << deviceIterations
-    << " step(s); more iterations spread the host round trip, not the preparation of a sample\n";
+    << " step(s); more iterations spread the request's call (" << ms(callSecondsPerStep * static_cast<double>(deviceIterations)) << "), not the preparation of a sample\n";
   return s.str();
 }
 
@@ -156,6 +161,7 @@ nlohmann::json HostPlan::toJson() const {
           {"hosts", hosts},
           {"micro_batches_per_step", microBatchesPerStep},
           {"preparation_ms_per_step", secondsPerStep * 1e3},
+          {"call_ms_per_step", callSecondsPerStep * 1e3},
           {"device_step_ms", deviceStepSeconds * 1e3},
           {"host_samples_per_s", samplesPerSecond},
           {"device_samples_per_s", deviceSamplesPerSecond},
@@ -166,9 +172,9 @@ nlohmann::json HostPlan::toJson() const {
           {"samples_per_s_without_async", serialSamplesPerSecond},
           {"hidden_by",
            {{"asynchronous_loading", "PopTorch's AsynchronousDataAccessor / DataLoaderMode.Async: preparation overlaps "
-                                     "the device's step, throughput = min(device, host)"},
+                                     "the device's step, throughput = samples / (call + max(device part, preparation))"},
             {"device_iterations", deviceIterations},
-            {"device_iterations_note", "one host request per deviceIterations steps: spreads the host round trip, "
+            {"device_iterations_note", "one host request per deviceIterations steps: spreads the request's call, "
                                        "not the preparation per sample"}}}};
 }
 

@@ -5,7 +5,9 @@
 // feed the replicas. poptorch.DataLoader's default (mode=DataLoaderMode.Sync) prepares each host request between
 // calls: step = device + preparation, and that is the throughput unless options.asyncLoading. With asynchronous
 // loading (an AsynchronousDataAccessor, or DataLoaderMode.Async: a worker fills a ring buffer of prepared requests
-// while the IPUs run) the throughput is min(device, host). deviceIterations spreads the host round trip over
+// while the IPUs run) the throughput is samples / (call + max(IPUs' part, preparation)): about min(device, host).
+// A host request's call (IpuSpec::hostCallSeconds) is the host's work, counted on its side of the comparison
+// that names the limit. deviceIterations spreads the call over
 // more weight updates; it does not shorten the preparation of a sample.
 //
 //   HostSample s = timeLoader(loader, {});                 // at most 20 micro-batches or 2 s
@@ -64,10 +66,11 @@ struct HostPlan {
   double samplesPerMicroBatch = 0;
   double secondsPerStep = 0;        // preparing one step's micro-batches on every host's cores
   double deviceStepSeconds = 0;
-  double samplesPerSecond = 0;      // the hosts' rate
-  double deviceSamplesPerSecond = 0;
+  double callSecondsPerStep = 0;    // the host requests' calls, per step (in deviceStepSeconds, the host's work)
+  double samplesPerSecond = 0;      // the hosts' rate: samples per step / (preparation + calls)
+  double deviceSamplesPerSecond = 0;  // the IPUs' rate: samples per step / (device step - calls)
   bool asyncLoading = false;        // options.asyncLoading: which of the two below is the throughput
-  double overlappedSamplesPerSecond = 0;  // min(device, host): preparation overlapped (asynchronous loading)
+  double overlappedSamplesPerSecond = 0;  // preparation overlapped with the IPUs (asynchronous loading); the call not
   double serialSamplesPerSecond = 0;  // preparation between calls: samples per step / (device step + preparation)
   double throughput = 0;            // the loader mode's: serial (sync, PopTorch's default) or overlapped (async)
 

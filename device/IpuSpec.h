@@ -57,9 +57,9 @@ struct IpuSpec {
   // the device-bound SchNet sweep on HydroNet-500k of Helal et al. (graphcore-research/hydronet-gnn
   // experiments/strong_scaling.ipynb, synthetic data, Bow, replicas x device iterations = 64): the time per update
   // grows 114.3 -> 116.9 ms from 8 to 64 replicas while the requests per update grow 8-fold; less the collectives'
-  // growth, a least-squares fit gives 2.7 ms per request (bench/published_plans.py --fit-host-call re-derives it).
+  // growth, a least-squares fit gives 2.64 ms per request (bench/published_plans.py re-derives it: fits.host_call).
   // The QM9 sweep of the same notebook is held out to check it (docs/device.md, "Validation"). Was an assumed 50 us.
-  double hostCallSeconds = 2.7e-3;
+  double hostCallSeconds = 2.64e-3;
   // Streaming memory (DDR4 on the IPU-Machine, 256-448 GB per machine: datasheets). Bandwidth unconfirmed.
   double streamingBytesPerIpu = 64e9;
   double streamingBytesPerSecond = 20e9;

@@ -518,7 +518,7 @@ nlohmann::json Plan::toJson() const {
             {"limited_by", limitedBy()},
             {"loader_mode", options.asyncLoading ? "async" : "sync"},
             {"synthetic_data", options.syntheticData},
-            {"device_samples_per_s", cost.samplesPerSecond},
+            {"device_samples_per_s", host.known ? host.deviceSamplesPerSecond : cost.samplesPerSecond},
             {"host_samples_per_s", host.known ? nlohmann::json(host.samplesPerSecond) : nlohmann::json(nullptr)}}},
           {"stages", st},
           {"fixes", fx},

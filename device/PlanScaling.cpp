@@ -54,7 +54,7 @@ PlanScaling planScaling(const Plan& plan, const ScalingOptions& so) {
     row.streaming = partOf(parts, "streaming");
     row.hostKnown = q.host.known;
     row.hostPreparation = parts.hostPreparation;
-    row.deviceSamplesPerSecond = q.cost.samplesPerSecond;
+    row.deviceSamplesPerSecond = q.host.known ? q.host.deviceSamplesPerSecond : q.cost.samplesPerSecond;
     row.hostSamplesPerSecond = q.host.known ? q.host.samplesPerSecond : 0;
     row.samplesPerSecond = q.throughput();
     row.limitedBy = q.limitedBy();
