@@ -90,7 +90,8 @@ CollectivePhase broadcastPhase(double bytes, int64_t n, const IpuSpec& spec) {
   p.bytes = bytes;
   p.steps = static_cast<int64_t>(std::ceil(std::log2(static_cast<double>(n))));
   p.latencySeconds = static_cast<double>(p.steps) * spec.collectiveStepSeconds;
-  p.bandwidthSeconds = static_cast<double>(n - 1) * bytes / (spec.collectiveBytesPerSecond * spec.quadRingBandwidthFactor);
+  const double allLinks = spec.collectiveBytesPerSecond * spec.quadRingBandwidthFactor;
+  p.bandwidthSeconds = static_cast<double>(n - 1) * bytes / allLinks;
   return p;
 }
 
@@ -130,7 +131,8 @@ CollectiveCost collectiveCost(Collective kind, double bytes, int64_t replicas, c
   if (perPod > 1 && scatter) c.phases.push_back(autoPhase(Collective::ReduceScatter, bytes, perPod, spec, domains));
   if (pods > 1) c.phases.push_back(gwPhase(kind, shard, pods, spec));
   if (perPod > 1 && gather) c.phases.push_back(autoPhase(Collective::AllGather, shard, perPod, spec, domains));
-  const bool broadcastAllowed = domains.method ? *domains.method == CollectiveMethod::Broadcast : domains.ipusPerReplica == 1;
+  const bool broadcastAllowed =
+      domains.method ? *domains.method == CollectiveMethod::Broadcast : domains.ipusPerReplica == 1;
   if (kind == Collective::AllReduce && pods == 1 && broadcastAllowed) {
     const CollectivePhase b = broadcastPhase(bytes, perPod, spec);
     if (domains.method || b.seconds() < c.seconds()) c.phases = {b};

@@ -266,8 +266,9 @@ void allReduceCost(const ModelProfile& m, const StageBlocks& stages, const std::
   domains.ipusPerPod = o.ipusPerPod;
   for (int64_t s = 0; s < u.P; ++s) {
     const double bytes = static_cast<double>(params[static_cast<size_t>(s)] * u.pb);
-    const std::vector<double> tensors = o.mergeAllReduce ? std::vector<double>{bytes}
-                                                         : stageTensorBytes(m, stages, s, params[static_cast<size_t>(s)], u.pb);
+    const int64_t stageParams = params[static_cast<size_t>(s)];
+    const std::vector<double> tensors =
+        o.mergeAllReduce ? std::vector<double>{bytes} : stageTensorBytes(m, stages, s, stageParams, u.pb);
     double device = 0, gw = 0;
     std::string method;
     for (double t : tensors) {

@@ -17,7 +17,7 @@ StepParts stepParts(const CostPlan& c, const HostPlan& h) {
               {"exchange", "on-tile exchange (gathers, scatters)", s.exchange},
               {"pipeline_bubble", "pipeline bubble and stage copies", s.bubble},
               {"all_reduce_ipu_links", "all-reduce over IPU-Links", std::max(0.0, s.allReduce - c.networkSeconds)},
-              {"all_reduce_network", "all-reduce between PODs (GW-Links) or hosts", c.networkSeconds},
+              {"all_reduce_network", "all-reduce between PODs or hosts", c.networkSeconds},
               {"optimizer", "optimizer", s.optimizer},
               {"host_io", "host I/O (transfers, the request's call)", s.hostIo},
               {"streaming", "streaming memory", s.streaming}};
