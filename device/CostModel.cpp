@@ -269,13 +269,14 @@ void allReduceCost(const ModelProfile& m, const StageBlocks& stages, const std::
     const int64_t stageParams = params[static_cast<size_t>(s)];
     const std::vector<double> tensors =
         o.mergeAllReduce ? std::vector<double>{bytes} : stageTensorBytes(m, stages, s, stageParams, u.pb);
+    const double largest = *std::max_element(tensors.begin(), tensors.end());
     double device = 0, gw = 0;
     std::string method;
     for (double t : tensors) {
       const CollectiveCost cc = collectiveCost(Collective::AllReduce, t, R, spec, domains);
       device += cc.seconds();
       gw += cc.gwLinkSeconds();
-      if (t == *std::max_element(tensors.begin(), tensors.end())) method = cc.method();
+      if (t == largest) method = cc.method();
     }
     const double collectives = static_cast<double>(tensors.size());
     const double inter = H > 1 ? 2.0 * static_cast<double>(H - 1) / static_cast<double>(H) * bytes /

@@ -135,7 +135,8 @@ std::string HostPlan::report() const {
       << " of the step\n";
   if (asyncLoading)
     s << "  --loader-mode async (PopTorch's AsynchronousDataAccessor, or poptorch.DataLoader with DataLoaderMode.Async: "
-      << "a worker fills a ring buffer of prepared requests while the IPUs run): throughput = samples / (call + max(IPUs, preparation)) = "
+      << "a worker fills a ring buffer of prepared requests while the IPUs run): throughput = samples / (call + "
+      << "max(IPUs, preparation)) = "
       << thousands(overlappedSamplesPerSecond) << " samples/s; with --loader-mode sync (PopTorch's default, each "
       << "request prepared between calls) " << thousands(serialSamplesPerSecond) << " samples/s.";
   else
@@ -144,7 +145,8 @@ std::string HostPlan::report() const {
       << " samples/s; --loader-mode async (AsynchronousDataAccessor, or DataLoaderMode.Async) would overlap them: "
       << "samples / (call + max(IPUs, preparation)) = " << thousands(overlappedSamplesPerSecond) << " samples/s.";
   s << " --device-iterations " << deviceIterations << ": one host request per " << deviceIterations
-    << " step(s); more iterations spread the request's call (" << ms(callSecondsPerStep * static_cast<double>(deviceIterations)) << "), not the preparation of a sample\n";
+    << " step(s); more iterations spread the request's call ("
+    << ms(callSecondsPerStep * static_cast<double>(deviceIterations)) << "), not the preparation of a sample\n";
   return s.str();
 }
 
