@@ -108,6 +108,15 @@ for _R in REPLICAS:
 for _R in REPLICAS:
     PLANS[f"schnet-real-{_R}"] = ("qm7_schnet", schnet_real(_R), REAL[_R], 1.5, None)
 
+SETTINGS = {
+    "port-train": "Mk2, 4 replicas x 4 stages, micro-batch 28, accumulation 32, fp32, recomputation",
+    "port-infer": "Mk2, 4 replicas x 4 stages, micro-batch 28, 32 device iterations",
+    "gpspp": "Bow, 4 replicas x 4 stages, 8 packs per micro-batch, accumulation 7, fp16, AMP 0.2",
+    "schnet-synthetic": "Bow, R replicas, 64 molecules x accumulation 2, 64/R device iterations, merged, synthetic data",
+    "schnet-real": "Bow, R replicas, 16 molecules x accumulation 2, 64/R device iterations, per-tensor all-reduce, "
+                   "sync loading, 32 cores at 1.40 ms per micro-batch",
+}
+
 SOURCES = {
     "port": "matildalab/GraphormerIPU (notes, train.sh)",
     "gpspp": "Masters et al. arXiv:2212.02229; graphcore/examples GPS_PCQ_16gps_44M.yaml",
@@ -191,18 +200,20 @@ def efficiency(out, prefix, measured):
 
 
 def markdown(out, eff):
-    lines = ["| configuration | source | the run / the plan's limit | plan samples/s | measured | ratio |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| configuration | source | settings | the run / the plan's limit | plan samples/s | measured | ratio |",
+             "|---|---|---|---|---|---|---|"]
     for name, v in out.items():
         if not isinstance(v, dict) or "samples_per_s" not in v or not v["measured_samples_per_s"]:
             continue
         src = next(s for k, s in SOURCES.items() if name.startswith(k))
+        settings = next(s for k, s in SETTINGS.items() if name.startswith(k))
         if v["run_bound_by"] == "device":
             bound = "device / the IPUs' rate compared"
         else:
             bound = f"real data, synchronous loading / {v['limited_by']}"
         fitted = " (fitted here)" if name == f"schnet-real-{FIT_HOST_PREP_AT}" else ""
-        lines.append(f"| `{name}` | {src} | {bound} | {v['samples_per_s']:,} | {v['measured_samples_per_s']:,} | "
+        lines.append(f"| `{name}` | {src} | {settings} | {bound} | {v['samples_per_s']:,} | "
+                     f"{v['measured_samples_per_s']:,} | "
                      f"**{v['estimate_over_measured']:.2f}x**{fitted} |")
     lines += ["", "| 1-to-R scaling efficiency | " + " | ".join(str(R) for R in REPLICAS) + " |",
               "|---|" + "---|" * len(REPLICAS)]
