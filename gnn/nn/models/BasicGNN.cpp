@@ -195,18 +195,22 @@ std::unique_ptr<Module> BasicGNN::makeConv(int64_t i, int64_t in, int64_t out, b
   const bool v2 = a.value("v2", false);
   int64_t heads = a.value("heads", int64_t{1});
   if (toOut && opt_.outputHeads > 0) heads = opt_.outputHeads;
-  bool concat = a.value("concat", true);
+  const bool concat = !toOut && a.value("concat", true);
+  a = gatConvArgs(std::move(a), out, heads, concat, opt_.attentionDropout >= 0 ? opt_.attentionDropout : opt_.dropout);
+  if (v2) return GATv2Conv::fromPyG(a, gen, dt);
+  return GATConv::fromPyG(a, gen, dt);
+}
+
+json BasicGNN::gatConvArgs(json a, int64_t out, int64_t heads, bool concat, double dropout) {
   a.erase("v2");
-  if (toOut) concat = false;
   if (concat && out % heads != 0)
     throw std::invalid_argument("GAT: the output channels of 'GATConv' (" + std::to_string(out) +
                                 ") must be divisible by the number of heads (" + std::to_string(heads) + ")");
   a["out_channels"] = concat ? out / heads : out;
   a["heads"] = heads;
   a["concat"] = concat;
-  a["dropout"] = opt_.attentionDropout >= 0 ? opt_.attentionDropout : opt_.dropout;
-  if (v2) return GATv2Conv::fromPyG(a, gen, dt);
-  return GATConv::fromPyG(a, gen, dt);
+  a["dropout"] = dropout;
+  return a;
 }
 
 std::unique_ptr<Module> BasicGNN::makeStackedConv(int64_t i, int64_t in, int64_t out, bool toOut,

@@ -85,6 +85,10 @@ class BasicGNN : public Module {
   bool takesSparseInput() const { return classTakesSparseInput(class_); }
   /// The same by class name ("GCN", "GAT", ...), before a model is built.
   static bool classTakesSparseInput(const std::string& className);
+  /// A GAT layer's GATConv / GATv2Conv arguments from the model's conv arguments `a`, as PyG's GAT.init_conv
+  /// gives them: out_channels out / heads when the heads concatenate (refused unless divisible), out when they
+  /// average; the attention `dropout`. Drops the model-level "v2" switch. Shared with HeteroBasicGNN.
+  static nlohmann::json gatConvArgs(nlohmann::json a, int64_t out, int64_t heads, bool concat, double dropout);
 
   /// The model a layer at a time, as a device's pipeline stages run it: input() (input dropout), then
   /// layer(i) for i < numLayers(), then head() over every layer's output (jk and lin; the last output alone

@@ -164,15 +164,8 @@ nlohmann::json HeteroBasicGNN::gatArgs(json a, int64_t out, bool toOut) const {
   // PyG's GAT.init_conv: hidden_channels is the heads' total width; the output layer averages its heads.
   const int64_t heads = a.value("heads", int64_t{1});
   const bool concat = !toOut && a.value("concat", true);
-  a.erase("v2");
-  if (concat && out % heads != 0)
-    throw std::invalid_argument("GAT: the output channels of 'GATConv' (" + std::to_string(out) +
-                                ") must be divisible by the number of heads (" + std::to_string(heads) + ")");
-  a["out_channels"] = concat ? out / heads : out;
-  a["heads"] = heads;
-  a["concat"] = concat;
-  a["dropout"] = opt_.attentionDropout >= 0 ? opt_.attentionDropout : opt_.dropout;
-  return a;
+  return BasicGNN::gatConvArgs(std::move(a), out, heads, concat,
+                               opt_.attentionDropout >= 0 ? opt_.attentionDropout : opt_.dropout);
 }
 
 std::unique_ptr<Module> HeteroBasicGNN::makeConv(std::pair<int64_t, int64_t> in, bool pairIn, int64_t out,
