@@ -7,15 +7,6 @@
 
 namespace gnn {
 
-const char* collectiveName(Collective c) {
-  switch (c) {
-    case Collective::AllReduce: return "all-reduce";
-    case Collective::ReduceScatter: return "reduce-scatter";
-    case Collective::AllGather: return "all-gather";
-  }
-  return "?";
-}
-
 const char* collectiveMethodName(CollectiveMethod m) {
   switch (m) {
     case CollectiveMethod::MeetInMiddleRing: return "meet-in-the-middle ring";

@@ -11,7 +11,7 @@
 // (docs/device.md, "Collectives").
 //
 //   CollectiveCost c = collectiveCost(Collective::AllReduce, 750e3, 64, IpuSpec::bow(), CollectiveOptions{});
-//   c.seconds();  c.phases[0].method;  // "meet-in-the-middle ring"
+//   c.seconds();  c.method();  // "meet-in-the-middle ring"
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -23,7 +23,6 @@
 namespace gnn {
 
 enum class Collective { AllReduce, ReduceScatter, AllGather };
-const char* collectiveName(Collective c);
 
 /// GCL's methods (its CommGroup option `method`) its AUTO choice takes on a POD, and the plain ring the
 /// cross-POD phase runs.

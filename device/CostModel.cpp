@@ -230,17 +230,23 @@ void playSchedule(const ModelProfile& m, const StageBlocks& stages, const std::v
   for (double t : laneFree) c.pipelineSeconds = std::max(c.pipelineSeconds, t);
 }
 
+// Weight tensors of the blocks on stages[s].
+int64_t stageParameterTensors(const ModelProfile& m, const StageBlocks& stages, int64_t s) {
+  int64_t tensors = 0;
+  for (int64_t b = stages[static_cast<size_t>(s)].first; b < stages[static_cast<size_t>(s)].second; ++b)
+    tensors += m.blocks[static_cast<size_t>(b)].parameterTensors;
+  return tensors;
+}
+
 // Bytes of each weight tensor's gradient on stages[s] (the blocks' recorded sizes; a profile without them: the
 // stage's parameters in equal shares).
 std::vector<double> stageTensorBytes(const ModelProfile& m, const StageBlocks& stages, int64_t s, int64_t params,
                                      int64_t bytesPerWeight) {
   std::vector<double> sizes;
-  int64_t tensors = 0;
-  for (int64_t b = stages[static_cast<size_t>(s)].first; b < stages[static_cast<size_t>(s)].second; ++b) {
-    const BlockProfile& block = m.blocks[static_cast<size_t>(b)];
-    tensors += block.parameterTensors;
-    for (int64_t n : block.parameterSizes) sizes.push_back(static_cast<double>(n * bytesPerWeight));
-  }
+  const int64_t tensors = stageParameterTensors(m, stages, s);
+  for (int64_t b = stages[static_cast<size_t>(s)].first; b < stages[static_cast<size_t>(s)].second; ++b)
+    for (int64_t n : m.blocks[static_cast<size_t>(b)].parameterSizes)
+      sizes.push_back(static_cast<double>(n * bytesPerWeight));
   if (static_cast<int64_t>(sizes.size()) != tensors || sizes.empty()) {
     const int64_t n = std::max<int64_t>(1, tensors);
     sizes.assign(static_cast<size_t>(n), static_cast<double>(params * bytesPerWeight) / static_cast<double>(n));
@@ -303,9 +309,7 @@ void optimizerCost(const ModelProfile& m, const StageBlocks& stages, const std::
   for (int64_t s = 0; s < u.P; ++s) {
     double w = static_cast<double>(params[static_cast<size_t>(s)]);
     if (o.replicatedTensorSharding) w /= static_cast<double>(u.R);
-    double tensors = 0;
-    for (int64_t b = stages[static_cast<size_t>(s)].first; b < stages[static_cast<size_t>(s)].second; ++b)
-      tensors += static_cast<double>(m.blocks[static_cast<size_t>(b)].parameterTensors);
+    const double tensors = static_cast<double>(stageParameterTensors(m, stages, s));
     const double ops = std::max(1.0, tensors * opsPerTensor);
     double t = (w * (3.0 * 4.0 + 2.0 * stateBytes) / spec.elementwiseBytesPerCycle + ops * spec.opCycles) / spec.clockHz;
     if (o.offloadOptimizer || u.phased) t += 2.0 * w * stateBytes / spec.streamingBytesPerSecond;

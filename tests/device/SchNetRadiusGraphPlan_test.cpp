@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "SmallMolecules.h"
 #include "data/RadiusGraph.h"
 #include "device/Device.h"
 #include "device/ModelProfile.h"
@@ -62,8 +63,7 @@ Plan planOf(bool onDevice) {
   Generator gen(3);
   SchNet model(o, gen);
   Adam opt({{model.parameters(), 0.0}}, 1e-3);
-  const LossFn l1{[](const Variable& out, const Batch& b) { return l1Loss(out, b.y, b.yMask); }, {}};
-  return planProgram(model, l1, &opt, batchOf(!onDevice), IpuOptions{});
+  return planProgram(model, test::maskedL1(), &opt, batchOf(!onDevice), IpuOptions{});
 }
 
 const OpCost* findOp(const BlockProfile& b, const std::string& name) {

@@ -34,6 +34,13 @@ using gnn::testing::lastJson;
 using Row = gnn::testing::PredictionRow;
 using gnn::testing::readPredictions;
 
+// qm7_schnet's plan (--plan-only --json among `args`) as its JSON; the program must exit 0.
+nlohmann::json schnetPlan(const std::string& args) {
+  Result r = runExample("qm7_schnet", args, false);
+  EXPECT_EQ(r.code, 0) << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
 class ModelPrograms : public gnn::testing::ScratchFolderTest {
  protected:
   // The program's --predict file `pred` (testGraphs rows) against `predict --checkpoint ck` on the same SMILES in
@@ -67,11 +74,7 @@ TEST_F(ModelPrograms, RadiusGraphOnTheDeviceIsPlannedAndTrains) {
   const std::string qm9 = "--device ipu --ipu bow --hidden 100 --filters 100 --layers 4 --gaussians 25 --cutoff 6 "
                           "--max-neighbors 28 --strategy pad --batch-size 16 --num-nodes 512 --num-graphs 17 "
                           "--grad-accum 2 --plan-only --json ";
-  auto plan = [&](const std::string& args) {
-    Result r = runExample("qm7_schnet", qm9 + args, false);
-    EXPECT_EQ(r.code, 0) << r.out;
-    return nlohmann::json::parse(r.out);
-  };
+  auto plan = [&](const std::string& args) { return schnetPlan(qm9 + args); };
   auto part = [](const nlohmann::json& j, const std::string& name) {
     for (const auto& p : j["step_parts"]["device"])
       if (p["part"] == name) return p["ms"].get<double>();
@@ -221,11 +224,7 @@ TEST_F(ModelPrograms, PlansOfSchNetOnQm9AsPublishedAreWithinTwiceTheirMeasuremen
   const std::string qm9 = "--device ipu --ipu bow --hidden 100 --filters 100 --layers 4 --gaussians 25 --cutoff 6 "
                           "--max-neighbors 28 --strategy pad --batch-size 16 --num-nodes 512 --num-edges 14336 "
                           "--num-graphs 17 --grad-accum 2 --plan-only --json ";
-  auto plan = [&](const std::string& args) {
-    Result r = runExample("qm7_schnet", qm9 + args, false);
-    EXPECT_EQ(r.code, 0) << r.out;
-    return nlohmann::json::parse(r.out);
-  };
+  auto plan = [&](const std::string& args) { return schnetPlan(qm9 + args); };
   for (const auto& [replicas, iterations, measured] :
        std::vector<std::tuple<int, int, double>>{{1, 64, 25727}, {4, 16, 74985}, {16, 4, 141606}}) {
     const nlohmann::json j = plan("--replicas " + std::to_string(replicas) + " --device-iterations " +
@@ -251,10 +250,8 @@ TEST_F(ModelPrograms, PlansOfSchNetsPublishedStrongScalingAreWithinTheBars) {
   const std::string model = "--device ipu --ipu bow --hidden 100 --filters 100 --layers 4 --gaussians 25 --cutoff 6 "
                             "--max-neighbors 28 --strategy pad --radius-graph device --grad-accum 2 --plan-only --json ";
   auto plan = [&](int replicas, const std::string& args) {
-    Result r = runExample("qm7_schnet", model + args + " --replicas " + std::to_string(replicas) +
-                                            " --device-iterations " + std::to_string(64 / replicas), false);
-    EXPECT_EQ(r.code, 0) << r.out;
-    return nlohmann::json::parse(r.out);
+    return schnetPlan(model + args + " --replicas " + std::to_string(replicas) + " --device-iterations " +
+                      std::to_string(64 / replicas));
   };
   const std::string synthetic = "--batch-size 64 --num-nodes 2048 --num-edges 65 --num-graphs 65 --merge-all-reduce "
                                 "--synthetic-data";
