@@ -9,7 +9,8 @@ a change of machine load hits both alike. The cases (--cases, all by default):
               inference graphs/s)
   dmpnn       Chemprop's D-MPNN on ESOL (molecule_property --model dmpnn, 20 epochs: training molecules/s)
   layers      one training step of each of PyG's layers (bench_layer_steps: 10,000 nodes, 100,000 edges, 64
-              channels, median ms of 10 steps per layer); not in the default set (about 1 minute a round)
+              channels, median ms of 10 steps per layer; --layers A,B for some of them); not in the default set
+              (about 1 minute a round)
 
 For "no regression" checks, e.g. main against the commit before a change:
 
@@ -107,7 +108,7 @@ def cases(args):
         exe = os.path.join(b, "bench", "bench_layer_steps")
         if not os.access(exe, os.X_OK):
             fail(f"{exe} not found: build the bench_layer_steps target")
-        j = last_json([exe, "--reps", "10"] + threads)
+        j = last_json([exe, "--reps", "10"] + (["--layers", args.layers] if args.layers else []) + threads)
         return {f"{name}_step_ms": v["step_ms_median"] for name, v in j["layers"].items()}
 
     return {"cora": (cora, False), "gin": (gin_step, True), "schnet": (schnet, True),
@@ -124,6 +125,8 @@ def main():
     p.add_argument("--cases", default="cora,gin,schnet,graphormer,dmpnn",
                    help="comma-separated cases (default: all but layers): cora, gin, schnet, graphormer, dmpnn, "
                         "layers")
+    p.add_argument("--layers", default="",
+                   help="the layers case: comma-separated PyG class names (default: every layer bench_layer_steps has)")
     p.add_argument("--cora-data", default=os.path.join(REPO, "examples", "data", "cora"))
     add_goal_args(p, round(1 / 1.10, 3), "required new/old speed ratio of every measured quantity")
     args = p.parse_args()

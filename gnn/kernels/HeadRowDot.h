@@ -8,11 +8,8 @@
 #pragma once
 #include <cstdint>
 #include <type_traits>
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
-#include "gnn/kernels/MaskedRow.h"
+#include "gnn/kernels/Avx512.h"
 
 namespace gnn::kernels {
 
@@ -21,14 +18,14 @@ struct NoHeadRowDot {
   static constexpr bool kRegisters = false;
 };
 
-#if defined(__AVX512F__)
+#if GNN_AVX512_KERNELS
 /// H <= 16 heads of C < 16 channels, H * C <= 16 * NB floats, NB <= 4.
 template <int NB>
 class HeadRowDot {
  public:
   static constexpr bool kRegisters = true;
   static constexpr int64_t kLanes = 16, kMaxC = 16;
-  HeadRowDot(int64_t H, int64_t C) : C_(C) {
+  GNN_AVX512 HeadRowDot(int64_t H, int64_t C) : C_(C) {
     static_assert(NB >= 1 && NB <= 4, "HeadRowDot: 1 to 4 vectors");
     heads_ = detail::prefix16(H);
     tail_ = detail::prefix16(H * C - kLanes * (NB - 1));
@@ -45,14 +42,14 @@ class HeadRowDot {
     }
   }
   /// The fixed row x (H * C values).
-  void setFixed(const float* x) {
+  GNN_AVX512 void setFixed(const float* x) {
     __m512 v[NB];
     load(x, v);
 #pragma GCC unroll 16
     for (int64_t c = 0; c < C_; ++c) xt_[c] = column(v, c);
   }
   /// The H dots of the fixed row with y, lanes h < H (the others 0).
-  __m512 dots(const float* y) const {
+  GNN_AVX512 __m512 dots(const float* y) const {
     __m512 v[NB];
     load(y, v);
     __m512 acc = _mm512_setzero_ps();
@@ -61,22 +58,22 @@ class HeadRowDot {
   }
   /// out[h] = the dot of head h (times scale[h] when Scaled), h < H.
   template <bool Scaled = false>
-  void dotsInto(const float* y, float* out, const float* scale = nullptr) const {
+  GNN_AVX512 void dotsInto(const float* y, float* out, const float* scale = nullptr) const {
     __m512 d = dots(y);
     if constexpr (Scaled) d = _mm512_mul_ps(d, _mm512_maskz_loadu_ps(heads_, scale));
     _mm512_mask_storeu_ps(out, heads_, d);
   }
 
  private:
-  void load(const float* x, __m512* v) const {
+  GNN_AVX512 void load(const float* x, __m512* v) const {
 #pragma GCC unroll 4
     for (int b = 0; b + 1 < NB; ++b) v[b] = _mm512_loadu_ps(x + kLanes * b);
     v[NB - 1] = _mm512_maskz_loadu_ps(tail_, x + kLanes * (NB - 1));
   }
   // Lane h: element h * C + c of the row held in v.
-  __m512 column(const __m512* v, int64_t c) const {
+  GNN_AVX512 __m512 column(const __m512* v, int64_t c) const {
     if constexpr (NB == 1) {
-      return _mm512_permutexvar_ps(idx_[c], v[0]);
+      return detail::permute(idx_[c], v[0]);
     } else if constexpr (NB == 2) {
       return _mm512_permutex2var_ps(v[0], idx_[c], v[1]);
     } else {
@@ -95,18 +92,18 @@ class HeadRowDot {
 #endif
 
 /// f(HeadRowDot<NB>(H, C)) for float rows of 2 <= H <= 16 heads of C < 16 channels in at most 4 vectors
-/// (AVX-512), else f(NoHeadRowDot{}). (One head: the plain loop's 8 partial sums use the lanes better; from 16
-/// channels on the plain loop sums in 8 partial sums, other bits.)
+/// where the AVX-512 kernels run (gnn/kernels/Avx512.h), else f(NoHeadRowDot{}). (One head: the plain loop's 8
+/// partial sums use the lanes better; from 16 channels on the plain loop sums in 8 partial sums, other bits.)
 template <class T, class F>
-inline void withHeadRowDot(int64_t H, int64_t C, F&& f) {
-#if defined(__AVX512F__) && defined(__FMA__)
+__attribute__((always_inline)) inline void withHeadRowDot(int64_t H, int64_t C, F&& f) {
+#if GNN_AVX512_KERNELS
   if constexpr (std::is_same_v<T, float>) {
-    if (H >= 2 && H <= 16 && C >= 1 && C < 16) {
+    if (H >= 2 && H <= 16 && C >= 1 && C < 16 && avx512Kernels()) {
       switch ((H * C + 15) / 16) {
-        case 1: return f(HeadRowDot<1>(H, C));
-        case 2: return f(HeadRowDot<2>(H, C));
-        case 3: return f(HeadRowDot<3>(H, C));
-        case 4: return f(HeadRowDot<4>(H, C));
+        case 1: return callAvx512<HeadRowDot<1>>(f, H, C);
+        case 2: return callAvx512<HeadRowDot<2>>(f, H, C);
+        case 3: return callAvx512<HeadRowDot<3>>(f, H, C);
+        case 4: return callAvx512<HeadRowDot<4>>(f, H, C);
         default: break;
       }
     }

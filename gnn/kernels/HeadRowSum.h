@@ -9,11 +9,8 @@
 #pragma once
 #include <cstdint>
 #include <type_traits>
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
-#include "gnn/kernels/MaskedRow.h"
+#include "gnn/kernels/Avx512.h"
 
 namespace gnn::kernels {
 
@@ -22,7 +19,7 @@ struct NoHeadRowSum {
   static constexpr bool kRegisters = false;
 };
 
-#if defined(__AVX512F__)
+#if GNN_AVX512_KERNELS
 template <class T, int NB>
 class HeadRowSum;
 
@@ -31,34 +28,34 @@ class HeadRowSum<float, NB> {
  public:
   static constexpr bool kRegisters = true;
   static constexpr int64_t kLanes = 16;
-  HeadRowSum(int64_t H, int64_t C) {
+  GNN_AVX512 HeadRowSum(int64_t H, int64_t C) {
     alignas(64) int32_t ix[kLanes * NB];
     for (int64_t j = 0; j < kLanes * NB; ++j) ix[j] = j < H * C ? static_cast<int32_t>(j / C) : 0;
     for (int b = 0; b < NB; ++b) idx_[b] = _mm512_load_si512(ix + kLanes * b);
     heads_ = detail::prefix16(H);
     tail_ = detail::prefix16(H * C - kLanes * (NB - 1));
   }
-  void zero() {
+  GNN_AVX512 void zero() {
 #pragma GCC unroll 8
     for (int b = 0; b < NB; ++b) acc_[b] = _mm512_setzero_ps();
   }
   /// acc += (a m) (x) v, m only when Masked; a and m hold H weights, v H * C values.
   template <bool Masked>
-  void add(const float* a, const float* m, const float* v) {
+  GNN_AVX512 void add(const float* a, const float* m, const float* v) {
     __m512 w = _mm512_maskz_loadu_ps(heads_, a);
     if constexpr (Masked) w = _mm512_mul_ps(w, _mm512_maskz_loadu_ps(heads_, m));
 #pragma GCC unroll 8
     for (int b = 0; b + 1 < NB; ++b)
-      acc_[b] = _mm512_fmadd_ps(_mm512_permutexvar_ps(idx_[b], w), _mm512_loadu_ps(v + kLanes * b), acc_[b]);
-    acc_[NB - 1] = _mm512_fmadd_ps(_mm512_permutexvar_ps(idx_[NB - 1], w),
+      acc_[b] = _mm512_fmadd_ps(detail::permute(idx_[b], w), _mm512_loadu_ps(v + kLanes * b), acc_[b]);
+    acc_[NB - 1] = _mm512_fmadd_ps(detail::permute(idx_[NB - 1], w),
                                    _mm512_maskz_loadu_ps(tail_, v + kLanes * (NB - 1)), acc_[NB - 1]);
   }
-  void load(const float* o) {
+  GNN_AVX512 void load(const float* o) {
 #pragma GCC unroll 8
     for (int b = 0; b + 1 < NB; ++b) acc_[b] = _mm512_loadu_ps(o + kLanes * b);
     acc_[NB - 1] = _mm512_maskz_loadu_ps(tail_, o + kLanes * (NB - 1));
   }
-  void store(float* o) const {
+  GNN_AVX512 void store(float* o) const {
 #pragma GCC unroll 8
     for (int b = 0; b + 1 < NB; ++b) _mm512_storeu_ps(o + kLanes * b, acc_[b]);
     _mm512_mask_storeu_ps(o + kLanes * (NB - 1), tail_, acc_[NB - 1]);
@@ -75,33 +72,33 @@ class HeadRowSum<double, NB> {
  public:
   static constexpr bool kRegisters = true;
   static constexpr int64_t kLanes = 8;
-  HeadRowSum(int64_t H, int64_t C) {
+  GNN_AVX512 HeadRowSum(int64_t H, int64_t C) {
     alignas(64) int64_t ix[kLanes * NB];
     for (int64_t j = 0; j < kLanes * NB; ++j) ix[j] = j < H * C ? j / C : 0;
     for (int b = 0; b < NB; ++b) idx_[b] = _mm512_load_si512(ix + kLanes * b);
     heads_ = detail::prefix8(H);
     tail_ = detail::prefix8(H * C - kLanes * (NB - 1));
   }
-  void zero() {
+  GNN_AVX512 void zero() {
 #pragma GCC unroll 8
     for (int b = 0; b < NB; ++b) acc_[b] = _mm512_setzero_pd();
   }
   template <bool Masked>
-  void add(const double* a, const double* m, const double* v) {
+  GNN_AVX512 void add(const double* a, const double* m, const double* v) {
     __m512d w = _mm512_maskz_loadu_pd(heads_, a);
     if constexpr (Masked) w = _mm512_mul_pd(w, _mm512_maskz_loadu_pd(heads_, m));
 #pragma GCC unroll 8
     for (int b = 0; b + 1 < NB; ++b)
-      acc_[b] = _mm512_fmadd_pd(_mm512_permutexvar_pd(idx_[b], w), _mm512_loadu_pd(v + kLanes * b), acc_[b]);
-    acc_[NB - 1] = _mm512_fmadd_pd(_mm512_permutexvar_pd(idx_[NB - 1], w),
+      acc_[b] = _mm512_fmadd_pd(detail::permute(idx_[b], w), _mm512_loadu_pd(v + kLanes * b), acc_[b]);
+    acc_[NB - 1] = _mm512_fmadd_pd(detail::permute(idx_[NB - 1], w),
                                    _mm512_maskz_loadu_pd(tail_, v + kLanes * (NB - 1)), acc_[NB - 1]);
   }
-  void load(const double* o) {
+  GNN_AVX512 void load(const double* o) {
 #pragma GCC unroll 8
     for (int b = 0; b + 1 < NB; ++b) acc_[b] = _mm512_loadu_pd(o + kLanes * b);
     acc_[NB - 1] = _mm512_maskz_loadu_pd(tail_, o + kLanes * (NB - 1));
   }
-  void store(double* o) const {
+  GNN_AVX512 void store(double* o) const {
 #pragma GCC unroll 8
     for (int b = 0; b + 1 < NB; ++b) _mm512_storeu_pd(o + kLanes * b, acc_[b]);
     _mm512_mask_storeu_pd(o + kLanes * (NB - 1), tail_, acc_[NB - 1]);
@@ -115,23 +112,24 @@ class HeadRowSum<double, NB> {
 #endif
 
 /// f(HeadRowSum<T, NB>(H, C)) when H heads of C channels fit in at most 8 vectors and a vector holds all H
-/// weights (AVX-512: H * C <= 128 floats and H <= 16, or <= 64 doubles and H <= 8), else f(NoHeadRowSum{}).
+/// weights (AVX-512: H * C <= 128 floats and H <= 16, or <= 64 doubles and H <= 8) and the AVX-512 kernels run
+/// here (gnn/kernels/Avx512.h), else f(NoHeadRowSum{}). Always inlined: the row loops' clones take its plain path.
 template <class T, class F>
-inline void withHeadRowSum(int64_t H, int64_t C, F&& f) {
-#if defined(__AVX512F__) && defined(__FMA__)
+__attribute__((always_inline)) inline void withHeadRowSum(int64_t H, int64_t C, F&& f) {
+#if GNN_AVX512_KERNELS
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     constexpr int64_t lanes = 64 / static_cast<int64_t>(sizeof(T));
     const int64_t nb = (H * C + lanes - 1) / lanes;
-    if (H >= 1 && H <= lanes && C >= 1) {
+    if (H >= 1 && H <= lanes && C >= 1 && avx512Kernels()) {
       switch (nb) {
-        case 1: return f(HeadRowSum<T, 1>(H, C));
-        case 2: return f(HeadRowSum<T, 2>(H, C));
-        case 3: return f(HeadRowSum<T, 3>(H, C));
-        case 4: return f(HeadRowSum<T, 4>(H, C));
-        case 5: return f(HeadRowSum<T, 5>(H, C));
-        case 6: return f(HeadRowSum<T, 6>(H, C));
-        case 7: return f(HeadRowSum<T, 7>(H, C));
-        case 8: return f(HeadRowSum<T, 8>(H, C));
+        case 1: return callAvx512<HeadRowSum<T, 1>>(f, H, C);
+        case 2: return callAvx512<HeadRowSum<T, 2>>(f, H, C);
+        case 3: return callAvx512<HeadRowSum<T, 3>>(f, H, C);
+        case 4: return callAvx512<HeadRowSum<T, 4>>(f, H, C);
+        case 5: return callAvx512<HeadRowSum<T, 5>>(f, H, C);
+        case 6: return callAvx512<HeadRowSum<T, 6>>(f, H, C);
+        case 7: return callAvx512<HeadRowSum<T, 7>>(f, H, C);
+        case 8: return callAvx512<HeadRowSum<T, 8>>(f, H, C);
         default: break;
       }
     }

@@ -5,22 +5,13 @@
 // instead. Neither path reads or writes past the elements named, and both compute the same values.
 #pragma once
 #include <cstdint>
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+
+#include "gnn/kernels/Avx512.h"
 
 namespace gnn::kernels {
 
-#if defined(__AVX512F__)
-namespace detail {
-// The first k lanes (none for k <= 0, all from 16 / 8 on). Branches: the rows of one call take the same ones.
-inline __mmask16 prefix16(int64_t k) {
-  return k >= 16 ? static_cast<__mmask16>(0xffff) : k <= 0 ? 0 : static_cast<__mmask16>((1u << k) - 1);
-}
-inline __mmask8 prefix8(int64_t k) {
-  return k >= 8 ? static_cast<__mmask8>(0xff) : k <= 0 ? 0 : static_cast<__mmask8>((1u << k) - 1);
-}
-}  // namespace detail
+// Native AVX-512 builds only: a portable build's fused attention runs its plain loops.
+#if GNN_AVX512_KERNELS && !GNN_AVX512_AT_RUN_TIME
 
 /// dst[j] = (j < n ? src[j] : 0) * scale for j < width: reads src[0, n) and writes dst[0, width) only.
 inline void copyRowMasked(const float* src, int64_t n, float* dst, int64_t width, float scale = 1.0f) {

@@ -151,8 +151,9 @@ constexpr int64_t widthOr(W, int64_t C) {
 // mask is a compile-time choice, not a null test per term: GCC turns `m ? a[h] * m[h] : a[h]` into an AVX-512
 // masked load, which from a null m takes a microcode assist on every term (a fifth of an evaluation's time).
 template <bool Masked, class T, class W>
-inline void axpyHeads(W cw, T* __restrict o, const T* __restrict a, const T* __restrict m,
-                      const T* __restrict v, int64_t H, int64_t Crt) {
+__attribute__((always_inline)) inline void axpyHeads(W cw, T* __restrict o, const T* __restrict a,
+                                                     const T* __restrict m, const T* __restrict v, int64_t H,
+                                                     int64_t Crt) {
   const int64_t C = widthOr(cw, Crt);
   for (int64_t h = 0; h < H; ++h) {
     T w = a[h];
@@ -168,10 +169,12 @@ inline void axpyHeads(W cw, T* __restrict o, const T* __restrict a, const T* __r
 // that a 64-channel dot is 8 independent chains of 8 FMAs rather than one chain of 64 (a quarter of the
 // latency). With `scale` (H values), out[h] is the sum times scale[h], one rounding more: done here, per head,
 // because a vector loop reading out[] right after these scalar stores waits for them (store forwarding fails:
-// a third of GAT's backward once).
+// a third of GAT's backward once). Always inlined, as axpyHeads and softmaxRowsOf: called from the row loops'
+// clones, a function of its own would run its baseline build.
 template <class T, class W>
-inline void dotHeads(W cw, const T* __restrict x, const T* __restrict y, int64_t H, int64_t Crt,
-                     T* __restrict out, const T* __restrict scale = nullptr) {
+__attribute__((always_inline)) inline void dotHeads(W cw, const T* __restrict x, const T* __restrict y, int64_t H,
+                                                    int64_t Crt, T* __restrict out,
+                                                    const T* __restrict scale = nullptr) {
   const int64_t C = widthOr(cw, Crt);
   constexpr int64_t kLanes = 8;
   if (C < 2 * kLanes) {

@@ -15,6 +15,7 @@
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__AVX2__) && \
     !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define GNN_HAVE_CPU_CLONES 1
 #if defined(GNN_CLONES_UP_TO_V3)
 // -DGNN_CLONES_UP_TO=x86-64-v3: no AVX-512 clone, what an AVX2-only CPU runs (to measure it on an AVX-512 one).
 #define GNN_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
