@@ -90,6 +90,13 @@ void MoleculeModelSpec::addTo(po::options_description& flags, const std::vector<
         "virtual-node", po::bool_switch(&virtualNode),
         "gin, gcn: OGB's virtual node (GNN_node_Virtualnode): a per-molecule state added to every atom before each "
         "layer and updated by an MLP between layers");
+    if (std::any_of(OgbMolConv::kinds().begin(), OgbMolConv::kinds().end(),
+                    [&](const std::string& k) { return has(models, k); })) {
+      flags.add_options()("residual", po::bool_switch(&residual),
+                          "gine, transformer, gen, nnconv, pna: add each layer's input to its output (after the "
+                          "dropout), as OGB's and PNA's `residual`");
+      added_.push_back("residual");
+    }
     added_.insert(added_.end(), {"pool", "norm", "virtual-node"});
   }
   if (mp || graphormerIn(models) || dm) {
@@ -152,6 +159,7 @@ void MoleculeModelSpec::bind(RunConfig& config) {
     else if (f == "pool") config.bind(f, &pool);
     else if (f == "norm") config.bind(f, &norm);
     else if (f == "virtual-node") config.bind(f, &virtualNode);
+    else if (f == "residual") config.bind(f, &residual);
     else if (f == "dropout") config.bind(f, &dropout);
     else if (f == "max-node") config.bind(f, &maxNode);
     else if (f == "multi-hop-max-dist") config.bind(f, &multiHopMaxDist);
@@ -199,6 +207,9 @@ void MoleculeModelSpec::validate(const std::vector<std::string>& models, const P
   if (prog && (isDmpnn() || isSchNet()))
     for (const char* f : {"norm", "virtual-node"})
       if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to --model gin and gcn");
+  if (prog && prog->given("residual") &&
+      std::find(OgbMolConv::kinds().begin(), OgbMolConv::kinds().end(), model) == OgbMolConv::kinds().end())
+    throw UsageError("--residual applies to --model gine, transformer, gen, nnconv and pna");
   if (prog && !isDmpnn())
     for (const char* f : {"depth", "aggregation", "aggregation-norm", "ffn-hidden-dim", "ffn-num-layers"})
       if (prog->given(f)) throw UsageError(std::string("--") + f + " applies to --model dmpnn");
@@ -279,6 +290,7 @@ MoleculeModelSpec MoleculeModelSpec::fromConfig(const nlohmann::json& c) {
   // A configuration without "norm" predates the flag: its models had LayerNorm (gcn: none).
   s.norm = c.value("norm", std::string("layer"));
   s.virtualNode = c.value("virtual_node", s.virtualNode);
+  s.residual = c.value("residual", s.residual);
   s.layers = c.value("layers", s.layers);
   s.hidden = c.value("hidden", s.hidden);
   s.dropout = c.value("dropout", s.dropout);
@@ -322,7 +334,7 @@ std::string MoleculeModelSpec::describe() const {
   if (isGps()) return "gps++ " + std::to_string(GpsOptions::pcqm4mv2().layers) + " layers";
   if (isDmpnn()) return "dmpnn depth " + std::to_string(depth) + " x " + std::to_string(hidden);
   return model + " " + std::to_string(layers) + "x" + std::to_string(hidden) + (resolvedNorm() == "batch" ? ", batch norm" : "") +
-         (virtualNode ? ", virtual node" : "");
+         (virtualNode ? ", virtual node" : "") + (residual ? ", residual" : "");
 }
 
 namespace {
@@ -556,6 +568,7 @@ std::unique_ptr<BlockModel> makeMoleculeModel(const MoleculeModelSpec& spec, uin
   o.pool = parsePoolKind(spec.pool);
   o.norm = parseNormKind(spec.resolvedNorm());
   o.virtualNode = spec.virtualNode;
+  o.residual = spec.residual;
   o.graphFeatures = spec.graphFeatures;
   o.nodeFeatures = spec.nodeFeatures;
   o.degreeHistogram = spec.degreeHistogram;

@@ -35,6 +35,9 @@ struct MoleculeModelSpec {
   /// norm, with "auto" as one model copy has it ("batch"): what a model built from this spec holds.
   std::string resolvedNorm() const { return norm == "auto" ? "batch" : norm; }
   bool virtualNode = false;
+  // gine, transformer, gen, nnconv, pna: --residual (each layer's input added to its output, as OGB's and PNA's
+  // `residual`).
+  bool residual = false;
   // Graphormer (--model slim | base) and GPS++ (--model gps, whose attention reads the shortest paths): max_node,
   // multi_hop_max_dist; Graphormer's PCQM4M scripts' dropouts (GPS++ has its configuration's, models/GpsPlusPlus.h).
   int64_t maxNode = 30, multiHopMaxDist = 5;

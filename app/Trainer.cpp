@@ -37,6 +37,20 @@ const std::vector<LossScaleField>& lossScaleFields() {
   return fields;
 }
 
+// --schedule plateau's state, under "trainer"."plateau".
+struct PlateauField {
+  const char* name;
+  std::variant<int64_t PlateauLr::State::*, double PlateauLr::State::*, bool PlateauLr::State::*> member;
+  double ifNull = NAN;
+};
+const std::vector<PlateauField>& plateauFields() {
+  static const std::vector<PlateauField> fields = {{"factor", &PlateauLr::State::factor},
+                                                   {"best", &PlateauLr::State::best, 0.0},
+                                                   {"bad_epochs", &PlateauLr::State::badEpochs},
+                                                   {"seen", &PlateauLr::State::seen}};
+  return fields;
+}
+
 // `fields` of `owner` as a JSON object.
 template <class Owner, class Field>
 nlohmann::json writeFields(const Owner& owner, const std::vector<Field>& fields) {
@@ -142,6 +156,7 @@ Checkpoint Trainer::checkpoint() const {
   ck.meta["trainer"] = writeFields(*this, stateFields());
   if (program_ && program_->options().precision == Precision::FP16)
     ck.meta["trainer"]["loss_scaling"] = writeFields(program_->lossScaleState(), lossScaleFields());
+  if (flags_.schedule == "plateau") ck.meta["trainer"]["plateau"] = writeFields(plateau_, plateauFields());
   // The state a person looks for first, outside the nested object.
   ck.meta["epoch"] = completedEpochs_;
   // The learning curve, for reports after a --load (JSON has no NaN: an epoch not tested holds null).
@@ -189,6 +204,13 @@ void Trainer::resume(const Checkpoint& ck, const std::string& path) {
       if (!st.valid())
         throw std::runtime_error(path + ": loss scaling state out of range (scale " + num(st.scale) + ")");
       pendingLossScale_ = st;
+    }
+    plateau_ = PlateauLr::State{};
+    if (t.contains("plateau")) {  // absent when the run had another schedule: a plateau starts afresh
+      readFields(plateau_, plateauFields(), field(t.at("plateau"), "plateau."));
+      if (!(plateau_.factor > 0 && plateau_.factor <= 1) || plateau_.badEpochs < 0)
+        throw std::runtime_error(path + ": plateau schedule state out of range (factor " + num(plateau_.factor) +
+                                 ", bad_epochs " + std::to_string(plateau_.badEpochs) + ")");
     }
   } catch (const nlohmann::json::exception&) {
     throw std::runtime_error(path + ": trainer state '" + reading + "' = " + (readValue ? readValue->dump() : "?") +
@@ -319,7 +341,7 @@ void Trainer::afterUpdate(double lv, int64_t samples, const std::function<std::s
       // rates, so the same weights).
       if (ProcessGroup* g = prog_.processes().get(); isDistributed(g))
         total = static_cast<int64_t>(g->gatherDoubles(static_cast<double>(total), "the time budget's schedule")[0]);
-      schedule_ = flags_.makeSchedule(total, spe_);
+      schedule_ = flags_.makeSchedule(total, spe_, &plateau_, metric_.higherIsBetter);
     }
     if (used >= budget) budgetSpent_ = true;
   }
@@ -473,7 +495,7 @@ void Trainer::run(const Hooks& hooks) {
                              std::to_string(stepInEpoch_) + " is more than the " + std::to_string(spe) +
                              " step(s) epoch " + std::to_string(completedEpochs_ + 1) +
                              " has on this data; the checkpoint cannot be used");
-  schedule_ = flags_.makeSchedule(flags_.epochs * std::max<int64_t>(spe, 1), spe);
+  schedule_ = flags_.makeSchedule(flags_.epochs * std::max<int64_t>(spe, 1), spe, &plateau_, metric_.higherIsBetter);
   runStart_ = std::chrono::steady_clock::now();
   runEvalSeconds_ = 0;
   runSteps_ = 0;
@@ -514,6 +536,8 @@ void Trainer::run(const Hooks& hooks) {
     } else {
       ++sinceImprovement_;
     }
+    // The next epoch's rate (--schedule plateau), from this one's validation metric.
+    if (auto* plateau = dynamic_cast<PlateauLr*>(schedule_.get())) plateau->observe(v.metric);
     curve_.push_back({epoch + 1, lastLoss_, v.metric, NAN});
     if (hooks.test && flags_.testEveryEpoch) {
       Evaluation t = hooks.test();

@@ -159,6 +159,7 @@ class Trainer {
   std::string unit_;
   RunLog log_;
   std::unique_ptr<LrSchedule> schedule_;
+  PlateauLr::State plateau_;  // --schedule plateau's, checkpointed under "trainer"."plateau"
   std::vector<Variable> params_;
   std::vector<Tensor> bestWeights_;
 

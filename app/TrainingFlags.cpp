@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 
+#include "gnn/system/Check.h"
 #include "gnn/system/Parallel.h"
 
 namespace gnn::app {
@@ -70,11 +71,16 @@ void TrainingFlags::addTo(Program& prog, const TrainingDefaults& d) {
           "schedule", value(&schedule, d.schedule),
           "learning-rate schedule: none | cosine (to 0 over the run) | step (x gamma every --step-size epochs) | "
           "warmup-linear (linear warmup, then linear decay to 0) | noam (Chemprop's NoamLR: linear from lr/10 to lr "
-          "over the warmup, 2 epochs of steps unless --warmup, then exponentially to lr/10 at the end)")(
+          "over the warmup, 2 epochs of steps unless --warmup, then exponentially to lr/10 at the end) | plateau "
+          "(torch's ReduceLROnPlateau on the validation metric: x gamma after more than --patience epochs without "
+          "a better one, down to --min-lr)")(
           "warmup", value(&warmup, d.warmup),
           "linear warmup steps (cosine, warmup-linear, noam); a warmup as long as the run becomes a tenth of it")(
           "step-size", value(&stepSize, int64_t{0}), "epochs between decays (--schedule step; 0: a third of --epochs)")(
-          "gamma", value(&gamma, 0.1), "decay factor (--schedule step)")(
+          "gamma", value(&gamma, 0.1), "decay factor (--schedule step, plateau)")(
+          "patience", value(&patience, int64_t{10}),
+          "--schedule plateau: epochs without a better validation metric before a decay (torch's default 10)")(
+          "min-lr", value(&minLr, 0.0), "--schedule plateau: the learning rate decays no lower")(
           "early-stopping", value(&earlyStopping, int64_t{0}),
           "stop after this many epochs without a better validation metric (0: never)")(
           "test-every-epoch", po::bool_switch(&testEveryEpoch),
@@ -127,7 +133,7 @@ void TrainingFlags::apply(const Program& prog) {
   requirePositive("--lr", lr);
   requireOneOf("--optimizer", optimizer, {"adam", "adamw"});
   if (!(weightDecay >= 0 && std::isfinite(weightDecay))) throw UsageError("--weight-decay " + formatNumber(weightDecay) + ": must be a finite number >= 0");
-  requireOneOf("--schedule", schedule, {"none", "cosine", "step", "warmup-linear", "noam"});
+  requireOneOf("--schedule", schedule, {"none", "cosine", "step", "warmup-linear", "noam", "plateau"});
   requireAtLeast("--warmup", static_cast<double>(warmup), 0);
   requireAtLeast("--step-size", static_cast<double>(stepSize), 0);
   if (!(gamma > 0 && gamma <= 1)) throw UsageError("--gamma " + formatNumber(gamma) + ": must be in (0, 1]");
@@ -139,6 +145,13 @@ void TrainingFlags::apply(const Program& prog) {
     throw UsageError("--warmup " + std::to_string(warmup) + " needs --schedule cosine, warmup-linear or noam (got " +
                      schedule + ")");
   if (stepSize > 0 && schedule != "step") throw UsageError("--step-size needs --schedule step (got " + schedule + ")");
+  requireAtLeast("--patience", static_cast<double>(patience), 0);
+  if (!(minLr >= 0 && minLr <= lr))
+    throw UsageError("--min-lr " + formatNumber(minLr) + ": must be in [0, --lr " + formatNumber(lr) + "]");
+  if (schedule == "plateau" && gamma >= 1) throw UsageError("--schedule plateau: --gamma must be below 1");
+  if ((prog.given("patience") || prog.given("min-lr")) && schedule != "plateau")
+    throw UsageError(std::string("--") + (prog.given("patience") ? "patience" : "min-lr") +
+                     " needs --schedule plateau (got " + schedule + ")");
   if (!save.empty()) checkWritable("--save", save);
   if (!log.empty()) checkWritable("--log", log);
   if (!load.empty()) {
@@ -201,6 +214,8 @@ nlohmann::json TrainingFlags::trainingIdentity() const {
                       {"warmup", warmup},
                       {"step_size", stepSize},
                       {"gamma", gamma},
+                      {"patience", patience},
+                      {"min_lr", minLr},
                       {"early_stopping", earlyStopping},
                       {"clip_norm", clipNorm},
                       {"time_budget", timeBudgetMinutes}};
@@ -293,7 +308,12 @@ std::unique_ptr<Optimizer> TrainingFlags::makeOptimizer(std::vector<ParamGroup> 
   return std::make_unique<Adam>(std::move(groups), lr);
 }
 
-std::unique_ptr<LrSchedule> TrainingFlags::makeSchedule(int64_t totalSteps, int64_t stepsPerEpoch) const {
+std::unique_ptr<LrSchedule> TrainingFlags::makeSchedule(int64_t totalSteps, int64_t stepsPerEpoch,
+                                                       PlateauLr::State* plateau, bool higherIsBetter) const {
+  if (schedule == "plateau") {
+    GNN_CHECK_ARG(plateau != nullptr, "--schedule plateau: no state to keep (a program without validation)");
+    return std::make_unique<PlateauLr>(*plateau, gamma, patience, minLr / lr, higherIsBetter);
+  }
   totalSteps = std::max<int64_t>(totalSteps, 2);
   // A warmup as long as the whole run (a short run with a program's default warmup) shrinks to a tenth of it.
   const int64_t w = warmup < totalSteps ? warmup : totalSteps / 10;

@@ -1,7 +1,7 @@
 // TrainingFlags: the flags every training program shares, with one meaning everywhere: threads, seed,
 // epochs (the total to reach, also after --load), output (--json, --quiet, --log), checkpoints (--save,
 // --load, --checkpoint-dir), and the optimisation (--lr, --optimizer, --weight-decay, --schedule, --warmup,
-// --step-size, --gamma, --early-stopping, --clip-norm). Each program gives its own defaults. A run holds its
+// --step-size, --gamma, --patience, --min-lr, --early-stopping, --clip-norm). Each program gives its own defaults. A run holds its
 // --checkpoint-dir for its whole life (gnn/system/FolderLock.h), and its checkpoints name the run (an id and the
 // training flags) so that --resume continues only the command that wrote them.
 //
@@ -45,8 +45,8 @@ struct TrainingFlags {
   bool json = false, quiet = false;
   std::string log, save, load, checkpointDir;
   std::string optimizer = "adam", schedule = "none";
-  double lr = 1e-3, weightDecay = 0.0, gamma = 0.1, clipNorm = 0.0;
-  int64_t warmup = 0, stepSize = 0, earlyStopping = 0;
+  double lr = 1e-3, weightDecay = 0.0, gamma = 0.1, clipNorm = 0.0, minLr = 0.0;
+  int64_t warmup = 0, stepSize = 0, earlyStopping = 0, patience = 10;
   double timeBudgetMinutes = 0;  // 0: none
   int64_t checkpointEvery = 0, keepCheckpoints = 3;
   bool resume = false;
@@ -85,7 +85,10 @@ struct TrainingFlags {
   /// Whether this run continues an earlier one (--load, or --resume with a checkpoint found).
   bool continuing() const { return continuing_; }
   /// The --schedule over a run of `totalSteps` optimizer steps, `stepsPerEpoch` per epoch.
-  std::unique_ptr<LrSchedule> makeSchedule(int64_t totalSteps, int64_t stepsPerEpoch) const;
+  /// --schedule plateau keeps its state in `plateau` (the caller's, checkpointed with it) and reads the validation
+  /// metric's direction from higherIsBetter.
+  std::unique_ptr<LrSchedule> makeSchedule(int64_t totalSteps, int64_t stepsPerEpoch,
+                                           PlateauLr::State* plateau = nullptr, bool higherIsBetter = false) const;
 
  private:
   mutable bool continuing_ = false, evaluationOnly_ = false;

@@ -45,6 +45,8 @@ struct GraphModelOptions {
   NormKind norm = NormKind::Layer;
   /// OGB's virtual node (models/VirtualNode.h), for GIN and GCN.
   bool virtualNode = false;
+  /// Each layer's input added to its output after the dropout (OGB's and PNA's `residual`), for OgbMolConv.
+  bool residual = false;
   /// PNA's in-degree histogram of the training graphs (PyG's `deg`: entry d counts the nodes with d incoming edges).
   std::vector<int64_t> degreeHistogram;
 };

@@ -86,7 +86,8 @@ OgbMolConv::OgbMolConv(const std::string& kind, GraphModelOptions options, Gener
       }
       const bool last = l + 1 == opt_.layers;
       Variable h = norms_[static_cast<size_t>(l)]->forward(convolve(l, in, b), b.nodesMask, !last);
-      s.set("h", layerDropout(h, opt_.dropout, isTraining(), RowLevel::Node));
+      h = layerDropout(h, opt_.dropout, isTraining(), RowLevel::Node);
+      s.set("h", opt_.residual ? add(in, h) : h);
       if (virtualNode_ && !last) s.set("vn", virtualNode_->update(l, in, vn, b, opt_.dropout));
       return s;
     });

@@ -12,7 +12,8 @@
 //   pna          PNAConv (Corso et al. 2020): mean, min, max and std aggregators, identity, amplification and
 //                attenuation scalers from the training molecules' in-degree histogram (options().degreeHistogram)
 // then the norm (OGB's BatchNorm over the real atoms, or LayerNorm), ReLU (not after the last layer) and dropout;
-// options().virtualNode adds OGB's virtual node as for GIN. Blocks: "input", "layers/l", "head".
+// options().virtualNode adds OGB's virtual node as for GIN, options().residual the layer's input to its output
+// (OGB's and PNA's `residual`). Blocks: "input", "layers/l", "head".
 #pragma once
 #include <memory>
 #include <string>

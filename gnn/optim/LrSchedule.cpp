@@ -57,4 +57,29 @@ double NoamLr::factor(int64_t step) const {
   return std::pow(end_, std::min(1.0, progress(step, warmup_, total_)));
 }
 
+PlateauLr::PlateauLr(State& state, double gamma, int64_t patience, double minFactor, bool higherIsBetter)
+    : state_(state), gamma_(gamma), minFactor_(minFactor), patience_(patience), higher_(higherIsBetter) {
+  GNN_CHECK_ARG(gamma > 0 && gamma < 1, "PlateauLr: the decay factor must be in (0, 1), got ", gamma);
+  GNN_CHECK_ARG(patience >= 0, "PlateauLr: patience must be >= 0, got ", patience);
+  GNN_CHECK_ARG(minFactor >= 0 && minFactor <= 1, "PlateauLr: the smallest factor must be in [0, 1], got ", minFactor);
+}
+
+void PlateauLr::observe(double metric) {
+  // torch's "rel" threshold mode: better means beyond best * (1 +- 1e-4), signs as torch computes them.
+  constexpr double kThreshold = 1e-4;
+  const double s = state_.best;
+  const bool better = !std::isnan(metric) &&
+                      (!state_.seen || (higher_ ? metric > s * (1 + kThreshold) : metric < s * (1 - kThreshold)));
+  if (better) {
+    state_.best = metric;
+    state_.seen = true;
+    state_.badEpochs = 0;
+    return;
+  }
+  if (++state_.badEpochs > patience_) {
+    state_.factor = std::max(state_.factor * gamma_, minFactor_);
+    state_.badEpochs = 0;
+  }
+}
+
 }  // namespace gnn

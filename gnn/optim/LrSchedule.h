@@ -70,4 +70,28 @@ class NoamLr : public LrSchedule {
   double start_, end_;
 };
 
+/// torch's ReduceLROnPlateau (threshold 1e-4 relative, no cooldown): the factor falls by `gamma` (at least to
+/// minFactor) after more than `patience` epochs in a row whose validation metric was not better than the best
+/// by the threshold, and is constant within an epoch. Its state is owned by the caller (a trainer checkpoints it
+/// with the rest of its own), and observe() is called once per epoch with that epoch's validation metric.
+class PlateauLr : public LrSchedule {
+ public:
+  struct State {
+    double factor = 1.0;
+    double best = 0.0;
+    int64_t badEpochs = 0;
+    bool seen = false;  // an epoch observed, so `best` holds
+  };
+  PlateauLr(State& state, double gamma, int64_t patience, double minFactor, bool higherIsBetter);
+  double factor(int64_t) const override { return state_.factor; }
+  /// The end of an epoch whose validation metric is `metric` (a NaN counts as no improvement).
+  void observe(double metric);
+
+ private:
+  State& state_;
+  double gamma_, minFactor_;
+  int64_t patience_;
+  bool higher_;
+};
+
 }  // namespace gnn

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -77,6 +78,46 @@ TEST_F(MoleculeProperty, PyGEdgeLayersLearnEsolTheSameOnOneAndTwoThreads) {
       EXPECT_EQ(loaded["valid_metric"].get<double>(), trained["valid_metric"].get<double>());
     }
   }
+}
+
+// --schedule plateau (torch's ReduceLROnPlateau): the rate halves after each epoch whose validation RMSE is no
+// better than the best before it (patience 0), never below --min-lr; --residual with it (PNA's HIV settings); and a
+// run continued from a checkpoint keeps the schedule's state, so it ends with the bits of one never stopped.
+TEST_F(MoleculeProperty, PlateauScheduleFollowsTheValidationMetricAndSurvivesACheckpoint) {
+  const std::string esol = std::string(GNN_SOURCE_DIR) + "/examples/data/moleculenet/delaney-processed.csv.gz";
+  const std::string args = "--data " + esol + " --target-cols 'measured log solubility in mols per litre' --model pna "
+                           "--residual --hidden 16 --layers 2 --seed 1 --threads 2 --lr 0.02 --schedule plateau "
+                           "--gamma 0.5 --patience 0 --min-lr 0.004 ";
+  const std::string log = (dir_ / "plateau.log.jsonl").string();
+  const nlohmann::json whole = runJson(args + "--epochs 8 --log " + log);
+  std::ifstream in(log);
+  std::vector<double> rates, valid;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (!j.contains("epoch")) continue;
+    rates.push_back(j["lr"].get<double>());
+    valid.push_back(j["valid_rmse"].get<double>());
+  }
+  ASSERT_EQ(rates.size(), 8u);
+  double best = valid[0], expected = 0.02;
+  int decays = 0;
+  for (size_t e = 1; e < rates.size(); ++e) {
+    EXPECT_DOUBLE_EQ(rates[e], expected) << "epoch " << e + 1;
+    const bool better = valid[e] < best * (1 - 1e-4);
+    if (better) best = valid[e];
+    else if (expected > 0.004) expected = std::max(expected * 0.5, 0.004), ++decays;
+  }
+  EXPECT_GE(decays, 1);  // the test means something only if the rate fell
+  const std::string ckpt = (dir_ / "plateau.ckpt").string();
+  runJson(args + "--epochs 4 --save " + ckpt);
+  const nlohmann::json resumed = runJson(args + "--epochs 8 --load " + ckpt);
+  EXPECT_EQ(resumed["final_loss"].get<double>(), whole["final_loss"].get<double>());
+  EXPECT_EQ(resumed["param_l2"].get<double>(), whole["param_l2"].get<double>());
+  const Result r = run("--data " + esol + " --target-cols 'measured log solubility in mols per litre' --model gin "
+                       "--residual --epochs 1");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("--residual applies to --model gine, transformer, gen, nnconv and pna"), std::string::npos)
+      << r.out;
 }
 
 TEST_F(MoleculeProperty, LoadedCheckpointEvaluatesLikeTheTrainedModel) {

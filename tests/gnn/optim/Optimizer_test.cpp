@@ -178,5 +178,40 @@ TEST(LrSchedule, Shapes) {
   EXPECT_DOUBLE_EQ(opt.lr(), 0.1);
 }
 
+// torch.optim.lr_scheduler.ReduceLROnPlateau(factor=0.5, patience=2, min_lr=0.125) from lr 1 on these metrics
+// (torch 1.13, Debian's python3-torch) gave these rates, epoch by epoch: its relative threshold of 1e-4 (0.60005
+// is no better than 0.6, 0.89995 than 0.9), more than `patience` bad epochs, the floor.
+TEST(LrSchedule, PlateauFollowsTorchsReduceLROnPlateau) {
+  struct Case {
+    bool higher;
+    std::vector<double> metrics, rates;
+  };
+  const std::vector<Case> cases = {
+      {true,
+       {0.5, 0.6, 0.6, 0.59, 0.60005, 0.61, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.7, 0.7},
+       {1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125}},
+      {false,
+       {1.0, 0.9, 0.89995, 0.95, 0.9, 0.9, 0.8, -0.1, -0.1, -0.10001, -0.2, -0.2, -0.2, -0.2},
+       {1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5}}};
+  for (const Case& c : cases) {
+    PlateauLr::State state;
+    PlateauLr plateau(state, 0.5, 2, 0.125, c.higher);
+    for (size_t i = 0; i < c.metrics.size(); ++i) {
+      plateau.observe(c.metrics[i]);
+      EXPECT_DOUBLE_EQ(plateau.factor(0), c.rates[i]) << (c.higher ? "max" : "min") << ", epoch " << i;
+    }
+  }
+  // A NaN metric is no improvement; the state is the caller's, so a second schedule on it continues.
+  PlateauLr::State state;
+  PlateauLr first(state, 0.1, 0, 0.0, true);
+  first.observe(0.5);
+  first.observe(NAN);
+  EXPECT_DOUBLE_EQ(first.factor(7), 0.1);
+  PlateauLr second(state, 0.1, 0, 0.0, true);
+  second.observe(0.4);
+  EXPECT_NEAR(second.factor(0), 0.01, 1e-15);
+  EXPECT_THROW(PlateauLr(state, 1.0, 2, 0.0, true), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace gnn
