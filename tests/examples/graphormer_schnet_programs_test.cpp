@@ -290,7 +290,7 @@ TEST_F(ModelPrograms, PlansOfSchNetsPublishedStrongScalingAreWithinTheBars) {
 // bit from the SMILES in reverse order.
 TEST_F(ModelPrograms, GpsPlusPlusPredictionsAreReproducedByPredictInAnyOrder) {
   const std::string ck = path("gps.ckpt"), pred = path("test.csv");
-  Result r = runExample("pcqm4m_graphormer", "--model gps --limit 300 --epochs 1 --json --save " + ck + " --predict " + pred);
+  Result r = runExample("pcqm4m_graphormer", "--model gps --limit 100 --epochs 1 --json --save " + ck + " --predict " + pred);
   ASSERT_EQ(r.code, 0) << r.out;
   nlohmann::json j = lastJson(r.out);
   EXPECT_EQ(j["model"], "gps");
